@@ -1,0 +1,280 @@
+#include "env_consistency.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VALUE_MAX 1024
+
+/* What the audit knows of one node. */
+typedef struct {
+    const env_record *leader; /* local rank 0 */
+    const char *host;
+    int node_index;
+    int gpu_count;
+} env_node;
+
+/* One audited field: its value for a rank (rank-level fields are also checked within each node) or for a
+ * node as a whole (node-level: derived from all of its ranks). */
+typedef struct {
+    const char *name;
+    const char *fault_code;
+    ga_severity severity;
+    bool per_node; /* node-level */
+    int version;   /* env_version_id for version fields, -1 otherwise */
+    void (*get)(const env_record *all, int n, const env_node *node, const env_record *rank, char *out,
+                size_t len);
+} env_field;
+
+static void get_version(const env_record *rec, int id, char *out, size_t len)
+{
+    snprintf(out, len, "%s", rec->versions[id].value);
+}
+
+static void get_os(const env_record *all, int n, const env_node *node, const env_record *r, char *out,
+                   size_t len)
+{
+    (void)all, (void)n, (void)node;
+    snprintf(out, len, "%s", r->os);
+}
+
+static void get_kernel(const env_record *all, int n, const env_node *node, const env_record *r, char *out,
+                       size_t len)
+{
+    (void)all, (void)n, (void)node;
+    snprintf(out, len, "%s", r->kernel);
+}
+
+static void get_cpu(const env_record *all, int n, const env_node *node, const env_record *r, char *out,
+                    size_t len)
+{
+    (void)all, (void)n, (void)node;
+    snprintf(out, len, "%s x %d cores", r->cpu_model, r->cores);
+}
+
+static void get_numa(const env_record *all, int n, const env_node *node, const env_record *r, char *out,
+                     size_t len)
+{
+    (void)all, (void)n, (void)node;
+    snprintf(out, len, "%d", r->numa_nodes);
+}
+
+/* The NCCL_* variables, which must match for NCCL to behave the same everywhere. */
+static void get_nccl_env(const env_record *all, int n, const env_node *node, const env_record *r, char *out,
+                         size_t len)
+{
+    (void)all, (void)n, (void)node;
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < r->var_count && used < len; i++)
+        if (strncmp(r->vars[i].name, "NCCL_", 5) == 0)
+            used += (size_t)snprintf(out + used, len - used, "%s%s=%s", used ? " " : "", r->vars[i].name,
+                                     r->vars[i].value);
+}
+
+static void get_gpu_count(const env_record *all, int n, const env_node *node, const env_record *r, char *out,
+                          size_t len)
+{
+    (void)all, (void)n, (void)r;
+    snprintf(out, len, "%d", node->gpu_count);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorted distinct GPU names on the node: "NVIDIA H100 80GB HBM3", or a list when a node mixes models. */
+static void get_gpu_model(const env_record *all, int n, const env_node *node, const env_record *r, char *out,
+                          size_t len)
+{
+    (void)r;
+    const char *names[64];
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        if (all[i].hdr.node_index != node->node_index)
+            continue;
+        for (int g = 0; g < all[i].gpu_count && g < ENV_MAX_GPUS && count < 64; g++)
+            names[count++] = all[i].gpus[g].name;
+    }
+    qsort(names, (size_t)count, sizeof *names, compare_strings);
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < count && used < len; i++)
+        if (i == 0 || strcmp(names[i], names[i - 1]) != 0)
+            used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "", names[i]);
+}
+
+#define VERSION_FIELD(vname, id)                                                                             \
+    static void get_##vname(const env_record *all, int n, const env_node *node, const env_record *r,         \
+                            char *out, size_t len)                                                           \
+    {                                                                                                        \
+        (void)all, (void)n, (void)node;                                                                      \
+        get_version(r, id, out, len);                                                                        \
+    }
+VERSION_FIELD(nvidia_driver, ENV_V_NVIDIA_DRIVER)
+VERSION_FIELD(cuda_driver, ENV_V_CUDA_DRIVER)
+VERSION_FIELD(cuda_runtime, ENV_V_CUDA_RUNTIME)
+VERSION_FIELD(cublas, ENV_V_CUBLAS)
+VERSION_FIELD(nccl_library, ENV_V_NCCL_LIBRARY)
+VERSION_FIELD(mpi_library, ENV_V_MPI_LIBRARY)
+
+static const env_field fields[] = {
+    {"os", "ENV_OS_MISMATCH", GA_SEV_WARN, false, -1, get_os},
+    {"kernel", "ENV_KERNEL_MISMATCH", GA_SEV_FAIL, false, -1, get_kernel},
+    {"cpu", "ENV_CPU_MISMATCH", GA_SEV_WARN, false, -1, get_cpu},
+    {"numa_nodes", "ENV_NUMA_MISMATCH", GA_SEV_WARN, false, -1, get_numa},
+    {"nvidia_driver", "ENV_DRIVER_MISMATCH", GA_SEV_FAIL, false, ENV_V_NVIDIA_DRIVER, get_nvidia_driver},
+    {"cuda_driver", "ENV_CUDA_DRIVER_MISMATCH", GA_SEV_FAIL, false, ENV_V_CUDA_DRIVER, get_cuda_driver},
+    {"cuda_runtime", "ENV_CUDA_RUNTIME_MISMATCH", GA_SEV_FAIL, false, ENV_V_CUDA_RUNTIME, get_cuda_runtime},
+    {"cublas", "ENV_CUBLAS_MISMATCH", GA_SEV_FAIL, false, ENV_V_CUBLAS, get_cublas},
+    {"nccl", "ENV_NCCL_MISMATCH", GA_SEV_FAIL, false, ENV_V_NCCL_LIBRARY, get_nccl_library},
+    {"mpi", "ENV_MPI_MISMATCH", GA_SEV_FAIL, false, ENV_V_MPI_LIBRARY, get_mpi_library},
+    {"nccl_settings", "ENV_NCCL_SETTINGS_MISMATCH", GA_SEV_FAIL, false, -1, get_nccl_env},
+    {"gpu_model", "ENV_GPU_MODEL_MISMATCH", GA_SEV_FAIL, true, -1, get_gpu_model},
+    {"gpus_per_node", "ENV_GPU_COUNT_MISMATCH", GA_SEV_FAIL, true, -1, get_gpu_count},
+};
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
+int env_node_gpu_count(const env_record *records, int n, int node_index)
+{
+    const char *seen[ENV_MAX_GPUS * 64];
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        if (records[i].hdr.node_index != node_index)
+            continue;
+        for (int g = 0; g < records[i].gpu_count && g < ENV_MAX_GPUS; g++) {
+            const char *uuid = records[i].gpus[g].uuid;
+            bool dup = false;
+            for (int k = 0; k < count && !dup; k++)
+                dup = strcmp(seen[k], uuid) == 0;
+            if (!dup && count < (int)(sizeof seen / sizeof *seen))
+                seen[count++] = uuid;
+        }
+    }
+    return count;
+}
+
+static env_node *collect_nodes(const env_record *records, int n, int *node_count)
+{
+    int count = 0;
+    for (int i = 0; i < n; i++)
+        if (records[i].hdr.node_index + 1 > count)
+            count = records[i].hdr.node_index + 1;
+    env_node *nodes = calloc((size_t)count, sizeof *nodes);
+    for (int i = 0; nodes && i < n; i++) {
+        env_node *node = &nodes[records[i].hdr.node_index];
+        if (!node->leader || records[i].hdr.local_rank < node->leader->hdr.local_rank) {
+            node->leader = &records[i];
+            node->host = records[i].hdr.host;
+            node->node_index = records[i].hdr.node_index;
+        }
+    }
+    for (int k = 0; nodes && k < count; k++)
+        nodes[k].gpu_count = env_node_gpu_count(records, n, k);
+    *node_count = count;
+    return nodes;
+}
+
+/* Index of the most frequent value (the first such on a tie), and how many share it. */
+static int majority_of(char (*values)[VALUE_MAX], int count, int *agree)
+{
+    int best = -1, best_n = 0;
+    for (int i = 0; i < count; i++) {
+        int same = 0;
+        for (int k = 0; k < count; k++)
+            same += strcmp(values[i], values[k]) == 0;
+        if (same > best_n) {
+            best = i;
+            best_n = same;
+        }
+    }
+    *agree = best_n;
+    return best;
+}
+
+static const char *shown(const char *v)
+{
+    return *v ? v : "(absent)";
+}
+
+/* One field across nodes: majority, deviating nodes, and ranks that disagree with their own node. */
+static json_t *audit_field(const env_field *fd, const env_record *records, int n, const env_node *nodes,
+                           int node_count, char (*values)[VALUE_MAX], ga_findings *f)
+{
+    int present = 0;
+    for (int k = 0; k < node_count; k++) {
+        if (!nodes[k].leader)
+            continue;
+        fd->get(records, n, &nodes[k], nodes[k].leader, values[present], VALUE_MAX);
+        present++;
+    }
+    int agree = 0;
+    int maj = majority_of(values, present, &agree);
+    json_t *deviating = json_array();
+    for (int k = 0, v = 0; k < node_count; k++) {
+        if (!nodes[k].leader)
+            continue;
+        const char *value = values[v++];
+        if (strcmp(value, values[maj]) == 0)
+            continue;
+        json_array_append_new(deviating, json_pack("{s:s, s:i, s:s}", "host", nodes[k].host, "node_index",
+                                                   nodes[k].node_index, "value", value));
+        ga_where where = {nodes[k].host, nodes[k].node_index, -1, -1};
+        ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here, '%s' on %d of %d nodes",
+                        fd->name, shown(value), shown(values[maj]), agree, present);
+    }
+    if (!fd->per_node) {
+        /* Ranks of one node that load other libraries or see other settings than their node's first rank. */
+        char mine[VALUE_MAX], leader[VALUE_MAX];
+        for (int i = 0; i < n; i++) {
+            const env_node *node = &nodes[records[i].hdr.node_index];
+            if (&records[i] == node->leader)
+                continue;
+            fd->get(records, n, node, &records[i], mine, sizeof mine);
+            fd->get(records, n, node, node->leader, leader, sizeof leader);
+            if (strcmp(mine, leader) == 0)
+                continue;
+            ga_where where = {node->host, node->node_index, records[i].hdr.world_rank, -1};
+            ga_findings_add(f, fd->severity, "ENV_RANK_MISMATCH", where,
+                            "rank %d sees %s '%s', its node's first rank '%s'", records[i].hdr.world_rank,
+                            fd->name, shown(mine), shown(leader));
+        }
+    }
+    json_t *entry = json_pack("{s:s, s:s, s:i, s:i, s:o}", "field", fd->name, "majority", values[maj],
+                              "agree", agree, "nodes", present, "deviating", deviating);
+    if (fd->version >= 0 && !*values[maj] && nodes[0].leader)
+        json_object_set_new(entry, "why_absent", json_string(nodes[0].leader->versions[fd->version].why));
+    return entry;
+}
+
+json_t *env_audit_consistency(const env_record *records, int n, const env_audit_opts *opts, ga_findings *f)
+{
+    int node_count = 0;
+    env_node *nodes = collect_nodes(records, n, &node_count);
+    char(*values)[VALUE_MAX] = calloc((size_t)node_count + 1, VALUE_MAX);
+    json_t *summary = json_array();
+    if (!nodes || !values) {
+        free(nodes);
+        free(values);
+        return summary;
+    }
+    for (size_t i = 0; i < N_FIELDS; i++)
+        json_array_append_new(summary, audit_field(&fields[i], records, n, nodes, node_count, values, f));
+
+    for (int k = 0; opts->expect_gpus > 0 && k < node_count; k++) {
+        if (!nodes[k].leader)
+            continue;
+        ga_where where = {nodes[k].host, k, -1, -1};
+        if (nodes[k].gpu_count < opts->expect_gpus)
+            ga_findings_add(f, GA_SEV_FAIL, "GPU_MISSING", where, "%d GPUs visible, %d expected%s%s",
+                            nodes[k].gpu_count, opts->expect_gpus, nodes[k].gpu_count ? "" : ": ",
+                            nodes[k].gpu_count ? "" : nodes[k].leader->gpu_why);
+        else if (nodes[k].gpu_count > opts->expect_gpus)
+            ga_findings_add(f, GA_SEV_WARN, "GPU_COUNT_UNEXPECTED", where, "%d GPUs visible, %d expected",
+                            nodes[k].gpu_count, opts->expect_gpus);
+    }
+    free(values);
+    free(nodes);
+    return summary;
+}

@@ -1,0 +1,11 @@
+#ifndef ENV_JSON_H
+#define ENV_JSON_H
+
+#include <jansson.h>
+
+#include "env_record.h"
+
+/* The env_audit-specific fields of one rank for the report (ga_record_json_fn). */
+json_t *env_record_json(const void *record, void *user);
+
+#endif

@@ -1,0 +1,130 @@
+/* env_audit: the software stack, GPUs and topology of every rank, and their consistency across nodes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "env_consistency.h"
+#include "env_json.h"
+#include "env_probe.h"
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_log.h"
+#include "ga_parse.h"
+#include "ga_report.h"
+
+enum { OPT_EXPECT_GPUS = 256 };
+
+static const ga_option options[] = {
+    {"expect-gpus", OPT_EXPECT_GPUS, true, "N",
+     "GPUs every node must have; fewer is a failure (default: any)"},
+};
+
+static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+{
+    env_audit_opts *o = opts;
+    long v = 0;
+    if (key == OPT_EXPECT_GPUS) {
+        if (ga_parse_long(arg, 0, 1024, &v, err, errlen))
+            return -1;
+        o->expect_gpus = (int)v;
+    }
+    return 0;
+}
+
+static const ga_program_spec spec = {
+    .name = "env_audit",
+    .summary = "Records the software stack, GPUs and topology of every rank and checks that nodes agree.",
+    .epilog = "Example: mpirun -np 16 --map-by ppr:8:node env_audit --expect-gpus 8 --report-dir reports",
+    .options = options,
+    .n_options = sizeof options / sizeof options[0],
+    .on_option = on_option,
+    .default_timeout_s = 300,
+};
+
+static void log_nodes(const env_record *all, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const env_record *r = &all[i];
+        if (r->hdr.local_rank != 0)
+            continue;
+        const env_version *v = r->versions;
+        ga_log("ENV", "node %d %s: %d ranks, %d GPUs%s%s, %s, kernel %s", r->hdr.node_index, r->hdr.host,
+               r->hdr.local_size, env_node_gpu_count(all, n, r->hdr.node_index), r->gpu_count ? "" : " - ",
+               r->gpu_count ? "" : r->gpu_why, r->os, r->kernel);
+        ga_log("ENV", "  driver %s, CUDA driver %s, runtime %s, cuBLAS %s, NCCL %s, %s",
+               v[ENV_V_NVIDIA_DRIVER].value[0] ? v[ENV_V_NVIDIA_DRIVER].value : "-",
+               v[ENV_V_CUDA_DRIVER].value[0] ? v[ENV_V_CUDA_DRIVER].value : "-",
+               v[ENV_V_CUDA_RUNTIME].value[0] ? v[ENV_V_CUDA_RUNTIME].value : "-",
+               v[ENV_V_CUBLAS].value[0] ? v[ENV_V_CUBLAS].value : "-",
+               v[ENV_V_NCCL_LIBRARY].value[0] ? v[ENV_V_NCCL_LIBRARY].value : "-",
+               v[ENV_V_MPI_LIBRARY].value);
+        for (int g = 0; g < r->gpu_count && g < ENV_MAX_GPUS; g++)
+            ga_debug("ENV", "  GPU %d: %s %s %s NUMA %d", g, r->gpus[g].name, r->gpus[g].uuid,
+                     r->gpus[g].pci_bus_id, r->gpus[g].numa_node);
+    }
+}
+
+/* Rank 0: audit, report, verdict. Returns the exit code. */
+static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const env_audit_opts *opts,
+                              const env_record *all)
+{
+    int n = ctx->world_size;
+    log_nodes(all, n);
+
+    ga_findings findings;
+    ga_findings_init(&findings);
+    json_t *consistency = env_audit_consistency(all, n, opts, &findings);
+    size_t fields = json_array_size(consistency), agreeing = 0;
+    for (size_t i = 0; i < fields; i++)
+        agreeing += json_array_size(json_object_get(json_array_get(consistency, i), "deviating")) == 0;
+    ga_log("ENV", "consistency: %zu of %zu fields agree on all %d nodes", agreeing, fields, ctx->node_count);
+    for (size_t i = 0; i < findings.count; i++)
+        ga_log("ENV", "%s %s%s%s: %s", ga_severity_name(findings.items[i].severity), findings.items[i].code,
+               findings.items[i].host[0] ? " on " : "", findings.items[i].host, findings.items[i].message);
+
+    int exit_code = ga_findings_exit_code(&findings);
+    json_t *report = ga_report_new(ctx, spec.name, common);
+    ga_report_add_nodes(report, all, n, sizeof *all, env_record_json, NULL);
+    json_object_set_new(
+        report, "summary",
+        json_pack("{s:i, s:o}", "expect_gpus", opts->expect_gpus, "consistency", consistency));
+    ga_report_set_verdict(report, &findings, exit_code);
+
+    char err[GA_PATH_MAX + 256] = "";
+    if (ga_report_write_atomic(common->report_dir, spec.name, report, err, sizeof err) != 0)
+        exit_code = GA_EXIT_ENV;
+    else
+        ga_log("ENV", "report: %s/%s.json", common->report_dir, spec.name);
+    ga_result_print(&findings, exit_code, err);
+    json_decref(report);
+    ga_findings_free(&findings);
+    return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    ga_ctx ctx;
+    ga_common_opts common;
+    env_audit_opts opts = {0};
+    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &opts);
+    if (rc >= 0)
+        return ga_program_end(&ctx, rc);
+
+    ga_log("ENV", "env_audit: %d ranks on %d nodes, launched by %s", ctx.world_size, ctx.node_count,
+           ctx.launcher.detail);
+    ga_phase("probing the environment");
+    env_record *mine = malloc(sizeof *mine);
+    if (!mine)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    env_probe(&ctx, mine);
+
+    ga_phase("gathering %d records", ctx.world_size);
+    env_record *all = NULL;
+    ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
+    free(mine);
+
+    int exit_code = GA_EXIT_PASS;
+    if (ctx.world_rank == 0)
+        exit_code = analyse_and_report(&ctx, &common, &opts, all);
+    free(all);
+    return ga_program_end(&ctx, exit_code);
+}

@@ -1,0 +1,195 @@
+#include "ga_cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_parse.h"
+
+#ifndef GA_VERSION
+#define GA_VERSION "unknown"
+#endif
+
+/* Keys of the common options: above any short option character and any program's long-only key. */
+enum { OPT_REPORT_DIR = 1000, OPT_QUICK, OPT_VERBOSE, OPT_TIMEOUT, OPT_VERSION, OPT_HELP = 'h' };
+
+static const ga_option common_options[] = {
+    {"report-dir", OPT_REPORT_DIR, true, "DIR", "write the JSON report to DIR/<program>.json (default: .)"},
+    {"quick", OPT_QUICK, false, NULL, "smaller sizes and fewer iterations: a fast smoke run"},
+    {"verbose", OPT_VERBOSE, false, NULL, "print detail"},
+    {"timeout", OPT_TIMEOUT, true, "SEC", "abort the whole job after SEC seconds (0: never)"},
+    {"help", OPT_HELP, false, NULL, "print this help and exit"},
+    {"version", OPT_VERSION, false, NULL, "print the version and exit"},
+};
+#define N_COMMON (sizeof common_options / sizeof common_options[0])
+
+static void print_option(const ga_option *o)
+{
+    char left[64];
+    char shortname[8] = "    ";
+    if (o->key > 0 && o->key < 256)
+        snprintf(shortname, sizeof shortname, "-%c, ", o->key);
+    snprintf(left, sizeof left, "%s--%s%s%s", shortname, o->long_name, o->has_arg ? " " : "",
+             o->has_arg ? o->arg_name : "");
+    printf("  %-30s %s\n", left, o->help);
+}
+
+void ga_cli_print_help(const ga_program_spec *spec)
+{
+    printf("usage: %s [options]\n%s\n\n", spec->name, spec->summary);
+    if (spec->n_options) {
+        printf("Options:\n");
+        for (size_t i = 0; i < spec->n_options; i++)
+            print_option(&spec->options[i]);
+        printf("\n");
+    }
+    printf("Common options:\n");
+    for (size_t i = 0; i < N_COMMON; i++)
+        print_option(&common_options[i]);
+    printf("\nExit codes: 0 pass, 1 check failed, 2 usage error, 3 environment error, 4 timeout, 5 internal "
+           "error.\n");
+    if (spec->epilog)
+        printf("\n%s\n", spec->epilog);
+}
+
+static void cli_error(bool print, const char *program, const char *fmt, const char *a, const char *b)
+{
+    if (!print)
+        return;
+    fflush(stdout);
+    fprintf(stderr, "%s: ", program);
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, " (see --help)\n");
+}
+
+/* Fills getopt_long's tables from the common and the program's options. */
+static void build_tables(const ga_program_spec *spec, struct option *longs, char *shorts)
+{
+    size_t n = 0, s = 0;
+    shorts[s++] = ':'; /* report a missing value as ':' rather than '?' */
+    const ga_option *lists[2] = {spec->options, common_options};
+    size_t counts[2] = {spec->n_options, N_COMMON};
+    for (int l = 0; l < 2; l++) {
+        for (size_t i = 0; i < counts[l]; i++) {
+            const ga_option *o = &lists[l][i];
+            longs[n++] =
+                (struct option){o->long_name, o->has_arg ? required_argument : no_argument, NULL, o->key};
+            if (o->key > 0 && o->key < 256) {
+                shorts[s++] = (char)o->key;
+                if (o->has_arg)
+                    shorts[s++] = ':';
+            }
+        }
+    }
+    longs[n] = (struct option){0};
+    shorts[s] = '\0';
+}
+
+/* "--name" of an option key, for error messages. */
+static const char *option_label(const ga_program_spec *spec, int key, char *buf, size_t len)
+{
+    const ga_option *lists[2] = {spec->options, common_options};
+    size_t counts[2] = {spec->n_options, N_COMMON};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < counts[l]; i++)
+            if (lists[l][i].key == key) {
+                snprintf(buf, len, "--%s", lists[l][i].long_name);
+                return buf;
+            }
+    snprintf(buf, len, "-%c", key);
+    return buf;
+}
+
+static bool is_program_key(const ga_program_spec *spec, int key)
+{
+    for (size_t i = 0; i < spec->n_options; i++)
+        if (spec->options[i].key == key)
+            return true;
+    return false;
+}
+
+ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, ga_common_opts *common,
+                           void *program_opts, bool print)
+{
+    memset(common, 0, sizeof *common);
+    snprintf(common->report_dir, sizeof common->report_dir, ".");
+    common->timeout_s = spec->default_timeout_s;
+
+    size_t total = spec->n_options + N_COMMON;
+    struct option *longs = calloc(total + 1, sizeof *longs);
+    char *shorts = calloc(2 * total + 2, 1);
+    if (!longs || !shorts) {
+        free(longs);
+        free(shorts);
+        return GA_CLI_ERROR;
+    }
+    build_tables(spec, longs, shorts);
+
+    ga_cli_result result = GA_CLI_RUN;
+    char err[256];
+    optind = 0; /* full re-initialisation, so the parser can run more than once in a process */
+    opterr = 0;
+    int key;
+    while (result == GA_CLI_RUN && (key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        char label[80];
+        switch (key) {
+        case '?':
+            if (optopt)
+                snprintf(label, sizeof label, "-%c", optopt);
+            else
+                snprintf(label, sizeof label, "%s", argv[optind - 1]);
+            cli_error(print, spec->name, "unknown option '%s'%s", label, "");
+            result = GA_CLI_ERROR;
+            break;
+        case ':':
+            cli_error(print, spec->name, "option '%s' needs a value%s",
+                      option_label(spec, optopt, label, sizeof label), "");
+            result = GA_CLI_ERROR;
+            break;
+        case OPT_HELP:
+            if (print)
+                ga_cli_print_help(spec);
+            result = GA_CLI_EXIT;
+            break;
+        case OPT_VERSION:
+            if (print)
+                printf("%s (gpuaccept) %s\n", spec->name, GA_VERSION);
+            result = GA_CLI_EXIT;
+            break;
+        case OPT_REPORT_DIR:
+            if (!*optarg || strlen(optarg) >= sizeof common->report_dir) {
+                cli_error(print, spec->name, "--report-dir: '%s' is not a usable path%s", optarg, "");
+                result = GA_CLI_ERROR;
+            } else {
+                snprintf(common->report_dir, sizeof common->report_dir, "%s", optarg);
+            }
+            break;
+        case OPT_QUICK:
+            common->quick = true;
+            break;
+        case OPT_VERBOSE:
+            common->verbose = true;
+            break;
+        case OPT_TIMEOUT:
+            if (ga_parse_double(optarg, 0, 7 * 24 * 3600, &common->timeout_s, err, sizeof err)) {
+                cli_error(print, spec->name, "--timeout: %s%s", err, "");
+                result = GA_CLI_ERROR;
+            }
+            break;
+        default:
+            if (!is_program_key(spec, key) || !spec->on_option ||
+                spec->on_option(program_opts, key, optarg, err, sizeof err)) {
+                cli_error(print, spec->name, "%s: %s", option_label(spec, key, label, sizeof label), err);
+                result = GA_CLI_ERROR;
+            }
+        }
+    }
+    if (result == GA_CLI_RUN && optind < argc) {
+        cli_error(print, spec->name, "unexpected argument '%s'%s", argv[optind], "");
+        result = GA_CLI_ERROR;
+    }
+    free(longs);
+    free(shorts);
+    return result;
+}

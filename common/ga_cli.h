@@ -1,0 +1,54 @@
+/* Command-line conventions shared by every program (after OSU's one options structure): the common options
+ * are parsed here, a program adds its own through a table and one callback. GNU long options, nccl-tests
+ * short ones where they exist. */
+#ifndef GA_CLI_H
+#define GA_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define GA_PATH_MAX 1024
+
+typedef struct {
+    char report_dir[GA_PATH_MAX]; /* --report-dir, default "." */
+    bool quick;                   /* --quick: smaller sizes and fewer iterations */
+    bool verbose;                 /* --verbose */
+    double timeout_s;             /* --timeout: whole-run watchdog, 0 = none */
+} ga_common_opts;
+
+/* One program-specific option. key is the short option character, or a value >= 256 for long-only ones. */
+typedef struct {
+    const char *long_name;
+    int key;
+    bool has_arg;
+    const char *arg_name; /* shown in --help, e.g. "BYTES" */
+    const char *help;
+} ga_option;
+
+/* Called for each program option; returns 0, or -1 with a one-line message in err. */
+typedef int (*ga_option_handler)(void *program_opts, int key, const char *arg, char *err, size_t errlen);
+
+typedef struct {
+    const char *name;    /* program name, as in the report file name */
+    const char *summary; /* one line for --help */
+    const char *epilog;  /* extra --help text (examples, notes), may be NULL */
+    const ga_option *options;
+    size_t n_options;
+    ga_option_handler on_option;
+    double default_timeout_s; /* watchdog when --timeout is not given */
+} ga_program_spec;
+
+typedef enum {
+    GA_CLI_RUN,   /* go on */
+    GA_CLI_EXIT,  /* --help or --version was printed: exit 0 */
+    GA_CLI_ERROR, /* bad command line: exit 2 */
+} ga_cli_result;
+
+/* Parses argv. Messages (help, version, the one error line) go out only when print is true, so that a
+ * multi-rank job prints them once. */
+ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, ga_common_opts *common,
+                           void *program_opts, bool print);
+
+void ga_cli_print_help(const ga_program_spec *spec);
+
+#endif

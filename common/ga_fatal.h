@@ -1,0 +1,26 @@
+/* The one fatal-error path: print host, rank and file:line, then take the whole job down with MPI_Abort so
+ * that no rank is ever left waiting in a collective. */
+#ifndef GA_FATAL_H
+#define GA_FATAL_H
+
+#include <mpi.h>
+
+#include "ga_exit.h"
+
+/* Called once start-up knows who this process is; before that, "?" and -1 are printed. */
+void ga_fatal_set_identity(const char *host, int world_rank);
+
+_Noreturn void ga_fatal_at(const char *file, int line, int exit_code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#define GA_FATAL(exit_code, ...) ga_fatal_at(__FILE__, __LINE__, (exit_code), __VA_ARGS__)
+
+/* MPI errors are fatal: there is no sensible local recovery from a broken collective. */
+#define GA_MPI_CHECK(call)                                                                                   \
+    do {                                                                                                     \
+        int ga_mpi_rc_ = (call);                                                                             \
+        if (ga_mpi_rc_ != MPI_SUCCESS)                                                                       \
+            GA_FATAL(GA_EXIT_INTERNAL, "%s failed (MPI error %d)", #call, ga_mpi_rc_);                       \
+    } while (0)
+
+#endif

@@ -1,0 +1,123 @@
+#include "ga_findings.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_exit.h"
+
+void ga_findings_init(ga_findings *f)
+{
+    memset(f, 0, sizeof *f);
+}
+
+void ga_findings_free(ga_findings *f)
+{
+    free(f->items);
+    memset(f, 0, sizeof *f);
+}
+
+void ga_findings_add(ga_findings *f, ga_severity sev, const char *code, ga_where where, const char *fmt, ...)
+{
+    if (f->count == f->capacity) {
+        size_t cap = f->capacity ? 2 * f->capacity : 16;
+        ga_finding *items = realloc(f->items, cap * sizeof *items);
+        if (!items)
+            return; /* out of memory: the finding is lost, the exit code still follows the others */
+        f->items = items;
+        f->capacity = cap;
+    }
+    ga_finding *it = &f->items[f->count++];
+    memset(it, 0, sizeof *it);
+    it->severity = sev;
+    snprintf(it->code, sizeof it->code, "%s", code);
+    snprintf(it->host, sizeof it->host, "%s", where.host ? where.host : "");
+    it->node_index = where.node_index;
+    it->world_rank = where.world_rank;
+    it->gpu = where.gpu;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(it->message, sizeof it->message, fmt, ap);
+    va_end(ap);
+}
+
+size_t ga_findings_count(const ga_findings *f, ga_severity sev)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->count; i++)
+        n += f->items[i].severity == sev;
+    return n;
+}
+
+bool ga_findings_has_code(const ga_findings *f, const char *code)
+{
+    for (size_t i = 0; i < f->count; i++)
+        if (strcmp(f->items[i].code, code) == 0)
+            return true;
+    return false;
+}
+
+int ga_findings_exit_code(const ga_findings *f)
+{
+    return ga_findings_count(f, GA_SEV_FAIL) ? GA_EXIT_CHECK_FAILED : GA_EXIT_PASS;
+}
+
+const char *ga_severity_name(ga_severity sev)
+{
+    return sev == GA_SEV_FAIL ? "fail" : sev == GA_SEV_WARN ? "warn" : "info";
+}
+
+static json_t *int_or_null(int v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+json_t *ga_findings_to_json(const ga_findings *f)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < f->count; i++) {
+        const ga_finding *it = &f->items[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "severity", json_string(ga_severity_name(it->severity)));
+        json_object_set_new(o, "code", json_string(it->code));
+        json_object_set_new(o, "host", it->host[0] ? json_string(it->host) : json_null());
+        json_object_set_new(o, "node_index", int_or_null(it->node_index));
+        json_object_set_new(o, "rank", int_or_null(it->world_rank));
+        json_object_set_new(o, "gpu", int_or_null(it->gpu));
+        json_object_set_new(o, "message", json_string(it->message));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+void ga_result_print(const ga_findings *f, int exit_code, const char *why)
+{
+    if (exit_code == GA_EXIT_PASS) {
+        printf("[RESULT] SUCCESS\n");
+        fflush(stdout);
+        return;
+    }
+    enum { SHOWN = 5 };
+    size_t shown = 0, fails = ga_findings_count(f, GA_SEV_FAIL);
+    printf("[RESULT] FAILURE:");
+    const char *sep = " ";
+    if (why && *why) {
+        printf("%s%s", sep, why);
+        sep = "; ";
+    }
+    for (size_t i = 0; i < f->count && shown < SHOWN; i++) {
+        const ga_finding *it = &f->items[i];
+        if (it->severity != GA_SEV_FAIL)
+            continue;
+        printf("%s%s%s%s: %s", sep, it->code, it->host[0] ? " on " : "", it->host, it->message);
+        sep = "; ";
+        shown++;
+    }
+    if (fails > shown)
+        printf("; and %zu more (see the report)", fails - shown);
+    if (!(why && *why) && fails == 0)
+        printf(" %s", ga_exit_code_name(exit_code));
+    printf("\n");
+    fflush(stdout);
+}

@@ -1,0 +1,51 @@
+/* Findings: what a check concluded, each with a stable fault code (documented in docs/fault-codes.md), where
+ * (node, rank, GPU) and a message. The verdict and exit code are derived from them. Pure: no MPI, no CUDA. */
+#ifndef GA_FINDINGS_H
+#define GA_FINDINGS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { GA_SEV_INFO, GA_SEV_WARN, GA_SEV_FAIL } ga_severity;
+
+typedef struct {
+    ga_severity severity;
+    char code[48];  /* e.g. "ENV_DRIVER_MISMATCH" */
+    char host[64];  /* "" when not about one node */
+    int node_index; /* -1 when not about one node */
+    int world_rank; /* -1 when not about one rank */
+    int gpu;        /* CUDA device index, -1 when not about one GPU */
+    char message[320];
+} ga_finding;
+
+typedef struct {
+    ga_finding *items;
+    size_t count, capacity;
+} ga_findings;
+
+/* Where a finding applies; GA_WHERE_CLUSTER for the whole job. */
+typedef struct {
+    const char *host;
+    int node_index, world_rank, gpu;
+} ga_where;
+#define GA_WHERE_CLUSTER ((ga_where){NULL, -1, -1, -1})
+
+void ga_findings_init(ga_findings *f);
+void ga_findings_free(ga_findings *f);
+void ga_findings_add(ga_findings *f, ga_severity sev, const char *code, ga_where where, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+size_t ga_findings_count(const ga_findings *f, ga_severity sev);
+bool ga_findings_has_code(const ga_findings *f, const char *code);
+
+/* GA_EXIT_CHECK_FAILED if any finding is a failure, else GA_EXIT_PASS. */
+int ga_findings_exit_code(const ga_findings *f);
+
+const char *ga_severity_name(ga_severity sev);
+json_t *ga_findings_to_json(const ga_findings *f);
+
+/* The last line of every program: "[RESULT] SUCCESS" or "[RESULT] FAILURE: <reasons>". exit_code may be
+ * worse than the findings say (an environment error, say), with why. Rank 0 only. */
+void ga_result_print(const ga_findings *f, int exit_code, const char *why);
+
+#endif

@@ -1,0 +1,35 @@
+/* The fixed-size per-rank record. Every program's record starts with a ga_record_header, followed by its own
+ * fixed-size metrics, so that one MPI_Gather of bytes brings every rank's result to rank 0. */
+#ifndef GA_RECORD_H
+#define GA_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ga_runtime.h"
+
+typedef struct {
+    char host[GA_HOST_MAX];
+    int32_t world_rank, local_rank, local_size, node_index;
+    int32_t device_index; /* CUDA device the rank used, -1 on the host path */
+    char device_name[96];
+    char device_uuid[48];
+    char device_pci_bus_id[24];
+    int32_t status;    /* ga_exit_code of this rank's own measurement */
+    char message[192]; /* why, when status is not GA_EXIT_PASS */
+} ga_record_header;
+
+/* Identity fields from the context; device -1, status pass. */
+void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr);
+
+/* Gathers one record of record_size bytes from every rank. On rank 0, *all receives a malloc'd array of
+ * world_size records in rank order (free it); elsewhere *all is NULL. Collective. */
+void ga_gather_records(const ga_ctx *ctx, const void *mine, size_t record_size, void **all);
+
+/* The record of rank i in a gathered array. */
+static inline const void *ga_record_at(const void *all, size_t record_size, int i)
+{
+    return (const char *)all + (size_t)i * record_size;
+}
+
+#endif

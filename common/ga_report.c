@@ -1,0 +1,202 @@
+#include "ga_report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ga_exit.h"
+#include "ga_time.h"
+
+#ifndef GA_VERSION
+#define GA_VERSION "unknown"
+#endif
+
+json_t *ga_report_new(const ga_ctx *ctx, const char *program, const ga_common_opts *common)
+{
+    char now[32];
+    ga_utc_timestamp(now, sizeof now);
+    json_t *r = json_object();
+    json_object_set_new(r, "schema", json_string("gpuaccept-report"));
+    json_object_set_new(r, "schema_version", json_integer(GA_REPORT_SCHEMA_VERSION));
+    json_object_set_new(r, "program", json_string(program));
+    json_object_set_new(r, "gpuaccept_version", json_string(GA_VERSION));
+    json_object_set_new(r, "created_utc", json_string(now));
+    json_object_set_new(r, "duration_s", json_real(ga_now() - ctx->start_time));
+
+    json_t *cmd = json_array();
+    for (int i = 0; i < ctx->argc && ctx->argv; i++)
+        json_array_append_new(cmd, json_string(ctx->argv[i]));
+    json_object_set_new(r, "command_line", cmd);
+
+    json_object_set_new(r, "launcher",
+                        json_pack("{s:s, s:s}", "kind", ga_launcher_name(ctx->launcher.kind), "detail",
+                                  ctx->launcher.detail));
+    json_object_set_new(r, "world_size", json_integer(ctx->world_size));
+    json_object_set_new(r, "node_count", json_integer(ctx->node_count));
+    json_object_set_new(r, "options",
+                        json_pack("{s:s, s:b, s:b, s:f}", "report_dir", common->report_dir, "quick",
+                                  common->quick, "verbose", common->verbose, "timeout_s", common->timeout_s));
+    return r;
+}
+
+json_t *ga_record_header_json(const ga_record_header *h)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "rank", json_integer(h->world_rank));
+    json_object_set_new(o, "local_rank", json_integer(h->local_rank));
+    if (h->device_index >= 0) {
+        json_object_set_new(o, "device",
+                            json_pack("{s:i, s:s, s:s, s:s}", "index", h->device_index, "name",
+                                      h->device_name, "uuid", h->device_uuid, "pci_bus_id",
+                                      h->device_pci_bus_id));
+    } else {
+        json_object_set_new(o, "device", json_null());
+    }
+    json_object_set_new(o, "status", json_string(ga_exit_code_name(h->status)));
+    if (h->message[0])
+        json_object_set_new(o, "message", json_string(h->message));
+    return o;
+}
+
+void ga_report_add_nodes(json_t *report, const void *records, int n, size_t record_size, ga_record_json_fn fn,
+                         void *user)
+{
+    int node_count = 0;
+    for (int i = 0; i < n; i++) {
+        const ga_record_header *h = ga_record_at(records, record_size, i);
+        if (h->node_index + 1 > node_count)
+            node_count = h->node_index + 1;
+    }
+    json_t **nodes = calloc((size_t)node_count, sizeof *nodes);
+    for (int i = 0; nodes && i < n; i++) {
+        const void *rec = ga_record_at(records, record_size, i);
+        const ga_record_header *h = rec;
+        json_t *node = nodes[h->node_index];
+        if (!node) {
+            node = nodes[h->node_index] = json_pack("{s:s, s:i, s:i, s:[]}", "host", h->host, "node_index",
+                                                    h->node_index, "local_ranks", h->local_size, "ranks");
+        }
+        json_t *rank = ga_record_header_json(h);
+        if (fn) {
+            json_t *extra = fn(rec, user);
+            if (extra) {
+                json_object_update(rank, extra);
+                json_decref(extra);
+            }
+        }
+        json_array_append_new(json_object_get(node, "ranks"), rank);
+    }
+    json_t *arr = json_array();
+    for (int i = 0; nodes && i < node_count; i++)
+        if (nodes[i])
+            json_array_append_new(arr, nodes[i]);
+    free(nodes);
+    json_object_set_new(report, "nodes", arr);
+}
+
+void ga_report_set_verdict(json_t *report, const ga_findings *f, int exit_code)
+{
+    json_object_set_new(report, "findings", ga_findings_to_json(f));
+    json_t *reasons = json_array();
+    for (size_t i = 0; i < f->count; i++)
+        if (f->items[i].severity == GA_SEV_FAIL)
+            json_array_append_new(reasons, json_string(f->items[i].message));
+    json_object_set_new(report, "verdict",
+                        json_pack("{s:s, s:i, s:s, s:o, s:i}", "result",
+                                  exit_code == GA_EXIT_PASS ? "pass" : "fail", "exit_code", exit_code,
+                                  "exit_name", ga_exit_code_name(exit_code), "reasons", reasons, "warnings",
+                                  (int)ga_findings_count(f, GA_SEV_WARN)));
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int ga_report_write_atomic(const char *dir, const char *program, json_t *report, char *err, size_t errlen)
+{
+    char final_path[GA_PATH_MAX + 128], tmp_path[GA_PATH_MAX + 128];
+    snprintf(final_path, sizeof final_path, "%s/%s.json", dir, program);
+    snprintf(tmp_path, sizeof tmp_path, "%s/.%s.json.XXXXXX", dir, program);
+
+    char *text = json_dumps(report, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    if (!text) {
+        snprintf(err, errlen, "cannot serialise the report");
+        return -1;
+    }
+    int fd = mkstemp(tmp_path);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create a file in '%s': %s", dir, strerror(errno));
+        free(text);
+        return -1;
+    }
+    int rc = write_all(fd, text, strlen(text));
+    rc = rc ? rc : write_all(fd, "\n", 1);
+    rc = rc ? rc : fchmod(fd, 0644);
+    rc = rc ? rc : fsync(fd);
+    int saved = errno;
+    free(text);
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        saved = errno;
+    }
+    if (rc == 0 && rename(tmp_path, final_path) != 0) {
+        rc = -1;
+        saved = errno;
+    }
+    if (rc != 0) {
+        unlink(tmp_path);
+        snprintf(err, errlen, "cannot write '%s': %s", final_path, strerror(saved));
+    }
+    return rc;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *dir)
+{
+    char path[GA_PATH_MAX];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return (mkdir(path, 0755) != 0 && errno != EEXIST) ? -1 : 0;
+}
+
+int ga_report_dir_prepare(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (make_dirs(dir) != 0 || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "--report-dir '%s': cannot create the directory: %s", dir,
+                 strerror(errno ? errno : ENOTDIR));
+        return -1;
+    }
+    char probe[GA_PATH_MAX + 64];
+    snprintf(probe, sizeof probe, "%s/.gpuaccept-probe.XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        snprintf(err, errlen, "--report-dir '%s' is not writable: %s", dir, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}

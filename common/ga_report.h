@@ -1,0 +1,38 @@
+/* The consolidated JSON report written by rank 0 (schema: docs/report-schema.md). Ownership follows jansson:
+ * *_new functions return a new reference, *_set_new / *_add steal the value given to them. */
+#ifndef GA_REPORT_H
+#define GA_REPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "ga_cli.h"
+#include "ga_findings.h"
+#include "ga_record.h"
+
+#define GA_REPORT_SCHEMA_VERSION 1
+
+/* Renders the program-specific part of one rank's record; the header fields are added by the report. */
+typedef json_t *(*ga_record_json_fn)(const void *record, void *user);
+
+/* A report with the job's identity: program, version, time, launcher, sizes, command line, common options. */
+json_t *ga_report_new(const ga_ctx *ctx, const char *program, const ga_common_opts *common);
+
+/* Adds "nodes": ranks grouped by node, each rank's header fields plus what fn returns (may be NULL). */
+void ga_report_add_nodes(json_t *report, const void *records, int n, size_t record_size, ga_record_json_fn fn,
+                         void *user);
+
+/* Adds "findings" and "verdict" from the findings and the final exit code. */
+void ga_report_set_verdict(json_t *report, const ga_findings *f, int exit_code);
+
+/* Writes <dir>/<program>.json via a temporary file in the same directory, fsync, then rename: a reader
+ * never sees half a report. Returns 0, or -1 with a message. */
+int ga_report_write_atomic(const char *dir, const char *program, json_t *report, char *err, size_t errlen);
+
+/* Creates dir if needed and proves it writable. Returns 0, or -1 with a message. */
+int ga_report_dir_prepare(const char *dir, char *err, size_t errlen);
+
+/* json_t of a header's fields, for reuse by the report and the tests. */
+json_t *ga_record_header_json(const ga_record_header *hdr);
+
+#endif

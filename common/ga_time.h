@@ -1,0 +1,11 @@
+#ifndef GA_TIME_H
+#define GA_TIME_H
+
+#include <stddef.h>
+
+/* Monotonic seconds, for intervals. */
+double ga_now(void);
+/* Wall-clock time as ISO 8601 UTC ("2026-11-22T06:17:38Z"). */
+void ga_utc_timestamp(char *buf, size_t len);
+
+#endif
