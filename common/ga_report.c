@@ -112,6 +112,28 @@ void ga_report_set_verdict(json_t *report, const ga_findings *f, int exit_code)
                                   (int)ga_findings_count(f, GA_SEV_WARN)));
 }
 
+static json_t *where_int(int v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+void ga_report_add_metric(json_t *report, const char *name, double value, const char *unit, bool higher_is_better,
+                          ga_where where)
+{
+    json_t *metrics = json_object_get(report, "metrics");
+    if (!metrics) {
+        metrics = json_array();
+        json_object_set_new(report, "metrics", metrics);
+    }
+    json_t *m = json_pack("{s:s, s:f, s:s, s:b}", "name", name, "value", value, "unit", unit, "higher_is_better",
+                          higher_is_better);
+    json_object_set_new(m, "host", where.host ? json_string(where.host) : json_null());
+    json_object_set_new(m, "node_index", where_int(where.node_index));
+    json_object_set_new(m, "rank", where_int(where.world_rank));
+    json_object_set_new(m, "gpu", where_int(where.gpu));
+    json_array_append_new(metrics, m);
+}
+
 static int write_all(int fd, const char *buf, size_t len)
 {
     while (len) {
