@@ -1,0 +1,258 @@
+/* Unit tests of the common library's pure parts: value parsing, the command line, launcher detection, GPU
+ * index choice, environment allow-list and redaction, findings, and the atomic report write. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ga_cli.h"
+#include "ga_envvars.h"
+#include "ga_exit.h"
+#include "ga_findings.h"
+#include "ga_gpu.h"
+#include "ga_parse.h"
+#include "ga_report.h"
+#include "ga_runtime.h"
+#include "ga_test.h"
+
+static void test_parse_size(void)
+{
+    char err[128];
+    uint64_t v = 0;
+    CHECK(ga_parse_size("8", &v, err, sizeof err) == 0 && v == 8);
+    CHECK(ga_parse_size("1K", &v, err, sizeof err) == 0 && v == 1024);
+    CHECK(ga_parse_size("128M", &v, err, sizeof err) == 0 && v == 128ull << 20);
+    CHECK(ga_parse_size("8g", &v, err, sizeof err) == 0 && v == 8ull << 30);
+    const char *bad[] = {"", "K", "-1", "1KB", "1.5M", "12x", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(ga_parse_size(bad[i], &v, err, sizeof err) == -1);
+    CHECK(strstr(err, "not a size") != NULL);
+}
+
+static void test_parse_numbers(void)
+{
+    char err[128];
+    long l = 0;
+    double d = 0;
+    CHECK(ga_parse_long("42", 0, 100, &l, err, sizeof err) == 0 && l == 42);
+    CHECK(ga_parse_long("101", 0, 100, &l, err, sizeof err) == -1 && strstr(err, "out of range"));
+    CHECK(ga_parse_long("4x", 0, 100, &l, err, sizeof err) == -1);
+    CHECK(ga_parse_double("0.5", 0, 1, &d, err, sizeof err) == 0 && d == 0.5);
+    CHECK(ga_parse_double("nan", 0, 1, &d, err, sizeof err) == -1);
+    CHECK(ga_parse_double("", 0, 1, &d, err, sizeof err) == -1);
+    char list[] = "fp32,bf16,int8";
+    char *items[4];
+    CHECK(ga_split_list(list, items, 4) == 3);
+    CHECK_STR(items[1], "bf16");
+    char list2[] = "a,b,c";
+    CHECK(ga_split_list(list2, items, 2) == -1);
+}
+
+typedef struct {
+    long size;
+    bool flag;
+} demo_opts;
+
+static int demo_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+{
+    demo_opts *o = opts;
+    if (key == 'b')
+        return ga_parse_long(arg, 1, 1000, &o->size, err, errlen);
+    if (key == 300)
+        o->flag = true;
+    return 0;
+}
+
+static const ga_option demo_options[] = {
+    {"minbytes", 'b', true, "BYTES", "smallest size"},
+    {"flag", 300, false, NULL, "a long-only flag"},
+};
+static const ga_program_spec demo_spec = {"demo", "A demo program.", NULL, demo_options, 2, demo_on_option, 60};
+
+static ga_cli_result parse(demo_opts *o, ga_common_opts *c, int argc, char **argv)
+{
+    memset(o, 0, sizeof *o);
+    return ga_cli_parse(&demo_spec, argc, argv, c, o, false);
+}
+
+static void test_cli(void)
+{
+    demo_opts o;
+    ga_common_opts c;
+    char *ok[] = {"demo", "-b", "64", "--flag", "--quick", "--report-dir", "/tmp/x", "--timeout", "30", NULL};
+    CHECK(parse(&o, &c, 9, ok) == GA_CLI_RUN);
+    CHECK(o.size == 64 && o.flag && c.quick && !c.verbose && c.timeout_s == 30);
+    CHECK_STR(c.report_dir, "/tmp/x");
+
+    char *defaults[] = {"demo", NULL};
+    CHECK(parse(&o, &c, 1, defaults) == GA_CLI_RUN);
+    CHECK_STR(c.report_dir, ".");
+    CHECK(c.timeout_s == 60);
+
+    char *unknown[] = {"demo", "--nope", NULL};
+    CHECK(parse(&o, &c, 2, unknown) == GA_CLI_ERROR);
+    char *bad_value[] = {"demo", "-b", "0", NULL};
+    CHECK(parse(&o, &c, 3, bad_value) == GA_CLI_ERROR);
+    char *missing[] = {"demo", "--minbytes", NULL};
+    CHECK(parse(&o, &c, 2, missing) == GA_CLI_ERROR);
+    char *bad_timeout[] = {"demo", "--timeout", "soon", NULL};
+    CHECK(parse(&o, &c, 3, bad_timeout) == GA_CLI_ERROR);
+    char *positional[] = {"demo", "extra", NULL};
+    CHECK(parse(&o, &c, 2, positional) == GA_CLI_ERROR);
+    char *help[] = {"demo", "--help", NULL};
+    CHECK(parse(&o, &c, 2, help) == GA_CLI_EXIT);
+    char *version[] = {"demo", "--version", NULL};
+    CHECK(parse(&o, &c, 2, version) == GA_CLI_EXIT);
+}
+
+/* A fixture environment for launcher detection: NAME=VALUE pairs. */
+static const char *const *fixture_env;
+static const char *fixture_getenv(const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *const *e = fixture_env; e && *e; e++)
+        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+            return *e + len + 1;
+    return NULL;
+}
+
+static void test_launcher(void)
+{
+    ga_launcher l;
+    const char *mpirun[] = {"OMPI_COMM_WORLD_SIZE=4", "PMIX_RANK=0", "SLURM_JOB_ID=7", NULL};
+    fixture_env = mpirun;
+    ga_launcher_detect(fixture_getenv, &l);
+    CHECK(l.kind == GA_LAUNCHER_MPIRUN);
+    CHECK(ga_launcher_expected_tasks(fixture_getenv) == 4);
+
+    const char *mpijob[] = {"OMPI_COMM_WORLD_SIZE=16", "OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile", NULL};
+    fixture_env = mpijob;
+    ga_launcher_detect(fixture_getenv, &l);
+    CHECK(l.kind == GA_LAUNCHER_MPIJOB);
+
+    const char *srun[] = {"SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_PROCID=3", "SLURM_STEP_NUM_TASKS=8",
+                          "SLURM_MPI_TYPE=pmix", "PMIX_RANK=3", NULL};
+    fixture_env = srun;
+    ga_launcher_detect(fixture_getenv, &l);
+    CHECK(l.kind == GA_LAUNCHER_SRUN);
+    CHECK(strstr(l.detail, "--mpi=pmix") != NULL);
+    CHECK(ga_launcher_expected_tasks(fixture_getenv) == 8);
+
+    /* an sbatch script's own environment (no srun step): no task count to enforce */
+    const char *batch[] = {"SLURM_JOB_ID=42", "SLURM_NTASKS=8", NULL};
+    fixture_env = batch;
+    ga_launcher_detect(fixture_getenv, &l);
+    CHECK(l.kind == GA_LAUNCHER_SINGLETON);
+    CHECK(ga_launcher_expected_tasks(fixture_getenv) == 0);
+}
+
+static void test_gpu_pick(void)
+{
+    char err[256];
+    CHECK(ga_gpu_pick_index(3, 8, 8, err, sizeof err) == 3);
+    CHECK(ga_gpu_pick_index(5, 8, 1, err, sizeof err) == 0); /* bound by the launcher */
+    CHECK(ga_gpu_pick_index(0, 4, 8, err, sizeof err) == 0);
+    CHECK(ga_gpu_pick_index(6, 8, 4, err, sizeof err) == -1 && strstr(err, "8 ranks on this node"));
+    CHECK(ga_gpu_pick_index(0, 1, 0, err, sizeof err) == -1);
+}
+
+typedef struct {
+    char text[2048];
+    int count;
+} collected;
+
+static void collect(const char *name, const char *value, void *user)
+{
+    collected *c = user;
+    size_t used = strlen(c->text);
+    snprintf(c->text + used, sizeof c->text - used, "%s=%s;", name, value);
+    c->count++;
+}
+
+static void test_envvars(void)
+{
+    CHECK(ga_envvar_allowed("NCCL_IB_HCA"));
+    CHECK(ga_envvar_allowed("CUDA_VISIBLE_DEVICES"));
+    CHECK(ga_envvar_allowed("OMPI_MCA_btl_tcp_if_include"));
+    CHECK(!ga_envvar_allowed("HOME"));
+    CHECK(!ga_envvar_allowed("AWS_SECRET_ACCESS_KEY"));
+    CHECK(!ga_envvar_allowed("OMPI_MCA_orte_hnp_uri"));
+    CHECK(ga_envvar_is_secret("NCCL_NET_PLUGIN_TOKEN"));
+    CHECK(ga_envvar_is_secret("UCX_auth_key"));
+    CHECK(!ga_envvar_is_secret("NCCL_IB_PKEY")); /* a partition key is configuration, not a credential */
+    CHECK(!ga_envvar_is_secret("NCCL_SOCKET_IFNAME"));
+
+    char *envp[] = {"PATH=/usr/bin", "NCCL_SOCKET_IFNAME=eth0", "CUDA_VISIBLE_DEVICES=0,1",
+                    "NCCL_NET_PLUGIN_TOKEN=hunter2", "OMPI_MCA_orte_precondition_transports=abc-def", NULL};
+    collected c = {"", 0};
+    ga_envvars_collect(envp, collect, &c);
+    CHECK(c.count == 3);
+    CHECK_STR(c.text, "CUDA_VISIBLE_DEVICES=0,1;NCCL_NET_PLUGIN_TOKEN=<redacted>;NCCL_SOCKET_IFNAME=eth0;");
+    CHECK(strstr(c.text, "hunter2") == NULL);
+}
+
+static void test_findings(void)
+{
+    ga_findings f;
+    ga_findings_init(&f);
+    CHECK(ga_findings_exit_code(&f) == GA_EXIT_PASS);
+    ga_findings_add(&f, GA_SEV_WARN, "X_WARN", GA_WHERE_CLUSTER, "just a warning");
+    CHECK(ga_findings_exit_code(&f) == GA_EXIT_PASS);
+    for (int i = 0; i < 40; i++) /* past the initial capacity */
+        ga_findings_add(&f, GA_SEV_FAIL, "X_FAIL", (ga_where){"node7", 7, 56 + i, i % 8}, "slow %d", i);
+    CHECK(ga_findings_exit_code(&f) == GA_EXIT_CHECK_FAILED);
+    CHECK(ga_findings_count(&f, GA_SEV_FAIL) == 40);
+    CHECK(ga_findings_has_code(&f, "X_WARN") && !ga_findings_has_code(&f, "X_NONE"));
+    json_t *j = ga_findings_to_json(&f);
+    CHECK(json_array_size(j) == 41);
+    CHECK(json_is_null(json_object_get(json_array_get(j, 0), "host")));
+    CHECK_STR(json_string_value(json_object_get(json_array_get(j, 3), "host")), "node7");
+    CHECK(json_integer_value(json_object_get(json_array_get(j, 3), "gpu")) == 2);
+    json_decref(j);
+    ga_findings_free(&f);
+}
+
+static void test_report_write(void)
+{
+    char dir[] = "/tmp/ga_test_report.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char err[512];
+    char nested[256];
+    snprintf(nested, sizeof nested, "%s/a/b", dir);
+    CHECK(ga_report_dir_prepare(nested, err, sizeof err) == 0);
+
+    json_t *r = json_pack("{s:s, s:i}", "program", "demo", "world_size", 4);
+    ga_report_add_metric(r, "busbw_at_max", 123.5, "GB/s", true, GA_WHERE_CLUSTER);
+    CHECK(ga_report_write_atomic(nested, "demo", r, err, sizeof err) == 0);
+    char path[300];
+    snprintf(path, sizeof path, "%s/demo.json", nested);
+    json_error_t jerr;
+    json_t *back = json_load_file(path, 0, &jerr);
+    CHECK(back && json_integer_value(json_object_get(back, "world_size")) == 4);
+    CHECK(json_real_value(json_object_get(json_array_get(json_object_get(back, "metrics"), 0), "value")) == 123.5);
+    json_decref(back);
+    json_decref(r);
+
+    /* a path below a regular file can never be a directory, even for root */
+    char below_file[320];
+    snprintf(below_file, sizeof below_file, "%s/sub", path);
+    CHECK(ga_report_dir_prepare(below_file, err, sizeof err) == -1);
+    CHECK(strstr(err, "--report-dir") != NULL);
+    CHECK(ga_report_write_atomic(below_file, "demo", json_object(), err, sizeof err) == -1);
+
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "test $(ls -A %s | wc -l) -eq 1 && rm -rf %s", nested, dir);
+    CHECK(system(cmd) == 0); /* only demo.json: no temporary file left behind */
+}
+
+int main(void)
+{
+    test_parse_size();
+    test_parse_numbers();
+    test_cli();
+    test_launcher();
+    test_gpu_pick();
+    test_envvars();
+    test_findings();
+    test_report_write();
+    return ga_test_finish();
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The two commands a fresh Debian machine needs, each installing what is missing first:
+#   launch/dev.sh run [OPTIONS]   build, then run the suite on this machine and print its verdict
+#   launch/dev.sh test [ARGS]     build both configurations (GPU paths on and off) with -Werror, run every test
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# The CUDA toolkit is optional: when it is there, the GPU paths are built (and must build).
+cuda_args=(-DGPUACCEPT_CUDA=OFF)
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null 2>&1; then
+    [ -x /usr/local/cuda/bin/nvcc ] && export PATH="/usr/local/cuda/bin:$PATH"
+    cuda_args=(-DGPUACCEPT_CUDA=ON -DGPUACCEPT_REQUIRE_CUDA=ON)
+fi
+
+configure_and_build() { # dir, cmake args...
+    local dir=$1
+    shift
+    cmake -S . -B "$dir" -DGPUACCEPT_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+        { cat "$dir.configure.log"; exit 1; }
+    cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1 || { tail -n 60 "$dir.build.log"; exit 1; }
+    echo "dev.sh: built $dir ($*)"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+run)
+    launch/install-deps.sh
+    configure_and_build build "${cuda_args[@]}"
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    if [ -x build/bin/gpuaccept ]; then
+        exec build/bin/gpuaccept run --report-dir "${GPUACCEPT_REPORT_DIR:-reports}" "$@"
+    fi
+    # Before the suite front-end exists: the environment audit alone.
+    exec mpirun -np 2 --oversubscribe build/bin/env_audit --report-dir "${GPUACCEPT_REPORT_DIR:-reports}" "$@"
+    ;;
+test)
+    launch/install-deps.sh --test --slurm
+    mkdir -p build build-host
+    configure_and_build build "${cuda_args[@]}"
+    configure_and_build build-host -DGPUACCEPT_CUDA=OFF
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    status=0
+    echo "dev.sh: tests of the host-only build (GPUACCEPT_CUDA=OFF): unit and analysis tests"
+    (cd build-host && ctest --output-on-failure -LE 'e2e|deploy|suite' "$@") || status=1
+    echo "dev.sh: all tests of the default build (${cuda_args[*]})"
+    (cd build && ctest --output-on-failure "$@") || status=1
+    exit $status
+    ;;
+*)
+    echo "usage: launch/dev.sh run [gpuaccept run options] | launch/dev.sh test [ctest options]" >&2
+    exit 2
+    ;;
+esac
