@@ -17,3 +17,15 @@ function(ga_add_program name)
   ga_target_warnings(${name})
   install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endfunction()
+
+# add_subdirectory() for every direct subfolder that has a CMakeLists.txt, in name order: a new program or test
+# area is a new folder, with no shared list to edit.
+function(ga_add_subdirectories)
+  file(GLOB _dirs LIST_DIRECTORIES true RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  list(SORT _dirs)
+  foreach(_d IN LISTS _dirs)
+    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${_d}/CMakeLists.txt)
+      add_subdirectory(${_d})
+    endif()
+  endforeach()
+endfunction()

@@ -1,5 +1,6 @@
 #include "ga_nccl.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -19,28 +20,33 @@ static _Noreturn void abort_comm(ncclComm_t comm, int exit_code, const char *why
     GA_FATAL(exit_code, "%s", why);
 }
 
-/* Waits until the communicator has no operation in progress; fatal on error or after the deadline. */
-static void wait_comm_ready(ncclComm_t comm, double deadline, double timeout_s, const char *what)
+/* One look at the communicator: true when idle, false while an operation is in progress. Fatal (after
+ * aborting the communicator) on an asynchronous error or once the deadline has passed. */
+static bool comm_poll(ncclComm_t comm, double deadline, double timeout_s, const char *what)
 {
     char why[512];
-    for (;;) {
-        ncclResult_t st = ncclInProgress;
-        ncclResult_t r = ncclCommGetAsyncError(comm, &st);
-        if (r != ncclSuccess)
-            st = r;
-        if (st == ncclSuccess)
-            return;
-        if (st != ncclInProgress) {
-            snprintf(why, sizeof why, "NCCL error during %s: %s (%s)", what, ncclGetErrorString(st),
-                     ncclGetLastError(comm));
-            abort_comm(comm, GA_EXIT_ENV, why);
-        }
-        if (ga_now() > deadline) {
-            snprintf(why, sizeof why, "timeout: %s did not complete within %g s", what, timeout_s);
-            abort_comm(comm, GA_EXIT_TIMEOUT, why);
-        }
-        pause_briefly();
+    ncclResult_t st = ncclInProgress;
+    ncclResult_t r = ncclCommGetAsyncError(comm, &st);
+    if (r != ncclSuccess)
+        st = r;
+    if (st == ncclSuccess)
+        return true;
+    if (st != ncclInProgress) {
+        snprintf(why, sizeof why, "NCCL error during %s: %s (%s)", what, ncclGetErrorString(st),
+                 ncclGetLastError(comm));
+        abort_comm(comm, GA_EXIT_ENV, why);
     }
+    if (ga_now() > deadline) {
+        snprintf(why, sizeof why, "timeout: %s did not complete within %g s", what, timeout_s);
+        abort_comm(comm, GA_EXIT_TIMEOUT, why);
+    }
+    return false;
+}
+
+static void wait_comm_ready(ncclComm_t comm, double deadline, double timeout_s, const char *what)
+{
+    while (!comm_poll(comm, deadline, timeout_s, what))
+        pause_briefly();
 }
 
 ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *what)
@@ -76,7 +82,6 @@ ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *what)
 void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const char *what)
 {
     double deadline = ga_now() + timeout_s;
-    char why[512];
     for (;;) {
         cudaError_t e = cudaStreamQuery(stream);
         if (e == cudaSuccess) {
@@ -84,20 +89,12 @@ void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const 
             return;
         }
         if (e != cudaErrorNotReady) {
+            char why[512];
             snprintf(why, sizeof why, "CUDA error during %s: %s", what, cudaGetErrorString(e));
             abort_comm(comm, GA_EXIT_ENV, why);
         }
-        ncclResult_t st = ncclSuccess;
-        ncclCommGetAsyncError(comm, &st);
-        if (st != ncclSuccess && st != ncclInProgress) {
-            snprintf(why, sizeof why, "NCCL error during %s: %s (%s)", what, ncclGetErrorString(st),
-                     ncclGetLastError(comm));
-            abort_comm(comm, GA_EXIT_ENV, why);
-        }
-        if (ga_now() > deadline) {
-            snprintf(why, sizeof why, "timeout: %s did not complete within %g s", what, timeout_s);
-            abort_comm(comm, GA_EXIT_TIMEOUT, why);
-        }
+        /* The stream is busy: the communicator may be in progress, failed, or past the deadline. */
+        (void)comm_poll(comm, deadline, timeout_s, what);
         pause_briefly();
     }
 }
