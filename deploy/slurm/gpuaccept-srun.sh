@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the gpuaccept programs inside a Slurm allocation, one `srun --mpi=pmix` step per program, every
+# report in one shared directory. The sbatch scripts beside this file call it; it also works from salloc.
+# Knobs (environment variables; sbatch passes the submitting shell's environment to the job):
+#   GA_PREFIX          install prefix holding bin/<program>            [/opt/gpuaccept]
+#   GA_BIN_DIR         where the programs are, e.g. a build tree's build/bin      [$GA_PREFIX/bin]
+#   GA_PROGRAMS        programs to run, in order        [env_audit allreduce_bw gemm_flops mem_bw ddp_smoke]
+#   GA_COMMAND         a command to run per task instead of the programs, e.g. "gpuaccept run"; it gets
+#                      --report-dir DIR and GA_ARGS appended                                       [unset]
+#   GA_ARGS            extra arguments for every program, e.g. "--quick --timeout 600"              [none]
+#   GA_REPORT_DIR      where reports go; must be on a file system every node shares
+#                                                         [$SLURM_SUBMIT_DIR/gpuaccept-$SLURM_JOB_ID]
+#   GA_MPI             srun's MPI plugin; the suite's Open MPI needs pmix                          [pmix]
+#   GA_SRUN_ARGS       extra srun options, e.g. "--gpu-bind=closest --cpu-bind=cores"              [none]
+#   GA_CONTAINER_IMAGE run the steps in this image through Pyxis (--container-image)               [unset]
+#   GA_CONTAINER_MOUNTS extra Pyxis mounts, comma separated; the report directory is always mounted [none]
+# Exit status: 0 when every step passed, else the exit status of the first step that failed
+# (1 check failed, 3 environment, 4 timeout ...; see each program's --help), 3 when srun lacks the plugin.
+set -euo pipefail
+
+say() { echo "gpuaccept-srun: $*"; }
+[ -n "${SLURM_JOB_ID:-}" ] || {
+    say "not inside a Slurm allocation: submit one of the sbatch scripts, or use salloc" >&2
+    exit 2
+}
+bin_dir=${GA_BIN_DIR:-${GA_PREFIX:-/opt/gpuaccept}/bin}
+report_dir=${GA_REPORT_DIR:-${SLURM_SUBMIT_DIR:-$PWD}/gpuaccept-$SLURM_JOB_ID}
+mpi=${GA_MPI:-pmix}
+read -r -a args <<<"${GA_ARGS:-}"
+read -r -a srun_opts <<<"${GA_SRUN_ARGS:-}"
+
+# Without the pmix plugin, srun starts N singletons that each believe they are rank 0 of 1. The
+# programs refuse that too, but saying it here names the fix.
+if ! srun --mpi=list 2>&1 | grep -qw -- "$mpi"; then
+    say "srun has no '$mpi' MPI plugin (srun --mpi=list); on Debian/Ubuntu install libpmix-dev" >&2
+    exit 3
+fi
+
+# --kill-on-bad-exit: one rank dying ends the step instead of leaving the others in a collective.
+srun_opts=(--mpi="$mpi" --kill-on-bad-exit=1 "${srun_opts[@]}")
+if [ -n "${GA_CONTAINER_IMAGE:-}" ]; then
+    srun_opts+=(--container-image="$GA_CONTAINER_IMAGE"
+        --container-mounts="$report_dir:$report_dir${GA_CONTAINER_MOUNTS:+,$GA_CONTAINER_MOUNTS}")
+fi
+
+if [ -n "${GA_COMMAND:-}" ]; then
+    steps=("$GA_COMMAND")
+else
+    read -r -a programs <<<"${GA_PROGRAMS:-env_audit allreduce_bw gemm_flops mem_bw ddp_smoke}"
+    steps=()
+    for p in "${programs[@]}"; do steps+=("$bin_dir/$p"); done
+fi
+
+mkdir -p "$report_dir"
+say "job $SLURM_JOB_ID: ${SLURM_JOB_NUM_NODES:-?} node(s), ${SLURM_NTASKS:-?} task(s), reports in $report_dir"
+status=0
+for step in "${steps[@]}"; do
+    read -r -a cmd <<<"$step"
+    say "srun ${srun_opts[*]} ${cmd[*]} --report-dir $report_dir ${args[*]}"
+    rc=0
+    srun "${srun_opts[@]}" "${cmd[@]}" --report-dir "$report_dir" "${args[@]}" || rc=$?
+    say "${cmd[0]##*/}: exit $rc"
+    [ "$status" -ne 0 ] || status=$rc
+done
+say "done: exit $status; reports in $report_dir"
+exit "$status"
