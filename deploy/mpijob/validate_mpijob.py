@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Validates MPIJob manifests offline, as far as a cluster would before running them.
+
+    validate_mpijob.py --crd kubeflow.org_mpijobs.yaml job.yaml [more.yaml ...]
+
+Three layers, each reported with the file, the document and the path of the offending field:
+1. the CRD's openAPIV3Schema, as the API server applies it, with kubectl's strict field validation
+   (an unknown field is an error, not silently pruned: that is how a misspelt slotsPerWorker vanishes);
+2. the rules the schema leaves to the mpi-operator (see the CRD's SOURCE.md);
+3. gpuaccept's own rules for its manifests (skip with --no-suite-rules).
+Needs PyYAML and jsonschema (Debian: python3-yaml python3-jsonschema). Exit 0 valid, 1 invalid, 2 usage.
+"""
+import argparse
+import re
+import sys
+
+import jsonschema
+import yaml
+
+DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+INT_RANGES = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1)}
+
+
+def structural_to_jsonschema(node):
+    """Rewrites a Kubernetes structural schema into plain JSON Schema, in place, and returns it."""
+    if isinstance(node, list):
+        for x in node:
+            structural_to_jsonschema(x)
+        return node
+    if not isinstance(node, dict):
+        return node
+    for key in ("properties", "additionalProperties", "items"):
+        sub = node.get(key)
+        if isinstance(sub, dict) and key == "properties":
+            for s in sub.values():
+                structural_to_jsonschema(s)
+        elif isinstance(sub, dict):
+            structural_to_jsonschema(sub)
+    for s in node.get("anyOf", []) + node.get("allOf", []):
+        structural_to_jsonschema(s)
+    # int-or-string fields (quantities, ports) carry no type of their own.
+    if node.get("x-kubernetes-int-or-string") and "type" not in node and "anyOf" not in node:
+        node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    # kubectl --validate=strict: fields the schema does not name are errors unless it preserves them.
+    if "properties" in node and "additionalProperties" not in node \
+            and not node.get("x-kubernetes-preserve-unknown-fields"):
+        node["additionalProperties"] = False
+    if node.get("x-kubernetes-list-type") == "set":
+        node["uniqueItems"] = True
+    return node
+
+
+def list_map_keys(validator, keys, instance, schema):
+    """x-kubernetes-list-type: map: no two items may share the values of the key fields."""
+    if not validator.is_type(instance, "array"):
+        return
+    props = schema.get("items", {}).get("properties", {})
+    seen = set()
+    for item in instance:
+        if not isinstance(item, dict):
+            continue
+        k = tuple(str(item.get(f, props.get(f, {}).get("default"))) for f in keys)
+        if k in seen:
+            yield jsonschema.ValidationError("duplicate entry for keys {} = {}".format(keys, list(k)))
+        seen.add(k)
+
+
+def k8s_format(validator, fmt, instance, schema):
+    if fmt in INT_RANGES and validator.is_type(instance, "integer"):
+        lo, hi = INT_RANGES[fmt]
+        if not lo <= instance <= hi:
+            yield jsonschema.ValidationError("{} is out of range for {}".format(instance, fmt))
+
+
+def make_validator(crd_path):
+    with open(crd_path) as f:
+        crd = yaml.safe_load(f)
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == "v2beta1")
+    schema = structural_to_jsonschema(version["schema"]["openAPIV3Schema"])
+    cls = jsonschema.validators.extend(jsonschema.Draft7Validator, {
+        "x-kubernetes-list-map-keys": list_map_keys, "format": k8s_format})
+    return cls(schema)
+
+
+def operator_errors(doc):
+    """The mpi-operator's own validation and defaults, which the schema does not express."""
+    errs = []
+    if doc.get("apiVersion") != "kubeflow.org/v2beta1" or doc.get("kind") != "MPIJob":
+        return ["apiVersion/kind: must be kubeflow.org/v2beta1 MPIJob"]
+    spec = doc.get("spec") or {}
+    name = (doc.get("metadata") or {}).get("name")
+    replicas = spec.get("mpiReplicaSpecs") or {}
+    for role in sorted(set(replicas) - {"Launcher", "Worker"}):
+        errs.append("spec.mpiReplicaSpecs.{}: only Launcher and Worker exist".format(role))
+    if "Launcher" not in replicas:
+        errs.append("spec.mpiReplicaSpecs.Launcher: missing")
+    elif replicas["Launcher"].get("replicas", 1) != 1:
+        errs.append("spec.mpiReplicaSpecs.Launcher.replicas: must be 1")
+    workers = replicas.get("Worker", {}).get("replicas", 1) if "Worker" in replicas else 0
+    if "Worker" in replicas and workers < 1:
+        errs.append("spec.mpiReplicaSpecs.Worker.replicas: must be at least 1")
+    for role, r in sorted(replicas.items()):
+        if r.get("restartPolicy", "Never") not in ("Never", "OnFailure"):
+            errs.append("spec.mpiReplicaSpecs.{}.restartPolicy: must be Never or OnFailure".format(role))
+    if spec.get("launcherCreationPolicy", "AtStartup") not in ("AtStartup", "WaitForWorkersReady"):
+        errs.append("spec.launcherCreationPolicy: must be AtStartup or WaitForWorkersReady")
+    if (spec.get("runPolicy") or {}).get("cleanPodPolicy", "None") not in ("None", "Running", "All"):
+        errs.append("spec.runPolicy.cleanPodPolicy: must be None, Running or All")
+    if not isinstance(name, str) or not name:
+        errs.append("metadata.name: missing")
+    else:
+        # The operator names pods and services after the job; the longest must be a DNS-1035 label.
+        for pod in ["{}-launcher".format(name)] + ["{}-worker-{}".format(name, max(workers - 1, 0))]:
+            if len(pod) > 63 or not DNS1035.match(pod):
+                errs.append("metadata.name: '{}' is not a valid DNS-1035 label".format(pod))
+    return errs
+
+
+def suite_errors(doc):
+    """What gpuaccept's manifests promise: see deploy/mpijob/render.py and docs/deployment.md."""
+    errs = []
+    spec = doc.get("spec") or {}
+    if spec.get("launcherCreationPolicy") != "WaitForWorkersReady":
+        errs.append("spec.launcherCreationPolicy: gpuaccept sets WaitForWorkersReady (ssh race at start)")
+    run = spec.get("runPolicy") or {}
+    for field in ("cleanPodPolicy", "ttlSecondsAfterFinished"):
+        if field not in run:
+            errs.append("spec.runPolicy.{}: gpuaccept sets it so finished jobs are cleaned up".format(field))
+    worker = (spec.get("mpiReplicaSpecs") or {}).get("Worker")
+    if not worker:
+        return errs + ["spec.mpiReplicaSpecs.Worker: gpuaccept needs workers"]
+    pod = worker.get("template", {}).get("spec", {})
+    shm = [v for v in pod.get("volumes", []) if (v.get("emptyDir") or {}).get("medium") == "Memory"]
+    mounts = {m.get("name"): m.get("mountPath") for c in pod.get("containers", [])
+              for m in c.get("volumeMounts", [])}
+    if not any(mounts.get(v["name"]) == "/dev/shm" for v in shm):
+        errs.append("Worker: /dev/shm must be a memory-backed emptyDir (NCCL's shared memory)")
+    for c in pod.get("containers", []):
+        gpus = ((c.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
+        if gpus is not None and str(gpus) != str(spec.get("slotsPerWorker", 1)):
+            errs.append("spec.slotsPerWorker: {} but container {} has nvidia.com/gpu {}; one rank per GPU"
+                        .format(spec.get("slotsPerWorker", 1), c.get("name"), gpus))
+    return errs
+
+
+def document_errors(validator, doc, suite_rules=True):
+    """Every error in one parsed manifest, as 'path: message' lines; [] when it is valid."""
+    errs = ["{}: {}".format("/".join(str(x) for x in e.absolute_path) or "(root)", e.message)
+            for e in validator.iter_errors(doc)]
+    if errs:  # the operator's and the suite's rules assume a well-formed object
+        return errs
+    return operator_errors(doc) + (suite_errors(doc) if suite_rules else [])
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--crd", required=True, help="kubeflow.org_mpijobs.yaml from the mpi-operator")
+    p.add_argument("--no-suite-rules", action="store_true", help="check only the CRD and the operator")
+    p.add_argument("manifests", nargs="+")
+    a = p.parse_args(argv)
+    try:
+        validator = make_validator(a.crd)
+    except (OSError, yaml.YAMLError, KeyError, StopIteration) as e:
+        print("validate_mpijob: cannot read the CRD {}: {}".format(a.crd, e), file=sys.stderr)
+        return 2
+    bad = 0
+    for path in a.manifests:
+        try:
+            with open(path) as f:
+                docs = [d for d in yaml.safe_load_all(f) if d is not None]
+        except (OSError, yaml.YAMLError) as e:
+            print("{}: {}".format(path, e))
+            bad += 1
+            continue
+        if not docs:
+            print("{}: no YAML document".format(path))
+            bad += 1
+        for i, doc in enumerate(docs):
+            errs = document_errors(validator, doc, not a.no_suite_rules)
+            for e in errs:
+                print("{}: document {}: {}".format(path, i + 1, e))
+            bad += bool(errs)
+    print("validate_mpijob: {} file(s), {} invalid document(s)".format(len(a.manifests), bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
