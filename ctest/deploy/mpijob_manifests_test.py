@@ -20,6 +20,7 @@ import yaml
 source_dir, shared_dir, mode = sys.argv[1:4]
 mpijob_dir = os.path.join(source_dir, "deploy", "mpijob")
 crd = os.path.join(shared_dir, "schemas", "kubeflow.org_mpijobs.yaml")
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, mpijob_dir)
 import render  # noqa: E402
 import validate_mpijob  # noqa: E402

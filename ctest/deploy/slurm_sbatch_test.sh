@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# End to end on a real (private, one-node) Slurm: the shipped sbatch script runs env_audit in host mode
+# with 4 tasks through srun --mpi=pmix and its report must say so; srun without PMIx must be refused.
+#   slurm_sbatch_test.sh BIN_DIR SOURCE_DIR PYTHON
+set -uo pipefail
+bin_dir=$1 src=$2 python=$3
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/local_slurm.sh"
+
+fails=0
+check() { # check "what" command...
+    local what=$1
+    shift
+    if "$@"; then echo "ok  : $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+
+no_passing_report() { ! grep -qs '"result": *"pass"' "$1"; }
+
+trap ga_slurm_stop EXIT
+ga_slurm_start || exit 1
+work=$GA_SLURM_DIR/submit
+mkdir -p "$work" && cd "$work" || exit 1
+
+check "srun --mpi=list offers pmix (Debian: libpmix-dev)" bash -c 'srun --mpi=list 2>&1 | grep -qw pmix'
+
+# Host mode: no GPUs requested, 4 tasks on the one node. sbatch --wait returns the job's exit status;
+# timeout bounds it (ga_slurm_stop cancels whatever is left).
+rc=0
+GA_BIN_DIR=$bin_dir GA_PROGRAMS=env_audit GA_ARGS="--quick --timeout 60" GA_REPORT_DIR=$work/reports \
+    timeout 120 sbatch --wait --quiet --ntasks-per-node=4 --gpus-per-node=0 --time=5 \
+    --output="$work/job-%j.out" "$src/deploy/slurm/one-node.sbatch" || rc=$?
+cat "$work"/job-*.out
+check "one-node.sbatch exits 0 (got $rc)" test "$rc" -eq 0
+check "the job log ends in [RESULT] SUCCESS" grep -q '^\[RESULT\] SUCCESS' "$work"/job-*.out
+check "env_audit.json: 4 ranks on 1 node, launched by srun --mpi=pmix, verdict pass" "$python" - \
+    "$work/reports/env_audit.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print({k: r.get(k) for k in ("world_size", "node_count", "launcher", "verdict")})
+assert r["world_size"] == 4 and r["node_count"] == 1
+assert r["launcher"]["kind"] == "srun" and "pmix" in r["launcher"]["detail"]
+assert sorted(x["rank"] for x in r["nodes"][0]["ranks"]) == [0, 1, 2, 3]
+assert r["verdict"]["result"] == "pass"
+PY
+
+# srun without PMIx. Debian's Open MPI 4.1 knows it was direct-launched and stops in MPI_Init itself.
+rc=0
+out=$(timeout 60 srun --mpi=none --ntasks=4 "$bin_dir/env_audit" --report-dir "$work/none" 2>&1) || rc=$?
+check "srun --mpi=none: fails (got $rc)" test "$rc" -ne 0
+check "srun --mpi=none: writes no report" test ! -e "$work/none/env_audit.json"
+# An MPI that does not recognise the Slurm step (built without Slurm support, or a container that hides
+# it) instead starts every task as a singleton: rank 0 of 1. Hiding the node list from Open MPI makes it
+# do exactly that; the common library must then refuse to run 4 copies of rank 0 (exit 3).
+rc=0
+out=$(timeout 60 srun --mpi=none --ntasks=4 env -u SLURM_NODELIST -u SLURM_JOB_NODELIST \
+    "$bin_dir/env_audit" --report-dir "$work/singletons" 2>&1) || rc=$?
+echo "$out" | grep FATAL
+check "singletons under srun: refused with exit 3 (got $rc)" test "$rc" -eq 3
+check "singletons under srun: the message names the cause" grep -q 'copies of rank 0' <<<"$out"
+check "singletons under srun: writes no passing report" no_passing_report "$work/singletons/env_audit.json"
+
+# The runner names a missing MPI plugin itself rather than starting singletons (multi-node.sbatch on 1 node).
+rc=0
+GA_BIN_DIR=$bin_dir GA_PROGRAMS=env_audit GA_MPI=nosuch GA_REPORT_DIR=$work/nosuch timeout 60 sbatch --wait \
+    --quiet --nodes=1 --ntasks-per-node=2 --gpus-per-node=0 --time=5 --output="$work/nosuch-%j.out" \
+    "$src/deploy/slurm/multi-node.sbatch" || rc=$?
+check "multi-node.sbatch with a missing plugin exits 3 (got $rc)" test "$rc" -eq 3
+check "and says which plugin" grep -q "no 'nosuch' MPI plugin" "$work"/nosuch-*.out
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed; Slurm logs:"; tail -n 20 "$GA_SLURM_DIR"/log/*.log; }
+exit $((fails != 0))
