@@ -52,7 +52,7 @@ ga_slurm_start() {
     chmod 700 "$d/munge"
 
     mungekey --create --keyfile="$d/munge/munge.key" || return 1
-    # --force: munged refuses sockets outside its usual directories otherwise.
+    # --force: munged otherwise insists that every user can reach its socket, and this directory is 0700.
     munged --foreground --force --socket="$d/munge/munge.socket" --key-file="$d/munge/munge.key" \
         --pid-file="$d/run/munged.pid" --log-file="$d/log/munged.log" --seed-file="$d/munge/seed" \
         >"$d/log/munged.out" 2>&1 &

@@ -15,7 +15,8 @@
 #   GA_CONTAINER_IMAGE run the steps in this image through Pyxis (--container-image)               [unset]
 #   GA_CONTAINER_MOUNTS extra Pyxis mounts, comma separated; the report directory is always mounted [none]
 # Exit status: 0 when every step passed, else the exit status of the first step that failed
-# (1 check failed, 3 environment, 4 timeout ...; see each program's --help), 3 when srun lacks the plugin.
+# (1 check failed, 3 environment, 4 timeout ...; see each program's --help); 3 when srun lacks the MPI
+# plugin or a program is missing.
 set -euo pipefail
 
 say() { echo "gpuaccept-srun: $*"; }
@@ -29,8 +30,8 @@ mpi=${GA_MPI:-pmix}
 read -r -a args <<<"${GA_ARGS:-}"
 read -r -a srun_opts <<<"${GA_SRUN_ARGS:-}"
 
-# Without the pmix plugin, srun starts N singletons that each believe they are rank 0 of 1. The
-# programs refuse that too, but saying it here names the fix.
+# Without the plugin the tasks cannot form one MPI job: Open MPI stops in MPI_Init, other builds start N
+# singletons that each believe they are rank 0 of 1. The programs refuse those too; this names the fix.
 if ! srun --mpi=list 2>&1 | grep -qw -- "$mpi"; then
     say "srun has no '$mpi' MPI plugin (srun --mpi=list); on Debian/Ubuntu install libpmix-dev" >&2
     exit 3
@@ -48,7 +49,14 @@ if [ -n "${GA_COMMAND:-}" ]; then
 else
     read -r -a programs <<<"${GA_PROGRAMS:-env_audit allreduce_bw gemm_flops mem_bw ddp_smoke}"
     steps=()
-    for p in "${programs[@]}"; do steps+=("$bin_dir/$p"); done
+    for p in "${programs[@]}"; do
+        # Inside a container image the programs are not on this host to look at.
+        if [ -z "${GA_CONTAINER_IMAGE:-}" ] && [ ! -x "$bin_dir/$p" ]; then
+            say "no program $bin_dir/$p: set GA_PREFIX or GA_BIN_DIR, or GA_PROGRAMS" >&2
+            exit 3
+        fi
+        steps+=("$bin_dir/$p")
+    done
 fi
 
 mkdir -p "$report_dir"
