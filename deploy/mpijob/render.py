@@ -41,7 +41,7 @@ for p in {programs}; do
 done
 # Rank 0 wrote the reports on the first worker; print them into this log, which outlives the workers.
 first=$(awk 'NR==1 {{print $1}}' "$hostfile")
-mpirun -np 1 --host "$first" sh -c 'for f in {rd}/*.json; do echo "=== gpuaccept report $f"; cat "$f"; echo "=== end"; done'
+mpirun -np 1 --host "$first" sh -c 'for f in {rd}/*.json; do [ -e "$f" ] || continue; echo "=== gpuaccept report $f"; cat "$f"; echo "=== end"; done'
 exit "$status"
 """.format(wait=a.dns_wait // 2, programs=" ".join(programs), np=a.nodes * a.slots, fwd=forwarded,
            bin=a.prefix + "/bin", rd=a.report_dir, args=(" " + a.args) if a.args else "")
