@@ -40,6 +40,7 @@ check("launch/install-deps.sh" in scripts, "the build stage installs dependencie
 for s in sorted(scripts):
     check(os.access(os.path.join(src, s), os.X_OK), "{} exists and is executable".format(s))
 check(re.search(r"cmake --install build --prefix", runs) is not None, "the suite is installed with cmake --install")
+check("-DGPUACCEPT_REQUIRE_CUDA=ON" in runs, "the image build fails rather than silently leaving out the GPU paths")
 
 prefixes = set(re.findall(r"ARG GA_PREFIX=(\S+)", text))
 srun_default = re.search(r"GA_PREFIX:-([^}]+)\}", open(os.path.join(src, "deploy", "slurm", "gpuaccept-srun.sh")).read())
