@@ -2,6 +2,7 @@
 # The two commands a fresh Debian machine needs, each installing what is missing first:
 #   launch/dev.sh run [OPTIONS]   build, then run the suite on this machine and print its verdict
 #   launch/dev.sh test [ARGS]     build both configurations (GPU paths on and off) with -Werror, run every test
+#   launch/dev.sh install PREFIX  build without tests and install to PREFIX (what the container image runs)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -14,12 +15,13 @@ if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null 2>&1; then
     cuda_args=(-DGPUACCEPT_CUDA=ON -DGPUACCEPT_REQUIRE_CUDA=ON)
 fi
 
-configure_and_build() { # dir, cmake args...
+configure_and_build() { # dir, cmake args... (later -D arguments override earlier ones)
     local dir=$1
     shift
-    cmake -S . -B "$dir" -DGPUACCEPT_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
-        { cat "$dir.configure.log"; exit 1; }
-    cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1 || { tail -n 60 "$dir.build.log"; exit 1; }
+    mkdir -p "$dir"
+    cmake -S . -B "$dir" -DGPUACCEPT_WERROR=ON "$@" >"$dir/dev-configure.log" 2>&1 ||
+        { cat "$dir/dev-configure.log"; exit 1; }
+    cmake --build "$dir" -j "$jobs" >"$dir/dev-build.log" 2>&1 || { tail -n 60 "$dir/dev-build.log"; exit 1; }
     echo "dev.sh: built $dir ($*)"
 }
 
@@ -38,7 +40,6 @@ run)
     ;;
 test)
     launch/install-deps.sh --test --slurm
-    mkdir -p build build-host
     configure_and_build build "${cuda_args[@]}"
     configure_and_build build-host -DGPUACCEPT_CUDA=OFF
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -49,8 +50,15 @@ test)
     (cd build && ctest --output-on-failure "$@") || status=1
     exit $status
     ;;
+install)
+    prefix=${1:?usage: launch/dev.sh install PREFIX}
+    launch/install-deps.sh
+    # -Werror off: a newer compiler's new warning must not stop an install.
+    configure_and_build build-install "${cuda_args[@]}" -DGPUACCEPT_TESTS=OFF -DGPUACCEPT_WERROR=OFF
+    cmake --install build-install --prefix "$prefix"
+    ;;
 *)
-    echo "usage: launch/dev.sh run [gpuaccept run options] | launch/dev.sh test [ctest options]" >&2
+    echo "usage: launch/dev.sh run [gpuaccept run options] | test [ctest options] | install PREFIX" >&2
     exit 2
     ;;
 esac

@@ -39,8 +39,10 @@ scripts = set(re.findall(r"(?<![\w/])((?:launch|deploy)/[\w./-]+\.sh)", runs))
 check("launch/install-deps.sh" in scripts, "the build stage installs dependencies with CI's launch/install-deps.sh")
 for s in sorted(scripts):
     check(os.access(os.path.join(src, s), os.X_OK), "{} exists and is executable".format(s))
-check(re.search(r"cmake --install build --prefix", runs) is not None, "the suite is installed with cmake --install")
-check("-DGPUACCEPT_REQUIRE_CUDA=ON" in runs, "the image build fails rather than silently leaving out the GPU paths")
+check(re.search(r"launch/dev\.sh install", runs) is not None, "the suite is installed with CI's launch/dev.sh")
+dev = open(os.path.join(src, "launch", "dev.sh")).read()
+check("-DGPUACCEPT_REQUIRE_CUDA=ON" in dev and "cmake --install" in dev,
+      "dev.sh install fails rather than silently leaving out the GPU paths, and installs")
 
 prefixes = set(re.findall(r"ARG GA_PREFIX=(\S+)", text))
 srun_default = re.search(r"GA_PREFIX:-([^}]+)\}", open(os.path.join(src, "deploy", "slurm", "gpuaccept-srun.sh")).read())
