@@ -1,0 +1,52 @@
+/* The checks of a training run, from the gathered records: the loss fell, nothing went non-finite, and every
+ * replica ends bit-identical. Pure: no MPI, no CUDA, so they are tested with fixtures of a large cluster. */
+#ifndef DDP_CHECKS_H
+#define DDP_CHECKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddp_record.h"
+#include "ga_findings.h"
+
+typedef struct {
+    uint64_t hash; /* FNV-1a 64 over the bytes */
+    double sum;
+    bool finite;
+} ddp_digest;
+
+/* n parameters of elem_size bytes (8: double, 4: float). */
+void ddp_params_digest(const void *params, size_t n, size_t elem_size, ddp_digest *out);
+
+/* Steps averaged for the start and end loss: a tenth of the run, 1 to 20 steps. */
+int ddp_loss_window(int steps);
+/* Mean of curve[from .. from+count). */
+double ddp_mean(const double *curve, int from, int count);
+
+typedef struct {
+    double min_improvement; /* (start - end) / start must reach it */
+    int global_batch;
+    double straggler_ratio; /* a rank computing this much slower than the median is a warning */
+} ddp_check_opts;
+
+typedef struct {
+    double loss_start, loss_end, improvement, accuracy_end;
+    double samples_per_s; /* global: global_batch * timed_steps / slowest rank's train_s */
+    double step_time_ms;  /* slowest rank's mean step time */
+    double comm_wait_ms;  /* mean over ranks */
+    double comm_fraction; /* mean over ranks */
+    int steps;
+    bool replicas_identical;
+    int reference_rank; /* the rank whose parameters the majority shares */
+    uint64_t reference_hash;
+    int n_mismatched;
+    int *mismatched; /* world ranks, malloc'd: ddp_outcome_free */
+} ddp_outcome;
+
+/* Adds findings: DDP_NONFINITE, DDP_REPLICA_MISMATCH (one per rank that differs from the majority),
+ * DDP_LOSS_NOT_IMPROVED, DDP_RANK_FAILED, and the warning DDP_STRAGGLER. */
+void ddp_analyse(const ddp_record *all, int n, const ddp_check_opts *o, ga_findings *f, ddp_outcome *out);
+void ddp_outcome_free(ddp_outcome *out);
+
+#endif

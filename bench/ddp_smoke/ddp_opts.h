@@ -1,0 +1,36 @@
+/* ddp_smoke's command line. Values left at DDP_UNSET (NAN for reals) take their default after parsing, which
+ * depends on
+ * --quick. */
+#ifndef DDP_OPTS_H
+#define DDP_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ga_cli.h"
+#include "ga_gpu.h"
+
+#define DDP_UNSET (-1)
+
+typedef struct {
+    int hidden_layers, hidden, batch, steps, epochs, input_dim, classes;
+    long samples;
+    double lr, momentum, min_improvement, comm_timeout_s;
+    int64_t seed, bucket_bytes;
+    bool data_idx;
+    char idx_dir[GA_PATH_MAX];
+    ga_backend backend;
+} ddp_opts;
+
+/* Every field DDP_UNSET, synthetic data, backend auto. */
+void ddp_opts_init(ddp_opts *o);
+/* A ga_option_handler for the table in ddp_opts.c. */
+int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen);
+/* Fills the defaults (smaller with --quick). */
+void ddp_opts_defaults(ddp_opts *o, bool quick);
+
+extern const ga_option ddp_options[];
+extern const size_t ddp_n_options;
+
+#endif

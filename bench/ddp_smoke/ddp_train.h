@@ -1,0 +1,28 @@
+/* The training loop: each rank reads its shard of every global batch, steps its trainer, records the global
+ * loss of every step and the timings, and prints [TRAIN] progress. */
+#ifndef DDP_TRAIN_H
+#define DDP_TRAIN_H
+
+#include "ddp_data.h"
+#include "ddp_trainer.h"
+
+typedef struct {
+    int steps;
+    int rank, ranks, local_batch;
+    int64_t dataset_size; /* for the epoch in progress lines */
+    int warmup;           /* first steps left out of the timings */
+} ddp_loop_config;
+
+typedef struct {
+    double *loss_curve;     /* steps entries, malloc'd: the global loss of each step */
+    double *accuracy_curve; /* likewise */
+    int steps_done;
+    int nonfinite_step; /* -1 none */
+    int timed_steps;
+    double train_s, comm_wait_s; /* over the timed steps */
+} ddp_loop_result;
+
+void ddp_train_run(ddp_trainer *t, ddp_sampler *sampler, const ddp_loop_config *c, ddp_loop_result *out);
+void ddp_loop_result_free(ddp_loop_result *r);
+
+#endif

@@ -1,0 +1,306 @@
+/* ddp_smoke: a real data-parallel training loop. Every rank trains the same MLP on its shard of each global
+ * batch, gradients are averaged in buckets overlapping the backward pass, and at the end the loss must have
+ * fallen and every replica must hold bit-identical parameters. */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ddp_checks.h"
+#include "ddp_data.h"
+#include "ddp_json.h"
+#include "ddp_opts.h"
+#include "ddp_record.h"
+#include "ddp_train.h"
+#include "ddp_trainer.h"
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_gpu.h"
+#include "ga_log.h"
+#include "ga_report.h"
+
+/* Test only: the rank named here moves one parameter by one ulp after training, to prove that the replica
+ * check fails and names it. Never set it in production runs. */
+#define DDP_PERTURB_ENV "GA_DDP_TEST_PERTURB_RANK"
+
+static const ga_program_spec spec = {
+    .name = "ddp_smoke",
+    .summary =
+        "Trains an MLP data-parallel (NCCL on GPUs, MPI on the host) and checks that the loss falls and "
+        "every replica ends identical.",
+    .epilog = "Examples:\n"
+              "  mpirun -np 16 --map-by ppr:8:node ddp_smoke --report-dir reports\n"
+              "  mpirun -np 4 ddp_smoke --backend host --quick\n"
+              "  mpirun -np 8 ddp_smoke --data idx:/data/mnist --epochs 2 --min-improvement 0.5",
+    .options = ddp_options,
+    .n_options = 0, /* set in main: the table's size is known in ddp_opts.c */
+    .on_option = ddp_opts_on_option,
+    .default_timeout_s = 1800,
+};
+
+/* Loads or generates the data on every rank. A file rank 0 cannot read is a usage error; one that only other
+ * ranks cannot read is an environment error (the data is not visible on every node). */
+static int load_data(const ga_ctx *ctx, const ddp_opts *o, ddp_dataset *ds)
+{
+    char err[1400] = "";
+    int rc = o->data_idx ? ddp_dataset_load_idx(ds, o->idx_dir, err, sizeof err)
+                         : ddp_dataset_synthetic(ds, o->samples, o->input_dim, o->classes, (uint64_t)o->seed,
+                                                 err, sizeof err);
+    int failed = rc != 0, any = 0, rank0 = 0;
+    GA_MPI_CHECK(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    if (!any)
+        return GA_EXIT_PASS;
+    rank0 = failed;
+    GA_MPI_CHECK(MPI_Bcast(&rank0, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    if (rank0) {
+        ga_error_once(spec.name, "%s", err);
+        return GA_EXIT_USAGE;
+    }
+    if (failed) {
+        fprintf(stderr, "%s: %s rank %d: %s\n", spec.name, ctx->host, ctx->world_rank, err);
+        fflush(stderr);
+    }
+    return GA_EXIT_ENV;
+}
+
+/* Ranks of a node share its cores: unless told otherwise, each rank's OpenBLAS gets its share. */
+static int host_blas_threads(const ga_ctx *ctx)
+{
+    if (getenv("OPENBLAS_NUM_THREADS") || getenv("OMP_NUM_THREADS"))
+        return openblas_get_num_threads();
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int share = (int)(cores / (ctx->local_size > 0 ? ctx->local_size : 1));
+    openblas_set_num_threads(share > 0 ? share : 1);
+    return share > 0 ? share : 1;
+}
+
+static ddp_trainer *make_trainer(const ga_ctx *ctx, const ddp_trainer_config *cfg, ga_backend backend,
+                                 ddp_record *mine)
+{
+#if GA_HAVE_CUDA
+    if (backend == GA_BACKEND_GPU) {
+        ga_gpu_info gpu;
+        ga_gpu_select(ctx, &gpu);
+        mine->hdr.device_index = gpu.index;
+        snprintf(mine->hdr.device_name, sizeof mine->hdr.device_name, "%s", gpu.name);
+        snprintf(mine->hdr.device_uuid, sizeof mine->hdr.device_uuid, "%s", gpu.uuid);
+        snprintf(mine->hdr.device_pci_bus_id, sizeof mine->hdr.device_pci_bus_id, "%s", gpu.pci_bus_id);
+        return ddp_gpu_trainer_create(cfg, MPI_COMM_WORLD);
+    }
+#else
+    (void)backend;
+    (void)mine;
+#endif
+    int threads = host_blas_threads(ctx);
+    ga_log("DDP", "host path: fp64, OpenBLAS with %d thread%s per rank, MPI_Iallreduce per bucket", threads,
+           threads == 1 ? "" : "s");
+    return ddp_host_trainer_create(cfg, MPI_COMM_WORLD);
+}
+
+static void log_buckets(const ddp_trainer *t, const ddp_layout *m, int64_t cap)
+{
+    char line[1024] = "";
+    size_t len = 0;
+    for (int k = 0; k < t->plan.n && len < sizeof line - 64; k++)
+        len += (size_t)snprintf(line + len, sizeof line - len, "%s[layers %d-%d: %.1f KiB]", k ? " " : "",
+                                t->plan.b[k].first_layer, t->plan.b[k].last_layer,
+                                (double)(t->plan.b[k].count * t->elem_size) / 1024.0);
+    ga_log("DDP",
+           "%zu parameters (%.2f MiB %s) in %d bucket%s (cap %lld bytes), reduced last layer first: %s",
+           m->n_params, (double)(m->n_params * t->elem_size) / (1024.0 * 1024.0), t->dtype, t->plan.n,
+           t->plan.n == 1 ? "" : "s", (long long)cap, line);
+}
+
+/* This rank's record from the loop's result and the final parameters. */
+static void fill_record(ddp_trainer *t, const ddp_layout *m, const ddp_loop_result *res, int local_batch,
+                        ddp_record *r)
+{
+    int done = res->steps_done, w = ddp_loss_window(done);
+    r->local_batch = local_batch;
+    r->steps_done = done;
+    r->timed_steps = res->timed_steps;
+    r->nonfinite_step = res->nonfinite_step;
+    r->n_buckets = t->plan.n;
+    r->n_params = (int64_t)m->n_params;
+    r->loss_start = ddp_mean(res->loss_curve, 0, w < done ? w : done);
+    r->loss_end = ddp_mean(res->loss_curve, done - w, w);
+    r->accuracy_end = ddp_mean(res->accuracy_curve, done - w, w);
+    r->train_s = res->train_s;
+    if (res->timed_steps > 0 && res->train_s > 0) {
+        r->step_time_ms = 1e3 * res->train_s / res->timed_steps;
+        r->comm_wait_ms = 1e3 * res->comm_wait_s / res->timed_steps;
+        r->comm_fraction = res->comm_wait_s / res->train_s;
+        r->samples_per_s = (double)local_batch * res->timed_steps / res->train_s;
+    }
+    const char *perturb = getenv(DDP_PERTURB_ENV);
+    if (perturb && *perturb && atoi(perturb) == r->hdr.world_rank) {
+        ga_log_rank("DDP", "test only (%s): moving one parameter by one ulp", DDP_PERTURB_ENV);
+        t->perturb(t);
+    }
+    ddp_digest d;
+    ddp_params_digest(t->params(t), m->n_params, t->elem_size, &d);
+    r->param_hash = d.hash;
+    r->param_sum = d.sum;
+    r->params_finite = d.finite;
+}
+
+/* Rank 0: checks, report, verdict. Returns the exit code. */
+static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const ddp_run_info *info,
+                              const ddp_record *all, const ddp_loop_result *res)
+{
+    int n = ctx->world_size;
+    ga_findings findings;
+    ga_findings_init(&findings);
+    ddp_check_opts co = {
+        .min_improvement = info->min_improvement, .global_batch = info->global_batch, .straggler_ratio = 1.5};
+    ddp_outcome out;
+    ddp_analyse(all, n, &co, &findings, &out);
+
+    for (int i = 0; i < n; i++)
+        if (n <= 8 || common->verbose)
+            ga_log("DDP",
+                   "rank %d %s: %.0f samples/s, %.3f ms/step, %.3f ms/step waiting on gradients (%.1f%%), "
+                   "params %016llx",
+                   all[i].hdr.world_rank, all[i].hdr.host, all[i].samples_per_s, all[i].step_time_ms,
+                   all[i].comm_wait_ms, 100.0 * all[i].comm_fraction, (unsigned long long)all[i].param_hash);
+    ga_log("TRAIN", "loss %.5f -> %.5f (%.1f%% lower, need %.1f%%), training accuracy %.3f, %d steps",
+           out.loss_start, out.loss_end, 100.0 * out.improvement, 100.0 * info->min_improvement,
+           out.accuracy_end, out.steps);
+    ga_log("DDP",
+           "%d ranks x %d = %d samples/step: %.0f samples/s, %.3f ms/step, %.1f%% of the step waiting on "
+           "gradient communication",
+           n, info->local_batch, info->global_batch, out.samples_per_s, out.step_time_ms,
+           100.0 * out.comm_fraction);
+    ga_log("DDP", "replicas: %s", out.replicas_identical ? "all identical" : "DIFFER (see the findings)");
+
+    int exit_code = ga_findings_exit_code(&findings);
+    json_t *report = ga_report_new(ctx, spec.name, common);
+    ga_report_add_nodes(report, all, n, sizeof *all, ddp_record_json, NULL);
+    json_object_set_new(report, "summary", ddp_summary_json(info, &out, res->loss_curve, res->steps_done));
+    ga_report_add_metric(report, "samples_per_s", out.samples_per_s, "samples/s", true, GA_WHERE_CLUSTER);
+    ga_report_add_metric(report, "loss_improvement", out.improvement, "fraction", true, GA_WHERE_CLUSTER);
+    ga_report_add_metric(report, "comm_fraction", out.comm_fraction, "fraction", false, GA_WHERE_CLUSTER);
+    ga_report_add_metric(report, "step_time_ms", out.step_time_ms, "ms", false, GA_WHERE_CLUSTER);
+    for (int i = 0; i < n; i++)
+        ga_report_add_metric(report, "samples_per_s_rank", all[i].samples_per_s, "samples/s", true,
+                             (ga_where){all[i].hdr.host, all[i].hdr.node_index, all[i].hdr.world_rank,
+                                        all[i].hdr.device_index});
+    ga_report_set_verdict(report, &findings, exit_code);
+
+    char err[GA_PATH_MAX + 256] = "";
+    if (ga_report_write_atomic(common->report_dir, spec.name, report, err, sizeof err) != 0)
+        exit_code = GA_EXIT_ENV;
+    else
+        ga_log("DDP", "report: %s/%s.json", common->report_dir, spec.name);
+    ga_result_print(&findings, exit_code, err);
+    json_decref(report);
+    ddp_outcome_free(&out);
+    ga_findings_free(&findings);
+    return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    ga_ctx ctx;
+    ga_common_opts common;
+    ddp_opts opts;
+    ddp_opts_init(&opts);
+    ga_program_spec s = spec;
+    s.n_options = ddp_n_options;
+    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &opts);
+    if (rc >= 0)
+        return ga_program_end(&ctx, rc);
+    if (opts.steps != DDP_UNSET && opts.epochs != DDP_UNSET) {
+        ga_error_once(spec.name, "give --steps or --epochs, not both (see --help)");
+        return ga_program_end(&ctx, GA_EXIT_USAGE);
+    }
+    ddp_opts_defaults(&opts, common.quick);
+
+    ga_phase("choosing the backend");
+    ga_backend backend = ga_backend_resolve(&ctx, opts.backend);
+    ga_log("TRAIN", "ddp_smoke: %d ranks on %d nodes, %s backend, launched by %s", ctx.world_size,
+           ctx.node_count, ga_backend_name(backend), ctx.launcher.detail);
+
+    ga_phase("loading the data");
+    ddp_dataset ds;
+    rc = load_data(&ctx, &opts, &ds);
+    if (rc != GA_EXIT_PASS)
+        return ga_program_end(&ctx, rc);
+    const int global_batch = ctx.world_size * opts.batch;
+    if (opts.epochs != DDP_UNSET)
+        opts.steps = (int)(opts.epochs * ((ds.n + global_batch - 1) / global_batch));
+    ga_log("TRAIN", "data %s; %d steps of %d x %d samples (%.2f epochs)", ds.source, opts.steps,
+           ctx.world_size, opts.batch, (double)opts.steps * global_batch / (double)ds.n);
+
+    ddp_layout layout;
+    char err[256];
+    if (ddp_layout_init(&layout, ds.dim, opts.hidden, opts.hidden_layers, ds.classes, err, sizeof err) != 0) {
+        ga_error_once(spec.name, "%s", err);
+        ddp_dataset_free(&ds);
+        return ga_program_end(&ctx, GA_EXIT_USAGE);
+    }
+
+    ddp_record *mine = calloc(1, sizeof *mine);
+    ddp_sampler sampler;
+    if (!mine || ddp_sampler_init(&sampler, &ds, (uint64_t)opts.seed) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ga_record_header_init(&ctx, &mine->hdr);
+
+    ga_phase("building the model");
+    ddp_trainer_config cfg = {.layout = &layout,
+                              .bucket_cap_bytes = (size_t)opts.bucket_bytes,
+                              .local_batch = opts.batch,
+                              .global_batch = global_batch,
+                              .sgd = {opts.lr, opts.momentum},
+                              .seed = (uint64_t)opts.seed,
+                              .comm_timeout_s = opts.comm_timeout_s};
+    ddp_trainer *trainer = make_trainer(&ctx, &cfg, backend, mine);
+    log_buckets(trainer, &layout, opts.bucket_bytes);
+
+    ddp_loop_config loop = {.steps = opts.steps,
+                            .rank = ctx.world_rank,
+                            .ranks = ctx.world_size,
+                            .local_batch = opts.batch,
+                            .dataset_size = ds.n,
+                            .warmup = opts.steps / 10 < 5 ? opts.steps / 10 : 5};
+    ddp_loop_result res;
+    ddp_train_run(trainer, &sampler, &loop, &res);
+
+    ga_phase("checking the replicas");
+    fill_record(trainer, &layout, &res, opts.batch, mine);
+    ddp_run_info info = {.backend = trainer->backend,
+                         .dtype = trainer->dtype,
+                         .data = ds.source,
+                         .ranks = ctx.world_size,
+                         .local_batch = opts.batch,
+                         .global_batch = global_batch,
+                         .hidden_layers = opts.hidden_layers,
+                         .hidden = opts.hidden,
+                         .input_dim = ds.dim,
+                         .classes = ds.classes,
+                         .n_params = layout.n_params,
+                         .bucket_cap_bytes = (size_t)opts.bucket_bytes,
+                         .elem_size = trainer->elem_size,
+                         .plan = &trainer->plan,
+                         .lr = opts.lr,
+                         .momentum = opts.momentum,
+                         .min_improvement = opts.min_improvement,
+                         .seed = (uint64_t)opts.seed};
+
+    ga_phase("gathering %d records", ctx.world_size);
+    ddp_record *all = NULL;
+    ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
+    int exit_code = GA_EXIT_PASS;
+    if (ctx.world_rank == 0)
+        exit_code = analyse_and_report(&ctx, &common, &info, all, &res);
+
+    free(all);
+    free(mine);
+    ddp_loop_result_free(&res);
+    trainer->destroy(trainer);
+    ddp_sampler_free(&sampler);
+    ddp_dataset_free(&ds);
+    return ga_program_end(&ctx, exit_code);
+}
