@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ga_exit.h"
+#include "step_runner.h"
 #include "suite_util.h"
 
 #ifndef GA_VERSION
@@ -68,23 +69,13 @@ static const json_t *find_run_step(const json_t *run, const char *program)
     return NULL;
 }
 
-/* Status from a report's own verdict, when no run record says how the step ended. */
+/* Status from a report's own verdict, when no run record says how the step ended: the rules of a step that
+ * ran and left this report. */
 static const char *status_from_report(const json_t *report)
 {
-    switch (sj_int(json_object_get(report, "verdict"), "exit_code", -1)) {
-    case GA_EXIT_PASS:
-        return "pass";
-    case GA_EXIT_CHECK_FAILED:
-        return "fail";
-    case GA_EXIT_USAGE:
-        return "usage_error";
-    case GA_EXIT_ENV:
-        return "env_error";
-    case GA_EXIT_TIMEOUT:
-        return "timeout";
-    default:
-        return "internal_error";
-    }
+    suite_step_result r = {.started = true,
+                           .exit_code = (int)sj_int(json_object_get(report, "verdict"), "exit_code", -1)};
+    return suite_step_classify(&r, true, true);
 }
 
 /* The programs to list: the suite's in run order, then any other report's, in the order given. */
