@@ -1,0 +1,116 @@
+/* The launcher rules of `gpuaccept run`, from fixture environments. */
+#include <stdio.h>
+#include <string.h>
+
+#include "launch_plan.h"
+#include "step_runner.h"
+
+static const char *const *fixture_env;
+
+static const char *fixture_getenv(const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *const *e = fixture_env; e && *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
+    return NULL;
+}
+
+static int failures;
+
+/* The plan's words joined by spaces must equal want. */
+static void expect(const char *label, const char *const *env, suite_launch_in in, const char *want,
+                   suite_launch_kind kind)
+{
+    fixture_env = env;
+    suite_launch plan;
+    char err[256], got[4096] = "";
+    if (suite_launch_plan(fixture_getenv, &in, &plan, err, sizeof err) != 0) {
+        printf("FAIL %s: %s\n", label, err);
+        failures++;
+        return;
+    }
+    for (int i = 0; i < plan.argc; i++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "", plan.argv[i]);
+    bool ok = strcmp(got, want) == 0 && plan.kind == kind;
+    printf("%s %s: [%s] (%s)%s%s\n", ok ? "ok  " : "FAIL", label, got, plan.detail,
+           ok ? "" : " want: ", ok ? "" : want);
+    failures += !ok;
+}
+
+static void expect_status(const char *label, suite_step_result r, bool found, bool report, const char *want)
+{
+    const char *got = suite_step_classify(&r, found, report);
+    bool ok = strcmp(got, want) == 0;
+    printf("%s classify %s: %s%s%s\n", ok ? "ok  " : "FAIL", label, got, ok ? "" : " want ", ok ? "" : want);
+    failures += !ok;
+}
+
+int main(void)
+{
+    const char *none[] = {NULL};
+    const char *slurm[] = {"SLURM_JOB_ID=4242", "SLURM_NTASKS=16", NULL};
+    const char *mpijob[] = {"OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile",
+                            "NCCL_DEBUG=WARN",
+                            "NCCL_SOCKET_IFNAME=eth0",
+                            "AWS_SECRET_ACCESS_KEY=x",
+                            "OMP_NUM_THREADS=4",
+                            NULL};
+    const char *cvd[] = {"CUDA_VISIBLE_DEVICES=0,1,2,3", NULL};
+    const char *cvd_empty[] = {"CUDA_VISIBLE_DEVICES=", NULL};
+    char *const menv[] = {"OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile",
+                          "NCCL_DEBUG=WARN",
+                          "NCCL_SOCKET_IFNAME=eth0",
+                          "AWS_SECRET_ACCESS_KEY=x",
+                          "OMP_NUM_THREADS=4",
+                          NULL};
+
+    expect("no GPU, 2 cores, root", none, (suite_launch_in){.local_cores = 2, .as_root = true},
+           "mpirun --allow-run-as-root -np 2", SUITE_LAUNCH_LOCAL);
+    expect("no GPU, 1 core: oversubscribe", none, (suite_launch_in){.local_cores = 1},
+           "mpirun -np 2 --oversubscribe", SUITE_LAUNCH_LOCAL);
+    expect("8 GPUs, 64 cores", none, (suite_launch_in){.local_gpus = 8, .local_cores = 64}, "mpirun -np 8",
+           SUITE_LAUNCH_LOCAL);
+    expect("--np 4 beats the GPU count", none, (suite_launch_in){.np = 4, .local_gpus = 8, .local_cores = 64},
+           "mpirun -np 4", SUITE_LAUNCH_LOCAL);
+    expect("Slurm allocation", slurm, (suite_launch_in){.local_gpus = 8, .local_cores = 64, .as_root = true},
+           "srun --mpi=pmix --kill-on-bad-exit=1", SUITE_LAUNCH_SLURM);
+    expect("Slurm with --np", slurm, (suite_launch_in){.np = 16, .local_cores = 64},
+           "srun --mpi=pmix --kill-on-bad-exit=1 --ntasks=16", SUITE_LAUNCH_SLURM);
+    expect("MPIJob launcher: operator hostfile, NCCL_* and OMP_NUM_THREADS forwarded, secrets not", mpijob,
+           (suite_launch_in){.local_cores = 2, .as_root = true, .envp = menv},
+           "mpirun --allow-run-as-root --hostfile /etc/mpi/hostfile -x NCCL_DEBUG -x NCCL_SOCKET_IFNAME -x "
+           "OMP_NUM_THREADS",
+           SUITE_LAUNCH_MPIJOB);
+    expect("--hostfile wins over Slurm", slurm,
+           (suite_launch_in){.np = 16, .hostfile = "/tmp/hosts", .local_cores = 2},
+           "mpirun --hostfile /tmp/hosts -np 16", SUITE_LAUNCH_HOSTFILE);
+
+    fixture_env = cvd;
+    int n = suite_local_gpu_count(fixture_getenv);
+    printf("%s CUDA_VISIBLE_DEVICES=0,1,2,3 -> %d GPUs\n", n == 4 ? "ok  " : "FAIL", n);
+    failures += n != 4;
+    fixture_env = cvd_empty;
+    n = suite_local_gpu_count(fixture_getenv);
+    printf("%s CUDA_VISIBLE_DEVICES= -> %d GPUs\n", n == 0 ? "ok  " : "FAIL", n);
+    failures += n != 0;
+
+    suite_step_result r = {.started = true, .exit_code = 0};
+    expect_status("exit 0 with report", r, true, true, "pass");
+    expect_status("exit 0 without report", r, true, false, "crashed");
+    r.exit_code = 1;
+    expect_status("exit 1 with report", r, true, true, "fail");
+    r.exit_code = 3;
+    expect_status("exit 3", r, true, false, "env_error");
+    r.exit_code = 4;
+    expect_status("exit 4 (the program's watchdog)", r, true, false, "timeout");
+    r.exit_code = 139;
+    expect_status("exit 139 (mpirun: a rank got SIGSEGV)", r, true, false, "crashed");
+    r.exit_code = -1;
+    r.signal = 9;
+    expect_status("killed by a signal", r, true, false, "crashed");
+    r.timed_out = true;
+    expect_status("killed at the deadline", r, true, false, "timeout");
+    expect_status("no program", r, false, false, "missing");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,257 @@
+#include "baseline.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "merge.h"
+#include "suite_util.h"
+
+/* For json_pack's O, which refuses NULL: an absent field is null. */
+#define OR_NULL(v) ((v) ? (v) : json_null())
+
+static bool streq(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+const char *suite_metric_scope(const json_t *m)
+{
+    if (sj_int(m, "gpu", -1) >= 0)
+        return "gpu";
+    if (sj_int(m, "rank", -1) >= 0)
+        return "rank";
+    if (sj_str(m, "host", NULL))
+        return "node";
+    return "cluster";
+}
+
+int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
+{
+    if (!json_is_object(b) || !streq(sj_str(b, "schema", NULL), SUITE_BASELINE_SCHEMA)) {
+        snprintf(err, errlen, "not a baseline: \"schema\" is not \"%s\"", SUITE_BASELINE_SCHEMA);
+        return -1;
+    }
+    json_t *metrics = sj_arr(b, "metrics");
+    if (!metrics) {
+        snprintf(err, errlen, "baseline has no \"metrics\" array");
+        return -1;
+    }
+    size_t i;
+    json_t *m;
+    json_array_foreach(metrics, i, m)
+    {
+        const char *scope = sj_str(m, "scope", "");
+        if (!sj_str(m, "program", NULL) || !sj_str(m, "name", NULL) || !sj_is_num(m, "value") ||
+            !json_is_boolean(json_object_get(m, "higher_is_better")) ||
+            !(streq(scope, "gpu") || streq(scope, "rank") || streq(scope, "node") ||
+              streq(scope, "cluster"))) {
+            snprintf(err, errlen,
+                     "baseline metric %zu needs program, name, value, higher_is_better and scope "
+                     "(gpu|rank|node|cluster)",
+                     i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A baseline figure can hold only for a job of some shape (8 GPUs of one node over NVLink, say). */
+static bool conditions_hold(const json_t *bm, const json_t *step)
+{
+    const char *keys[] = {"world_size", "node_count"};
+    for (size_t k = 0; k < 2; k++)
+        if (sj_is_num(bm, keys[k]) && sj_int(step, keys[k], -1) != sj_int(bm, keys[k], -2))
+            return false;
+    return true;
+}
+
+int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *source, double tolerance_pct)
+{
+    if (tolerance_pct < 0)
+        tolerance_pct = sj_num(baseline, "tolerance_pct", SUITE_BASELINE_DEFAULT_TOLERANCE_PCT);
+    double tol = tolerance_pct / 100.0;
+    json_t *findings = sj_arr(summary, "findings");
+    int checked = 0, regressions = 0;
+    size_t i, j;
+    json_t *m, *bm;
+    json_array_foreach(sj_arr(summary, "metrics"), i, m)
+    {
+        const char *program = sj_str(m, "program", ""), *name = sj_str(m, "name", "");
+        json_array_foreach(sj_arr(baseline, "metrics"), j, bm)
+        {
+            if (!streq(sj_str(bm, "program", NULL), program) || !streq(sj_str(bm, "name", NULL), name) ||
+                !streq(sj_str(bm, "scope", NULL), suite_metric_scope(m)) ||
+                !conditions_hold(bm, suite_summary_step(summary, program)) || !sj_is_num(m, "value"))
+                continue;
+            double value = sj_num(m, "value", 0), base = sj_num(bm, "value", 0);
+            bool hib = sj_bool(bm, "higher_is_better", true);
+            double limit = hib ? base * (1 - tol) : base * (1 + tol);
+            checked++;
+            if (hib ? value >= limit : value <= limit)
+                continue;
+            regressions++;
+            char where[160] = "", msg[600];
+            const char *host = sj_str(m, "host", NULL);
+            if (host && sj_int(m, "gpu", -1) >= 0)
+                snprintf(where, sizeof where, " on %s GPU %lld", host, sj_int(m, "gpu", -1));
+            else if (host && sj_int(m, "rank", -1) >= 0)
+                snprintf(where, sizeof where, " on %s rank %lld", host, sj_int(m, "rank", -1));
+            else if (host)
+                snprintf(where, sizeof where, " on %s", host);
+            const char *unit = sj_str(m, "unit", "");
+            snprintf(msg, sizeof msg,
+                     "%s %s %.4g %s%s is %s the baseline %.4g %s by %.1f%% (tolerance %.4g%%%s%s)", program,
+                     name, value, unit, where, hib ? "below" : "above", base, unit,
+                     base != 0 ? fabs(value - base) / fabs(base) * 100 : 0.0, tolerance_pct,
+                     sj_str(bm, "source", NULL) ? "; source " : "", sj_str(bm, "source", ""));
+            json_t *f = json_pack(
+                "{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:s}", "program", "baseline", "severity", "fail", "code",
+                "BASELINE_REGRESSION", "host", OR_NULL(json_object_get(m, "host")), "node_index",
+                OR_NULL(json_object_get(m, "node_index")), "rank", OR_NULL(json_object_get(m, "rank")), "gpu",
+                OR_NULL(json_object_get(m, "gpu")), "message", msg);
+            json_array_append_new(findings, f);
+        }
+    }
+    json_object_set_new(summary, "baseline",
+                        json_pack("{s:s, s:s?, s:f, s:i, s:i}", "file", source ? source : "", "model",
+                                  sj_str(baseline, "model", NULL), "tolerance_pct", tolerance_pct, "checked",
+                                  checked, "regressions", regressions));
+    return regressions;
+}
+
+/* Per (program, name, scope): the values of a summary's metrics, grouped. */
+json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct, int force, char *err,
+                                    size_t errlen)
+{
+    if (!streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA)) {
+        snprintf(err, errlen, "not a gpuaccept summary (schema \"%s\")", SUITE_SUMMARY_SCHEMA);
+        return NULL;
+    }
+    const char *result = sj_str(json_object_get(summary, "verdict"), "result", "fail");
+    if (!force && !streq(result, "pass")) {
+        snprintf(err, errlen,
+                 "the run failed (verdict %s): a baseline comes from a healthy run (--force to "
+                 "override)",
+                 result);
+        return NULL;
+    }
+    json_t *groups = json_object(), *order = json_array();
+    size_t i;
+    json_t *m;
+    json_array_foreach(sj_arr(summary, "metrics"), i, m)
+    {
+        if (!sj_is_num(m, "value"))
+            continue;
+        char key[400];
+        snprintf(key, sizeof key, "%s\t%s\t%s", sj_str(m, "program", "?"), sj_str(m, "name", "?"),
+                 suite_metric_scope(m));
+        json_t *g = json_object_get(groups, key);
+        if (!g) {
+            g = json_pack("{s:O, s:O, s:s, s:O, s:O, s:[]}", "program",
+                          OR_NULL(json_object_get(m, "program")), "name", OR_NULL(json_object_get(m, "name")),
+                          "scope", suite_metric_scope(m), "unit", OR_NULL(json_object_get(m, "unit")),
+                          "higher_is_better", json_boolean(sj_bool(m, "higher_is_better", true)), "values");
+            if (!g)
+                continue;
+            json_object_set_new(groups, key, g);
+            json_array_append_new(order, json_string(key));
+        }
+        json_array_append_new(json_object_get(g, "values"), json_real(sj_num(m, "value", 0)));
+    }
+    if (json_array_size(order) == 0) {
+        json_decref(groups);
+        json_decref(order);
+        snprintf(err, errlen, "the summary has no metrics to make a baseline of");
+        return NULL;
+    }
+    const char *model = sj_str(summary, "gpu_model", NULL);
+    char created[32], note[200];
+    suite_utc_now(created, sizeof created);
+    snprintf(note, sizeof note, "gpuaccept run of %s: medians over the run's nodes and GPUs",
+             sj_str(summary, "created_utc", "?"));
+    json_t *b = json_pack(
+        "{s:s, s:i, s:s, s:s, s:s, s:f, s:[{s:s, s:s, s:s}], s:[]}", "schema", SUITE_BASELINE_SCHEMA,
+        "schema_version", 1, "model", model ? model : "host (no GPU)", "created_utc", created, "description",
+        note, "tolerance_pct", tolerance_pct >= 0 ? tolerance_pct : SUITE_BASELINE_DEFAULT_TOLERANCE_PCT,
+        "sources", "id", "site-run", "title", "Acceptance run of this site", "note", note, "metrics");
+    json_object_set_new(b, "match", model ? json_pack("[s]", model) : json_array());
+    json_t *key;
+    json_array_foreach(order, i, key)
+    {
+        json_t *g = json_object_get(groups, json_string_value(key));
+        json_t *vals = json_object_get(g, "values");
+        size_t n = json_array_size(vals);
+        double *v = malloc((n ? n : 1) * sizeof *v);
+        if (!v)
+            continue;
+        for (size_t k = 0; k < n; k++)
+            v[k] = json_number_value(json_array_get(vals, k));
+        double med = suite_median(v, n);
+        free(v);
+        json_t *bm =
+            json_pack("{s:O, s:O, s:O, s:f, s:O, s:O, s:s, s:I}", "program", json_object_get(g, "program"),
+                      "name", json_object_get(g, "name"), "scope", json_object_get(g, "scope"), "value", med,
+                      "unit", json_object_get(g, "unit"), "higher_is_better",
+                      json_object_get(g, "higher_is_better"), "source", "site-run", "samples", (json_int_t)n);
+        /* A job-wide figure depends on the job's shape: it holds only for the same shape. */
+        if (streq(json_string_value(json_object_get(g, "scope")), "cluster")) {
+            const json_t *step =
+                suite_summary_step(summary, json_string_value(json_object_get(g, "program")));
+            if (sj_int(step, "world_size", -1) > 0)
+                json_object_set_new(bm, "world_size", json_integer(sj_int(step, "world_size", 0)));
+            if (sj_int(step, "node_count", -1) > 0)
+                json_object_set_new(bm, "node_count", json_integer(sj_int(step, "node_count", 0)));
+        }
+        json_array_append_new(json_object_get(b, "metrics"), bm);
+    }
+    json_decref(groups);
+    json_decref(order);
+    return b;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int suite_baseline_find(const char *dir, const char *gpu_model, char *path, size_t len)
+{
+    if (!gpu_model || !*gpu_model)
+        return -1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    char *names[256];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < sizeof names / sizeof names[0]) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && strcmp(e->d_name + l - 5, ".json") == 0)
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], cmp_name);
+    int found = -1;
+    for (size_t i = 0; i < n; i++) {
+        char p[4096], err[256];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        json_t *b = found ? suite_load_json(p, err, sizeof err) : NULL;
+        size_t k;
+        json_t *pat;
+        json_array_foreach(sj_arr(b, "match"), k, pat)
+        {
+            const char *s = json_string_value(pat);
+            if (found && s && strcasecmp(gpu_model, s) == 0) {
+                snprintf(path, len, "%s", p);
+                found = 0;
+            }
+        }
+        json_decref(b);
+        free(names[i]);
+    }
+    return found;
+}

@@ -1,0 +1,86 @@
+/* gpuaccept compare OLD NEW: a re-check against the acceptance run. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compare.h"
+#include "ga_exit.h"
+#include "suite.h"
+#include "suite_util.h"
+
+#ifndef GA_VERSION
+#define GA_VERSION "unknown"
+#endif
+
+enum { OPT_TOLERANCE = 1000, OPT_JSON, OPT_ALL, OPT_VERSION };
+
+static void usage(void)
+{
+    printf(
+        "usage: gpuaccept compare [--tolerance PCT] [--json FILE] [--all] OLD.json NEW.json\n"
+        "Compares two runs' metrics (summary.json, or two reports of one program) per program, metric, node\n"
+        "and GPU: old, new, change, and a regression where a figure moved the wrong way (by its\n"
+        "higher_is_better) by more than the tolerance. Lists the metrics and nodes present in one run only.\n"
+        "  --tolerance PCT  default %.0f\n"
+        "  --json FILE      also write the comparison as JSON\n"
+        "  --all            list every metric, not only the changed ones\n"
+        "Exit code: 0 no regression, 1 a regression, 2 usage.\n",
+        SUITE_COMPARE_DEFAULT_TOLERANCE_PCT);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    static const struct option longs[] = {{"tolerance", required_argument, NULL, OPT_TOLERANCE},
+                                          {"json", required_argument, NULL, OPT_JSON},
+                                          {"all", no_argument, NULL, OPT_ALL},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"version", no_argument, NULL, OPT_VERSION},
+                                          {0}};
+    double tol = SUITE_COMPARE_DEFAULT_TOLERANCE_PCT;
+    const char *json_out = NULL;
+    bool all = false;
+    optind = 0;
+    opterr = 0;
+    int key;
+    while ((key = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (key) {
+        case OPT_TOLERANCE:
+            if (suite_parse_pct(optarg, &tol))
+                return suite_usage_error("compare", "--tolerance: '%s' is not a percentage from 0 to 100",
+                                         optarg);
+            break;
+        case OPT_JSON:
+            json_out = optarg;
+            break;
+        case OPT_ALL:
+            all = true;
+            break;
+        case 'h':
+            usage();
+            return GA_EXIT_PASS;
+        case OPT_VERSION:
+            printf("gpuaccept compare %s\n", GA_VERSION);
+            return GA_EXIT_PASS;
+        default:
+            return suite_bad_option("compare", key, argv);
+        }
+    }
+    if (argc - optind != 2)
+        return suite_usage_error("compare", "needs two files, OLD.json and NEW.json");
+    char err[512];
+    json_t *old_run = suite_load_json(argv[optind], err, sizeof err);
+    json_t *new_run = old_run ? suite_load_json(argv[optind + 1], err, sizeof err) : NULL;
+    json_t *cmp = new_run ? suite_compare(old_run, new_run, tol, err, sizeof err) : NULL;
+    json_decref(old_run);
+    json_decref(new_run);
+    if (!cmp)
+        return suite_usage_error("compare", "%s", err);
+    suite_compare_print(cmp, stdout, all);
+    int rc = sj_int(cmp, "regressions", 0) > 0 ? GA_EXIT_CHECK_FAILED : GA_EXIT_PASS;
+    if (json_out && suite_write_json_atomic(json_out, cmp, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuaccept compare: %s\n", err);
+        rc = GA_EXIT_ENV;
+    }
+    json_decref(cmp);
+    return rc;
+}

@@ -1,0 +1,427 @@
+/* gpuaccept run: every program in turn under the launcher found, progress as it goes, then the merged
+ * summary. A step that crashes or times out is a failure of that step; the run goes on with the next. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "baseline.h"
+#include "ga_exit.h"
+#include "ga_parse.h"
+#include "ga_report.h"
+#include "launch_plan.h"
+#include "merge.h"
+#include "step_runner.h"
+#include "suite.h"
+#include "suite_util.h"
+
+#ifndef GA_VERSION
+#define GA_VERSION "unknown"
+#endif
+
+extern char **environ;
+
+typedef struct {
+    bool quick, verbose, dry_run;
+    char report_dir[GA_PATH_MAX];
+    long np;
+    const char *hostfile;
+    bool selected[8];
+    double step_timeout_s;
+    const char *baseline;
+    double tolerance_pct;
+} run_opts;
+
+enum {
+    OPT_QUICK = 1000,
+    OPT_REPORT_DIR,
+    OPT_NP,
+    OPT_HOSTFILE,
+    OPT_ONLY,
+    OPT_SKIP,
+    OPT_STEP_TIMEOUT,
+    OPT_BASELINE,
+    OPT_TOLERANCE,
+    OPT_DRY_RUN,
+    OPT_VERBOSE,
+    OPT_VERSION
+};
+
+static void usage(void)
+{
+    printf(
+        "usage: gpuaccept run [options]\n"
+        "Runs env_audit, gemm_flops, mem_bw, allreduce_bw and ddp_smoke in turn and merges their reports "
+        "into\n"
+        "summary.json, summary.md and summary.html. Launcher: srun --mpi=pmix inside a Slurm allocation, "
+        "mpirun\n"
+        "with the operator's hostfile inside an MPIJob launcher, else mpirun on this machine with one rank "
+        "per\n"
+        "GPU (2 ranks on the host paths when there is no GPU).\n\n"
+        "Options:\n"
+        "  -n, --np N               ranks (default: the launcher's; on this machine one per GPU, else 2)\n"
+        "  -H, --hostfile FILE      mpirun with this hostfile\n"
+        "      --only LIST          only these steps (comma separated)\n"
+        "      --skip LIST          not these steps\n"
+        "      --quick              smaller sizes and fewer iterations: a fast smoke run\n"
+        "      --report-dir DIR     reports and summary go here (default: gpuaccept-<UTC time>); with\n"
+        "                           several nodes, a directory the node of rank 0 shares with this one\n"
+        "      --step-timeout SEC   kill a step after SEC seconds (default 1800, 600 with --quick)\n"
+        "      --baseline FILE|auto|none  hold the figures to a baseline (default auto: the shipped one\n"
+        "                           of the GPU model, if any)\n"
+        "      --tolerance PCT      how far below the baseline a figure may be (default: the file's)\n"
+        "      --dry-run            print the commands and exit\n"
+        "      --verbose            programs print detail\n"
+        "  -h, --help               this help\n"
+        "      --version            the version\n\n"
+        "Steps: env_audit gemm_flops mem_bw allreduce_bw ddp_smoke. Programs are looked up beside gpuaccept\n"
+        "(or in $GPUACCEPT_BIN_DIR).\n"
+        "Exit code: the verdict. 0 pass; 1 a check failed (the cluster is not fit: see summary.html); else "
+        "the\n"
+        "worst reason a step could not measure: 2 usage, 3 environment (or a program missing), 4 timeout,\n"
+        "5 crash or internal error.\n");
+}
+
+static int parse_list(const char *verb, const char *arg, bool *set, bool value)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", arg);
+    char *items[16];
+    int n = ga_split_list(buf, items, 16);
+    if (n <= 0)
+        return suite_usage_error(verb, "empty or too long step list '%s'", arg);
+    for (int i = 0; i < n; i++) {
+        int k = suite_program_index(items[i]);
+        if (k < 0)
+            return suite_usage_error(verb,
+                                     "unknown step '%s' (steps: env_audit gemm_flops mem_bw allreduce_bw "
+                                     "ddp_smoke)",
+                                     items[i]);
+        set[k] = value;
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, run_opts *o)
+{
+    static const struct option longs[] = {
+        {"quick", no_argument, NULL, OPT_QUICK},
+        {"report-dir", required_argument, NULL, OPT_REPORT_DIR},
+        {"np", required_argument, NULL, 'n'},
+        {"hostfile", required_argument, NULL, 'H'},
+        {"only", required_argument, NULL, OPT_ONLY},
+        {"skip", required_argument, NULL, OPT_SKIP},
+        {"step-timeout", required_argument, NULL, OPT_STEP_TIMEOUT},
+        {"baseline", required_argument, NULL, OPT_BASELINE},
+        {"tolerance", required_argument, NULL, OPT_TOLERANCE},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"verbose", no_argument, NULL, OPT_VERBOSE},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {0},
+    };
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < suite_n_programs; i++)
+        o->selected[i] = true;
+    o->baseline = "auto";
+    o->tolerance_pct = -1;
+    bool only_seen = false;
+    char err[256];
+    optind = 0;
+    opterr = 0;
+    int key;
+    while ((key = getopt_long(argc, argv, ":n:H:h", longs, NULL)) != -1) {
+        switch (key) {
+        case OPT_QUICK:
+            o->quick = true;
+            break;
+        case OPT_REPORT_DIR:
+            if (!*optarg || strlen(optarg) >= sizeof o->report_dir - 64)
+                return suite_usage_error("run", "--report-dir: '%s' is not a usable path", optarg);
+            snprintf(o->report_dir, sizeof o->report_dir, "%s", optarg);
+            break;
+        case 'n':
+            if (ga_parse_long(optarg, 1, 1000000, &o->np, err, sizeof err))
+                return suite_usage_error("run", "--np: %s", err);
+            break;
+        case 'H':
+            if (access(optarg, R_OK) != 0)
+                return suite_usage_error("run", "--hostfile: cannot read '%s'", optarg);
+            o->hostfile = optarg;
+            break;
+        case OPT_ONLY:
+            if (!only_seen)
+                for (size_t i = 0; i < suite_n_programs; i++)
+                    o->selected[i] = false;
+            only_seen = true;
+            if (parse_list("run", optarg, o->selected, true))
+                return GA_EXIT_USAGE;
+            break;
+        case OPT_SKIP:
+            if (parse_list("run", optarg, o->selected, false))
+                return GA_EXIT_USAGE;
+            break;
+        case OPT_STEP_TIMEOUT:
+            if (ga_parse_double(optarg, 1, 7 * 24 * 3600, &o->step_timeout_s, err, sizeof err))
+                return suite_usage_error("run", "--step-timeout: %s", err);
+            break;
+        case OPT_BASELINE:
+            o->baseline = optarg;
+            break;
+        case OPT_TOLERANCE:
+            if (suite_parse_pct(optarg, &o->tolerance_pct))
+                return suite_usage_error("run", "--tolerance: '%s' is not a percentage from 0 to 100",
+                                         optarg);
+            break;
+        case OPT_DRY_RUN:
+            o->dry_run = true;
+            break;
+        case OPT_VERBOSE:
+            o->verbose = true;
+            break;
+        case 'h':
+            usage();
+            return -2;
+        case OPT_VERSION:
+            printf("gpuaccept run %s\n", GA_VERSION);
+            return -2;
+        default:
+            return suite_bad_option("run", key, argv);
+        }
+    }
+    if (optind < argc)
+        return suite_usage_error("run", "unexpected argument '%s'", argv[optind]);
+    if (!o->step_timeout_s)
+        o->step_timeout_s = o->quick ? 600 : 1800;
+    if (!o->report_dir[0]) {
+        time_t t = time(NULL);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(o->report_dir, sizeof o->report_dir, "gpuaccept-%Y%m%d-%H%M%SZ", &tm);
+    }
+    return 0;
+}
+
+static const char *process_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+/* The program's own watchdog fires first and names the phase it was stuck in; the suite's kill is the
+ * backstop. */
+static double program_timeout(double step_timeout_s)
+{
+    return step_timeout_s > 50 ? step_timeout_s - 20 : step_timeout_s * 0.6;
+}
+
+static void fmt_clock(double s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d:%02d", (int)(s / 60), (int)s % 60);
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* argv of one step: the launcher prefix, the program, its options. words holds the strings. */
+static size_t step_argv(const suite_launch *plan, const char *path, const run_opts *o, char words[][64],
+                        char **argv)
+{
+    size_t n = 0;
+    for (int i = 0; i < plan->argc; i++)
+        argv[n++] = (char *)plan->argv[i];
+    argv[n++] = (char *)path;
+    argv[n++] = "--report-dir";
+    argv[n++] = (char *)o->report_dir;
+    argv[n++] = "--timeout";
+    snprintf(words[0], 64, "%.0f",
+             program_timeout(o->step_timeout_s) < 1 ? 1 : program_timeout(o->step_timeout_s));
+    argv[n++] = words[0];
+    if (o->quick)
+        argv[n++] = "--quick";
+    if (o->verbose)
+        argv[n++] = "--verbose";
+    argv[n] = NULL;
+    return n;
+}
+
+static json_t *argv_json(char **argv)
+{
+    json_t *a = json_array();
+    for (char **p = argv; *p; p++)
+        json_array_append_new(a, json_string(*p));
+    return a;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc == -2 ? GA_EXIT_PASS : rc;
+
+    char bin_dir[4096];
+    const char *env_bin = getenv("GPUACCEPT_BIN_DIR");
+    if (env_bin && *env_bin)
+        snprintf(bin_dir, sizeof bin_dir, "%s", env_bin);
+    else if (suite_self_dir(bin_dir, sizeof bin_dir) != 0)
+        snprintf(bin_dir, sizeof bin_dir, ".");
+
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    suite_launch_in in = {.np = (int)o.np,
+                          .hostfile = o.hostfile,
+                          .local_gpus = suite_local_gpu_count(process_getenv),
+                          .local_cores = cores > 0 ? (int)cores : 1,
+                          .as_root = geteuid() == 0,
+                          .envp = environ};
+    static suite_launch plan;
+    char err[512];
+    if (suite_launch_plan(process_getenv, &in, &plan, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuaccept run: %s\n", err);
+        return GA_EXIT_ENV;
+    }
+    char launcher_cmd[1024] = "";
+    for (int i = 0; i < plan.argc; i++)
+        snprintf(launcher_cmd + strlen(launcher_cmd), sizeof launcher_cmd - strlen(launcher_cmd), "%s%s",
+                 i ? " " : "", plan.argv[i]);
+
+    size_t n_sel = 0;
+    for (size_t i = 0; i < suite_n_programs; i++)
+        n_sel += o.selected[i];
+    if (n_sel == 0)
+        return suite_usage_error("run", "no step left to run after --only/--skip");
+
+    if (strcmp(o.baseline, "auto") != 0 && strcmp(o.baseline, "none") != 0) {
+        /* A bad baseline file is a usage error now, not after an hour of measuring. */
+        json_t *b = suite_load_json(o.baseline, err, sizeof err);
+        char verr[256] = "";
+        if (!b || suite_baseline_validate(b, verr, sizeof verr) != 0) {
+            json_decref(b);
+            return suite_usage_error("run", "--baseline: %s", b ? verr : err);
+        }
+        json_decref(b);
+    }
+    if (!o.dry_run && ga_report_dir_prepare(o.report_dir, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuaccept run: %s\n", err);
+        return GA_EXIT_USAGE;
+    }
+    printf("[SUITE] gpuaccept run %s: %zu steps under %s; reports in %s\n", GA_VERSION, n_sel, plan.detail,
+           o.report_dir);
+    suite_step_install_signal_handlers();
+
+    json_t *steps = json_array();
+    double t0 = mono_now();
+    size_t k = 0;
+    bool stopped = false;
+    for (size_t i = 0; i < suite_n_programs; i++) {
+        const char *prog = suite_programs[i];
+        json_t *step = json_pack("{s:s}", "program", prog);
+        json_array_append_new(steps, step);
+        if (!o.selected[i]) {
+            json_object_set_new(step, "status", json_string("skipped"));
+            continue;
+        }
+        k++;
+        if (stopped) {
+            json_object_set_new(step, "status", json_string("not_run"));
+            continue;
+        }
+        char path[4200], words[1][64], report[4200];
+        snprintf(path, sizeof path, "%s/%s", bin_dir, prog);
+        char *sargv[SUITE_LAUNCH_MAX_WORDS + 16];
+        step_argv(&plan, path, &o, words, sargv);
+        json_object_set_new(step, "command", argv_json(sargv));
+        char remaining[256] = "";
+        for (size_t j = i + 1; j < suite_n_programs; j++)
+            if (o.selected[j])
+                snprintf(remaining + strlen(remaining), sizeof remaining - strlen(remaining), " %s",
+                         suite_programs[j]);
+        char clock[32];
+        fmt_clock(mono_now() - t0, clock, sizeof clock);
+        printf("[SUITE] step %zu/%zu %s: starting at %s elapsed; after it:%s\n", k, n_sel, prog, clock,
+               remaining[0] ? remaining : " nothing");
+        if (o.dry_run) {
+            for (char **p = sargv; *p; p++)
+                printf("%s%s", p == sargv ? "[SUITE]   " : " ", *p);
+            printf("\n");
+            continue;
+        }
+        bool found = access(path, X_OK) == 0;
+        suite_step_result res;
+        memset(&res, 0, sizeof res);
+        res.exit_code = -1;
+        snprintf(report, sizeof report, "%s/%s.json", o.report_dir, prog);
+        unlink(report); /* a report left by an earlier run must not stand for this one */
+        if (found) {
+            char label[96];
+            snprintf(label, sizeof label, "step %zu/%zu %s", k, n_sel, prog);
+            suite_step_spec spec = {sargv, o.step_timeout_s, o.step_timeout_s < 10 ? 1 : 5, 60, label};
+            if (suite_step_run(&spec, &res, err, sizeof err) != 0) {
+                fprintf(stderr, "[SUITE] step %s could not start: %s\n", prog, err);
+                res.signal = 0;
+            }
+        } else {
+            printf("[SUITE] step %zu/%zu %s: no program at %s\n", k, n_sel, prog, path);
+        }
+        const char *status = suite_step_classify(&res, found, access(report, R_OK) == 0);
+        json_object_set_new(step, "status", json_string(status));
+        json_object_set_new(step, "exit_code",
+                            found && res.exit_code >= 0 ? json_integer(res.exit_code) : json_null());
+        json_object_set_new(step, "signal", json_integer(res.signal));
+        json_object_set_new(step, "duration_s", json_real(res.duration_s));
+        json_object_set_new(step, "result_line", json_string(res.result_line));
+        fmt_clock(mono_now() - t0, clock, sizeof clock);
+        printf("[SUITE] step %zu/%zu %s: %s", k, n_sel, prog, status);
+        if (res.exit_code >= 0 && found)
+            printf(" (exit %d)", res.exit_code);
+        if (res.signal)
+            printf(" (signal %d)", res.signal);
+        printf(" in %.1f s, %s elapsed%s%s\n", res.duration_s, clock, res.result_line[0] ? "; " : "",
+               res.result_line);
+        stopped = suite_stop_requested();
+    }
+    if (o.dry_run) {
+        json_decref(steps);
+        return GA_EXIT_PASS;
+    }
+
+    char now[32];
+    suite_utc_now(now, sizeof now);
+    json_t *opts =
+        json_pack("{s:b, s:I, s:s?, s:f, s:s, s:s}", "quick", o.quick, "np", (json_int_t)plan.np, "hostfile",
+                  o.hostfile, "step_timeout_s", o.step_timeout_s, "baseline", o.baseline, "bin_dir", bin_dir);
+    json_t *run = json_pack("{s:s, s:i, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema", SUITE_RUN_SCHEMA,
+                            "schema_version", 1, "gpuaccept_version", GA_VERSION, "created_utc", now,
+                            "launcher", "kind", suite_launch_kind_name(plan.kind), "detail", plan.detail,
+                            "command", launcher_cmd, "options", opts, "steps", steps);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/suite_run.json", o.report_dir);
+    if (suite_write_json_atomic(path, run, err, sizeof err) != 0)
+        fprintf(stderr, "[SUITE] %s\n", err);
+
+    json_t *reports = suite_load_reports(o.report_dir, err, sizeof err);
+    json_t *summary = suite_merge(reports ? reports : json_array(), run, o.report_dir);
+    json_decref(reports);
+    json_decref(run);
+    int exit_code;
+    if (suite_apply_baseline_option(summary, o.baseline, o.tolerance_pct, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuaccept run: --baseline: %s\n", err);
+        exit_code = GA_EXIT_USAGE;
+    } else if (suite_write_outputs(summary, o.report_dir, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuaccept run: %s\n", err);
+        exit_code = GA_EXIT_ENV;
+    } else {
+        char clock[32];
+        fmt_clock(mono_now() - t0, clock, sizeof clock);
+        printf("[SUITE] all steps done in %s\n", clock);
+        suite_print_verdict(summary, o.report_dir);
+        exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);
+    }
+    json_decref(summary);
+    return exit_code;
+}

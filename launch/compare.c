@@ -1,0 +1,215 @@
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "merge.h"
+#include "suite_util.h"
+
+static bool streq(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* The metrics of a summary (already tagged with their program) or of one report (tagged here), as a new
+ * array; the hosts it covers go to hosts. */
+static json_t *metrics_of(const json_t *run, json_t *hosts, char *err, size_t errlen)
+{
+    const char *schema = sj_str(run, "schema", "");
+    bool summary = streq(schema, SUITE_SUMMARY_SCHEMA);
+    if (!summary && !streq(schema, "gpuaccept-report")) {
+        snprintf(err, errlen, "neither a gpuaccept summary nor a report (schema \"%s\")", schema);
+        return NULL;
+    }
+    json_t *out = json_array();
+    size_t i;
+    json_t *m, *n;
+    json_array_foreach(sj_arr(run, "metrics"), i, m)
+    {
+        json_t *c = json_deep_copy(m);
+        if (!summary)
+            json_object_set_new(c, "program", json_string(sj_str(run, "program", "?")));
+        json_array_append_new(out, c);
+    }
+    json_array_foreach(sj_arr(run, "nodes"), i, n) if (sj_str(n, "host", NULL))
+        json_object_set_new(hosts, sj_str(n, "host", NULL), json_true());
+    return out;
+}
+
+static void metric_key(const json_t *m, char *key, size_t len)
+{
+    const char *host = sj_str(m, "host", "*");
+    long long gpu = sj_int(m, "gpu", -1), rank = sj_int(m, "rank", -1);
+    if (gpu >= 0)
+        snprintf(key, len, "%s %s %s gpu %lld", sj_str(m, "program", "?"), sj_str(m, "name", "?"), host, gpu);
+    else if (rank >= 0)
+        snprintf(key, len, "%s %s %s rank %lld", sj_str(m, "program", "?"), sj_str(m, "name", "?"), host,
+                 rank);
+    else
+        snprintf(key, len, "%s %s %s", sj_str(m, "program", "?"), sj_str(m, "name", "?"), host);
+}
+
+static json_t *index_by_key(const json_t *metrics)
+{
+    json_t *idx = json_object();
+    size_t i;
+    json_t *m;
+    char key[512];
+    json_array_foreach(metrics, i, m)
+    {
+        metric_key(m, key, sizeof key);
+        json_object_set(idx, key, m); /* a repeated key keeps the last value */
+    }
+    return idx;
+}
+
+static json_t *hosts_only_in(const json_t *a, const json_t *b)
+{
+    json_t *out = json_array();
+    const char *host;
+    json_t *v;
+    json_object_foreach((json_t *)a, host, v) if (!json_object_get(b, host))
+        json_array_append_new(out, json_string(host));
+    return out;
+}
+
+static void add_unique(json_t *arr, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) if (streq(json_string_value(v), s)) return;
+    json_array_append_new(arr, json_string(s));
+}
+
+json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_pct, char *err, size_t errlen)
+{
+    json_t *old_hosts = json_object(), *new_hosts = json_object();
+    json_t *old_m = metrics_of(old_run, old_hosts, err, errlen);
+    json_t *new_m = old_m ? metrics_of(new_run, new_hosts, err, errlen) : NULL;
+    if (!old_m || !new_m) {
+        json_decref(old_m);
+        json_decref(old_hosts);
+        json_decref(new_hosts);
+        return NULL;
+    }
+    json_t *old_idx = index_by_key(old_m), *new_idx = index_by_key(new_m);
+    json_t *rows = json_array(), *only_old = json_array(), *only_new = json_array(),
+           *regressed = json_array();
+    int regressions = 0, improvements = 0;
+    size_t i;
+    json_t *m;
+    char key[512];
+    json_array_foreach(old_m, i, m)
+    {
+        metric_key(m, key, sizeof key);
+        json_t *nm = json_object_get(new_idx, key);
+        if (json_object_get(old_idx, key) != m)
+            continue; /* a repeated key: compared once, with its last value */
+        if (!nm) {
+            json_array_append_new(only_old, json_string(key));
+            continue;
+        }
+        double o = sj_num(m, "value", NAN), n = sj_num(nm, "value", NAN);
+        bool hib = sj_bool(nm, "higher_is_better", sj_bool(m, "higher_is_better", true));
+        double change = (isfinite(o) && isfinite(n) && o != 0) ? (n - o) / fabs(o) * 100 : NAN;
+        /* A change of the metric's good direction is an improvement, of its bad direction a regression. */
+        double worse = hib ? -change : change;
+        bool regression = isfinite(worse) && worse > tol_pct;
+        bool improvement = isfinite(worse) && -worse > tol_pct;
+        regressions += regression;
+        improvements += improvement;
+        if (regression && sj_str(nm, "host", NULL))
+            add_unique(regressed, sj_str(nm, "host", NULL));
+        json_t *row = json_object();
+        json_object_set_new(row, "key", json_string(key));
+        const char *fields[] = {"program", "name", "host", "gpu", "rank", "unit"};
+        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+            json_t *v = json_object_get(nm, fields[k]);
+            json_object_set(row, fields[k], v ? v : json_null());
+        }
+        json_object_set_new(row, "higher_is_better", json_boolean(hib));
+        json_object_set_new(row, "old", isfinite(o) ? json_real(o) : json_null());
+        json_object_set_new(row, "new", isfinite(n) ? json_real(n) : json_null());
+        json_object_set_new(row, "change_pct", isfinite(change) ? json_real(change) : json_null());
+        json_object_set_new(row, "regression", json_boolean(regression));
+        json_object_set_new(row, "improvement", json_boolean(improvement));
+        json_array_append_new(rows, row);
+    }
+    json_array_foreach(new_m, i, m)
+    {
+        metric_key(m, key, sizeof key);
+        if (!json_object_get(old_idx, key) && json_object_get(new_idx, key) == m)
+            json_array_append_new(only_new, json_string(key));
+    }
+    json_t *cmp = json_pack("{s:s, s:i, s:f, s:i, s:i, s:i}", "schema", "gpuaccept-compare", "schema_version",
+                            1, "tolerance_pct", tol_pct, "compared", (int)json_array_size(rows),
+                            "regressions", regressions, "improvements", improvements);
+    json_object_set_new(cmp, "old_created_utc", json_string(sj_str(old_run, "created_utc", "?")));
+    json_object_set_new(cmp, "new_created_utc", json_string(sj_str(new_run, "created_utc", "?")));
+    json_object_set_new(cmp, "regressed_nodes", regressed);
+    json_object_set_new(cmp, "nodes_only_old", hosts_only_in(old_hosts, new_hosts));
+    json_object_set_new(cmp, "nodes_only_new", hosts_only_in(new_hosts, old_hosts));
+    json_object_set_new(cmp, "only_old", only_old);
+    json_object_set_new(cmp, "only_new", only_new);
+    json_object_set_new(cmp, "rows", rows);
+    json_decref(old_m);
+    json_decref(new_m);
+    json_decref(old_idx);
+    json_decref(new_idx);
+    json_decref(old_hosts);
+    json_decref(new_hosts);
+    return cmp;
+}
+
+static void print_list(FILE *out, const char *title, const json_t *arr)
+{
+    if (json_array_size(arr) == 0)
+        return;
+    fprintf(out, "%s (%zu):", title, json_array_size(arr));
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        if (i == 20) {
+            fprintf(out, " ... and %zu more", json_array_size(arr) - 20);
+            break;
+        }
+        fprintf(out, "%s %s", i ? "," : "", json_string_value(v));
+    }
+    fprintf(out, "\n");
+}
+
+void suite_compare_print(const json_t *cmp, FILE *out, bool all)
+{
+    double tol = sj_num(cmp, "tolerance_pct", 0);
+    fprintf(out, "gpuaccept compare: %s -> %s, tolerance %.4g%%\n", sj_str(cmp, "old_created_utc", "?"),
+            sj_str(cmp, "new_created_utc", "?"), tol);
+    fprintf(out, "%-58s %12s %12s %9s  %s\n", "metric", "old", "new", "change", "");
+    size_t i;
+    json_t *r;
+    json_array_foreach(sj_arr(cmp, "rows"), i, r)
+    {
+        bool reg = sj_bool(r, "regression", false), imp = sj_bool(r, "improvement", false);
+        if (!all && !reg && !imp)
+            continue;
+        char change[32] = "n/a";
+        if (sj_is_num(r, "change_pct"))
+            snprintf(change, sizeof change, "%+.1f%%", sj_num(r, "change_pct", 0));
+        fprintf(out, "%-58s %12.5g %12.5g %9s  %s\n", sj_str(r, "key", "?"), sj_num(r, "old", NAN),
+                sj_num(r, "new", NAN), change,
+                reg   ? "REGRESSION"
+                : imp ? "improved"
+                      : "");
+    }
+    fprintf(out,
+            "%lld metrics compared: %lld regressions, %lld improvements beyond %.4g%%; %zu only in OLD, %zu "
+            "only in NEW\n",
+            sj_int(cmp, "compared", 0), sj_int(cmp, "regressions", 0), sj_int(cmp, "improvements", 0), tol,
+            json_array_size(sj_arr(cmp, "only_old")), json_array_size(sj_arr(cmp, "only_new")));
+    print_list(out, "regressed nodes", sj_arr(cmp, "regressed_nodes"));
+    print_list(out, "nodes only in OLD", sj_arr(cmp, "nodes_only_old"));
+    print_list(out, "nodes only in NEW", sj_arr(cmp, "nodes_only_new"));
+    print_list(out, "metrics only in OLD", sj_arr(cmp, "only_old"));
+    print_list(out, "metrics only in NEW", sj_arr(cmp, "only_new"));
+}

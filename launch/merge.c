@@ -1,0 +1,585 @@
+#include "merge.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_exit.h"
+#include "step_runner.h"
+#include "suite_util.h"
+
+#ifndef GA_VERSION
+#define GA_VERSION "unknown"
+#endif
+
+const char *const suite_programs[] = {"env_audit", "gemm_flops", "mem_bw", "allreduce_bw", "ddp_smoke"};
+const size_t suite_n_programs = sizeof suite_programs / sizeof suite_programs[0];
+
+int suite_program_index(const char *name)
+{
+    for (size_t i = 0; i < suite_n_programs; i++)
+        if (strcmp(suite_programs[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* How a step that did not end with a report of its checks becomes a finding. */
+static const struct {
+    const char *status, *code;
+    int exit_class;
+    const char *what;
+} step_faults[] = {
+    {"crashed", "STEP_CRASHED", GA_EXIT_INTERNAL, "crashed"},
+    {"timeout", "STEP_TIMEOUT", GA_EXIT_TIMEOUT, "timed out"},
+    {"env_error", "STEP_ENV_ERROR", GA_EXIT_ENV, "could not measure: environment error"},
+    {"usage_error", "STEP_USAGE_ERROR", GA_EXIT_USAGE, "rejected its command line"},
+    {"internal_error", "STEP_INTERNAL_ERROR", GA_EXIT_INTERNAL, "failed with an internal error"},
+    {"missing", "STEP_MISSING", GA_EXIT_ENV, "is not installed beside gpuaccept"},
+    {"interrupted", "STEP_INTERRUPTED", GA_EXIT_TIMEOUT, "was interrupted"},
+    {"fail", "STEP_FAILED", GA_EXIT_CHECK_FAILED, "failed without naming a fault"},
+};
+
+int suite_fault_exit_class(const char *code)
+{
+    for (size_t i = 0; i < sizeof step_faults / sizeof step_faults[0]; i++)
+        if (strcmp(step_faults[i].code, code) == 0)
+            return step_faults[i].exit_class;
+    return GA_EXIT_CHECK_FAILED;
+}
+
+static bool streq(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+static const json_t *find_report(const json_t *reports, const char *program)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(reports, i, r) if (streq(sj_str(r, "program", NULL), program)) return r;
+    return NULL;
+}
+
+static const json_t *find_run_step(const json_t *run, const char *program)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach(sj_arr(run, "steps"), i, s) if (streq(sj_str(s, "program", NULL), program)) return s;
+    return NULL;
+}
+
+/* Status from a report's own verdict, when no run record says how the step ended: the rules of a step that
+ * ran and left this report. */
+static const char *status_from_report(const json_t *report)
+{
+    suite_step_result r = {.started = true,
+                           .exit_code = (int)sj_int(json_object_get(report, "verdict"), "exit_code", -1)};
+    return suite_step_classify(&r, true, true);
+}
+
+/* The programs to list: the suite's in run order, then any other report's, in the order given. */
+static json_t *program_list(const json_t *reports, const json_t *run)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < suite_n_programs; i++)
+        json_array_append_new(list, json_string(suite_programs[i]));
+    const json_t *sources[2] = {sj_arr(run, "steps"), reports};
+    for (int s = 0; s < 2; s++) {
+        size_t i;
+        json_t *r;
+        json_array_foreach(sources[s], i, r)
+        {
+            const char *p = sj_str(r, "program", NULL);
+            if (!p || suite_program_index(p) >= 0)
+                continue;
+            bool seen = false;
+            size_t j;
+            json_t *q;
+            json_array_foreach(list, j, q) seen |= streq(json_string_value(q), p);
+            if (!seen)
+                json_array_append_new(list, json_string(p));
+        }
+    }
+    return list;
+}
+
+static json_t *null_or_int(long long v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+static json_t *make_step(const char *program, const json_t *report, const json_t *run_step, json_t *findings)
+{
+    const char *status = run_step ? sj_str(run_step, "status", "not_run")
+                         : report ? status_from_report(report)
+                                  : "not_run";
+    json_t *step = json_object();
+    json_object_set_new(step, "program", json_string(program));
+    json_object_set_new(step, "status", json_string(status));
+    long long exit_code = run_step ? sj_int(run_step, "exit_code", -1)
+                                   : sj_int(json_object_get(report, "verdict"), "exit_code", -1);
+    json_object_set_new(step, "exit_code", null_or_int(exit_code));
+    json_object_set_new(step, "exit_name",
+                        exit_code >= 0 ? json_string(ga_exit_code_name((int)exit_code)) : json_null());
+    if (run_step && sj_int(run_step, "signal", 0) > 0)
+        json_object_set_new(step, "signal", json_integer(sj_int(run_step, "signal", 0)));
+    double dur = run_step ? sj_num(run_step, "duration_s", -1) : sj_num(report, "duration_s", -1);
+    json_object_set_new(step, "duration_s", dur >= 0 ? json_real(dur) : json_null());
+    char name[300];
+    snprintf(name, sizeof name, "%s.json", program);
+    json_object_set_new(step, "report", report ? json_string(name) : json_null());
+    const char *result = run_step ? sj_str(run_step, "result_line", NULL) : NULL;
+    json_object_set_new(step, "result_line", result && *result ? json_string(result) : json_null());
+    json_object_set_new(step, "world_size",
+                        report ? null_or_int(sj_int(report, "world_size", -1)) : json_null());
+    json_object_set_new(step, "node_count",
+                        report ? null_or_int(sj_int(report, "node_count", -1)) : json_null());
+    if (run_step && json_object_get(run_step, "command"))
+        json_object_set(step, "command", json_object_get(run_step, "command"));
+
+    /* A step that could not measure is itself a failure of the run. */
+    bool report_failed = false;
+    size_t i;
+    json_t *f;
+    json_array_foreach(sj_arr(report, "findings"), i, f) report_failed |=
+        streq(sj_str(f, "severity", ""), "fail");
+    for (size_t k = 0; k < sizeof step_faults / sizeof step_faults[0]; k++) {
+        if (!streq(step_faults[k].status, status) || (streq(status, "fail") && report_failed))
+            continue;
+        char msg[512];
+        int n = snprintf(msg, sizeof msg, "%s %s", program, step_faults[k].what);
+        if (exit_code > 0 && !streq(status, "missing"))
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " (exit %lld)", exit_code);
+        if (sj_int(run_step, "signal", 0) > 0)
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " (signal %lld)", sj_int(run_step, "signal", 0));
+        if (dur >= 0 && streq(status, "timeout"))
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " after %.0f s", dur);
+        if (!report && !streq(status, "missing") && !streq(status, "not_run"))
+            snprintf(msg + n, sizeof msg - (size_t)n, "; no report");
+        json_array_append_new(findings, json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program",
+                                                  program, "severity", "fail", "code", step_faults[k].code,
+                                                  "host", "node_index", "rank", "gpu", "message", msg));
+    }
+    return step;
+}
+
+/* The host of a rank, from a report's nodes: for findings and metrics that name a rank but not its host. */
+static const char *host_of_rank(const json_t *report, long long rank)
+{
+    size_t i, j;
+    json_t *node, *r;
+    json_array_foreach(sj_arr(report, "nodes"), i, node) json_array_foreach(
+        sj_arr(node, "ranks"), j, r) if (sj_int(r, "rank", -2) == rank) return sj_str(node, "host", NULL);
+    return NULL;
+}
+
+/* Copies a report's finding or metric, with its program first and its host filled in from its rank. */
+static json_t *tag_entry(const json_t *entry, const char *program, const json_t *report)
+{
+    json_t *out = json_object();
+    json_object_set_new(out, "program", json_string(program));
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)entry, key, v) json_object_set(out, key, v);
+    if (!json_is_string(json_object_get(out, "host")) && sj_int(out, "rank", -1) >= 0) {
+        const char *host = host_of_rank(report, sj_int(out, "rank", -1));
+        if (host)
+            json_object_set_new(out, "host", json_string(host));
+    }
+    return out;
+}
+
+static json_t *get_node(json_t *nodes, json_t *index, const char *host, long long node_index)
+{
+    json_t *node = json_object_get(index, host);
+    if (node)
+        return node;
+    node = json_object();
+    json_object_set_new(node, "host", json_string(host));
+    json_object_set_new(node, "node_index", null_or_int(node_index));
+    json_object_set_new(node, "verdict", json_string("pass"));
+    json_object_set_new(node, "fault_codes", json_array());
+    json_object_set_new(node, "checks", json_object());
+    json_object_set_new(node, "in_reports", json_array());
+    json_object_set_new(node, "ranks", json_integer(0));
+    json_object_set_new(node, "gpus", json_array());
+    json_array_append_new(nodes, node);
+    json_object_set(index, host, node);
+    return node;
+}
+
+static json_t *get_gpu(json_t *node, long long gpu)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(sj_arr(node, "gpus"), i, g) if (sj_int(g, "gpu", -1) == gpu) return g;
+    g = json_pack("{s:I, s:n, s:n, s:n, s:n, s:s, s:[]}", "gpu", (json_int_t)gpu, "rank", "model", "uuid",
+                  "pci_bus_id", "verdict", "pass", "fault_codes");
+    json_array_append_new(json_object_get(node, "gpus"), g);
+    return g;
+}
+
+static void set_if_null(json_t *obj, const char *key, json_t *value)
+{
+    json_t *cur = json_object_get(obj, key);
+    if ((!cur || json_is_null(cur)) && value && !json_is_null(value))
+        json_object_set(obj, key, value);
+}
+
+static void merge_nodes(const json_t *report, const char *program, json_t *nodes, json_t *index)
+{
+    size_t i, j;
+    json_t *n, *r;
+    json_array_foreach(sj_arr(report, "nodes"), i, n)
+    {
+        const char *host = sj_str(n, "host", NULL);
+        if (!host)
+            continue;
+        json_t *node = get_node(nodes, index, host, sj_int(n, "node_index", -1));
+        json_array_append_new(json_object_get(node, "in_reports"), json_string(program));
+        long long ranks = json_array_size(sj_arr(n, "ranks"));
+        if (ranks > sj_int(node, "ranks", 0))
+            json_object_set_new(node, "ranks", json_integer(ranks));
+        json_array_foreach(sj_arr(n, "ranks"), j, r)
+        {
+            json_t *dev = json_object_get(r, "device");
+            if (!json_is_object(dev) || !sj_is_num(dev, "index"))
+                continue;
+            json_t *gpu = get_gpu(node, sj_int(dev, "index", -1));
+            set_if_null(gpu, "rank", json_object_get(r, "rank"));
+            set_if_null(gpu, "model", json_object_get(dev, "name"));
+            set_if_null(gpu, "uuid", json_object_get(dev, "uuid"));
+            set_if_null(gpu, "pci_bus_id", json_object_get(dev, "pci_bus_id"));
+        }
+    }
+}
+
+/* The GPU model most ranks report, or NULL. */
+static const char *majority_model(const json_t *nodes)
+{
+    const char *best = NULL;
+    size_t best_n = 0, i, j, k, l;
+    json_t *n, *g, *n2, *g2;
+    json_array_foreach(nodes, i, n) json_array_foreach(sj_arr(n, "gpus"), j, g)
+    {
+        const char *m = sj_str(g, "model", NULL);
+        if (!m || (best && strcmp(m, best) == 0))
+            continue;
+        size_t count = 0;
+        json_array_foreach(nodes, k, n2) json_array_foreach(sj_arr(n2, "gpus"), l, g2) count +=
+            streq(sj_str(g2, "model", NULL), m);
+        if (count > best_n) {
+            best = m;
+            best_n = count;
+        }
+    }
+    return best;
+}
+
+static int cmp_nodes(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    long long ix = sj_int(x, "node_index", 1LL << 40), iy = sj_int(y, "node_index", 1LL << 40);
+    if (ix != iy)
+        return ix < iy ? -1 : 1;
+    return strcmp(sj_str(x, "host", ""), sj_str(y, "host", ""));
+}
+
+static int cmp_gpus(const void *a, const void *b)
+{
+    long long x = sj_int(*(json_t *const *)a, "gpu", 0), y = sj_int(*(json_t *const *)b, "gpu", 0);
+    return (x > y) - (x < y);
+}
+
+/* Sorts a JSON array of objects in place with cmp. */
+static void sort_array(json_t *arr, int (*cmp)(const void *, const void *))
+{
+    size_t n = json_array_size(arr);
+    if (n < 2)
+        return;
+    json_t **items = malloc(n * sizeof *items);
+    if (!items)
+        return;
+    for (size_t i = 0; i < n; i++)
+        items[i] = json_incref(json_array_get(arr, i));
+    qsort(items, n, sizeof *items, cmp);
+    json_array_clear(arr);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, items[i]);
+    free(items);
+}
+
+json_t *suite_merge(const json_t *reports, const json_t *run, const char *report_dir)
+{
+    char now[32];
+    suite_utc_now(now, sizeof now);
+    json_t *s = json_object();
+    json_object_set_new(s, "schema", json_string(SUITE_SUMMARY_SCHEMA));
+    json_object_set_new(s, "schema_version", json_integer(SUITE_SUMMARY_SCHEMA_VERSION));
+    json_object_set_new(s, "gpuaccept_version", json_string(GA_VERSION));
+    json_object_set_new(s, "created_utc", json_string(now));
+    json_object_set_new(s, "report_dir", report_dir ? json_string(report_dir) : json_null());
+    json_t *launcher = json_object_get(run, "launcher");
+    if (!launcher) {
+        /* Without a run record, the launcher the first report names. */
+        size_t i;
+        json_t *r;
+        json_array_foreach(reports, i, r) if (!launcher) launcher = json_object_get(r, "launcher");
+    }
+    json_object_set_new(s, "launcher", launcher ? json_deep_copy(launcher) : json_null());
+    json_object_set_new(s, "options",
+                        json_object_get(run, "options") ? json_deep_copy(json_object_get(run, "options"))
+                                                        : json_null());
+    json_object_set_new(s, "verdict", json_object());
+    json_object_set_new(s, "gpu_model", json_null());
+    json_object_set_new(s, "node_count", json_integer(0));
+    json_object_set_new(s, "gpu_count", json_integer(0));
+    json_object_set_new(s, "abnormal_nodes", json_array());
+
+    json_t *steps = json_array(), *findings = json_array(), *metrics = json_array(), *nodes = json_array();
+    json_t *figures = json_object(), *index = json_object();
+    json_t *programs = program_list(reports, run);
+    size_t i;
+    json_t *p;
+    json_array_foreach(programs, i, p)
+    {
+        const char *program = json_string_value(p);
+        const json_t *report = find_report(reports, program);
+        const json_t *run_step = find_run_step(run, program);
+        json_array_append_new(steps, make_step(program, report, run_step, findings));
+        json_object_set_new(figures, program,
+                            report && json_object_get(report, "summary")
+                                ? json_deep_copy(json_object_get(report, "summary"))
+                                : json_null());
+        if (!report)
+            continue;
+        merge_nodes(report, program, nodes, index);
+        size_t j;
+        json_t *e;
+        json_array_foreach(sj_arr(report, "findings"), j, e)
+            json_array_append_new(findings, tag_entry(e, program, report));
+        json_array_foreach(sj_arr(report, "metrics"), j, e)
+            json_array_append_new(metrics, tag_entry(e, program, report));
+    }
+    json_decref(programs);
+    json_decref(index);
+
+    /* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row. */
+    json_t *idx2 = json_object(), *n;
+    json_array_foreach(nodes, i, n) json_object_set(idx2, sj_str(n, "host", ""), n);
+    json_t *f;
+    json_array_foreach(findings, i, f)
+    {
+        const char *host = sj_str(f, "host", NULL);
+        if (!host)
+            continue;
+        json_t *node = get_node(nodes, idx2, host, sj_int(f, "node_index", -1));
+        if (sj_int(f, "gpu", -1) >= 0)
+            get_gpu(node, sj_int(f, "gpu", -1));
+    }
+    json_decref(idx2);
+    sort_array(nodes, cmp_nodes);
+    size_t gpu_count = 0;
+    json_array_foreach(nodes, i, n)
+    {
+        sort_array(json_object_get(n, "gpus"), cmp_gpus);
+        gpu_count += json_array_size(sj_arr(n, "gpus"));
+    }
+    const char *model = majority_model(nodes);
+    json_object_set_new(s, "gpu_model", model ? json_string(model) : json_null());
+    json_object_set_new(s, "node_count", json_integer((json_int_t)json_array_size(nodes)));
+    json_object_set_new(s, "gpu_count", json_integer((json_int_t)gpu_count));
+    json_object_set_new(s, "baseline", json_null());
+    json_object_set_new(s, "steps", steps);
+    json_object_set_new(s, "nodes", nodes);
+    json_object_set_new(s, "findings", findings);
+    json_object_set_new(s, "metrics", metrics);
+    json_object_set_new(s, "figures", figures);
+    suite_summary_finalize(s);
+    return s;
+}
+
+static int sev_rank(const char *sev)
+{
+    return streq(sev, "fail") ? 2 : streq(sev, "warn") ? 1 : 0;
+}
+
+static const char *verdict_name(int rank)
+{
+    return rank == 2 ? "fail" : rank == 1 ? "warn" : "pass";
+}
+
+static void add_code(json_t *codes, const char *code)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(codes, i, c) if (streq(json_string_value(c), code)) return;
+    json_array_append_new(codes, json_string(code));
+}
+
+static bool in_list(const json_t *arr, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) if (streq(json_string_value(v), s)) return true;
+    return false;
+}
+
+/* Worst severity of the findings of program (NULL: any) on host (and gpu, when >= 0); fault codes of
+ * warnings and failures go to codes. */
+static int worst_on(const json_t *findings, const char *program, const char *host, long long gpu,
+                    json_t *codes)
+{
+    int worst = 0;
+    size_t i;
+    json_t *f;
+    json_array_foreach(findings, i, f)
+    {
+        if (!streq(sj_str(f, "host", NULL), host) || (program && !streq(sj_str(f, "program", NULL), program)))
+            continue;
+        if (gpu >= 0 && sj_int(f, "gpu", -1) != gpu)
+            continue;
+        int r = sev_rank(sj_str(f, "severity", ""));
+        if (r > worst)
+            worst = r;
+        if (r > 0 && codes)
+            add_code(codes, sj_str(f, "code", "?"));
+    }
+    return worst;
+}
+
+void suite_summary_finalize(json_t *s)
+{
+    json_t *findings = sj_arr(s, "findings"), *steps = sj_arr(s, "steps");
+    size_t i, j;
+    json_t *n, *g, *st, *f;
+    json_t *abnormal = json_array();
+    json_array_foreach(sj_arr(s, "nodes"), i, n)
+    {
+        const char *host = sj_str(n, "host", "");
+        json_array_foreach(sj_arr(n, "gpus"), j, g)
+        {
+            json_t *codes = json_array();
+            json_object_set_new(
+                g, "verdict",
+                json_string(verdict_name(worst_on(findings, NULL, host, sj_int(g, "gpu", -1), codes))));
+            json_object_set_new(g, "fault_codes", codes);
+        }
+        json_t *codes = json_array();
+        int worst = worst_on(findings, NULL, host, -1, codes);
+        json_object_set_new(n, "verdict", json_string(verdict_name(worst)));
+        json_object_set_new(n, "fault_codes", codes);
+        json_t *checks = json_object();
+        json_array_foreach(steps, j, st)
+        {
+            const char *program = sj_str(st, "program", "?");
+            const char *status = sj_str(st, "status", "not_run");
+            const char *check;
+            if (in_list(sj_arr(n, "in_reports"), program))
+                check = verdict_name(worst_on(findings, program, host, -1, NULL));
+            else if (json_is_string(json_object_get(st, "report")))
+                check = "absent"; /* the step ran and reported, without this node */
+            else
+                check = status; /* not_run, skipped, crashed, timeout, ... */
+            json_object_set_new(checks, program, json_string(check));
+        }
+        /* Findings of the suite itself on this node (a baseline regression) have no step of their own. */
+        json_array_foreach(findings, j, f)
+        {
+            const char *program = sj_str(f, "program", "?");
+            if (streq(sj_str(f, "host", NULL), host) && !json_object_get(checks, program))
+                json_object_set_new(checks, program,
+                                    json_string(verdict_name(worst_on(findings, program, host, -1, NULL))));
+        }
+        json_object_set_new(n, "checks", checks);
+        if (worst == 2)
+            json_array_append_new(abnormal,
+                                  json_pack("{s:s, s:O, s:O}", "host", host, "node_index",
+                                            json_object_get(n, "node_index"), "fault_codes", codes));
+    }
+    json_object_set_new(s, "abnormal_nodes", abnormal);
+
+    json_t *reasons = json_array(), *codes = json_array();
+    int exit_code = GA_EXIT_PASS, failures = 0, warnings = 0;
+    bool check_failed = false;
+    json_array_foreach(findings, i, f)
+    {
+        const char *sev = sj_str(f, "severity", "");
+        if (streq(sev, "warn"))
+            warnings++;
+        if (!streq(sev, "fail"))
+            continue;
+        failures++;
+        const char *code = sj_str(f, "code", "?");
+        add_code(codes, code);
+        int cls = suite_fault_exit_class(code);
+        check_failed |= cls == GA_EXIT_CHECK_FAILED;
+        if (cls > exit_code)
+            exit_code = cls;
+        char reason[700];
+        const char *host = sj_str(f, "host", NULL);
+        snprintf(reason, sizeof reason, "%s: %s%s%s", sj_str(f, "program", "?"), host ? host : "",
+                 host ? ": " : "", sj_str(f, "message", code));
+        json_array_append_new(reasons, json_string(reason));
+    }
+    /* A fault found is the verdict that matters most: the cluster is not fit. Otherwise the worst reason a
+     * step could not measure. */
+    if (check_failed)
+        exit_code = GA_EXIT_CHECK_FAILED;
+    json_t *v = json_object_get(s, "verdict");
+    json_object_set_new(v, "result", json_string(exit_code == GA_EXIT_PASS ? "pass" : "fail"));
+    json_object_set_new(v, "exit_code", json_integer(exit_code));
+    json_object_set_new(v, "exit_name", json_string(ga_exit_code_name(exit_code)));
+    json_object_set_new(v, "failures", json_integer(failures));
+    json_object_set_new(v, "warnings", json_integer(warnings));
+    json_object_set_new(v, "abnormal_node_count", json_integer((json_int_t)json_array_size(abnormal)));
+    json_object_set_new(v, "fault_codes", codes);
+    json_object_set_new(v, "reasons", reasons);
+}
+
+const json_t *suite_summary_step(const json_t *summary, const char *program)
+{
+    size_t i;
+    json_t *st;
+    json_array_foreach(sj_arr(summary, "steps"), i,
+                       st) if (streq(sj_str(st, "program", NULL), program)) return st;
+    return NULL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+json_t *suite_load_reports(const char *dir, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "cannot read report directory %s", dir);
+        return NULL;
+    }
+    char *names[1024];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < sizeof names / sizeof names[0]) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0 && e->d_name[0] != '.')
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], cmp_str);
+    json_t *reports = json_array();
+    for (size_t i = 0; i < n; i++) {
+        char path[4096], lerr[512];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        json_t *j = suite_load_json(path, lerr, sizeof lerr);
+        if (!j)
+            fprintf(stderr, "[SUITE] skipping %s\n", lerr);
+        else if (streq(sj_str(j, "schema", NULL), "gpuaccept-report") && sj_str(j, "program", NULL))
+            json_array_append(reports, j);
+        json_decref(j);
+        free(names[i]);
+    }
+    return reports;
+}

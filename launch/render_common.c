@@ -1,0 +1,67 @@
+#include "render_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suite_util.h"
+
+size_t render_pick_nodes(const json_t *summary, const json_t **out, size_t max, size_t *hidden)
+{
+    const char *order[] = {"fail", "warn", "pass"};
+    size_t n = 0, total = json_array_size(sj_arr(summary, "nodes"));
+    for (size_t o = 0; o < 3; o++) {
+        size_t i;
+        json_t *node;
+        json_array_foreach(sj_arr(summary, "nodes"), i, node)
+        {
+            const char *v = sj_str(node, "verdict", "pass");
+            bool mine = o < 2 ? strcmp(v, order[o]) == 0 : strcmp(v, "fail") != 0 && strcmp(v, "warn") != 0;
+            if (mine && (o < 2 || n < max))
+                out[n++] = node;
+        }
+    }
+    *hidden = total - n;
+    return n;
+}
+
+void render_where(const json_t *e, char *buf, size_t len)
+{
+    const char *host = sj_str(e, "host", NULL);
+    if (!host)
+        snprintf(buf, len, "cluster");
+    else if (sj_int(e, "gpu", -1) >= 0)
+        snprintf(buf, len, "%s GPU %lld", host, sj_int(e, "gpu", -1));
+    else if (sj_int(e, "rank", -1) >= 0)
+        snprintf(buf, len, "%s rank %lld", host, sj_int(e, "rank", -1));
+    else
+        snprintf(buf, len, "%s", host);
+}
+
+void render_gpu_label(const json_t *e, char *buf, size_t len)
+{
+    const char *host = sj_str(e, "host", "?");
+    if (sj_int(e, "gpu", -1) >= 0)
+        snprintf(buf, len, "%s:%lld", host, sj_int(e, "gpu", -1));
+    else
+        snprintf(buf, len, "%s r%lld", host, sj_int(e, "rank", -1));
+}
+
+void render_duration(const json_t *step, char *buf, size_t len)
+{
+    if (!sj_is_num(step, "duration_s")) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    double d = sj_num(step, "duration_s", 0);
+    if (d < 60)
+        snprintf(buf, len, "%.1f s", d);
+    else
+        snprintf(buf, len, "%d min %02d s", (int)(d / 60), (int)d % 60);
+}
+
+const json_t *render_figures(const json_t *summary, const char *program)
+{
+    json_t *f = json_object_get(json_object_get(summary, "figures"), program);
+    return json_is_object(f) ? f : NULL;
+}

@@ -1,0 +1,24 @@
+/* What the Markdown and HTML renderers share: which node rows to show and how to name a place. */
+#ifndef RENDER_COMMON_H
+#define RENDER_COMMON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The nodes to list: failing ones, then warning ones, then healthy ones, at most max in all (abnormal nodes
+ * are never cut). Fills out (borrowed) and returns how many; *hidden gets how many were left out. */
+size_t render_pick_nodes(const json_t *summary, const json_t **out, size_t max, size_t *hidden);
+
+/* "node-3 GPU 5", "node-3 rank 2", "node-3", "cluster". */
+void render_where(const json_t *entry, char *buf, size_t len);
+
+/* "node-3:5" for a GPU's bar, from an entry with host and gpu or rank. */
+void render_gpu_label(const json_t *entry, char *buf, size_t len);
+
+/* "12.3 s", "4 min 05 s", "-". */
+void render_duration(const json_t *step, char *buf, size_t len);
+
+/* The figures of one program, or NULL when its step did not report. */
+const json_t *render_figures(const json_t *summary, const char *program);
+
+#endif

@@ -1,0 +1,44 @@
+/* Runs one step of the suite: the launcher command in a process group of its own, its output streamed
+ * through, a bounded wait (SIGTERM to the group at the deadline, SIGKILL after a grace), and the outcome
+ * classified. Nothing the step leaves behind survives it: the group is killed before the step is reaped. */
+#ifndef STEP_RUNNER_H
+#define STEP_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    char *const *argv;  /* NULL-terminated; argv[0] is looked up in PATH */
+    double timeout_s;   /* hard bound on the step, > 0 */
+    double grace_s;     /* between SIGTERM and SIGKILL */
+    double heartbeat_s; /* a progress line after this long without output, 0 = never */
+    const char *label;  /* "step 2/5 gemm_flops", for the heartbeat */
+} suite_step_spec;
+
+typedef struct {
+    bool started;     /* fork succeeded */
+    bool timed_out;   /* the suite killed it at the deadline */
+    bool interrupted; /* the suite was asked to stop (SIGINT/SIGTERM) and killed it */
+    int exit_code;    /* exit status, or -1 when it ended on a signal */
+    int signal;       /* the signal that ended it, 0 if none */
+    double duration_s;
+    char result_line[512]; /* the step's last "[RESULT] ..." line, "" if none */
+} suite_step_result;
+
+/* Runs the step to its end. Returns 0 when the step ran (whatever its outcome), -1 if it could not be started
+ * (pipe or fork failed; err says why). */
+int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *err, size_t errlen);
+
+/* Installs SIGINT/SIGTERM handlers that ask the running step to stop; suite_stop_requested() then stays true.
+ */
+void suite_step_install_signal_handlers(void);
+bool suite_stop_requested(void);
+
+/* Status of a step from how it ended (pure):
+ *   "pass" exit 0 with a report, "fail" exit 1 with a report (a check failed), "usage_error" 2, "env_error"
+ * 3, "timeout" 4 or killed at the deadline, "internal_error" 5, "crashed" a signal, any other status (mpirun
+ *   reports a rank killed by a signal as 128+n), or 0/1 without a report, "interrupted", "missing" (no
+ *   program to run). */
+const char *suite_step_classify(const suite_step_result *res, bool program_found, bool have_report);
+
+#endif

@@ -1,0 +1,37 @@
+/* The gpuaccept front-end: one dispatcher (gpuaccept.c) and one file per verb (cmd_<verb>.c), as git's
+ * builtin/, sharing the helpers below. The front-end is no MPI program: it starts them. */
+#ifndef SUITE_H
+#define SUITE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+int cmd_run(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+
+/* One line on stderr, "gpuaccept VERB: message (see gpuaccept VERB --help)"; returns 2 (usage). */
+int suite_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* getopt_long's verdict on an unknown option or a missing value, as a usage error. */
+int suite_bad_option(const char *verb, int key, char **argv);
+
+/* Parses a tolerance in percent ("5", "5%", 0..100). 0, or -1. */
+int suite_parse_pct(const char *s, double *out);
+
+/* Directory of the running executable (for the programs installed beside it). */
+int suite_self_dir(char *buf, size_t len);
+
+/* --baseline: "none", "auto" (the shipped baseline of the summary's GPU model, if any) or a file. Applies it
+ * and re-finalizes the summary. 0, or -1 with a message (an unreadable or invalid file). */
+int suite_apply_baseline_option(json_t *summary, const char *spec, double tolerance_pct, char *err,
+                                size_t errlen);
+
+/* Writes summary.json, summary.md and summary.html into dir. 0, or -1 with a message. */
+int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_t errlen);
+
+/* The closing lines: verdict, abnormal nodes with their fault codes, where the summary is, [RESULT]. */
+void suite_print_verdict(const json_t *summary, const char *dir);
+
+#endif

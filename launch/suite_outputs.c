@@ -1,0 +1,158 @@
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "baseline.h"
+#include "ga_exit.h"
+#include "merge.h"
+#include "render.h"
+#include "suite.h"
+#include "suite_util.h"
+
+int suite_usage_error(const char *verb, const char *fmt, ...)
+{
+    fflush(stdout);
+    fprintf(stderr, "gpuaccept %s: ", verb);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see gpuaccept %s --help)\n", verb);
+    return GA_EXIT_USAGE;
+}
+
+int suite_bad_option(const char *verb, int key, char **argv)
+{
+    if (key == ':')
+        return suite_usage_error(verb, "option '%s' needs a value", argv[optind - 1]);
+    if (optopt)
+        return suite_usage_error(verb, "unknown option '-%c'", optopt);
+    return suite_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
+}
+
+int suite_parse_pct(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || (*end && strcmp(end, "%") != 0) || !(v >= 0 && v <= 100))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int suite_self_dir(char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
+}
+
+/* Shipped baselines: $GPUACCEPT_BASELINE_DIR, the install tree beside the executable, the source tree. */
+static int find_shipped(const char *model, char *path, size_t len)
+{
+    char dirs[3][4096];
+    size_t n = 0;
+    const char *env = getenv("GPUACCEPT_BASELINE_DIR");
+    if (env && *env)
+        snprintf(dirs[n++], sizeof dirs[0], "%s", env);
+    char self[4096];
+    if (suite_self_dir(self, sizeof self) == 0)
+        snprintf(dirs[n++], sizeof dirs[0], "%s/../share/gpuaccept/baselines", self);
+#ifdef GA_SOURCE_BASELINE_DIR
+    snprintf(dirs[n++], sizeof dirs[0], "%s", GA_SOURCE_BASELINE_DIR);
+#endif
+    for (size_t i = 0; i < n; i++)
+        if (suite_baseline_find(dirs[i], model, path, len) == 0)
+            return 0;
+    return -1;
+}
+
+int suite_apply_baseline_option(json_t *summary, const char *spec, double tolerance_pct, char *err,
+                                size_t errlen)
+{
+    char path[4096];
+    if (!spec || strcmp(spec, "none") == 0)
+        return 0;
+    if (strcmp(spec, "auto") == 0) {
+        if (find_shipped(sj_str(summary, "gpu_model", NULL), path, sizeof path) != 0)
+            return 0; /* no GPU, or a model without a shipped baseline: nothing to hold it to */
+    } else {
+        snprintf(path, sizeof path, "%s", spec);
+    }
+    json_t *b = suite_load_json(path, err, errlen);
+    if (!b)
+        return -1;
+    char verr[256];
+    if (suite_baseline_validate(b, verr, sizeof verr) != 0) {
+        snprintf(err, errlen, "%s: %s", path, verr);
+        json_decref(b);
+        return -1;
+    }
+    suite_baseline_apply(summary, b, path, tolerance_pct);
+    suite_summary_finalize(summary);
+    json_decref(b);
+    return 0;
+}
+
+int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_t errlen)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    if (suite_write_json_atomic(path, summary, err, errlen) != 0)
+        return -1;
+    char *md = suite_render_md(summary), *html = suite_render_html(summary);
+    int rc = -1;
+    if (!md || !html) {
+        snprintf(err, errlen, "out of memory rendering the summary");
+    } else {
+        snprintf(path, sizeof path, "%s/summary.md", dir);
+        if (suite_write_text_atomic(path, md, err, errlen) == 0) {
+            snprintf(path, sizeof path, "%s/summary.html", dir);
+            rc = suite_write_text_atomic(path, html, err, errlen);
+        }
+    }
+    free(md);
+    free(html);
+    return rc;
+}
+
+void suite_print_verdict(const json_t *s, const char *dir)
+{
+    const json_t *v = json_object_get(s, "verdict");
+    bool pass = strcmp(sj_str(v, "result", "fail"), "pass") == 0;
+    printf("[SUITE] verdict: %s, exit %lld (%s): %lld failures, %lld warnings, %lld abnormal nodes of %lld\n",
+           pass ? "PASS" : "FAIL", sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"),
+           sj_int(v, "failures", 0), sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0),
+           sj_int(s, "node_count", 0));
+    size_t i, j;
+    json_t *a, *c;
+    json_array_foreach(sj_arr(s, "abnormal_nodes"), i, a)
+    {
+        if (i == 20) {
+            printf("[SUITE]   ... and %zu more abnormal nodes\n",
+                   json_array_size(sj_arr(s, "abnormal_nodes")) - 20);
+            break;
+        }
+        printf("[SUITE]   abnormal node %s:", sj_str(a, "host", "?"));
+        json_array_foreach(sj_arr(a, "fault_codes"), j, c) printf(" %s", json_string_value(c));
+        printf("\n");
+    }
+    printf("[SUITE] summary: %s/summary.html (also summary.md, summary.json)\n", dir);
+    if (pass) {
+        printf("[RESULT] SUCCESS\n");
+    } else {
+        printf("[RESULT] FAILURE:");
+        json_array_foreach(sj_arr(v, "fault_codes"), j, c) printf(" %s", json_string_value(c));
+        printf("\n");
+    }
+    fflush(stdout);
+}

@@ -1,0 +1,250 @@
+#include "suite_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void sbuf_init(sbuf *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void sbuf_free(sbuf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+static bool sbuf_reserve(sbuf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    if (b->len + extra + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) {
+        b->failed = true;
+        return false;
+    }
+    b->data = d;
+    b->cap = cap;
+    return true;
+}
+
+static void sbuf_append(sbuf *b, const char *s, size_t n)
+{
+    if (!sbuf_reserve(b, n))
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void sbuf_puts(sbuf *b, const char *s)
+{
+    sbuf_append(b, s, strlen(s));
+}
+
+void sbuf_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !sbuf_reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void sbuf_html(sbuf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&':
+            sbuf_puts(b, "&amp;");
+            break;
+        case '<':
+            sbuf_puts(b, "&lt;");
+            break;
+        case '>':
+            sbuf_puts(b, "&gt;");
+            break;
+        case '"':
+            sbuf_puts(b, "&quot;");
+            break;
+        case '\'':
+            sbuf_puts(b, "&#39;");
+            break;
+        default:
+            sbuf_append(b, s, 1);
+        }
+    }
+}
+
+void sbuf_md_cell(sbuf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            sbuf_puts(b, "\\|");
+        else if (*s == '\n' || *s == '\r')
+            sbuf_puts(b, " ");
+        else
+            sbuf_append(b, s, 1);
+    }
+}
+
+const char *sbuf_str(const sbuf *b)
+{
+    return b->data ? b->data : "";
+}
+
+const char *sj_str(const json_t *obj, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : dflt;
+}
+
+long long sj_int(const json_t *obj, const char *key, long long dflt)
+{
+    json_t *v = json_object_get(obj, key);
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_real(v))
+        return (long long)json_real_value(v);
+    return dflt;
+}
+
+double sj_num(const json_t *obj, const char *key, double dflt)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+bool sj_bool(const json_t *obj, const char *key, bool dflt)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+bool sj_is_num(const json_t *obj, const char *key)
+{
+    return json_is_number(json_object_get(obj, key));
+}
+
+json_t *sj_arr(const json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_array(v) ? v : NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double suite_median(double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void suite_format_bytes(double bytes, char *out, size_t len)
+{
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    if (bytes == (double)(long long)bytes)
+        snprintf(out, len, "%lld %s", (long long)bytes, units[u]);
+    else
+        snprintf(out, len, "%.1f %s", bytes, units[u]);
+}
+
+json_t *suite_load_json(const char *path, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j)
+        snprintf(err, errlen, "%s: %s (line %d)", path, je.text, je.line);
+    return j;
+}
+
+int suite_write_text_atomic(const char *path, const char *text, char *err, size_t errlen)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t len = strlen(text);
+    const char *p = text;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+            close(fd);
+            unlink(tmp);
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    /* mkstemp creates 0600; the summary is for people to read. */
+    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int suite_write_json_atomic(const char *path, const json_t *json, char *err, size_t errlen)
+{
+    char *text = json_dumps(json, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    if (!text) {
+        snprintf(err, errlen, "cannot serialise JSON for %s", path);
+        return -1;
+    }
+    size_t n = strlen(text);
+    char *with_nl = malloc(n + 2);
+    if (!with_nl) {
+        free(text);
+        snprintf(err, errlen, "out of memory writing %s", path);
+        return -1;
+    }
+    memcpy(with_nl, text, n);
+    memcpy(with_nl + n, "\n", 2);
+    int rc = suite_write_text_atomic(path, with_nl, err, errlen);
+    free(with_nl);
+    free(text);
+    return rc;
+}
+
+void suite_utc_now(char *out, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}

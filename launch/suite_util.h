@@ -1,0 +1,52 @@
+/* Small helpers of the suite front-end: a growable string buffer for the renderers, tolerant JSON getters (a
+ * report from another version may lack a field: callers get a default, never a crash), and files written
+ * atomically. Pure except the file functions. */
+#ifndef SUITE_UTIL_H
+#define SUITE_UTIL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+    bool failed; /* an allocation failed: the content is truncated */
+} sbuf;
+
+void sbuf_init(sbuf *b);
+void sbuf_free(sbuf *b);
+void sbuf_puts(sbuf *b, const char *s);
+void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s with &, <, >, " and ' escaped: for HTML text and attribute values alike. */
+void sbuf_html(sbuf *b, const char *s);
+/* Appends s with | and newlines escaped: for a Markdown table cell. */
+void sbuf_md_cell(sbuf *b, const char *s);
+const char *sbuf_str(const sbuf *b);
+
+/* Tolerant getters: the default when the key is absent or of another type. */
+const char *sj_str(const json_t *obj, const char *key, const char *dflt);
+long long sj_int(const json_t *obj, const char *key, long long dflt);
+double sj_num(const json_t *obj, const char *key, double dflt); /* integer or real */
+bool sj_bool(const json_t *obj, const char *key, bool dflt);
+bool sj_is_num(const json_t *obj, const char *key);
+/* obj[key] as an array, or NULL. */
+json_t *sj_arr(const json_t *obj, const char *key);
+
+/* Median of v[0..n-1] (sorts v). 0 when n is 0. */
+double suite_median(double *v, size_t n);
+
+/* "1.5 KiB", "256 MiB": byte counts as chart labels. */
+void suite_format_bytes(double bytes, char *out, size_t len);
+
+/* Loads a JSON file; NULL with a one-line message in err. */
+json_t *suite_load_json(const char *path, char *err, size_t errlen);
+/* Writes text to path via a temporary file in the same directory and a rename. 0, or -1 with a message. */
+int suite_write_text_atomic(const char *path, const char *text, char *err, size_t errlen);
+/* Writes JSON (indented, keys in insertion order) atomically. */
+int suite_write_json_atomic(const char *path, const json_t *json, char *err, size_t errlen);
+
+/* UTC time as 2026-01-31T12:00:00Z. */
+void suite_utc_now(char *out, size_t len);
+
+#endif
