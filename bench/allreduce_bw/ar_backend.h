@@ -18,6 +18,22 @@ typedef struct {
     bool in_place;
 } ar_call;
 
+/* Where a call reads its input and leaves its output, NCCL's convention: out of place the send and receive
+ * buffers; in place both inside the receive buffer, at the rank's offset (nccl-tests' in-place offsets). */
+static inline char *ar_call_input(const ar_call *c, int rank, char *send, char *recv)
+{
+    if (!c->in_place)
+        return send;
+    return recv + c->counts.send_inplace_off * (size_t)rank * ar_dtype_get(c->type)->size;
+}
+
+static inline char *ar_call_output(const ar_call *c, int rank, char *recv)
+{
+    if (!c->in_place)
+        return recv;
+    return recv + c->counts.recv_inplace_off * (size_t)rank * ar_dtype_get(c->type)->size;
+}
+
 typedef struct ar_backend ar_backend;
 struct ar_backend {
     const char *name; /* "nccl" or "mpi", as the report names it */

@@ -150,19 +150,17 @@ static size_t esize(const ar_call *c)
 static char *input_at(ar_backend *b, const ar_call *c)
 {
     host_impl *h = b->impl;
-    if (!c->in_place)
-        return h->send;
-    return h->recv + c->counts.send_inplace_off * (size_t)b->rank * esize(c);
+    return ar_call_input(c, b->rank, h->send, h->recv);
 }
 
 static char *output_at(ar_backend *b, const ar_call *c)
 {
     host_impl *h = b->impl;
     if (c->coll == AR_BROADCAST && !c->in_place && b->rank == c->root)
-        return h->send;                               /* the root broadcasts from its send buffer */
-    if (!c->in_place || c->coll == AR_REDUCE_SCATTER) /* MPI leaves an in-place reduce_scatter at the start */
+        return h->send;                              /* the root broadcasts from its send buffer */
+    if (c->in_place && c->coll == AR_REDUCE_SCATTER) /* MPI leaves an in-place reduce_scatter at the start */
         return h->recv;
-    return h->recv + c->counts.recv_inplace_off * (size_t)b->rank * esize(c);
+    return ar_call_output(c, b->rank, h->recv);
 }
 
 static void host_put_input(ar_backend *b, const ar_call *c, const void *host)

@@ -59,17 +59,13 @@ static size_t esize(const ar_call *c)
 static char *input_at(ar_backend *b, const ar_call *c)
 {
     nccl_impl *g = b->impl;
-    if (!c->in_place)
-        return g->send;
-    return g->recv + c->counts.send_inplace_off * (size_t)b->rank * esize(c);
+    return ar_call_input(c, b->rank, g->send, g->recv);
 }
 
 static char *output_at(ar_backend *b, const ar_call *c)
 {
     nccl_impl *g = b->impl;
-    if (!c->in_place)
-        return g->recv;
-    return g->recv + c->counts.recv_inplace_off * (size_t)b->rank * esize(c);
+    return ar_call_output(c, b->rank, g->recv);
 }
 
 static bool nccl_inplace_checkable(ar_coll_id coll)
