@@ -1,0 +1,64 @@
+/* The two ways of running a collective: NCCL on GPU memory and MPI on host memory. The harness (ar_bench.c)
+ * sees only this table; each backend adds the call of every collective. */
+#ifndef AR_BACKEND_H
+#define AR_BACKEND_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ar_coll.h"
+
+typedef struct {
+    ar_coll_id coll;
+    ar_dtype type;
+    ar_op op;
+    int root;
+    ar_counts counts;
+    bool in_place;
+} ar_call;
+
+/* Where a call reads its input and leaves its output, NCCL's convention: out of place the send and receive
+ * buffers; in place both inside the receive buffer, at the rank's offset (nccl-tests' in-place offsets). */
+static inline char *ar_call_input(const ar_call *c, int rank, char *send, char *recv)
+{
+    if (!c->in_place)
+        return send;
+    return recv + c->counts.send_inplace_off * (size_t)rank * ar_dtype_get(c->type)->size;
+}
+
+static inline char *ar_call_output(const ar_call *c, int rank, char *recv)
+{
+    if (!c->in_place)
+        return recv;
+    return recv + c->counts.recv_inplace_off * (size_t)rank * ar_dtype_get(c->type)->size;
+}
+
+typedef struct ar_backend ar_backend;
+struct ar_backend {
+    const char *name; /* "nccl" or "mpi", as the report names it */
+    MPI_Comm comm;    /* the ranks of the collective (the world, or a pair) */
+    int rank, nranks;
+    void *impl;
+    /* Whether the backend can check this collective in place (NCCL cannot run alltoall or sendrecv in
+     * place; nccl-tests times them without a check). */
+    bool (*inplace_checkable)(ar_coll_id coll);
+    /* Poisons the output, then writes send_count elements of input where the call reads them. */
+    void (*put_input)(ar_backend *b, const ar_call *c, const void *host);
+    /* Reads recv_count elements of output from where the call left them. */
+    void (*get_output)(ar_backend *b, const ar_call *c, void *host);
+    /* Runs iters operations and returns when they are complete; every wait is bounded by -T. what names the
+     * operation for the timeout message. */
+    void (*run)(ar_backend *b, const ar_call *c, int iters, const char *what);
+    void (*destroy)(ar_backend *b);
+};
+
+/* Both allocate buffers of max_bytes for send and receive. Collective over comm. */
+ar_backend *ar_host_backend_new(MPI_Comm comm, size_t max_bytes);
+/* Why the host path cannot run a type (fp8), or NULL. */
+const char *ar_host_unsupported(ar_dtype type);
+#if GA_HAVE_CUDA
+ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_s, const char *what);
+#endif
+
+#endif

@@ -1,0 +1,138 @@
+#include "ar_bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ar_deadline.h"
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_runtime.h"
+#include "ga_time.h"
+
+static const char *const placement_names[AR_PLACEMENTS] = {"out-of-place", "in-place"};
+
+size_t ar_bench_max_bytes(const ar_sweep_cfg *cfg, int nranks)
+{
+    size_t max = 0;
+    for (int i = 0; i < cfg->n_sizes; i++) {
+        ar_counts c;
+        ar_coll_counts(cfg->coll, cfg->sizes[i], cfg->type, nranks, &c);
+        size_t bytes = ar_coll_bytes(&c, cfg->type);
+        if (bytes > max)
+            max = bytes;
+    }
+    return max;
+}
+
+/* Test hooks, so that end-to-end tests can prove the check and the pairs analysis fail when they should:
+ * ALLREDUCE_BW_TEST_WRONG_RANK=r corrupts one output element on world rank r before it is checked;
+ * ALLREDUCE_BW_TEST_DELAY_RANK=r and ALLREDUCE_BW_TEST_DELAY_US=us make rank r late by us per timed
+ * iteration (a slow node). Documented in docs/allreduce_bw.md; never set in production. */
+static int env_int(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : fallback;
+}
+
+static void test_delay(int iters)
+{
+    static int rank = -2, us = 0;
+    if (rank == -2) {
+        rank = env_int("ALLREDUCE_BW_TEST_DELAY_RANK", -1);
+        us = env_int("ALLREDUCE_BW_TEST_DELAY_US", 0);
+    }
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (rank != me || us <= 0)
+        return;
+    double total_us = (double)us * iters;
+    struct timespec ts = {(time_t)(total_us / 1e6),
+                          (long)((total_us - (double)(time_t)(total_us / 1e6) * 1e6) * 1e3)};
+    nanosleep(&ts, NULL);
+}
+
+static void test_corrupt(const ar_call *call, void *out)
+{
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (env_int("ALLREDUCE_BW_TEST_WRONG_RANK", -1) == me && call->counts.recv_count > 0)
+        ar_store(call->type, out, 0, ar_load(call->type, out, 0) + 5);
+}
+
+static void barrier(ar_backend *b, const char *what)
+{
+    ar_deadline_arm("barrier before %s", what);
+    GA_MPI_CHECK(MPI_Barrier(b->comm));
+    ar_deadline_disarm();
+}
+
+/* Runs the call `check` times on fresh inputs; the wrong elements of the last run with any, or 0. */
+static int64_t check(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call, int size_index, void *in,
+                     void *out, const char *what)
+{
+    ar_pattern p = {cfg->type, cfg->op, b->nranks, cfg->root, 0, call->counts};
+    int64_t wrong = 0;
+    for (int k = 0; k < cfg->check && wrong == 0; k++) {
+        p.seed = (uint32_t)(size_index * 7 + call->in_place * 3 + k);
+        ar_fill_input(cfg->coll, &p, b->rank, in);
+        b->put_input(b, call, in);
+        b->run(b, call, 1, what);
+        b->get_output(b, call, out);
+        test_corrupt(call, out);
+        wrong = ar_count_wrong(cfg->coll, &p, b->rank, out);
+    }
+    return wrong;
+}
+
+void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_size_done_fn on_size,
+                    void *user)
+{
+    size_t max_bytes = ar_bench_max_bytes(cfg, b->nranks);
+    void *in = malloc(max_bytes ? max_bytes : 1), *out = malloc(max_bytes ? max_bytes : 1);
+    ar_sample *all = NULL;
+    if (on_size && b->rank == 0)
+        all = malloc((size_t)b->nranks * sizeof *all);
+    if (!in || !out || (on_size && b->rank == 0 && !all))
+        GA_FATAL(GA_EXIT_ENV, "cannot allocate the check buffers (2 x %zu bytes)", max_bytes);
+
+    rec->n_sizes = cfg->n_sizes;
+    rec->group_size = b->nranks;
+    const char *cname = ar_coll_get(cfg->coll)->name;
+    for (int s = 0; s < cfg->n_sizes; s++) {
+        ar_sample *smp = &rec->samples[s];
+        for (int pl = 0; pl < AR_PLACEMENTS; pl++) {
+            ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1};
+            ar_coll_counts(cfg->coll, cfg->sizes[s], cfg->type, b->nranks, &call.counts);
+            char what[200];
+            snprintf(what, sizeof what, "%s %s %s %llu B %s (%s, rank %d of %d)", cname,
+                     ar_dtype_get(cfg->type)->name, ar_op_name(cfg->op), (unsigned long long)cfg->sizes[s],
+                     placement_names[pl], cfg->label, b->rank, b->nranks);
+            ga_phase("%s", what);
+
+            if (cfg->warmup > 0)
+                b->run(b, &call, cfg->warmup, what);
+            barrier(b, what);
+            double t0 = ga_now();
+            test_delay(cfg->iters);
+            b->run(b, &call, cfg->iters, what);
+            smp->time_s[pl] = (ga_now() - t0) / cfg->iters;
+
+            smp->wrong[pl] = -1;
+            if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)))
+                smp->wrong[pl] = check(b, cfg, &call, s, in, out, what);
+        }
+        if (on_size) {
+            ar_deadline_arm("gathering the times of %llu B (%s)", (unsigned long long)cfg->sizes[s],
+                            cfg->label);
+            GA_MPI_CHECK(MPI_Gather(smp, sizeof *smp, MPI_BYTE, all, sizeof *smp, MPI_BYTE, 0, b->comm));
+            ar_deadline_disarm();
+            if (b->rank == 0)
+                on_size(user, s, all, b->nranks);
+        }
+    }
+    free(all);
+    free(in);
+    free(out);
+}

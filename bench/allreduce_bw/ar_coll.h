@@ -1,0 +1,74 @@
+/* One thin descriptor per collective (nccl-tests' good idea): element counts from the size and the number of
+ * ranks, the bus bandwidth factor, the input every rank writes and the output it must read back. The harness
+ * and the analysis know nothing else about a collective; each backend adds the call itself (ar_host.c,
+ * ar_nccl.c). Adding a collective: an enum value, one descriptor here, one case per backend. Pure. */
+#ifndef AR_COLL_H
+#define AR_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ar_types.h"
+
+typedef enum {
+    AR_ALLREDUCE,
+    AR_ALLGATHER,
+    AR_REDUCE_SCATTER,
+    AR_BROADCAST,
+    AR_REDUCE,
+    AR_ALLTOALL,
+    AR_SENDRECV,
+    AR_NCOLLS
+} ar_coll_id;
+
+/* Element counts of one operation, as nccl-tests counts them. In place, the input of rank r lies at
+ * recvbuf + send_inplace_off * r elements and its output at recvbuf + recv_inplace_off * r. */
+typedef struct {
+    size_t send_count, recv_count;
+    size_t param_count; /* the count argument of the call (per peer for alltoall) */
+    size_t send_inplace_off, recv_inplace_off;
+} ar_counts;
+
+/* What the data of one check depends on. */
+typedef struct {
+    ar_dtype type;
+    ar_op op;
+    int nranks, root;
+    uint32_t seed; /* varies per size so that a stale buffer from the previous size cannot pass */
+    ar_counts counts;
+} ar_pattern;
+
+typedef struct {
+    const char *name;
+    bool reduces; /* takes a reduction operation */
+    bool rooted;  /* has a root (broadcast, reduce) */
+    void (*counts)(size_t count, int nranks, ar_counts *out);
+    double (*bus_factor)(int nranks);
+    /* The value rank writes at index i of its input (send_count elements). */
+    double (*input)(const ar_pattern *p, int rank, size_t i);
+    /* The value expected at index j of rank's output (recv_count elements); false where nothing is expected
+     * (reduce off the root). */
+    bool (*expected)(const ar_pattern *p, int rank, size_t j, double *v);
+} ar_coll;
+
+const ar_coll *ar_coll_get(ar_coll_id id);
+int ar_coll_parse(const char *name, ar_coll_id *out);
+
+/* The counts of a size in bytes (count = bytes / element size, as nccl-tests does), and the figures of a
+ * measurement: bytes = max(send, recv) bytes, the size nccl-tests prints and divides by the time. */
+void ar_coll_counts(ar_coll_id id, size_t size_bytes, ar_dtype type, int nranks, ar_counts *out);
+size_t ar_coll_bytes(const ar_counts *c, ar_dtype type);
+/* algbw = bytes / time (GB = 1e9), busbw = algbw * factor(nranks). 0 when time is not positive. */
+void ar_coll_bandwidth(ar_coll_id id, size_t bytes, double time_s, int nranks, double *algbw, double *busbw);
+
+/* The tolerance of the check in ULPs: 0 (exact) except avg on floating-point types, whose 1/n scaling and
+ * reduction order round: nranks + 1 ULPs of the expected value. */
+double ar_check_tolerance_ulps(ar_dtype type, ar_op op, int nranks);
+
+/* Fills rank's input (send_count elements) into buf. */
+void ar_fill_input(ar_coll_id id, const ar_pattern *p, int rank, void *buf);
+/* Counts the wrong elements of rank's output (recv_count elements) in buf. */
+int64_t ar_count_wrong(ar_coll_id id, const ar_pattern *p, int rank, const void *buf);
+
+#endif

@@ -1,0 +1,179 @@
+/* The GPU path: NCCL on device memory, one stream, every wait through ga_nccl_wait (bounded by -T). Inputs
+ * are generated and outputs checked on the host (ar_coll.c), copied through cudaMemcpy outside the timed
+ * loops, so no kernel is needed. */
+#if GA_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <stdlib.h>
+
+#include "ar_backend.h"
+#include "ar_deadline.h"
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_nccl.h"
+
+typedef struct {
+    ncclComm_t comm;
+    cudaStream_t stream;
+    char *send, *recv;
+    size_t max_bytes;
+    double timeout_s;
+} nccl_impl;
+
+#define CUDA_CHECK(call)                                                                                     \
+    do {                                                                                                     \
+        cudaError_t e_ = (call);                                                                             \
+        if (e_ != cudaSuccess)                                                                               \
+            GA_FATAL(GA_EXIT_ENV, "%s: %s", #call, cudaGetErrorString(e_));                                  \
+    } while (0)
+
+#define NCCL_CHECK(call)                                                                                     \
+    do {                                                                                                     \
+        ncclResult_t r_ = (call);                                                                            \
+        if (r_ != ncclSuccess && r_ != ncclInProgress)                                                       \
+            GA_FATAL(GA_EXIT_ENV, "%s: %s", #call, ncclGetErrorString(r_));                                  \
+    } while (0)
+
+static ncclDataType_t nccl_type(ar_dtype t)
+{
+    static const ncclDataType_t map[AR_NTYPES] = {
+        [AR_INT8] = ncclInt8,         [AR_UINT8] = ncclUint8,         [AR_INT32] = ncclInt32,
+        [AR_UINT32] = ncclUint32,     [AR_INT64] = ncclInt64,         [AR_UINT64] = ncclUint64,
+        [AR_HALF] = ncclFloat16,      [AR_FLOAT] = ncclFloat32,       [AR_DOUBLE] = ncclFloat64,
+        [AR_BFLOAT16] = ncclBfloat16, [AR_FP8_E4M3] = ncclFloat8e4m3, [AR_FP8_E5M2] = ncclFloat8e5m2,
+    };
+    return map[t];
+}
+
+static ncclRedOp_t nccl_op(ar_op op)
+{
+    static const ncclRedOp_t map[AR_NOPS] = {ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg};
+    return map[op];
+}
+
+static size_t esize(const ar_call *c)
+{
+    return ar_dtype_get(c->type)->size;
+}
+
+static char *input_at(ar_backend *b, const ar_call *c)
+{
+    nccl_impl *g = b->impl;
+    return ar_call_input(c, b->rank, g->send, g->recv);
+}
+
+static char *output_at(ar_backend *b, const ar_call *c)
+{
+    nccl_impl *g = b->impl;
+    return ar_call_output(c, b->rank, g->recv);
+}
+
+static bool nccl_inplace_checkable(ar_coll_id coll)
+{
+    return coll != AR_ALLTOALL && coll != AR_SENDRECV;
+}
+
+static void nccl_put_input(ar_backend *b, const ar_call *c, const void *host)
+{
+    nccl_impl *g = b->impl;
+    CUDA_CHECK(cudaMemset(g->recv, 0xff, g->max_bytes));
+    CUDA_CHECK(cudaMemcpy(input_at(b, c), host, c->counts.send_count * esize(c), cudaMemcpyHostToDevice));
+}
+
+static void nccl_get_output(ar_backend *b, const ar_call *c, void *host)
+{
+    CUDA_CHECK(cudaMemcpy(host, output_at(b, c), c->counts.recv_count * esize(c), cudaMemcpyDeviceToHost));
+}
+
+static void enqueue(ar_backend *b, const ar_call *c)
+{
+    nccl_impl *g = b->impl;
+    const void *in = input_at(b, c);
+    void *out = output_at(b, c);
+    size_t n = c->counts.param_count;
+    ncclDataType_t t = nccl_type(c->type);
+    ncclRedOp_t op = nccl_op(c->op);
+    int next = (b->rank + 1) % b->nranks, prev = (b->rank - 1 + b->nranks) % b->nranks;
+    switch (c->coll) {
+    case AR_ALLREDUCE:
+        NCCL_CHECK(ncclAllReduce(in, out, n, t, op, g->comm, g->stream));
+        break;
+    case AR_ALLGATHER:
+        NCCL_CHECK(ncclAllGather(in, out, n, t, g->comm, g->stream));
+        break;
+    case AR_REDUCE_SCATTER:
+        NCCL_CHECK(ncclReduceScatter(in, out, n, t, op, g->comm, g->stream));
+        break;
+    case AR_BROADCAST:
+        NCCL_CHECK(ncclBroadcast(in, out, n, t, c->root, g->comm, g->stream));
+        break;
+    case AR_REDUCE:
+        NCCL_CHECK(ncclReduce(in, out, n, t, op, c->root, g->comm, g->stream));
+        break;
+    case AR_ALLTOALL:
+        NCCL_CHECK(ncclAlltoAll(in, out, n, t, g->comm, g->stream));
+        break;
+    case AR_SENDRECV:
+        NCCL_CHECK(ncclGroupStart());
+        NCCL_CHECK(ncclSend(in, n, t, next, g->comm, g->stream));
+        NCCL_CHECK(ncclRecv(out, n, t, prev, g->comm, g->stream));
+        NCCL_CHECK(ncclGroupEnd());
+        break;
+    default:
+        GA_FATAL(GA_EXIT_INTERNAL, "NCCL path: collective %d has no call", (int)c->coll);
+    }
+}
+
+static void nccl_run(ar_backend *b, const ar_call *c, int iters, const char *what)
+{
+    nccl_impl *g = b->impl;
+    for (int i = 0; i < iters; i++)
+        enqueue(b, c);
+    ga_nccl_wait(g->comm, g->stream, g->timeout_s, what);
+}
+
+static void abort_comm(void *user)
+{
+    ncclCommAbort(((nccl_impl *)user)->comm);
+}
+
+static void nccl_destroy(ar_backend *b)
+{
+    nccl_impl *g = b->impl;
+    ar_deadline_set_abort_hook(NULL, NULL);
+    ga_nccl_comm_destroy(g->comm);
+    cudaFree(g->send);
+    cudaFree(g->recv);
+    cudaStreamDestroy(g->stream);
+    free(g);
+    free(b);
+}
+
+ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_s, const char *what)
+{
+    ar_backend *b = calloc(1, sizeof *b);
+    nccl_impl *g = calloc(1, sizeof *g);
+    if (!b || !g)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    g->max_bytes = max_bytes ? max_bytes : 1;
+    g->timeout_s = timeout_s > 0 ? timeout_s : 1e9;
+    CUDA_CHECK(cudaMalloc((void **)&g->send, g->max_bytes));
+    CUDA_CHECK(cudaMalloc((void **)&g->recv, g->max_bytes));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    b->name = "nccl";
+    b->comm = comm;
+    MPI_Comm_rank(comm, &b->rank);
+    MPI_Comm_size(comm, &b->nranks);
+    ar_deadline_arm("NCCL communicator init (%s, rank %d of %d)", what, b->rank, b->nranks);
+    g->comm = ga_nccl_comm_init(comm, g->timeout_s, what);
+    ar_deadline_disarm();
+    ar_deadline_set_abort_hook(abort_comm, g);
+    b->impl = g;
+    b->inplace_checkable = nccl_inplace_checkable;
+    b->put_input = nccl_put_input;
+    b->get_output = nccl_get_output;
+    b->run = nccl_run;
+    b->destroy = nccl_destroy;
+    return b;
+}
+#endif

@@ -1,0 +1,176 @@
+#include "ar_opts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ar_record.h"
+#include "ar_sweep.h"
+#include "ga_parse.h"
+
+enum { OPT_COLLECTIVE = 256, OPT_BACKEND, OPT_MIN_BUSBW, OPT_PATTERN, OPT_ROUNDS, OPT_TOLERANCE };
+
+const ga_option ar_options[] = {
+    {"minbytes", 'b', true, "SIZE", "smallest size, K/M/G suffixes (default 8; GPU and host alike)"},
+    {"maxbytes", 'e', true, "SIZE",
+     "largest size (default 1G on GPU, 16M on the host path, 1M with --quick)"},
+    {"stepfactor", 'f', true, "N", "multiply the size by N each step (default 2)"},
+    {"stepbytes", 'i', true, "SIZE", "add SIZE each step (used when --stepfactor is 1)"},
+    {"iters", 'n', true, "N", "timed iterations per size and placement (default 20, 5 with --quick)"},
+    {"warmup_iters", 'w', true, "N", "warm-up iterations per size and placement (default 5, 1 with --quick)"},
+    {"check", 'c', true, "N", "checked runs per size and placement, 0 to skip the check (default 1)"},
+    {"datatype", 'd', true, "TYPE",
+     "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all (default float)"},
+    {"op", 'o', true, "OP", "sum prod min max avg, or all (default sum)"},
+    {"root", 'r', true, "RANK", "root of broadcast and reduce (default 0)"},
+    {"average", 'a', true, "0-3", "time reported: 0 rank 0, 1 mean, 2 min, 3 max across ranks (default 1)"},
+    {"timeout", 'T', true, "SEC", "bound of communicator init and every wait, 0: none (default 300)"},
+    {"collective", OPT_COLLECTIVE, true, "NAME",
+     "allreduce (default), allgather, reduce_scatter, broadcast, reduce, alltoall, sendrecv"},
+    {"backend", OPT_BACKEND, true, "B",
+     "auto (default: NCCL where GPUs are visible), nccl, or mpi (host memory)"},
+    {"min-busbw", OPT_MIN_BUSBW, true, "GB/s", "fail when the busbw at the largest size is below this"},
+    {"pattern", OPT_PATTERN, true, "P", "world (default), or pairs: isolate a slow node or link"},
+    {"rounds", OPT_ROUNDS, true, "N", "pairs: rounds of different pairings (default 3)"},
+    {"tolerance", OPT_TOLERANCE, true, "FRAC",
+     "pairs: flag a pair below (1 - FRAC) x the median (default 0.1)"},
+};
+_Static_assert(sizeof ar_options / sizeof ar_options[0] == AR_N_OPTIONS, "AR_N_OPTIONS");
+
+void ar_opts_defaults(ar_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->min_bytes = 8;
+    o->step_factor = 2;
+    o->step_bytes = 1 << 20;
+    o->check = 1;
+    o->type_mask = 1u << AR_FLOAT;
+    o->op_mask = 1u << AR_SUM;
+    o->coll = AR_ALLREDUCE;
+    o->average = 1;
+    o->timeout_s = 300;
+    o->backend = GA_BACKEND_AUTO;
+    o->tolerance = 0.1;
+}
+
+static int parse_int(const char *arg, long min, long max, int *out, char *err, size_t errlen)
+{
+    long v;
+    if (ga_parse_long(arg, min, max, &v, err, errlen))
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+{
+    ar_opts *o = opts;
+    long v;
+    switch (key) {
+    case 'b':
+        o->set_min = true;
+        return ga_parse_size(arg, &o->min_bytes, err, errlen);
+    case 'e':
+        o->set_max = true;
+        return ga_parse_size(arg, &o->max_bytes, err, errlen);
+    case 'i':
+        o->set_step = true;
+        return ga_parse_size(arg, &o->step_bytes, err, errlen);
+    case 'f':
+        if (ga_parse_long(arg, 1, 1024, &v, err, errlen))
+            return -1;
+        o->set_factor = true;
+        o->step_factor = (uint64_t)v;
+        return 0;
+    case 'n':
+        o->set_iters = true;
+        return parse_int(arg, 1, 1000000, &o->iters, err, errlen);
+    case 'w':
+        o->set_warmup = true;
+        return parse_int(arg, 0, 1000000, &o->warmup, err, errlen);
+    case 'c':
+        return parse_int(arg, 0, 100, &o->check, err, errlen);
+    case 'r':
+        return parse_int(arg, 0, 1 << 24, &o->root, err, errlen);
+    case 'a':
+        return parse_int(arg, 0, 3, &o->average, err, errlen);
+    case 'T':
+        return ga_parse_double(arg, 0, 7 * 24 * 3600, &o->timeout_s, err, errlen);
+    case 'd': {
+        ar_dtype t;
+        o->all_types = strcmp(arg, "all") == 0;
+        if (o->all_types) {
+            o->type_mask = (1u << AR_NTYPES) - 1;
+            return 0;
+        }
+        if (ar_dtype_parse(arg, &t) != 0) {
+            snprintf(err, errlen, "unknown datatype '%s'", arg);
+            return -1;
+        }
+        o->type_mask = 1u << t;
+        return 0;
+    }
+    case 'o': {
+        ar_op op;
+        if (strcmp(arg, "all") == 0) {
+            o->op_mask = (1u << AR_NOPS) - 1;
+            return 0;
+        }
+        if (ar_op_parse(arg, &op) != 0) {
+            snprintf(err, errlen, "unknown op '%s' (sum, prod, min, max, avg, all)", arg);
+            return -1;
+        }
+        o->op_mask = 1u << op;
+        return 0;
+    }
+    case OPT_COLLECTIVE:
+        if (ar_coll_parse(arg, &o->coll) != 0) {
+            snprintf(err, errlen, "unknown collective '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_BACKEND:
+        if (strcmp(arg, "auto") == 0)
+            o->backend = GA_BACKEND_AUTO;
+        else if (strcmp(arg, "nccl") == 0 || strcmp(arg, "gpu") == 0)
+            o->backend = GA_BACKEND_GPU;
+        else if (strcmp(arg, "mpi") == 0 || strcmp(arg, "host") == 0)
+            o->backend = GA_BACKEND_HOST;
+        else {
+            snprintf(err, errlen, "unknown backend '%s' (auto, nccl, mpi)", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_MIN_BUSBW:
+        return ga_parse_double(arg, 0, 1e6, &o->min_busbw, err, errlen);
+    case OPT_PATTERN:
+        if (strcmp(arg, "world") != 0 && strcmp(arg, "pairs") != 0) {
+            snprintf(err, errlen, "unknown pattern '%s' (world, pairs)", arg);
+            return -1;
+        }
+        o->pairs = strcmp(arg, "pairs") == 0;
+        return 0;
+    case OPT_ROUNDS:
+        return parse_int(arg, 1, 1024, &o->rounds, err, errlen);
+    case OPT_TOLERANCE:
+        return ga_parse_double(arg, 0, 0.99, &o->tolerance, err, errlen);
+    default:
+        snprintf(err, errlen, "unhandled option");
+        return -1;
+    }
+}
+
+int ar_opts_finish(ar_opts *o, bool gpu, bool quick, uint64_t *sizes, char *err, size_t errlen)
+{
+    if (!o->set_max)
+        o->max_bytes = quick ? 1u << 20 : gpu ? 1u << 30 : 16u << 20;
+    if (!o->set_min && o->min_bytes > o->max_bytes)
+        o->min_bytes = o->max_bytes;
+    if (!o->set_iters)
+        o->iters = quick ? 5 : 20;
+    if (!o->set_warmup)
+        o->warmup = quick ? 1 : 5;
+    if (o->set_step && !o->set_factor)
+        o->step_factor = 1; /* nccl-tests: -i alone means additive steps */
+    return ar_sweep_sizes(o->min_bytes, o->max_bytes, o->step_factor, o->step_bytes, sizes, AR_MAX_SIZES, err,
+                          errlen);
+}

@@ -1,0 +1,56 @@
+/* Bad-link isolation: the world is split into pairs of members (nodes, or ranks when the job has one node),
+ * every pair runs the sweep at once, over rounds of different pairings. A pair below (1 - tolerance) of the
+ * median is flagged; a member in at least two flagged pairs, and in flagged pairs for most of the pairs it
+ * was in, is a suspect. A flagged pair with no suspect in it is a slow link between two healthy members.
+ * Pure: the schedule and the analysis take plain data, so fixtures of 16 nodes test them. */
+#ifndef AR_PAIRS_H
+#define AR_PAIRS_H
+
+#include <stdbool.h>
+
+#include "ga_findings.h"
+
+#define AR_PAIRS_HOST_MAX 64
+
+/* Rounds a schedule can have without repeating a pair: m - 1 for an even m, m for an odd one (one member sits
+ * out each round). */
+int ar_pairs_max_rounds(int members);
+/* Pairs of round r (0-based) by the circle method; out needs members / 2 entries. Returns how many. */
+int ar_pairs_schedule(int members, int round, int (*out)[2]);
+
+typedef struct {
+    int round;
+    int member[2];                   /* node index, or world rank on a single node */
+    char host[2][AR_PAIRS_HOST_MAX]; /* their hosts */
+    int rank[2];                     /* the first world rank of each member */
+    double busbw;                    /* GB/s at the largest size, out-of-place */
+    bool flagged;                    /* set by ar_pairs_analyse */
+} ar_pair;
+
+typedef struct {
+    int member;
+    char host[AR_PAIRS_HOST_MAX];
+    int rank;
+    int pairs, flagged_pairs;
+    double min_busbw; /* lowest busbw of the pairs it was in */
+    bool suspect;
+} ar_member_stat;
+
+typedef struct {
+    double median_busbw;
+    int flagged;             /* pairs flagged */
+    int n_members;           /* entries of members[] (every member seen in a pair) */
+    ar_member_stat *members; /* malloc'd, by member index order; free with ar_pairs_verdict_free */
+    int n_suspects;
+} ar_pairs_verdict;
+
+/* Flags pairs (sets pairs[i].flagged) and fills out. Returns 0, or -1 when out of memory. */
+int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *out);
+void ar_pairs_verdict_free(ar_pairs_verdict *v);
+
+/* Findings: COMM_SLOW_NODE for each suspect, COMM_SLOW_LINK for each flagged pair with no suspect in it.
+ * by_rank: members are ranks of one node (names the rank and GPU rather than the node). */
+void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, double tolerance, bool by_rank,
+                       ga_findings *f);
+
+#endif

@@ -1,0 +1,536 @@
+/* allreduce_bw: NCCL (or MPI host) collective bandwidth sweep, nccl-tests compatible, with a check of every
+ * element and, in --pattern pairs, the isolation of a slow node or link. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ar_bench.h"
+#include "ar_deadline.h"
+#include "ar_opts.h"
+#include "ar_pairs.h"
+#include "ar_report.h"
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_gpu.h"
+#include "ga_log.h"
+#include "ga_report.h"
+
+static const ga_program_spec spec = {
+    .name = "allreduce_bw",
+    .summary =
+        "NCCL collective bandwidth sweep (nccl-tests compatible) with an exact check of every element and "
+        "bad-link isolation by pairs; MPI on host memory where no GPU is visible.",
+    .epilog =
+        "-T/--timeout bounds communicator init and every wait (nccl-tests' meaning) and replaces the common\n"
+        "whole-run --timeout; 0 disables it.\n"
+        "Examples:\n"
+        "  mpirun -np 16 --map-by ppr:8:node allreduce_bw -b 8 -e 1G -f 2 --min-busbw 150\n"
+        "  mpirun -np 64 --map-by ppr:8:node allreduce_bw --pattern pairs --rounds 3 -b 1M -e 256M -f 4\n"
+        "  mpirun -np 4 allreduce_bw --backend mpi -b 8 -e 64M -f 2 -d all -o all",
+    .options = ar_options,
+    .n_options = AR_N_OPTIONS,
+    .on_option = ar_on_option,
+    .default_timeout_s = 0, /* -T replaces the whole-run watchdog: each wait has its own bound */
+};
+
+typedef struct {
+    ar_dtype type;
+    ar_op op;
+} combo;
+
+/* ---- world mode: one sweep per combination over every rank ---- */
+
+typedef struct {
+    ar_sweep_desc desc;
+    const char *hosts; /* world_size * GA_HOST_MAX, rank 0 only */
+    ar_figures fig;
+} live_table;
+
+static void print_live_line(void *user, int s, const ar_sample *samples, int n)
+{
+    live_table *t = user;
+    const ar_sample **ptrs = malloc((size_t)n * sizeof *ptrs);
+    int *group_of = calloc((size_t)n, sizeof *group_of);
+    ar_line l;
+    if (!ptrs || !group_of) {
+        free(ptrs);
+        free(group_of);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        ptrs[i] = &samples[i];
+    if (ar_line_compute(&t->desc, s, ptrs, group_of, n, 1, &l) == 0) {
+        ar_table_line(stdout, &t->desc, &l, l.agg[0].slowest,
+                      t->hosts + (size_t)l.agg[0].slowest * GA_HOST_MAX);
+        ar_figures_add(&t->fig, &l, s);
+    }
+    free(ptrs);
+    free(group_of);
+}
+
+static ar_backend *backend_new(ga_backend kind, MPI_Comm comm, size_t max_bytes, const char *what)
+{
+#if GA_HAVE_CUDA
+    if (kind == GA_BACKEND_GPU)
+        return ar_nccl_backend_new(comm, max_bytes, ar_deadline_timeout(), what);
+#endif
+    (void)kind;
+    (void)what;
+    return ar_host_backend_new(comm, max_bytes);
+}
+
+static void gather(const ga_ctx *ctx, const ar_record *mine, ar_record **all, double bound, const char *what)
+{
+    ar_deadline_arm_for(bound, "gathering the records of %s", what);
+    ga_gather_records(ctx, mine, sizeof *mine, (void **)all);
+    ar_deadline_disarm();
+}
+
+/* Every rank's record, as pointers, with the group each belongs to. */
+typedef struct {
+    const ar_record **recs;
+    int *group_of;
+    int n, n_groups;
+} rec_set;
+
+static void rec_set_free(rec_set *s)
+{
+    free(s->recs);
+    free(s->group_of);
+}
+
+static rec_set world_set(const ar_record *all, int n)
+{
+    rec_set s = {malloc((size_t)n * sizeof *s.recs), calloc((size_t)n, sizeof *s.group_of), n, 1};
+    if (!s.recs || !s.group_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int i = 0; i < n; i++)
+        s.recs[i] = &all[i];
+    return s;
+}
+
+static json_t *combination_json(const ar_sweep_desc *d, const rec_set *set, ar_figures *fig)
+{
+    json_t *results = ar_results_json(d, set->recs, set->group_of, set->n, set->n_groups, fig);
+    return json_pack("{s:s, s:s, s:o, s:f, s:f, s:I, s:I, s:i}", "datatype", ar_dtype_get(d->type)->name,
+                     "op", ar_coll_get(d->coll)->reduces ? ar_op_name(d->op) : "none", "results", results,
+                     "avg_busbw_GBps", fig->avg_busbw, "busbw_at_max_GBps", fig->busbw_at_max, "max_bytes",
+                     (json_int_t)fig->max_bytes, "wrong_total", (json_int_t)fig->wrong_total, "out_of_bounds",
+                     fig->out_of_bounds);
+}
+
+/* Rank 0 state of the whole run: the combinations' summaries, findings, the records shown under "nodes". */
+typedef struct {
+    json_t *combos;
+    ga_findings findings;
+    ar_record *node_records; /* first combination (world) or first round (pairs) */
+    json_t *pairs;           /* pairs mode: the "pairs" object */
+    int64_t wrong_total;
+    int out_of_bounds;
+} run_state;
+
+static ar_sweep_desc desc_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes)
+{
+    return (ar_sweep_desc){o->coll, c.type, c.op, o->root, sizes, n_sizes, (ar_time_mode)o->average};
+}
+
+static ar_sweep_cfg cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes, const char *label)
+{
+    return (ar_sweep_cfg){o->coll,   c.type,   c.op,  o->root, o->iters,
+                          o->warmup, o->check, sizes, n_sizes, label};
+}
+
+/* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. */
+static void account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set, double min_busbw,
+                          bool first)
+{
+    ar_figures fig;
+    json_array_append_new(st->combos, combination_json(d, set, &fig));
+    st->wrong_total += fig.wrong_total;
+    st->out_of_bounds += fig.out_of_bounds;
+    ar_sweep_findings(d, set->recs, set->n, &fig, min_busbw, first, &st->findings);
+}
+
+static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
+                      const uint64_t *sizes, int n_sizes, run_state *st)
+{
+    char *hosts = ctx->world_rank == 0 ? malloc((size_t)ctx->world_size * GA_HOST_MAX) : NULL;
+    ar_deadline_arm("gathering host names");
+    GA_MPI_CHECK(
+        MPI_Gather(ctx->host, GA_HOST_MAX, MPI_CHAR, hosts, GA_HOST_MAX, MPI_CHAR, 0, MPI_COMM_WORLD));
+    ar_deadline_disarm();
+
+    size_t max_bytes = 0;
+    for (int c = 0; c < n_combos; c++) {
+        ar_sweep_cfg cfg = cfg_of(o, combos[c], sizes, n_sizes, "world");
+        size_t b = ar_bench_max_bytes(&cfg, ctx->world_size);
+        max_bytes = b > max_bytes ? b : max_bytes;
+    }
+    ar_backend *b = backend_new(kind, MPI_COMM_WORLD, max_bytes, "world");
+    ar_record *mine = calloc(1, sizeof *mine);
+    if (!mine)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int c = 0; c < n_combos; c++) {
+        ar_sweep_cfg cfg = cfg_of(o, combos[c], sizes, n_sizes, "world");
+        live_table t = {.desc = desc_of(o, combos[c], sizes, n_sizes), .hosts = hosts};
+        if (ctx->world_rank == 0)
+            ar_table_header(stdout, &t.desc, ctx->world_size);
+        memset(mine, 0, sizeof *mine);
+        ga_record_header_init(ctx, &mine->hdr);
+        mine->group = 0;
+        ar_bench_sweep(b, &cfg, mine, print_live_line, &t);
+        if (ctx->world_rank == 0)
+            ar_table_footer(stdout, &t.fig);
+
+        ar_record *all = NULL;
+        gather(ctx, mine, &all, ar_deadline_timeout(), "the world sweep");
+        if (ctx->world_rank == 0) {
+            rec_set set = world_set(all, ctx->world_size);
+            account_sweep(st, &t.desc, &set, o->min_busbw, c == 0);
+            rec_set_free(&set);
+            if (c == 0)
+                st->node_records = all;
+            else
+                free(all);
+        }
+    }
+    b->destroy(b);
+    free(mine);
+    free(hosts);
+}
+
+/* ---- pairs mode ---- */
+
+typedef struct {
+    int members;
+    bool by_rank; /* one node: pairs of ranks */
+} pair_plan;
+
+static int member_of_rank(const ga_ctx *ctx, const pair_plan *p)
+{
+    return p->by_rank ? ctx->world_rank : ctx->node_index;
+}
+
+/* Rank 0: the pairs of one round from its records. */
+static int round_pairs(const ar_record *all, int n, int round, const pair_plan *plan, const ar_sweep_desc *d,
+                       ar_pair *out)
+{
+    int(*sched)[2] = malloc((size_t)(plan->members / 2 + 1) * sizeof *sched);
+    const ar_sample **samples = malloc((size_t)n * sizeof *samples);
+    int *group_of = calloc((size_t)n, sizeof *group_of);
+    if (!sched || !samples || !group_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    int np = ar_pairs_schedule(plan->members, round, sched);
+    for (int p = 0; p < np; p++) {
+        ar_pair *pr = &out[p];
+        memset(pr, 0, sizeof *pr);
+        pr->round = round;
+        int m = 0;
+        for (int i = 0; i < n; i++)
+            if (all[i].group == p)
+                samples[m++] = &all[i].samples[d->n_sizes - 1];
+        for (int s = 0; s < 2; s++) {
+            pr->member[s] = sched[p][s];
+            for (int i = 0; i < n; i++) {
+                int mem = plan->by_rank ? all[i].hdr.world_rank : all[i].hdr.node_index;
+                if (mem == sched[p][s] && (plan->by_rank || all[i].hdr.local_rank == 0)) {
+                    snprintf(pr->host[s], sizeof pr->host[s], "%s", all[i].hdr.host);
+                    pr->rank[s] = all[i].hdr.world_rank;
+                }
+            }
+        }
+        ar_line l;
+        if (m > 0 && ar_line_compute(d, d->n_sizes - 1, samples, group_of, m, 1, &l) == 0)
+            pr->busbw = l.busbw[0];
+    }
+    free(sched);
+    free(samples);
+    free(group_of);
+    return np;
+}
+
+static json_t *pairs_json(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int rounds,
+                          double tolerance, bool by_rank)
+{
+    json_t *arr = json_array(), *sus = json_array();
+    for (int i = 0; i < n; i++) {
+        const ar_pair *p = &pairs[i];
+        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:b}", "round", p->round, "hosts",
+                                             p->host[0], p->host[1], "ranks", p->rank[0], p->rank[1],
+                                             "busbw_GBps", p->busbw, "flagged", p->flagged));
+    }
+    for (int i = 0; i < v->n_members; i++)
+        if (v->members[i].suspect)
+            json_array_append_new(sus, json_pack("{s:s, s:i, s:i, s:i}", "host", v->members[i].host,
+                                                 "flagged_pairs", v->members[i].flagged_pairs, "pairs",
+                                                 v->members[i].pairs, "rank", v->members[i].rank));
+    return json_pack("{s:i, s:s, s:f, s:f, s:o, s:o}", "rounds", rounds, "unit", by_rank ? "rank" : "node",
+                     "tolerance", tolerance, "median_busbw_GBps", v->median_busbw, "pairs", arr, "suspects",
+                     sus);
+}
+
+static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                      int n_sizes, run_state *st, json_t *report)
+{
+    pair_plan plan = {ctx->node_count >= 2 ? ctx->node_count : ctx->world_size, ctx->node_count < 2};
+    int max_rounds = ar_pairs_max_rounds(plan.members);
+    int rounds = o->rounds > 0 ? o->rounds : 3;
+    if (rounds > max_rounds)
+        rounds = max_rounds;
+    ga_log("COMM", "pairs: %d %s, %d rounds of %d pairs, tolerance %.0f%% below the median", plan.members,
+           plan.by_rank ? "ranks of one node" : "nodes", rounds, plan.members / 2, o->tolerance * 100);
+
+    ar_sweep_desc d = desc_of(o, c, sizes, n_sizes);
+    int(*sched)[2] = malloc((size_t)(plan.members / 2 + 1) * sizeof *sched);
+    ar_record *mine = calloc(1, sizeof *mine);
+    ar_pair *pairs = calloc((size_t)(rounds * (plan.members / 2) + 1), sizeof *pairs);
+    ar_record **rounds_all = calloc((size_t)rounds, sizeof *rounds_all);
+    if (!sched || !mine || !pairs || !rounds_all)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    int n_pairs = 0, me = member_of_rank(ctx, &plan);
+    /* A rank sitting out waits for the whole round: bound it by the waits the round can make. */
+    double round_bound = ar_deadline_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
+
+    for (int r = 0; r < rounds; r++) {
+        int np = ar_pairs_schedule(plan.members, r, sched), color = MPI_UNDEFINED;
+        for (int p = 0; p < np; p++)
+            if (sched[p][0] == me || sched[p][1] == me)
+                color = p;
+        memset(mine, 0, sizeof *mine);
+        ga_record_header_init(ctx, &mine->hdr);
+        mine->group = color == MPI_UNDEFINED ? -1 : color;
+        MPI_Comm pc = MPI_COMM_NULL;
+        ar_deadline_arm("splitting the world into the pairs of round %d", r);
+        GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &pc));
+        ar_deadline_disarm();
+        if (pc != MPI_COMM_NULL) {
+            char label[64];
+            snprintf(label, sizeof label, "pair %d round %d", color, r);
+            ar_sweep_cfg cfg = cfg_of(o, c, sizes, n_sizes, label);
+            int pn;
+            MPI_Comm_size(pc, &pn);
+            ar_backend *b = backend_new(kind, pc, ar_bench_max_bytes(&cfg, pn), label);
+            ar_bench_sweep(b, &cfg, mine, NULL, NULL);
+            b->destroy(b);
+            MPI_Comm_free(&pc);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "round %d of pairs", r);
+        gather(ctx, mine, &rounds_all[r], round_bound, what);
+        if (ctx->world_rank == 0) {
+            int got = round_pairs(rounds_all[r], ctx->world_size, r, &plan, &d, &pairs[n_pairs]);
+            double lo = 0;
+            int lo_i = n_pairs;
+            for (int p = n_pairs; p < n_pairs + got; p++)
+                if (p == n_pairs || pairs[p].busbw < lo)
+                    lo = pairs[p].busbw, lo_i = p;
+            ga_log("COMM", "round %d/%d: %d pairs, busbw at %llu B: lowest %.2f GB/s (%s <-> %s)", r + 1,
+                   rounds, got, (unsigned long long)sizes[n_sizes - 1], lo, pairs[lo_i].host[0],
+                   pairs[lo_i].host[1]);
+            n_pairs += got;
+        }
+    }
+
+    if (ctx->world_rank == 0) {
+        /* The results: every pair of every round, each pair its own communicator. */
+        rec_set set = {malloc((size_t)(rounds * ctx->world_size) * sizeof *set.recs),
+                       malloc((size_t)(rounds * ctx->world_size) * sizeof *set.group_of), 0, 0};
+        if (!set.recs || !set.group_of)
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+        int base = 0;
+        for (int r = 0; r < rounds; r++) {
+            int most = -1;
+            for (int i = 0; i < ctx->world_size; i++)
+                if (rounds_all[r][i].group >= 0) {
+                    set.recs[set.n] = &rounds_all[r][i];
+                    set.group_of[set.n++] = base + rounds_all[r][i].group;
+                    most = rounds_all[r][i].group > most ? rounds_all[r][i].group : most;
+                }
+            base += most + 1;
+        }
+        set.n_groups = base;
+        account_sweep(st, &d, &set, o->min_busbw, true);
+        rec_set_free(&set);
+
+        ar_pairs_verdict v;
+        if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+        ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan.by_rank, &st->findings);
+        st->pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan.by_rank);
+        ga_log("COMM", "pairs: median %.2f GB/s, %d of %d pairs flagged, %d suspect%s", v.median_busbw,
+               v.flagged, n_pairs, v.n_suspects, v.n_suspects == 1 ? "" : "s");
+        for (int i = 0; i < v.n_members; i++) {
+            const ar_member_stat *m = &v.members[i];
+            ga_where w = {m->host, plan.by_rank ? -1 : m->member, plan.by_rank ? m->member : m->rank, -1};
+            ga_report_add_metric(report, "pair_busbw_min", m->min_busbw, "GB/s", true, w);
+        }
+        ga_report_add_metric(report, "pair_busbw_median", v.median_busbw, "GB/s", true, GA_WHERE_CLUSTER);
+        ar_pairs_verdict_free(&v);
+        st->node_records = rounds_all[0];
+        for (int r = 1; r < rounds; r++)
+            free(rounds_all[r]);
+    }
+    free(rounds_all);
+    free(pairs);
+    free(mine);
+    free(sched);
+}
+
+/* ---- set-up and report ---- */
+
+/* Which combinations to run: every type and op asked for that the backend supports. Returns how many, or -1
+ * after printing why (usage error). */
+static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int min_cc_major, combo *out)
+{
+    int n = 0;
+    const ar_coll *cl = ar_coll_get(o->coll);
+    for (int t = 0; t < AR_NTYPES; t++) {
+        if (!(o->type_mask & (1u << t)))
+            continue;
+        const char *why = NULL;
+        if (ar_dtype_get((ar_dtype)t)->fp8 && kind == GA_BACKEND_HOST)
+            why = ar_host_unsupported((ar_dtype)t);
+        else if (ar_dtype_get((ar_dtype)t)->fp8 && min_cc_major < 9)
+            why = "fp8 types need GPUs of compute capability 9.0 or newer on every rank";
+        if (why) {
+            if (!o->all_types) {
+                ga_error_once(spec.name, "--datatype %s: %s", ar_dtype_get((ar_dtype)t)->name, why);
+                return -1;
+            }
+            ga_debug("COMM", "skipping %s: %s", ar_dtype_get((ar_dtype)t)->name, why);
+            continue;
+        }
+        for (int op = 0; op < AR_NOPS; op++) {
+            if (!(o->op_mask & (1u << op)))
+                continue;
+            out[n++] = (combo){(ar_dtype)t, (ar_op)op};
+            if (!cl->reduces)
+                break; /* data movement: the op does not apply */
+        }
+    }
+    (void)ctx;
+    return n;
+}
+
+static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, const ar_opts *o,
+                              const char *backend_name, const combo *combos, run_state *st, json_t *report)
+{
+    json_t *first = json_array_get(st->combos, 0);
+    json_t *summary = json_pack(
+        "{s:s, s:s, s:s, s:s, s:i, s:O, s:O, s:O, s:O, s:I, s:I, s:i, s:i, s:i, s:i, s:i, s:f}", "backend",
+        backend_name, "collective", ar_coll_get(o->coll)->name, "datatype",
+        ar_dtype_get(combos[0].type)->name, "op",
+        ar_coll_get(o->coll)->reduces ? ar_op_name(combos[0].op) : "none", "root", o->root, "results",
+        json_object_get(first, "results"), "avg_busbw_GBps", json_object_get(first, "avg_busbw_GBps"),
+        "busbw_at_max_GBps", json_object_get(first, "busbw_at_max_GBps"), "max_bytes",
+        json_object_get(first, "max_bytes"), "wrong_total", (json_int_t)st->wrong_total, "out_of_bounds",
+        (json_int_t)st->out_of_bounds, "iters", o->iters, "warmup_iters", o->warmup, "check", o->check,
+        "average", o->average, "nranks", ctx->world_size, "timeout_s", o->timeout_s);
+    json_object_set_new(summary, "pattern", json_string(o->pairs ? "pairs" : "world"));
+    json_object_set_new(summary, "pairs", st->pairs ? st->pairs : json_null());
+    json_object_set_new(summary, "combinations", st->combos);
+    json_object_set_new(report, "summary", summary);
+    if (!o->pairs) {
+        ga_report_add_metric(report, "busbw_at_max",
+                             json_real_value(json_object_get(first, "busbw_at_max_GBps")), "GB/s", true,
+                             GA_WHERE_CLUSTER);
+        ga_report_add_metric(report, "avg_busbw", json_real_value(json_object_get(first, "avg_busbw_GBps")),
+                             "GB/s", true, GA_WHERE_CLUSTER);
+    }
+    ga_report_add_nodes(report, st->node_records, ctx->world_size, sizeof(ar_record), ar_record_json, NULL);
+
+    for (size_t i = 0; i < st->findings.count; i++)
+        ga_log("COMM", "%s %s%s%s: %s", ga_severity_name(st->findings.items[i].severity),
+               st->findings.items[i].code, st->findings.items[i].host[0] ? " on " : "",
+               st->findings.items[i].host, st->findings.items[i].message);
+    int exit_code = ga_findings_exit_code(&st->findings);
+    ga_report_set_verdict(report, &st->findings, exit_code);
+    char err[GA_PATH_MAX + 256] = "";
+    if (ga_report_write_atomic(common->report_dir, spec.name, report, err, sizeof err) != 0)
+        exit_code = GA_EXIT_ENV;
+    else
+        ga_log("COMM", "report: %s/%s.json", common->report_dir, spec.name);
+    ga_result_print(&st->findings, exit_code, err);
+    return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    ga_ctx ctx;
+    ga_common_opts common;
+    ar_opts o;
+    ar_opts_defaults(&o);
+    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &o);
+    if (rc >= 0)
+        return ga_program_end(&ctx, rc);
+    ar_deadline_start(o.timeout_s);
+
+    ar_deadline_arm("choosing the backend");
+    ga_backend kind = ga_backend_resolve(&ctx, o.backend);
+    ar_deadline_disarm();
+    int cc_major = 0;
+#if GA_HAVE_CUDA
+    if (kind == GA_BACKEND_GPU) {
+        ga_gpu_info gpu;
+        ar_deadline_arm("GPU selection");
+        ga_gpu_select(&ctx, &gpu);
+        GA_MPI_CHECK(MPI_Allreduce(&gpu.cc_major, &cc_major, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+        ar_deadline_disarm();
+    }
+#endif
+    const char *backend_name = kind == GA_BACKEND_GPU ? "nccl" : "mpi";
+
+    uint64_t sizes[AR_MAX_SIZES];
+    char err[256];
+    int n_sizes = ar_opts_finish(&o, kind == GA_BACKEND_GPU, common.quick, sizes, err, sizeof err);
+    int group = o.pairs ? (ctx.node_count >= 2 ? 2 * ctx.local_size : 2) : ctx.world_size;
+    if (n_sizes > 0 && o.pairs && ctx.node_count < 2 && ctx.world_size < 2)
+        snprintf(err, sizeof err, "--pattern pairs needs at least 2 nodes, or 2 ranks on one node"),
+            n_sizes = -1;
+    if (n_sizes > 0 && ar_coll_get(o.coll)->rooted && o.root >= group)
+        snprintf(err, sizeof err, "--root %d: the communicator has %d ranks", o.root, group), n_sizes = -1;
+    combo combos[AR_NTYPES * AR_NOPS];
+    int n_combos = 0;
+    if (n_sizes < 0)
+        ga_error_once(spec.name, "%s", err);
+    else
+        n_combos = plan_combos(&ctx, &o, kind, cc_major, combos);
+    if (n_sizes < 0 || n_combos <= 0) {
+        ar_deadline_stop();
+        return ga_program_end(&ctx, GA_EXIT_USAGE);
+    }
+    if (o.pairs && n_combos > 1) {
+        ga_log("COMM", "--pattern pairs runs the first combination only (%s %s)",
+               ar_dtype_get(combos[0].type)->name, ar_op_name(combos[0].op));
+        n_combos = 1;
+    }
+
+    ga_log("COMM",
+           "allreduce_bw: %s on %d ranks, %d nodes (%s), backend %s; %d sizes %llu..%llu B, %d "
+           "combination%s, -n %d -w %d -c %d, -T %g s",
+           ar_coll_get(o.coll)->name, ctx.world_size, ctx.node_count, ctx.launcher.detail, backend_name,
+           n_sizes, (unsigned long long)sizes[0], (unsigned long long)sizes[n_sizes - 1], n_combos,
+           n_combos == 1 ? "" : "s", o.iters, o.warmup, o.check, o.timeout_s);
+
+    run_state st = {0};
+    json_t *report = NULL;
+    if (ctx.world_rank == 0) {
+        st.combos = json_array();
+        ga_findings_init(&st.findings);
+        report = ga_report_new(&ctx, spec.name, &common);
+    }
+    if (o.pairs)
+        run_pairs(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
+    else
+        run_world(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &st);
+
+    int exit_code = GA_EXIT_PASS;
+    if (ctx.world_rank == 0) {
+        exit_code = report_and_verdict(&ctx, &common, &o, backend_name, combos, &st, report);
+        json_decref(report);
+        ga_findings_free(&st.findings);
+        free(st.node_records);
+    }
+    ar_deadline_stop();
+    return ga_program_end(&ctx, exit_code);
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Runs allreduce_bw (under mpiexec) and checks its exit code, stdout table and JSON report.
+
+usage: check_run.py [checks] -- COMMAND...
+The report is read from the --report-dir given in COMMAND. Every figure is recomputed from the report's own
+times and sizes with nccl-tests' formulas, so a wrong formula or byte count fails the test."""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+ESIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "float": 4,
+         "double": 8, "bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1}
+# bytes / (count * element size), and the bus factor, per collective (nccl-tests)
+PER_RANK = {"allgather", "reduce_scatter", "alltoall"}
+
+
+def factor(coll, n):
+    if coll == "allreduce":
+        return 2.0 * (n - 1) / n
+    if coll in PER_RANK:
+        return (n - 1) / n
+    return 1.0
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def close(a, b, rel=1e-6):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
+
+
+def check_results(coll, results, group, mode_avg, where):
+    if not results:
+        fail(f"{where}: no results")
+    for r in results:
+        t = r["time_us"]
+        alg = r["bytes"] / 1e9 / (t * 1e-6) if t > 0 else 0.0
+        if not close(r["algbw_GBps"], alg):
+            fail(f"{where}: algbw {r['algbw_GBps']} != bytes/time {alg} at {r['bytes']} B")
+        if not close(r["busbw_GBps"], alg * factor(coll, group)):
+            fail(f"{where}: busbw {r['busbw_GBps']} != algbw x factor at {r['bytes']} B")
+        mult = group if coll in PER_RANK else 1
+        if r["bytes"] != r["count"] * ESIZE[r["datatype"]] * mult:
+            fail(f"{where}: {r['bytes']} B is not count {r['count']} x {ESIZE[r['datatype']]} x {mult}")
+        rt = r["rank_time_us"]
+        if not (rt["min"] <= rt["mean"] + 1e-9 and rt["mean"] <= rt["max"] + 1e-9):
+            fail(f"{where}: rank times out of order {rt}")
+        if mode_avg and not close(t, rt["mean"]):
+            fail(f"{where}: time {t} is not the mean {rt['mean']}")
+        if not isinstance(r["slowest"]["rank"], int) or not r["slowest"]["host"]:
+            fail(f"{where}: slowest rank/host missing")
+        if r["placement"] not in ("out-of-place", "in-place"):
+            fail(f"{where}: placement {r['placement']}")
+
+
+def check_figures(entry, where):
+    res = entry["results"]
+    avg = sum(r["busbw_GBps"] for r in res) / len(res)
+    if not close(entry["avg_busbw_GBps"], avg):
+        fail(f"{where}: avg_busbw {entry['avg_busbw_GBps']} != mean of busbw {avg}")
+    top = max(r["bytes"] for r in res)
+    oop = [r for r in res if r["bytes"] == top and r["placement"] == "out-of-place"][-1]
+    if not close(entry["busbw_at_max_GBps"], oop["busbw_GBps"]) or entry["max_bytes"] != top:
+        fail(f"{where}: busbw_at_max {entry['busbw_at_max_GBps']} != out-of-place busbw at {top} B")
+    wrong = sum(r["wrong"] for r in res)
+    if entry["wrong_total"] != wrong:
+        fail(f"{where}: wrong_total {entry['wrong_total']} != sum {wrong}")
+    if entry["out_of_bounds"] != sum(1 for r in res if r["wrong"] > 0):
+        fail(f"{where}: out_of_bounds {entry['out_of_bounds']}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--expect-exit", type=int, default=0)
+    ap.add_argument("--group", type=int, help="ranks per communicator (default: world size)")
+    ap.add_argument("--sizes", type=int, help="sizes in the sweep")
+    ap.add_argument("--combinations", type=int, default=1)
+    ap.add_argument("--wrong", choices=["zero", "some"], default="zero")
+    ap.add_argument("--finding", action="append", default=[], help="a fault code that must be present")
+    ap.add_argument("--no-finding", action="store_true", help="no finding at all")
+    ap.add_argument("--pairs", type=int, help="pairs expected over all rounds")
+    ap.add_argument("--suspect-rank", type=int, action="append", default=[])
+    ap.add_argument("--no-report", action="store_true", help="the run must abort: check the output only")
+    ap.add_argument("--output", action="append", default=[], help="a regex the output must match")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
+    rdir = cmd[cmd.index("--report-dir") + 1]
+    path = os.path.join(rdir, "allreduce_bw.json")
+    if os.path.exists(path):
+        os.unlink(path)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+    out = p.stdout
+    print(out[-6000:])
+    if p.returncode != a.expect_exit:
+        fail(f"exit {p.returncode}, expected {a.expect_exit}")
+    for rx in a.output:
+        if not re.search(rx, out):
+            fail(f"output does not match /{rx}/")
+    if a.no_report:
+        if os.path.exists(path):
+            fail("a report was written by a run that should have aborted")
+        print("OK")
+        return
+    rep = json.load(open(path))
+    s = rep["summary"]
+    for k in ("backend", "collective", "datatype", "op", "results", "avg_busbw_GBps", "busbw_at_max_GBps",
+              "max_bytes", "wrong_total", "out_of_bounds", "pairs"):
+        if k not in s:
+            fail(f"summary lacks {k}")
+    if s["backend"] != "mpi":
+        fail(f"backend {s['backend']} (no GPU here: the host path must be chosen)")
+    world = rep["world_size"]
+    group = a.group or world
+    coll = s["collective"]
+    combos = s["combinations"]
+    if len(combos) != a.combinations:
+        fail(f"{len(combos)} combinations, expected {a.combinations}")
+    if s["results"] != combos[0]["results"]:
+        fail("top-level results are not the first combination's")
+    for c in combos:
+        where = f"{coll} {c['datatype']} {c['op']}"
+        check_results(coll, c["results"], group, s["average"] == 1 and s["pairs"] is None, where)
+        check_figures(c, where)
+        if a.sizes and len(c["results"]) != 2 * a.sizes:
+            fail(f"{where}: {len(c['results'])} results, expected {2 * a.sizes}")
+    wrong = s["wrong_total"]
+    if a.wrong == "zero" and (wrong != 0 or s["out_of_bounds"] != 0):
+        fail(f"wrong_total {wrong}")
+    if a.wrong == "some" and wrong <= 0:
+        fail("no wrong element detected")
+    if wrong != sum(c["wrong_total"] for c in combos):
+        fail("wrong_total is not the sum over combinations")
+
+    # the stdout table: one line per size and combination, and nccl-tests' footer
+    if s["pairs"] is None:
+        lines = [l for l in out.splitlines() if re.match(r"^\s+\d+\s+\d+\s+\S+\s+\S+\s+-?\d+\s", l)]
+        exp = sum(len(c["results"]) // 2 for c in combos)
+        if len(lines) != exp:
+            fail(f"{len(lines)} table lines, expected {exp}")
+        if out.count("# Out of bounds values :") != len(combos) or "# Avg bus bandwidth" not in out:
+            fail("nccl-tests footer missing")
+        names = [m["name"] for m in rep["metrics"]]
+        if "busbw_at_max" not in names or "avg_busbw" not in names:
+            fail(f"metrics {names}")
+
+    codes = [f["code"] for f in rep["findings"]]
+    for code in a.finding:
+        if code not in codes:
+            fail(f"finding {code} missing (have {codes})")
+    if a.no_finding and codes:
+        fail(f"unexpected findings {codes}")
+    if (rep["verdict"]["exit_code"] != a.expect_exit):
+        fail(f"verdict exit code {rep['verdict']['exit_code']}")
+
+    if a.pairs is not None:
+        pr = s["pairs"]
+        if pr is None or len(pr["pairs"]) != a.pairs:
+            fail(f"pairs: {pr and len(pr['pairs'])}, expected {a.pairs}")
+        med = sorted(x["busbw_GBps"] for x in pr["pairs"])
+        n = len(med)
+        median = med[n // 2] if n % 2 else (med[n // 2 - 1] + med[n // 2]) / 2
+        if not close(pr["median_busbw_GBps"], median):
+            fail(f"pairs median {pr['median_busbw_GBps']} != {median}")
+        for x in pr["pairs"]:
+            if x["flagged"] != (x["busbw_GBps"] < median * (1 - pr["tolerance"])):
+                fail(f"pair {x} flagged wrongly")
+            if len(set(x["ranks"])) != 2:
+                fail(f"pair {x} is not two ranks")
+        seen = set()
+        for rnd in range(pr["rounds"]):
+            ranks = [r for x in pr["pairs"] if x["round"] == rnd for r in x["ranks"]]
+            if len(ranks) != len(set(ranks)):
+                fail(f"round {rnd}: a rank is in two pairs")
+            for x in pr["pairs"]:
+                if x["round"] == rnd:
+                    key = tuple(sorted(x["ranks"]))
+                    if key in seen:
+                        fail(f"pair {key} repeated across rounds")
+                    seen.add(key)
+        got = sorted(x["rank"] for x in pr["suspects"])
+        if got != sorted(a.suspect_rank):
+            fail(f"suspects {got}, expected {sorted(a.suspect_rank)}")
+        if not any(m["name"] == "pair_busbw_min" for m in rep["metrics"]):
+            fail("pair_busbw_min metric missing")
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()

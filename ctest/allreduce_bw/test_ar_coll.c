@@ -1,0 +1,232 @@
+/* The descriptors against an independent simulation of each collective: for every collective, type, op and
+ * a range of rank counts, the outputs a correct collective produces pass the check and one corrupted element
+ * is counted; nccl-tests' byte counts and bus factors; the minifloat codec; sizes; the -a aggregation. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ar_coll.h"
+#include "ar_sweep.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            failures++;                                                                                      \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                             \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fprintf(stderr, "\n");                                                                           \
+        }                                                                                                    \
+    } while (0)
+
+/* The reduction of element i over every rank's input, computed here in double from the inputs. */
+static double reduce_ref(ar_dtype t, ar_op op, void **in, int n, size_t i)
+{
+    double acc = ar_load(t, in[0], i);
+    for (int r = 1; r < n; r++) {
+        double v = ar_load(t, in[r], i);
+        if (op == AR_SUM || op == AR_AVG)
+            acc += v;
+        else if (op == AR_PROD)
+            acc *= v;
+        else if (op == AR_MIN)
+            acc = v < acc ? v : acc;
+        else
+            acc = v > acc ? v : acc;
+    }
+    if (op != AR_AVG)
+        return acc;
+    if (ar_dtype_get(t)->is_float)
+        return acc / n;
+    unsigned char tmp[8];
+    ar_store_int(t, tmp, 0, (int64_t)acc); /* the integer sum wraps in the type, then divides */
+    return (double)((int64_t)ar_load(t, tmp, 0) / n);
+}
+
+/* What rank r's output must be, element j, by the collective's definition. */
+static double simulate(ar_coll_id c, const ar_pattern *p, void **in, int r, size_t j)
+{
+    const ar_counts *k = &p->counts;
+    switch (c) {
+    case AR_ALLREDUCE:
+    case AR_REDUCE:
+        return reduce_ref(p->type, p->op, in, p->nranks, j);
+    case AR_REDUCE_SCATTER:
+        return reduce_ref(p->type, p->op, in, p->nranks, (size_t)r * k->recv_count + j);
+    case AR_ALLGATHER:
+        return ar_load(p->type, in[j / k->send_count], j % k->send_count);
+    case AR_BROADCAST:
+        return ar_load(p->type, in[p->root], j);
+    case AR_ALLTOALL:
+        return ar_load(p->type, in[j / k->param_count], (size_t)r * k->param_count + j % k->param_count);
+    default:
+        return ar_load(p->type, in[(r - 1 + p->nranks) % p->nranks], j);
+    }
+}
+
+static void check_collectives(void)
+{
+    const int rank_counts[] = {1, 2, 3, 5, 8};
+    const size_t sizes[] = {0, 8, 56, 4000};
+    int cases = 0;
+    for (int c = 0; c < AR_NCOLLS; c++)
+        for (int t = 0; t < AR_NTYPES; t++)
+            for (int op = 0; op < AR_NOPS; op++) {
+                if (!ar_coll_get((ar_coll_id)c)->reduces && op > 0)
+                    continue;
+                for (size_t ni = 0; ni < sizeof rank_counts / sizeof rank_counts[0]; ni++)
+                    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                        int n = rank_counts[ni];
+                        ar_pattern p = {(ar_dtype)t, (ar_op)op, n, n - 1, (uint32_t)si, {0}};
+                        ar_coll_counts((ar_coll_id)c, sizes[si], (ar_dtype)t, n, &p.counts);
+                        size_t es = ar_dtype_get((ar_dtype)t)->size;
+                        void *in[8], *out = malloc(p.counts.recv_count * es + 1);
+                        for (int r = 0; r < n; r++) {
+                            in[r] = malloc(p.counts.send_count * es + 1);
+                            ar_fill_input((ar_coll_id)c, &p, r, in[r]);
+                        }
+                        for (int r = 0; r < n; r++) {
+                            for (size_t j = 0; j < p.counts.recv_count; j++)
+                                ar_store(p.type, out, j, simulate((ar_coll_id)c, &p, in, r, j));
+                            int64_t w = ar_count_wrong((ar_coll_id)c, &p, r, out);
+                            CHECK(w == 0, "%s %s %s n=%d size=%zu rank %d: %lld wrong in a correct output",
+                                  ar_coll_get((ar_coll_id)c)->name, ar_dtype_get(p.type)->name,
+                                  ar_op_name(p.op), n, sizes[si], r, (long long)w);
+                            bool checked = !(c == AR_REDUCE && r != p.root);
+                            if (p.counts.recv_count > 0) {
+                                /* far from the value, beyond the avg tolerance of fp8, and no integer wrap */
+                                double v = ar_load(p.type, out, p.counts.recv_count - 1);
+                                ar_store(p.type, out, p.counts.recv_count - 1, v > 8 ? 1 : v * 4 + 4);
+                                w = ar_count_wrong((ar_coll_id)c, &p, r, out);
+                                CHECK(w == (checked ? 1 : 0),
+                                      "%s %s %s n=%d rank %d: corrupted element: %lld wrong",
+                                      ar_coll_get((ar_coll_id)c)->name, ar_dtype_get(p.type)->name,
+                                      ar_op_name(p.op), n, r, (long long)w);
+                            }
+                            cases++;
+                        }
+                        for (int r = 0; r < n; r++)
+                            free(in[r]);
+                        free(out);
+                    }
+            }
+    CHECK(cases > 5000, "only %d cases ran", cases);
+}
+
+static void check_counts_and_factors(void)
+{
+    /* nccl-tests, 8 ranks, -b 1M, float: size printed, count printed, busbw at 1 s. */
+    const struct {
+        ar_coll_id c;
+        size_t bytes, count;
+        double busbw;
+    } want[] = {
+        {AR_ALLREDUCE, 1048576, 262144, 1048576e-9 * 2 * 7 / 8},
+        {AR_ALLGATHER, 1048576, 32768, 1048576e-9 * 7 / 8},
+        {AR_REDUCE_SCATTER, 1048576, 32768, 1048576e-9 * 7 / 8},
+        {AR_ALLTOALL, 1048576, 32768, 1048576e-9 * 7 / 8},
+        {AR_BROADCAST, 1048576, 262144, 1048576e-9},
+        {AR_REDUCE, 1048576, 262144, 1048576e-9},
+        {AR_SENDRECV, 1048576, 262144, 1048576e-9},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        ar_counts k;
+        ar_coll_counts(want[i].c, 1048576, AR_FLOAT, 8, &k);
+        double alg, bus;
+        size_t bytes = ar_coll_bytes(&k, AR_FLOAT);
+        ar_coll_bandwidth(want[i].c, bytes, 1.0, 8, &alg, &bus);
+        CHECK(bytes == want[i].bytes && k.param_count == want[i].count && fabs(bus - want[i].busbw) < 1e-12,
+              "%s: bytes %zu count %zu busbw %g", ar_coll_get(want[i].c)->name, bytes, k.param_count, bus);
+        CHECK(fabs(alg - bytes * 1e-9) < 1e-12, "%s: algbw %g", ar_coll_get(want[i].c)->name, alg);
+    }
+    ar_counts k;
+    ar_coll_counts(AR_ALLGATHER, 1000, AR_FLOAT, 3, &k); /* 250 elements: 83 per rank, 249 gathered */
+    CHECK(k.send_count == 83 && k.recv_count == 249 && k.send_inplace_off == 83 &&
+              ar_coll_bytes(&k, AR_FLOAT) == 996,
+          "allgather 3 ranks 1000 B: %zu %zu", k.send_count, k.recv_count);
+}
+
+static void check_codec(void)
+{
+    const struct {
+        double v;
+        int e, m;
+        uint32_t bits;
+    } cases[] = {
+        {1.0, 5, 10, 0x3c00},
+        {65504, 5, 10, 0x7bff},
+        {ldexp(1, -24), 5, 10, 0x0001},
+        {1 + ldexp(1, -11), 5, 10, 0x3c00},
+        {1 + 3 * ldexp(1, -11), 5, 10, 0x3c02},
+        {-2.0, 5, 10, 0xc000},
+        {1.0, 8, 7, 0x3f80},
+        {3.0, 8, 7, 0x4040},
+        {1.0, 4, 3, 0x38},
+        {448, 4, 3, 0x7e},
+        {1000, 4, 3, 0x7e},
+        {1.0, 5, 2, 0x3c},
+        {57344, 5, 2, 0x7b},
+        {1e6, 5, 2, 0x7c},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint32_t b = ar_minifloat_encode(cases[i].v, cases[i].e, cases[i].m);
+        CHECK(b == cases[i].bits, "encode %g (e%dm%d): 0x%x, want 0x%x", cases[i].v, cases[i].e, cases[i].m,
+              b, cases[i].bits);
+    }
+    for (uint32_t b = 0; b < 0x7c00; b++) /* every finite positive half round-trips */
+        if (ar_minifloat_encode(ar_minifloat_decode(b, 5, 10), 5, 10) != b) {
+            CHECK(0, "half 0x%x does not round-trip", b);
+            break;
+        }
+    for (uint32_t b = 0; b < 0x7f; b++)
+        CHECK(ar_minifloat_encode(ar_minifloat_decode(b, 4, 3), 4, 3) == b, "e4m3 0x%x does not round-trip",
+              b);
+    CHECK(isnan(ar_minifloat_decode(0x7f, 4, 3)) && isinf(ar_minifloat_decode(0x7c, 5, 2)), "fp8 specials");
+    CHECK(ar_ulps(AR_HALF, 1.0 + ldexp(1, -9), 1.0) == 2.0, "ulps");
+    CHECK(ar_check_tolerance_ulps(AR_FLOAT, AR_AVG, 8) == 9 &&
+              ar_check_tolerance_ulps(AR_INT32, AR_AVG, 8) == 0 &&
+              ar_check_tolerance_ulps(AR_FLOAT, AR_SUM, 8) == 0,
+          "tolerances");
+}
+
+static void check_sizes_and_aggregation(void)
+{
+    uint64_t s[64];
+    char err[160];
+    CHECK(ar_sweep_sizes(8, 1 << 20, 2, 0, s, 64, err, sizeof err) == 18 && s[17] == 1 << 20, "8..1M x2");
+    CHECK(ar_sweep_sizes(1, 100, 1, 1, s, 64, err, sizeof err) == -1, "more than 64 sizes accepted");
+    CHECK(ar_sweep_sizes(16, 8, 2, 0, s, 64, err, sizeof err) == -1, "min > max accepted");
+    CHECK(ar_sweep_sizes(1024, 4096, 1, 1024, s, 64, err, sizeof err) == 4 && s[3] == 4096, "additive steps");
+    CHECK(ar_sweep_sizes(32, 32, 1, 0, s, 64, err, sizeof err) == 1, "single size");
+
+    ar_sample smp[4] = {
+        {{1e-6, 2e-6}, {0, -1}}, {{2e-6, 2e-6}, {3, -1}}, {{6e-6, 2e-6}, {0, -1}}, {{3e-6, 2e-6}, {1, -1}}};
+    const ar_sample *ptr[4] = {&smp[0], &smp[1], &smp[2], &smp[3]};
+    const double want[4] = {1e-6, 3e-6, 1e-6, 6e-6};
+    for (int mode = 0; mode < 4; mode++) {
+        ar_agg a;
+        ar_aggregate(ptr, 4, 0, (ar_time_mode)mode, &a);
+        CHECK(fabs(a.time_s - want[mode]) < 1e-15 && a.slowest == 2 && a.wrong == 4 &&
+                  fabs(a.mean_s - 3e-6) < 1e-15,
+              "-a %d: time %g slowest %d wrong %lld", mode, a.time_s, a.slowest, (long long)a.wrong);
+    }
+    ar_agg a;
+    ar_aggregate(ptr, 4, 1, AR_TIME_AVG, &a);
+    CHECK(a.wrong == -1, "unchecked placement reads as checked");
+    double m[] = {5, 1, 3, 2};
+    CHECK(ar_median(m, 4) == 2.5 && ar_median(m, 3) == 3, "median");
+}
+
+int main(void)
+{
+    check_collectives();
+    check_counts_and_factors();
+    check_codec();
+    check_sizes_and_aggregation();
+    if (failures)
+        fprintf(stderr, "%d failures\n", failures);
+    else
+        printf("all checks passed\n");
+    return failures ? 1 : 0;
+}
