@@ -24,6 +24,16 @@ static const ga_option common_options[] = {
 };
 #define N_COMMON (sizeof common_options / sizeof common_options[0])
 
+/* A program's option replaces a common one with the same long name or key (allreduce_bw's nccl-tests
+ * -T/--timeout replaces the common whole-run --timeout). */
+static bool overridden(const ga_program_spec *spec, const ga_option *common)
+{
+    for (size_t i = 0; i < spec->n_options; i++)
+        if (strcmp(spec->options[i].long_name, common->long_name) == 0 || spec->options[i].key == common->key)
+            return true;
+    return false;
+}
+
 static void print_option(const ga_option *o)
 {
     char left[64];
@@ -46,7 +56,8 @@ void ga_cli_print_help(const ga_program_spec *spec)
     }
     printf("Common options:\n");
     for (size_t i = 0; i < N_COMMON; i++)
-        print_option(&common_options[i]);
+        if (!overridden(spec, &common_options[i]))
+            print_option(&common_options[i]);
     printf("\nExit codes: 0 pass, 1 check failed, 2 usage error, 3 environment error, 4 timeout, 5 internal "
            "error.\n");
     if (spec->epilog)
@@ -73,6 +84,8 @@ static void build_tables(const ga_program_spec *spec, struct option *longs, char
     for (int l = 0; l < 2; l++) {
         for (size_t i = 0; i < counts[l]; i++) {
             const ga_option *o = &lists[l][i];
+            if (l == 1 && overridden(spec, o))
+                continue;
             longs[n++] =
                 (struct option){o->long_name, o->has_arg ? required_argument : no_argument, NULL, o->key};
             if (o->key > 0 && o->key < 256) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ga_exit.h"
+#include "ga_log.h"
 
 void ga_findings_init(ga_findings *f)
 {
@@ -66,6 +67,15 @@ int ga_findings_exit_code(const ga_findings *f)
 const char *ga_severity_name(ga_severity sev)
 {
     return sev == GA_SEV_FAIL ? "fail" : sev == GA_SEV_WARN ? "warn" : "info";
+}
+
+void ga_findings_log(const ga_findings *f, const char *tag)
+{
+    for (size_t i = 0; i < f->count; i++) {
+        const ga_finding *it = &f->items[i];
+        ga_log(tag, "%s %s%s%s: %s", ga_severity_name(it->severity), it->code, it->host[0] ? " on " : "",
+               it->host, it->message);
+    }
 }
 
 static json_t *int_or_null(int v)

@@ -42,6 +42,9 @@ bool ga_findings_has_code(const ga_findings *f, const char *code);
 int ga_findings_exit_code(const ga_findings *f);
 
 const char *ga_severity_name(ga_severity sev);
+
+/* One log line per finding under tag ("fail CODE on host: message"). Rank 0 only. */
+void ga_findings_log(const ga_findings *f, const char *tag);
 json_t *ga_findings_to_json(const ga_findings *f);
 
 /* The last line of every program: "[RESULT] SUCCESS" or "[RESULT] FAILURE: <reasons>". exit_code may be

@@ -99,6 +99,18 @@ void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const 
     }
 }
 
+void ga_nccl_enqueued(ncclComm_t comm, ncclResult_t result, double timeout_s, const char *what)
+{
+    if (result == ncclSuccess)
+        return;
+    if (result != ncclInProgress) {
+        char why[512];
+        snprintf(why, sizeof why, "%s: %s (%s)", what, ncclGetErrorString(result), ncclGetLastError(comm));
+        abort_comm(comm, GA_EXIT_ENV, why);
+    }
+    wait_comm_ready(comm, ga_now() + timeout_s, timeout_s, what);
+}
+
 void ga_nccl_comm_destroy(ncclComm_t comm)
 {
     if (!comm)

@@ -16,6 +16,11 @@ ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *what);
  */
 void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const char *what);
 
+/* For the result of an NCCL call on a communicator made by ga_nccl_comm_init (non-blocking): ncclInProgress
+ * means still being enqueued, and the communicator must be idle before the next NCCL call, so wait for it
+ * (bounded). Any other error is fatal after aborting the communicator. */
+void ga_nccl_enqueued(ncclComm_t comm, ncclResult_t result, double timeout_s, const char *what);
+
 void ga_nccl_comm_destroy(ncclComm_t comm);
 
 /* NCCL's library version as "2.28.9" (ncclGetVersion) and the header's (NCCL_VERSION_CODE). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ga_exit.h"
+#include "ga_log.h"
 #include "ga_time.h"
 
 #ifndef GA_VERSION
@@ -117,16 +118,16 @@ static json_t *where_int(int v)
     return v < 0 ? json_null() : json_integer(v);
 }
 
-void ga_report_add_metric(json_t *report, const char *name, double value, const char *unit, bool higher_is_better,
-                          ga_where where)
+void ga_report_add_metric(json_t *report, const char *name, double value, const char *unit,
+                          bool higher_is_better, ga_where where)
 {
     json_t *metrics = json_object_get(report, "metrics");
     if (!metrics) {
         metrics = json_array();
         json_object_set_new(report, "metrics", metrics);
     }
-    json_t *m = json_pack("{s:s, s:f, s:s, s:b}", "name", name, "value", value, "unit", unit, "higher_is_better",
-                          higher_is_better);
+    json_t *m = json_pack("{s:s, s:f, s:s, s:b}", "name", name, "value", value, "unit", unit,
+                          "higher_is_better", higher_is_better);
     json_object_set_new(m, "host", where.host ? json_string(where.host) : json_null());
     json_object_set_new(m, "node_index", where_int(where.node_index));
     json_object_set_new(m, "rank", where_int(where.world_rank));
@@ -185,6 +186,19 @@ int ga_report_write_atomic(const char *dir, const char *program, json_t *report,
         snprintf(err, errlen, "cannot write '%s': %s", final_path, strerror(saved));
     }
     return rc;
+}
+
+int ga_report_finish(json_t *report, const ga_common_opts *common, const char *program, const char *tag,
+                     const ga_findings *f, int exit_code)
+{
+    ga_report_set_verdict(report, f, exit_code);
+    char err[GA_PATH_MAX + 256] = "";
+    if (ga_report_write_atomic(common->report_dir, program, report, err, sizeof err) != 0)
+        exit_code = GA_EXIT_ENV;
+    else
+        ga_log(tag, "report: %s/%s.json", common->report_dir, program);
+    ga_result_print(f, exit_code, err);
+    return exit_code;
 }
 
 /* mkdir -p */

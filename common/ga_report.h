@@ -28,12 +28,18 @@ void ga_report_set_verdict(json_t *report, const ga_findings *f, int exit_code);
 /* Appends one figure to the report's flat "metrics" list, the list that baselines and `gpuaccept compare`
  * read: {name, value, unit, higher_is_better, host, node_index, rank, gpu}. name is stable across runs
  * ("busbw_at_max", "tflops_bf16"); where says what it measures (GA_WHERE_CLUSTER for the job as a whole). */
-void ga_report_add_metric(json_t *report, const char *name, double value, const char *unit, bool higher_is_better,
-                          ga_where where);
+void ga_report_add_metric(json_t *report, const char *name, double value, const char *unit,
+                          bool higher_is_better, ga_where where);
 
 /* Writes <dir>/<program>.json via a temporary file in the same directory, fsync, then rename: a reader
  * never sees half a report. Returns 0, or -1 with a message. */
 int ga_report_write_atomic(const char *dir, const char *program, json_t *report, char *err, size_t errlen);
+
+/* The end of every program on rank 0: the verdict into the report, the report written atomically, its path
+ * logged under tag, and the [RESULT] line. Returns the exit code: exit_code, or GA_EXIT_ENV when the report
+ * cannot be written (the [RESULT] line says why). */
+int ga_report_finish(json_t *report, const ga_common_opts *common, const char *program, const char *tag,
+                     const ga_findings *f, int exit_code);
 
 /* Creates dir if needed and proves it writable. Returns 0, or -1 with a message. */
 int ga_report_dir_prepare(const char *dir, char *err, size_t errlen);

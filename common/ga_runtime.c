@@ -1,13 +1,12 @@
 #include "ga_runtime.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_log.h"
@@ -133,76 +132,6 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
     ctx->node_count = ids[1];
 }
 
-/* ---- watchdog: the whole-run --timeout, naming the phase the job was in ---- */
-
-static struct {
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    bool running, stop;
-    double timeout_s;
-    char phase[160];
-} watchdog = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .phase = "start-up"};
-
-void ga_phase(const char *fmt, ...)
-{
-    char buf[sizeof watchdog.phase];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&watchdog.lock);
-    memcpy(watchdog.phase, buf, sizeof buf);
-    pthread_mutex_unlock(&watchdog.lock);
-}
-
-static void *watchdog_main(void *arg)
-{
-    (void)arg;
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += (time_t)watchdog.timeout_s;
-    deadline.tv_nsec += (long)((watchdog.timeout_s - (double)(time_t)watchdog.timeout_s) * 1e9);
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&watchdog.lock);
-    int rc = 0;
-    while (!watchdog.stop && rc == 0)
-        rc = pthread_cond_timedwait(&watchdog.wake, &watchdog.lock, &deadline);
-    if (watchdog.stop) {
-        pthread_mutex_unlock(&watchdog.lock);
-        return NULL;
-    }
-    char phase[sizeof watchdog.phase];
-    memcpy(phase, watchdog.phase, sizeof phase);
-    pthread_mutex_unlock(&watchdog.lock);
-    GA_FATAL(GA_EXIT_TIMEOUT, "timeout: --timeout %g s expired during '%s'", watchdog.timeout_s, phase);
-}
-
-static void watchdog_start(double timeout_s)
-{
-    if (timeout_s <= 0)
-        return;
-    watchdog.timeout_s = timeout_s;
-    watchdog.stop = false;
-    if (pthread_create(&watchdog.thread, NULL, watchdog_main, NULL) == 0)
-        watchdog.running = true;
-}
-
-static void watchdog_stop(void)
-{
-    if (!watchdog.running)
-        return;
-    pthread_mutex_lock(&watchdog.lock);
-    watchdog.stop = true;
-    pthread_cond_signal(&watchdog.wake);
-    pthread_mutex_unlock(&watchdog.lock);
-    pthread_join(watchdog.thread, NULL);
-    watchdog.running = false;
-}
-
 /* ---- program life cycle ---- */
 
 int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ctx *ctx,
@@ -225,7 +154,7 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
         break;
     }
     ga_log_set_verbose(common->verbose);
-    watchdog_start(common->timeout_s);
+    ga_deadline_start_run(common->timeout_s);
 
     /* Checked before measuring, so a long run never ends with nowhere to write its report. */
     char err[GA_PATH_MAX + 128] = "";
@@ -242,7 +171,7 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
 
 int ga_program_end(ga_ctx *ctx, int exit_code)
 {
-    watchdog_stop();
+    ga_deadline_stop();
     int agreed = exit_code;
     MPI_Allreduce(&exit_code, &agreed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (ctx->node_comm != MPI_COMM_NULL && ctx->node_comm != 0)

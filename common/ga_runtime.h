@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "ga_cli.h"
+#include "ga_deadline.h" /* ga_phase */
 
 #define GA_HOST_MAX 64
 
@@ -53,8 +54,5 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
 
 /* Stops the watchdog, finalizes MPI and returns exit_code, agreed by all ranks (the maximum). */
 int ga_program_end(ga_ctx *ctx, int exit_code);
-
-/* Names the phase the program is in, for the watchdog's message if it expires. Cheap; call freely. */
-void ga_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ar_deadline.h"
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_runtime.h"
@@ -63,9 +63,9 @@ static void test_corrupt(const ar_call *call, void *out)
 
 static void barrier(ar_backend *b, const char *what)
 {
-    ar_deadline_arm("barrier before %s", what);
+    ga_deadline_arm("barrier before %s", what);
     GA_MPI_CHECK(MPI_Barrier(b->comm));
-    ar_deadline_disarm();
+    ga_deadline_disarm();
 }
 
 /* Runs the call `check` times on fresh inputs; the wrong elements of the last run with any, or 0. */
@@ -124,10 +124,10 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
                 smp->wrong[pl] = check(b, cfg, &call, s, in, out, what);
         }
         if (on_size) {
-            ar_deadline_arm("gathering the times of %llu B (%s)", (unsigned long long)cfg->sizes[s],
+            ga_deadline_arm("gathering the times of %llu B (%s)", (unsigned long long)cfg->sizes[s],
                             cfg->label);
             GA_MPI_CHECK(MPI_Gather(smp, sizeof *smp, MPI_BYTE, all, sizeof *smp, MPI_BYTE, 0, b->comm));
-            ar_deadline_disarm();
+            ga_deadline_disarm();
             if (b->rank == 0)
                 on_size(user, s, all, b->nranks);
         }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ar_backend.h"
-#include "ar_deadline.h"
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 
@@ -238,10 +238,10 @@ static void call_once(ar_backend *b, const ar_call *c)
 
 static void host_run(ar_backend *b, const ar_call *c, int iters, const char *what)
 {
-    ar_deadline_arm("%s", what);
+    ga_deadline_arm("%s", what);
     for (int i = 0; i < iters; i++)
         call_once(b, c);
-    ar_deadline_disarm();
+    ga_deadline_disarm();
 }
 
 static void host_destroy(ar_backend *b)

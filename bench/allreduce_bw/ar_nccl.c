@@ -7,9 +7,10 @@
 #include <stdlib.h>
 
 #include "ar_backend.h"
-#include "ar_deadline.h"
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_cuda.h"
 #include "ga_nccl.h"
 
 typedef struct {
@@ -20,19 +21,8 @@ typedef struct {
     double timeout_s;
 } nccl_impl;
 
-#define CUDA_CHECK(call)                                                                                     \
-    do {                                                                                                     \
-        cudaError_t e_ = (call);                                                                             \
-        if (e_ != cudaSuccess)                                                                               \
-            GA_FATAL(GA_EXIT_ENV, "%s: %s", #call, cudaGetErrorString(e_));                                  \
-    } while (0)
-
-#define NCCL_CHECK(call)                                                                                     \
-    do {                                                                                                     \
-        ncclResult_t r_ = (call);                                                                            \
-        if (r_ != ncclSuccess && r_ != ncclInProgress)                                                       \
-            GA_FATAL(GA_EXIT_ENV, "%s: %s", #call, ncclGetErrorString(r_));                                  \
-    } while (0)
+/* Every NCCL call is enqueued on a non-blocking communicator: wait (bounded by -T) until it is. */
+#define NCCL_ENQUEUE(call) ga_nccl_enqueued(g->comm, (call), g->timeout_s, #call)
 
 static ncclDataType_t nccl_type(ar_dtype t)
 {
@@ -76,13 +66,13 @@ static bool nccl_inplace_checkable(ar_coll_id coll)
 static void nccl_put_input(ar_backend *b, const ar_call *c, const void *host)
 {
     nccl_impl *g = b->impl;
-    CUDA_CHECK(cudaMemset(g->recv, 0xff, g->max_bytes));
-    CUDA_CHECK(cudaMemcpy(input_at(b, c), host, c->counts.send_count * esize(c), cudaMemcpyHostToDevice));
+    GA_CUDA_CHECK(cudaMemset(g->recv, 0xff, g->max_bytes));
+    GA_CUDA_CHECK(cudaMemcpy(input_at(b, c), host, c->counts.send_count * esize(c), cudaMemcpyHostToDevice));
 }
 
 static void nccl_get_output(ar_backend *b, const ar_call *c, void *host)
 {
-    CUDA_CHECK(cudaMemcpy(host, output_at(b, c), c->counts.recv_count * esize(c), cudaMemcpyDeviceToHost));
+    GA_CUDA_CHECK(cudaMemcpy(host, output_at(b, c), c->counts.recv_count * esize(c), cudaMemcpyDeviceToHost));
 }
 
 static void enqueue(ar_backend *b, const ar_call *c)
@@ -96,28 +86,28 @@ static void enqueue(ar_backend *b, const ar_call *c)
     int next = (b->rank + 1) % b->nranks, prev = (b->rank - 1 + b->nranks) % b->nranks;
     switch (c->coll) {
     case AR_ALLREDUCE:
-        NCCL_CHECK(ncclAllReduce(in, out, n, t, op, g->comm, g->stream));
+        NCCL_ENQUEUE(ncclAllReduce(in, out, n, t, op, g->comm, g->stream));
         break;
     case AR_ALLGATHER:
-        NCCL_CHECK(ncclAllGather(in, out, n, t, g->comm, g->stream));
+        NCCL_ENQUEUE(ncclAllGather(in, out, n, t, g->comm, g->stream));
         break;
     case AR_REDUCE_SCATTER:
-        NCCL_CHECK(ncclReduceScatter(in, out, n, t, op, g->comm, g->stream));
+        NCCL_ENQUEUE(ncclReduceScatter(in, out, n, t, op, g->comm, g->stream));
         break;
     case AR_BROADCAST:
-        NCCL_CHECK(ncclBroadcast(in, out, n, t, c->root, g->comm, g->stream));
+        NCCL_ENQUEUE(ncclBroadcast(in, out, n, t, c->root, g->comm, g->stream));
         break;
     case AR_REDUCE:
-        NCCL_CHECK(ncclReduce(in, out, n, t, op, c->root, g->comm, g->stream));
+        NCCL_ENQUEUE(ncclReduce(in, out, n, t, op, c->root, g->comm, g->stream));
         break;
     case AR_ALLTOALL:
-        NCCL_CHECK(ncclAlltoAll(in, out, n, t, g->comm, g->stream));
+        NCCL_ENQUEUE(ncclAlltoAll(in, out, n, t, g->comm, g->stream));
         break;
     case AR_SENDRECV:
-        NCCL_CHECK(ncclGroupStart());
-        NCCL_CHECK(ncclSend(in, n, t, next, g->comm, g->stream));
-        NCCL_CHECK(ncclRecv(out, n, t, prev, g->comm, g->stream));
-        NCCL_CHECK(ncclGroupEnd());
+        NCCL_ENQUEUE(ncclGroupStart());
+        NCCL_ENQUEUE(ncclSend(in, n, t, next, g->comm, g->stream));
+        NCCL_ENQUEUE(ncclRecv(out, n, t, prev, g->comm, g->stream));
+        NCCL_ENQUEUE(ncclGroupEnd());
         break;
     default:
         GA_FATAL(GA_EXIT_INTERNAL, "NCCL path: collective %d has no call", (int)c->coll);
@@ -140,7 +130,7 @@ static void abort_comm(void *user)
 static void nccl_destroy(ar_backend *b)
 {
     nccl_impl *g = b->impl;
-    ar_deadline_set_abort_hook(NULL, NULL);
+    ga_deadline_set_abort_hook(NULL, NULL);
     ga_nccl_comm_destroy(g->comm);
     cudaFree(g->send);
     cudaFree(g->recv);
@@ -157,17 +147,17 @@ ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     g->max_bytes = max_bytes ? max_bytes : 1;
     g->timeout_s = timeout_s > 0 ? timeout_s : 1e9;
-    CUDA_CHECK(cudaMalloc((void **)&g->send, g->max_bytes));
-    CUDA_CHECK(cudaMalloc((void **)&g->recv, g->max_bytes));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->send, g->max_bytes));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->recv, g->max_bytes));
+    GA_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     b->name = "nccl";
     b->comm = comm;
     MPI_Comm_rank(comm, &b->rank);
     MPI_Comm_size(comm, &b->nranks);
-    ar_deadline_arm("NCCL communicator init (%s, rank %d of %d)", what, b->rank, b->nranks);
+    ga_deadline_arm("NCCL communicator init (%s, rank %d of %d)", what, b->rank, b->nranks);
     g->comm = ga_nccl_comm_init(comm, g->timeout_s, what);
-    ar_deadline_disarm();
-    ar_deadline_set_abort_hook(abort_comm, g);
+    ga_deadline_disarm();
+    ga_deadline_set_abort_hook(abort_comm, g);
     b->impl = g;
     b->inplace_checkable = nccl_inplace_checkable;
     b->put_input = nccl_put_input;

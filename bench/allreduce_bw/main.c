@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ar_bench.h"
-#include "ar_deadline.h"
+#include "ga_deadline.h"
 #include "ar_opts.h"
 #include "ar_pairs.h"
 #include "ar_report.h"
@@ -72,7 +72,7 @@ static ar_backend *backend_new(ga_backend kind, MPI_Comm comm, size_t max_bytes,
 {
 #if GA_HAVE_CUDA
     if (kind == GA_BACKEND_GPU)
-        return ar_nccl_backend_new(comm, max_bytes, ar_deadline_timeout(), what);
+        return ar_nccl_backend_new(comm, max_bytes, ga_deadline_wait_timeout(), what);
 #endif
     (void)kind;
     (void)what;
@@ -81,9 +81,9 @@ static ar_backend *backend_new(ga_backend kind, MPI_Comm comm, size_t max_bytes,
 
 static void gather(const ga_ctx *ctx, const ar_record *mine, ar_record **all, double bound, const char *what)
 {
-    ar_deadline_arm_for(bound, "gathering the records of %s", what);
+    ga_deadline_arm_for(bound, "gathering the records of %s", what);
     ga_gather_records(ctx, mine, sizeof *mine, (void **)all);
-    ar_deadline_disarm();
+    ga_deadline_disarm();
 }
 
 /* Every rank's record, as pointers, with the group each belongs to. */
@@ -155,10 +155,10 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
                       const uint64_t *sizes, int n_sizes, run_state *st)
 {
     char *hosts = ctx->world_rank == 0 ? malloc((size_t)ctx->world_size * GA_HOST_MAX) : NULL;
-    ar_deadline_arm("gathering host names");
+    ga_deadline_arm("gathering host names");
     GA_MPI_CHECK(
         MPI_Gather(ctx->host, GA_HOST_MAX, MPI_CHAR, hosts, GA_HOST_MAX, MPI_CHAR, 0, MPI_COMM_WORLD));
-    ar_deadline_disarm();
+    ga_deadline_disarm();
 
     size_t max_bytes = 0;
     for (int c = 0; c < n_combos; c++) {
@@ -183,7 +183,7 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
             ar_table_footer(stdout, &t.fig);
 
         ar_record *all = NULL;
-        gather(ctx, mine, &all, ar_deadline_timeout(), "the world sweep");
+        gather(ctx, mine, &all, ga_deadline_wait_timeout(), "the world sweep");
         if (ctx->world_rank == 0) {
             rec_set set = world_set(all, ctx->world_size);
             account_sweep(st, &t.desc, &set, o->min_busbw, c == 0);
@@ -289,7 +289,8 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     int n_pairs = 0, me = member_of_rank(ctx, &plan);
     /* A rank sitting out waits for the whole round: bound it by the waits the round can make. */
-    double round_bound = ar_deadline_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
+    double round_bound =
+        ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
 
     for (int r = 0; r < rounds; r++) {
         int np = ar_pairs_schedule(plan.members, r, sched), color = MPI_UNDEFINED;
@@ -300,9 +301,9 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
         ga_record_header_init(ctx, &mine->hdr);
         mine->group = color == MPI_UNDEFINED ? -1 : color;
         MPI_Comm pc = MPI_COMM_NULL;
-        ar_deadline_arm("splitting the world into the pairs of round %d", r);
+        ga_deadline_arm("splitting the world into the pairs of round %d", r);
         GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &pc));
-        ar_deadline_disarm();
+        ga_deadline_disarm();
         if (pc != MPI_COMM_NULL) {
             char label[64];
             snprintf(label, sizeof label, "pair %d round %d", color, r);
@@ -439,19 +440,9 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
     }
     ga_report_add_nodes(report, st->node_records, ctx->world_size, sizeof(ar_record), ar_record_json, NULL);
 
-    for (size_t i = 0; i < st->findings.count; i++)
-        ga_log("COMM", "%s %s%s%s: %s", ga_severity_name(st->findings.items[i].severity),
-               st->findings.items[i].code, st->findings.items[i].host[0] ? " on " : "",
-               st->findings.items[i].host, st->findings.items[i].message);
-    int exit_code = ga_findings_exit_code(&st->findings);
-    ga_report_set_verdict(report, &st->findings, exit_code);
-    char err[GA_PATH_MAX + 256] = "";
-    if (ga_report_write_atomic(common->report_dir, spec.name, report, err, sizeof err) != 0)
-        exit_code = GA_EXIT_ENV;
-    else
-        ga_log("COMM", "report: %s/%s.json", common->report_dir, spec.name);
-    ga_result_print(&st->findings, exit_code, err);
-    return exit_code;
+    ga_findings_log(&st->findings, "COMM");
+    return ga_report_finish(report, common, spec.name, "COMM", &st->findings,
+                            ga_findings_exit_code(&st->findings));
 }
 
 int main(int argc, char **argv)
@@ -463,19 +454,19 @@ int main(int argc, char **argv)
     int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &o);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
-    ar_deadline_start(o.timeout_s);
+    ga_deadline_set_wait_timeout(o.timeout_s);
 
-    ar_deadline_arm("choosing the backend");
+    ga_deadline_arm("choosing the backend");
     ga_backend kind = ga_backend_resolve(&ctx, o.backend);
-    ar_deadline_disarm();
+    ga_deadline_disarm();
     int cc_major = 0;
 #if GA_HAVE_CUDA
     if (kind == GA_BACKEND_GPU) {
         ga_gpu_info gpu;
-        ar_deadline_arm("GPU selection");
+        ga_deadline_arm("GPU selection");
         ga_gpu_select(&ctx, &gpu);
         GA_MPI_CHECK(MPI_Allreduce(&gpu.cc_major, &cc_major, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-        ar_deadline_disarm();
+        ga_deadline_disarm();
     }
 #endif
     const char *backend_name = kind == GA_BACKEND_GPU ? "nccl" : "mpi";
@@ -496,7 +487,6 @@ int main(int argc, char **argv)
     else
         n_combos = plan_combos(&ctx, &o, kind, cc_major, combos);
     if (n_sizes < 0 || n_combos <= 0) {
-        ar_deadline_stop();
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }
     if (o.pairs && n_combos > 1) {
@@ -531,6 +521,5 @@ int main(int argc, char **argv)
         ga_findings_free(&st.findings);
         free(st.node_records);
     }
-    ar_deadline_stop();
     return ga_program_end(&ctx, exit_code);
 }

@@ -14,22 +14,9 @@
 #include "ddp_trainer.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_cuda.h"
 #include "ga_nccl.h"
 #include "ga_time.h"
-
-#define CUDA_CHECK(call)                                                                                     \
-    do {                                                                                                     \
-        cudaError_t e_ = (call);                                                                             \
-        if (e_ != cudaSuccess)                                                                               \
-            GA_FATAL(GA_EXIT_ENV, "%s: %s", #call, cudaGetErrorString(e_));                                  \
-    } while (0)
-
-#define CUBLAS_CHECK(call)                                                                                   \
-    do {                                                                                                     \
-        cublasStatus_t s_ = (call);                                                                          \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                                     \
-            GA_FATAL(GA_EXIT_ENV, "%s: %s", #call, cublasGetStatusString(s_));                               \
-    } while (0)
 
 typedef struct {
     ddp_trainer base; /* first: the interface pointer is the object */
@@ -46,45 +33,24 @@ typedef struct {
     float *host_params;
 } gpu_trainer;
 
-/* A non-blocking communicator may answer ncclInProgress while it enqueues: poll until enqueued (bounded). */
-static void nccl_enqueued(gpu_trainer *g, ncclResult_t r, const char *what)
-{
-    double deadline = ga_now() + g->cfg.comm_timeout_s;
-    while (r == ncclInProgress) {
-        if (ga_now() > deadline) {
-            ncclCommAbort(g->nccl);
-            GA_FATAL(GA_EXIT_TIMEOUT, "timeout: %s was not enqueued within %g s", what,
-                     g->cfg.comm_timeout_s);
-        }
-        struct timespec ts = {0, 100 * 1000};
-        nanosleep(&ts, NULL);
-        if (ncclCommGetAsyncError(g->nccl, &r) != ncclSuccess)
-            break;
-    }
-    if (r != ncclSuccess) {
-        ncclCommAbort(g->nccl);
-        GA_FATAL(GA_EXIT_ENV, "%s: %s", what, ncclGetErrorString(r));
-    }
-}
-
 /* Row-major C (M x N) = op(A) op(B), through cuBLAS's column-major view (C^T = op(B)^T op(A)^T). */
 static void gemm_rm(gpu_trainer *g, bool ta, bool tb, int M, int N, int K, const float *A, int lda,
                     const float *B, int ldb, float *C, int ldc)
 {
     const float one = 1.0f, zero = 0.0f;
-    CUBLAS_CHECK(cublasSgemm(g->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
-                             &one, B, ldb, A, lda, &zero, C, ldc));
+    GA_CUBLAS_CHECK(cublasSgemm(g->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M,
+                                K, &one, B, ldb, A, lda, &zero, C, ldc));
 }
 
 static void launch_bucket(gpu_trainer *g, int k)
 {
     const ddp_bucket *b = &g->base.plan.b[k];
-    CUDA_CHECK(cudaEventRecord(g->bucket_ready[k], g->compute));
-    CUDA_CHECK(cudaStreamWaitEvent(g->comm, g->bucket_ready[k], 0));
-    nccl_enqueued(g,
-                  ncclAllReduce(g->grad + b->offset, g->grad + b->offset, b->count, ncclFloat, ncclSum,
-                                g->nccl, g->comm),
-                  "ncclAllReduce of a gradient bucket");
+    GA_CUDA_CHECK(cudaEventRecord(g->bucket_ready[k], g->compute));
+    GA_CUDA_CHECK(cudaStreamWaitEvent(g->comm, g->bucket_ready[k], 0));
+    ga_nccl_enqueued(g->nccl,
+                     ncclAllReduce(g->grad + b->offset, g->grad + b->offset, b->count, ncclFloat, ncclSum,
+                                   g->nccl, g->comm),
+                     g->cfg.comm_timeout_s, "ncclAllReduce of a gradient bucket");
 }
 
 static void gpu_step(ddp_trainer *t, const float *x, const int32_t *labels, ddp_step_result *out)
@@ -96,48 +62,48 @@ static void gpu_step(ddp_trainer *t, const float *x, const int32_t *labels, ddp_
 
     memcpy(g->pinned_x, x, (size_t)B * (size_t)m->dims[0] * sizeof *x);
     memcpy(g->pinned_labels, labels, (size_t)B * sizeof *labels);
-    CUDA_CHECK(cudaMemcpyAsync(g->act[0], g->pinned_x, (size_t)B * (size_t)m->dims[0] * sizeof(float),
-                               cudaMemcpyHostToDevice, g->compute));
-    CUDA_CHECK(cudaMemcpyAsync(g->labels, g->pinned_labels, (size_t)B * sizeof(int32_t),
-                               cudaMemcpyHostToDevice, g->compute));
+    GA_CUDA_CHECK(cudaMemcpyAsync(g->act[0], g->pinned_x, (size_t)B * (size_t)m->dims[0] * sizeof(float),
+                                  cudaMemcpyHostToDevice, g->compute));
+    GA_CUDA_CHECK(cudaMemcpyAsync(g->labels, g->pinned_labels, (size_t)B * sizeof(int32_t),
+                                  cudaMemcpyHostToDevice, g->compute));
 
     for (int i = 0; i < L; i++) {
         int in = m->dims[i], o = m->dims[i + 1];
         gemm_rm(g, false, true, B, o, in, g->act[i], in, g->params + m->w_off[i], in, g->act[i + 1], o);
-        CUDA_CHECK(ddp_k_bias_act(g->act[i + 1], g->params + m->b_off[i], B, o, i + 1 < L, g->compute));
+        GA_CUDA_CHECK(ddp_k_bias_act(g->act[i + 1], g->params + m->b_off[i], B, o, i + 1 < L, g->compute));
     }
-    CUDA_CHECK(ddp_k_softmax_xent(g->act[L], g->labels, B, m->dims[L], scale, g->delta, g->row_loss,
-                                  g->row_hit, g->compute));
-    CUDA_CHECK(ddp_k_sum_stats(g->row_loss, g->row_hit, B, scale, g->grad + m->n_params, g->compute));
+    GA_CUDA_CHECK(ddp_k_softmax_xent(g->act[L], g->labels, B, m->dims[L], scale, g->delta, g->row_loss,
+                                     g->row_hit, g->compute));
+    GA_CUDA_CHECK(ddp_k_sum_stats(g->row_loss, g->row_hit, B, scale, g->grad + m->n_params, g->compute));
 
     float *d = g->delta, *d_prev = g->delta2;
     for (int i = L - 1; i >= 0; i--) {
         int in = m->dims[i], o = m->dims[i + 1];
         gemm_rm(g, true, false, o, in, B, d, o, g->act[i], in, g->grad + m->w_off[i], in);
-        CUDA_CHECK(ddp_k_bias_grad(d, B, o, g->grad + m->b_off[i], g->compute));
+        GA_CUDA_CHECK(ddp_k_bias_grad(d, B, o, g->grad + m->b_off[i], g->compute));
         int k = ddp_bucket_completed_by(&t->plan, i);
         if (k >= 0)
             launch_bucket(g, k);
         if (i == 0)
             break;
         gemm_rm(g, false, false, B, in, o, d, o, g->params + m->w_off[i], in, d_prev, in);
-        CUDA_CHECK(ddp_k_relu_backward(d_prev, g->act[i], (size_t)B * (size_t)in, g->compute));
+        GA_CUDA_CHECK(ddp_k_relu_backward(d_prev, g->act[i], (size_t)B * (size_t)in, g->compute));
         float *tmp = d;
         d = d_prev;
         d_prev = tmp;
     }
-    CUDA_CHECK(cudaEventRecord(g->backward_done, g->compute));
-    CUDA_CHECK(cudaEventRecord(g->comm_done, g->comm));
-    CUDA_CHECK(cudaStreamWaitEvent(g->compute, g->comm_done, 0));
-    CUDA_CHECK(ddp_k_sgd(g->params, g->velocity, g->grad, m->n_params, (float)g->cfg.sgd.lr,
-                         (float)g->cfg.sgd.momentum, g->compute));
-    CUDA_CHECK(cudaMemcpyAsync(g->pinned_stats, g->grad + m->n_params, DDP_N_STATS * sizeof(float),
-                               cudaMemcpyDeviceToHost, g->compute));
+    GA_CUDA_CHECK(cudaEventRecord(g->backward_done, g->compute));
+    GA_CUDA_CHECK(cudaEventRecord(g->comm_done, g->comm));
+    GA_CUDA_CHECK(cudaStreamWaitEvent(g->compute, g->comm_done, 0));
+    GA_CUDA_CHECK(ddp_k_sgd(g->params, g->velocity, g->grad, m->n_params, (float)g->cfg.sgd.lr,
+                            (float)g->cfg.sgd.momentum, g->compute));
+    GA_CUDA_CHECK(cudaMemcpyAsync(g->pinned_stats, g->grad + m->n_params, DDP_N_STATS * sizeof(float),
+                                  cudaMemcpyDeviceToHost, g->compute));
     ga_nccl_wait(g->nccl, g->compute, g->cfg.comm_timeout_s, "training step (gradient allreduce)");
 
     /* Blocked on communication: from the end of the backward pass to the end of the last allreduce. */
     float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, g->backward_done, g->comm_done));
+    GA_CUDA_CHECK(cudaEventElapsedTime(&ms, g->backward_done, g->comm_done));
     out->comm_wait_s = ms > 0.0f ? ms / 1000.0 : 0.0;
     out->loss = g->pinned_stats[DDP_STAT_LOSS];
     out->accuracy = g->pinned_stats[DDP_STAT_CORRECT];
@@ -146,8 +112,8 @@ static void gpu_step(ddp_trainer *t, const float *x, const int32_t *labels, ddp_
 static const void *gpu_params(ddp_trainer *t)
 {
     gpu_trainer *g = (gpu_trainer *)t;
-    CUDA_CHECK(cudaMemcpy(g->host_params, g->params, g->cfg.layout->n_params * sizeof(float),
-                          cudaMemcpyDeviceToHost));
+    GA_CUDA_CHECK(cudaMemcpy(g->host_params, g->params, g->cfg.layout->n_params * sizeof(float),
+                             cudaMemcpyDeviceToHost));
     return g->host_params;
 }
 
@@ -155,9 +121,9 @@ static void gpu_perturb(ddp_trainer *t)
 {
     gpu_trainer *g = (gpu_trainer *)t;
     float p0 = 0.0f;
-    CUDA_CHECK(cudaMemcpy(&p0, g->params, sizeof p0, cudaMemcpyDeviceToHost));
+    GA_CUDA_CHECK(cudaMemcpy(&p0, g->params, sizeof p0, cudaMemcpyDeviceToHost));
     p0 = nextafterf(p0, INFINITY);
-    CUDA_CHECK(cudaMemcpy(g->params, &p0, sizeof p0, cudaMemcpyHostToDevice));
+    GA_CUDA_CHECK(cudaMemcpy(g->params, &p0, sizeof p0, cudaMemcpyHostToDevice));
 }
 
 static void gpu_destroy(ddp_trainer *t)
@@ -192,29 +158,29 @@ ddp_trainer *ddp_gpu_trainer_create(const ddp_trainer_config *cfg, MPI_Comm comm
     const ddp_layout *m = cfg->layout;
     const size_t B = (size_t)cfg->local_batch, wide = B * (size_t)m->max_dim;
     g->cfg = *cfg;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&g->compute, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&g->comm, cudaStreamNonBlocking));
+    GA_CUDA_CHECK(cudaStreamCreateWithFlags(&g->compute, cudaStreamNonBlocking));
+    GA_CUDA_CHECK(cudaStreamCreateWithFlags(&g->comm, cudaStreamNonBlocking));
     for (int k = 0; k < DDP_MAX_LINEAR; k++)
-        CUDA_CHECK(cudaEventCreateWithFlags(&g->bucket_ready[k], cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreate(&g->backward_done));
-    CUDA_CHECK(cudaEventCreate(&g->comm_done));
-    CUBLAS_CHECK(cublasCreate(&g->blas));
-    CUBLAS_CHECK(cublasSetStream(g->blas, g->compute));
+        GA_CUDA_CHECK(cudaEventCreateWithFlags(&g->bucket_ready[k], cudaEventDisableTiming));
+    GA_CUDA_CHECK(cudaEventCreate(&g->backward_done));
+    GA_CUDA_CHECK(cudaEventCreate(&g->comm_done));
+    GA_CUBLAS_CHECK(cublasCreate(&g->blas));
+    GA_CUBLAS_CHECK(cublasSetStream(g->blas, g->compute));
 
-    CUDA_CHECK(cudaMalloc((void **)&g->params, m->n_params * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->grad, m->n_grad * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->velocity, m->n_params * sizeof(float)));
-    CUDA_CHECK(cudaMemsetAsync(g->velocity, 0, m->n_params * sizeof(float), g->compute));
-    CUDA_CHECK(cudaMalloc((void **)&g->delta, wide * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->delta2, wide * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->row_loss, B * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->row_hit, B * sizeof(float)));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->params, m->n_params * sizeof(float)));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->grad, m->n_grad * sizeof(float)));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->velocity, m->n_params * sizeof(float)));
+    GA_CUDA_CHECK(cudaMemsetAsync(g->velocity, 0, m->n_params * sizeof(float), g->compute));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->delta, wide * sizeof(float)));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->delta2, wide * sizeof(float)));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->row_loss, B * sizeof(float)));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->row_hit, B * sizeof(float)));
     for (int i = 0; i <= m->n_linear; i++)
-        CUDA_CHECK(cudaMalloc((void **)&g->act[i], B * (size_t)m->dims[i] * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g->labels, B * sizeof(int32_t)));
-    CUDA_CHECK(cudaMallocHost((void **)&g->pinned_x, B * (size_t)m->dims[0] * sizeof(float)));
-    CUDA_CHECK(cudaMallocHost((void **)&g->pinned_labels, B * sizeof(int32_t)));
-    CUDA_CHECK(cudaMallocHost((void **)&g->pinned_stats, DDP_N_STATS * sizeof(float)));
+        GA_CUDA_CHECK(cudaMalloc((void **)&g->act[i], B * (size_t)m->dims[i] * sizeof(float)));
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->labels, B * sizeof(int32_t)));
+    GA_CUDA_CHECK(cudaMallocHost((void **)&g->pinned_x, B * (size_t)m->dims[0] * sizeof(float)));
+    GA_CUDA_CHECK(cudaMallocHost((void **)&g->pinned_labels, B * sizeof(int32_t)));
+    GA_CUDA_CHECK(cudaMallocHost((void **)&g->pinned_stats, DDP_N_STATS * sizeof(float)));
     g->host_params = malloc(m->n_params * sizeof(float));
     double *init = malloc(m->n_params * sizeof *init);
     if (!g->host_params || !init)
@@ -224,12 +190,13 @@ ddp_trainer *ddp_gpu_trainer_create(const ddp_trainer_config *cfg, MPI_Comm comm
         g->host_params[k] = (float)init[k];
     free(init);
     /* On the compute stream: a non-blocking stream does not wait for the legacy default stream. */
-    CUDA_CHECK(cudaMemcpyAsync(g->params, g->host_params, m->n_params * sizeof(float), cudaMemcpyHostToDevice,
-                               g->compute));
+    GA_CUDA_CHECK(cudaMemcpyAsync(g->params, g->host_params, m->n_params * sizeof(float),
+                                  cudaMemcpyHostToDevice, g->compute));
 
     g->nccl = ga_nccl_comm_init(comm, cfg->comm_timeout_s, "ddp_smoke gradients");
-    nccl_enqueued(g, ncclBroadcast(g->params, g->params, m->n_params, ncclFloat, 0, g->nccl, g->compute),
-                  "ncclBroadcast of the initial parameters");
+    ga_nccl_enqueued(g->nccl,
+                     ncclBroadcast(g->params, g->params, m->n_params, ncclFloat, 0, g->nccl, g->compute),
+                     cfg->comm_timeout_s, "ncclBroadcast of the initial parameters");
     ga_nccl_wait(g->nccl, g->compute, cfg->comm_timeout_s, "broadcast of the initial parameters");
 
     g->base.backend = "gpu";

@@ -187,14 +187,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
         ga_report_add_metric(report, "samples_per_s_rank", all[i].samples_per_s, "samples/s", true,
                              (ga_where){all[i].hdr.host, all[i].hdr.node_index, all[i].hdr.world_rank,
                                         all[i].hdr.device_index});
-    ga_report_set_verdict(report, &findings, exit_code);
-
-    char err[GA_PATH_MAX + 256] = "";
-    if (ga_report_write_atomic(common->report_dir, spec.name, report, err, sizeof err) != 0)
-        exit_code = GA_EXIT_ENV;
-    else
-        ga_log("DDP", "report: %s/%s.json", common->report_dir, spec.name);
-    ga_result_print(&findings, exit_code, err);
+    exit_code = ga_report_finish(report, common, spec.name, "DDP", &findings, exit_code);
     json_decref(report);
     ddp_outcome_free(&out);
     ga_findings_free(&findings);

@@ -77,9 +77,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     for (size_t i = 0; i < fields; i++)
         agreeing += json_array_size(json_object_get(json_array_get(consistency, i), "deviating")) == 0;
     ga_log("ENV", "consistency: %zu of %zu fields agree on all %d nodes", agreeing, fields, ctx->node_count);
-    for (size_t i = 0; i < findings.count; i++)
-        ga_log("ENV", "%s %s%s%s: %s", ga_severity_name(findings.items[i].severity), findings.items[i].code,
-               findings.items[i].host[0] ? " on " : "", findings.items[i].host, findings.items[i].message);
+    ga_findings_log(&findings, "ENV");
 
     int exit_code = ga_findings_exit_code(&findings);
     json_t *report = ga_report_new(ctx, spec.name, common);
@@ -87,14 +85,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     json_object_set_new(
         report, "summary",
         json_pack("{s:i, s:o}", "expect_gpus", opts->expect_gpus, "consistency", consistency));
-    ga_report_set_verdict(report, &findings, exit_code);
-
-    char err[GA_PATH_MAX + 256] = "";
-    if (ga_report_write_atomic(common->report_dir, spec.name, report, err, sizeof err) != 0)
-        exit_code = GA_EXIT_ENV;
-    else
-        ga_log("ENV", "report: %s/%s.json", common->report_dir, spec.name);
-    ga_result_print(&findings, exit_code, err);
+    exit_code = ga_report_finish(report, common, spec.name, "ENV", &findings, exit_code);
     json_decref(report);
     ga_findings_free(&findings);
     return exit_code;

@@ -1,0 +1,31 @@
+/* Bounds on time, watched by one thread per process: the whole run (--timeout, with the phase named by
+ * ga_phase) and the wait in progress (armed around each blocking call: a collective, a barrier, a gather,
+ * NCCL init). On expiry the abort hook runs (e.g. ncclCommAbort) and ga_fatal takes the job down, naming what
+ * hung, on which host and rank. The wait bound says which wait hung; the whole-run bound alone could not, and
+ * would have to be long enough for the longest healthy run. */
+#ifndef GA_DEADLINE_H
+#define GA_DEADLINE_H
+
+typedef void (*ga_abort_hook)(void *user);
+
+/* The whole-run bound (0: none). Started by ga_program_begin from --timeout. */
+void ga_deadline_start_run(double run_timeout_s);
+/* The default bound of ga_deadline_arm (0: waits are not bounded individually). */
+void ga_deadline_set_wait_timeout(double wait_timeout_s);
+double ga_deadline_wait_timeout(void);
+/* Stops the watcher; ga_program_end calls it. */
+void ga_deadline_stop(void);
+
+/* Names the phase the program is in, for the whole-run message. Cheap; call freely. */
+void ga_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Bounds the wait that follows with the default wait timeout, or with its own (a wait that spans many bounded
+ * operations of other ranks). No effect while the wait timeout is 0. */
+void ga_deadline_arm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ga_deadline_arm_for(double seconds, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ga_deadline_disarm(void);
+
+/* Called on expiry, before the job is aborted (NULL to clear). */
+void ga_deadline_set_abort_hook(ga_abort_hook hook, void *user);
+
+#endif
