@@ -7,7 +7,9 @@
 #include "ga_log.h"
 #include "ga_parse.h"
 #include "ga_report.h"
+#include "tp_flag.h"
 #include "tp_peaks.h"
+#include <stdlib.h>
 
 int tp_report_finish(json_t *report, const ga_findings *f, const ga_common_opts *common, const char *program,
                      const char *tag)
@@ -57,4 +59,43 @@ int tp_parse_dtypes(const char *arg, unsigned *mask, bool *is_all, char *err, si
         *mask |= 1u << d;
     }
     return 0;
+}
+
+int tp_parse_device(const char *arg, int *backend, char *err, size_t errlen)
+{
+    if (strcmp(arg, "gpu") == 0)
+        *backend = GA_BACKEND_GPU;
+    else if (strcmp(arg, "cpu") == 0 || strcmp(arg, "host") == 0)
+        *backend = GA_BACKEND_HOST;
+    else if (strcmp(arg, "auto") == 0)
+        *backend = GA_BACKEND_AUTO;
+    else {
+        snprintf(err, errlen, "'%s': expected gpu, cpu or auto", arg);
+        return -1;
+    }
+    return 0;
+}
+
+void tp_header_set_gpu(ga_record_header *hdr, const ga_gpu_info *gpu)
+{
+    hdr->device_index = gpu->index;
+    snprintf(hdr->device_name, sizeof hdr->device_name, "%s", gpu->name);
+    snprintf(hdr->device_uuid, sizeof hdr->device_uuid, "%s", gpu->uuid);
+    snprintf(hdr->device_pci_bus_id, sizeof hdr->device_pci_bus_id, "%s", gpu->pci_bus_id);
+}
+
+void tp_record_order(const void *records, int n, size_t record_size, int *idx)
+{
+    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    if (!s) {
+        for (int i = 0; i < n; i++)
+            idx[i] = i;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const ga_record_header *h = ga_record_at(records, record_size, i);
+        s[i] = (tp_sample){h->host, h->node_index, h->world_rank, h->device_index, NULL, 0, -1};
+    }
+    tp_device_order(s, n, idx);
+    free(s);
 }

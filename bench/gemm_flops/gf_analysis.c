@@ -6,6 +6,7 @@
 
 #include "ga_report.h"
 #include "tp_flag.h"
+#include "tp_report.h"
 
 double gf_tflops(int64_t m, int64_t n, int64_t k, int iters, double time_s)
 {
@@ -212,26 +213,16 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
     if (!burners)
         return json_null();
     int *mism = calloc((size_t)n, sizeof *mism);
-    tp_sample *s = calloc((size_t)n, sizeof *s);
     int *idx = calloc((size_t)n, sizeof *idx);
-    if (!mism || !s || !idx) {
+    if (!mism || !idx) {
         free(mism);
-        free(s);
         free(idx);
         return json_null();
     }
     int total = gf_sdc_compare(all, n, mism);
     if (total < 0)
         total = 0;
-    for (int i = 0; i < n; i++)
-        s[i] = (tp_sample){all[i].hdr.host,
-                           all[i].hdr.node_index,
-                           all[i].hdr.world_rank,
-                           all[i].hdr.device_index,
-                           all[i].model,
-                           0,
-                           -1};
-    tp_device_order(s, n, idx);
+    tp_record_order(all, n, sizeof *all, idx);
     json_t *gpus = json_array();
     int sdc_gpus = 0;
     for (int k = 0; k < n; k++) {
@@ -275,7 +266,6 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
                           "intervals", all[first].intervals, "dtype", tp_dtype_name(all[first].burn_dtype),
                           "sdc_mismatches", total, "sdc_gpus", sdc_gpus, "gpus", gpus);
     free(mism);
-    free(s);
     free(idx);
     return b;
 }

@@ -81,17 +81,7 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
         return 0;
     }
     case OPT_DEVICE:
-        if (strcmp(arg, "gpu") == 0)
-            o->device = GA_BACKEND_GPU;
-        else if (strcmp(arg, "cpu") == 0 || strcmp(arg, "host") == 0)
-            o->device = GA_BACKEND_HOST;
-        else if (strcmp(arg, "auto") == 0)
-            o->device = GA_BACKEND_AUTO;
-        else {
-            snprintf(err, errlen, "'%s': expected gpu, cpu or auto", arg);
-            return -1;
-        }
-        return 0;
+        return tp_parse_device(arg, &o->device, err, errlen);
     case 'w':
         if (ga_parse_long(arg, 0, 1000, &v, err, errlen))
             return -1;
@@ -192,7 +182,6 @@ static void log_devices(const gf_record *all, int n, unsigned dtypes)
             ga_log("COMPUTE", "node %d %s rank %d cpu (%d threads): TFLOP/s%s", r->hdr.node_index,
                    r->hdr.host, r->hdr.world_rank, r->threads, line);
     }
-    free(s);
     free(idx);
 }
 
@@ -259,10 +248,7 @@ int main(int argc, char **argv)
 #if GA_HAVE_CUDA
         ga_gpu_info info;
         ga_gpu_select(&ctx, &info);
-        mine->hdr.device_index = info.index;
-        snprintf(mine->hdr.device_name, sizeof mine->hdr.device_name, "%s", info.name);
-        snprintf(mine->hdr.device_uuid, sizeof mine->hdr.device_uuid, "%s", info.uuid);
-        snprintf(mine->hdr.device_pci_bus_id, sizeof mine->hdr.device_pci_bus_id, "%s", info.pci_bus_id);
+        tp_header_set_gpu(&mine->hdr, &info);
         snprintf(mine->model, sizeof mine->model, "%s", info.name);
         gf_gpu_defaults(o, common.quick);
 #endif

@@ -56,17 +56,7 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
         o->reps = (int)v;
         return 0;
     case OPT_DEVICE:
-        if (strcmp(arg, "gpu") == 0)
-            o->device = GA_BACKEND_GPU;
-        else if (strcmp(arg, "cpu") == 0 || strcmp(arg, "host") == 0)
-            o->device = GA_BACKEND_HOST;
-        else if (strcmp(arg, "auto") == 0)
-            o->device = GA_BACKEND_AUTO;
-        else {
-            snprintf(err, errlen, "'%s': expected gpu, cpu or auto", arg);
-            return -1;
-        }
-        return 0;
+        return tp_parse_device(arg, &o->device, err, errlen);
     case OPT_TOLERANCE:
         return ga_parse_double(arg, 0, 1, &o->tolerance, err, errlen);
     case OPT_MIN_EFF:
@@ -137,7 +127,6 @@ static void log_devices(const mb_record *all, int n)
                    r->hdr.host, r->hdr.world_rank, r->numa_node, r->threads, r->numa_bound ? "" : ", unbound",
                    line);
     }
-    free(s);
     free(idx);
 }
 
@@ -169,10 +158,7 @@ int main(int argc, char **argv)
 #if GA_HAVE_CUDA
         ga_gpu_info info;
         ga_gpu_select(&ctx, &info);
-        mine->hdr.device_index = info.index;
-        snprintf(mine->hdr.device_name, sizeof mine->hdr.device_name, "%s", info.name);
-        snprintf(mine->hdr.device_uuid, sizeof mine->hdr.device_uuid, "%s", info.uuid);
-        snprintf(mine->hdr.device_pci_bus_id, sizeof mine->hdr.device_pci_bus_id, "%s", info.pci_bus_id);
+        tp_header_set_gpu(&mine->hdr, &info);
         snprintf(mine->model, sizeof mine->model, "%s", info.name);
         if (common.quick && !o.size)
             o.size = (uint64_t)256 << 20;

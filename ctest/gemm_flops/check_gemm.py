@@ -78,8 +78,8 @@ def main():
     for f in os.listdir(a.workdir):
         os.remove(os.path.join(a.workdir, f))
     # Oversubscribed ranks on a CI machine's few shared cores are not comparable at 10%: the runs here check
-    # figures, checks and reports; the median flagging is proven by the fixture tests.
-    base = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--tolerance", "0.95"]
+    # figures, checks and reports (tolerance 1: never below the median); the flagging is proven by the fixtures.
+    base = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--tolerance", "1"]
 
     if a.mode == "basic":
         p = run(a.mpiexec, a.np, base + ["--dtype", "all", "-m", "256", "-n", "192", "-k", "320", "--iters", "3"])
