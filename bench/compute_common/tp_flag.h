@@ -1,0 +1,58 @@
+/* Flagging across the cluster, written once for every throughput figure (TFLOP/s of a dtype, GB/s of a
+ * memory test): each GPU (or host rank) is compared with the median of the GPUs of its own model, and with
+ * the datasheet peak of that model when the model is known. Pure: no MPI, no CUDA. */
+#ifndef TP_FLAG_H
+#define TP_FLAG_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "ga_findings.h"
+
+typedef struct {
+    const char *host;
+    int node_index, rank, gpu; /* gpu: CUDA device index, -1 on the host path */
+    const char *group;         /* model name: a GPU is compared only with GPUs of the same model */
+    double value;              /* the measured figure; < 0 when this rank did not measure it */
+    double peak;               /* the model's peak for this figure; <= 0 when unknown */
+} tp_sample;
+
+typedef struct {
+    double tolerance;      /* a sample more than this fraction below its group's median is flagged */
+    double min_efficiency; /* a sample below this fraction of its peak is flagged; 0: no such check */
+} tp_policy;
+
+typedef struct {
+    double group_median; /* median of the sample's group (the sample's own value when alone) */
+    double efficiency;   /* value / peak, or -1 when the peak is unknown or nothing was measured */
+    bool below_median, below_peak;
+} tp_verdict;
+
+/* Median of n values (n > 0); the array is sorted in place. */
+double tp_median(double *v, int n);
+
+/* Fills out[i] for every sample and returns the median over all measured samples (-1 if none). Returns -2
+ * when memory runs out. */
+double tp_flag(const tp_sample *s, int n, const tp_policy *p, tp_verdict *out);
+
+/* Names of what is being flagged, for the findings' messages and codes. */
+typedef struct {
+    const char *metric;      /* "bf16 GEMM", "device_copy" */
+    const char *unit;        /* "TFLOP/s", "GB/s" */
+    const char *code_median; /* "GEMM_BELOW_MEDIAN" */
+    const char *code_peak;   /* "GEMM_BELOW_PEAK" */
+} tp_labels;
+
+/* One FAIL finding per flagged sample, naming its node, rank and GPU. Returns the number flagged. */
+int tp_add_findings(ga_findings *f, const tp_labels *l, const tp_sample *s, const tp_verdict *v, int n,
+                    const tp_policy *p);
+
+/* Sample indices in device order: by node, then GPU index (then rank, for the host path). */
+void tp_device_order(const tp_sample *s, int n, int *idx);
+
+/* The "gpus" array of a report's summary, in device order: {host, node_index, rank, gpu, model, <value_key>,
+ * efficiency, flagged}; measured-nothing samples are left out. */
+json_t *tp_gpus_json(const tp_sample *s, const tp_verdict *v, int n, const char *value_key);
+
+#endif

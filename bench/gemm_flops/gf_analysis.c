@@ -1,0 +1,326 @@
+#include "gf_analysis.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_report.h"
+#include "tp_flag.h"
+#include "tp_report.h"
+
+double gf_tflops(int64_t m, int64_t n, int64_t k, int iters, double time_s)
+{
+    return time_s > 0 ? 2.0 * (double)m * (double)n * (double)k * iters / time_s / 1e12 : 0;
+}
+
+double gf_drop_pct(const gf_record *r)
+{
+    if (r->intervals < 2 || r->interval_tflops[0] <= 0)
+        return 0;
+    return 100.0 * (r->interval_tflops[0] - r->interval_tflops[r->intervals - 1]) / r->interval_tflops[0];
+}
+
+static double peak_of(const gf_record *r, int d)
+{
+    if (r->hdr.device_index < 0)
+        return -1; /* host path: no datasheet peak for a CPU */
+    const tp_gpu_peaks *pk = tp_peaks_lookup(r->model);
+    return pk && pk->tflops[d] > 0 ? pk->tflops[d] : -1;
+}
+
+static void samples_for(const gf_record *all, int n, int d, tp_sample *s)
+{
+    for (int i = 0; i < n; i++) {
+        const gf_record *r = &all[i];
+        s[i] = (tp_sample){r->hdr.host,       r->hdr.node_index,
+                           r->hdr.world_rank, r->hdr.device_index,
+                           r->model,          r->dt[d].state == GF_MEASURED ? r->dt[d].tflops : -1,
+                           peak_of(r, d)};
+    }
+}
+
+/* The peak shared by every measured GPU, or -1 (unknown, or a mix of models). */
+static double common_peak(const tp_sample *s, int n)
+{
+    double pk = -2;
+    for (int i = 0; i < n; i++) {
+        if (s[i].value < 0)
+            continue;
+        if (pk == -2)
+            pk = s[i].peak;
+        else if (pk != s[i].peak)
+            return -1;
+    }
+    return pk > 0 ? pk : -1;
+}
+
+static json_t *num_or_null(double v)
+{
+    return v >= 0 ? json_real(v) : json_null();
+}
+
+/* Per-rank failures, skips and wrong results of one dtype. */
+static void dtype_findings(const gf_record *all, int n, int d, const gf_policy *p, ga_findings *f,
+                           json_t *entry)
+{
+    const char *name = tp_dtype_name(d);
+    int skipped = 0, first_skip = -1;
+    for (int i = 0; i < n; i++) {
+        const gf_record *r = &all[i];
+        const gf_result *x = &r->dt[d];
+        ga_where w = {r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
+        if (x->state == GF_FAILED)
+            ga_findings_add(f, GA_SEV_FAIL, "GEMM_FAILED", w,
+                            "node %d (%s) rank %d GPU %d: %s GEMM failed: %s", r->hdr.node_index, r->hdr.host,
+                            r->hdr.world_rank, r->hdr.device_index, name, x->note);
+        if (x->state == GF_MEASURED && !x->check_ok)
+            ga_findings_add(f, GA_SEV_FAIL, "GEMM_WRONG_RESULT", w,
+                            "node %d (%s) rank %d GPU %d: %s GEMM result differs from a naive dot product "
+                            "(error %.3g, tolerance %.3g)",
+                            r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index, name,
+                            x->check_err, x->check_tol);
+        if (x->state == GF_SKIPPED && skipped++ == 0)
+            first_skip = i;
+    }
+    if (skipped) {
+        const gf_result *x = &all[first_skip].dt[d];
+        ga_findings_add(f, p->dtypes_explicit ? GA_SEV_WARN : GA_SEV_INFO, "GEMM_DTYPE_UNAVAILABLE",
+                        GA_WHERE_CLUSTER, "%s not measured on %d of %d ranks: %s", name, skipped, n, x->note);
+        json_object_set_new(entry, "skipped", json_pack("{s:i, s:s}", "ranks", skipped, "reason", x->note));
+    }
+}
+
+static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy *p, json_t *report,
+                             ga_findings *f, tp_sample *s, tp_verdict *v)
+{
+    samples_for(all, n, d, s);
+    tp_policy tp = {p->tolerance, p->min_efficiency};
+    double median = tp_flag(s, n, &tp, v);
+    char metric[48];
+    snprintf(metric, sizeof metric, "%s GEMM", tp_dtype_name(d));
+    const char *unit = d == TP_INT8 ? "TOP/s" : "TFLOP/s";
+    tp_labels labels = {metric, unit, "GEMM_BELOW_MEDIAN", "GEMM_BELOW_PEAK"};
+    tp_add_findings(f, &labels, s, v, n, &tp);
+
+    json_t *entry =
+        json_pack("{s:s, s:o, s:o, s:s}", "dtype", tp_dtype_name(d), "median_tflops", num_or_null(median),
+                  "peak_tflops", num_or_null(common_peak(s, n)), "unit", unit);
+    json_object_set_new(entry, "gpus", tp_gpus_json(s, v, n, "tflops"));
+    dtype_findings(all, n, d, p, f, entry);
+
+    char mname[32];
+    snprintf(mname, sizeof mname, "tflops_%s", tp_dtype_name(d));
+    int *idx = malloc((size_t)n * sizeof *idx);
+    if (idx) {
+        tp_device_order(s, n, idx);
+        for (int k = 0; k < n; k++) {
+            const tp_sample *x = &s[idx[k]];
+            if (x->value >= 0)
+                ga_report_add_metric(report, mname, x->value, unit, true,
+                                     (ga_where){x->host, x->node_index, x->rank, x->gpu});
+        }
+        free(idx);
+    }
+    return entry;
+}
+
+typedef struct {
+    int gid, rank_index;
+    uint64_t sum;
+} sdc_entry;
+
+static int cmp_sdc(const void *a, const void *b)
+{
+    const sdc_entry *x = a, *y = b;
+    if (x->gid != y->gid)
+        return x->gid < y->gid ? -1 : 1;
+    return (x->sum > y->sum) - (x->sum < y->sum);
+}
+
+int gf_sdc_compare(const gf_record *all, int n, int *mismatches)
+{
+    int *gid = malloc((size_t)(n > 0 ? n : 1) * sizeof *gid);
+    sdc_entry *e = malloc((size_t)(n > 0 ? n : 1) * sizeof *e);
+    if (!gid || !e) {
+        free(gid);
+        free(e);
+        return -1;
+    }
+    /* Groups: same burn dtype and same group string (model, SM count, library). */
+    for (int i = 0; i < n; i++) {
+        mismatches[i] = 0;
+        gid[i] = i;
+        for (int j = 0; j < i; j++)
+            if (gid[j] == j && all[j].burn_dtype == all[i].burn_dtype &&
+                strcmp(all[j].group, all[i].group) == 0) {
+                gid[i] = j;
+                break;
+            }
+    }
+    int total = 0;
+    for (int t = 0; t < GF_MAX_INTERVALS; t++) {
+        int m = 0;
+        for (int i = 0; i < n; i++)
+            if (all[i].burn_dtype >= 0 && t < all[i].intervals)
+                e[m++] = (sdc_entry){gid[i], i, all[i].interval_checksum[t]};
+        if (!m)
+            break;
+        qsort(e, (size_t)m, sizeof *e, cmp_sdc);
+        for (int g0 = 0; g0 < m;) {
+            int g1 = g0, best = 0, ties = 0;
+            uint64_t best_sum = 0;
+            while (g1 < m && e[g1].gid == e[g0].gid)
+                g1++;
+            for (int r0 = g0; r0 < g1;) {
+                int r1 = r0;
+                while (r1 < g1 && e[r1].sum == e[r0].sum)
+                    r1++;
+                if (r1 - r0 > best) {
+                    best = r1 - r0;
+                    best_sum = e[r0].sum;
+                    ties = 0;
+                } else if (r1 - r0 == best) {
+                    ties = 1;
+                }
+                r0 = r1;
+            }
+            /* A strict majority names the odd ones out; without one (two GPUs that disagree, or equal camps)
+             * nobody can be trusted and every member of the group is named. */
+            bool majority = 2 * best > g1 - g0 && !ties;
+            for (int k = g0; k < g1; k++) {
+                const gf_record *r = &all[e[k].rank_index];
+                bool bad = (best < g1 - g0) && (!majority || e[k].sum != best_sum);
+                bad = bad || e[k].sum != r->interval_checksum[0]; /* its own output changed over time */
+                if (bad) {
+                    mismatches[e[k].rank_index]++;
+                    total++;
+                }
+            }
+            g0 = g1;
+        }
+    }
+    free(gid);
+    free(e);
+    return total;
+}
+
+static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, json_t *report, ga_findings *f)
+{
+    int burners = 0, first = -1;
+    for (int i = 0; i < n; i++)
+        if (all[i].burn_dtype >= 0 && all[i].intervals > 0 && burners++ == 0)
+            first = i;
+    if (!burners)
+        return json_null();
+    int *mism = calloc((size_t)n, sizeof *mism);
+    int *idx = calloc((size_t)n, sizeof *idx);
+    if (!mism || !idx) {
+        free(mism);
+        free(idx);
+        return json_null();
+    }
+    int total = gf_sdc_compare(all, n, mism);
+    if (total < 0)
+        total = 0;
+    tp_record_order(all, n, sizeof *all, idx);
+    json_t *gpus = json_array();
+    int sdc_gpus = 0;
+    for (int k = 0; k < n; k++) {
+        const gf_record *r = &all[idx[k]];
+        if (r->burn_dtype < 0 || r->intervals <= 0)
+            continue;
+        ga_where w = {r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
+        double drop = gf_drop_pct(r);
+        bool throttling = drop > p->max_drop_pct;
+        if (throttling)
+            ga_findings_add(f, GA_SEV_FAIL, "GEMM_THROTTLING", w,
+                            "node %d (%s) rank %d GPU %d: %s TFLOP/s fell %.1f%% from the first to the last "
+                            "interval (%.4g -> %.4g); limit %.1f%%",
+                            r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
+                            tp_dtype_name(r->burn_dtype), drop, r->interval_tflops[0],
+                            r->interval_tflops[r->intervals - 1], p->max_drop_pct);
+        if (mism[idx[k]]) {
+            sdc_gpus++;
+            ga_findings_add(f, GA_SEV_FAIL, "GEMM_SDC_MISMATCH", w,
+                            "node %d (%s) rank %d GPU %d: %s GEMM output differs from identical GPUs given "
+                            "identical inputs (or from its own earlier output) in %d of %d intervals",
+                            r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
+                            tp_dtype_name(r->burn_dtype), mism[idx[k]], r->intervals);
+        }
+        json_t *iv = json_array();
+        for (int t = 0; t < r->intervals; t++)
+            json_array_append_new(iv, json_real(r->interval_tflops[t]));
+        char sum0[24];
+        snprintf(sum0, sizeof sum0, "%016llx", (unsigned long long)r->interval_checksum[0]);
+        json_array_append_new(
+            gpus, json_pack("{s:s, s:i, s:i, s:o, s:s, s:o, s:f, s:s, s:i, s:b}", "host", r->hdr.host,
+                            "node_index", r->hdr.node_index, "rank", r->hdr.world_rank, "gpu",
+                            r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(),
+                            "model", r->model, "interval_tflops", iv, "drop_pct", drop, "checksum", sum0,
+                            "sdc_mismatch_intervals", mism[idx[k]], "flagged", throttling || mism[idx[k]]));
+        ga_report_add_metric(report, "burn_drop_pct", drop, "%", false, w);
+    }
+    ga_report_add_metric(report, "sdc_mismatches", total, "intervals", false, GA_WHERE_CLUSTER);
+    json_t *b = json_pack("{s:f, s:f, s:i, s:s, s:i, s:i, s:o}", "duration_s",
+                          all[first].interval_s * all[first].intervals, "interval_s", all[first].interval_s,
+                          "intervals", all[first].intervals, "dtype", tp_dtype_name(all[first].burn_dtype),
+                          "sdc_mismatches", total, "sdc_gpus", sdc_gpus, "gpus", gpus);
+    free(mism);
+    free(idx);
+    return b;
+}
+
+void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *backend, json_t *report,
+                ga_findings *f)
+{
+    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    json_t *dtypes = json_array();
+    for (int d = 0; s && v && d < TP_DTYPE_COUNT; d++)
+        if (p->dtypes & (1u << d))
+            json_array_append_new(dtypes, analyse_dtype(all, n, d, p, report, f, s, v));
+    free(s);
+    free(v);
+    for (int i = 0; i < n; i++)
+        if (all[i].hdr.status != 0)
+            ga_findings_add(f, GA_SEV_FAIL, "GEMM_RANK_FAILED",
+                            (ga_where){all[i].hdr.host, all[i].hdr.node_index, all[i].hdr.world_rank,
+                                       all[i].hdr.device_index},
+                            "node %d (%s) rank %d: %s", all[i].hdr.node_index, all[i].hdr.host,
+                            all[i].hdr.world_rank, all[i].hdr.message);
+    json_t *summary = json_pack(
+        "{s:s, s:I, s:I, s:I, s:o, s:f, s:o}", "backend", backend, "m", (json_int_t)(n ? all[0].m : 0), "n",
+        (json_int_t)(n ? all[0].n : 0), "k", (json_int_t)(n ? all[0].k : 0), "dtypes", dtypes, "tolerance",
+        p->tolerance, "min_efficiency", p->min_efficiency > 0 ? json_real(p->min_efficiency) : json_null());
+    json_object_set_new(summary, "burn", analyse_burn(all, n, p, report, f));
+    json_object_set_new(report, "summary", summary);
+}
+
+json_t *gf_record_json(const void *record, void *user)
+{
+    (void)user;
+    const gf_record *r = record;
+    json_t *res = json_object();
+    for (int d = 0; d < TP_DTYPE_COUNT; d++) {
+        const gf_result *x = &r->dt[d];
+        if (x->state == GF_NOT_RUN)
+            continue;
+        json_t *o;
+        if (x->state == GF_MEASURED)
+            o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:b}", "state", "measured", "iters", x->iters,
+                          "time_s", x->time_s, "tflops", x->tflops, "check_error", x->check_err,
+                          "check_tolerance", x->check_tol, "check_ok", x->check_ok);
+        else
+            o = json_pack("{s:s, s:s}", "state", x->state == GF_SKIPPED ? "skipped" : "failed", "note",
+                          x->note);
+        json_object_set_new(res, tp_dtype_name(d), o);
+    }
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o}", "model", r->model, "library", r->library, "m",
+                          (json_int_t)r->m, "n", (json_int_t)r->n, "k", (json_int_t)r->k, "gemm", res);
+    if (r->threads > 0)
+        json_object_set_new(o, "threads", json_integer(r->threads));
+    if (r->hdr.device_index >= 0)
+        json_object_set_new(o, "compute_capability", json_sprintf("%d.%d", r->cc_major, r->cc_minor));
+    json_object_set_new(o, "sdc_group", json_string(r->group));
+    return o;
+}

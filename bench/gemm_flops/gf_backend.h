@@ -1,0 +1,31 @@
+/* The two ways gemm_flops measures: cuBLASLt on the rank's GPU, OpenBLAS on its cores. Each fills the rank's
+ * record: one result per dtype asked for, and the burn intervals when --duration is given. */
+#ifndef GF_BACKEND_H
+#define GF_BACKEND_H
+
+#include "gf_record.h"
+
+/* Sizes, dtypes and burn dtype the backend uses when the command line leaves them open. */
+void gf_host_defaults(gf_opts *o, bool quick);
+void gf_gpu_defaults(gf_opts *o, bool quick);
+
+/* Measures every dtype of o->dtypes; 0, or -1 with a message when the backend itself cannot start. */
+int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen);
+int gf_host_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen);
+#if GA_HAVE_CUDA
+int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen);
+int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen);
+#endif
+
+/* Tolerance of the sampled-element check per dtype, relative to sqrt(sum (a_i b_i)^2). */
+double gf_check_tolerance(int dtype);
+
+/* Burn intervals for a duration: interval_s when given, else about a tenth of the duration (1 s to 60 s),
+ * never more than GF_MAX_INTERVALS. */
+int gf_burn_intervals(double duration_s, double interval_s, double *actual_interval_s);
+
+/* Sampled (row, column) positions of the correctness check: corners and hashed interior points. */
+#define GF_CHECK_SAMPLES 8
+void gf_check_positions(int64_t m, int64_t n, uint64_t seed, int64_t *rows, int64_t *cols);
+
+#endif

@@ -1,0 +1,511 @@
+/* GPU path: cuBLASLt GEMM per dtype on the rank's GPU, inputs generated on the device (gf_random.h), timed
+ * with CUDA events, checked against a naive dot product computed by an independent kernel, and, in burn mode,
+ * a checksum of the output bits per interval. Layout: column-major C (m x n) = A^T B, A stored k x m and B
+ * k x n ("TN"), which is the layout cuBLASLt requires for fp8 and int8 and is used for every dtype. */
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+extern "C" {
+#include "ga_log.h"
+#include "ga_runtime.h"
+#include "ga_time.h"
+#include "gf_analysis.h"
+#include "gf_backend.h"
+}
+#include "gf_random.h"
+
+namespace
+{
+
+struct dtype_cfg {
+    cudaDataType ab, cd, scale;
+    cublasComputeType_t compute;
+    size_t ab_size, cd_size;
+};
+
+dtype_cfg cfg_of(int d)
+{
+    switch (d) {
+    case TP_FP64:
+        return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8};
+    case TP_FP32:
+        return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4};
+    case TP_TF32:
+        return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4};
+    case TP_FP16:
+        return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 2};
+    case TP_BF16:
+        return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 2};
+    case TP_FP8:
+        return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 1, 2};
+    default: /* TP_INT8 */
+        return {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, 1, 4};
+    }
+}
+
+/* Stored input element -> double, per input dtype. */
+__device__ double in_to_double(const void *p, int d, size_t i)
+{
+    switch (d) {
+    case TP_FP64:
+        return ((const double *)p)[i];
+    case TP_FP32:
+    case TP_TF32:
+        return ((const float *)p)[i];
+    case TP_FP16:
+        return __half2float(((const __half *)p)[i]);
+    case TP_BF16:
+        return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    case TP_FP8:
+        return (float)((const __nv_fp8_e4m3 *)p)[i];
+    default:
+        return ((const int8_t *)p)[i];
+    }
+}
+
+/* Output element -> double, per input dtype: fp8 writes bf16, int8 writes int32, the others their own type.
+ */
+__device__ double out_to_double(const void *p, int d, size_t i)
+{
+    if (d == TP_FP8)
+        return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    if (d == TP_INT8)
+        return ((const int32_t *)p)[i];
+    return in_to_double(p, d, i);
+}
+
+__global__ void init_kernel(void *p, int d, size_t count, uint64_t seed, uint32_t which)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float v = gf_uniform(seed, which, i);
+        switch (d) {
+        case TP_FP64:
+            ((double *)p)[i] = v;
+            break;
+        case TP_FP32:
+        case TP_TF32:
+            ((float *)p)[i] = v;
+            break;
+        case TP_FP16:
+            ((__half *)p)[i] = __float2half_rn(v);
+            break;
+        case TP_BF16:
+            ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v);
+            break;
+        case TP_FP8:
+            ((__nv_fp8_e4m3 *)p)[i] = __nv_fp8_e4m3(v);
+            break;
+        default:
+            ((int8_t *)p)[i] = gf_int8(seed, which, i);
+        }
+    }
+}
+
+/* One block per sampled element: the naive dot product in double, sqrt(sum of squared terms), and the value
+ * cuBLAS wrote. Independent of cuBLAS, so a wrong GEMM cannot check itself. */
+__global__ void check_kernel(const void *a, const void *b, const void *c, int d, int64_t m, int64_t k,
+                             const int64_t *rows, const int64_t *cols, double *out)
+{
+    __shared__ double s_ref[256], s_sq[256];
+    int64_t row = rows[blockIdx.x], col = cols[blockIdx.x];
+    double ref = 0, sq = 0;
+    for (int64_t p = threadIdx.x; p < k; p += blockDim.x) {
+        double t = in_to_double(a, d, (size_t)(row * k + p)) * in_to_double(b, d, (size_t)(col * k + p));
+        ref += t;
+        sq += t * t;
+    }
+    s_ref[threadIdx.x] = ref;
+    s_sq[threadIdx.x] = sq;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+        if ((int)threadIdx.x < s) {
+            s_ref[threadIdx.x] += s_ref[threadIdx.x + s];
+            s_sq[threadIdx.x] += s_sq[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        out[3 * blockIdx.x] = s_ref[0];
+        out[3 * blockIdx.x + 1] = sqrt(s_sq[0]);
+        out[3 * blockIdx.x + 2] = out_to_double(c, d, (size_t)(col * m + row));
+    }
+}
+
+__global__ void checksum_kernel(const void *c, size_t elem_size, size_t count, unsigned long long *sum)
+{
+    unsigned long long local = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t bits = 0;
+        if (elem_size == 8)
+            bits = ((const uint64_t *)c)[i];
+        else if (elem_size == 4)
+            bits = ((const uint32_t *)c)[i];
+        else
+            bits = ((const uint16_t *)c)[i];
+        local += gf_checksum_term(bits, i);
+    }
+    atomicAdd(sum, local); /* addition mod 2^64 commutes: the order of the atomics does not matter */
+}
+
+const size_t WORKSPACE = 32u << 20; /* what cuBLAS recommends for Hopper */
+
+struct gpu_gemm {
+    int d;
+    dtype_cfg cfg;
+    int64_t m, n, k;
+    void *a, *b, *c, *ws;
+    float *scale_one; /* fp8 A and B scales */
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+    cudaStream_t stream;
+    double alpha_d, beta_d;
+    float alpha_f, beta_f;
+    int32_t alpha_i, beta_i;
+};
+
+void gemm_free(gpu_gemm *g)
+{
+    if (g->desc)
+        cublasLtMatmulDescDestroy(g->desc);
+    if (g->la)
+        cublasLtMatrixLayoutDestroy(g->la);
+    if (g->lb)
+        cublasLtMatrixLayoutDestroy(g->lb);
+    if (g->lc)
+        cublasLtMatrixLayoutDestroy(g->lc);
+    cudaFree(g->a);
+    cudaFree(g->b);
+    cudaFree(g->c);
+    cudaFree(g->ws);
+    cudaFree(g->scale_one);
+    if (g->stream)
+        cudaStreamDestroy(g->stream);
+    memset(g, 0, sizeof *g);
+}
+
+#define CU(call, what)                                                                                       \
+    do {                                                                                                     \
+        cudaError_t e_ = (call);                                                                             \
+        if (e_ != cudaSuccess) {                                                                             \
+            snprintf(err, errlen, "%s: %s", what, cudaGetErrorString(e_));                                   \
+            return -1;                                                                                       \
+        }                                                                                                    \
+    } while (0)
+#define LT(call, what)                                                                                       \
+    do {                                                                                                     \
+        cublasStatus_t s_ = (call);                                                                          \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                   \
+            snprintf(err, errlen, "%s: cuBLAS status %d", what, (int)s_);                                    \
+            return -1;                                                                                       \
+        }                                                                                                    \
+    } while (0)
+
+/* Allocates, fills and plans one GEMM. 0, or -1 with the reason (the caller frees). */
+int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *err, size_t errlen)
+{
+    memset(g, 0, sizeof *g);
+    g->d = d;
+    g->cfg = cfg_of(d);
+    g->m = o->m;
+    g->n = o->n;
+    g->k = o->k;
+    g->alpha_d = g->alpha_f = g->alpha_i = 1;
+    CU(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    size_t na = (size_t)(g->k * g->m), nb = (size_t)(g->k * g->n), nc = (size_t)(g->m * g->n);
+    CU(cudaMalloc(&g->a, na * g->cfg.ab_size), "cudaMalloc A");
+    CU(cudaMalloc(&g->b, nb * g->cfg.ab_size), "cudaMalloc B");
+    CU(cudaMalloc(&g->c, nc * g->cfg.cd_size), "cudaMalloc C");
+    CU(cudaMalloc(&g->ws, WORKSPACE), "cudaMalloc workspace");
+    init_kernel<<<1024, 256, 0, g->stream>>>(g->a, d, na, o->seed, 1);
+    init_kernel<<<1024, 256, 0, g->stream>>>(g->b, d, nb, o->seed, 2);
+    CU(cudaGetLastError(), "init kernel");
+    CU(cudaMemsetAsync(g->c, 0, nc * g->cfg.cd_size, g->stream), "cudaMemset C");
+
+    LT(cublasLtMatmulDescCreate(&g->desc, g->cfg.compute, g->cfg.scale), "cublasLtMatmulDescCreate");
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+    LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+    if (d == TP_FP8) {
+        CU(cudaMalloc((void **)&g->scale_one, sizeof(float)), "cudaMalloc scale");
+        float one = 1.0f;
+        CU(cudaMemcpy(g->scale_one, &one, sizeof one, cudaMemcpyHostToDevice), "cudaMemcpy scale");
+        LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g->scale_one,
+                                          sizeof g->scale_one),
+           "A_SCALE_POINTER");
+        LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g->scale_one,
+                                          sizeof g->scale_one),
+           "B_SCALE_POINTER");
+    }
+    LT(cublasLtMatrixLayoutCreate(&g->la, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->m, g->k), "layout A");
+    LT(cublasLtMatrixLayoutCreate(&g->lb, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->n, g->k), "layout B");
+    LT(cublasLtMatrixLayoutCreate(&g->lc, g->cfg.cd, (uint64_t)g->m, (uint64_t)g->n, g->m), "layout C");
+
+    cublasLtMatmulPreference_t pref = NULL;
+    LT(cublasLtMatmulPreferenceCreate(&pref), "preference");
+    size_t ws = WORKSPACE;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    cublasLtMatmulHeuristicResult_t h;
+    int found = 0;
+    cublasStatus_t st =
+        cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->la, g->lb, g->lc, g->lc, pref, 1, &h, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || found < 1) {
+        snprintf(err, errlen, "cuBLASLt has no algorithm for %s %lldx%lldx%lld (status %d)", tp_dtype_name(d),
+                 (long long)g->m, (long long)g->n, (long long)g->k, (int)st);
+        return -1;
+    }
+    g->algo = h.algo;
+    CU(cudaStreamSynchronize(g->stream), "input initialisation");
+    return 0;
+}
+
+cublasStatus_t gemm_run(const gpu_gemm *g, cublasLtHandle_t lt)
+{
+    const void *alpha = &g->alpha_f, *beta = &g->beta_f;
+    if (g->cfg.scale == CUDA_R_64F) {
+        alpha = &g->alpha_d;
+        beta = &g->beta_d;
+    } else if (g->cfg.scale == CUDA_R_32I) {
+        alpha = &g->alpha_i;
+        beta = &g->beta_i;
+    }
+    return cublasLtMatmul(lt, g->desc, alpha, g->a, g->la, g->b, g->lb, beta, g->c, g->lc, g->c, g->lc,
+                          &g->algo, g->ws, WORKSPACE, g->stream);
+}
+
+/* Runs iters GEMMs between two events; seconds, or -1 with the reason. */
+double gemm_time(const gpu_gemm *g, cublasLtHandle_t lt, int iters, char *err, size_t errlen)
+{
+    cudaEvent_t e0, e1;
+    if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
+        snprintf(err, errlen, "cudaEventCreate failed");
+        return -1;
+    }
+    cudaEventRecord(e0, g->stream);
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    for (int i = 0; i < iters && st == CUBLAS_STATUS_SUCCESS; i++)
+        st = gemm_run(g, lt);
+    cudaEventRecord(e1, g->stream);
+    cudaError_t ce = cudaEventSynchronize(e1);
+    float ms = 0;
+    if (ce == cudaSuccess)
+        ce = cudaEventElapsedTime(&ms, e0, e1);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    if (st != CUBLAS_STATUS_SUCCESS || ce != cudaSuccess) {
+        snprintf(err, errlen, "cublasLtMatmul: %s",
+                 st != CUBLAS_STATUS_SUCCESS ? "cuBLAS error" : cudaGetErrorString(ce));
+        return -1;
+    }
+    return ms / 1e3;
+}
+
+/* Largest normalised error of the sampled elements, or -1 with the reason. */
+double gemm_check(const gpu_gemm *g, uint64_t seed, char *err, size_t errlen)
+{
+    int64_t rows[GF_CHECK_SAMPLES], cols[GF_CHECK_SAMPLES];
+    gf_check_positions(g->m, g->n, seed, rows, cols);
+    int64_t *d_pos = NULL;
+    double *d_out = NULL, out[3 * GF_CHECK_SAMPLES];
+    if (cudaMalloc((void **)&d_pos, sizeof rows + sizeof cols) != cudaSuccess ||
+        cudaMalloc((void **)&d_out, sizeof out) != cudaSuccess) {
+        cudaFree(d_pos);
+        snprintf(err, errlen, "cudaMalloc for the check failed");
+        return -1;
+    }
+    cudaMemcpy(d_pos, rows, sizeof rows, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_pos + GF_CHECK_SAMPLES, cols, sizeof cols, cudaMemcpyHostToDevice);
+    check_kernel<<<GF_CHECK_SAMPLES, 256, 0, g->stream>>>(g->a, g->b, g->c, g->d, g->m, g->k, d_pos,
+                                                          d_pos + GF_CHECK_SAMPLES, d_out);
+    cudaError_t e = cudaStreamSynchronize(g->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost);
+    cudaFree(d_pos);
+    cudaFree(d_out);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "check kernel: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    double worst = 0;
+    for (int s = 0; s < GF_CHECK_SAMPLES; s++) {
+        double norm = out[3 * s + 1] > 0 ? out[3 * s + 1] : 1.0;
+        double er = fabs(out[3 * s + 2] - out[3 * s]) / norm;
+        if (!(er <= worst))
+            worst = isnan(er) ? INFINITY : er;
+    }
+    return worst;
+}
+
+int gemm_checksum(const gpu_gemm *g, uint64_t *sum, char *err, size_t errlen)
+{
+    unsigned long long *d_sum = NULL;
+    CU(cudaMalloc((void **)&d_sum, sizeof *d_sum), "cudaMalloc checksum");
+    cudaMemsetAsync(d_sum, 0, sizeof *d_sum, g->stream);
+    checksum_kernel<<<1024, 256, 0, g->stream>>>(g->c, g->cfg.cd_size, (size_t)(g->m * g->n), d_sum);
+    unsigned long long h = 0;
+    cudaError_t e = cudaStreamSynchronize(g->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(&h, d_sum, sizeof h, cudaMemcpyDeviceToHost);
+    cudaFree(d_sum);
+    CU(e, "checksum kernel");
+    *sum = h;
+    return 0;
+}
+
+/* Why a dtype cannot run on this GPU with these sizes, or NULL. */
+const char *unsupported(int d, const gf_record *r, const gf_opts *o)
+{
+    int cc = r->cc_major * 10 + r->cc_minor;
+    if (d == TP_FP8 && cc < 89)
+        return "fp8 (e4m3) needs compute capability 8.9 or newer";
+    if ((d == TP_FP8 || d == TP_INT8) && (o->m % 16 || o->n % 16 || o->k % 16))
+        return "fp8 and int8 GEMMs need m, n and k multiples of 16";
+    if ((d == TP_TF32 || d == TP_BF16 || d == TP_INT8) && cc < 80)
+        return "tf32, bf16 and int8 tensor-core GEMMs need compute capability 8.0 or newer";
+    return NULL;
+}
+
+int describe(gf_record *r, const gf_opts *o, char *err, size_t errlen)
+{
+    int dev = 0, sms = 0;
+    CU(cudaGetDevice(&dev), "cudaGetDevice");
+    CU(cudaDeviceGetAttribute(&r->cc_major, cudaDevAttrComputeCapabilityMajor, dev), "compute capability");
+    CU(cudaDeviceGetAttribute(&r->cc_minor, cudaDevAttrComputeCapabilityMinor, dev), "compute capability");
+    CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
+    r->m = o->m;
+    r->n = o->n;
+    r->k = o->k;
+    snprintf(r->library, sizeof r->library, "cuBLASLt %zu", cublasLtGetVersion());
+    snprintf(r->group, sizeof r->group, "%s | %d SMs | cc %d.%d | %s", r->model, sms, r->cc_major,
+             r->cc_minor, r->library);
+    return 0;
+}
+
+} // namespace
+
+extern "C" void gf_gpu_defaults(gf_opts *o, bool quick)
+{
+    int64_t def = quick ? 4096 : 8192;
+    o->m = o->m ? o->m : def;
+    o->n = o->n ? o->n : def;
+    o->k = o->k ? o->k : def;
+    if (o->burn_dtype < 0)
+        o->burn_dtype = TP_BF16; /* what training runs on */
+}
+
+extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen)
+{
+    if (describe(r, o, err, errlen) != 0)
+        return -1;
+    cublasLtHandle_t lt;
+    LT(cublasLtCreate(&lt), "cublasLtCreate");
+    for (int d = 0; d < TP_DTYPE_COUNT; d++) {
+        if (!(o->dtypes & (1u << d)))
+            continue;
+        gf_result *x = &r->dt[d];
+        const char *why = unsupported(d, r, o);
+        if (why) {
+            x->state = GF_SKIPPED;
+            snprintf(x->note, sizeof x->note, "%s", why);
+            continue;
+        }
+        ga_phase("%s GEMM %lldx%lldx%lld on GPU %d", tp_dtype_name(d), (long long)o->m, (long long)o->n,
+                 (long long)o->k, r->hdr.device_index);
+        gpu_gemm g;
+        char why_buf[128] = "";
+        double one = -1, t = -1, check = -1;
+        int iters = o->iters;
+        if (gemm_setup(&g, lt, d, o, why_buf, sizeof why_buf) == 0 &&
+            (one = gemm_time(&g, lt, o->warmup > 0 ? o->warmup : 1, why_buf, sizeof why_buf)) >= 0) {
+            one /= o->warmup > 0 ? o->warmup : 1;
+            if (iters <= 0)
+                iters = (int)fmin(10000.0, fmax(3.0, ceil(o->target_s / fmax(one, 1e-6))));
+            t = gemm_time(&g, lt, iters, why_buf, sizeof why_buf);
+            if (t > 0)
+                check = gemm_check(&g, o->seed, why_buf, sizeof why_buf);
+        }
+        gemm_free(&g);
+        if (t <= 0 || check < 0) {
+            x->state = GF_FAILED;
+            snprintf(x->note, sizeof x->note, "%s", why_buf);
+            continue;
+        }
+        x->state = GF_MEASURED;
+        x->iters = iters;
+        x->time_s = t;
+        x->tflops = gf_tflops(o->m, o->n, o->k, iters, t);
+        x->check_tol = gf_check_tolerance(d);
+        x->check_err = check;
+        x->check_ok = check <= x->check_tol;
+    }
+    cublasLtDestroy(lt);
+    return 0;
+}
+
+extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen)
+{
+    if (describe(r, o, err, errlen) != 0)
+        return -1;
+    int d = o->burn_dtype;
+    const char *why = unsupported(d, r, o);
+    if (why) {
+        snprintf(err, errlen, "burn dtype %s: %s", tp_dtype_name(d), why);
+        return -1;
+    }
+    cublasLtHandle_t lt;
+    LT(cublasLtCreate(&lt), "cublasLtCreate");
+    gpu_gemm g;
+    int rc = gemm_setup(&g, lt, d, o, err, errlen);
+    double one = rc == 0 ? gemm_time(&g, lt, 3, err, errlen) / 3 : -1;
+    if (rc != 0 || one <= 0) {
+        gemm_free(&g);
+        cublasLtDestroy(lt);
+        return -1;
+    }
+    /* Batches of about 50 ms between synchronisations: the interval clock stays accurate and the queue short.
+     */
+    int batch = (int)fmax(1.0, 0.05 / one);
+    r->burn_dtype = d;
+    r->intervals = gf_burn_intervals(o->duration_s, o->interval_s, &r->interval_s);
+    double flop = 2.0 * (double)o->m * (double)o->n * (double)o->k;
+    for (int t = 0; t < r->intervals && rc == 0; t++) {
+        ga_phase("burn interval %d of %d on GPU %d", t + 1, r->intervals, r->hdr.device_index);
+        double t0 = ga_now(), now = t0;
+        long done = 0;
+        while (now - t0 < r->interval_s && rc == 0) {
+            for (int i = 0; i < batch && rc == 0; i++)
+                rc = gemm_run(&g, lt) == CUBLAS_STATUS_SUCCESS ? 0 : -1;
+            cudaError_t e = cudaStreamSynchronize(g.stream);
+            if (e != cudaSuccess || rc != 0) {
+                snprintf(err, errlen, "burn GEMM: %s",
+                         e != cudaSuccess ? cudaGetErrorString(e) : "cuBLAS error");
+                rc = -1;
+            }
+            done += batch;
+            now = ga_now();
+        }
+        r->interval_tflops[t] = flop * done / (now - t0) / 1e12;
+        if (rc == 0)
+            rc = gemm_checksum(&g, &r->interval_checksum[t], err, errlen);
+        if (rc == 0)
+            ga_log("COMPUTE", "burn interval %d/%d: %.1f TFLOP/s (rank 0)", t + 1, r->intervals,
+                   r->interval_tflops[t]);
+    }
+    gemm_free(&g);
+    cublasLtDestroy(lt);
+    return rc;
+}

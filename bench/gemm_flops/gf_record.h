@@ -1,0 +1,60 @@
+/* What gemm_flops records on each rank: a fixed-size record (gathered as bytes to rank 0). */
+#ifndef GF_RECORD_H
+#define GF_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ga_record.h"
+#include "tp_peaks.h"
+
+#define GF_MAX_INTERVALS 128
+
+typedef enum { GF_NOT_RUN = 0, GF_MEASURED, GF_SKIPPED, GF_FAILED } gf_state;
+
+typedef struct {
+    int32_t state;    /* gf_state */
+    char note[128];   /* why skipped or failed */
+    int32_t iters;    /* timed iterations */
+    double time_s;    /* their total time */
+    double tflops;    /* 2*m*n*k*iters / time_s / 1e12 */
+    double check_err; /* largest error of the sampled elements, relative to sum |a_i b_i| */
+    double check_tol; /* the tolerance for this dtype */
+    int32_t check_ok; /* the sampled elements agree with a naive dot product */
+} gf_result;
+
+typedef struct {
+    ga_record_header hdr;
+    char model[96];   /* GPU name, or CPU model on the host path */
+    char group[256];  /* model, SM count and library: ranks whose outputs must be bit-identical */
+    char library[96]; /* "cuBLASLt 130001", "OpenBLAS 0.3.21 Haswell" */
+    int32_t threads;  /* host path: BLAS threads of this rank */
+    int32_t cc_major, cc_minor;
+    int64_t m, n, k;
+    gf_result dt[TP_DTYPE_COUNT];
+    /* burn mode */
+    int32_t burn_dtype; /* -1 when no burn */
+    int32_t intervals;
+    double interval_s;
+    double interval_tflops[GF_MAX_INTERVALS];
+    uint64_t interval_checksum[GF_MAX_INTERVALS];
+} gf_record;
+
+typedef struct {
+    int64_t m, n, k;      /* 0: the backend's default */
+    unsigned dtypes;      /* bit per tp_dtype */
+    bool dtypes_explicit; /* named one by one rather than "all" (an unavailable one is then a warning) */
+    int warmup;           /* warm-up iterations */
+    int iters;            /* timed iterations, 0: as many as fit in target_s */
+    double target_s;      /* timed seconds per dtype when iters is 0 */
+    double duration_s;    /* burn mode: 0 off */
+    double interval_s;    /* burn mode: 0 automatic */
+    int burn_dtype;       /* -1: the backend's default */
+    uint64_t seed;
+    int threads; /* host path: 0 automatic */
+    double tolerance, min_efficiency, max_drop_pct;
+    int device;   /* ga_backend */
+    bool corrupt; /* test hook (host path): damage one output element after every GEMM */
+} gf_opts;
+
+#endif

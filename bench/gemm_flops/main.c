@@ -1,0 +1,310 @@
+/* gemm_flops: GEMM TFLOP/s per dtype on every GPU (cuBLASLt) or every rank's cores (OpenBLAS), against the
+ * median of the GPUs of the same model and the model's datasheet peak; burn mode for throttling and silent
+ * data corruption. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_gpu.h"
+#include "ga_log.h"
+#include "ga_parse.h"
+#include "ga_report.h"
+#include "gf_analysis.h"
+#include "gf_backend.h"
+#include "tp_flag.h"
+#include "tp_host.h"
+#include "tp_report.h"
+
+enum {
+    OPT_DEVICE = 256,
+    OPT_ITERS,
+    OPT_TOLERANCE,
+    OPT_MIN_EFF,
+    OPT_DURATION,
+    OPT_INTERVAL,
+    OPT_MAX_DROP,
+    OPT_BURN_DTYPE,
+    OPT_THREADS,
+    OPT_SEED,
+};
+
+static const ga_option options[] = {
+    {"m", 'm', true, "N", "rows of C (default 8192 on a GPU, 2048 on the host; --quick 4096 / 512)"},
+    {"n", 'n', true, "N", "columns of C (default as -m)"},
+    {"k", 'k', true, "N", "inner dimension (default as -m)"},
+    {"dtype", 'd', true, "LIST", "fp64,fp32,tf32,fp16,bf16,fp8,int8 or all (default all; host: fp32,fp64)"},
+    {"device", OPT_DEVICE, true, "gpu|cpu|auto",
+     "where to run GEMMs (default auto: GPU when every rank has one)"},
+    {"warmup", 'w', true, "N", "warm-up GEMMs per dtype (default 3)"},
+    {"iters", OPT_ITERS, true, "N", "timed GEMMs per dtype (default: as many as fill 1 s, --quick 0.25 s)"},
+    {"tolerance", OPT_TOLERANCE, true, "FRAC",
+     "flag a GPU this fraction below its model's median (default 0.10)"},
+    {"min-efficiency", OPT_MIN_EFF, true, "FRAC",
+     "flag a GPU below this fraction of its peak (default 0: off)"},
+    {"duration", OPT_DURATION, true, "SEC", "burn mode: GEMMs for SEC seconds, throttling and SDC checks"},
+    {"interval", OPT_INTERVAL, true, "SEC", "burn interval (default duration/10, 1 to 60 s)"},
+    {"max-drop", OPT_MAX_DROP, true, "PCT",
+     "burn: flag a first-to-last interval drop above PCT (default 10)"},
+    {"burn-dtype", OPT_BURN_DTYPE, true, "DTYPE",
+     "dtype of the burn (default bf16 on a GPU, fp32 on the host)"},
+    {"threads", OPT_THREADS, true, "N", "host path: BLAS threads per rank (default: node cores / ranks)"},
+    {"seed", OPT_SEED, true, "N", "input seed, the same on every rank (default 42)"},
+};
+
+typedef struct {
+    gf_opts o;
+    char dtype_arg[128];
+} gf_cli;
+
+static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+{
+    gf_cli *c = opts;
+    gf_opts *o = &c->o;
+    long v = 0;
+    switch (key) {
+    case 'm':
+    case 'n':
+    case 'k':
+        if (ga_parse_long(arg, 1, 1 << 17, &v, err, errlen))
+            return -1;
+        *(key == 'm' ? &o->m : key == 'n' ? &o->n : &o->k) = v;
+        return 0;
+    case 'd': {
+        bool all = false;
+        if (tp_parse_dtypes(arg, &o->dtypes, &all, err, errlen))
+            return -1;
+        o->dtypes_explicit = !all;
+        snprintf(c->dtype_arg, sizeof c->dtype_arg, "%s", arg);
+        return 0;
+    }
+    case OPT_DEVICE:
+        return tp_parse_device(arg, &o->device, err, errlen);
+    case 'w':
+        if (ga_parse_long(arg, 0, 1000, &v, err, errlen))
+            return -1;
+        o->warmup = (int)v;
+        return 0;
+    case OPT_ITERS:
+        if (ga_parse_long(arg, 1, 1000000, &v, err, errlen))
+            return -1;
+        o->iters = (int)v;
+        return 0;
+    case OPT_TOLERANCE:
+        return ga_parse_double(arg, 0, 1, &o->tolerance, err, errlen);
+    case OPT_MIN_EFF:
+        return ga_parse_double(arg, 0, 1, &o->min_efficiency, err, errlen);
+    case OPT_DURATION:
+        return ga_parse_double(arg, 0.1, 7 * 24 * 3600.0, &o->duration_s, err, errlen);
+    case OPT_INTERVAL:
+        return ga_parse_double(arg, 0.05, 3600, &o->interval_s, err, errlen);
+    case OPT_MAX_DROP:
+        return ga_parse_double(arg, 0, 100, &o->max_drop_pct, err, errlen);
+    case OPT_BURN_DTYPE:
+        if ((o->burn_dtype = tp_dtype_parse(arg)) < 0) {
+            snprintf(err, errlen, "unknown dtype '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_THREADS:
+        if (ga_parse_long(arg, 1, 4096, &v, err, errlen))
+            return -1;
+        o->threads = (int)v;
+        return 0;
+    case OPT_SEED:
+        if (ga_parse_long(arg, 0, 0x7fffffffL, &v, err, errlen))
+            return -1;
+        o->seed = (uint64_t)v;
+        return 0;
+    }
+    return 0;
+}
+
+static const ga_program_spec spec = {
+    .name = "gemm_flops",
+    .summary = "GEMM TFLOP/s per dtype on every GPU against its model's median and datasheet peak; burn mode "
+               "for throttling and silent data corruption.",
+    .epilog = "Examples:\n"
+              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype all --min-efficiency 0.6\n"
+              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype bf16 --duration 600\n"
+              "  mpirun -np 2 gemm_flops --device cpu -m 2048 -n 2048 -k 2048\n"
+              "Peaks: docs/gpu-peaks.md. Report: docs/gemm_flops.md.",
+    .options = options,
+    .n_options = sizeof options / sizeof options[0],
+    .on_option = on_option,
+    .default_timeout_s = 1800,
+};
+
+/* One [COMPUTE] line per GPU (or rank), in device order. */
+static void log_devices(const gf_record *all, int n, unsigned dtypes)
+{
+    tp_sample *s = calloc((size_t)n, sizeof *s);
+    int *idx = calloc((size_t)n, sizeof *idx);
+    if (!s || !idx) {
+        free(s);
+        free(idx);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        s[i] = (tp_sample){all[i].hdr.host,
+                           all[i].hdr.node_index,
+                           all[i].hdr.world_rank,
+                           all[i].hdr.device_index,
+                           all[i].model,
+                           0,
+                           -1};
+    tp_device_order(s, n, idx);
+    for (int k = 0; k < n; k++) {
+        const gf_record *r = &all[idx[k]];
+        char line[768] = "";
+        size_t len = 0;
+        for (int d = 0; d < TP_DTYPE_COUNT && len < sizeof line; d++) {
+            if (!(dtypes & (1u << d)) || r->dt[d].state == GF_NOT_RUN)
+                continue;
+            const gf_result *x = &r->dt[d];
+            const tp_gpu_peaks *pk = r->hdr.device_index >= 0 ? tp_peaks_lookup(r->model) : NULL;
+            if (x->state != GF_MEASURED)
+                len += (size_t)snprintf(line + len, sizeof line - len, " %s %s", tp_dtype_name(d),
+                                        x->state == GF_SKIPPED ? "n/a" : "FAILED");
+            else if (pk && pk->tflops[d] > 0)
+                len += (size_t)snprintf(line + len, sizeof line - len, " %s %.4g (%.0f%%)", tp_dtype_name(d),
+                                        x->tflops, 100.0 * x->tflops / pk->tflops[d]);
+            else
+                len +=
+                    (size_t)snprintf(line + len, sizeof line - len, " %s %.4g", tp_dtype_name(d), x->tflops);
+        }
+        if (r->hdr.device_index >= 0)
+            ga_log("COMPUTE", "node %d %s rank %d GPU %d %s: TFLOP/s%s", r->hdr.node_index, r->hdr.host,
+                   r->hdr.world_rank, r->hdr.device_index, r->model, line);
+        else
+            ga_log("COMPUTE", "node %d %s rank %d cpu (%d threads): TFLOP/s%s", r->hdr.node_index,
+                   r->hdr.host, r->hdr.world_rank, r->threads, line);
+    }
+    free(idx);
+}
+
+static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const gf_opts *o,
+                              const gf_record *all, bool gpu)
+{
+    int n = ctx->world_size;
+    log_devices(all, n, o->dtypes);
+    ga_findings f;
+    ga_findings_init(&f);
+    json_t *report = ga_report_new(ctx, spec.name, common);
+    ga_report_add_nodes(report, all, n, sizeof *all, gf_record_json, NULL);
+    gf_policy p = {o->tolerance, o->min_efficiency, o->max_drop_pct, o->dtypes, o->dtypes_explicit};
+    gf_analyse(all, n, &p, gpu ? "cublas" : "openblas", report, &f);
+    json_t *dts = json_object_get(json_object_get(report, "summary"), "dtypes");
+    for (size_t i = 0; i < json_array_size(dts); i++) {
+        json_t *e = json_array_get(dts, i);
+        json_t *med = json_object_get(e, "median_tflops"), *pk = json_object_get(e, "peak_tflops");
+        char peak[48] = "";
+        if (json_is_number(pk))
+            snprintf(peak, sizeof peak, ", peak %.4g", json_number_value(pk));
+        if (json_is_number(med))
+            ga_log("COMPUTE", "%s: median %.4g %s over %zu %s%s",
+                   json_string_value(json_object_get(e, "dtype")), json_number_value(med),
+                   json_string_value(json_object_get(e, "unit")), json_array_size(json_object_get(e, "gpus")),
+                   gpu ? "GPUs" : "ranks", peak);
+    }
+    json_t *burn = json_object_get(json_object_get(report, "summary"), "burn");
+    if (json_is_object(burn))
+        ga_log("COMPUTE", "burn: %d intervals of %.1f s, %d SDC mismatches",
+               (int)json_integer_value(json_object_get(burn, "intervals")),
+               json_number_value(json_object_get(burn, "interval_s")),
+               (int)json_integer_value(json_object_get(burn, "sdc_mismatches")));
+    int exit_code = tp_report_finish(report, &f, common, spec.name, "COMPUTE");
+    json_decref(report);
+    ga_findings_free(&f);
+    return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    ga_ctx ctx;
+    ga_common_opts common;
+    gf_cli cli = {.o = {.warmup = 3,
+                        .tolerance = 0.10,
+                        .max_drop_pct = 10,
+                        .burn_dtype = -1,
+                        .seed = 42,
+                        .device = GA_BACKEND_AUTO,
+                        .dtypes = (1u << TP_DTYPE_COUNT) - 1}};
+    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &cli);
+    if (rc >= 0)
+        return ga_program_end(&ctx, rc);
+    gf_opts *o = &cli.o;
+
+    bool gpu = ga_backend_resolve(&ctx, (ga_backend)o->device) == GA_BACKEND_GPU;
+    gf_record *mine = calloc(1, sizeof *mine);
+    if (!mine)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ga_record_header_init(&ctx, &mine->hdr);
+    mine->burn_dtype = -1;
+    o->target_s = common.quick ? 0.25 : 1.0;
+    if (gpu) {
+#if GA_HAVE_CUDA
+        ga_gpu_info info;
+        ga_gpu_select(&ctx, &info);
+        tp_header_set_gpu(&mine->hdr, &info);
+        snprintf(mine->model, sizeof mine->model, "%s", info.name);
+        gf_gpu_defaults(o, common.quick);
+#endif
+    } else {
+        tp_cpu_model(mine->model, sizeof mine->model);
+        gf_host_defaults(o, common.quick);
+        if (!o->threads)
+            o->threads = tp_host_threads(ctx.local_size);
+        /* Test hook, documented in docs/gemm_flops.md: proves that a wrong GEMM cannot pass. */
+        const char *corrupt = getenv("GEMM_FLOPS_TEST_CORRUPT_RANK");
+        o->corrupt = corrupt && atoi(corrupt) == ctx.world_rank;
+        if (!o->dtypes_explicit)
+            o->dtypes &= (1u << TP_FP32) | (1u << TP_FP64); /* "all" on the host: what OpenBLAS has */
+        if (o->duration_s > 0 && o->burn_dtype != TP_FP32 && o->burn_dtype != TP_FP64) {
+            ga_error_once(spec.name, "--burn-dtype %s: the host path burns fp32 or fp64 only",
+                          tp_dtype_name(o->burn_dtype));
+            free(mine);
+            return ga_program_end(&ctx, GA_EXIT_USAGE);
+        }
+    }
+    ga_log("COMPUTE", "gemm_flops: %d ranks on %d nodes, %s, m=%lld n=%lld k=%lld%s", ctx.world_size,
+           ctx.node_count, gpu ? "cuBLASLt on each rank's GPU" : "OpenBLAS on each rank's cores",
+           (long long)o->m, (long long)o->n, (long long)o->k, o->duration_s > 0 ? ", then burn" : "");
+
+    char err[256] = "";
+    int mrc = 0;
+#if GA_HAVE_CUDA
+    if (gpu)
+        mrc = gf_gpu_measure(o, mine, err, sizeof err);
+#endif
+    if (!gpu)
+        mrc = gf_host_measure(o, mine, err, sizeof err);
+    if (mrc == 0 && o->duration_s > 0) {
+        /* Everyone starts the burn together, so the intervals of all GPUs cover the same stretch of time. */
+        GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        ga_log("COMPUTE", "burn: %s GEMMs for %.0f s", tp_dtype_name(o->burn_dtype), o->duration_s);
+#if GA_HAVE_CUDA
+        if (gpu)
+            mrc = gf_gpu_burn(o, mine, err, sizeof err);
+#endif
+        if (!gpu)
+            mrc = gf_host_burn(o, mine, err, sizeof err);
+    }
+    if (mrc != 0) {
+        mine->hdr.status = GA_EXIT_ENV;
+        snprintf(mine->hdr.message, sizeof mine->hdr.message, "%s", err);
+        ga_log_rank("COMPUTE", "%s", err);
+    }
+
+    ga_phase("gathering %d records", ctx.world_size);
+    gf_record *all = NULL;
+    ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
+    free(mine);
+    int exit_code = GA_EXIT_PASS;
+    if (ctx.world_rank == 0)
+        exit_code = analyse_and_report(&ctx, &common, o, all, gpu);
+    free(all);
+    return ga_program_end(&ctx, exit_code);
+}

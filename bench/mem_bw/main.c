@@ -1,0 +1,210 @@
+/* mem_bw: memory bandwidth of every GPU (device copy, a read-write kernel) and of its host link (pinned H2D
+ * and D2H on the GPU's NUMA node), or of every rank's NUMA node on the host path (STREAM triad), against the
+ * median of the same model and the datasheet peak. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_gpu.h"
+#include "ga_log.h"
+#include "ga_parse.h"
+#include "ga_report.h"
+#include "mb_analysis.h"
+#include "mb_backend.h"
+#include "tp_flag.h"
+#include "tp_host.h"
+#include "tp_report.h"
+
+enum { OPT_DEVICE = 256, OPT_PINNED, OPT_REPS, OPT_TOLERANCE, OPT_MIN_EFF, OPT_THREADS };
+
+static const ga_option options[] = {
+    {"size", 's', true, "BYTES",
+     "bytes per array (default: GPU 1G; host 4x the last-level caches / ranks, >= 32M)"},
+    {"pinned-size", OPT_PINNED, true, "BYTES", "pinned buffer of the H2D/D2H tests (default 256M)"},
+    {"reps", OPT_REPS, true, "N", "timed repetitions per test (default 20, --quick 5)"},
+    {"device", OPT_DEVICE, true, "gpu|cpu|auto",
+     "what to measure (default auto: GPU when every rank has one)"},
+    {"tolerance", OPT_TOLERANCE, true, "FRAC",
+     "flag a GPU this fraction below its model's median (default 0.10)"},
+    {"min-efficiency", OPT_MIN_EFF, true, "FRAC",
+     "flag a GPU below this fraction of its peak (default 0: off)"},
+    {"threads", OPT_THREADS, true, "N", "host path: triad threads per rank (default: node cores / ranks)"},
+};
+
+static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+{
+    mb_opts *o = opts;
+    long v = 0;
+    switch (key) {
+    case 's':
+    case OPT_PINNED: {
+        uint64_t sz = 0;
+        if (ga_parse_size(arg, &sz, err, errlen))
+            return -1;
+        if (sz < 4096 || sz > ((uint64_t)1 << 40)) {
+            snprintf(err, errlen, "'%s': between 4K and 1T", arg);
+            return -1;
+        }
+        *(key == 's' ? &o->size : &o->pinned_size) = sz;
+        return 0;
+    }
+    case OPT_REPS:
+        if (ga_parse_long(arg, 1, 100000, &v, err, errlen))
+            return -1;
+        o->reps = (int)v;
+        return 0;
+    case OPT_DEVICE:
+        return tp_parse_device(arg, &o->device, err, errlen);
+    case OPT_TOLERANCE:
+        return ga_parse_double(arg, 0, 1, &o->tolerance, err, errlen);
+    case OPT_MIN_EFF:
+        return ga_parse_double(arg, 0, 1, &o->min_efficiency, err, errlen);
+    case OPT_THREADS:
+        if (ga_parse_long(arg, 1, 4096, &v, err, errlen))
+            return -1;
+        o->threads = (int)v;
+        return 0;
+    }
+    return 0;
+}
+
+static const ga_program_spec spec = {
+    .name = "mem_bw",
+    .summary =
+        "Device memory and host-link bandwidth of every GPU (or each rank's NUMA node on the host path) "
+        "against its model's median and datasheet peak.",
+    .epilog = "Examples:\n"
+              "  mpirun -np 16 --map-by ppr:8:node mem_bw --min-efficiency 0.7\n"
+              "  mpirun -np 2 mem_bw --device cpu\n"
+              "Peaks: docs/gpu-peaks.md. Report: docs/mem_bw.md.",
+    .options = options,
+    .n_options = sizeof options / sizeof options[0],
+    .on_option = on_option,
+    .default_timeout_s = 900,
+};
+
+static void log_devices(const mb_record *all, int n)
+{
+    tp_sample *s = calloc((size_t)n, sizeof *s);
+    int *idx = calloc((size_t)n, sizeof *idx);
+    if (!s || !idx) {
+        free(s);
+        free(idx);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        s[i] = (tp_sample){all[i].hdr.host,
+                           all[i].hdr.node_index,
+                           all[i].hdr.world_rank,
+                           all[i].hdr.device_index,
+                           all[i].model,
+                           0,
+                           -1};
+    tp_device_order(s, n, idx);
+    for (int k = 0; k < n; k++) {
+        const mb_record *r = &all[idx[k]];
+        char line[512] = "";
+        size_t len = 0;
+        for (int t = 0; t < MB_TEST_COUNT && len < sizeof line; t++) {
+            const mb_result *x = &r->t[t];
+            double pk = mb_peak(r, t);
+            if (x->state == MB_FAILED)
+                len += (size_t)snprintf(line + len, sizeof line - len, " %s FAILED", mb_test_name(t));
+            else if (x->state == MB_MEASURED && pk > 0)
+                len += (size_t)snprintf(line + len, sizeof line - len, " %s %.1f (%.0f%%)", mb_test_name(t),
+                                        x->GBps, 100.0 * x->GBps / pk);
+            else if (x->state == MB_MEASURED)
+                len += (size_t)snprintf(line + len, sizeof line - len, " %s %.1f", mb_test_name(t), x->GBps);
+        }
+        if (r->hdr.device_index >= 0)
+            ga_log("COMPUTE", "node %d %s rank %d GPU %d %s (NUMA %d%s): GB/s%s", r->hdr.node_index,
+                   r->hdr.host, r->hdr.world_rank, r->hdr.device_index, r->model, r->numa_node,
+                   r->numa_bound ? "" : ", unbound", line);
+        else
+            ga_log("COMPUTE", "node %d %s rank %d NUMA %d (%d threads%s): GB/s%s", r->hdr.node_index,
+                   r->hdr.host, r->hdr.world_rank, r->numa_node, r->threads, r->numa_bound ? "" : ", unbound",
+                   line);
+    }
+    free(idx);
+}
+
+int main(int argc, char **argv)
+{
+    ga_ctx ctx;
+    ga_common_opts common;
+    mb_opts o = {.tolerance = 0.10, .device = GA_BACKEND_AUTO};
+    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &o);
+    if (rc >= 0)
+        return ga_program_end(&ctx, rc);
+    if (!o.reps)
+        o.reps = common.quick ? 5 : 20;
+
+    bool gpu = ga_backend_resolve(&ctx, (ga_backend)o.device) == GA_BACKEND_GPU;
+    mb_record *mine = calloc(1, sizeof *mine);
+    if (!mine)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ga_record_header_init(&ctx, &mine->hdr);
+    mine->numa_node = -1;
+    ga_log("COMPUTE", "mem_bw: %d ranks on %d nodes, %s", ctx.world_size, ctx.node_count,
+           gpu ? "each rank's GPU memory and host link" : "each rank's NUMA node (STREAM triad)");
+    char err[256] = "";
+    int mrc = 0;
+    /* Every rank starts together: the figures are what each GPU (or NUMA node) gives with its neighbours
+     * busy, as in training. */
+    GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (gpu) {
+#if GA_HAVE_CUDA
+        ga_gpu_info info;
+        ga_gpu_select(&ctx, &info);
+        tp_header_set_gpu(&mine->hdr, &info);
+        snprintf(mine->model, sizeof mine->model, "%s", info.name);
+        if (common.quick && !o.size)
+            o.size = (uint64_t)256 << 20;
+        if (common.quick && !o.pinned_size)
+            o.pinned_size = (uint64_t)64 << 20;
+        mrc = mb_gpu_measure(&o, mine, err, sizeof err);
+#endif
+    } else {
+        tp_cpu_model(mine->model, sizeof mine->model);
+        mrc = mb_host_measure(&o, ctx.local_size, mine, err, sizeof err);
+    }
+    if (mrc != 0) {
+        mine->hdr.status = GA_EXIT_ENV;
+        snprintf(mine->hdr.message, sizeof mine->hdr.message, "%s", err);
+        ga_log_rank("COMPUTE", "%s", err);
+    }
+
+    ga_phase("gathering %d records", ctx.world_size);
+    mb_record *all = NULL;
+    ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
+    free(mine);
+    int exit_code = GA_EXIT_PASS;
+    if (ctx.world_rank == 0) {
+        log_devices(all, ctx.world_size);
+        ga_findings f;
+        ga_findings_init(&f);
+        json_t *report = ga_report_new(&ctx, spec.name, &common);
+        ga_report_add_nodes(report, all, ctx.world_size, sizeof *all, mb_record_json, NULL);
+        mb_policy p = {o.tolerance, o.min_efficiency};
+        mb_analyse(all, ctx.world_size, &p, gpu ? "cuda" : "host", report, &f);
+        json_t *tests = json_object_get(json_object_get(report, "summary"), "tests");
+        for (size_t i = 0; i < json_array_size(tests); i++) {
+            json_t *e = json_array_get(tests, i), *med = json_object_get(e, "median_GBps"),
+                   *pk = json_object_get(e, "peak_GBps");
+            char peak[48] = "";
+            if (json_is_number(pk))
+                snprintf(peak, sizeof peak, ", peak %.0f", json_number_value(pk));
+            if (json_is_number(med))
+                ga_log("COMPUTE", "%s: median %.1f GB/s over %zu %s%s",
+                       json_string_value(json_object_get(e, "test")), json_number_value(med),
+                       json_array_size(json_object_get(e, "gpus")), gpu ? "GPUs" : "ranks", peak);
+        }
+        exit_code = tp_report_finish(report, &f, &common, spec.name, "COMPUTE");
+        json_decref(report);
+        ga_findings_free(&f);
+    }
+    free(all);
+    return ga_program_end(&ctx, exit_code);
+}

@@ -1,0 +1,144 @@
+#include "mb_analysis.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ga_report.h"
+#include "tp_flag.h"
+#include "tp_peaks.h"
+
+static const char *const test_names[MB_TEST_COUNT] = {"device_copy", "device_rw", "h2d", "d2h", "host_triad"};
+
+const char *mb_test_name(int t)
+{
+    return t >= 0 && t < MB_TEST_COUNT ? test_names[t] : "?";
+}
+
+double mb_peak(const mb_record *r, int test)
+{
+    if (r->hdr.device_index < 0)
+        return -1;
+    const tp_gpu_peaks *pk = tp_peaks_lookup(r->model);
+    if (!pk)
+        return -1;
+    if (test == MB_DEVICE_COPY || test == MB_DEVICE_RW)
+        return pk->mem_GBps;
+    if (test == MB_H2D || test == MB_D2H)
+        return tp_pcie_GBps(pk->pcie_gen, pk->pcie_width);
+    return -1;
+}
+
+static json_t *num_or_null(double v)
+{
+    return v >= 0 ? json_real(v) : json_null();
+}
+
+static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy *p, json_t *report,
+                            ga_findings *f, tp_sample *s, tp_verdict *v)
+{
+    double peak = -2;
+    for (int i = 0; i < n; i++) {
+        const mb_record *r = &all[i];
+        double pk = mb_peak(r, t);
+        s[i] = (tp_sample){r->hdr.host,
+                           r->hdr.node_index,
+                           r->hdr.world_rank,
+                           r->hdr.device_index,
+                           r->model,
+                           r->t[t].state == MB_MEASURED ? r->t[t].GBps : -1,
+                           pk};
+        if (s[i].value >= 0)
+            peak = peak == -2 || peak == pk ? pk : -1; /* one peak for the summary only when all agree */
+        if (r->t[t].state == MB_FAILED)
+            ga_findings_add(
+                f, GA_SEV_FAIL, "MEM_FAILED",
+                (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index},
+                "node %d (%s) rank %d GPU %d: %s failed: %s", r->hdr.node_index, r->hdr.host,
+                r->hdr.world_rank, r->hdr.device_index, mb_test_name(t), r->t[t].note);
+        else if (r->t[t].state == MB_MEASURED && !r->t[t].check_ok)
+            ga_findings_add(
+                f, GA_SEV_FAIL, "MEM_WRONG_DATA",
+                (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index},
+                "node %d (%s) rank %d GPU %d: %s: the data read back is not what was written",
+                r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index, mb_test_name(t));
+    }
+    tp_policy tp = {p->tolerance, p->min_efficiency};
+    double median = tp_flag(s, n, &tp, v);
+    tp_labels labels = {mb_test_name(t), "GB/s", "MEM_BELOW_MEDIAN", "MEM_BELOW_PEAK"};
+    tp_add_findings(f, &labels, s, v, n, &tp);
+
+    json_t *e = json_pack("{s:s, s:o, s:o}", "test", mb_test_name(t), "median_GBps", num_or_null(median),
+                          "peak_GBps", num_or_null(peak > 0 ? peak : -1));
+    json_object_set_new(e, "gpus", tp_gpus_json(s, v, n, "GBps"));
+
+    char mname[40];
+    snprintf(mname, sizeof mname, "GBps_%s", mb_test_name(t));
+    int *idx = malloc((size_t)n * sizeof *idx);
+    if (idx) {
+        tp_device_order(s, n, idx);
+        for (int k = 0; k < n; k++)
+            if (s[idx[k]].value >= 0)
+                ga_report_add_metric(
+                    report, mname, s[idx[k]].value, "GB/s", true,
+                    (ga_where){s[idx[k]].host, s[idx[k]].node_index, s[idx[k]].rank, s[idx[k]].gpu});
+        free(idx);
+    }
+    return e;
+}
+
+void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *backend, json_t *report,
+                ga_findings *f)
+{
+    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    json_t *tests = json_array();
+    for (int t = 0; s && v && t < MB_TEST_COUNT; t++) {
+        int ran = 0;
+        for (int i = 0; i < n; i++)
+            ran += all[i].t[t].state != MB_NOT_RUN;
+        if (ran)
+            json_array_append_new(tests, analyse_test(all, n, t, p, report, f, s, v));
+    }
+    free(s);
+    free(v);
+    for (int i = 0; i < n; i++)
+        if (all[i].hdr.status != 0)
+            ga_findings_add(f, GA_SEV_FAIL, "MEM_RANK_FAILED",
+                            (ga_where){all[i].hdr.host, all[i].hdr.node_index, all[i].hdr.world_rank,
+                                       all[i].hdr.device_index},
+                            "node %d (%s) rank %d: %s", all[i].hdr.node_index, all[i].hdr.host,
+                            all[i].hdr.world_rank, all[i].hdr.message);
+    json_t *summary =
+        json_pack("{s:s, s:o, s:f, s:o}", "backend", backend, "tests", tests, "tolerance", p->tolerance,
+                  "min_efficiency", p->min_efficiency > 0 ? json_real(p->min_efficiency) : json_null());
+    json_object_set_new(report, "summary", summary);
+}
+
+json_t *mb_record_json(const void *record, void *user)
+{
+    (void)user;
+    const mb_record *r = record;
+    json_t *tests = json_object();
+    for (int t = 0; t < MB_TEST_COUNT; t++) {
+        const mb_result *x = &r->t[t];
+        if (x->state == MB_NOT_RUN)
+            continue;
+        json_t *o = x->state == MB_MEASURED
+                        ? json_pack("{s:s, s:f, s:i, s:f, s:f, s:f, s:f, s:b}", "state", "measured", "bytes",
+                                    x->bytes, "reps", x->reps, "best_s", x->best_s, "median_s", x->median_s,
+                                    "GBps", x->GBps, "median_GBps", x->median_GBps, "check_ok", x->check_ok)
+                        : json_pack("{s:s, s:s}", "state", "failed", "note", x->note);
+        json_object_set_new(tests, mb_test_name(t), o);
+    }
+    json_t *o = json_pack("{s:s, s:o, s:b, s:f, s:o}", "model", r->model, "numa_node",
+                          r->numa_node >= 0 ? json_integer(r->numa_node) : json_null(), "numa_bound",
+                          r->numa_bound, "buffer_bytes", r->buffer_bytes, "bandwidth", tests);
+    if (r->threads > 0)
+        json_object_set_new(o, "threads", json_integer(r->threads));
+    if (r->hdr.device_index >= 0) {
+        json_object_set_new(o, "pinned_bytes", json_real(r->pinned_bytes));
+        json_object_set_new(o, "pcie_link_GBps_now",
+                            r->pcie_link_GBps > 0 ? json_real(r->pcie_link_GBps) : json_null());
+    }
+    return o;
+}

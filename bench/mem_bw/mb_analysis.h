@@ -1,0 +1,24 @@
+/* mem_bw on rank 0: GB/s per test against the median of the GPU's model and its datasheet peak (HBM for the
+ * device tests, the PCIe link for H2D/D2H). Pure: records in, summary, metrics and findings out. */
+#ifndef MB_ANALYSIS_H
+#define MB_ANALYSIS_H
+
+#include <jansson.h>
+
+#include "ga_findings.h"
+#include "mb_record.h"
+
+typedef struct {
+    double tolerance, min_efficiency;
+} mb_policy;
+
+/* Peak GB/s of a test on a rank's device, or -1 when unknown (host path, unknown model). */
+double mb_peak(const mb_record *r, int test);
+
+/* Sets report's "summary", appends its metrics, adds findings. backend: "cuda" or "host". */
+void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *backend, json_t *report,
+                ga_findings *f);
+
+json_t *mb_record_json(const void *record, void *user);
+
+#endif

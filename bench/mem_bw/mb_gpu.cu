@@ -1,0 +1,235 @@
+/* GPU path: device memory bandwidth (cudaMemcpy device-to-device, counted read + write; a triad kernel,
+ * counted 2 reads + 1 write) and host link bandwidth (H2D and D2H from pinned memory bound to the GPU's own
+ * NUMA node with hwloc, then registered with CUDA). Each repetition is timed with CUDA events. */
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "ga_log.h"
+#include "ga_runtime.h"
+#include "ga_topo.h"
+#include "mb_backend.h"
+#include "tp_host.h"
+}
+
+namespace
+{
+
+const double TRIAD_SCALAR = 3.0;
+
+__global__ void fill_kernel(double *p, size_t n, double v)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = v;
+}
+
+/* a = b + s*c with 16-byte accesses. */
+__global__ void triad_kernel(double2 *a, const double2 *b, const double2 *c, size_t n2, double s)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n2;
+         i += (size_t)gridDim.x * blockDim.x) {
+        double2 x = b[i], y = c[i];
+        a[i] = make_double2(x.x + s * y.x, x.y + s * y.y);
+    }
+}
+
+/* Counts elements of p that differ from v. */
+__global__ void verify_kernel(const double *p, size_t n, double v, unsigned long long *bad)
+{
+    unsigned long long local = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        local += p[i] != v;
+    if (local)
+        atomicAdd(bad, local);
+}
+
+enum op_kind { OP_COPY, OP_TRIAD, OP_H2D, OP_D2H };
+
+struct bufs {
+    double *d_a, *d_b, *d_c; /* device arrays of n doubles */
+    size_t n;
+    void *h; /* pinned host buffer */
+    size_t hbytes;
+    bool h_bound, h_registered;
+    cudaStream_t s;
+    int sms;
+};
+
+cudaError_t issue(const bufs *b, op_kind op)
+{
+    switch (op) {
+    case OP_COPY:
+        return cudaMemcpyAsync(b->d_a, b->d_b, b->n * sizeof(double), cudaMemcpyDeviceToDevice, b->s);
+    case OP_TRIAD:
+        triad_kernel<<<b->sms * 8, 256, 0, b->s>>>((double2 *)b->d_a, (const double2 *)b->d_b,
+                                                   (const double2 *)b->d_c, b->n / 2, TRIAD_SCALAR);
+        return cudaGetLastError();
+    case OP_H2D:
+        return cudaMemcpyAsync(b->d_a, b->h, b->hbytes, cudaMemcpyHostToDevice, b->s);
+    default:
+        return cudaMemcpyAsync(b->h, b->d_a, b->hbytes, cudaMemcpyDeviceToHost, b->s);
+    }
+}
+
+/* Times reps repetitions of op after one untimed; fills x. 0, or -1 with the reason in x->note. */
+int time_op(const bufs *b, op_kind op, int reps, double bytes, mb_result *x)
+{
+    double *times = (double *)calloc((size_t)reps, sizeof *times);
+    cudaEvent_t e0, e1;
+    cudaError_t e = times ? cudaEventCreate(&e0) : cudaErrorMemoryAllocation;
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&e1);
+    if (e == cudaSuccess)
+        e = issue(b, op);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(b->s);
+    for (int r = 0; r < reps && e == cudaSuccess; r++) {
+        cudaEventRecord(e0, b->s);
+        e = issue(b, op);
+        cudaEventRecord(e1, b->s);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(e1);
+        float ms = 0;
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&ms, e0, e1);
+        times[r] = ms / 1e3;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    if (e != cudaSuccess) {
+        x->state = MB_FAILED;
+        snprintf(x->note, sizeof x->note, "%s", cudaGetErrorString(e));
+        free(times);
+        return -1;
+    }
+    mb_fill_result(x, bytes, times, reps);
+    free(times);
+    return 0;
+}
+
+/* The device array p holds v everywhere. */
+bool verify(const bufs *b, const double *p, size_t n, double v)
+{
+    unsigned long long *d_bad = NULL, bad = 1;
+    if (cudaMalloc((void **)&d_bad, sizeof *d_bad) != cudaSuccess)
+        return false;
+    cudaMemsetAsync(d_bad, 0, sizeof *d_bad, b->s);
+    verify_kernel<<<b->sms * 4, 256, 0, b->s>>>(p, n, v, d_bad);
+    if (cudaStreamSynchronize(b->s) != cudaSuccess ||
+        cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost))
+        bad = 1;
+    cudaFree(d_bad);
+    return bad == 0;
+}
+
+void free_bufs(bufs *b)
+{
+    cudaFree(b->d_a);
+    cudaFree(b->d_b);
+    cudaFree(b->d_c);
+    if (b->h_registered)
+        cudaHostUnregister(b->h);
+    if (b->h_bound || b->h_registered)
+        tp_free(b->h, b->hbytes, b->h_bound);
+    else if (b->h)
+        cudaFreeHost(b->h);
+    if (b->s)
+        cudaStreamDestroy(b->s);
+}
+
+/* The GPU's PCIe link as hwloc reads it (GB/s), 0 when unknown. */
+double link_GBps(const char *pci_bus_id)
+{
+    hwloc_topology_t t = ga_topo_get();
+    hwloc_obj_t o = t ? hwloc_get_pcidev_by_busidstring(t, pci_bus_id) : NULL;
+    return o ? o->attr->pcidev.linkspeed : 0;
+}
+
+} // namespace
+
+extern "C" int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t errlen)
+{
+    bufs b;
+    memset(&b, 0, sizeof b);
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&b.sms, cudaDevAttrMultiProcessorCount, dev);
+    /* Large enough that the 50 MB L2 of Hopper is no help; twice that with --quick is still far beyond it. */
+    b.n = (o->size ? o->size : (uint64_t)1 << 30) / sizeof(double) / 2 * 2;
+    b.hbytes = o->pinned_size ? o->pinned_size : (size_t)256 << 20;
+    if (b.hbytes > b.n * sizeof(double))
+        b.hbytes = b.n * sizeof(double); /* H2D lands in a device array */
+    r->buffer_bytes = (double)(b.n * sizeof(double));
+    r->pinned_bytes = (double)b.hbytes;
+    r->numa_node = ga_topo_numa_of_pci(ga_topo_get(), r->hdr.device_pci_bus_id);
+    r->pcie_link_GBps = link_GBps(r->hdr.device_pci_bus_id);
+
+    cudaError_t e = cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&b.d_a, b.n * sizeof(double));
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&b.d_b, b.n * sizeof(double));
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&b.d_c, b.n * sizeof(double));
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "device buffers of 3 x %zu bytes: %s", b.n * sizeof(double),
+                 cudaGetErrorString(e));
+        free_bufs(&b);
+        return -1;
+    }
+    /* Pinned memory on the GPU's NUMA node: bound with hwloc, then registered; plain cudaHostAlloc when the
+     * node is unknown or the binding fails (the report says which). */
+    b.h = tp_alloc_on_numa(b.hbytes, r->numa_node, &b.h_bound);
+    if (b.h && cudaHostRegister(b.h, b.hbytes, cudaHostRegisterDefault) == cudaSuccess) {
+        b.h_registered = true;
+    } else {
+        tp_free(b.h, b.hbytes, b.h_bound);
+        b.h = NULL;
+        b.h_bound = false;
+        if (cudaHostAlloc(&b.h, b.hbytes, cudaHostAllocDefault) != cudaSuccess) {
+            snprintf(err, errlen, "cannot allocate %zu bytes of pinned host memory", b.hbytes);
+            b.h = NULL;
+            free_bufs(&b);
+            return -1;
+        }
+    }
+    r->numa_bound = b.h_bound;
+    memset(b.h, 0x5a, b.hbytes);
+
+    fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_a, b.n, 0.0);
+    fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_b, b.n, 1.0);
+    fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_c, b.n, 2.0);
+    cudaStreamSynchronize(b.s);
+
+    double sz = (double)(b.n * sizeof(double));
+    ga_phase("device copy on GPU %d", r->hdr.device_index);
+    if (time_op(&b, OP_COPY, o->reps, 2 * sz, &r->t[MB_DEVICE_COPY]) == 0)
+        r->t[MB_DEVICE_COPY].check_ok = verify(&b, b.d_a, b.n, 1.0);
+    ga_phase("device triad on GPU %d", r->hdr.device_index);
+    if (time_op(&b, OP_TRIAD, o->reps, 3 * sz, &r->t[MB_DEVICE_RW]) == 0)
+        r->t[MB_DEVICE_RW].check_ok = verify(&b, b.d_a, b.n, 1.0 + TRIAD_SCALAR * 2.0);
+    ga_phase("host-to-device on GPU %d", r->hdr.device_index);
+    if (time_op(&b, OP_H2D, o->reps, (double)b.hbytes, &r->t[MB_H2D]) == 0) {
+        unsigned char probe[64];
+        cudaMemcpy(probe, b.d_a, sizeof probe, cudaMemcpyDeviceToHost);
+        r->t[MB_H2D].check_ok = probe[0] == 0x5a && probe[63] == 0x5a;
+    }
+    ga_phase("device-to-host on GPU %d", r->hdr.device_index);
+    fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_a, b.hbytes / sizeof(double), 4.0);
+    cudaStreamSynchronize(b.s);
+    if (time_op(&b, OP_D2H, o->reps, (double)b.hbytes, &r->t[MB_D2H]) == 0) {
+        const double *h = (const double *)b.h;
+        size_t last = b.hbytes / sizeof(double) - 1;
+        r->t[MB_D2H].check_ok = h[0] == 4.0 && h[last] == 4.0;
+    }
+    free_bufs(&b);
+    return 0;
+}

@@ -1,0 +1,151 @@
+/* Host path: a STREAM triad (a = b + s*c, 3 x 8 bytes per element counted, as STREAM counts) on arrays bound
+ * to the rank's NUMA node, run by the rank's share of the node's cores. The best repetition is the figure, as
+ * in STREAM; the median is reported beside it. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_log.h"
+#include "ga_runtime.h"
+#include "ga_time.h"
+#include "mb_backend.h"
+#include "tp_flag.h"
+#include "tp_host.h"
+
+#define TRIAD_SCALAR 3.0
+
+typedef struct {
+    double *a, *b, *c;
+    size_t lo, hi;
+    int reps;
+    pthread_barrier_t *start, *end;
+    double *t_begin, *t_end; /* per repetition, this thread's own clock readings */
+} triad_worker;
+
+static void *triad_thread(void *arg)
+{
+    triad_worker *w = arg;
+    for (size_t j = w->lo; j < w->hi; j++) {
+        w->a[j] = 0.0;
+        w->b[j] = 1.0;
+        w->c[j] = 2.0;
+    }
+    for (int r = 0; r < w->reps; r++) {
+        pthread_barrier_wait(w->start);
+        w->t_begin[r] = ga_now();
+        double *restrict a = w->a;
+        const double *restrict b = w->b, *restrict c = w->c;
+        for (size_t j = w->lo; j < w->hi; j++)
+            a[j] = b[j] + TRIAD_SCALAR * c[j];
+        w->t_end[r] = ga_now();
+        pthread_barrier_wait(w->end);
+    }
+    return NULL;
+}
+
+void mb_fill_result(mb_result *x, double bytes, double *times, int reps)
+{
+    double med = tp_median(times, reps); /* sorts: times[0] is the best */
+    x->state = MB_MEASURED;
+    x->bytes = bytes;
+    x->reps = reps;
+    x->best_s = times[0];
+    x->median_s = med;
+    x->GBps = times[0] > 0 ? bytes / times[0] / 1e9 : 0;
+    x->median_GBps = med > 0 ? bytes / med / 1e9 : 0;
+}
+
+int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, size_t errlen)
+{
+    r->threads = o->threads > 0 ? o->threads : tp_host_threads(local_size);
+    r->numa_node = tp_host_numa_node();
+    /* STREAM's rule: each array at least four times the last-level caches (shared by the node's ranks). */
+    size_t n_bytes = o->size;
+    if (!n_bytes) {
+        size_t llc = tp_llc_bytes();
+        n_bytes = 4 * llc / (size_t)(local_size > 0 ? local_size : 1);
+        if (n_bytes < ((size_t)32 << 20))
+            n_bytes = (size_t)32 << 20;
+    }
+    size_t n = n_bytes / sizeof(double);
+    r->buffer_bytes = (double)(n * sizeof(double));
+    bool ba, bb, bc;
+    double *a = tp_alloc_on_numa(n * sizeof(double), r->numa_node, &ba);
+    double *b = tp_alloc_on_numa(n * sizeof(double), r->numa_node, &bb);
+    double *c = tp_alloc_on_numa(n * sizeof(double), r->numa_node, &bc);
+    r->numa_bound = a && b && c && ba && bb && bc;
+    int T = r->threads, reps = o->reps;
+    triad_worker *w = calloc((size_t)T, sizeof *w);
+    pthread_t *tid = calloc((size_t)T, sizeof *tid);
+    double *times = calloc((size_t)reps, sizeof *times);
+    double *stamps = calloc(2 * (size_t)reps * (size_t)T, sizeof *stamps);
+    int rc = 0;
+    if (!a || !b || !c || !w || !tid || !times || !stamps) {
+        snprintf(err, errlen, "cannot allocate 3 x %zu bytes for the triad", n * sizeof(double));
+        rc = -1;
+        goto out;
+    }
+    ga_phase("host triad: 3 x %.0f MiB, %d threads, %d repetitions", r->buffer_bytes / 1048576.0, T, reps);
+    pthread_barrier_t start, end;
+    pthread_barrier_init(&start, NULL, (unsigned)T + 1);
+    pthread_barrier_init(&end, NULL, (unsigned)T + 1);
+    int started = 0;
+    for (int i = 0; i < T; i++) {
+        w[i] = (triad_worker){a,
+                              b,
+                              c,
+                              n * (size_t)i / (size_t)T,
+                              n * (size_t)(i + 1) / (size_t)T,
+                              reps,
+                              &start,
+                              &end,
+                              stamps + 2 * (size_t)reps * (size_t)i,
+                              stamps + (2 * (size_t)i + 1) * (size_t)reps};
+        if (pthread_create(&tid[i], NULL, triad_thread, &w[i]) != 0)
+            break;
+        started++;
+    }
+    if (started < T) {
+        /* Barriers sized for T would never open: the threads that did start cannot be released cleanly. */
+        GA_FATAL(GA_EXIT_ENV, "pthread_create failed after %d of %d triad threads", started, T);
+    }
+    for (int k = 0; k < reps; k++) {
+        pthread_barrier_wait(&start);
+        pthread_barrier_wait(&end);
+    }
+    for (int i = 0; i < T; i++)
+        pthread_join(tid[i], NULL);
+    /* A repetition lasts from the first thread's start to the last thread's end, read by the threads
+     * themselves: the main thread's own scheduling (oversubscribed cores) cannot shorten it. */
+    for (int k = 0; k < reps; k++) {
+        double lo = w[0].t_begin[k], hi = w[0].t_end[k];
+        for (int i = 1; i < T; i++) {
+            lo = w[i].t_begin[k] < lo ? w[i].t_begin[k] : lo;
+            hi = w[i].t_end[k] > hi ? w[i].t_end[k] : hi;
+        }
+        times[k] = hi - lo;
+    }
+    pthread_barrier_destroy(&start);
+    pthread_barrier_destroy(&end);
+
+    mb_result *x = &r->t[MB_HOST_TRIAD];
+    mb_fill_result(x, 3.0 * (double)(n * sizeof(double)), times, reps);
+    x->check_ok = 1;
+    for (size_t j = 0; j < n; j += 4093)
+        if (a[j] != 1.0 + TRIAD_SCALAR * 2.0)
+            x->check_ok = 0;
+    if (a[n - 1] != 1.0 + TRIAD_SCALAR * 2.0)
+        x->check_ok = 0;
+out:
+    tp_free(a, n * sizeof(double), ba);
+    tp_free(b, n * sizeof(double), bb);
+    tp_free(c, n * sizeof(double), bc);
+    free(w);
+    free(tid);
+    free(times);
+    free(stamps);
+    return rc;
+}

@@ -1,0 +1,48 @@
+/* What mem_bw records on each rank: a fixed-size record (gathered as bytes to rank 0). */
+#ifndef MB_RECORD_H
+#define MB_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ga_record.h"
+
+typedef enum { MB_DEVICE_COPY, MB_DEVICE_RW, MB_H2D, MB_D2H, MB_HOST_TRIAD, MB_TEST_COUNT } mb_test;
+
+typedef enum { MB_NOT_RUN = 0, MB_MEASURED, MB_FAILED } mb_state;
+
+typedef struct {
+    int32_t state;  /* mb_state */
+    char note[128]; /* why it failed */
+    double bytes;   /* bytes counted per repetition (read + written) */
+    int32_t reps;
+    double best_s, median_s;
+    double GBps;        /* bytes / best_s / 1e9: the best repetition, as STREAM reports */
+    double median_GBps; /* bytes / median_s / 1e9 */
+    int32_t check_ok;   /* the data arrived / the kernel computed the right values */
+} mb_result;
+
+typedef struct {
+    ga_record_header hdr;
+    char model[96];        /* GPU name, or CPU model on the host path */
+    int32_t numa_node;     /* NUMA node the host buffers were bound to, -1 unknown */
+    int32_t numa_bound;    /* the binding took */
+    int32_t threads;       /* host triad threads */
+    double pcie_link_GBps; /* the GPU's PCIe link as hwloc reads it now (0 unknown; idle GPUs downshift) */
+    double buffer_bytes;   /* size of each device / host array */
+    double pinned_bytes;   /* size of the pinned H2D/D2H buffer */
+    mb_result t[MB_TEST_COUNT];
+} mb_record;
+
+typedef struct {
+    uint64_t size;        /* bytes per array, 0: the backend's default */
+    uint64_t pinned_size; /* bytes of the pinned transfer buffer, 0: default */
+    int reps;
+    int threads; /* host path, 0 automatic */
+    double tolerance, min_efficiency;
+    int device; /* ga_backend */
+} mb_opts;
+
+const char *mb_test_name(int t);
+
+#endif

@@ -1,0 +1,83 @@
+"""End-to-end checks of mem_bw on the host path: runs it under mpiexec and checks its output and report.
+
+usage: check_mem.py --bin PATH --np N --mode basic|badflags --workdir DIR -- MPIEXEC...
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+errors = []
+
+
+def check(cond, msg):
+    if not cond:
+        errors.append(msg)
+
+
+def run(mpiexec, np_, args):
+    return subprocess.run(list(mpiexec) + ["-np", str(np_)] + args, capture_output=True, text=True, timeout=120)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--mode", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("mpiexec", nargs="+")
+    a = ap.parse_args()
+    os.makedirs(a.workdir, exist_ok=True)
+    for f in os.listdir(a.workdir):
+        os.remove(os.path.join(a.workdir, f))
+    # Shared CI cores: figures are checked, the median flagging is proven by the fixture tests.
+    base = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--tolerance", "1"]
+
+    if a.mode == "basic":
+        p = run(a.mpiexec, a.np, base + ["--quick"])
+        check(p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr[-2000:]))
+        with open(os.path.join(a.workdir, "mem_bw.json")) as f:
+            r = json.load(f)
+        s = r["summary"]
+        check(s["backend"] == "host", "backend %r" % s["backend"])
+        check([t["test"] for t in s["tests"]] == ["host_triad"], "tests %r" % [t["test"] for t in s["tests"]])
+        t = s["tests"][0]
+        check(t["peak_GBps"] is None, "a CPU has no peak here")
+        by_rank = {x["rank"]: x for node in r["nodes"] for x in node["ranks"]}
+        check(len(t["gpus"]) == a.np and len(by_rank) == a.np, "%d entries" % len(t["gpus"]))
+        for g in t["gpus"]:
+            rec = by_rank[g["rank"]]
+            b = rec["bandwidth"]["host_triad"]
+            check(b["check_ok"] is True, "rank %d: triad values wrong" % g["rank"])
+            check(b["bytes"] == 3 * rec["buffer_bytes"], "triad counts 3 arrays")
+            check(rec["buffer_bytes"] >= 16 << 20, "arrays of %d bytes are too small" % rec["buffer_bytes"])
+            gbps = b["bytes"] / b["best_s"] / 1e9
+            check(g["GBps"] > 0 and abs(g["GBps"] - gbps) <= 1e-9 * gbps,
+                  "rank %d: %g GB/s, recomputed %g" % (g["rank"], g["GBps"], gbps))
+            check(b["median_GBps"] <= b["GBps"] * (1 + 1e-12), "median above best")
+            check(g["GBps"] < 2000, "rank %d: %g GB/s is not a host memory figure" % (g["rank"], g["GBps"]))
+            check(g["efficiency"] is None and g["gpu"] is None, "host: efficiency and gpu null")
+        names = [m for m in r["metrics"] if m["name"] == "GBps_host_triad"]
+        check(len(names) == a.np, "%d GBps_host_triad metrics" % len(names))
+        lines = [l for l in p.stdout.splitlines() if re.match(r"\[COMPUTE\] node \d+ \S+ rank \d+ NUMA", l)]
+        check(len(lines) == a.np, "%d [COMPUTE] lines" % len(lines))
+        check(r["verdict"]["result"] == "pass", "verdict %r" % r["verdict"])
+    elif a.mode == "badflags":
+        for bad in (["--size", "1"], ["--size", "12Q"], ["--reps", "0"], ["--device", "tpu"], ["--bogus"],
+                    ["--min-efficiency", "-1"]):
+            p = run(a.mpiexec, a.np, base + bad)
+            check(p.returncode == 2, "%r: exit %d, expected 2" % (bad, p.returncode))
+            lines = [l for l in p.stderr.splitlines() if l.startswith("mem_bw:")]
+            check(len(lines) == 1, "%r: %d error lines: %r" % (bad, len(lines), p.stderr))
+    else:
+        errors.append("unknown mode " + a.mode)
+    for e in errors:
+        print("FAIL:", e)
+    print("ok" if not errors else "%d failures" % len(errors))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

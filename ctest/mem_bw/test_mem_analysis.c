@@ -1,0 +1,109 @@
+/* mem_bw analysis on synthetic clusters: peaks per test, one slow GPU among 64 x 8, the host path. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mb_analysis.h"
+#include "tp_peaks.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                      \
+            printf(__VA_ARGS__);                                                                             \
+            printf("\n");                                                                                    \
+            failures++;                                                                                      \
+        }                                                                                                    \
+    } while (0)
+
+static void measured(mb_result *x, double GBps)
+{
+    *x = (mb_result){MB_MEASURED, "", 1e9, 20, 1.0 / GBps, 1.0 / GBps, GBps, GBps, 1};
+}
+
+static mb_record *cluster(int nodes, int gpus, const char *model, bool gpu)
+{
+    int n = nodes * gpus;
+    mb_record *all = calloc((size_t)n, sizeof *all);
+    for (int i = 0; i < n; i++) {
+        mb_record *r = &all[i];
+        snprintf(r->hdr.host, sizeof r->hdr.host, "node%03d", i / gpus);
+        r->hdr.world_rank = i;
+        r->hdr.node_index = i / gpus;
+        r->hdr.device_index = gpu ? i % gpus : -1;
+        snprintf(r->model, sizeof r->model, "%s", model);
+        double jitter = 1.0 + 0.01 * sin(i * 7.1);
+        if (gpu) {
+            measured(&r->t[MB_DEVICE_COPY], 2900 * jitter);
+            measured(&r->t[MB_DEVICE_RW], 3000 * jitter);
+            measured(&r->t[MB_H2D], 53 * jitter);
+            measured(&r->t[MB_D2H], 54 * jitter);
+        } else {
+            measured(&r->t[MB_HOST_TRIAD], 20 * jitter);
+        }
+    }
+    return all;
+}
+
+static size_t count_code(const ga_findings *f, const char *code, int *rank, int *gpu)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < f->count; i++)
+        if (strcmp(f->items[i].code, code) == 0) {
+            c++;
+            *rank = f->items[i].world_rank;
+            *gpu = f->items[i].gpu;
+        }
+    return c;
+}
+
+int main(void)
+{
+    mb_record *all = cluster(64, 8, "NVIDIA H100 80GB HBM3", true);
+    CHECK(mb_peak(&all[0], MB_DEVICE_COPY) == 3350, "HBM peak");
+    CHECK(fabs(mb_peak(&all[0], MB_H2D) - 63.015) < 0.01, "PCIe gen5 x16 peak");
+    all[205].t[MB_H2D].GBps = 20; /* a GPU behind a link trained at x4 */
+    mb_policy p = {0.10, 0.7};
+    ga_findings f;
+    ga_findings_init(&f);
+    json_t *report = json_object();
+    mb_analyse(all, 512, &p, "cuda", report, &f);
+    int rank = -1, gpu = -1;
+    CHECK(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 1 && rank == 205 && gpu == 5,
+          "below median: rank %d GPU %d", rank, gpu);
+    CHECK(count_code(&f, "MEM_BELOW_PEAK", &rank, &gpu) == 1 && rank == 205, "below 70%% of the link: %d",
+          rank);
+    CHECK(f.count == 2, "%zu findings", f.count);
+    json_t *tests = json_object_get(json_object_get(report, "summary"), "tests");
+    CHECK(json_array_size(tests) == 4, "four GPU tests");
+    json_t *h2d = json_array_get(tests, 2);
+    CHECK(strcmp(json_string_value(json_object_get(h2d, "test")), "h2d") == 0, "test order");
+    CHECK(json_array_size(json_object_get(h2d, "gpus")) == 512, "512 GPUs");
+    json_t *copy = json_array_get(tests, 0);
+    CHECK(json_real_value(json_object_get(copy, "peak_GBps")) == 3350, "copy peak in summary");
+    CHECK(json_array_size(json_object_get(report, "metrics")) == 4 * 512, "metrics");
+    json_decref(report);
+    ga_findings_free(&f);
+    free(all);
+
+    /* Host path: no peak, no efficiency, one slow NUMA node flagged against the median. */
+    all = cluster(4, 2, "AMD EPYC 9654", false);
+    all[6].t[MB_HOST_TRIAD].GBps = 10;
+    ga_findings_init(&f);
+    report = json_object();
+    mb_analyse(all, 8, &p, "host", report, &f);
+    CHECK(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 1 && rank == 6 && gpu == -1, "host: rank 6");
+    tests = json_object_get(json_object_get(report, "summary"), "tests");
+    CHECK(json_array_size(tests) == 1, "host: one test");
+    json_t *g0 = json_array_get(json_object_get(json_array_get(tests, 0), "gpus"), 0);
+    CHECK(json_is_null(json_object_get(g0, "efficiency")) && json_is_null(json_object_get(g0, "gpu")),
+          "host: efficiency and gpu null");
+    json_decref(report);
+    ga_findings_free(&f);
+    free(all);
+    if (!failures)
+        printf("ok\n");
+    return failures ? 1 : 0;
+}
