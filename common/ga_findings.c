@@ -73,6 +73,8 @@ void ga_findings_log(const ga_findings *f, const char *tag)
 {
     for (size_t i = 0; i < f->count; i++) {
         const ga_finding *it = &f->items[i];
+        if (it->severity == GA_SEV_INFO && !ga_log_verbose())
+            continue;
         ga_log(tag, "%s %s%s%s: %s", ga_severity_name(it->severity), it->code, it->host[0] ? " on " : "",
                it->host, it->message);
     }

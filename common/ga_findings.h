@@ -43,7 +43,8 @@ int ga_findings_exit_code(const ga_findings *f);
 
 const char *ga_severity_name(ga_severity sev);
 
-/* One log line per finding under tag ("fail CODE on host: message"). Rank 0 only. */
+/* One log line per finding under tag ("fail CODE on host: message"); info ones only with --verbose. Rank 0.
+ */
 void ga_findings_log(const ga_findings *f, const char *tag);
 json_t *ga_findings_to_json(const ga_findings *f);
 

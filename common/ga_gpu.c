@@ -11,9 +11,33 @@
 #include <cuda_runtime_api.h>
 #endif
 
+static ga_gpu_info selected;
+static bool have_selected;
+
 const char *ga_backend_name(ga_backend b)
 {
     return b == GA_BACKEND_GPU ? "gpu" : b == GA_BACKEND_HOST ? "host" : "auto";
+}
+
+int ga_parse_backend(const char *arg, ga_backend *out, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        ga_backend b;
+    } names[] = {{"auto", GA_BACKEND_AUTO}, {"gpu", GA_BACKEND_GPU},  {"nccl", GA_BACKEND_GPU},
+                 {"host", GA_BACKEND_HOST}, {"cpu", GA_BACKEND_HOST}, {"mpi", GA_BACKEND_HOST}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(arg, names[i].name) == 0) {
+            *out = names[i].b;
+            return 0;
+        }
+    snprintf(err, errlen, "'%s' is not one of auto, gpu (or nccl), host (or cpu, mpi)", arg);
+    return -1;
+}
+
+const ga_gpu_info *ga_gpu_selected(void)
+{
+    return have_selected ? &selected : NULL;
 }
 
 int ga_gpu_pick_index(int local_rank, int local_size, int visible, char *err, size_t errlen)
@@ -174,6 +198,8 @@ void ga_gpu_select(const ga_ctx *ctx, ga_gpu_info *out)
     int index = ga_gpu_pick_index(ctx->local_rank, ctx->local_size, visible, err, sizeof err);
     if (index < 0 || activate(index, err, sizeof err) != 0 || ga_gpu_query(index, out, err, sizeof err) != 0)
         GA_FATAL(GA_EXIT_ENV, "GPU selection: %s", err);
+    selected = *out;
+    have_selected = true;
 
     /* Two ranks on one GPU would halve every figure and hide a missing device: refuse. */
     char *uuids = malloc((size_t)ctx->local_size * sizeof out->uuid);

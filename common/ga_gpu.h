@@ -29,6 +29,8 @@ int ga_cuda_runtime_version(char *why, size_t whylen);
 
 typedef enum { GA_BACKEND_AUTO, GA_BACKEND_GPU, GA_BACKEND_HOST } ga_backend;
 const char *ga_backend_name(ga_backend b);
+/* --backend / --device values: auto; gpu or nccl; host, cpu or mpi. 0, or -1 with a message. */
+int ga_parse_backend(const char *arg, ga_backend *out, char *err, size_t errlen);
 
 /* Decides the backend for the whole job, identically on every rank (collective): auto means GPU when every
  * rank sees a GPU and host when none does; a mix, or GPU asked for where none is visible, is fatal. */
@@ -38,6 +40,9 @@ ga_backend ga_backend_resolve(const ga_ctx *ctx, ga_backend requested);
  * devices; a rank that sees exactly one device uses it (Slurm --gpu-bind, CUDA_VISIBLE_DEVICES per rank).
  * Two ranks of a node landing on the same GPU is fatal. */
 void ga_gpu_select(const ga_ctx *ctx, ga_gpu_info *out);
+
+/* The GPU ga_gpu_select chose for this rank, or NULL before (or on the host path). */
+const ga_gpu_info *ga_gpu_selected(void);
 
 /* Pure: the device index a node-local rank takes, or -1 with a message when there are too few. */
 int ga_gpu_pick_index(int local_rank, int local_size, int visible, char *err, size_t errlen);

@@ -6,6 +6,7 @@
 
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_gpu.h"
 
 void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr)
 {
@@ -17,6 +18,13 @@ void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr)
     hdr->node_index = ctx->node_index;
     hdr->device_index = -1;
     hdr->status = GA_EXIT_PASS;
+    const ga_gpu_info *gpu = ga_gpu_selected();
+    if (gpu) {
+        hdr->device_index = gpu->index;
+        snprintf(hdr->device_name, sizeof hdr->device_name, "%s", gpu->name);
+        snprintf(hdr->device_uuid, sizeof hdr->device_uuid, "%s", gpu->uuid);
+        snprintf(hdr->device_pci_bus_id, sizeof hdr->device_pci_bus_id, "%s", gpu->pci_bus_id);
+    }
 }
 
 void ga_gather_records(const ga_ctx *ctx, const void *mine, size_t record_size, void **all)

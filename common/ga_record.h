@@ -19,7 +19,8 @@ typedef struct {
     char message[192]; /* why, when status is not GA_EXIT_PASS */
 } ga_record_header;
 
-/* Identity fields from the context; device -1, status pass. */
+/* Identity fields from the context, status pass, and the device ga_gpu_select chose (device -1 when none was:
+ * the host path, or a header made before the selection). */
 void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr);
 
 /* Gathers one record of record_size bytes from every rank. On rank 0, *all receives a malloc'd array of

@@ -129,17 +129,7 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
         }
         return 0;
     case OPT_BACKEND:
-        if (strcmp(arg, "auto") == 0)
-            o->backend = GA_BACKEND_AUTO;
-        else if (strcmp(arg, "nccl") == 0 || strcmp(arg, "gpu") == 0)
-            o->backend = GA_BACKEND_GPU;
-        else if (strcmp(arg, "mpi") == 0 || strcmp(arg, "host") == 0)
-            o->backend = GA_BACKEND_HOST;
-        else {
-            snprintf(err, errlen, "unknown backend '%s' (auto, nccl, mpi)", arg);
-            return -1;
-        }
-        return 0;
+        return ga_parse_backend(arg, &o->backend, err, errlen);
     case OPT_MIN_BUSBW:
         return ga_parse_double(arg, 0, 1e6, &o->min_busbw, err, errlen);
     case OPT_PATTERN:

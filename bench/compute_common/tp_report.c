@@ -11,25 +11,6 @@
 #include "tp_peaks.h"
 #include <stdlib.h>
 
-int tp_report_finish(json_t *report, const ga_findings *f, const ga_common_opts *common, const char *program,
-                     const char *tag)
-{
-    for (size_t i = 0; i < f->count; i++)
-        if (f->items[i].severity != GA_SEV_INFO || ga_log_verbose())
-            ga_log(tag, "%s %s: %s", ga_severity_name(f->items[i].severity), f->items[i].code,
-                   f->items[i].message);
-    int exit_code = ga_findings_exit_code(f);
-    char err[GA_PATH_MAX + 256] = "";
-    ga_report_set_verdict(report, f, exit_code);
-    if (ga_report_write_atomic(common->report_dir, program, report, err, sizeof err) != 0) {
-        exit_code = GA_EXIT_ENV;
-    } else {
-        ga_log(tag, "report: %s/%s.json", common->report_dir, program);
-    }
-    ga_result_print(f, exit_code, err);
-    return exit_code;
-}
-
 int tp_parse_dtypes(const char *arg, unsigned *mask, bool *is_all, char *err, size_t errlen)
 {
     char buf[256];
@@ -59,29 +40,6 @@ int tp_parse_dtypes(const char *arg, unsigned *mask, bool *is_all, char *err, si
         *mask |= 1u << d;
     }
     return 0;
-}
-
-int tp_parse_device(const char *arg, int *backend, char *err, size_t errlen)
-{
-    if (strcmp(arg, "gpu") == 0)
-        *backend = GA_BACKEND_GPU;
-    else if (strcmp(arg, "cpu") == 0 || strcmp(arg, "host") == 0)
-        *backend = GA_BACKEND_HOST;
-    else if (strcmp(arg, "auto") == 0)
-        *backend = GA_BACKEND_AUTO;
-    else {
-        snprintf(err, errlen, "'%s': expected gpu, cpu or auto", arg);
-        return -1;
-    }
-    return 0;
-}
-
-void tp_header_set_gpu(ga_record_header *hdr, const ga_gpu_info *gpu)
-{
-    hdr->device_index = gpu->index;
-    snprintf(hdr->device_name, sizeof hdr->device_name, "%s", gpu->name);
-    snprintf(hdr->device_uuid, sizeof hdr->device_uuid, "%s", gpu->uuid);
-    snprintf(hdr->device_pci_bus_id, sizeof hdr->device_pci_bus_id, "%s", gpu->pci_bus_id);
 }
 
 void tp_record_order(const void *records, int n, size_t record_size, int *idx)

@@ -125,17 +125,7 @@ int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t e
         snprintf(err, errlen, "'%s' is neither 'synthetic' nor 'idx:DIR'", arg);
         return -1;
     case OPT_BACKEND:
-        if (strcmp(arg, "auto") == 0)
-            o->backend = GA_BACKEND_AUTO;
-        else if (strcmp(arg, "gpu") == 0)
-            o->backend = GA_BACKEND_GPU;
-        else if (strcmp(arg, "host") == 0)
-            o->backend = GA_BACKEND_HOST;
-        else {
-            snprintf(err, errlen, "'%s' is not one of auto, gpu, host", arg);
-            return -1;
-        }
-        return 0;
+        return ga_parse_backend(arg, &o->backend, err, errlen);
     }
     return 0;
 }

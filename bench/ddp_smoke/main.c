@@ -83,10 +83,7 @@ static ddp_trainer *make_trainer(const ga_ctx *ctx, const ddp_trainer_config *cf
     if (backend == GA_BACKEND_GPU) {
         ga_gpu_info gpu;
         ga_gpu_select(ctx, &gpu);
-        mine->hdr.device_index = gpu.index;
-        snprintf(mine->hdr.device_name, sizeof mine->hdr.device_name, "%s", gpu.name);
-        snprintf(mine->hdr.device_uuid, sizeof mine->hdr.device_uuid, "%s", gpu.uuid);
-        snprintf(mine->hdr.device_pci_bus_id, sizeof mine->hdr.device_pci_bus_id, "%s", gpu.pci_bus_id);
+        ga_record_header_init(ctx, &mine->hdr); /* again, now with the device */
         return ddp_gpu_trainer_create(cfg, MPI_COMM_WORLD);
     }
 #else

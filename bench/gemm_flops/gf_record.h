@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ga_gpu.h"
 #include "ga_record.h"
 #include "tp_peaks.h"
 
@@ -53,7 +54,7 @@ typedef struct {
     uint64_t seed;
     int threads; /* host path: 0 automatic */
     double tolerance, min_efficiency, max_drop_pct;
-    int device;   /* ga_backend */
+    ga_backend device;
     bool corrupt; /* test hook (host path): damage one output element after every GEMM */
 } gf_opts;
 

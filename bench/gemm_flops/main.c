@@ -81,7 +81,7 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
         return 0;
     }
     case OPT_DEVICE:
-        return tp_parse_device(arg, &o->device, err, errlen);
+        return ga_parse_backend(arg, &o->device, err, errlen);
     case 'w':
         if (ga_parse_long(arg, 0, 1000, &v, err, errlen))
             return -1;
@@ -215,7 +215,8 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                (int)json_integer_value(json_object_get(burn, "intervals")),
                json_number_value(json_object_get(burn, "interval_s")),
                (int)json_integer_value(json_object_get(burn, "sdc_mismatches")));
-    int exit_code = tp_report_finish(report, &f, common, spec.name, "COMPUTE");
+    ga_findings_log(&f, "COMPUTE");
+    int exit_code = ga_report_finish(report, common, spec.name, "COMPUTE", &f, ga_findings_exit_code(&f));
     json_decref(report);
     ga_findings_free(&f);
     return exit_code;
@@ -248,7 +249,7 @@ int main(int argc, char **argv)
 #if GA_HAVE_CUDA
         ga_gpu_info info;
         ga_gpu_select(&ctx, &info);
-        tp_header_set_gpu(&mine->hdr, &info);
+        ga_record_header_init(&ctx, &mine->hdr); /* again, now with the device */
         snprintf(mine->model, sizeof mine->model, "%s", info.name);
         gf_gpu_defaults(o, common.quick);
 #endif

@@ -56,7 +56,7 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
         o->reps = (int)v;
         return 0;
     case OPT_DEVICE:
-        return tp_parse_device(arg, &o->device, err, errlen);
+        return ga_parse_backend(arg, &o->device, err, errlen);
     case OPT_TOLERANCE:
         return ga_parse_double(arg, 0, 1, &o->tolerance, err, errlen);
     case OPT_MIN_EFF:
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 #if GA_HAVE_CUDA
         ga_gpu_info info;
         ga_gpu_select(&ctx, &info);
-        tp_header_set_gpu(&mine->hdr, &info);
+        ga_record_header_init(&ctx, &mine->hdr); /* again, now with the device */
         snprintf(mine->model, sizeof mine->model, "%s", info.name);
         if (common.quick && !o.size)
             o.size = (uint64_t)256 << 20;
@@ -201,7 +201,8 @@ int main(int argc, char **argv)
                        json_string_value(json_object_get(e, "test")), json_number_value(med),
                        json_array_size(json_object_get(e, "gpus")), gpu ? "GPUs" : "ranks", peak);
         }
-        exit_code = tp_report_finish(report, &f, &common, spec.name, "COMPUTE");
+        ga_findings_log(&f, "COMPUTE");
+        exit_code = ga_report_finish(report, &common, spec.name, "COMPUTE", &f, ga_findings_exit_code(&f));
         json_decref(report);
         ga_findings_free(&f);
     }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ga_gpu.h"
 #include "ga_record.h"
 
 typedef enum { MB_DEVICE_COPY, MB_DEVICE_RW, MB_H2D, MB_D2H, MB_HOST_TRIAD, MB_TEST_COUNT } mb_test;
@@ -40,7 +41,7 @@ typedef struct {
     int reps;
     int threads; /* host path, 0 automatic */
     double tolerance, min_efficiency;
-    int device; /* ga_backend */
+    ga_backend device;
 } mb_opts;
 
 const char *mb_test_name(int t);
