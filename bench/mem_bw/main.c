@@ -87,22 +87,10 @@ static const ga_program_spec spec = {
 
 static void log_devices(const mb_record *all, int n)
 {
-    tp_sample *s = calloc((size_t)n, sizeof *s);
     int *idx = calloc((size_t)n, sizeof *idx);
-    if (!s || !idx) {
-        free(s);
-        free(idx);
+    if (!idx)
         return;
-    }
-    for (int i = 0; i < n; i++)
-        s[i] = (tp_sample){all[i].hdr.host,
-                           all[i].hdr.node_index,
-                           all[i].hdr.world_rank,
-                           all[i].hdr.device_index,
-                           all[i].model,
-                           0,
-                           -1};
-    tp_device_order(s, n, idx);
+    tp_record_order(all, n, sizeof *all, idx);
     for (int k = 0; k < n; k++) {
         const mb_record *r = &all[idx[k]];
         char line[512] = "";
