@@ -47,6 +47,14 @@ void render_gpu_label(const json_t *e, char *buf, size_t len)
         snprintf(buf, len, "%s r%lld", host, sj_int(e, "rank", -1));
 }
 
+const char *render_item_word(const json_t *gpus)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g) if (sj_int(g, "gpu", -1) >= 0) return "GPU";
+    return "rank";
+}
+
 void render_duration(const json_t *step, char *buf, size_t len)
 {
     if (!sj_is_num(step, "duration_s")) {

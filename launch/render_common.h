@@ -16,6 +16,9 @@ void render_where(const json_t *entry, char *buf, size_t len);
 void render_gpu_label(const json_t *entry, char *buf, size_t len);
 
 /* "12.3 s", "4 min 05 s", "-". */
+/* "GPU" when a per-device figure list names GPUs, "rank" on the host paths (no device). */
+const char *render_item_word(const json_t *gpus);
+
 void render_duration(const json_t *step, char *buf, size_t len);
 
 /* The figures of one program, or NULL when its step did not report. */

@@ -328,13 +328,16 @@ static void per_gpu_section(sbuf *b, const json_t *s, const char *id, const char
                 k++;
             }
             char title[200], ylab[64];
-            snprintf(title, sizeof title, "%s %s per GPU against the median", sj_str(e, name_key, "?"), unit);
+            const char *item = render_item_word(gpus);
+            snprintf(title, sizeof title, "%s %s per %s against the median", sj_str(e, name_key, "?"), unit,
+                     item);
             snprintf(ylab, sizeof ylab, "%s", unit);
             if (k)
-                svg_bar_chart(b, title, ylab, bars, k, sj_num(e, median_key, 0), sj_num(e, peak_key, 0),
+                svg_bar_chart(b, title, item, ylab, bars, k, sj_num(e, median_key, 0), sj_num(e, peak_key, 0),
                               "peak");
             else
-                sbuf_printf(b, "<p class=\"missing\">%s: no per-GPU figures.</p>", sj_str(e, name_key, "?"));
+                sbuf_printf(b, "<p class=\"missing\">%s: no per-device figures.</p>",
+                            sj_str(e, name_key, "?"));
             free(bars);
         }
         if (json_array_size(sj_arr(fig, list_key)) == 0)

@@ -24,15 +24,16 @@ static void figures(sbuf *b, const json_t *s)
     json_t *e;
     json_array_foreach(sj_arr(g, "dtypes"), i, e)
     {
-        sbuf_printf(b, "- GEMM %s: median %.4g TFLOP/s per GPU", sj_str(e, "dtype", "?"),
-                    sj_num(e, "median_tflops", NAN));
+        sbuf_printf(b, "- GEMM %s: median %.4g TFLOP/s per %s", sj_str(e, "dtype", "?"),
+                    sj_num(e, "median_tflops", NAN), render_item_word(sj_arr(e, "gpus")));
         if (sj_is_num(e, "peak_tflops"))
             sbuf_printf(b, " (peak %.4g)", sj_num(e, "peak_tflops", 0));
         sbuf_puts(b, "\n");
     }
     const json_t *m = render_figures(s, "mem_bw");
-    json_array_foreach(sj_arr(m, "tests"), i, e) sbuf_printf(
-        b, "- Memory %s: median %.4g GB/s per GPU\n", sj_str(e, "test", "?"), sj_num(e, "median_GBps", NAN));
+    json_array_foreach(sj_arr(m, "tests"), i, e)
+        sbuf_printf(b, "- Memory %s: median %.4g GB/s per %s\n", sj_str(e, "test", "?"),
+                    sj_num(e, "median_GBps", NAN), render_item_word(sj_arr(e, "gpus")));
     const json_t *a = render_figures(s, "allreduce_bw");
     if (sj_is_num(a, "busbw_at_max_GBps"))
         sbuf_printf(b, "- allreduce busbw at the largest size: %.4g GB/s (average %.4g GB/s)\n",

@@ -148,15 +148,18 @@ void svg_line_chart(sbuf *b, const char *title, const char *x_label, const char 
     sbuf_puts(b, "</svg>\n");
 }
 
-void svg_bar_chart(sbuf *b, const char *title, const char *y_label, const svg_bar *bars, size_t n,
-                   double median, double ref, const char *ref_label)
+void svg_bar_chart(sbuf *b, const char *title, const char *x_item, const char *y_label, const svg_bar *bars,
+                   size_t n, double median, double ref, const char *ref_label)
 {
     const double MB = n <= 48 ? MB_BARS : MB_LINE, H = H_LINE + MB - MB_LINE;
     double ymax = fmax(median, ref);
     for (size_t i = 0; i < n; i++)
         ymax = fmax(ymax, bars[i].value);
     ymax = y_max_of(ymax);
-    frame(b, title, n > 48 ? "GPUs (hover a bar for its node and GPU)" : "GPU", y_label, ymax, H, MB);
+    char x_label[96];
+    snprintf(x_label, sizeof x_label, n > 48 ? "%ss (hover a bar for its node and %s)" : "%s", x_item,
+             x_item);
+    frame(b, title, x_label, y_label, ymax, H, MB);
     double slot = (W - ML - MR) / (double)(n ? n : 1), bw = fmax(1, slot * 0.75);
     for (size_t i = 0; i < n; i++) {
         double x = ML + slot * (double)i + (slot - bw) / 2;

@@ -25,8 +25,8 @@ typedef struct {
 } svg_bar;
 
 /* One bar per item, with the median (and a reference such as a datasheet peak, when ref > 0) as lines. */
-void svg_bar_chart(sbuf *b, const char *title, const char *y_label, const svg_bar *bars, size_t n,
-                   double median, double ref, const char *ref_label);
+void svg_bar_chart(sbuf *b, const char *title, const char *x_item, const char *y_label, const svg_bar *bars,
+                   size_t n, double median, double ref, const char *ref_label);
 
 /* Rows by columns of statuses (pass, warn, fail, not_run, crashed ...), coloured, with a legend. */
 void svg_status_grid(sbuf *b, const char *title, const char *const *rows, size_t n_rows,
