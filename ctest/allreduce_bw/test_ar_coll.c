@@ -8,17 +8,7 @@
 
 #include "ar_coll.h"
 #include "ar_sweep.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            failures++;                                                                                      \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-            fprintf(stderr, __VA_ARGS__);                                                                    \
-            fprintf(stderr, "\n");                                                                           \
-        }                                                                                                    \
-    } while (0)
+#include "ga_test.h"
 
 /* The reduction of element i over every rank's input, computed here in double from the inputs. */
 static double reduce_ref(ar_dtype t, ar_op op, void **in, int n, size_t i)
@@ -90,19 +80,19 @@ static void check_collectives(void)
                             for (size_t j = 0; j < p.counts.recv_count; j++)
                                 ar_store(p.type, out, j, simulate((ar_coll_id)c, &p, in, r, j));
                             int64_t w = ar_count_wrong((ar_coll_id)c, &p, r, out);
-                            CHECK(w == 0, "%s %s %s n=%d size=%zu rank %d: %lld wrong in a correct output",
-                                  ar_coll_get((ar_coll_id)c)->name, ar_dtype_get(p.type)->name,
-                                  ar_op_name(p.op), n, sizes[si], r, (long long)w);
+                            CHECKF(w == 0, "%s %s %s n=%d size=%zu rank %d: %lld wrong in a correct output",
+                                   ar_coll_get((ar_coll_id)c)->name, ar_dtype_get(p.type)->name,
+                                   ar_op_name(p.op), n, sizes[si], r, (long long)w);
                             bool checked = !(c == AR_REDUCE && r != p.root);
                             if (p.counts.recv_count > 0) {
                                 /* far from the value, beyond the avg tolerance of fp8, and no integer wrap */
                                 double v = ar_load(p.type, out, p.counts.recv_count - 1);
                                 ar_store(p.type, out, p.counts.recv_count - 1, v > 8 ? 1 : v * 4 + 4);
                                 w = ar_count_wrong((ar_coll_id)c, &p, r, out);
-                                CHECK(w == (checked ? 1 : 0),
-                                      "%s %s %s n=%d rank %d: corrupted element: %lld wrong",
-                                      ar_coll_get((ar_coll_id)c)->name, ar_dtype_get(p.type)->name,
-                                      ar_op_name(p.op), n, r, (long long)w);
+                                CHECKF(w == (checked ? 1 : 0),
+                                       "%s %s %s n=%d rank %d: corrupted element: %lld wrong",
+                                       ar_coll_get((ar_coll_id)c)->name, ar_dtype_get(p.type)->name,
+                                       ar_op_name(p.op), n, r, (long long)w);
                             }
                             cases++;
                         }
@@ -111,7 +101,7 @@ static void check_collectives(void)
                         free(out);
                     }
             }
-    CHECK(cases > 5000, "only %d cases ran", cases);
+    CHECKF(cases > 5000, "only %d cases ran", cases);
 }
 
 static void check_counts_and_factors(void)
@@ -136,15 +126,15 @@ static void check_counts_and_factors(void)
         double alg, bus;
         size_t bytes = ar_coll_bytes(&k, AR_FLOAT);
         ar_coll_bandwidth(want[i].c, bytes, 1.0, 8, &alg, &bus);
-        CHECK(bytes == want[i].bytes && k.param_count == want[i].count && fabs(bus - want[i].busbw) < 1e-12,
-              "%s: bytes %zu count %zu busbw %g", ar_coll_get(want[i].c)->name, bytes, k.param_count, bus);
-        CHECK(fabs(alg - bytes * 1e-9) < 1e-12, "%s: algbw %g", ar_coll_get(want[i].c)->name, alg);
+        CHECKF(bytes == want[i].bytes && k.param_count == want[i].count && fabs(bus - want[i].busbw) < 1e-12,
+               "%s: bytes %zu count %zu busbw %g", ar_coll_get(want[i].c)->name, bytes, k.param_count, bus);
+        CHECKF(fabs(alg - bytes * 1e-9) < 1e-12, "%s: algbw %g", ar_coll_get(want[i].c)->name, alg);
     }
     ar_counts k;
     ar_coll_counts(AR_ALLGATHER, 1000, AR_FLOAT, 3, &k); /* 250 elements: 83 per rank, 249 gathered */
-    CHECK(k.send_count == 83 && k.recv_count == 249 && k.send_inplace_off == 83 &&
-              ar_coll_bytes(&k, AR_FLOAT) == 996,
-          "allgather 3 ranks 1000 B: %zu %zu", k.send_count, k.recv_count);
+    CHECKF(k.send_count == 83 && k.recv_count == 249 && k.send_inplace_off == 83 &&
+               ar_coll_bytes(&k, AR_FLOAT) == 996,
+           "allgather 3 ranks 1000 B: %zu %zu", k.send_count, k.recv_count);
 }
 
 static void check_codec(void)
@@ -171,34 +161,35 @@ static void check_codec(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint32_t b = ar_minifloat_encode(cases[i].v, cases[i].e, cases[i].m);
-        CHECK(b == cases[i].bits, "encode %g (e%dm%d): 0x%x, want 0x%x", cases[i].v, cases[i].e, cases[i].m,
-              b, cases[i].bits);
+        CHECKF(b == cases[i].bits, "encode %g (e%dm%d): 0x%x, want 0x%x", cases[i].v, cases[i].e, cases[i].m,
+               b, cases[i].bits);
     }
     for (uint32_t b = 0; b < 0x7c00; b++) /* every finite positive half round-trips */
         if (ar_minifloat_encode(ar_minifloat_decode(b, 5, 10), 5, 10) != b) {
-            CHECK(0, "half 0x%x does not round-trip", b);
+            CHECKF(0, "half 0x%x does not round-trip", b);
             break;
         }
     for (uint32_t b = 0; b < 0x7f; b++)
-        CHECK(ar_minifloat_encode(ar_minifloat_decode(b, 4, 3), 4, 3) == b, "e4m3 0x%x does not round-trip",
-              b);
-    CHECK(isnan(ar_minifloat_decode(0x7f, 4, 3)) && isinf(ar_minifloat_decode(0x7c, 5, 2)), "fp8 specials");
-    CHECK(ar_ulps(AR_HALF, 1.0 + ldexp(1, -9), 1.0) == 2.0, "ulps");
-    CHECK(ar_check_tolerance_ulps(AR_FLOAT, AR_AVG, 8) == 9 &&
-              ar_check_tolerance_ulps(AR_INT32, AR_AVG, 8) == 0 &&
-              ar_check_tolerance_ulps(AR_FLOAT, AR_SUM, 8) == 0,
-          "tolerances");
+        CHECKF(ar_minifloat_encode(ar_minifloat_decode(b, 4, 3), 4, 3) == b, "e4m3 0x%x does not round-trip",
+               b);
+    CHECKF(isnan(ar_minifloat_decode(0x7f, 4, 3)) && isinf(ar_minifloat_decode(0x7c, 5, 2)), "fp8 specials");
+    CHECKF(ar_ulps(AR_HALF, 1.0 + ldexp(1, -9), 1.0) == 2.0, "ulps");
+    CHECKF(ar_check_tolerance_ulps(AR_FLOAT, AR_AVG, 8) == 9 &&
+               ar_check_tolerance_ulps(AR_INT32, AR_AVG, 8) == 0 &&
+               ar_check_tolerance_ulps(AR_FLOAT, AR_SUM, 8) == 0,
+           "tolerances");
 }
 
 static void check_sizes_and_aggregation(void)
 {
     uint64_t s[64];
     char err[160];
-    CHECK(ar_sweep_sizes(8, 1 << 20, 2, 0, s, 64, err, sizeof err) == 18 && s[17] == 1 << 20, "8..1M x2");
-    CHECK(ar_sweep_sizes(1, 100, 1, 1, s, 64, err, sizeof err) == -1, "more than 64 sizes accepted");
-    CHECK(ar_sweep_sizes(16, 8, 2, 0, s, 64, err, sizeof err) == -1, "min > max accepted");
-    CHECK(ar_sweep_sizes(1024, 4096, 1, 1024, s, 64, err, sizeof err) == 4 && s[3] == 4096, "additive steps");
-    CHECK(ar_sweep_sizes(32, 32, 1, 0, s, 64, err, sizeof err) == 1, "single size");
+    CHECKF(ar_sweep_sizes(8, 1 << 20, 2, 0, s, 64, err, sizeof err) == 18 && s[17] == 1 << 20, "8..1M x2");
+    CHECKF(ar_sweep_sizes(1, 100, 1, 1, s, 64, err, sizeof err) == -1, "more than 64 sizes accepted");
+    CHECKF(ar_sweep_sizes(16, 8, 2, 0, s, 64, err, sizeof err) == -1, "min > max accepted");
+    CHECKF(ar_sweep_sizes(1024, 4096, 1, 1024, s, 64, err, sizeof err) == 4 && s[3] == 4096,
+           "additive steps");
+    CHECKF(ar_sweep_sizes(32, 32, 1, 0, s, 64, err, sizeof err) == 1, "single size");
 
     ar_sample smp[4] = {
         {{1e-6, 2e-6}, {0, -1}}, {{2e-6, 2e-6}, {3, -1}}, {{6e-6, 2e-6}, {0, -1}}, {{3e-6, 2e-6}, {1, -1}}};
@@ -207,15 +198,15 @@ static void check_sizes_and_aggregation(void)
     for (int mode = 0; mode < 4; mode++) {
         ar_agg a;
         ar_aggregate(ptr, 4, 0, (ar_time_mode)mode, &a);
-        CHECK(fabs(a.time_s - want[mode]) < 1e-15 && a.slowest == 2 && a.wrong == 4 &&
-                  fabs(a.mean_s - 3e-6) < 1e-15,
-              "-a %d: time %g slowest %d wrong %lld", mode, a.time_s, a.slowest, (long long)a.wrong);
+        CHECKF(fabs(a.time_s - want[mode]) < 1e-15 && a.slowest == 2 && a.wrong == 4 &&
+                   fabs(a.mean_s - 3e-6) < 1e-15,
+               "-a %d: time %g slowest %d wrong %lld", mode, a.time_s, a.slowest, (long long)a.wrong);
     }
     ar_agg a;
     ar_aggregate(ptr, 4, 1, AR_TIME_AVG, &a);
-    CHECK(a.wrong == -1, "unchecked placement reads as checked");
+    CHECKF(a.wrong == -1, "unchecked placement reads as checked");
     double m[] = {5, 1, 3, 2};
-    CHECK(ar_median(m, 4) == 2.5 && ar_median(m, 3) == 3, "median");
+    CHECKF(ar_median(m, 4) == 2.5 && ar_median(m, 3) == 3, "median");
 }
 
 int main(void)
@@ -224,9 +215,5 @@ int main(void)
     check_counts_and_factors();
     check_codec();
     check_sizes_and_aggregation();
-    if (failures)
-        fprintf(stderr, "%d failures\n", failures);
-    else
-        printf("all checks passed\n");
-    return failures ? 1 : 0;
+    return ga_test_finish();
 }

@@ -66,7 +66,8 @@ static const ga_option demo_options[] = {
     {"minbytes", 'b', true, "BYTES", "smallest size"},
     {"flag", 300, false, NULL, "a long-only flag"},
 };
-static const ga_program_spec demo_spec = {"demo", "A demo program.", NULL, demo_options, 2, demo_on_option, 60};
+static const ga_program_spec demo_spec = {"demo", "A demo program.", NULL, demo_options,
+                                          2,      demo_on_option,    60};
 
 static ga_cli_result parse(demo_opts *o, ga_common_opts *c, int argc, char **argv)
 {
@@ -124,13 +125,19 @@ static void test_launcher(void)
     CHECK(l.kind == GA_LAUNCHER_MPIRUN);
     CHECK(ga_launcher_expected_tasks(fixture_getenv) == 4);
 
-    const char *mpijob[] = {"OMPI_COMM_WORLD_SIZE=16", "OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile", NULL};
+    const char *mpijob[] = {"OMPI_COMM_WORLD_SIZE=16", "OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile",
+                            NULL};
     fixture_env = mpijob;
     ga_launcher_detect(fixture_getenv, &l);
     CHECK(l.kind == GA_LAUNCHER_MPIJOB);
 
-    const char *srun[] = {"SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_PROCID=3", "SLURM_STEP_NUM_TASKS=8",
-                          "SLURM_MPI_TYPE=pmix", "PMIX_RANK=3", NULL};
+    const char *srun[] = {"SLURM_JOB_ID=42",
+                          "SLURM_STEP_ID=0",
+                          "SLURM_PROCID=3",
+                          "SLURM_STEP_NUM_TASKS=8",
+                          "SLURM_MPI_TYPE=pmix",
+                          "PMIX_RANK=3",
+                          NULL};
     fixture_env = srun;
     ga_launcher_detect(fixture_getenv, &l);
     CHECK(l.kind == GA_LAUNCHER_SRUN);
@@ -181,8 +188,12 @@ static void test_envvars(void)
     CHECK(!ga_envvar_is_secret("NCCL_IB_PKEY")); /* a partition key is configuration, not a credential */
     CHECK(!ga_envvar_is_secret("NCCL_SOCKET_IFNAME"));
 
-    char *envp[] = {"PATH=/usr/bin", "NCCL_SOCKET_IFNAME=eth0", "CUDA_VISIBLE_DEVICES=0,1",
-                    "NCCL_NET_PLUGIN_TOKEN=hunter2", "OMPI_MCA_orte_precondition_transports=abc-def", NULL};
+    char *envp[] = {"PATH=/usr/bin",
+                    "NCCL_SOCKET_IFNAME=eth0",
+                    "CUDA_VISIBLE_DEVICES=0,1",
+                    "NCCL_NET_PLUGIN_TOKEN=hunter2",
+                    "OMPI_MCA_orte_precondition_transports=abc-def",
+                    NULL};
     collected c = {"", 0};
     ga_envvars_collect(envp, collect, &c);
     CHECK(c.count == 3);
@@ -228,7 +239,8 @@ static void test_report_write(void)
     json_error_t jerr;
     json_t *back = json_load_file(path, 0, &jerr);
     CHECK(back && json_integer_value(json_object_get(back, "world_size")) == 4);
-    CHECK(json_real_value(json_object_get(json_array_get(json_object_get(back, "metrics"), 0), "value")) == 123.5);
+    CHECK(json_real_value(json_object_get(json_array_get(json_object_get(back, "metrics"), 0), "value")) ==
+          123.5);
     json_decref(back);
     json_decref(r);
 

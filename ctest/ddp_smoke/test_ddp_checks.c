@@ -9,17 +9,7 @@
 
 #include "ddp_checks.h"
 #include "ga_exit.h"
-
-static int failures = 0;
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            failures++;                                                                                      \
-            fprintf(stderr, "FAIL %s: ", name);                                                              \
-            fprintf(stderr, __VA_ARGS__);                                                                    \
-            fprintf(stderr, "\n");                                                                           \
-        }                                                                                                    \
-    } while (0)
+#include "ga_test.h"
 
 /* Applies the fields of o to a record; unknown fields are an error in the fixture. */
 static int apply_fields(ddp_record *r, json_t *o)
@@ -86,10 +76,9 @@ static void run_case(const char *dir)
 {
     const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     json_t *in = load(dir, "input.json"), *want = load(dir, "expected.json");
-    if (!in || !want) {
-        failures++;
+    CHECKF(in && want, "%s: cannot load the fixture", name);
+    if (!in || !want)
         return;
-    }
     int nodes = (int)json_integer_value(json_object_get(in, "nodes"));
     int per = (int)json_integer_value(json_object_get(in, "ranks_per_node"));
     int n = nodes * per;
@@ -104,8 +93,7 @@ static void run_case(const char *dir)
         r->hdr.device_index = i % per;
         r->nonfinite_step = -1;
         r->params_finite = 1;
-        if (apply_fields(r, json_object_get(in, "every_rank")) != 0)
-            failures++;
+        CHECKF(apply_fields(r, json_object_get(in, "every_rank")) == 0, "%s: bad every_rank", name);
     }
     size_t k;
     json_t *o;
@@ -113,7 +101,7 @@ static void run_case(const char *dir)
     {
         int rank = (int)json_integer_value(json_object_get(o, "rank"));
         if (rank < 0 || rank >= n || apply_fields(&all[rank], o) != 0) {
-            CHECK(0, "bad override %zu", k);
+            CHECKF(0, "bad override %zu", k);
             continue;
         }
     }
@@ -125,7 +113,7 @@ static void run_case(const char *dir)
     ddp_analyse(all, n, &opts, &f, &out);
 
     int exit_code = ga_findings_exit_code(&f);
-    CHECK(exit_code == json_integer_value(json_object_get(want, "exit_code")), "exit code %d", exit_code);
+    CHECKF(exit_code == json_integer_value(json_object_get(want, "exit_code")), "exit code %d", exit_code);
     /* Every expected finding is there, on the expected ranks, and there is no other. */
     json_t *codes = json_object_get(want, "findings");
     size_t expected_total = 0;
@@ -142,26 +130,26 @@ static void run_case(const char *dir)
             for (size_t i = 0; i < f.count; i++)
                 found |= strcmp(f.items[i].code, code) == 0 && f.items[i].world_rank == rank &&
                          (rank < 0 || strcmp(f.items[i].host, all[rank].hdr.host) == 0);
-            CHECK(found, "no %s finding on rank %d", code, rank);
+            CHECKF(found, "no %s finding on rank %d", code, rank);
         }
     }
-    CHECK(f.count == expected_total, "%zu findings, expected %zu", f.count, expected_total);
+    CHECKF(f.count == expected_total, "%zu findings, expected %zu", f.count, expected_total);
     for (size_t i = 0; i < f.count; i++)
         if (!json_object_get(codes, f.items[i].code))
-            CHECK(0, "unexpected finding %s: %s", f.items[i].code, f.items[i].message);
+            CHECKF(0, "unexpected finding %s: %s", f.items[i].code, f.items[i].message);
 
     json_t *mism = json_object_get(want, "mismatched_ranks");
-    CHECK(out.n_mismatched == (int)json_array_size(mism), "%d mismatched ranks", out.n_mismatched);
+    CHECKF(out.n_mismatched == (int)json_array_size(mism), "%d mismatched ranks", out.n_mismatched);
     for (int i = 0; i < out.n_mismatched; i++)
-        CHECK(int_in(mism, out.mismatched[i]), "rank %d named as mismatched", out.mismatched[i]);
-    CHECK(out.replicas_identical == (out.n_mismatched == 0), "replicas_identical");
+        CHECKF(int_in(mism, out.mismatched[i]), "rank %d named as mismatched", out.mismatched[i]);
+    CHECKF(out.replicas_identical == (out.n_mismatched == 0), "replicas_identical");
     json_t *sps = json_object_get(want, "samples_per_s");
     if (sps)
-        CHECK(fabs(out.samples_per_s - json_number_value(sps)) < 1e-6 * json_number_value(sps),
-              "samples_per_s %g, expected %g", out.samples_per_s, json_number_value(sps));
+        CHECKF(fabs(out.samples_per_s - json_number_value(sps)) < 1e-6 * json_number_value(sps),
+               "samples_per_s %g, expected %g", out.samples_per_s, json_number_value(sps));
     json_t *imp = json_object_get(want, "improvement");
     if (imp)
-        CHECK(fabs(out.improvement - json_number_value(imp)) < 1e-9, "improvement %g", out.improvement);
+        CHECKF(fabs(out.improvement - json_number_value(imp)) < 1e-9, "improvement %g", out.improvement);
 
     ddp_outcome_free(&out);
     ga_findings_free(&f);
@@ -178,7 +166,5 @@ int main(int argc, char **argv)
     }
     for (int i = 1; i < argc; i++)
         run_case(argv[i]);
-    if (!failures)
-        printf("%d fixture(s) passed\n", argc - 1);
-    return failures ? 1 : 0;
+    return ga_test_finish();
 }

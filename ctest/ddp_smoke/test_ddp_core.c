@@ -13,17 +13,7 @@
 #include "ddp_model.h"
 #include "ddp_optim.h"
 #include "ddp_rng.h"
-
-static int failures = 0;
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            failures++;                                                                                      \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                             \
-            fprintf(stderr, __VA_ARGS__);                                                                    \
-            fprintf(stderr, "\n");                                                                           \
-        }                                                                                                    \
-    } while (0)
+#include "ga_test.h"
 
 static double batch_loss(ddp_host_net *net, const double *params, const float *x, const int32_t *y,
                          double *grad)
@@ -37,11 +27,11 @@ static void test_gradients(void)
 {
     ddp_layout m;
     char err[128];
-    CHECK(ddp_layout_init(&m, 5, 7, 2, 4, err, sizeof err) == 0, "%s", err);
-    CHECK(m.n_params == 5 * 7 + 7 + 7 * 7 + 7 + 7 * 4 + 4, "n_params %zu", m.n_params);
+    CHECKF(ddp_layout_init(&m, 5, 7, 2, 4, err, sizeof err) == 0, "%s", err);
+    CHECKF(m.n_params == 5 * 7 + 7 + 7 * 7 + 7 + 7 * 4 + 4, "n_params %zu", m.n_params);
     const int B = 6;
     ddp_host_net net;
-    CHECK(ddp_host_net_init(&net, &m, B) == 0, "net init");
+    CHECKF(ddp_host_net_init(&net, &m, B) == 0, "net init");
     double *p = malloc(m.n_params * sizeof *p), *g = malloc(m.n_grad * sizeof *g),
            *scratch = malloc(m.n_grad * sizeof *scratch);
     ddp_params_init(&m, 7, p);
@@ -67,18 +57,18 @@ static void test_gradients(void)
         if (err_k > worst)
             worst = err_k;
     }
-    CHECK(worst < 1e-5, "worst relative gradient error %g", worst);
+    CHECKF(worst < 1e-5, "worst relative gradient error %g", worst);
 
     /* The loss share of half the batch, computed against the full batch size, sums to the full loss. */
     ddp_host_net half;
-    CHECK(ddp_host_net_init(&half, &m, B / 2) == 0, "half net");
+    CHECKF(ddp_host_net_init(&half, &m, B / 2) == 0, "half net");
     double full = batch_loss(&net, p, x, y, g);
     ddp_host_forward_backward(&half, p, x, y, B, scratch, NULL, NULL);
     double a = scratch[m.n_params + DDP_STAT_LOSS], gw0 = scratch[0];
     ddp_host_forward_backward(&half, p, x + (B / 2) * 5, y + B / 2, B, scratch, NULL, NULL);
     double b = scratch[m.n_params + DDP_STAT_LOSS];
-    CHECK(fabs(a + b - full) < 1e-12, "shares %g + %g != %g", a, b, full);
-    CHECK(fabs(gw0 + scratch[0] - g[0]) < 1e-12, "gradient shares do not sum to the full-batch gradient");
+    CHECKF(fabs(a + b - full) < 1e-12, "shares %g + %g != %g", a, b, full);
+    CHECKF(fabs(gw0 + scratch[0] - g[0]) < 1e-12, "gradient shares do not sum to the full-batch gradient");
     ddp_host_net_free(&half);
     ddp_host_net_free(&net);
     free(p);
@@ -97,7 +87,7 @@ static void test_buckets(void)
 {
     ddp_layout m;
     char err[128];
-    CHECK(ddp_layout_init(&m, 16, 32, 4, 10, err, sizeof err) == 0, "%s", err);
+    CHECKF(ddp_layout_init(&m, 16, 32, 4, 10, err, sizeof err) == 0, "%s", err);
     size_t caps[] = {1, 8 * 600, 8 * 2000, 1 << 30};
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
         ddp_bucket_plan plan;
@@ -107,37 +97,37 @@ static void test_buckets(void)
         size_t end = m.n_grad;
         for (int k = 0; k < plan.n; k++) {
             const ddp_bucket *b = &plan.b[k];
-            CHECK(b->offset + b->count == end, "cap %zu bucket %d does not end where the previous began",
-                  caps[c], k);
-            CHECK(b->offset == m.layer_off[b->first_layer], "bucket %d offset", k);
+            CHECKF(b->offset + b->count == end, "cap %zu bucket %d does not end where the previous began",
+                   caps[c], k);
+            CHECKF(b->offset == m.layer_off[b->first_layer], "bucket %d offset", k);
             size_t bytes = (b->count - (k == 0 ? DDP_N_STATS : 0)) * 8;
-            CHECK(bytes <= caps[c] || b->first_layer == b->last_layer, "cap %zu bucket %d holds %zu bytes",
-                  caps[c], k, bytes);
+            CHECKF(bytes <= caps[c] || b->first_layer == b->last_layer, "cap %zu bucket %d holds %zu bytes",
+                   caps[c], k, bytes);
             end = b->offset;
         }
-        CHECK(end == 0, "cap %zu: buckets do not reach offset 0", caps[c]);
-        CHECK(plan.b[0].last_layer == m.n_linear - 1, "bucket 0 must hold the last layer");
+        CHECKF(end == 0, "cap %zu: buckets do not reach offset 0", caps[c]);
+        CHECKF(plan.b[0].last_layer == m.n_linear - 1, "bucket 0 must hold the last layer");
         int launched = 0;
         for (int i = m.n_linear - 1; i >= 0; i--)
             launched += ddp_bucket_completed_by(&plan, i) >= 0;
-        CHECK(launched == plan.n, "cap %zu: %d launches for %d buckets", caps[c], launched, plan.n);
+        CHECKF(launched == plan.n, "cap %zu: %d launches for %d buckets", caps[c], launched, plan.n);
     }
     ddp_bucket_plan one, each;
     ddp_bucket_plan_build(&m, 8, 1 << 30, &one);
     ddp_bucket_plan_build(&m, 8, 1, &each);
-    CHECK(one.n == 1 && each.n == m.n_linear, "plans of %d and %d buckets", one.n, each.n);
+    CHECKF(one.n == 1 && each.n == m.n_linear, "plans of %d and %d buckets", one.n, each.n);
 
     /* The backward pass reports layers last first, each once. */
     ddp_host_net net;
-    CHECK(ddp_host_net_init(&net, &m, 2) == 0, "net");
+    CHECKF(ddp_host_net_init(&net, &m, 2) == 0, "net");
     double *p = calloc(m.n_params, sizeof *p), *g = calloc(m.n_grad, sizeof *g);
     float x[2 * 16] = {0};
     int32_t y[2] = {1, 2};
     n_ready = 0;
     ddp_host_forward_backward(&net, p, x, y, 2, g, record_ready, NULL);
-    CHECK(n_ready == m.n_linear, "%d layers reported", n_ready);
+    CHECKF(n_ready == m.n_linear, "%d layers reported", n_ready);
     for (int i = 0; i < n_ready; i++)
-        CHECK(ready_order[i] == m.n_linear - 1 - i, "layer %d reported at %d", ready_order[i], i);
+        CHECKF(ready_order[i] == m.n_linear - 1 - i, "layer %d reported at %d", ready_order[i], i);
     ddp_host_net_free(&net);
     free(p);
     free(g);
@@ -148,7 +138,7 @@ static void test_sampler(void)
 {
     ddp_dataset ds;
     char err[256];
-    CHECK(ddp_dataset_synthetic(&ds, 10, 3, 4, 5, err, sizeof err) == 0, "%s", err);
+    CHECKF(ddp_dataset_synthetic(&ds, 10, 3, 4, 5, err, sizeof err) == 0, "%s", err);
     enum { R = 4, B = 3, STEPS = 7 };
     ddp_sampler whole, shard;
     ddp_sampler_init(&whole, &ds, 11);
@@ -160,8 +150,8 @@ static void test_sampler(void)
         ddp_sampler_fill(&whole, (int64_t)g * R * B, R * B, xw, yw);
         for (int r = 0; r < R; r++) {
             ddp_sampler_fill(&shard, (int64_t)g * R * B + r * B, B, xs, ys);
-            CHECK(memcmp(xs, xw + r * B * 3, sizeof xs) == 0 && memcmp(ys, yw + r * B, sizeof ys) == 0,
-                  "step %d rank %d reads other samples than the single rank", g, r);
+            CHECKF(memcmp(xs, xw + r * B * 3, sizeof xs) == 0 && memcmp(ys, yw + r * B, sizeof ys) == 0,
+                   "step %d rank %d reads other samples than the single rank", g, r);
         }
     }
     /* An epoch visits every sample once. */
@@ -174,14 +164,14 @@ static void test_sampler(void)
                 seen[i]++;
     }
     for (int i = 0; i < 10; i++)
-        CHECK(seen[i] == 1, "sample %d seen %d times in epoch 2", i, seen[i]);
+        CHECKF(seen[i] == 1, "sample %d seen %d times in epoch 2", i, seen[i]);
     int classes_seen[4] = {0};
     ddp_dataset big;
-    CHECK(ddp_dataset_synthetic(&big, 2000, 16, 4, 5, err, sizeof err) == 0, "%s", err);
+    CHECKF(ddp_dataset_synthetic(&big, 2000, 16, 4, 5, err, sizeof err) == 0, "%s", err);
     for (int i = 0; i < 2000; i++)
         classes_seen[big.labels[i]]++;
     for (int c = 0; c < 4; c++)
-        CHECK(classes_seen[c] > 100, "class %d has only %d of 2000 synthetic samples", c, classes_seen[c]);
+        CHECKF(classes_seen[c] > 100, "class %d has only %d of 2000 synthetic samples", c, classes_seen[c]);
     ddp_dataset_free(&big);
     ddp_sampler_free(&whole);
     ddp_sampler_free(&shard);
@@ -195,14 +185,14 @@ static void test_digest(void)
     ddp_digest da, db;
     ddp_params_digest(a, 4, 8, &da);
     ddp_params_digest(b, 4, 8, &db);
-    CHECK(da.hash == db.hash && da.finite && fabs(da.sum - 1.75) < 1e-15, "identical arrays");
+    CHECKF(da.hash == db.hash && da.finite && fabs(da.sum - 1.75) < 1e-15, "identical arrays");
     b[2] = nextafter(b[2], INFINITY);
     ddp_params_digest(b, 4, 8, &db);
-    CHECK(da.hash != db.hash, "one ulp must change the hash");
+    CHECKF(da.hash != db.hash, "one ulp must change the hash");
     float f[2] = {1.0f, NAN};
     ddp_params_digest(f, 2, 4, &db);
-    CHECK(!db.finite, "NaN must be reported");
-    CHECK(ddp_loss_window(5) == 1 && ddp_loss_window(100) == 10 && ddp_loss_window(100000) == 20, "windows");
+    CHECKF(!db.finite, "NaN must be reported");
+    CHECKF(ddp_loss_window(5) == 1 && ddp_loss_window(100) == 10 && ddp_loss_window(100000) == 20, "windows");
 }
 
 static void put32(FILE *f, unsigned v)
@@ -237,20 +227,20 @@ static void write_idx(const char *dir, unsigned img_magic, unsigned n, unsigned 
 static void test_idx(void)
 {
     char dir[] = "/tmp/ddp_idx_test.XXXXXX";
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    CHECKF(mkdtemp(dir) != NULL, "mkdtemp");
     ddp_dataset ds;
     char err[1400] = "";
     write_idx(dir, 0x803, 5, 5 * 6, 5);
-    CHECK(ddp_dataset_load_idx(&ds, dir, err, sizeof err) == 0, "valid IDX: %s", err);
-    CHECK(ds.n == 5 && ds.dim == 6 && ds.classes == 3, "n %lld dim %d classes %d", (long long)ds.n, ds.dim,
-          ds.classes);
-    CHECK(ds.xu8 && ds.xu8[7] == (7 * 37) % 256 && ds.labels[4] == 1, "IDX contents");
+    CHECKF(ddp_dataset_load_idx(&ds, dir, err, sizeof err) == 0, "valid IDX: %s", err);
+    CHECKF(ds.n == 5 && ds.dim == 6 && ds.classes == 3, "n %lld dim %d classes %d", (long long)ds.n, ds.dim,
+           ds.classes);
+    CHECKF(ds.xu8 && ds.xu8[7] == (7 * 37) % 256 && ds.labels[4] == 1, "IDX contents");
     ddp_sampler s;
     ddp_sampler_init(&s, &ds, 1);
     float x[6];
     int32_t y;
     ddp_sampler_fill(&s, 0, 1, x, &y);
-    CHECK(x[0] >= 0.0f && x[0] <= 1.0f, "pixels scale to [0, 1]");
+    CHECKF(x[0] >= 0.0f && x[0] <= 1.0f, "pixels scale to [0, 1]");
     ddp_sampler_free(&s);
     ddp_dataset_free(&ds);
 
@@ -265,11 +255,11 @@ static void test_idx(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_idx(dir, bad[i].magic, bad[i].n, bad[i].bytes, bad[i].labels);
         err[0] = '\0';
-        CHECK(ddp_dataset_load_idx(&ds, dir, err, sizeof err) != 0 && strstr(err, bad[i].want),
-              "bad IDX case %zu: '%s' should mention '%s'", i, err, bad[i].want);
+        CHECKF(ddp_dataset_load_idx(&ds, dir, err, sizeof err) != 0 && strstr(err, bad[i].want),
+               "bad IDX case %zu: '%s' should mention '%s'", i, err, bad[i].want);
     }
-    CHECK(ddp_dataset_load_idx(&ds, "/nonexistent/ddp", err, sizeof err) != 0 && strstr(err, "cannot open"),
-          "missing directory: '%s'", err);
+    CHECKF(ddp_dataset_load_idx(&ds, "/nonexistent/ddp", err, sizeof err) != 0 && strstr(err, "cannot open"),
+           "missing directory: '%s'", err);
     char path[512];
     snprintf(path, sizeof path, "%s/train-images-idx3-ubyte", dir);
     unlink(path);
@@ -283,9 +273,9 @@ static void test_sgd(void)
     ddp_sgd opt = {0.1, 0.9};
     double p[1] = {1.0}, v[1] = {0.0}, g[1] = {2.0};
     ddp_sgd_step(&opt, p, v, g, 1);
-    CHECK(fabs(v[0] - 2.0) < 1e-15 && fabs(p[0] - 0.8) < 1e-15, "first step p %g v %g", p[0], v[0]);
+    CHECKF(fabs(v[0] - 2.0) < 1e-15 && fabs(p[0] - 0.8) < 1e-15, "first step p %g v %g", p[0], v[0]);
     ddp_sgd_step(&opt, p, v, g, 1);
-    CHECK(fabs(v[0] - 3.8) < 1e-15 && fabs(p[0] - 0.42) < 1e-14, "second step p %g v %g", p[0], v[0]);
+    CHECKF(fabs(v[0] - 3.8) < 1e-15 && fabs(p[0] - 0.42) < 1e-14, "second step p %g v %g", p[0], v[0]);
 }
 
 int main(void)
@@ -296,9 +286,5 @@ int main(void)
     test_digest();
     test_idx();
     test_sgd();
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    else
-        printf("all ddp_smoke core checks passed\n");
-    return failures ? 1 : 0;
+    return ga_test_finish();
 }

@@ -1,6 +1,6 @@
 /* Data-driven tests of the consistency audit: each folder under audit_cases/ holds input.json (a cluster
- * described by defaults and per-node or per-rank overrides) and expected.json (the exit code, the exact set of
- * findings, and selected majority values). A new case is a new folder, not new code. */
+ * described by defaults and per-node or per-rank overrides) and expected.json (the exit code, the exact set
+ * of findings, and selected majority values). A new case is a new folder, not new code. */
 #include <dirent.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -74,7 +74,8 @@ static env_record *build_cluster(json_t *in, int *n_out)
         r->hdr.local_size = per_node;
         snprintf(r->hdr.host, sizeof r->hdr.host, "node%03d", r->hdr.node_index);
         r->gpu_count = 1;
-        snprintf(r->gpus[0].uuid, sizeof r->gpus[0].uuid, "GPU-%03d-%d", r->hdr.node_index, r->hdr.local_rank);
+        snprintf(r->gpus[0].uuid, sizeof r->gpus[0].uuid, "GPU-%03d-%d", r->hdr.node_index,
+                 r->hdr.local_rank);
         apply(r, base_defaults);
         apply(r, json_object_get(in, "defaults"));
     }
@@ -85,7 +86,8 @@ static env_record *build_cluster(json_t *in, int *n_out)
         int node = (int)json_integer_value(json_object_get(o, "node"));
         json_t *local = json_object_get(o, "local_rank");
         for (int i = 0; i < n; i++)
-            if (recs[i].hdr.node_index == node && (!local || recs[i].hdr.local_rank == json_integer_value(local)))
+            if (recs[i].hdr.node_index == node &&
+                (!local || recs[i].hdr.local_rank == json_integer_value(local)))
                 apply(&recs[i], json_object_get(o, "set"));
     }
     *n_out = n;
@@ -135,7 +137,8 @@ static void run_case(const char *dir, const char *name)
         CHECK(found);
         if (!found)
             fprintf(stderr, "%s: expected finding %s on %s not produced\n", name,
-                    json_string_value(json_object_get(e, "code")), json_string_value(json_object_get(e, "host")));
+                    json_string_value(json_object_get(e, "code")),
+                    json_string_value(json_object_get(e, "host")));
     }
     const char *field;
     json_t *maj;
@@ -143,7 +146,8 @@ static void run_case(const char *dir, const char *name)
     {
         json_t *entry;
         bool seen = false;
-        json_array_foreach(summary, k, entry) if (strcmp(json_string_value(json_object_get(entry, "field")), field) == 0)
+        json_array_foreach(summary, k,
+                           entry) if (strcmp(json_string_value(json_object_get(entry, "field")), field) == 0)
         {
             seen = true;
             CHECK_STR(json_string_value(json_object_get(entry, "majority")), json_string_value(maj));

@@ -6,41 +6,31 @@
 
 #include "gf_analysis.h"
 #include "tp_peaks.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                      \
-            printf(__VA_ARGS__);                                                                             \
-            printf("\n");                                                                                    \
-            failures++;                                                                                      \
-        }                                                                                                    \
-    } while (0)
+#include "ga_test.h"
 
 static void test_peaks(void)
 {
     const tp_gpu_peaks *p = tp_peaks_lookup("NVIDIA H100 80GB HBM3");
-    CHECK(p && strcmp(p->model, "H100 SXM") == 0 && p->tflops[TP_BF16] == 989.5 && p->mem_GBps == 3350,
-          "H100 SXM");
+    CHECKF(p && strcmp(p->model, "H100 SXM") == 0 && p->tflops[TP_BF16] == 989.5 && p->mem_GBps == 3350,
+           "H100 SXM");
     p = tp_peaks_lookup("NVIDIA H100 PCIe");
-    CHECK(p && strcmp(p->model, "H100 PCIe") == 0 && p->tflops[TP_FP8] == 1513, "H100 PCIe");
+    CHECKF(p && strcmp(p->model, "H100 PCIe") == 0 && p->tflops[TP_FP8] == 1513, "H100 PCIe");
     p = tp_peaks_lookup("NVIDIA H100 NVL");
-    CHECK(p && strcmp(p->model, "H100 NVL") == 0, "H100 NVL");
+    CHECKF(p && strcmp(p->model, "H100 NVL") == 0, "H100 NVL");
     p = tp_peaks_lookup("NVIDIA H200");
-    CHECK(p && strcmp(p->model, "H200 SXM") == 0 && p->mem_GBps == 4800, "H200");
+    CHECKF(p && strcmp(p->model, "H200 SXM") == 0 && p->mem_GBps == 4800, "H200");
     p = tp_peaks_lookup("NVIDIA A100-SXM4-40GB");
-    CHECK(p && p->mem_GBps == 1555 && p->tflops[TP_FP8] == 0, "A100 40GB: no fp8 peak");
+    CHECKF(p && p->mem_GBps == 1555 && p->tflops[TP_FP8] == 0, "A100 40GB: no fp8 peak");
     p = tp_peaks_lookup("NVIDIA A100 80GB PCIe");
-    CHECK(p && p->mem_GBps == 1935, "A100 80GB PCIe");
-    CHECK(tp_peaks_lookup("NVIDIA L40S") != NULL, "L40S");
-    CHECK(tp_peaks_lookup("NVIDIA B200") != NULL, "B200");
-    CHECK(tp_peaks_lookup("NVIDIA GB200") == NULL, "GB200 is not a B200 entry");
-    CHECK(tp_peaks_lookup("Tesla V100-SXM2-32GB") == NULL, "unknown model");
-    CHECK(fabs(tp_pcie_GBps(5, 16) - 63.015) < 0.01, "gen5 x16 %.3f", tp_pcie_GBps(5, 16));
-    CHECK(fabs(tp_pcie_GBps(4, 16) - 31.508) < 0.01, "gen4 x16");
-    CHECK(tp_pcie_GBps(2, 16) == 0, "gen2 unknown");
-    CHECK(tp_dtype_parse("BF16") == TP_BF16 && tp_dtype_parse("fp7") == -1, "dtype names");
+    CHECKF(p && p->mem_GBps == 1935, "A100 80GB PCIe");
+    CHECKF(tp_peaks_lookup("NVIDIA L40S") != NULL, "L40S");
+    CHECKF(tp_peaks_lookup("NVIDIA B200") != NULL, "B200");
+    CHECKF(tp_peaks_lookup("NVIDIA GB200") == NULL, "GB200 is not a B200 entry");
+    CHECKF(tp_peaks_lookup("Tesla V100-SXM2-32GB") == NULL, "unknown model");
+    CHECKF(fabs(tp_pcie_GBps(5, 16) - 63.015) < 0.01, "gen5 x16 %.3f", tp_pcie_GBps(5, 16));
+    CHECKF(fabs(tp_pcie_GBps(4, 16) - 31.508) < 0.01, "gen4 x16");
+    CHECKF(tp_pcie_GBps(2, 16) == 0, "gen2 unknown");
+    CHECKF(tp_dtype_parse("BF16") == TP_BF16 && tp_dtype_parse("fp7") == -1, "dtype names");
 }
 
 /* 64 nodes x 8 GPUs of H100, every one measured at 700 TFLOP/s bf16, burning 5 intervals. */
@@ -87,26 +77,26 @@ static void test_sdc(void)
 {
     int n = 512, *mism = calloc((size_t)n, sizeof *mism);
     gf_record *all = cluster(64, 8);
-    CHECK(gf_sdc_compare(all, n, mism) == 0, "healthy cluster: no mismatch");
+    CHECKF(gf_sdc_compare(all, n, mism) == 0, "healthy cluster: no mismatch");
 
     all[301].interval_checksum[3] ^= 1; /* one bit of one GPU in one interval */
-    CHECK(gf_sdc_compare(all, n, mism) == 1, "one corrupted interval: one mismatch");
+    CHECKF(gf_sdc_compare(all, n, mism) == 1, "one corrupted interval: one mismatch");
     int others = 0;
     for (int i = 0; i < n; i++)
         others += i != 301 && mism[i];
-    CHECK(mism[301] == 1 && others == 0, "exactly rank 301 named (got %d, others %d)", mism[301], others);
+    CHECKF(mism[301] == 1 && others == 0, "exactly rank 301 named (got %d, others %d)", mism[301], others);
 
     /* Two GPUs of another model that disagree: no majority, both are named; the H100s are unaffected. */
     gf_record *two = cluster(1, 2);
     two[1].interval_checksum[0] = 7;
     for (int t = 1; t < 5; t++)
         two[1].interval_checksum[t] = 7;
-    CHECK(gf_sdc_compare(two, 2, mism) == 10 && mism[0] == 5 && mism[1] == 5, "two disagreeing GPUs: both");
+    CHECKF(gf_sdc_compare(two, 2, mism) == 10 && mism[0] == 5 && mism[1] == 5, "two disagreeing GPUs: both");
 
     /* A GPU whose output changes over time is named even when alone. */
     gf_record *one = cluster(1, 1);
     one[0].interval_checksum[4] = 99;
-    CHECK(gf_sdc_compare(one, 1, mism) == 1 && mism[0] == 1, "lone GPU changing its own output");
+    CHECKF(gf_sdc_compare(one, 1, mism) == 1 && mism[0] == 1, "lone GPU changing its own output");
     free(two);
     free(one);
     free(all);
@@ -126,29 +116,30 @@ static void test_analyse(void)
     json_t *report = json_object();
     gf_analyse(all, 512, &p, "cublas", report, &f);
     int rank = -1;
-    CHECK(count_code(&f, "GEMM_BELOW_MEDIAN", &rank) == 1 && rank == 77, "below median: rank %d", rank);
-    CHECK(count_code(&f, "GEMM_BELOW_PEAK", NULL) == 0, "no GPU below 50%% of peak");
-    CHECK(count_code(&f, "GEMM_THROTTLING", &rank) == 1 && rank == 78, "throttling: rank %d", rank);
-    CHECK(count_code(&f, "GEMM_SDC_MISMATCH", &rank) == 1 && rank == 79, "sdc: rank %d", rank);
-    CHECK(count_code(&f, "GEMM_WRONG_RESULT", &rank) == 1 && rank == 80, "wrong result: rank %d", rank);
-    CHECK(ga_findings_exit_code(&f) == 1, "exit code 1");
+    CHECKF(count_code(&f, "GEMM_BELOW_MEDIAN", &rank) == 1 && rank == 77, "below median: rank %d", rank);
+    CHECKF(count_code(&f, "GEMM_BELOW_PEAK", NULL) == 0, "no GPU below 50%% of peak");
+    CHECKF(count_code(&f, "GEMM_THROTTLING", &rank) == 1 && rank == 78, "throttling: rank %d", rank);
+    CHECKF(count_code(&f, "GEMM_SDC_MISMATCH", &rank) == 1 && rank == 79, "sdc: rank %d", rank);
+    CHECKF(count_code(&f, "GEMM_WRONG_RESULT", &rank) == 1 && rank == 80, "wrong result: rank %d", rank);
+    CHECKF(ga_findings_exit_code(&f) == 1, "exit code 1");
 
     json_t *sum = json_object_get(report, "summary");
     json_t *bf16 = json_array_get(json_object_get(sum, "dtypes"), 0);
-    CHECK(strcmp(json_string_value(json_object_get(bf16, "dtype")), "bf16") == 0, "dtype order");
-    CHECK(json_real_value(json_object_get(bf16, "peak_tflops")) == 989.5, "bf16 peak");
-    CHECK(fabs(json_real_value(json_object_get(bf16, "median_tflops")) - 700) < 1e-6, "median 700");
+    CHECKF(strcmp(json_string_value(json_object_get(bf16, "dtype")), "bf16") == 0, "dtype order");
+    CHECKF(json_real_value(json_object_get(bf16, "peak_tflops")) == 989.5, "bf16 peak");
+    CHECKF(fabs(json_real_value(json_object_get(bf16, "median_tflops")) - 700) < 1e-6, "median 700");
     json_t *g77 = json_array_get(json_object_get(bf16, "gpus"), 77);
-    CHECK(json_integer_value(json_object_get(g77, "rank")) == 77 &&
-              json_is_true(json_object_get(g77, "flagged")),
-          "gpus[77] flagged");
-    CHECK(fabs(json_real_value(json_object_get(g77, "efficiency")) - 500 / 989.5) < 1e-9, "efficiency");
+    CHECKF(json_integer_value(json_object_get(g77, "rank")) == 77 &&
+               json_is_true(json_object_get(g77, "flagged")),
+           "gpus[77] flagged");
+    CHECKF(fabs(json_real_value(json_object_get(g77, "efficiency")) - 500 / 989.5) < 1e-9, "efficiency");
     json_t *fp8 = json_array_get(json_object_get(sum, "dtypes"), 1);
-    CHECK(json_is_null(json_object_get(fp8, "median_tflops")), "fp8 not measured: median null");
+    CHECKF(json_is_null(json_object_get(fp8, "median_tflops")), "fp8 not measured: median null");
     json_t *burn = json_object_get(sum, "burn");
-    CHECK(json_integer_value(json_object_get(burn, "sdc_mismatches")) == 1, "burn sdc count");
-    CHECK(json_array_size(json_object_get(burn, "gpus")) == 512, "burn gpus");
-    CHECK(json_array_size(json_object_get(report, "metrics")) == 512 + 512 + 1, "metrics: tflops, drop, sdc");
+    CHECKF(json_integer_value(json_object_get(burn, "sdc_mismatches")) == 1, "burn sdc count");
+    CHECKF(json_array_size(json_object_get(burn, "gpus")) == 512, "burn gpus");
+    CHECKF(json_array_size(json_object_get(report, "metrics")) == 512 + 512 + 1,
+           "metrics: tflops, drop, sdc");
 
     /* Unknown model: measured, no efficiency, no peak flag even with --min-efficiency. */
     ga_findings_free(&f);
@@ -160,10 +151,10 @@ static void test_analyse(void)
     p.min_efficiency = 0.99;
     gf_analyse(all, 512, &p, "cublas", report, &f);
     bf16 = json_array_get(json_object_get(json_object_get(report, "summary"), "dtypes"), 0);
-    CHECK(json_is_null(json_object_get(bf16, "peak_tflops")), "unknown: peak null");
-    CHECK(json_is_null(json_object_get(json_array_get(json_object_get(bf16, "gpus"), 3), "efficiency")),
-          "unknown: efficiency null");
-    CHECK(count_code(&f, "GEMM_BELOW_PEAK", NULL) == 0, "unknown: no peak flag");
+    CHECKF(json_is_null(json_object_get(bf16, "peak_tflops")), "unknown: peak null");
+    CHECKF(json_is_null(json_object_get(json_array_get(json_object_get(bf16, "gpus"), 3), "efficiency")),
+           "unknown: efficiency null");
+    CHECKF(count_code(&f, "GEMM_BELOW_PEAK", NULL) == 0, "unknown: no peak flag");
     json_decref(report);
     ga_findings_free(&f);
     free(all);
@@ -174,7 +165,5 @@ int main(void)
     test_peaks();
     test_sdc();
     test_analyse();
-    if (!failures)
-        printf("ok\n");
-    return failures ? 1 : 0;
+    return ga_test_finish();
 }

@@ -6,17 +6,7 @@
 
 #include "mb_analysis.h"
 #include "tp_peaks.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                      \
-            printf(__VA_ARGS__);                                                                             \
-            printf("\n");                                                                                    \
-            failures++;                                                                                      \
-        }                                                                                                    \
-    } while (0)
+#include "ga_test.h"
 
 static void measured(mb_result *x, double GBps)
 {
@@ -62,8 +52,8 @@ static size_t count_code(const ga_findings *f, const char *code, int *rank, int 
 int main(void)
 {
     mb_record *all = cluster(64, 8, "NVIDIA H100 80GB HBM3", true);
-    CHECK(mb_peak(&all[0], MB_DEVICE_COPY) == 3350, "HBM peak");
-    CHECK(fabs(mb_peak(&all[0], MB_H2D) - 63.015) < 0.01, "PCIe gen5 x16 peak");
+    CHECKF(mb_peak(&all[0], MB_DEVICE_COPY) == 3350, "HBM peak");
+    CHECKF(fabs(mb_peak(&all[0], MB_H2D) - 63.015) < 0.01, "PCIe gen5 x16 peak");
     all[205].t[MB_H2D].GBps = 20; /* a GPU behind a link trained at x4 */
     mb_policy p = {0.10, 0.7};
     ga_findings f;
@@ -71,19 +61,19 @@ int main(void)
     json_t *report = json_object();
     mb_analyse(all, 512, &p, "cuda", report, &f);
     int rank = -1, gpu = -1;
-    CHECK(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 1 && rank == 205 && gpu == 5,
-          "below median: rank %d GPU %d", rank, gpu);
-    CHECK(count_code(&f, "MEM_BELOW_PEAK", &rank, &gpu) == 1 && rank == 205, "below 70%% of the link: %d",
-          rank);
-    CHECK(f.count == 2, "%zu findings", f.count);
+    CHECKF(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 1 && rank == 205 && gpu == 5,
+           "below median: rank %d GPU %d", rank, gpu);
+    CHECKF(count_code(&f, "MEM_BELOW_PEAK", &rank, &gpu) == 1 && rank == 205, "below 70%% of the link: %d",
+           rank);
+    CHECKF(f.count == 2, "%zu findings", f.count);
     json_t *tests = json_object_get(json_object_get(report, "summary"), "tests");
-    CHECK(json_array_size(tests) == 4, "four GPU tests");
+    CHECKF(json_array_size(tests) == 4, "four GPU tests");
     json_t *h2d = json_array_get(tests, 2);
-    CHECK(strcmp(json_string_value(json_object_get(h2d, "test")), "h2d") == 0, "test order");
-    CHECK(json_array_size(json_object_get(h2d, "gpus")) == 512, "512 GPUs");
+    CHECKF(strcmp(json_string_value(json_object_get(h2d, "test")), "h2d") == 0, "test order");
+    CHECKF(json_array_size(json_object_get(h2d, "gpus")) == 512, "512 GPUs");
     json_t *copy = json_array_get(tests, 0);
-    CHECK(json_real_value(json_object_get(copy, "peak_GBps")) == 3350, "copy peak in summary");
-    CHECK(json_array_size(json_object_get(report, "metrics")) == 4 * 512, "metrics");
+    CHECKF(json_real_value(json_object_get(copy, "peak_GBps")) == 3350, "copy peak in summary");
+    CHECKF(json_array_size(json_object_get(report, "metrics")) == 4 * 512, "metrics");
     json_decref(report);
     ga_findings_free(&f);
     free(all);
@@ -94,16 +84,14 @@ int main(void)
     ga_findings_init(&f);
     report = json_object();
     mb_analyse(all, 8, &p, "host", report, &f);
-    CHECK(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 1 && rank == 6 && gpu == -1, "host: rank 6");
+    CHECKF(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 1 && rank == 6 && gpu == -1, "host: rank 6");
     tests = json_object_get(json_object_get(report, "summary"), "tests");
-    CHECK(json_array_size(tests) == 1, "host: one test");
+    CHECKF(json_array_size(tests) == 1, "host: one test");
     json_t *g0 = json_array_get(json_object_get(json_array_get(tests, 0), "gpus"), 0);
-    CHECK(json_is_null(json_object_get(g0, "efficiency")) && json_is_null(json_object_get(g0, "gpu")),
-          "host: efficiency and gpu null");
+    CHECKF(json_is_null(json_object_get(g0, "efficiency")) && json_is_null(json_object_get(g0, "gpu")),
+           "host: efficiency and gpu null");
     json_decref(report);
     ga_findings_free(&f);
     free(all);
-    if (!failures)
-        printf("ok\n");
-    return failures ? 1 : 0;
+    return ga_test_finish();
 }
