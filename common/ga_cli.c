@@ -189,6 +189,7 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
                 cli_error(print, spec->name, "--timeout: %s%s", err, "");
                 result = GA_CLI_ERROR;
             }
+            common->timeout_given = true;
             break;
         default:
             if (!is_program_key(spec, key) || !spec->on_option ||

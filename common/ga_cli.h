@@ -14,6 +14,7 @@ typedef struct {
     bool quick;                   /* --quick: smaller sizes and fewer iterations */
     bool verbose;                 /* --verbose */
     double timeout_s;             /* --timeout: whole-run watchdog, 0 = none */
+    bool timeout_given;           /* --timeout was on the command line (else timeout_s is the default) */
 } ga_common_opts;
 
 /* One program-specific option. key is the short option character, or a value >= 256 for long-only ones. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_gpu.h"
@@ -225,8 +226,11 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
     gf_opts *o = &cli.o;
+    /* The default whole-run bound is for the measurement alone: a burn of --duration comes on top. */
+    if (!common.timeout_given && o->duration_s > 0)
+        ga_deadline_start_run(spec.default_timeout_s + o->duration_s);
 
-    bool gpu = ga_backend_resolve(&ctx, (ga_backend)o->device) == GA_BACKEND_GPU;
+    bool gpu = ga_backend_resolve(&ctx, o->device) == GA_BACKEND_GPU;
     gf_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
