@@ -171,9 +171,10 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
 
 int ga_program_end(ga_ctx *ctx, int exit_code)
 {
-    ga_deadline_stop();
     int agreed = exit_code;
+    ga_deadline_arm("agreeing on the exit code at the end");
     MPI_Allreduce(&exit_code, &agreed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    ga_deadline_stop();
     if (ctx->node_comm != MPI_COMM_NULL && ctx->node_comm != 0)
         MPI_Comm_free(&ctx->node_comm);
     free(ctx->argv);
