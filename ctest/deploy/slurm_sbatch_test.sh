@@ -43,6 +43,15 @@ assert sorted(x["rank"] for x in r["nodes"][0]["ranks"]) == [0, 1, 2, 3]
 assert r["verdict"]["result"] == "pass"
 PY
 
+check "the reports were merged into summary.json with env_audit's pass" "$python" - \
+    "$work/reports/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+steps = {st["program"]: st for st in s["steps"]}
+print({k: v.get("status") for k, v in steps.items()})
+assert steps["env_audit"]["status"] == "pass"
+PY
+
 # srun without PMIx. Debian's Open MPI 4.1 knows it was direct-launched and stops in MPI_Init itself.
 rc=0
 out=$(timeout 60 srun --mpi=none --ntasks=4 "$bin_dir/env_audit" --report-dir "$work/none" 2>&1) || rc=$?

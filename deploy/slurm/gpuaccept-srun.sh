@@ -5,8 +5,10 @@
 #   GA_PREFIX          install prefix holding bin/<program>            [/opt/gpuaccept]
 #   GA_BIN_DIR         where the programs are, e.g. a build tree's build/bin      [$GA_PREFIX/bin]
 #   GA_PROGRAMS        programs to run, in order        [env_audit allreduce_bw gemm_flops mem_bw ddp_smoke]
-#   GA_COMMAND         a command to run per task instead of the programs, e.g. "gpuaccept run"; it gets
-#                      --report-dir DIR and GA_ARGS appended                                       [unset]
+#   GA_COMMAND         an MPI program to run per task instead of the programs (a site's own check); it
+#                      gets --report-dir DIR and GA_ARGS appended                                  [unset]
+#   GA_MERGE           merge the reports into summary.json/.md/.html with `gpuaccept merge` at the end
+#                      (1), or not (0)                                                              [1]
 #   GA_ARGS            extra arguments for every program, e.g. "--quick --timeout 600"              [none]
 #   GA_REPORT_DIR      where reports go; must be on a file system every node shares
 #                                                         [$SLURM_SUBMIT_DIR/gpuaccept-$SLURM_JOB_ID]
@@ -70,5 +72,23 @@ for step in "${steps[@]}"; do
     say "${cmd[0]##*/}: exit $rc"
     [ "$status" -ne 0 ] || status=$rc
 done
+# One verdict for people: the suite front-end merges the reports (it is no MPI program: one copy, on the
+# batch host, or in the image through Pyxis).
+if [ "${GA_MERGE:-1}" = 1 ]; then
+    merge=()
+    if [ -n "${GA_CONTAINER_IMAGE:-}" ]; then
+        merge=(srun --ntasks=1 --nodes=1 --container-image="$GA_CONTAINER_IMAGE"
+            --container-mounts="$report_dir:$report_dir${GA_CONTAINER_MOUNTS:+,$GA_CONTAINER_MOUNTS}" gpuaccept)
+    elif [ -x "$bin_dir/gpuaccept" ]; then
+        merge=("$bin_dir/gpuaccept")
+    fi
+    if [ ${#merge[@]} -gt 0 ]; then
+        rc=0
+        "${merge[@]}" merge --report-dir "$report_dir" || rc=$?
+        say "gpuaccept merge: exit $rc; summary in $report_dir/summary.html"
+    else
+        say "no $bin_dir/gpuaccept: reports not merged (GA_MERGE=0 to silence)"
+    fi
+fi
 say "done: exit $status; reports in $report_dir"
 exit "$status"
