@@ -61,6 +61,14 @@ printed = log[log.index("\n", start) + 1:log.index("=== end", start)]
 assert json.loads(printed) == r, "the report printed into the launcher log differs from the file"
 PY
 
+check "the launcher merged the reports on the first worker and printed the summary" "$python" - \
+    "$tmp/reports/summary.json" "$tmp/launcher.log" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert {st["program"]: st["status"] for st in s["steps"]}["env_audit"] == "pass"
+assert "=== gpuaccept report {}".format(sys.argv[1]) in open(sys.argv[2]).read()
+PY
+
 # The operator wrote fewer slots than the job's ranks: mpirun must fail and the launcher must say so,
 # not hide it behind the report-printing step that follows.
 rm -f "$tmp/reports"/*

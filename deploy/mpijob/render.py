@@ -39,9 +39,11 @@ for p in {programs}; do
   mpirun -np {np} --bind-to none {fwd} {bin}/"$p" --report-dir {rd}{args} || rc=$?
   [ "$status" -ne 0 ] || status=$rc  # the first failure decides the launcher's exit status
 done
-# Rank 0 wrote the reports on the first worker; print them into this log, which outlives the workers.
+# Rank 0 wrote the reports on the first worker: merge them there into the suite's one verdict
+# (summary.json/.md/.html), then print them into this log, which outlives the workers.
 first=$(awk 'NR==1 {{print $1}}' "$hostfile")
-mpirun -np 1 --host "$first" sh -c 'for f in {rd}/*.json; do [ -e "$f" ] || continue; echo "=== gpuaccept report $f"; cat "$f"; echo "=== end"; done'
+mpirun -np 1 --host "$first" {bin}/gpuaccept merge --report-dir {rd} || echo "gpuaccept: merge failed" >&2
+mpirun -np 1 --host "$first" sh -c 'for f in {rd}/*.json {rd}/summary.md; do [ -e "$f" ] || continue; echo "=== gpuaccept report $f"; cat "$f"; echo "=== end"; done'
 exit "$status"
 """.format(wait=a.dns_wait // 2, programs=" ".join(programs), np=a.nodes * a.slots, fwd=forwarded,
            bin=a.prefix + "/bin", rd=a.report_dir, args=(" " + a.args) if a.args else "")
