@@ -66,8 +66,11 @@ static bool nccl_inplace_checkable(ar_coll_id coll)
 static void nccl_put_input(ar_backend *b, const ar_call *c, const void *host)
 {
     nccl_impl *g = b->impl;
-    GA_CUDA_CHECK(cudaMemset(g->recv, 0xff, g->max_bytes));
-    GA_CUDA_CHECK(cudaMemcpy(input_at(b, c), host, c->counts.send_count * esize(c), cudaMemcpyHostToDevice));
+    /* On the NCCL stream: cudaMemset is asynchronous and a pageable cudaMemcpy may return before its DMA
+     * lands, both on the legacy stream, which a cudaStreamNonBlocking stream does not wait for. */
+    GA_CUDA_CHECK(cudaMemsetAsync(g->recv, 0xff, g->max_bytes, g->stream));
+    GA_CUDA_CHECK(cudaMemcpyAsync(input_at(b, c), host, c->counts.send_count * esize(c),
+                                  cudaMemcpyHostToDevice, g->stream));
 }
 
 static void nccl_get_output(ar_backend *b, const ar_call *c, void *host)

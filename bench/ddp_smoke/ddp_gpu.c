@@ -123,7 +123,10 @@ static void gpu_perturb(ddp_trainer *t)
     float p0 = 0.0f;
     GA_CUDA_CHECK(cudaMemcpy(&p0, g->params, sizeof p0, cudaMemcpyDeviceToHost));
     p0 = nextafterf(p0, INFINITY);
-    GA_CUDA_CHECK(cudaMemcpy(g->params, &p0, sizeof p0, cudaMemcpyHostToDevice));
+    /* On the compute stream, which reads the parameters: a pageable cudaMemcpy may return before its DMA
+     * lands, and a cudaStreamNonBlocking stream does not wait for the legacy stream. */
+    GA_CUDA_CHECK(cudaMemcpyAsync(g->params, &p0, sizeof p0, cudaMemcpyHostToDevice, g->compute));
+    ga_nccl_wait(g->nccl, g->compute, g->cfg.comm_timeout_s, "parameter perturbation");
 }
 
 static void gpu_destroy(ddp_trainer *t)

@@ -224,6 +224,8 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
     g->n = o->n;
     g->k = o->k;
     g->alpha_d = g->alpha_f = g->alpha_i = 1;
+    /* The cudaGetLastError after the init kernels must not pick up an earlier dtype's failed call. */
+    (void)cudaGetLastError();
     CU(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "cudaStreamCreate");
     size_t na = (size_t)(g->k * g->m), nb = (size_t)(g->k * g->n), nc = (size_t)(g->m * g->n);
     CU(cudaMalloc(&g->a, na * g->cfg.ab_size), "cudaMalloc A");
@@ -242,7 +244,10 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
     if (d == TP_FP8) {
         CU(cudaMalloc((void **)&g->scale_one, sizeof(float)), "cudaMalloc scale");
         float one = 1.0f;
-        CU(cudaMemcpy(g->scale_one, &one, sizeof one, cudaMemcpyHostToDevice), "cudaMemcpy scale");
+        /* On g->stream (synchronised below): the GEMMs run on a non-blocking stream, which does not wait for
+         * a legacy-stream copy. */
+        CU(cudaMemcpyAsync(g->scale_one, &one, sizeof one, cudaMemcpyHostToDevice, g->stream),
+           "cudaMemcpy scale");
         LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g->scale_one,
                                           sizeof g->scale_one),
            "A_SCALE_POINTER");
@@ -327,11 +332,17 @@ double gemm_check(const gpu_gemm *g, uint64_t seed, char *err, size_t errlen)
         snprintf(err, errlen, "cudaMalloc for the check failed");
         return -1;
     }
-    cudaMemcpy(d_pos, rows, sizeof rows, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_pos + GF_CHECK_SAMPLES, cols, sizeof cols, cudaMemcpyHostToDevice);
-    check_kernel<<<GF_CHECK_SAMPLES, 256, 0, g->stream>>>(g->a, g->b, g->c, g->d, g->m, g->k, d_pos,
-                                                          d_pos + GF_CHECK_SAMPLES, d_out);
-    cudaError_t e = cudaStreamSynchronize(g->stream);
+    /* On g->stream: the kernel must see the positions (a legacy-stream copy is not ordered with it). */
+    cudaError_t e = cudaMemcpyAsync(d_pos, rows, sizeof rows, cudaMemcpyHostToDevice, g->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(d_pos + GF_CHECK_SAMPLES, cols, sizeof cols, cudaMemcpyHostToDevice, g->stream);
+    if (e == cudaSuccess) {
+        check_kernel<<<GF_CHECK_SAMPLES, 256, 0, g->stream>>>(g->a, g->b, g->c, g->d, g->m, g->k, d_pos,
+                                                              d_pos + GF_CHECK_SAMPLES, d_out);
+        e = cudaGetLastError(); /* a launch that never ran must not leave d_out's garbage to be read */
+    }
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(g->stream);
     if (e == cudaSuccess)
         e = cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost);
     cudaFree(d_pos);
@@ -354,10 +365,14 @@ int gemm_checksum(const gpu_gemm *g, uint64_t *sum, char *err, size_t errlen)
 {
     unsigned long long *d_sum = NULL;
     CU(cudaMalloc((void **)&d_sum, sizeof *d_sum), "cudaMalloc checksum");
-    cudaMemsetAsync(d_sum, 0, sizeof *d_sum, g->stream);
-    checksum_kernel<<<1024, 256, 0, g->stream>>>(g->c, g->cfg.cd_size, (size_t)(g->m * g->n), d_sum);
+    cudaError_t e = cudaMemsetAsync(d_sum, 0, sizeof *d_sum, g->stream);
+    if (e == cudaSuccess) {
+        checksum_kernel<<<1024, 256, 0, g->stream>>>(g->c, g->cfg.cd_size, (size_t)(g->m * g->n), d_sum);
+        e = cudaGetLastError(); /* else a kernel that never ran leaves 0: the same "checksum" on every GPU */
+    }
     unsigned long long h = 0;
-    cudaError_t e = cudaStreamSynchronize(g->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(g->stream);
     if (e == cudaSuccess)
         e = cudaMemcpy(&h, d_sum, sizeof h, cudaMemcpyDeviceToHost);
     cudaFree(d_sum);

@@ -123,7 +123,8 @@ bool verify(const bufs *b, const double *p, size_t n, double v)
         return false;
     cudaMemsetAsync(d_bad, 0, sizeof *d_bad, b->s);
     verify_kernel<<<b->sms * 4, 256, 0, b->s>>>(p, n, v, d_bad);
-    if (cudaStreamSynchronize(b->s) != cudaSuccess ||
+    /* A kernel that did not launch (no image for this GPU) leaves the count at 0: that is no pass. */
+    if (cudaGetLastError() != cudaSuccess || cudaStreamSynchronize(b->s) != cudaSuccess ||
         cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost))
         bad = 1;
     cudaFree(d_bad);
@@ -191,6 +192,7 @@ extern "C" int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t 
     if (b.h && cudaHostRegister(b.h, b.hbytes, cudaHostRegisterDefault) == cudaSuccess) {
         b.h_registered = true;
     } else {
+        (void)cudaGetLastError(); /* a failed cudaHostRegister must not fail the triad's launch check */
         tp_free(b.h, b.hbytes, b.h_bound);
         b.h = NULL;
         b.h_bound = false;
@@ -207,7 +209,14 @@ extern "C" int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t 
     fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_a, b.n, 0.0);
     fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_b, b.n, 1.0);
     fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_c, b.n, 2.0);
-    cudaStreamSynchronize(b.s);
+    e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(b.s);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "fill kernel: %s", cudaGetErrorString(e));
+        free_bufs(&b);
+        return -1;
+    }
 
     double sz = (double)(b.n * sizeof(double));
     ga_phase("device copy on GPU %d", r->hdr.device_index);
