@@ -325,9 +325,10 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
             for (int p = n_pairs; p < n_pairs + got; p++)
                 if (p == n_pairs || pairs[p].busbw < lo)
                     lo = pairs[p].busbw, lo_i = p;
-            ga_log("COMM", "round %d/%d: %d pairs, busbw at %llu B: lowest %.2f GB/s (%s <-> %s)", r + 1,
-                   rounds, got, (unsigned long long)sizes[n_sizes - 1], lo, pairs[lo_i].host[0],
-                   pairs[lo_i].host[1]);
+            ga_log("COMM",
+                   "round %d/%d: %d pairs, busbw at %llu B: lowest %.2f GB/s (%s rank %d <-> %s rank %d)",
+                   r + 1, rounds, got, (unsigned long long)sizes[n_sizes - 1], lo, pairs[lo_i].host[0],
+                   pairs[lo_i].rank[0], pairs[lo_i].host[1], pairs[lo_i].rank[1]);
             n_pairs += got;
         }
     }
