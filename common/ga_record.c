@@ -7,6 +7,7 @@
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_gpu.h"
+#include "ga_log.h"
 
 void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr)
 {
@@ -25,6 +26,13 @@ void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr)
         snprintf(hdr->device_uuid, sizeof hdr->device_uuid, "%s", gpu->uuid);
         snprintf(hdr->device_pci_bus_id, sizeof hdr->device_pci_bus_id, "%s", gpu->pci_bus_id);
     }
+}
+
+void ga_record_header_fail(ga_record_header *hdr, int status, const char *tag, const char *message)
+{
+    hdr->status = status;
+    snprintf(hdr->message, sizeof hdr->message, "%s", message);
+    ga_log_rank(tag, "%s", message);
 }
 
 void ga_gather_records(const ga_ctx *ctx, const void *mine, size_t record_size, void **all)

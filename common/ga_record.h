@@ -23,6 +23,10 @@ typedef struct {
  * the host path, or a header made before the selection). */
 void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr);
 
+/* Marks this rank's own measurement as failed (status, message) and says so on its log, so that rank 0
+ * can report it by node and rank after the gather. */
+void ga_record_header_fail(ga_record_header *hdr, int status, const char *tag, const char *message);
+
 /* Gathers one record of record_size bytes from every rank. On rank 0, *all receives a malloc'd array of
  * world_size records in rank order (free it); elsewhere *all is NULL. Collective. */
 void ga_gather_records(const ga_ctx *ctx, const void *mine, size_t record_size, void **all);

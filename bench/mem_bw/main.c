@@ -158,11 +158,8 @@ int main(int argc, char **argv)
         tp_cpu_model(mine->model, sizeof mine->model);
         mrc = mb_host_measure(&o, ctx.local_size, mine, err, sizeof err);
     }
-    if (mrc != 0) {
-        mine->hdr.status = GA_EXIT_ENV;
-        snprintf(mine->hdr.message, sizeof mine->hdr.message, "%s", err);
-        ga_log_rank("COMPUTE", "%s", err);
-    }
+    if (mrc != 0)
+        ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
 
     ga_phase("gathering %d records", ctx.world_size);
     mb_record *all = NULL;
