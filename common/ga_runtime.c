@@ -12,6 +12,7 @@
 #include "ga_log.h"
 #include "ga_report.h"
 #include "ga_time.h"
+#include "ga_topo.h"
 
 const char *ga_launcher_name(ga_launcher_kind kind)
 {
@@ -179,6 +180,7 @@ int ga_program_end(ga_ctx *ctx, int exit_code)
         MPI_Comm_free(&ctx->node_comm);
     free(ctx->argv);
     ctx->argv = NULL;
+    ga_topo_release();
     MPI_Finalize();
     return agreed;
 }

@@ -39,12 +39,6 @@ static const tp_gpu_peaks table[] = {
     {"B200", {"B200", NULL}, "GB200", {37, 75, 1100, 2250, 2250, 4500, 4500}, 8000, 5, 16},
 };
 
-const tp_gpu_peaks *tp_peaks_table(int *count)
-{
-    *count = (int)(sizeof table / sizeof table[0]);
-    return table;
-}
-
 const tp_gpu_peaks *tp_peaks_lookup(const char *device_name)
 {
     if (!device_name || !*device_name)

@@ -18,9 +18,6 @@ typedef struct {
 /* The entry whose patterns match a CUDA device name ("NVIDIA H100 80GB HBM3"), or NULL when unknown. */
 const tp_gpu_peaks *tp_peaks_lookup(const char *device_name);
 
-/* Every entry, for the docs check and the tests. */
-const tp_gpu_peaks *tp_peaks_table(int *count);
-
 /* Peak one-direction data rate of a PCIe link in GB/s after line encoding (gen 3 to 5: 128b/130b; gen 6:
  * FLIT mode, 242/256), or 0 for an unknown generation or width. */
 double tp_pcie_GBps(int gen, int width);
