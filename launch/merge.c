@@ -338,7 +338,7 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "abnormal_nodes", json_array());
 
     json_t *steps = json_array(), *findings = json_array(), *metrics = json_array(), *nodes = json_array();
-    json_t *figures = json_object(), *index = json_object();
+    json_t *figures = json_object(), *index = json_object(), *headlines = json_array(), *charts = json_array();
     json_t *programs = program_list(reports, run);
     size_t i;
     json_t *p;
@@ -361,6 +361,10 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
             json_array_append_new(findings, tag_entry(e, program, report));
         json_array_foreach(sj_arr(report, "metrics"), j, e)
             json_array_append_new(metrics, tag_entry(e, program, report));
+        json_array_foreach(sj_arr(report, "headlines"), j, e)
+            json_array_append_new(headlines, tag_entry(e, program, report));
+        json_array_foreach(sj_arr(report, "charts"), j, e)
+            json_array_append_new(charts, tag_entry(e, program, report));
     }
     json_decref(programs);
     json_decref(index);
@@ -396,6 +400,8 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "findings", findings);
     json_object_set_new(s, "metrics", metrics);
     json_object_set_new(s, "figures", figures);
+    json_object_set_new(s, "headlines", headlines);
+    json_object_set_new(s, "charts", charts);
     suite_summary_finalize(s);
     return s;
 }

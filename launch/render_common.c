@@ -68,8 +68,38 @@ void render_duration(const json_t *step, char *buf, size_t len)
         snprintf(buf, len, "%d min %02d s", (int)(d / 60), (int)d % 60);
 }
 
-const json_t *render_figures(const json_t *summary, const char *program)
+bool render_has_headlines(const json_t *summary, const char *program)
 {
-    json_t *f = json_object_get(json_object_get(summary, "figures"), program);
-    return json_is_object(f) ? f : NULL;
+    size_t i;
+    json_t *h;
+    json_array_foreach(sj_arr(summary, "headlines"), i, h) if (strcmp(sj_str(h, "program", ""), program) == 0)
+        return true;
+    return false;
+}
+
+void render_headline_value(const json_t *h, char *buf, size_t len)
+{
+    if (!sj_is_num(h, "value")) {
+        snprintf(buf, len, "not measured");
+        return;
+    }
+    const char *unit = sj_str(h, "unit", "");
+    int n = snprintf(buf, len, "%.4g%s%s", sj_num(h, "value", 0), *unit ? " " : "", unit);
+    if (n > 0 && (size_t)n < len && sj_is_num(h, "reference"))
+        snprintf(buf + n, len - (size_t)n, " (%s %.4g)", sj_str(h, "reference_label", "reference"),
+                 sj_num(h, "reference", 0));
+}
+
+json_t *render_device_values(const json_t *summary, const char *program, const char *name)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *m;
+    json_array_foreach(sj_arr(summary, "metrics"), i, m)
+    {
+        if (strcmp(sj_str(m, "program", ""), program) == 0 && strcmp(sj_str(m, "name", ""), name) == 0 &&
+            sj_str(m, "host", NULL) && sj_is_num(m, "value"))
+            json_array_append(out, m);
+    }
+    return out;
 }

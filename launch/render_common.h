@@ -3,6 +3,7 @@
 #define RENDER_COMMON_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The nodes to list: failing ones, then warning ones, then healthy ones, at most max in all (abnormal nodes
@@ -16,12 +17,22 @@ void render_where(const json_t *entry, char *buf, size_t len);
 void render_gpu_label(const json_t *entry, char *buf, size_t len);
 
 /* "12.3 s", "4 min 05 s", "-". */
-/* "GPU" when a per-device figure list names GPUs, "rank" on the host paths (no device). */
 const char *render_item_word(const json_t *gpus);
 
 void render_duration(const json_t *step, char *buf, size_t len);
 
 /* The figures of one program, or NULL when its step did not report. */
-const json_t *render_figures(const json_t *summary, const char *program);
+/* Whether program reported any headline figure (the summary's "headlines", tagged by the merge). */
+bool render_has_headlines(const json_t *summary, const char *program);
+
+/* A headline's value as a person reads it: "780.2 TFLOP/s", "not measured"; with its reference when it has
+ * one: "780.2 TFLOP/s (peak 989.5)". */
+void render_headline_value(const json_t *headline, char *buf, size_t len);
+
+/* The per-device values behind a per-device headline: the summary's metrics of program called name that
+ * name a host. A new array (holding references to the summary's entries). */
+json_t *render_device_values(const json_t *summary, const char *program, const char *name);
+
+/* "GPU" when any of the entries (metrics, figures) names a GPU, "rank" on the host paths. */
 
 #endif

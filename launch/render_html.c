@@ -219,169 +219,126 @@ static void grid_section(sbuf *b, const json_t *s)
     sbuf_puts(b, "</section>\n");
 }
 
-static bool not_run_note(sbuf *b, const json_t *s, const char *program, const json_t *fig)
+/* Hosts and ranks with a failing or warning finding of program: their bars are drawn flagged. A new object
+ * keyed "host#rank". */
+static json_t *flagged_devices(const json_t *s, const char *program)
 {
-    if (fig)
-        return false;
-    const json_t *st = suite_summary_step(s, program);
-    sbuf_puts(b, "<p class=\"missing\">");
-    sbuf_html(b, program);
-    sbuf_puts(b, ": no figures (step ");
-    sbuf_html(b, sj_str(st, "status", "not_run"));
-    sbuf_puts(b, ").</p>");
-    return true;
-}
-
-static void allreduce_section(sbuf *b, const json_t *s)
-{
-    const json_t *fig = render_figures(s, "allreduce_bw");
-    sbuf_puts(b, "<section id=\"allreduce\"><h2>allreduce bandwidth</h2>");
-    if (!not_run_note(b, s, "allreduce_bw", fig)) {
-        const char *placements[] = {"out-of-place", "in-place"}, *colors[] = {"#3b7dd8", "#e0762b"};
-        const json_t *results = sj_arr(fig, "results");
-        size_t n = json_array_size(results);
-        double *x = calloc(2 * (n + 1), sizeof *x), *y = calloc(2 * (n + 1), sizeof *y);
-        svg_series series[2];
-        size_t ns = 0;
-        for (int p = 0; p < 2 && x && y; p++) {
-            size_t k = 0, i;
-            json_t *r;
-            double *px = x + (size_t)p * (n + 1), *py = y + (size_t)p * (n + 1);
-            json_array_foreach(results, i, r)
-            {
-                const char *pl = sj_str(r, "placement", "out-of-place");
-                if (strcmp(pl, placements[p]) != 0 || !sj_is_num(r, "busbw_GBps") || !sj_is_num(r, "bytes"))
-                    continue;
-                px[k] = sj_num(r, "bytes", 0);
-                py[k] = sj_num(r, "busbw_GBps", 0);
-                k++;
-            }
-            if (k)
-                series[ns++] = (svg_series){placements[p], colors[p], k, px, py};
-        }
-        if (ns) {
-            char title[160];
-            const json_t *st = suite_summary_step(s, "allreduce_bw");
-            snprintf(title, sizeof title, "allreduce busbw against message size (%lld ranks, %lld nodes)",
-                     sj_int(st, "world_size", 0), sj_int(st, "node_count", 0));
-            svg_line_chart(b, title, "message size", "busbw (GB/s)", series, ns, true);
-        } else {
-            sbuf_puts(b, "<p class=\"missing\">allreduce_bw reported no per-size results.</p>");
-        }
-        free(x);
-        free(y);
-        sbuf_puts(b, "<p>");
-        if (sj_is_num(fig, "busbw_at_max_GBps"))
-            sbuf_printf(b, "busbw at the largest size: <b>%.4g GB/s</b>. ",
-                        sj_num(fig, "busbw_at_max_GBps", 0));
-        if (sj_is_num(fig, "avg_busbw_GBps"))
-            sbuf_printf(b, "Average busbw: %.4g GB/s.", sj_num(fig, "avg_busbw_GBps", 0));
-        sbuf_puts(b, "</p>");
-        const json_t *pairs = json_object_get(fig, "pairs");
-        const json_t *suspects = sj_arr(pairs, "suspects");
-        if (json_array_size(suspects)) {
-            sbuf_puts(
-                b,
-                "<h3>Suspect links (node-pair test)</h3><table><tr><th>node</th><th>flagged pairs</th></tr>");
-            size_t i;
-            json_t *sp;
-            json_array_foreach(suspects, i, sp)
-            {
-                sbuf_puts(b, "<tr><td>");
-                sbuf_html(b, sj_str(sp, "host", "?"));
-                sbuf_printf(b, "</td><td class=\"num\">%lld</td></tr>", sj_int(sp, "flagged_pairs", 0));
-            }
-            sbuf_puts(b, "</table>");
-        }
+    json_t *set = json_object();
+    size_t i;
+    json_t *f;
+    json_array_foreach(sj_arr(s, "findings"), i, f)
+    {
+        const char *sev = sj_str(f, "severity", "info");
+        if (strcmp(sj_str(f, "program", ""), program) != 0 || !sj_str(f, "host", NULL) ||
+            (strcmp(sev, "fail") != 0 && strcmp(sev, "warn") != 0))
+            continue;
+        char key[160];
+        snprintf(key, sizeof key, "%s#%lld", sj_str(f, "host", ""), sj_int(f, "rank", -1));
+        json_object_set_new(set, key, json_true());
     }
-    sbuf_puts(b, "</section>\n");
+    return set;
 }
 
-/* One bar chart per entry of a per-GPU figure list (gemm_flops dtypes, mem_bw tests). */
-static void per_gpu_section(sbuf *b, const json_t *s, const char *id, const char *heading,
-                            const char *program, const char *list_key, const char *name_key,
-                            const char *value_key, const char *median_key, const char *peak_key,
-                            const char *unit)
+/* One bar per device of a per-device headline, against its median and reference. */
+static void device_chart(sbuf *b, const json_t *s, const char *program, const json_t *h, const json_t *flagged)
 {
-    const json_t *fig = render_figures(s, program);
-    sbuf_printf(b, "<section id=\"%s\"><h2>", id);
-    sbuf_html(b, heading);
-    sbuf_puts(b, "</h2>");
-    if (!not_run_note(b, s, program, fig)) {
-        size_t i, j;
-        json_t *e, *g;
-        json_array_foreach(sj_arr(fig, list_key), i, e)
+    json_t *values = render_device_values(s, program, sj_str(h, "name", ""));
+    size_t n = json_array_size(values), i;
+    svg_bar *bars = calloc(n ? n : 1, sizeof *bars);
+    json_t *m;
+    json_array_foreach(values, i, m) if (bars)
+    {
+        char key[160];
+        render_gpu_label(m, bars[i].label, sizeof bars[i].label);
+        bars[i].value = sj_num(m, "value", 0);
+        snprintf(key, sizeof key, "%s#%lld", sj_str(m, "host", ""), sj_int(m, "rank", -1));
+        bars[i].flagged = json_object_get(flagged, key) != NULL;
+    }
+    const char *item = render_item_word(values);
+    char title[200];
+    snprintf(title, sizeof title, "%s %s per %s against the median", sj_str(h, "label", "?"),
+             sj_str(h, "unit", ""), item);
+    if (bars && n)
+        svg_bar_chart(b, title, item, sj_str(h, "unit", ""), bars, n, sj_num(h, "value", 0),
+                      sj_num(h, "reference", 0), sj_str(h, "reference_label", "reference"));
+    else
+        sbuf_printf(b, "<p class=\"missing\">%s: no per-device figures.</p>", sj_str(h, "label", "?"));
+    free(bars);
+    json_decref(values);
+}
+
+/* A line chart the program described in its report ("charts"). */
+static void report_chart(sbuf *b, const json_t *c)
+{
+    static const char *const colors[] = {"#3b7dd8", "#e0762b", "#2e9e5b", "#8c5bd6"};
+    const json_t *series = sj_arr(c, "series");
+    size_t ns = json_array_size(series) < 4 ? json_array_size(series) : 4, total = 0, i, j;
+    json_t *e, *pt;
+    json_array_foreach(series, i, e) total += json_array_size(sj_arr(e, "points"));
+    double *x = calloc(total + 1, sizeof *x), *y = calloc(total + 1, sizeof *y);
+    svg_series sv[4];
+    size_t used = 0, k = 0;
+    for (i = 0; x && y && i < ns; i++) {
+        e = json_array_get(series, i);
+        size_t start = k;
+        json_array_foreach(sj_arr(e, "points"), j, pt)
         {
-            const json_t *gpus = sj_arr(e, "gpus");
-            size_t n = json_array_size(gpus);
-            svg_bar *bars = calloc(n ? n : 1, sizeof *bars);
-            if (!bars)
+            if (!json_is_number(json_array_get(pt, 0)) || !json_is_number(json_array_get(pt, 1)))
                 continue;
-            size_t k = 0;
-            json_array_foreach(gpus, j, g)
-            {
-                if (!sj_is_num(g, value_key))
-                    continue;
-                render_gpu_label(g, bars[k].label, sizeof bars[k].label);
-                bars[k].value = sj_num(g, value_key, 0);
-                bars[k].flagged = sj_bool(g, "flagged", false);
-                k++;
-            }
-            char title[200], ylab[64];
-            const char *item = render_item_word(gpus);
-            snprintf(title, sizeof title, "%s %s per %s against the median", sj_str(e, name_key, "?"), unit,
-                     item);
-            snprintf(ylab, sizeof ylab, "%s", unit);
-            if (k)
-                svg_bar_chart(b, title, item, ylab, bars, k, sj_num(e, median_key, 0), sj_num(e, peak_key, 0),
-                              "peak");
-            else
-                sbuf_printf(b, "<p class=\"missing\">%s: no per-device figures.</p>",
-                            sj_str(e, name_key, "?"));
-            free(bars);
+            x[k] = json_number_value(json_array_get(pt, 0));
+            y[k++] = json_number_value(json_array_get(pt, 1));
         }
-        if (json_array_size(sj_arr(fig, list_key)) == 0)
-            sbuf_printf(b, "<p class=\"missing\">%s reported no %s.</p>", program, list_key);
+        if (k > start)
+            sv[used++] = (svg_series){sj_str(e, "label", "?"), colors[i], k - start, x + start, y + start};
     }
-    sbuf_puts(b, "</section>\n");
+    if (used)
+        svg_line_chart(b, sj_str(c, "title", "?"), sj_str(c, "x_label", ""), sj_str(c, "y_label", ""), sv, used,
+                       strcmp(sj_str(c, "x_scale", "linear"), "log2_bytes") == 0);
+    free(x);
+    free(y);
 }
 
-static void ddp_section(sbuf *b, const json_t *s)
+/* One section per step, drawn from the program's headlines and charts alone. */
+static void program_section(sbuf *b, const json_t *s, const char *program)
 {
-    const json_t *fig = render_figures(s, "ddp_smoke");
-    sbuf_puts(b, "<section id=\"ddp\"><h2>Training smoke test (DDP)</h2>");
-    if (!not_run_note(b, s, "ddp_smoke", fig)) {
-        const json_t *curve = sj_arr(fig, "loss_curve");
-        size_t n = json_array_size(curve), k = 0, i;
-        double *x = calloc(n + 1, sizeof *x), *y = calloc(n + 1, sizeof *y);
-        json_t *p;
-        json_array_foreach(curve, i, p) if (x && y && sj_is_num(p, "step") && sj_is_num(p, "loss"))
-        {
-            x[k] = sj_num(p, "step", 0);
-            y[k++] = sj_num(p, "loss", 0);
-        }
-        if (k) {
-            svg_series sr = {"loss", "#3b7dd8", k, x, y};
-            svg_line_chart(b, "Training loss by step", "step", "loss", &sr, 1, false);
-        }
-        free(x);
-        free(y);
-        sbuf_puts(b, "<table><tr>");
-        const char *keys[] = {"loss_start",    "loss_end",     "improvement",
-                              "samples_per_s", "step_time_ms", "comm_fraction"};
-        for (size_t q = 0; q < 6; q++)
-            sbuf_printf(b, "<th>%s</th>", keys[q]);
-        sbuf_puts(b, "<th>replicas_identical</th></tr><tr>");
-        for (size_t q = 0; q < 6; q++) {
-            if (sj_is_num(fig, keys[q]))
-                sbuf_printf(b, "<td class=\"num\">%.4g</td>", sj_num(fig, keys[q], 0));
-            else
-                sbuf_puts(b, "<td class=\"muted\">-</td>");
-        }
-        json_t *ri = json_object_get(fig, "replicas_identical");
-        sbuf_printf(b, "<td>%s</td></tr></table>",
-                    json_is_boolean(ri) ? (json_is_true(ri) ? "yes" : "NO") : "-");
+    sbuf_puts(b, "<section class=\"program\" id=\"step-");
+    sbuf_html(b, program);
+    sbuf_puts(b, "\"><h2>");
+    sbuf_html(b, program);
+    sbuf_puts(b, "</h2>");
+    if (!render_has_headlines(s, program)) {
+        const json_t *st = suite_summary_step(s, program);
+        sbuf_puts(b, "<p class=\"missing\">");
+        sbuf_html(b, program);
+        sbuf_puts(b, ": no figures (step ");
+        sbuf_html(b, sj_str(st, "status", "not_run"));
+        sbuf_puts(b, ").</p></section>\n");
+        return;
     }
+    size_t i;
+    json_t *h, *c;
+    sbuf_puts(b, "<table><tr><th>figure</th><th>value</th><th>over</th></tr>");
+    json_array_foreach(sj_arr(s, "headlines"), i, h)
+    {
+        if (strcmp(sj_str(h, "program", ""), program) != 0)
+            continue;
+        char value[128];
+        render_headline_value(h, value, sizeof value);
+        sbuf_puts(b, "<tr><td>");
+        sbuf_html(b, sj_str(h, "label", "?"));
+        sbuf_puts(b, "</td><td class=\"num\">");
+        sbuf_html(b, value);
+        sbuf_printf(b, "</td><td>%s</td></tr>",
+                    strcmp(sj_str(h, "scope", ""), "per_device") == 0 ? "median per device" : "the job");
+    }
+    sbuf_puts(b, "</table>");
+    json_t *flagged = flagged_devices(s, program);
+    json_array_foreach(sj_arr(s, "headlines"), i, h) if (strcmp(sj_str(h, "program", ""), program) == 0 &&
+                                                          strcmp(sj_str(h, "scope", ""), "per_device") == 0)
+        device_chart(b, s, program, h, flagged);
+    json_decref(flagged);
+    json_array_foreach(sj_arr(s, "charts"), i, c) if (strcmp(sj_str(c, "program", ""), program) == 0)
+        report_chart(b, c);
     sbuf_puts(b, "</section>\n");
 }
 
@@ -467,12 +424,9 @@ char *suite_render_html(const json_t *s)
     abnormal_section(&b, s);
     steps_section(&b, s);
     grid_section(&b, s);
-    per_gpu_section(&b, s, "gemm", "GEMM throughput", "gemm_flops", "dtypes", "dtype", "tflops",
-                    "median_tflops", "peak_tflops", "TFLOP/s");
-    per_gpu_section(&b, s, "membw", "Memory bandwidth", "mem_bw", "tests", "test", "GBps", "median_GBps",
-                    "peak_GBps", "GB/s");
-    allreduce_section(&b, s);
-    ddp_section(&b, s);
+    size_t k;
+    json_t *st;
+    json_array_foreach(sj_arr(s, "steps"), k, st) program_section(&b, s, sj_str(st, "program", "?"));
     findings_section(&b, s);
     metrics_section(&b, s);
     sbuf_printf(&b, "<footer>gpuaccept %s &middot; %s v%lld &middot; report directory ",

@@ -16,41 +16,37 @@ static void codes(sbuf *b, const json_t *arr)
     json_array_foreach(arr, i, c) sbuf_printf(b, "%s`%s`", i ? " " : "", json_string_value(c));
 }
 
+/* Every program's headline figures, in step order, from the summary's generic list: no program is known
+ * here by name. */
 static void figures(sbuf *b, const json_t *s)
 {
     sbuf_puts(b, "\n## Figures\n\n");
-    const json_t *g = render_figures(s, "gemm_flops");
-    size_t i;
-    json_t *e;
-    json_array_foreach(sj_arr(g, "dtypes"), i, e)
+    size_t k, i;
+    json_t *st, *h;
+    json_array_foreach(sj_arr(s, "steps"), k, st)
     {
-        sbuf_printf(b, "- GEMM %s: median %.4g TFLOP/s per %s", sj_str(e, "dtype", "?"),
-                    sj_num(e, "median_tflops", NAN), render_item_word(sj_arr(e, "gpus")));
-        if (sj_is_num(e, "peak_tflops"))
-            sbuf_printf(b, " (peak %.4g)", sj_num(e, "peak_tflops", 0));
-        sbuf_puts(b, "\n");
-    }
-    const json_t *m = render_figures(s, "mem_bw");
-    json_array_foreach(sj_arr(m, "tests"), i, e)
-        sbuf_printf(b, "- Memory %s: median %.4g GB/s per %s\n", sj_str(e, "test", "?"),
-                    sj_num(e, "median_GBps", NAN), render_item_word(sj_arr(e, "gpus")));
-    const json_t *a = render_figures(s, "allreduce_bw");
-    if (sj_is_num(a, "busbw_at_max_GBps"))
-        sbuf_printf(b, "- allreduce busbw at the largest size: %.4g GB/s (average %.4g GB/s)\n",
-                    sj_num(a, "busbw_at_max_GBps", 0), sj_num(a, "avg_busbw_GBps", NAN));
-    const json_t *d = render_figures(s, "ddp_smoke");
-    if (sj_is_num(d, "loss_start"))
-        sbuf_printf(b, "- DDP: loss %.4g -> %.4g, %.4g samples/s, step %.4g ms, replicas identical: %s\n",
-                    sj_num(d, "loss_start", 0), sj_num(d, "loss_end", NAN), sj_num(d, "samples_per_s", NAN),
-                    sj_num(d, "step_time_ms", NAN),
-                    json_is_boolean(json_object_get(d, "replicas_identical"))
-                        ? (sj_bool(d, "replicas_identical", false) ? "yes" : "NO")
-                        : "-");
-    for (size_t k = 0; k < suite_n_programs; k++) {
-        if (strcmp(suite_programs[k], "env_audit") == 0 || render_figures(s, suite_programs[k]))
+        const char *program = sj_str(st, "program", "?");
+        if (!render_has_headlines(s, program)) {
+            sbuf_printf(b, "- %s: no figures (step %s)\n", program, sj_str(st, "status", "not_run"));
             continue;
-        const json_t *st = suite_summary_step(s, suite_programs[k]);
-        sbuf_printf(b, "- %s: no figures (step %s)\n", suite_programs[k], sj_str(st, "status", "not_run"));
+        }
+        json_array_foreach(sj_arr(s, "headlines"), i, h)
+        {
+            if (strcmp(sj_str(h, "program", ""), program) != 0)
+                continue;
+            char value[128];
+            render_headline_value(h, value, sizeof value);
+            sbuf_printf(b, "- %s, ", program);
+            sbuf_md_cell(b, sj_str(h, "label", "?"));
+            if (strcmp(sj_str(h, "scope", ""), "per_device") == 0) {
+                json_t *values = render_device_values(s, program, sj_str(h, "name", ""));
+                sbuf_printf(b, ": median %s over %zu %ss\n", value, json_array_size(values),
+                            render_item_word(values));
+                json_decref(values);
+            } else {
+                sbuf_printf(b, ": %s\n", value);
+            }
+        }
     }
 }
 

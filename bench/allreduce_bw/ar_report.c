@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_headline.h"
+
 static const char *const placement_names[AR_PLACEMENTS] = {"out-of-place", "in-place"};
 
 int ar_line_compute(const ar_sweep_desc *d, int size_index, const ar_sample *const *samples,
@@ -123,6 +125,38 @@ void ar_figures_add(ar_figures *f, const ar_line *l, int n_lines_so_far)
     f->busbw_at_max = l->busbw[0];
     f->busbw_at_max_ip = l->busbw[1];
     f->max_bytes = l->bytes;
+    if (n_lines_so_far < AR_MAX_SIZES) {
+        f->bytes[n_lines_so_far] = (double)l->bytes;
+        for (int pl = 0; pl < AR_PLACEMENTS; pl++)
+            f->busbw[pl][n_lines_so_far] = l->busbw[pl];
+        f->n_lines = n_lines_so_far + 1;
+    }
+}
+
+void ar_figures_headlines(json_t *report, const ar_figures *fig, const char *what, int nranks, int nnodes)
+{
+    char label[96], title[160];
+    snprintf(label, sizeof label, "%s busbw at the largest size", what);
+    ga_report_add_headline(report, &(ga_headline){.name = "busbw_at_max",
+                                                  .label = label,
+                                                  .value = fig->n_lines ? fig->busbw_at_max : NAN,
+                                                  .unit = "GB/s",
+                                                  .higher_is_better = true,
+                                                  .reference = NAN});
+    snprintf(label, sizeof label, "%s busbw, average over sizes", what);
+    ga_report_add_headline(report, &(ga_headline){.name = "avg_busbw",
+                                                  .label = label,
+                                                  .value = fig->n_lines ? fig->avg_busbw : NAN,
+                                                  .unit = "GB/s",
+                                                  .higher_is_better = true,
+                                                  .reference = NAN});
+    if (!fig->n_lines)
+        return;
+    snprintf(title, sizeof title, "%s busbw against message size (%d ranks, %d nodes)", what, nranks, nnodes);
+    json_t *chart = ga_chart_new(title, "message size", "busbw (GB/s)", true);
+    for (int pl = 0; pl < AR_PLACEMENTS; pl++)
+        ga_chart_add_series(chart, placement_names[pl], fig->bytes, fig->busbw[pl], (size_t)fig->n_lines);
+    ga_report_add_chart(report, chart);
 }
 
 /* ---- the report ---- */

@@ -46,6 +46,8 @@ typedef struct {
     uint64_t max_bytes;
     int64_t wrong_total;
     int out_of_bounds; /* measurements (size x placement) with any wrong element */
+    int n_lines;       /* the curve: busbw of each placement by message size */
+    double bytes[AR_MAX_SIZES], busbw[AR_PLACEMENTS][AR_MAX_SIZES];
 } ar_figures;
 
 /* The table: header lines, one line per size, footer; world ranks and hosts name the slowest rank. */
@@ -54,7 +56,7 @@ void ar_table_line(FILE *out, const ar_sweep_desc *d, const ar_line *l, int slow
                    const char *slowest_host);
 void ar_table_footer(FILE *out, const ar_figures *f);
 
-/* Adds a line to the figures (call once per size, in order). */
+/* Adds a line to the figures (call once per size, in order, from n_lines_so_far = 0 on a zeroed fig). */
 void ar_figures_add(ar_figures *f, const ar_line *l, int n_lines_so_far);
 
 /* The results and figures of a sweep from the records of n ranks (recs[i] with group_of[i], as for
@@ -67,6 +69,10 @@ json_t *ar_results_json(const ar_sweep_desc *d, const ar_record *const *recs, co
  */
 void ar_sweep_findings(const ar_sweep_desc *d, const ar_record *const *recs, int n, const ar_figures *fig,
                        double min_busbw, bool check_busbw, ga_findings *f);
+
+/* The report's generic part of a sweep: busbw at the largest size and its average as headlines, busbw by
+ * message size as a chart. what: "allreduce", or "allreduce, pairs" and such. */
+void ar_figures_headlines(json_t *report, const ar_figures *fig, const char *what, int nranks, int nnodes);
 
 /* The program part of a rank's entry in "nodes". */
 json_t *ar_record_json(const void *record, void *user);

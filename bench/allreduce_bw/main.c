@@ -1,5 +1,6 @@
 /* allreduce_bw: NCCL (or MPI host) collective bandwidth sweep, nccl-tests compatible, with a check of every
  * element and, in --pattern pairs, the isolation of a slow node or link. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "ga_fatal.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
+#include "ga_headline.h"
 #include "ga_report.h"
 
 static const ga_program_spec spec = {
@@ -127,6 +129,9 @@ typedef struct {
     json_t *pairs;           /* pairs mode: the "pairs" object */
     int64_t wrong_total;
     int out_of_bounds;
+    ar_figures first_fig; /* the first combination's figures: the headline ones */
+    double pair_median_busbw;
+    int pairs_flagged, pairs_tested;
 } run_state;
 
 static ar_sweep_desc desc_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes)
@@ -148,6 +153,8 @@ static void account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *
     json_array_append_new(st->combos, combination_json(d, set, &fig));
     st->wrong_total += fig.wrong_total;
     st->out_of_bounds += fig.out_of_bounds;
+    if (first)
+        st->first_fig = fig;
     ar_sweep_findings(d, set->recs, set->n, &fig, min_busbw, first, &st->findings);
 }
 
@@ -367,6 +374,9 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
             ga_report_add_metric(report, "pair_busbw_min", m->min_busbw, "GB/s", true, w);
         }
         ga_report_add_metric(report, "pair_busbw_median", v.median_busbw, "GB/s", true, GA_WHERE_CLUSTER);
+        st->pair_median_busbw = v.median_busbw;
+        st->pairs_flagged = v.flagged;
+        st->pairs_tested = n_pairs;
         ar_pairs_verdict_free(&v);
         st->node_records = rounds_all[0];
         for (int r = 1; r < rounds; r++)
@@ -432,12 +442,25 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
     json_object_set_new(summary, "pairs", st->pairs ? st->pairs : json_null());
     json_object_set_new(summary, "combinations", st->combos);
     json_object_set_new(report, "summary", summary);
+    const char *cname = ar_coll_get(o->coll)->name;
     if (!o->pairs) {
-        ga_report_add_metric(report, "busbw_at_max",
-                             json_real_value(json_object_get(first, "busbw_at_max_GBps")), "GB/s", true,
-                             GA_WHERE_CLUSTER);
-        ga_report_add_metric(report, "avg_busbw", json_real_value(json_object_get(first, "avg_busbw_GBps")),
-                             "GB/s", true, GA_WHERE_CLUSTER);
+        ga_report_add_metric(report, "busbw_at_max", st->first_fig.busbw_at_max, "GB/s", true, GA_WHERE_CLUSTER);
+        ga_report_add_metric(report, "avg_busbw", st->first_fig.avg_busbw, "GB/s", true, GA_WHERE_CLUSTER);
+        ar_figures_headlines(report, &st->first_fig, cname, ctx->world_size, ctx->node_count);
+    } else {
+        char label[96];
+        snprintf(label, sizeof label, "%s busbw of the median pair", cname);
+        ga_report_add_headline(report, &(ga_headline){.name = "pair_busbw_median",
+                                                      .label = label,
+                                                      .value = st->pair_median_busbw,
+                                                      .unit = "GB/s",
+                                                      .higher_is_better = true,
+                                                      .reference = NAN});
+        ga_report_add_headline(report, &(ga_headline){.name = "pairs_flagged",
+                                                      .label = "pairs flagged below the median",
+                                                      .value = st->pairs_flagged,
+                                                      .unit = "pairs",
+                                                      .reference = NAN});
     }
     ga_report_add_nodes(report, st->node_records, ctx->world_size, sizeof(ar_record), ar_record_json, NULL);
 

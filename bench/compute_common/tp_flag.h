@@ -29,6 +29,18 @@ typedef struct {
     bool below_median, below_peak;
 } tp_verdict;
 
+/* One throughput figure over the cluster as analysis returns it, typed, so that main and the report read it
+ * without digging in JSON: the median of the measured samples and the peak they share. */
+typedef struct {
+    char name[24];   /* "bf16", "device_copy" */
+    char metric[40]; /* the per-device metric in the report: "tflops_bf16", "GBps_device_copy" */
+    const char *unit;
+    double median;   /* -1 when nothing was measured */
+    double peak;     /* the peak every measured sample shares; -1 when unknown or mixed */
+    int measured;    /* samples measured */
+    bool on_gpus;    /* false on the host path: the samples are ranks */
+} tp_figure;
+
 /* Median of n values (n > 0); the array is sorted in place. */
 double tp_median(double *v, int n);
 

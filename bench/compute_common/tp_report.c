@@ -1,9 +1,11 @@
 #include "tp_report.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ga_exit.h"
+#include "ga_headline.h"
 #include "ga_log.h"
 #include "ga_parse.h"
 #include "ga_report.h"
@@ -56,4 +58,28 @@ void tp_record_order(const void *records, int n, size_t record_size, int *idx)
     }
     tp_device_order(s, n, idx);
     free(s);
+}
+
+void tp_figure_log(const tp_figure *fig, const char *tag)
+{
+    if (fig->median < 0)
+        return;
+    char peak[48] = "";
+    if (fig->peak > 0)
+        snprintf(peak, sizeof peak, ", peak %.4g", fig->peak);
+    ga_log(tag, "%s: median %.4g %s over %d %s%s", fig->name, fig->median, fig->unit, fig->measured,
+           fig->on_gpus ? "GPUs" : "ranks", peak);
+}
+
+void tp_figure_headline(json_t *report, const tp_figure *fig, bool higher_is_better)
+{
+    ga_headline h = {.name = fig->metric,
+                     .label = fig->name,
+                     .value = fig->median >= 0 ? fig->median : NAN,
+                     .unit = fig->unit,
+                     .scope = GA_SCOPE_PER_DEVICE,
+                     .higher_is_better = higher_is_better,
+                     .reference = fig->peak > 0 ? fig->peak : NAN,
+                     .reference_label = fig->peak > 0 ? "peak" : NULL};
+    ga_report_add_headline(report, &h);
 }

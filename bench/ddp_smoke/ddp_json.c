@@ -2,6 +2,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "ga_headline.h"
 
 /* JSON has no NaN or Inf: null stands for them. */
 static json_t *real_or_null(double v)
@@ -93,4 +96,43 @@ json_t *ddp_summary_json(const ddp_run_info *info, const ddp_outcome *out, const
     json_object_set_new(s, "loss_curve_stride", json_integer(stride));
     json_object_set_new(s, "loss_curve", c);
     return s;
+}
+
+static void headline(json_t *report, const char *name, const char *label, double value, const char *unit,
+                     bool higher_is_better)
+{
+    ga_report_add_headline(report, &(ga_headline){.name = name,
+                                                  .label = label,
+                                                  .value = value,
+                                                  .unit = unit,
+                                                  .higher_is_better = higher_is_better,
+                                                  .reference = NAN});
+}
+
+void ddp_add_headlines(json_t *report, const ddp_outcome *out, const double *curve, int steps)
+{
+    headline(report, "loss_start", "loss at the start", out->loss_start, "", false);
+    headline(report, "loss_end", "loss at the end", out->loss_end, "", false);
+    headline(report, "loss_improvement", "loss improvement", out->improvement, "fraction", true);
+    headline(report, "samples_per_s", "training throughput", out->samples_per_s, "samples/s", true);
+    headline(report, "step_time_ms", "step time (slowest rank)", out->step_time_ms, "ms", false);
+    headline(report, "comm_fraction", "share of the step waiting on gradients", out->comm_fraction, "fraction",
+             false);
+    headline(report, "replica_mismatches", "ranks whose parameters differ from the majority", out->n_mismatched,
+             "ranks", false);
+    int stride = ddp_curve_stride(steps);
+    size_t n = 0;
+    double *x = calloc((size_t)(steps > 0 ? steps : 1), sizeof *x);
+    double *y = calloc((size_t)(steps > 0 ? steps : 1), sizeof *y);
+    for (int k = 0; x && y && curve && k < steps; k += stride) {
+        x[n] = k;
+        y[n++] = curve[k];
+    }
+    if (n) {
+        json_t *chart = ga_chart_new("Training loss by step", "step", "loss", false);
+        ga_chart_add_series(chart, "loss", x, y, n);
+        ga_report_add_chart(report, chart);
+    }
+    free(x);
+    free(y);
 }

@@ -29,4 +29,8 @@ int ddp_curve_stride(int steps);
 /* curve: the global loss of each of `steps` steps (identical on every rank; rank 0's is used). */
 json_t *ddp_summary_json(const ddp_run_info *info, const ddp_outcome *out, const double *curve, int steps);
 
+/* The report's generic part: loss, throughput and replica agreement as headlines, the loss curve (at the
+ * summary's stride) as a chart. */
+void ddp_add_headlines(json_t *report, const ddp_outcome *out, const double *curve, int steps);
+
 #endif

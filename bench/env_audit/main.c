@@ -1,4 +1,5 @@
 /* env_audit: the software stack, GPUs and topology of every rank, and their consistency across nodes. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "ga_fatal.h"
 #include "ga_log.h"
 #include "ga_parse.h"
+#include "ga_headline.h"
 #include "ga_report.h"
 
 enum { OPT_EXPECT_GPUS = 256 };
@@ -85,6 +87,17 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     json_object_set_new(
         report, "summary",
         json_pack("{s:i, s:o}", "expect_gpus", opts->expect_gpus, "consistency", consistency));
+    ga_report_add_headline(report, &(ga_headline){.name = "nodes_audited",
+                                                  .label = "nodes audited",
+                                                  .value = ctx->node_count,
+                                                  .unit = "nodes",
+                                                  .higher_is_better = true,
+                                                  .reference = NAN});
+    ga_report_add_headline(report, &(ga_headline){.name = "fields_deviating",
+                                                  .label = "audited fields on which some node deviates",
+                                                  .value = (double)(fields - agreeing),
+                                                  .unit = "fields",
+                                                  .reference = NAN});
     exit_code = ga_report_finish(report, common, spec.name, "ENV", &findings, exit_code);
     json_decref(report);
     ga_findings_free(&findings);

@@ -91,7 +91,7 @@ static void dtype_findings(const gf_record *all, int n, int d, const gf_policy *
 }
 
 static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy *p, json_t *report,
-                             ga_findings *f, tp_sample *s, tp_verdict *v)
+                             ga_findings *f, tp_sample *s, tp_verdict *v, tp_figure *fig)
 {
     samples_for(all, n, d, s);
     tp_policy tp = {p->tolerance, p->min_efficiency};
@@ -102,21 +102,25 @@ static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy
     tp_labels labels = {metric, unit, "GEMM_BELOW_MEDIAN", "GEMM_BELOW_PEAK"};
     tp_add_findings(f, &labels, s, v, n, &tp);
 
-    json_t *entry =
-        json_pack("{s:s, s:o, s:o, s:s}", "dtype", tp_dtype_name(d), "median_tflops", num_or_null(median),
-                  "peak_tflops", num_or_null(common_peak(s, n)), "unit", unit);
+    *fig = (tp_figure){.unit = unit, .median = median, .peak = common_peak(s, n)};
+    snprintf(fig->name, sizeof fig->name, "%s", tp_dtype_name(d));
+    snprintf(fig->metric, sizeof fig->metric, "tflops_%s", tp_dtype_name(d));
+    for (int i = 0; i < n; i++) {
+        fig->measured += s[i].value >= 0;
+        fig->on_gpus = fig->on_gpus || s[i].gpu >= 0;
+    }
+    json_t *entry = json_pack("{s:s, s:o, s:o, s:s}", "dtype", fig->name, "median_tflops", num_or_null(median),
+                              "peak_tflops", num_or_null(fig->peak), "unit", unit);
     json_object_set_new(entry, "gpus", tp_gpus_json(s, v, n, "tflops"));
     dtype_findings(all, n, d, p, f, entry);
 
-    char mname[32];
-    snprintf(mname, sizeof mname, "tflops_%s", tp_dtype_name(d));
     int *idx = malloc((size_t)n * sizeof *idx);
     if (idx) {
         tp_device_order(s, n, idx);
         for (int k = 0; k < n; k++) {
             const tp_sample *x = &s[idx[k]];
             if (x->value >= 0)
-                ga_report_add_metric(report, mname, x->value, unit, true,
+                ga_report_add_metric(report, fig->metric, x->value, unit, true,
                                      (ga_where){x->host, x->node_index, x->rank, x->gpu});
         }
         free(idx);
@@ -204,7 +208,8 @@ int gf_sdc_compare(const gf_record *all, int n, int *mismatches)
     return total;
 }
 
-static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, json_t *report, ga_findings *f)
+static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, json_t *report, ga_findings *f,
+                            gf_outcome *out)
 {
     int burners = 0, first = -1;
     for (int i = 0; i < n; i++)
@@ -232,6 +237,7 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
         ga_where w = {r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
         double drop = gf_drop_pct(r);
         bool throttling = drop > p->max_drop_pct;
+        out->throttling_gpus += throttling;
         if (throttling)
             ga_findings_add(f, GA_SEV_FAIL, "GEMM_THROTTLING", w,
                             "node %d (%s) rank %d GPU %d: %s TFLOP/s fell %.1f%% from the first to the last "
@@ -261,6 +267,11 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
         ga_report_add_metric(report, "burn_drop_pct", drop, "%", false, w);
     }
     ga_report_add_metric(report, "sdc_mismatches", total, "intervals", false, GA_WHERE_CLUSTER);
+    out->burned = true;
+    out->burn_intervals = all[first].intervals;
+    out->burn_interval_s = all[first].interval_s;
+    out->sdc_mismatches = total;
+    out->sdc_gpus = sdc_gpus;
     json_t *b = json_pack("{s:f, s:f, s:i, s:s, s:i, s:i, s:o}", "duration_s",
                           all[first].interval_s * all[first].intervals, "interval_s", all[first].interval_s,
                           "intervals", all[first].intervals, "dtype", tp_dtype_name(all[first].burn_dtype),
@@ -271,14 +282,16 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
 }
 
 void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *backend, json_t *report,
-                ga_findings *f)
+                ga_findings *f, gf_outcome *out)
 {
+    memset(out, 0, sizeof *out);
     tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
     tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
     json_t *dtypes = json_array();
     for (int d = 0; s && v && d < TP_DTYPE_COUNT; d++)
         if (p->dtypes & (1u << d))
-            json_array_append_new(dtypes, analyse_dtype(all, n, d, p, report, f, s, v));
+            json_array_append_new(dtypes,
+                                  analyse_dtype(all, n, d, p, report, f, s, v, &out->dtypes[out->n_dtypes++]));
     free(s);
     free(v);
     for (int i = 0; i < n; i++)
@@ -292,7 +305,7 @@ void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *bac
         "{s:s, s:I, s:I, s:I, s:o, s:f, s:o}", "backend", backend, "m", (json_int_t)(n ? all[0].m : 0), "n",
         (json_int_t)(n ? all[0].n : 0), "k", (json_int_t)(n ? all[0].k : 0), "dtypes", dtypes, "tolerance",
         p->tolerance, "min_efficiency", p->min_efficiency > 0 ? json_real(p->min_efficiency) : json_null());
-    json_object_set_new(summary, "burn", analyse_burn(all, n, p, report, f));
+    json_object_set_new(summary, "burn", analyse_burn(all, n, p, report, f, out));
     json_object_set_new(report, "summary", summary);
 }
 

@@ -8,6 +8,7 @@
 
 #include "ga_findings.h"
 #include "gf_record.h"
+#include "tp_flag.h"
 
 typedef struct {
     double tolerance;      /* fraction below the model's median that is flagged */
@@ -17,9 +18,21 @@ typedef struct {
     bool dtypes_explicit;  /* an unavailable dtype was named explicitly: a warning, not a note */
 } gf_policy;
 
-/* Sets report's "summary" and appends its metrics; adds findings. backend: "cublas" or "openblas". */
+/* What the analysis found, typed: main logs it and makes the report's headlines from it. */
+typedef struct {
+    tp_figure dtypes[TP_DTYPE_COUNT]; /* the dtypes asked for, in tp_dtype order */
+    int n_dtypes;
+    bool burned; /* a burn ran on at least one rank; the burn fields below are then set */
+    int burn_intervals;
+    double burn_interval_s;
+    int sdc_mismatches; /* intervals, over all GPUs */
+    int sdc_gpus, throttling_gpus;
+} gf_outcome;
+
+/* Sets report's "summary" and appends its metrics; adds findings; fills out. backend: "cublas" or
+ * "openblas". */
 void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *backend, json_t *report,
-                ga_findings *f);
+                ga_findings *f, gf_outcome *out);
 
 /* First-to-last interval drop of a burn, in percent of the first (negative: it got faster). */
 double gf_drop_pct(const gf_record *r);

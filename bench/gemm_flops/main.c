@@ -12,6 +12,7 @@
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_parse.h"
+#include "ga_headline.h"
 #include "ga_report.h"
 #include "gf_analysis.h"
 #include "gf_backend.h"
@@ -184,26 +185,26 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     json_t *report = ga_report_new(ctx, spec.name, common);
     ga_report_add_nodes(report, all, n, sizeof *all, gf_record_json, NULL);
     gf_policy p = {o->tolerance, o->min_efficiency, o->max_drop_pct, o->dtypes, o->dtypes_explicit};
-    gf_analyse(all, n, &p, gpu ? "cublas" : "openblas", report, &f);
-    json_t *dts = json_object_get(json_object_get(report, "summary"), "dtypes");
-    for (size_t i = 0; i < json_array_size(dts); i++) {
-        json_t *e = json_array_get(dts, i);
-        json_t *med = json_object_get(e, "median_tflops"), *pk = json_object_get(e, "peak_tflops");
-        char peak[48] = "";
-        if (json_is_number(pk))
-            snprintf(peak, sizeof peak, ", peak %.4g", json_number_value(pk));
-        if (json_is_number(med))
-            ga_log("COMPUTE", "%s: median %.4g %s over %zu %s%s",
-                   json_string_value(json_object_get(e, "dtype")), json_number_value(med),
-                   json_string_value(json_object_get(e, "unit")), json_array_size(json_object_get(e, "gpus")),
-                   gpu ? "GPUs" : "ranks", peak);
+    gf_outcome out;
+    gf_analyse(all, n, &p, gpu ? "cublas" : "openblas", report, &f, &out);
+    for (int d = 0; d < out.n_dtypes; d++) {
+        tp_figure_log(&out.dtypes[d], "COMPUTE");
+        tp_figure_headline(report, &out.dtypes[d], true);
     }
-    json_t *burn = json_object_get(json_object_get(report, "summary"), "burn");
-    if (json_is_object(burn))
-        ga_log("COMPUTE", "burn: %d intervals of %.1f s, %d SDC mismatches",
-               (int)json_integer_value(json_object_get(burn, "intervals")),
-               json_number_value(json_object_get(burn, "interval_s")),
-               (int)json_integer_value(json_object_get(burn, "sdc_mismatches")));
+    if (out.burned) {
+        ga_log("COMPUTE", "burn: %d intervals of %.1f s, %d SDC mismatches", out.burn_intervals,
+               out.burn_interval_s, out.sdc_mismatches);
+        ga_report_add_headline(report, &(ga_headline){.name = "sdc_mismatches",
+                                                      .label = "burn: intervals with silent data corruption",
+                                                      .value = out.sdc_mismatches,
+                                                      .unit = "intervals",
+                                                      .reference = NAN});
+        ga_report_add_headline(report, &(ga_headline){.name = "throttling_gpus",
+                                                      .label = "burn: GPUs throttling",
+                                                      .value = out.throttling_gpus,
+                                                      .unit = gpu ? "GPUs" : "ranks",
+                                                      .reference = NAN});
+    }
     ga_findings_log(&f, "COMPUTE");
     int exit_code = ga_report_finish(report, common, spec.name, "COMPUTE", &f, ga_findings_exit_code(&f));
     json_decref(report);

@@ -173,18 +173,11 @@ int main(int argc, char **argv)
         json_t *report = ga_report_new(&ctx, spec.name, &common);
         ga_report_add_nodes(report, all, ctx.world_size, sizeof *all, mb_record_json, NULL);
         mb_policy p = {o.tolerance, o.min_efficiency};
-        mb_analyse(all, ctx.world_size, &p, gpu ? "cuda" : "host", report, &f);
-        json_t *tests = json_object_get(json_object_get(report, "summary"), "tests");
-        for (size_t i = 0; i < json_array_size(tests); i++) {
-            json_t *e = json_array_get(tests, i), *med = json_object_get(e, "median_GBps"),
-                   *pk = json_object_get(e, "peak_GBps");
-            char peak[48] = "";
-            if (json_is_number(pk))
-                snprintf(peak, sizeof peak, ", peak %.0f", json_number_value(pk));
-            if (json_is_number(med))
-                ga_log("COMPUTE", "%s: median %.1f GB/s over %zu %s%s",
-                       json_string_value(json_object_get(e, "test")), json_number_value(med),
-                       json_array_size(json_object_get(e, "gpus")), gpu ? "GPUs" : "ranks", peak);
+        mb_outcome out;
+        mb_analyse(all, ctx.world_size, &p, gpu ? "cuda" : "host", report, &f, &out);
+        for (int t = 0; t < out.n_tests; t++) {
+            tp_figure_log(&out.tests[t], "COMPUTE");
+            tp_figure_headline(report, &out.tests[t], true);
         }
         ga_findings_log(&f, "COMPUTE");
         exit_code = ga_report_finish(report, &common, spec.name, "COMPUTE", &f, ga_findings_exit_code(&f));

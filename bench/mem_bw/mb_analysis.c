@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ga_report.h"
 #include "tp_flag.h"
@@ -34,7 +35,7 @@ static json_t *num_or_null(double v)
 }
 
 static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy *p, json_t *report,
-                            ga_findings *f, tp_sample *s, tp_verdict *v)
+                            ga_findings *f, tp_sample *s, tp_verdict *v, tp_figure *fig)
 {
     double peak = -2;
     for (int i = 0; i < n; i++) {
@@ -67,19 +68,24 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
     tp_labels labels = {mb_test_name(t), "GB/s", "MEM_BELOW_MEDIAN", "MEM_BELOW_PEAK"};
     tp_add_findings(f, &labels, s, v, n, &tp);
 
-    json_t *e = json_pack("{s:s, s:o, s:o}", "test", mb_test_name(t), "median_GBps", num_or_null(median),
-                          "peak_GBps", num_or_null(peak > 0 ? peak : -1));
+    *fig = (tp_figure){.unit = "GB/s", .median = median, .peak = peak > 0 ? peak : -1};
+    snprintf(fig->name, sizeof fig->name, "%s", mb_test_name(t));
+    snprintf(fig->metric, sizeof fig->metric, "GBps_%s", mb_test_name(t));
+    for (int i = 0; i < n; i++) {
+        fig->measured += s[i].value >= 0;
+        fig->on_gpus = fig->on_gpus || s[i].gpu >= 0;
+    }
+    json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median), "peak_GBps",
+                          num_or_null(fig->peak));
     json_object_set_new(e, "gpus", tp_gpus_json(s, v, n, "GBps"));
 
-    char mname[40];
-    snprintf(mname, sizeof mname, "GBps_%s", mb_test_name(t));
     int *idx = malloc((size_t)n * sizeof *idx);
     if (idx) {
         tp_device_order(s, n, idx);
         for (int k = 0; k < n; k++)
             if (s[idx[k]].value >= 0)
                 ga_report_add_metric(
-                    report, mname, s[idx[k]].value, "GB/s", true,
+                    report, fig->metric, s[idx[k]].value, "GB/s", true,
                     (ga_where){s[idx[k]].host, s[idx[k]].node_index, s[idx[k]].rank, s[idx[k]].gpu});
         free(idx);
     }
@@ -87,8 +93,9 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
 }
 
 void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *backend, json_t *report,
-                ga_findings *f)
+                ga_findings *f, mb_outcome *out)
 {
+    memset(out, 0, sizeof *out);
     tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
     tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
     json_t *tests = json_array();
@@ -97,7 +104,7 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
         for (int i = 0; i < n; i++)
             ran += all[i].t[t].state != MB_NOT_RUN;
         if (ran)
-            json_array_append_new(tests, analyse_test(all, n, t, p, report, f, s, v));
+            json_array_append_new(tests, analyse_test(all, n, t, p, report, f, s, v, &out->tests[out->n_tests++]));
     }
     free(s);
     free(v);

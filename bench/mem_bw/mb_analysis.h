@@ -7,6 +7,7 @@
 
 #include "ga_findings.h"
 #include "mb_record.h"
+#include "tp_flag.h"
 
 typedef struct {
     double tolerance, min_efficiency;
@@ -15,9 +16,15 @@ typedef struct {
 /* Peak GB/s of a test on a rank's device, or -1 when unknown (host path, unknown model). */
 double mb_peak(const mb_record *r, int test);
 
-/* Sets report's "summary", appends its metrics, adds findings. backend: "cuda" or "host". */
+/* What the analysis found, typed: main logs it and makes the report's headlines from it. */
+typedef struct {
+    tp_figure tests[MB_TEST_COUNT]; /* the tests that ran, in mb_test order */
+    int n_tests;
+} mb_outcome;
+
+/* Sets report's "summary", appends its metrics, adds findings, fills out. backend: "cuda" or "host". */
 void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *backend, json_t *report,
-                ga_findings *f);
+                ga_findings *f, mb_outcome *out);
 
 json_t *mb_record_json(const void *record, void *user);
 

@@ -114,7 +114,8 @@ static void test_analyse(void)
     ga_findings f;
     ga_findings_init(&f);
     json_t *report = json_object();
-    gf_analyse(all, 512, &p, "cublas", report, &f);
+    gf_outcome out;
+    gf_analyse(all, 512, &p, "cublas", report, &f, &out);
     int rank = -1;
     CHECKF(count_code(&f, "GEMM_BELOW_MEDIAN", &rank) == 1 && rank == 77, "below median: rank %d", rank);
     CHECKF(count_code(&f, "GEMM_BELOW_PEAK", NULL) == 0, "no GPU below 50%% of peak");
@@ -122,6 +123,16 @@ static void test_analyse(void)
     CHECKF(count_code(&f, "GEMM_SDC_MISMATCH", &rank) == 1 && rank == 79, "sdc: rank %d", rank);
     CHECKF(count_code(&f, "GEMM_WRONG_RESULT", &rank) == 1 && rank == 80, "wrong result: rank %d", rank);
     CHECKF(ga_findings_exit_code(&f) == 1, "exit code 1");
+    /* The typed outcome main reads agrees with the report. */
+    CHECKF(out.n_dtypes == 2 && strcmp(out.dtypes[0].name, "bf16") == 0 &&
+               strcmp(out.dtypes[0].metric, "tflops_bf16") == 0 && fabs(out.dtypes[0].median - 700) < 1e-6 &&
+               out.dtypes[0].peak == 989.5 && out.dtypes[0].measured == 512 && out.dtypes[0].on_gpus,
+           "outcome bf16: %s median %g peak %g over %d", out.dtypes[0].name, out.dtypes[0].median,
+           out.dtypes[0].peak, out.dtypes[0].measured);
+    CHECKF(out.dtypes[1].median < 0 && out.dtypes[1].measured == 0, "outcome fp8: not measured");
+    CHECKF(out.burned && out.sdc_mismatches == 1 && out.sdc_gpus == 1 && out.throttling_gpus == 1,
+           "outcome burn: sdc %d on %d GPUs, %d throttling", out.sdc_mismatches, out.sdc_gpus,
+           out.throttling_gpus);
 
     json_t *sum = json_object_get(report, "summary");
     json_t *bf16 = json_array_get(json_object_get(sum, "dtypes"), 0);
@@ -149,7 +160,8 @@ static void test_analyse(void)
     json_decref(report);
     report = json_object();
     p.min_efficiency = 0.99;
-    gf_analyse(all, 512, &p, "cublas", report, &f);
+    gf_analyse(all, 512, &p, "cublas", report, &f, &out);
+    CHECKF(out.dtypes[0].peak < 0, "unknown model: outcome has no peak");
     bf16 = json_array_get(json_object_get(json_object_get(report, "summary"), "dtypes"), 0);
     CHECKF(json_is_null(json_object_get(bf16, "peak_tflops")), "unknown: peak null");
     CHECKF(json_is_null(json_object_get(json_array_get(json_object_get(bf16, "gpus"), 3), "efficiency")),

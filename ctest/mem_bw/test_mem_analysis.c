@@ -59,7 +59,8 @@ int main(void)
     ga_findings f;
     ga_findings_init(&f);
     json_t *report = json_object();
-    mb_analyse(all, 512, &p, "cuda", report, &f);
+    mb_outcome out;
+    mb_analyse(all, 512, &p, "cuda", report, &f, &out);
     int rank = -1, gpu = -1;
     CHECKF(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 1 && rank == 205 && gpu == 5,
            "below median: rank %d GPU %d", rank, gpu);
@@ -74,6 +75,10 @@ int main(void)
     json_t *copy = json_array_get(tests, 0);
     CHECKF(json_real_value(json_object_get(copy, "peak_GBps")) == 3350, "copy peak in summary");
     CHECKF(json_array_size(json_object_get(report, "metrics")) == 4 * 512, "metrics");
+    CHECKF(out.n_tests == 4 && strcmp(out.tests[2].name, "h2d") == 0 && out.tests[2].measured == 512 &&
+               out.tests[0].peak == 3350 && strcmp(out.tests[0].metric, "GBps_device_copy") == 0 &&
+               fabs(out.tests[0].median - json_real_value(json_object_get(copy, "median_GBps"))) < 1e-9,
+           "typed outcome agrees with the summary (%d tests)", out.n_tests);
     json_decref(report);
     ga_findings_free(&f);
     free(all);
@@ -83,7 +88,8 @@ int main(void)
     all[6].t[MB_HOST_TRIAD].GBps = 10;
     ga_findings_init(&f);
     report = json_object();
-    mb_analyse(all, 8, &p, "host", report, &f);
+    mb_analyse(all, 8, &p, "host", report, &f, &out);
+    CHECKF(out.n_tests == 1 && !out.tests[0].on_gpus && out.tests[0].peak < 0, "host outcome: ranks, no peak");
     CHECKF(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 1 && rank == 6 && gpu == -1, "host: rank 6");
     tests = json_object_get(json_object_get(report, "summary"), "tests");
     CHECKF(json_array_size(tests) == 1, "host: one test");
