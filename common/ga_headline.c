@@ -59,3 +59,11 @@ void ga_report_add_chart(json_t *report, json_t *chart)
     if (chart)
         json_array_append_new(report_list(report, "charts"), chart);
 }
+
+void ga_report_flag_last_metric(json_t *report)
+{
+    json_t *metrics = json_object_get(report, "metrics");
+    size_t n = json_array_size(metrics);
+    if (n)
+        json_object_set_new(json_array_get(metrics, n - 1), "flagged", json_true());
+}

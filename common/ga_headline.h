@@ -30,6 +30,10 @@ const char *ga_scope_name(ga_scope scope);
 /* Appends one entry to report's "headlines" (created on first use). */
 void ga_report_add_headline(json_t *report, const ga_headline *h);
 
+/* Marks the metric added last to report ("metrics") as flagged: the renderers draw that device as faulty in
+ * the headline's chart. For the figure a finding is about, not for everything on that device. */
+void ga_report_flag_last_metric(json_t *report);
+
 /* A line chart: {title, x_label, y_label, x_scale, series: [{label, points: [[x, y], ...]}]}; x_scale is
  * "log2_bytes" (x is a message size in bytes) or "linear". New reference. */
 json_t *ga_chart_new(const char *title, const char *x_label, const char *y_label, bool x_log2_bytes);

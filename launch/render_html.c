@@ -219,28 +219,9 @@ static void grid_section(sbuf *b, const json_t *s)
     sbuf_puts(b, "</section>\n");
 }
 
-/* Hosts and ranks with a failing or warning finding of program: their bars are drawn flagged. A new object
- * keyed "host#rank". */
-static json_t *flagged_devices(const json_t *s, const char *program)
-{
-    json_t *set = json_object();
-    size_t i;
-    json_t *f;
-    json_array_foreach(sj_arr(s, "findings"), i, f)
-    {
-        const char *sev = sj_str(f, "severity", "info");
-        if (strcmp(sj_str(f, "program", ""), program) != 0 || !sj_str(f, "host", NULL) ||
-            (strcmp(sev, "fail") != 0 && strcmp(sev, "warn") != 0))
-            continue;
-        char key[160];
-        snprintf(key, sizeof key, "%s#%lld", sj_str(f, "host", ""), sj_int(f, "rank", -1));
-        json_object_set_new(set, key, json_true());
-    }
-    return set;
-}
-
-/* One bar per device of a per-device headline, against its median and reference. */
-static void device_chart(sbuf *b, const json_t *s, const char *program, const json_t *h, const json_t *flagged)
+/* One bar per device of a per-device headline, against its median and reference; the devices the program
+ * flagged on this figure in the failure colour. */
+static void device_chart(sbuf *b, const json_t *s, const char *program, const json_t *h)
 {
     json_t *values = render_device_values(s, program, sj_str(h, "name", ""));
     size_t n = json_array_size(values), i;
@@ -248,11 +229,9 @@ static void device_chart(sbuf *b, const json_t *s, const char *program, const js
     json_t *m;
     json_array_foreach(values, i, m) if (bars)
     {
-        char key[160];
         render_gpu_label(m, bars[i].label, sizeof bars[i].label);
         bars[i].value = sj_num(m, "value", 0);
-        snprintf(key, sizeof key, "%s#%lld", sj_str(m, "host", ""), sj_int(m, "rank", -1));
-        bars[i].flagged = json_object_get(flagged, key) != NULL;
+        bars[i].flagged = sj_bool(m, "flagged", false);
     }
     const char *item = render_item_word(values);
     char title[200];
@@ -332,11 +311,9 @@ static void program_section(sbuf *b, const json_t *s, const char *program)
                     strcmp(sj_str(h, "scope", ""), "per_device") == 0 ? "median per device" : "the job");
     }
     sbuf_puts(b, "</table>");
-    json_t *flagged = flagged_devices(s, program);
     json_array_foreach(sj_arr(s, "headlines"), i, h) if (strcmp(sj_str(h, "program", ""), program) == 0 &&
                                                           strcmp(sj_str(h, "scope", ""), "per_device") == 0)
-        device_chart(b, s, program, h, flagged);
-    json_decref(flagged);
+        device_chart(b, s, program, h);
     json_array_foreach(sj_arr(s, "charts"), i, c) if (strcmp(sj_str(c, "program", ""), program) == 0)
         report_chart(b, c);
     sbuf_puts(b, "</section>\n");

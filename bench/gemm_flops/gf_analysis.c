@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_headline.h"
 #include "ga_report.h"
 #include "tp_flag.h"
 #include "tp_report.h"
@@ -119,9 +120,12 @@ static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy
         tp_device_order(s, n, idx);
         for (int k = 0; k < n; k++) {
             const tp_sample *x = &s[idx[k]];
-            if (x->value >= 0)
-                ga_report_add_metric(report, fig->metric, x->value, unit, true,
-                                     (ga_where){x->host, x->node_index, x->rank, x->gpu});
+            if (x->value < 0)
+                continue;
+            ga_report_add_metric(report, fig->metric, x->value, unit, true,
+                                 (ga_where){x->host, x->node_index, x->rank, x->gpu});
+            if (v[idx[k]].below_median || v[idx[k]].below_peak)
+                ga_report_flag_last_metric(report);
         }
         free(idx);
     }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_headline.h"
 #include "ga_report.h"
 #include "tp_flag.h"
 #include "tp_peaks.h"
@@ -82,11 +83,15 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
     int *idx = malloc((size_t)n * sizeof *idx);
     if (idx) {
         tp_device_order(s, n, idx);
-        for (int k = 0; k < n; k++)
-            if (s[idx[k]].value >= 0)
-                ga_report_add_metric(
-                    report, fig->metric, s[idx[k]].value, "GB/s", true,
-                    (ga_where){s[idx[k]].host, s[idx[k]].node_index, s[idx[k]].rank, s[idx[k]].gpu});
+        for (int k = 0; k < n; k++) {
+            const tp_sample *x = &s[idx[k]];
+            if (x->value < 0)
+                continue;
+            ga_report_add_metric(report, fig->metric, x->value, "GB/s", true,
+                                 (ga_where){x->host, x->node_index, x->rank, x->gpu});
+            if (v[idx[k]].below_median || v[idx[k]].below_peak)
+                ga_report_flag_last_metric(report);
+        }
         free(idx);
     }
     return e;

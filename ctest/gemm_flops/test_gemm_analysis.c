@@ -151,6 +151,16 @@ static void test_analyse(void)
     CHECKF(json_array_size(json_object_get(burn, "gpus")) == 512, "burn gpus");
     CHECKF(json_array_size(json_object_get(report, "metrics")) == 512 + 512 + 1,
            "metrics: tflops, drop, sdc");
+    int flagged_metrics = 0, flagged_rank = -1;
+    for (size_t i = 0; i < json_array_size(json_object_get(report, "metrics")); i++) {
+        json_t *m = json_array_get(json_object_get(report, "metrics"), i);
+        if (json_is_true(json_object_get(m, "flagged"))) {
+            flagged_metrics++;
+            flagged_rank = (int)json_integer_value(json_object_get(m, "rank"));
+        }
+    }
+    CHECKF(flagged_metrics == 1 && flagged_rank == 77, "the slow GPU's tflops_bf16 metric alone is flagged (%d, rank %d)",
+           flagged_metrics, flagged_rank);
 
     /* Unknown model: measured, no efficiency, no peak flag even with --min-efficiency. */
     ga_findings_free(&f);

@@ -13,7 +13,8 @@ write. Usage: make_fixtures.py BIN_DIR CASES_DIR OUT_DIR
 Edits are strict: a path, metric or rank that the real report does not have stops the generator with an
 error, so a field renamed in a program fails the suite tests instead of leaving a stale imitation behind.
   {"op": "set", "program": P, "path": "a/b/0/c", "value": V}     the key must exist already
-  {"op": "scale_metric", "program": P, "name": N, "rank": R|null, "factor": F}   exactly one metric matches
+  {"op": "scale_metric", "program": P, "name": N, "rank": R|null, "factor": F[, "flagged": true]}
+                                                                 exactly one metric matches
   {"op": "add_finding", "program": P, "finding": {...}}          placed at its rank's node; the verdict follows
   {"op": "level_metric", "program": P, "name": N}                every rank's value becomes their median
 level_metric takes out the spread between oversubscribed ranks on shared cores: a per-rank baseline or
@@ -131,6 +132,8 @@ def apply_edit(reports, e):
         if len(hits) != 1:
             raise FixtureError("%s: %d metrics '%s' at rank %r (want one)" % (program, len(hits), e["name"], e["rank"]))
         hits[0]["value"] *= e["factor"]
+        if e.get("flagged"):
+            hits[0]["flagged"] = True
     elif op == "level_metric":
         hits = [m for m in r["metrics"] if m["name"] == e["name"] and isinstance(m.get("rank"), int)]
         if len(hits) < 2:
