@@ -94,6 +94,24 @@ def t_baseline_compare():
     check(p.returncode == 0, "merge cluster_good: exit 0 (%d)" % p.returncode)
     for f in ("summary.json", "summary.md", "summary.html"):
         check(os.path.getsize(os.path.join(good, f)) > 500, "merge writes " + f)
+    # The renderers know no program by name: a report of a program they have never heard of is drawn from its
+    # headlines and charts alone.
+    extra = fresh("unknown-program-reports")
+    for path in glob.glob(os.path.join(FX, "cluster_good", "reports", "*.json")):
+        shutil.copy(path, extra)
+    r = load(os.path.join(extra, "env_audit.json"))
+    r["program"] = "future_check"
+    r["headlines"] = [{"name": "widgets", "label": "widgets per node", "value": 42, "unit": "widgets",
+                       "scope": "cluster", "higher_is_better": True}]
+    r["charts"] = [{"title": "widgets against time", "x_label": "s", "y_label": "widgets", "x_scale": "linear",
+                    "series": [{"label": "all", "points": [[0, 1], [1, 2], [2, 4]]}]}]
+    with open(os.path.join(extra, "future_check.json"), "w") as f:
+        json.dump(r, f)
+    p, d = merge_dir(extra, "unknown-program", ["--baseline", "none"])
+    md, html = open(d + "/summary.md").read(), open(d + "/summary.html").read()
+    check(p.returncode == 0 and "- future_check, widgets per node: 42 widgets" in md and
+          "widgets per node" in html and "widgets against time" in html,
+          "a program the renderers do not know is drawn from its headlines and charts")
     p, bad = merge("cluster_bad", "bad", ["--baseline", "none"])
     check(p.returncode == 1 and "abnormal node gpu-node-02: ENV_KERNEL_MISMATCH" in p.stdout and
           "abnormal node gpu-node-03: GEMM_BELOW_MEDIAN" in p.stdout, "merge cluster_bad: exit 1, both nodes named")
