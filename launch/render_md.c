@@ -50,46 +50,57 @@ static void figures(sbuf *b, const json_t *s)
     }
 }
 
-char *suite_render_md(const json_t *s)
+/* The title, the verdict line and the fault codes. */
+static void verdict_head(sbuf *b, const json_t *s)
 {
-    sbuf b;
-    sbuf_init(&b);
     const json_t *v = json_object_get(s, "verdict");
     bool pass = strcmp(sj_str(v, "result", "fail"), "pass") == 0;
-    sbuf_printf(&b, "# Cluster acceptance: %s\n\n", pass ? "PASS" : "FAIL");
+    sbuf_printf(b, "# Cluster acceptance: %s\n\n", pass ? "PASS" : "FAIL");
     sbuf_printf(
-        &b, "Exit code %lld (%s): %lld failures, %lld warnings, %lld abnormal nodes. %lld nodes, %lld GPUs",
+        b, "Exit code %lld (%s): %lld failures, %lld warnings, %lld abnormal nodes. %lld nodes, %lld GPUs",
         sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"), sj_int(v, "failures", 0),
         sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0), sj_int(s, "node_count", 0),
         sj_int(s, "gpu_count", 0));
     if (sj_str(s, "gpu_model", NULL))
-        sbuf_printf(&b, " (%s)", sj_str(s, "gpu_model", ""));
-    sbuf_printf(&b, ". %s, %s.\n", sj_str(json_object_get(s, "launcher"), "detail", "launcher unknown"),
+        sbuf_printf(b, " (%s)", sj_str(s, "gpu_model", ""));
+    sbuf_printf(b, ". %s, %s.\n", sj_str(json_object_get(s, "launcher"), "detail", "launcher unknown"),
                 sj_str(s, "created_utc", "?"));
     if (json_array_size(sj_arr(v, "fault_codes"))) {
-        sbuf_puts(&b, "\nFault codes: ");
-        codes(&b, sj_arr(v, "fault_codes"));
-        sbuf_puts(&b, "\n");
+        sbuf_puts(b, "\nFault codes: ");
+        codes(b, sj_arr(v, "fault_codes"));
+        sbuf_puts(b, "\n");
     }
 
+}
+
+/* The nodes with a failure, with their fault codes. */
+static void abnormal_nodes(sbuf *b, const json_t *s)
+{
     const json_t *abn = sj_arr(s, "abnormal_nodes");
-    sbuf_printf(&b, "\n## Abnormal nodes (%zu)\n\n", json_array_size(abn));
+    sbuf_printf(b, "\n## Abnormal nodes (%zu)\n\n", json_array_size(abn));
     if (json_array_size(abn) == 0)
-        sbuf_puts(&b, "No node failed a check.\n");
+        sbuf_puts(b, "No node failed a check.\n");
     else
-        sbuf_puts(&b, "| node | fault codes |\n|---|---|\n");
+        sbuf_puts(b, "| node | fault codes |\n|---|---|\n");
     size_t i;
     json_t *e;
     json_array_foreach(abn, i, e)
     {
-        sbuf_puts(&b, "| ");
-        sbuf_md_cell(&b, sj_str(e, "host", "?"));
-        sbuf_puts(&b, " | ");
-        codes(&b, sj_arr(e, "fault_codes"));
-        sbuf_puts(&b, " |\n");
+        sbuf_puts(b, "| ");
+        sbuf_md_cell(b, sj_str(e, "host", "?"));
+        sbuf_puts(b, " | ");
+        codes(b, sj_arr(e, "fault_codes"));
+        sbuf_puts(b, " |\n");
     }
 
-    sbuf_puts(&b, "\n## Steps\n\n| step | status | exit | ranks | nodes | time | [RESULT] "
+}
+
+/* How each step ended, and the baseline applied. */
+static void steps_table(sbuf *b, const json_t *s)
+{
+    size_t i;
+    json_t *e;
+    sbuf_puts(b, "\n## Steps\n\n| step | status | exit | ranks | nodes | time | [RESULT] "
                   "|\n|---|---|---|---|---|---|---|\n");
     json_array_foreach(sj_arr(s, "steps"), i, e)
     {
@@ -101,48 +112,60 @@ char *suite_render_md(const json_t *s)
             snprintf(ws, sizeof ws, "%lld", sj_int(e, "world_size", -1));
         if (sj_int(e, "node_count", -1) >= 0)
             snprintf(nc, sizeof nc, "%lld", sj_int(e, "node_count", -1));
-        sbuf_printf(&b, "| %s | %s | %s | %s | %s | %s | ", sj_str(e, "program", "?"),
+        sbuf_printf(b, "| %s | %s | %s | %s | %s | %s | ", sj_str(e, "program", "?"),
                     sj_str(e, "status", "?"), ex, ws, nc, dur);
-        sbuf_md_cell(&b, sj_str(e, "result_line", ""));
-        sbuf_puts(&b, " |\n");
+        sbuf_md_cell(b, sj_str(e, "result_line", ""));
+        sbuf_puts(b, " |\n");
     }
     const json_t *bl = json_object_get(s, "baseline");
     if (json_is_object(bl))
-        sbuf_printf(&b, "\nBaseline %s (%s), tolerance %.4g%%: %lld figures checked, %lld regressions.\n",
+        sbuf_printf(b, "\nBaseline %s (%s), tolerance %.4g%%: %lld figures checked, %lld regressions.\n",
                     sj_str(bl, "model", "?"), sj_str(bl, "file", ""), sj_num(bl, "tolerance_pct", 0),
                     sj_int(bl, "checked", 0), sj_int(bl, "regressions", 0));
 
+}
+
+/* The verdict of each check on each node (abnormal nodes first, healthy ones up to a limit). */
+static void nodes_grid(sbuf *b, const json_t *s)
+{
+    size_t i;
+    json_t *e;
     size_t total = json_array_size(sj_arr(s, "nodes")), hidden = 0;
     const json_t **nodes = calloc(total ? total : 1, sizeof *nodes);
     if (nodes && total) {
         size_t nr = render_pick_nodes(s, nodes, SUITE_RENDER_MAX_NODE_ROWS, &hidden);
-        sbuf_puts(&b, "\n## Nodes by check\n\n| node | verdict |");
-        json_array_foreach(sj_arr(s, "steps"), i, e) sbuf_printf(&b, " %s |", sj_str(e, "program", "?"));
-        sbuf_puts(&b, " fault codes |\n|---|---|");
-        json_array_foreach(sj_arr(s, "steps"), i, e) sbuf_puts(&b, "---|");
-        sbuf_puts(&b, "---|\n");
+        sbuf_puts(b, "\n## Nodes by check\n\n| node | verdict |");
+        json_array_foreach(sj_arr(s, "steps"), i, e) sbuf_printf(b, " %s |", sj_str(e, "program", "?"));
+        sbuf_puts(b, " fault codes |\n|---|---|");
+        json_array_foreach(sj_arr(s, "steps"), i, e) sbuf_puts(b, "---|");
+        sbuf_puts(b, "---|\n");
         for (size_t r = 0; r < nr; r++) {
-            sbuf_puts(&b, "| ");
-            sbuf_md_cell(&b, sj_str(nodes[r], "host", "?"));
-            sbuf_printf(&b, " | %s |", sj_str(nodes[r], "verdict", "?"));
+            sbuf_puts(b, "| ");
+            sbuf_md_cell(b, sj_str(nodes[r], "host", "?"));
+            sbuf_printf(b, " | %s |", sj_str(nodes[r], "verdict", "?"));
             json_array_foreach(sj_arr(s, "steps"), i, e) sbuf_printf(
-                &b, " %s |",
+                b, " %s |",
                 sj_str(json_object_get(nodes[r], "checks"), sj_str(e, "program", "?"), "not_run"));
-            sbuf_puts(&b, " ");
-            codes(&b, sj_arr(nodes[r], "fault_codes"));
-            sbuf_puts(&b, " |\n");
+            sbuf_puts(b, " ");
+            codes(b, sj_arr(nodes[r], "fault_codes"));
+            sbuf_puts(b, " |\n");
         }
         if (hidden)
-            sbuf_printf(&b, "\n%zu more nodes passed every check (all are in summary.json).\n", hidden);
+            sbuf_printf(b, "\n%zu more nodes passed every check (all are in summary.json).\n", hidden);
     }
     free(nodes);
 
-    figures(&b, s);
+}
 
+/* Every finding, failures first (up to 200). */
+static void findings_table(sbuf *b, const json_t *s)
+{
+    size_t i;
+    json_t *e;
     const json_t *fs = sj_arr(s, "findings");
-    sbuf_printf(&b, "\n## Findings (%zu)\n\n", json_array_size(fs));
+    sbuf_printf(b, "\n## Findings (%zu)\n\n", json_array_size(fs));
     if (json_array_size(fs))
-        sbuf_puts(&b, "| severity | code | step | where | message |\n|---|---|---|---|---|\n");
+        sbuf_puts(b, "| severity | code | step | where | message |\n|---|---|---|---|---|\n");
     const char *order[] = {"fail", "warn", "info"};
     size_t shown = 0;
     for (int o = 0; o < 3; o++)
@@ -153,15 +176,27 @@ char *suite_render_md(const json_t *s)
             shown++;
             char where[160];
             render_where(e, where, sizeof where);
-            sbuf_printf(&b, "| %s | `%s` | %s | ", order[o], sj_str(e, "code", "?"),
+            sbuf_printf(b, "| %s | `%s` | %s | ", order[o], sj_str(e, "code", "?"),
                         sj_str(e, "program", "?"));
-            sbuf_md_cell(&b, where);
-            sbuf_puts(&b, " | ");
-            sbuf_md_cell(&b, sj_str(e, "message", ""));
-            sbuf_puts(&b, " |\n");
+            sbuf_md_cell(b, where);
+            sbuf_puts(b, " | ");
+            sbuf_md_cell(b, sj_str(e, "message", ""));
+            sbuf_puts(b, " |\n");
         }
     if (shown < json_array_size(fs))
-        sbuf_printf(&b, "\n%zu more findings in summary.json.\n", json_array_size(fs) - shown);
+        sbuf_printf(b, "\n%zu more findings in summary.json.\n", json_array_size(fs) - shown);
+}
+
+char *suite_render_md(const json_t *s)
+{
+    sbuf b;
+    sbuf_init(&b);
+    verdict_head(&b, s);
+    abnormal_nodes(&b, s);
+    steps_table(&b, s);
+    nodes_grid(&b, s);
+    figures(&b, s);
+    findings_table(&b, s);
     if (b.failed) {
         sbuf_free(&b);
         return NULL;
