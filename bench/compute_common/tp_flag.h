@@ -29,9 +29,6 @@ typedef struct {
     bool below_median, below_peak;
 } tp_verdict;
 
-/* Median of n values (n > 0); the array is sorted in place. */
-double tp_median(double *v, int n);
-
 /* Fills out[i] for every sample and returns the median over all measured samples (-1 if none). Returns -2
  * when memory runs out. */
 double tp_flag(const tp_sample *s, int n, const tp_policy *p, tp_verdict *out);

@@ -6,7 +6,7 @@
 
 #include "ga_cli.h"
 #include "ga_findings.h"
-#include "ga_gpu.h"
+#include "ga_backend.h"
 #include "ga_record.h"
 
 /* Parses a --dtype style list ("fp32,bf16" or "all") into a bit mask of tp_dtype; 0, or -1 with a message. */
