@@ -4,7 +4,8 @@
 - Each core header compiles on its own, with only the core's and jansson's include paths (a header that
   pulls in the runtime fails here: mpi.h is not on those paths).
 - No core header or source reaches an MPI, CUDA, NCCL or hwloc header, whatever the include paths (hwloc.h
-  sits in /usr/include, where a plain compile would find it).
+  sits in /usr/include, where a plain compile would find it), nor a runtime header of common/ (the same
+  folder: MPI-free ones such as ga_deadline.h included).
 - No core-only executable (the front-end, the analysis tests) loads libmpi, libcudart, libnccl, libcublas,
   libcuda or libhwloc; a runtime program does load libmpi, which shows that the probe sees what it looks for.
 """
@@ -49,6 +50,8 @@ def main():
     breaches = []
     files = [f if os.path.isabs(f) else os.path.join(args.core_dir, f) for f in args.files]
     headers = [f for f in files if f.endswith(".h")]
+    core_dir = os.path.realpath(args.core_dir)
+    core = {os.path.realpath(f) for f in files}
     if not headers or not any(f.endswith(".c") for f in files):
         breaches.append("no core headers or sources given: the check would prove nothing")
 
@@ -70,6 +73,11 @@ def main():
         if bad:
             more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
             breaches.append(f"{name} reaches {bad[0]}{more}")
+        # The runtime's headers sit in the same folder, where no include path keeps them out.
+        runtime = sorted({os.path.basename(d) for d in deps
+                          if os.path.dirname(os.path.realpath(d)) == core_dir and os.path.realpath(d) not in core})
+        if runtime:
+            breaches.append(f"{name} includes {', '.join(runtime)}, which the core does not own")
 
     def loaded(exe):
         """The forbidden libraries among those ldd lists for exe."""
