@@ -81,7 +81,8 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
         const char *program = sj_str(m, "program", ""), *name = sj_str(m, "name", "");
         json_array_foreach(sj_arr(baseline, "metrics"), j, bm)
         {
-            if (!ga_streq(sj_str(bm, "program", NULL), program) || !ga_streq(sj_str(bm, "name", NULL), name) ||
+            if (!ga_streq(sj_str(bm, "program", NULL), program) ||
+                !ga_streq(sj_str(bm, "name", NULL), name) ||
                 !ga_streq(sj_str(bm, "scope", NULL), suite_metric_scope(m)) ||
                 !conditions_hold(bm, suite_summary_step(summary, program)) || !sj_is_num(m, "value"))
                 continue;

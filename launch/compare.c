@@ -74,7 +74,9 @@ static void add_unique(json_t *arr, const char *s)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) if (ga_streq(json_string_value(v), s)) return;
+    json_array_foreach(arr, i, v)
+        if (ga_streq(json_string_value(v), s))
+            return;
     json_array_append_new(arr, json_string(s));
 }
 

@@ -54,7 +54,9 @@ static const json_t *find_report(const json_t *reports, const char *program)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(reports, i, r) if (ga_streq(sj_str(r, "program", NULL), program)) return r;
+    json_array_foreach(reports, i, r)
+        if (ga_streq(sj_str(r, "program", NULL), program))
+            return r;
     return NULL;
 }
 
@@ -62,7 +64,9 @@ static const json_t *find_run_step(const json_t *run, const char *program)
 {
     size_t i;
     json_t *s;
-    json_array_foreach(sj_arr(run, "steps"), i, s) if (ga_streq(sj_str(s, "program", NULL), program)) return s;
+    json_array_foreach(sj_arr(run, "steps"), i, s)
+        if (ga_streq(sj_str(s, "program", NULL), program))
+            return s;
     return NULL;
 }
 
@@ -93,7 +97,8 @@ static json_t *program_list(const json_t *reports, const json_t *run)
             bool seen = false;
             size_t j;
             json_t *q;
-            json_array_foreach(list, j, q) seen |= ga_streq(json_string_value(q), p);
+            json_array_foreach(list, j, q)
+                seen |= ga_streq(json_string_value(q), p);
             if (!seen)
                 json_array_append_new(list, json_string(p));
         }
@@ -139,8 +144,8 @@ static json_t *make_step(const char *program, const json_t *report, const json_t
     bool report_failed = false;
     size_t i;
     json_t *f;
-    json_array_foreach(sj_arr(report, "findings"), i, f) report_failed |=
-        ga_streq(sj_str(f, "severity", ""), "fail");
+    json_array_foreach(sj_arr(report, "findings"), i, f)
+        report_failed |= ga_streq(sj_str(f, "severity", ""), "fail");
     for (size_t k = 0; k < sizeof step_faults / sizeof step_faults[0]; k++) {
         if (!ga_streq(step_faults[k].status, status) || (ga_streq(status, "fail") && report_failed))
             continue;
@@ -264,8 +269,9 @@ static const char *majority_model(const json_t *nodes)
         if (!m || (best && strcmp(m, best) == 0))
             continue;
         size_t count = 0;
-        json_array_foreach(nodes, k, n2) json_array_foreach(sj_arr(n2, "gpus"), l, g2) count +=
-            ga_streq(sj_str(g2, "model", NULL), m);
+        json_array_foreach(nodes, k, n2)
+            json_array_foreach(sj_arr(n2, "gpus"), l, g2)
+                count += ga_streq(sj_str(g2, "model", NULL), m);
         if (count > best_n) {
             best = m;
             best_n = count;
@@ -411,7 +417,9 @@ static void add_code(json_t *codes, const char *code)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(codes, i, c) if (ga_streq(json_string_value(c), code)) return;
+    json_array_foreach(codes, i, c)
+        if (ga_streq(json_string_value(c), code))
+            return;
     json_array_append_new(codes, json_string(code));
 }
 
@@ -419,7 +427,9 @@ static bool in_list(const json_t *arr, const char *s)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) if (ga_streq(json_string_value(v), s)) return true;
+    json_array_foreach(arr, i, v)
+        if (ga_streq(json_string_value(v), s))
+            return true;
     return false;
 }
 
@@ -433,7 +443,8 @@ static int worst_on(const json_t *findings, const char *program, const char *hos
     json_t *f;
     json_array_foreach(findings, i, f)
     {
-        if (!ga_streq(sj_str(f, "host", NULL), host) || (program && !ga_streq(sj_str(f, "program", NULL), program)))
+        if (!ga_streq(sj_str(f, "host", NULL), host) ||
+            (program && !ga_streq(sj_str(f, "program", NULL), program)))
             continue;
         if (gpu >= 0 && sj_int(f, "gpu", -1) != gpu)
             continue;
@@ -539,8 +550,9 @@ const json_t *suite_summary_step(const json_t *summary, const char *program)
 {
     size_t i;
     json_t *st;
-    json_array_foreach(sj_arr(summary, "steps"), i,
-                       st) if (ga_streq(sj_str(st, "program", NULL), program)) return st;
+    json_array_foreach(sj_arr(summary, "steps"), i, st)
+        if (ga_streq(sj_str(st, "program", NULL), program))
+            return st;
     return NULL;
 }
 

@@ -50,13 +50,13 @@ static void test_utc(void)
     char ts[32];
     ga_utc_timestamp(ts, sizeof ts);
     /* 2026-11-23T12:00:00Z */
-    CHECKF(strlen(ts) == 20 && ts[4] == '-' && ts[7] == '-' && ts[10] == 'T' && ts[13] == ':' && ts[16] == ':' &&
-               ts[19] == 'Z' && all_digits(ts, 4) && all_digits(ts + 11, 2),
+    CHECKF(strlen(ts) == 20 && ts[4] == '-' && ts[7] == '-' && ts[10] == 'T' && ts[13] == ':' &&
+               ts[16] == ':' && ts[19] == 'Z' && all_digits(ts, 4) && all_digits(ts + 11, 2),
            "timestamp '%s'", ts);
     char dir[64];
     ga_utc_format(dir, sizeof dir, "gpuaccept-%Y%m%d-%H%M%SZ");
-    CHECKF(strlen(dir) == 26 && strncmp(dir, "gpuaccept-", 10) == 0 && all_digits(dir + 10, 8) && dir[18] == '-' &&
-               dir[25] == 'Z',
+    CHECKF(strlen(dir) == 26 && strncmp(dir, "gpuaccept-", 10) == 0 && all_digits(dir + 10, 8) &&
+               dir[18] == '-' && dir[25] == 'Z',
            "directory name '%s'", dir);
     char tiny[4] = "xyz";
     ga_utc_format(tiny, sizeof tiny, "%Y-%m-%d");
