@@ -10,11 +10,20 @@ function(ga_target_warnings target)
   endif()
 endfunction()
 
-# One program of the suite: its sources, the common library, installed to bin/.
+# One program of the suite: its sources, the runtime (and through it the core), installed to bin/.
 function(ga_add_program name)
   add_executable(${name} ${ARGN})
-  target_link_libraries(${name} PRIVATE gpuaccept_common)
+  target_link_libraries(${name} PRIVATE gpuaccept_runtime)
   ga_target_warnings(${name})
+  install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endfunction()
+
+# A program that is no MPI program (the `gpuaccept` front-end): the core alone, checked by ga_check_layers.
+function(ga_add_core_program name)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE gpuaccept_core)
+  ga_target_warnings(${name})
+  ga_core_only(${name})
   install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endfunction()
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ga_backend.h"
 #include "ga_runtime.h"
 
 typedef struct {
@@ -26,11 +27,6 @@ int ga_gpu_query(int index, ga_gpu_info *out, char *err, size_t errlen);
 /* CUDA driver and runtime API versions (e.g. 13000); 0 with the reason when unavailable. */
 int ga_cuda_driver_version(char *why, size_t whylen);
 int ga_cuda_runtime_version(char *why, size_t whylen);
-
-typedef enum { GA_BACKEND_AUTO, GA_BACKEND_GPU, GA_BACKEND_HOST } ga_backend;
-const char *ga_backend_name(ga_backend b);
-/* --backend / --device values: auto; gpu or nccl; host, cpu or mpi. 0, or -1 with a message. */
-int ga_parse_backend(const char *arg, ga_backend *out, char *err, size_t errlen);
 
 /* Decides the backend for the whole job, identically on every rank (collective): auto means GPU when every
  * rank sees a GPU and host when none does; a mix, or GPU asked for where none is visible, is fatal. */

@@ -1,12 +1,13 @@
 /* The fixed-size per-rank record. Every program's record starts with a ga_record_header, followed by its own
- * fixed-size metrics, so that one MPI_Gather of bytes brings every rank's result to rank 0. */
+ * fixed-size metrics, so that one MPI_Gather of bytes (ga_gather) brings every rank's result to rank 0. The
+ * records themselves are plain data: the analyses read them without MPI. */
 #ifndef GA_RECORD_H
 #define GA_RECORD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ga_runtime.h"
+#include "ga_job.h" /* GA_HOST_MAX */
 
 typedef struct {
     char host[GA_HOST_MAX];
@@ -19,17 +20,9 @@ typedef struct {
     char message[192]; /* why, when status is not GA_EXIT_PASS */
 } ga_record_header;
 
-/* Identity fields from the context, status pass, and the device ga_gpu_select chose (device -1 when none was:
- * the host path, or a header made before the selection). */
-void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr);
-
 /* Marks this rank's own measurement as failed (status, message) and says so on its log, so that rank 0
  * can report it by node and rank after the gather. */
 void ga_record_header_fail(ga_record_header *hdr, int status, const char *tag, const char *message);
-
-/* Gathers one record of record_size bytes from every rank. On rank 0, *all receives a malloc'd array of
- * world_size records in rank order (free it); elsewhere *all is NULL. Collective. */
-void ga_gather_records(const ga_ctx *ctx, const void *mine, size_t record_size, void **all);
 
 /* The record of rank i in a gathered array. */
 static inline const void *ga_record_at(const void *all, size_t record_size, int i)

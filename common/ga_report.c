@@ -16,7 +16,7 @@
 #define GA_VERSION "unknown"
 #endif
 
-json_t *ga_report_new(const ga_ctx *ctx, const char *program, const ga_common_opts *common)
+json_t *ga_report_new(const ga_job *job, const char *program, const ga_common_opts *common)
 {
     char now[32];
     ga_utc_timestamp(now, sizeof now);
@@ -26,18 +26,18 @@ json_t *ga_report_new(const ga_ctx *ctx, const char *program, const ga_common_op
     json_object_set_new(r, "program", json_string(program));
     json_object_set_new(r, "gpuaccept_version", json_string(GA_VERSION));
     json_object_set_new(r, "created_utc", json_string(now));
-    json_object_set_new(r, "duration_s", json_real(ga_now() - ctx->start_time));
+    json_object_set_new(r, "duration_s", json_real(ga_now() - job->start_time));
 
     json_t *cmd = json_array();
-    for (int i = 0; i < ctx->argc && ctx->argv; i++)
-        json_array_append_new(cmd, json_string(ctx->argv[i]));
+    for (int i = 0; i < job->argc && job->argv; i++)
+        json_array_append_new(cmd, json_string(job->argv[i]));
     json_object_set_new(r, "command_line", cmd);
 
     json_object_set_new(r, "launcher",
-                        json_pack("{s:s, s:s}", "kind", ga_launcher_name(ctx->launcher.kind), "detail",
-                                  ctx->launcher.detail));
-    json_object_set_new(r, "world_size", json_integer(ctx->world_size));
-    json_object_set_new(r, "node_count", json_integer(ctx->node_count));
+                        json_pack("{s:s, s:s}", "kind", ga_launcher_name(job->launcher.kind), "detail",
+                                  job->launcher.detail));
+    json_object_set_new(r, "world_size", json_integer(job->world_size));
+    json_object_set_new(r, "node_count", json_integer(job->node_count));
     json_object_set_new(r, "options",
                         json_pack("{s:s, s:b, s:b, s:f}", "report_dir", common->report_dir, "quick",
                                   common->quick, "verbose", common->verbose, "timeout_s", common->timeout_s));

@@ -8,6 +8,7 @@
 
 #include "ga_cli.h"
 #include "ga_findings.h"
+#include "ga_job.h"
 #include "ga_record.h"
 
 #define GA_REPORT_SCHEMA_VERSION 1
@@ -15,8 +16,9 @@
 /* Renders the program-specific part of one rank's record; the header fields are added by the report. */
 typedef json_t *(*ga_record_json_fn)(const void *record, void *user);
 
-/* A report with the job's identity: program, version, time, launcher, sizes, command line, common options. */
-json_t *ga_report_new(const ga_ctx *ctx, const char *program, const ga_common_opts *common);
+/* A report with the job's identity: program, version, time, launcher, sizes, command line, common options.
+ * A program passes ga_ctx_job(&ctx); the report itself never sees MPI. */
+json_t *ga_report_new(const ga_job *job, const char *program, const ga_common_opts *common);
 
 /* Adds "nodes": ranks grouped by node, each rank's header fields plus what fn returns (may be NULL). */
 void ga_report_add_nodes(json_t *report, const void *records, int n, size_t record_size, ga_record_json_fn fn,

@@ -9,10 +9,16 @@ double ga_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void ga_utc_timestamp(char *buf, size_t len)
+void ga_utc_format(char *buf, size_t len, const char *fmt)
 {
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (len && strftime(buf, len, fmt, &tm) == 0)
+        buf[0] = '\0'; /* too small: strftime leaves buf undefined */
+}
+
+void ga_utc_timestamp(char *buf, size_t len)
+{
+    ga_utc_format(buf, len, "%Y-%m-%dT%H:%M:%SZ");
 }

@@ -7,16 +7,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ga_stats.h"
+#include "ga_str.h"
+#include "ga_time.h"
 #include "merge.h"
 #include "suite_util.h"
 
 /* For json_pack's O, which refuses NULL: an absent field is null. */
 #define OR_NULL(v) ((v) ? (v) : json_null())
-
-static bool streq(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
 
 const char *suite_metric_scope(const json_t *m)
 {
@@ -31,7 +29,7 @@ const char *suite_metric_scope(const json_t *m)
 
 int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
 {
-    if (!json_is_object(b) || !streq(sj_str(b, "schema", NULL), SUITE_BASELINE_SCHEMA)) {
+    if (!json_is_object(b) || !ga_streq(sj_str(b, "schema", NULL), SUITE_BASELINE_SCHEMA)) {
         snprintf(err, errlen, "not a baseline: \"schema\" is not \"%s\"", SUITE_BASELINE_SCHEMA);
         return -1;
     }
@@ -47,8 +45,8 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
         const char *scope = sj_str(m, "scope", "");
         if (!sj_str(m, "program", NULL) || !sj_str(m, "name", NULL) || !sj_is_num(m, "value") ||
             !json_is_boolean(json_object_get(m, "higher_is_better")) ||
-            !(streq(scope, "gpu") || streq(scope, "rank") || streq(scope, "node") ||
-              streq(scope, "cluster"))) {
+            !(ga_streq(scope, "gpu") || ga_streq(scope, "rank") || ga_streq(scope, "node") ||
+              ga_streq(scope, "cluster"))) {
             snprintf(err, errlen,
                      "baseline metric %zu needs program, name, value, higher_is_better and scope "
                      "(gpu|rank|node|cluster)",
@@ -83,8 +81,9 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
         const char *program = sj_str(m, "program", ""), *name = sj_str(m, "name", "");
         json_array_foreach(sj_arr(baseline, "metrics"), j, bm)
         {
-            if (!streq(sj_str(bm, "program", NULL), program) || !streq(sj_str(bm, "name", NULL), name) ||
-                !streq(sj_str(bm, "scope", NULL), suite_metric_scope(m)) ||
+            if (!ga_streq(sj_str(bm, "program", NULL), program) ||
+                !ga_streq(sj_str(bm, "name", NULL), name) ||
+                !ga_streq(sj_str(bm, "scope", NULL), suite_metric_scope(m)) ||
                 !conditions_hold(bm, suite_summary_step(summary, program)) || !sj_is_num(m, "value"))
                 continue;
             double value = sj_num(m, "value", 0), base = sj_num(bm, "value", 0);
@@ -127,12 +126,12 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
 json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct, int force, char *err,
                                     size_t errlen)
 {
-    if (!streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA)) {
+    if (!ga_streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA)) {
         snprintf(err, errlen, "not a gpuaccept summary (schema \"%s\")", SUITE_SUMMARY_SCHEMA);
         return NULL;
     }
     const char *result = sj_str(json_object_get(summary, "verdict"), "result", "fail");
-    if (!force && !streq(result, "pass")) {
+    if (!force && !ga_streq(result, "pass")) {
         snprintf(err, errlen,
                  "the run failed (verdict %s): a baseline comes from a healthy run (--force to "
                  "override)",
@@ -170,7 +169,7 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
     }
     const char *model = sj_str(summary, "gpu_model", NULL);
     char created[32], note[200];
-    suite_utc_now(created, sizeof created);
+    ga_utc_timestamp(created, sizeof created);
     snprintf(note, sizeof note, "gpuaccept run of %s: medians over the run's nodes and GPUs",
              sj_str(summary, "created_utc", "?"));
     json_t *b = json_pack(
@@ -190,7 +189,7 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
             continue;
         for (size_t k = 0; k < n; k++)
             v[k] = json_number_value(json_array_get(vals, k));
-        double med = suite_median(v, n);
+        double med = ga_median(v, n);
         free(v);
         json_t *bm =
             json_pack("{s:O, s:O, s:O, s:f, s:O, s:O, s:s, s:I}", "program", json_object_get(g, "program"),
@@ -198,7 +197,7 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
                       "unit", json_object_get(g, "unit"), "higher_is_better",
                       json_object_get(g, "higher_is_better"), "source", "site-run", "samples", (json_int_t)n);
         /* A job-wide figure depends on the job's shape: it holds only for the same shape. */
-        if (streq(json_string_value(json_object_get(g, "scope")), "cluster")) {
+        if (ga_streq(json_string_value(json_object_get(g, "scope")), "cluster")) {
             const json_t *step =
                 suite_summary_step(summary, json_string_value(json_object_get(g, "program")));
             if (sj_int(step, "world_size", -1) > 0)

@@ -11,6 +11,7 @@
 #include "ga_exit.h"
 #include "ga_parse.h"
 #include "ga_report.h"
+#include "ga_time.h"
 #include "launch_plan.h"
 #include "merge.h"
 #include "step_runner.h"
@@ -195,12 +196,8 @@ static int parse(int argc, char **argv, run_opts *o)
         return suite_usage_error("run", "unexpected argument '%s'", argv[optind]);
     if (!o->step_timeout_s)
         o->step_timeout_s = o->quick ? 600 : 1800;
-    if (!o->report_dir[0]) {
-        time_t t = time(NULL);
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        strftime(o->report_dir, sizeof o->report_dir, "gpuaccept-%Y%m%d-%H%M%SZ", &tm);
-    }
+    if (!o->report_dir[0])
+        ga_utc_format(o->report_dir, sizeof o->report_dir, "gpuaccept-%Y%m%d-%H%M%SZ");
     return 0;
 }
 
@@ -219,13 +216,6 @@ static double program_timeout(double step_timeout_s)
 static void fmt_clock(double s, char *buf, size_t len)
 {
     snprintf(buf, len, "%d:%02d", (int)(s / 60), (int)s % 60);
-}
-
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* argv of one step: the launcher prefix, the program, its options. words holds the strings. */
@@ -315,7 +305,7 @@ int cmd_run(int argc, char **argv)
     suite_step_install_signal_handlers();
 
     json_t *steps = json_array();
-    double t0 = mono_now();
+    double t0 = ga_now();
     size_t k = 0;
     bool stopped = false;
     for (size_t i = 0; i < suite_n_programs; i++) {
@@ -342,7 +332,7 @@ int cmd_run(int argc, char **argv)
                 snprintf(remaining + strlen(remaining), sizeof remaining - strlen(remaining), " %s",
                          suite_programs[j]);
         char clock[32];
-        fmt_clock(mono_now() - t0, clock, sizeof clock);
+        fmt_clock(ga_now() - t0, clock, sizeof clock);
         printf("[SUITE] step %zu/%zu %s: starting at %s elapsed; after it:%s\n", k, n_sel, prog, clock,
                remaining[0] ? remaining : " nothing");
         if (o.dry_run) {
@@ -375,7 +365,7 @@ int cmd_run(int argc, char **argv)
         json_object_set_new(step, "signal", json_integer(res.signal));
         json_object_set_new(step, "duration_s", json_real(res.duration_s));
         json_object_set_new(step, "result_line", json_string(res.result_line));
-        fmt_clock(mono_now() - t0, clock, sizeof clock);
+        fmt_clock(ga_now() - t0, clock, sizeof clock);
         printf("[SUITE] step %zu/%zu %s: %s", k, n_sel, prog, status);
         if (res.exit_code >= 0 && found)
             printf(" (exit %d)", res.exit_code);
@@ -391,7 +381,7 @@ int cmd_run(int argc, char **argv)
     }
 
     char now[32];
-    suite_utc_now(now, sizeof now);
+    ga_utc_timestamp(now, sizeof now);
     json_t *opts =
         json_pack("{s:b, s:I, s:s?, s:f, s:s, s:s}", "quick", o.quick, "np", (json_int_t)plan.np, "hostfile",
                   o.hostfile, "step_timeout_s", o.step_timeout_s, "baseline", o.baseline, "bin_dir", bin_dir);
@@ -417,7 +407,7 @@ int cmd_run(int argc, char **argv)
         exit_code = GA_EXIT_ENV;
     } else {
         char clock[32];
-        fmt_clock(mono_now() - t0, clock, sizeof clock);
+        fmt_clock(ga_now() - t0, clock, sizeof clock);
         printf("[SUITE] all steps done in %s\n", clock);
         suite_print_verdict(summary, o.report_dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);

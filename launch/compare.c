@@ -4,21 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ga_str.h"
 #include "merge.h"
 #include "suite_util.h"
-
-static bool streq(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
 
 /* The metrics of a summary (already tagged with their program) or of one report (tagged here), as a new
  * array; the hosts it covers go to hosts. */
 static json_t *metrics_of(const json_t *run, json_t *hosts, char *err, size_t errlen)
 {
     const char *schema = sj_str(run, "schema", "");
-    bool summary = streq(schema, SUITE_SUMMARY_SCHEMA);
-    if (!summary && !streq(schema, "gpuaccept-report")) {
+    bool summary = ga_streq(schema, SUITE_SUMMARY_SCHEMA);
+    if (!summary && !ga_streq(schema, "gpuaccept-report")) {
         snprintf(err, errlen, "neither a gpuaccept summary nor a report (schema \"%s\")", schema);
         return NULL;
     }
@@ -78,7 +74,9 @@ static void add_unique(json_t *arr, const char *s)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) if (streq(json_string_value(v), s)) return;
+    json_array_foreach(arr, i, v)
+        if (ga_streq(json_string_value(v), s))
+            return;
     json_array_append_new(arr, json_string(s));
 }
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ga_runtime.h" /* ga_getenv_fn */
+#include "ga_job.h" /* ga_getenv_fn */
 
 #define SUITE_LAUNCH_MAX_WORDS 96
 #define SUITE_LAUNCH_WORD_MAX 512

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "ga_exit.h"
+#include "ga_str.h"
+#include "ga_time.h"
 #include "step_runner.h"
 #include "suite_util.h"
 
@@ -48,16 +50,13 @@ int suite_fault_exit_class(const char *code)
     return GA_EXIT_CHECK_FAILED;
 }
 
-static bool streq(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
-
 static const json_t *find_report(const json_t *reports, const char *program)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(reports, i, r) if (streq(sj_str(r, "program", NULL), program)) return r;
+    json_array_foreach(reports, i, r)
+        if (ga_streq(sj_str(r, "program", NULL), program))
+            return r;
     return NULL;
 }
 
@@ -65,7 +64,9 @@ static const json_t *find_run_step(const json_t *run, const char *program)
 {
     size_t i;
     json_t *s;
-    json_array_foreach(sj_arr(run, "steps"), i, s) if (streq(sj_str(s, "program", NULL), program)) return s;
+    json_array_foreach(sj_arr(run, "steps"), i, s)
+        if (ga_streq(sj_str(s, "program", NULL), program))
+            return s;
     return NULL;
 }
 
@@ -96,7 +97,8 @@ static json_t *program_list(const json_t *reports, const json_t *run)
             bool seen = false;
             size_t j;
             json_t *q;
-            json_array_foreach(list, j, q) seen |= streq(json_string_value(q), p);
+            json_array_foreach(list, j, q)
+                seen |= ga_streq(json_string_value(q), p);
             if (!seen)
                 json_array_append_new(list, json_string(p));
         }
@@ -142,20 +144,20 @@ static json_t *make_step(const char *program, const json_t *report, const json_t
     bool report_failed = false;
     size_t i;
     json_t *f;
-    json_array_foreach(sj_arr(report, "findings"), i, f) report_failed |=
-        streq(sj_str(f, "severity", ""), "fail");
+    json_array_foreach(sj_arr(report, "findings"), i, f)
+        report_failed |= ga_streq(sj_str(f, "severity", ""), "fail");
     for (size_t k = 0; k < sizeof step_faults / sizeof step_faults[0]; k++) {
-        if (!streq(step_faults[k].status, status) || (streq(status, "fail") && report_failed))
+        if (!ga_streq(step_faults[k].status, status) || (ga_streq(status, "fail") && report_failed))
             continue;
         char msg[512];
         int n = snprintf(msg, sizeof msg, "%s %s", program, step_faults[k].what);
-        if (exit_code > 0 && !streq(status, "missing"))
+        if (exit_code > 0 && !ga_streq(status, "missing"))
             n += snprintf(msg + n, sizeof msg - (size_t)n, " (exit %lld)", exit_code);
         if (sj_int(run_step, "signal", 0) > 0)
             n += snprintf(msg + n, sizeof msg - (size_t)n, " (signal %lld)", sj_int(run_step, "signal", 0));
-        if (dur >= 0 && streq(status, "timeout"))
+        if (dur >= 0 && ga_streq(status, "timeout"))
             n += snprintf(msg + n, sizeof msg - (size_t)n, " after %.0f s", dur);
-        if (!report && !streq(status, "missing") && !streq(status, "not_run"))
+        if (!report && !ga_streq(status, "missing") && !ga_streq(status, "not_run"))
             snprintf(msg + n, sizeof msg - (size_t)n, "; no report");
         json_array_append_new(findings, json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program",
                                                   program, "severity", "fail", "code", step_faults[k].code,
@@ -267,8 +269,9 @@ static const char *majority_model(const json_t *nodes)
         if (!m || (best && strcmp(m, best) == 0))
             continue;
         size_t count = 0;
-        json_array_foreach(nodes, k, n2) json_array_foreach(sj_arr(n2, "gpus"), l, g2) count +=
-            streq(sj_str(g2, "model", NULL), m);
+        json_array_foreach(nodes, k, n2)
+            json_array_foreach(sj_arr(n2, "gpus"), l, g2)
+                count += ga_streq(sj_str(g2, "model", NULL), m);
         if (count > best_n) {
             best = m;
             best_n = count;
@@ -313,7 +316,7 @@ static void sort_array(json_t *arr, int (*cmp)(const void *, const void *))
 json_t *suite_merge(const json_t *reports, const json_t *run, const char *report_dir)
 {
     char now[32];
-    suite_utc_now(now, sizeof now);
+    ga_utc_timestamp(now, sizeof now);
     json_t *s = json_object();
     json_object_set_new(s, "schema", json_string(SUITE_SUMMARY_SCHEMA));
     json_object_set_new(s, "schema_version", json_integer(SUITE_SUMMARY_SCHEMA_VERSION));
@@ -408,7 +411,7 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
 
 static int sev_rank(const char *sev)
 {
-    return streq(sev, "fail") ? 2 : streq(sev, "warn") ? 1 : 0;
+    return ga_streq(sev, "fail") ? 2 : ga_streq(sev, "warn") ? 1 : 0;
 }
 
 static const char *verdict_name(int rank)
@@ -420,7 +423,9 @@ static void add_code(json_t *codes, const char *code)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(codes, i, c) if (streq(json_string_value(c), code)) return;
+    json_array_foreach(codes, i, c)
+        if (ga_streq(json_string_value(c), code))
+            return;
     json_array_append_new(codes, json_string(code));
 }
 
@@ -428,7 +433,9 @@ static bool in_list(const json_t *arr, const char *s)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) if (streq(json_string_value(v), s)) return true;
+    json_array_foreach(arr, i, v)
+        if (ga_streq(json_string_value(v), s))
+            return true;
     return false;
 }
 
@@ -442,7 +449,8 @@ static int worst_on(const json_t *findings, const char *program, const char *hos
     json_t *f;
     json_array_foreach(findings, i, f)
     {
-        if (!streq(sj_str(f, "host", NULL), host) || (program && !streq(sj_str(f, "program", NULL), program)))
+        if (!ga_streq(sj_str(f, "host", NULL), host) ||
+            (program && !ga_streq(sj_str(f, "program", NULL), program)))
             continue;
         if (gpu >= 0 && sj_int(f, "gpu", -1) != gpu)
             continue;
@@ -494,7 +502,7 @@ void suite_summary_finalize(json_t *s)
         json_array_foreach(findings, j, f)
         {
             const char *program = sj_str(f, "program", "?");
-            if (streq(sj_str(f, "host", NULL), host) && !json_object_get(checks, program))
+            if (ga_streq(sj_str(f, "host", NULL), host) && !json_object_get(checks, program))
                 json_object_set_new(checks, program,
                                     json_string(verdict_name(worst_on(findings, program, host, -1, NULL))));
         }
@@ -512,9 +520,9 @@ void suite_summary_finalize(json_t *s)
     json_array_foreach(findings, i, f)
     {
         const char *sev = sj_str(f, "severity", "");
-        if (streq(sev, "warn"))
+        if (ga_streq(sev, "warn"))
             warnings++;
-        if (!streq(sev, "fail"))
+        if (!ga_streq(sev, "fail"))
             continue;
         failures++;
         const char *code = sj_str(f, "code", "?");
@@ -548,8 +556,9 @@ const json_t *suite_summary_step(const json_t *summary, const char *program)
 {
     size_t i;
     json_t *st;
-    json_array_foreach(sj_arr(summary, "steps"), i,
-                       st) if (streq(sj_str(st, "program", NULL), program)) return st;
+    json_array_foreach(sj_arr(summary, "steps"), i, st)
+        if (ga_streq(sj_str(st, "program", NULL), program))
+            return st;
     return NULL;
 }
 
@@ -582,7 +591,7 @@ json_t *suite_load_reports(const char *dir, char *err, size_t errlen)
         json_t *j = suite_load_json(path, lerr, sizeof lerr);
         if (!j)
             fprintf(stderr, "[SUITE] skipping %s\n", lerr);
-        else if (streq(sj_str(j, "schema", NULL), "gpuaccept-report") && sj_str(j, "program", NULL))
+        else if (ga_streq(sj_str(j, "schema", NULL), "gpuaccept-report") && sj_str(j, "program", NULL))
             json_array_append(reports, j);
         json_decref(j);
         free(names[i]);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ga_exit.h"
+#include "ga_time.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -34,13 +35,6 @@ void suite_step_install_signal_handlers(void)
 bool suite_stop_requested(void)
 {
     return stop_requested != 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Tracks the current output line to keep the last "[RESULT]" line. */
@@ -99,7 +93,7 @@ int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *er
     }
     fflush(stdout);
     fflush(stderr);
-    double t0 = now_s();
+    double t0 = ga_now();
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
@@ -133,7 +127,7 @@ int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *er
     double last_output = t0, deadline = t0 + spec->timeout_s, kill_at = 0, drain_until = 0;
     char buf[8192];
     while (true) {
-        double t = now_s();
+        double t = ga_now();
         if (!exited && leader_exited(pid)) {
             exited = true;
             drain_until = t + 2.0; /* ranks' last lines may still be in flight */
@@ -171,7 +165,7 @@ int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *er
             if (n > 0) {
                 write_all(STDOUT_FILENO, buf, (size_t)n);
                 scan_bytes(&ls, buf, (size_t)n, res);
-                last_output = now_s();
+                last_output = ga_now();
             } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
                 eof = true;
             }
@@ -187,7 +181,7 @@ int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *er
     if (ls.len) { /* a last line without a newline */
         scan_bytes(&ls, "\n", 1, res);
     }
-    res->duration_s = now_s() - t0;
+    res->duration_s = ga_now() - t0;
     if (WIFEXITED(status)) {
         res->exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 void sbuf_init(sbuf *b)
@@ -149,20 +148,6 @@ json_t *sj_arr(const json_t *obj, const char *key)
     return json_is_array(v) ? v : NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double suite_median(double *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void suite_format_bytes(double bytes, char *out, size_t len)
 {
     const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -239,12 +224,4 @@ int suite_write_json_atomic(const char *path, const json_t *json, char *err, siz
     free(with_nl);
     free(text);
     return rc;
-}
-
-void suite_utc_now(char *out, size_t len)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }

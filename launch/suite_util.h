@@ -33,9 +33,6 @@ bool sj_is_num(const json_t *obj, const char *key);
 /* obj[key] as an array, or NULL. */
 json_t *sj_arr(const json_t *obj, const char *key);
 
-/* Median of v[0..n-1] (sorts v). 0 when n is 0. */
-double suite_median(double *v, size_t n);
-
 /* "1.5 KiB", "256 MiB": byte counts as chart labels. */
 void suite_format_bytes(double bytes, char *out, size_t len);
 
@@ -45,8 +42,5 @@ json_t *suite_load_json(const char *path, char *err, size_t errlen);
 int suite_write_text_atomic(const char *path, const char *text, char *err, size_t errlen);
 /* Writes JSON (indented, keys in insertion order) atomically. */
 int suite_write_json_atomic(const char *path, const json_t *json, char *err, size_t errlen);
-
-/* UTC time as 2026-01-31T12:00:00Z. */
-void suite_utc_now(char *out, size_t len);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "ar_coll.h"
 #include "ga_cli.h"
-#include "ga_gpu.h"
+#include "ga_backend.h"
 
 typedef struct {
     uint64_t min_bytes, max_bytes, step_bytes, step_factor;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ar_sweep.h"
+#include "ga_stats.h"
 
 int ar_pairs_max_rounds(int members)
 {
@@ -58,7 +59,7 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
     }
     for (int i = 0; i < n; i++)
         bw[i] = pairs[i].busbw;
-    out->median_busbw = ar_median(bw, n);
+    out->median_busbw = ga_median(bw, (size_t)n);
     free(bw);
 
     double threshold = out->median_busbw * (1.0 - tolerance);

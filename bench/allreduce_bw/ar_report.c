@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ga_headline.h"
+#include "ga_stats.h"
 
 static const char *const placement_names[AR_PLACEMENTS] = {"out-of-place", "in-place"};
 
@@ -36,7 +37,7 @@ int ar_line_compute(const ar_sweep_desc *d, int size_index, const ar_sample *con
             ar_aggregate(members, m, pl, d->mode, &ga);
             group_time[used++] = ga.time_s;
         }
-        out->agg[pl].time_s = used == 1 ? group_time[0] : ar_median(group_time, used);
+        out->agg[pl].time_s = used == 1 ? group_time[0] : ga_median(group_time, (size_t)used);
     }
     free(members);
     free(group_time);

@@ -72,23 +72,3 @@ void ar_aggregate(const ar_sample *const *samples, int n, int placement, ar_time
         out->time_s = out->mean_s;
     }
 }
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double ar_median(const double *v, int n)
-{
-    if (n <= 0)
-        return 0.0;
-    double *c = malloc((size_t)n * sizeof *c);
-    if (!c)
-        return 0.0;
-    memcpy(c, v, (size_t)n * sizeof *c);
-    qsort(c, (size_t)n, sizeof *c, cmp_double);
-    double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-    free(c);
-    return m;
-}

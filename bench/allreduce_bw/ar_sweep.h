@@ -27,7 +27,4 @@ typedef struct {
 /* Aggregates sample[placement] of n ranks, reached through samples[i] (one pointer per rank). */
 void ar_aggregate(const ar_sample *const *samples, int n, int placement, ar_time_mode mode, ar_agg *out);
 
-/* Median of n values (copied, not reordered); 0 when n is 0. */
-double ar_median(const double *v, int n);
-
 #endif

@@ -12,9 +12,11 @@
 #include "ar_report.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_headline.h"
+#include "ga_program.h"
 #include "ga_report.h"
 
 static const ga_program_spec spec = {
@@ -531,7 +533,8 @@ int main(int argc, char **argv)
     if (ctx.world_rank == 0) {
         st.combos = json_array();
         ga_findings_init(&st.findings);
-        report = ga_report_new(&ctx, spec.name, &common);
+        const ga_job job = ga_ctx_job(&ctx);
+        report = ga_report_new(&job, spec.name, &common);
     }
     if (o.pairs)
         run_pairs(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);

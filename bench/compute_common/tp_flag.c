@@ -4,17 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double tp_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "ga_stats.h"
 
 static bool same_group(const tp_sample *a, const tp_sample *b)
 {
@@ -39,7 +29,7 @@ double tp_flag(const tp_sample *s, int n, const tp_policy *p, tp_verdict *out)
         for (int j = i; j < n; j++)
             if (!done[j] && same_group(&s[i], &s[j]) && s[j].value >= 0)
                 vals[m++] = s[j].value;
-        double med = m ? tp_median(vals, m) : -1;
+        double med = m ? ga_median(vals, (size_t)m) : -1;
         for (int j = i; j < n; j++) {
             if (done[j] || !same_group(&s[i], &s[j]))
                 continue;
@@ -56,7 +46,7 @@ double tp_flag(const tp_sample *s, int n, const tp_policy *p, tp_verdict *out)
     for (int i = 0; i < n; i++)
         if (s[i].value >= 0)
             vals[m++] = s[i].value;
-    double all = m ? tp_median(vals, m) : -1;
+    double all = m ? ga_median(vals, (size_t)m) : -1;
     free(vals);
     free(done);
     return all;

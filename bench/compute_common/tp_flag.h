@@ -41,9 +41,6 @@ typedef struct {
     bool on_gpus;    /* false on the host path: the samples are ranks */
 } tp_figure;
 
-/* Median of n values (n > 0); the array is sorted in place. */
-double tp_median(double *v, int n);
-
 /* Fills out[i] for every sample and returns the median over all measured samples (-1 if none). Returns -2
  * when memory runs out. */
 double tp_flag(const tp_sample *s, int n, const tp_policy *p, tp_verdict *out);

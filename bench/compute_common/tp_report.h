@@ -6,7 +6,7 @@
 
 #include "ga_cli.h"
 #include "ga_findings.h"
-#include "ga_gpu.h"
+#include "ga_backend.h"
 #include "ga_record.h"
 #include "tp_flag.h"
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ga_exit.h"
+#include "ga_stats.h"
 
 void ddp_params_digest(const void *params, size_t n, size_t elem_size, ddp_digest *out)
 {
@@ -43,12 +44,6 @@ double ddp_mean(const double *curve, int from, int count)
 static ga_where where_rank(const ddp_record *r)
 {
     return (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* The hash most ranks hold; a tie goes to the one the lowest rank holds. */
@@ -106,7 +101,7 @@ static void check_stragglers(const ddp_record *all, int n, const ddp_check_opts 
         return;
     for (int i = 0; i < n; i++)
         compute[i] = all[i].step_time_ms - all[i].comm_wait_ms;
-    qsort(compute, (size_t)n, sizeof *compute, cmp_double);
+    qsort(compute, (size_t)n, sizeof *compute, ga_cmp_double);
     double median = compute[n / 2];
     free(compute);
     for (int i = 0; i < n; i++) {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "ga_cli.h"
-#include "ga_gpu.h"
+#include "ga_backend.h"
 
 #define DDP_UNSET (-1)
 

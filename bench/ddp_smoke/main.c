@@ -17,8 +17,10 @@
 #include "ddp_trainer.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
+#include "ga_program.h"
 #include "ga_report.h"
 
 /* Test only: the rank named here moves one parameter by one ulp after training, to prove that the replica
@@ -173,7 +175,8 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     ga_log("DDP", "replicas: %s", out.replicas_identical ? "all identical" : "DIFFER (see the findings)");
 
     int exit_code = ga_findings_exit_code(&findings);
-    json_t *report = ga_report_new(ctx, spec.name, common);
+    const ga_job job = ga_ctx_job(ctx);
+    json_t *report = ga_report_new(&job, spec.name, common);
     ga_report_add_nodes(report, all, n, sizeof *all, ddp_record_json, NULL);
     json_object_set_new(report, "summary", ddp_summary_json(info, &out, res->loss_curve, res->steps_done));
     ddp_add_headlines(report, &out, res->loss_curve, res->steps_done);

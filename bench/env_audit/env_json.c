@@ -1,5 +1,10 @@
 #include "env_json.h"
 
+/* The record's data: the probe fills the versions in this order, the JSON and the audit read them by name. */
+const char *const env_version_names[ENV_V_COUNT] = {"nvidia_driver", "cuda_driver",  "cuda_runtime",
+                                                    "cublas",        "nccl_library", "nccl_header",
+                                                    "mpi_library",   "hwloc",        "jansson"};
+
 static json_t *numa_json(int numa)
 {
     return numa < 0 ? json_null() : json_integer(numa);

@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 
 #include "ga_envvars.h"
+#include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_topo.h"
 
@@ -17,10 +18,6 @@
 #endif
 
 extern char **environ;
-
-const char *const env_version_names[ENV_V_COUNT] = {"nvidia_driver", "cuda_driver",  "cuda_runtime",
-                                                    "cublas",        "nccl_library", "nccl_header",
-                                                    "mpi_library",   "hwloc",        "jansson"};
 
 static void set_version(env_record *rec, env_version_id id, const char *value, const char *why)
 {

@@ -4,6 +4,7 @@
 #define ENV_PROBE_H
 
 #include "env_record.h"
+#include "ga_runtime.h"
 
 void env_probe(const ga_ctx *ctx, env_record *rec);
 

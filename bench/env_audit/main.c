@@ -8,9 +8,11 @@
 #include "env_probe.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_gather.h"
 #include "ga_log.h"
 #include "ga_parse.h"
 #include "ga_headline.h"
+#include "ga_program.h"
 #include "ga_report.h"
 
 enum { OPT_EXPECT_GPUS = 256 };
@@ -82,7 +84,8 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     ga_findings_log(&findings, "ENV");
 
     int exit_code = ga_findings_exit_code(&findings);
-    json_t *report = ga_report_new(ctx, spec.name, common);
+    const ga_job job = ga_ctx_job(ctx);
+    json_t *report = ga_report_new(&job, spec.name, common);
     ga_report_add_nodes(report, all, n, sizeof *all, env_record_json, NULL);
     json_object_set_new(
         report, "summary",

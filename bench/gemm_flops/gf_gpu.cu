@@ -2,10 +2,6 @@
  * with CUDA events, checked against a naive dot product computed by an independent kernel, and, in burn mode,
  * a checksum of the output bits per interval. Layout: column-major C (m x n) = A^T B, A stored k x m and B
  * k x n ("TN"), which is the layout cuBLASLt requires for fp8 and int8 and is used for every dtype. */
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -18,7 +14,7 @@
 
 extern "C" {
 #include "ga_log.h"
-#include "ga_runtime.h"
+#include "ga_deadline.h" /* ga_phase */
 #include "ga_time.h"
 #include "gf_analysis.h"
 #include "gf_backend.h"

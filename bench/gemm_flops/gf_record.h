@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ga_gpu.h"
+#include "ga_backend.h"
 #include "ga_record.h"
 #include "tp_peaks.h"
 

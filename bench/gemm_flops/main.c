@@ -9,10 +9,12 @@
 #include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_parse.h"
 #include "ga_headline.h"
+#include "ga_program.h"
 #include "ga_report.h"
 #include "gf_analysis.h"
 #include "gf_backend.h"
@@ -182,7 +184,8 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     log_devices(all, n, o->dtypes);
     ga_findings f;
     ga_findings_init(&f);
-    json_t *report = ga_report_new(ctx, spec.name, common);
+    const ga_job job = ga_ctx_job(ctx);
+    json_t *report = ga_report_new(&job, spec.name, common);
     ga_report_add_nodes(report, all, n, sizeof *all, gf_record_json, NULL);
     gf_policy p = {o->tolerance, o->min_efficiency, o->max_drop_pct, o->dtypes, o->dtypes_explicit};
     gf_outcome out;

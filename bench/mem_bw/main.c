@@ -7,9 +7,11 @@
 
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_parse.h"
+#include "ga_program.h"
 #include "ga_report.h"
 #include "mb_analysis.h"
 #include "mb_backend.h"
@@ -170,7 +172,8 @@ int main(int argc, char **argv)
         log_devices(all, ctx.world_size);
         ga_findings f;
         ga_findings_init(&f);
-        json_t *report = ga_report_new(&ctx, spec.name, &common);
+        const ga_job job = ga_ctx_job(&ctx);
+        json_t *report = ga_report_new(&job, spec.name, &common);
         ga_report_add_nodes(report, all, ctx.world_size, sizeof *all, mb_record_json, NULL);
         mb_policy p = {o.tolerance, o.min_efficiency};
         mb_outcome out;

@@ -1,10 +1,6 @@
 /* GPU path: device memory bandwidth (cudaMemcpy device-to-device, counted read + write; a triad kernel,
  * counted 2 reads + 1 write) and host link bandwidth (H2D and D2H from pinned memory bound to the GPU's own
  * NUMA node with hwloc, then registered with CUDA). Each repetition is timed with CUDA events. */
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-
 #include <cuda_runtime.h>
 
 #include <math.h>
@@ -14,7 +10,7 @@
 
 extern "C" {
 #include "ga_log.h"
-#include "ga_runtime.h"
+#include "ga_deadline.h" /* ga_phase */
 #include "ga_topo.h"
 #include "mb_backend.h"
 #include "tp_host.h"

@@ -10,6 +10,7 @@
 #include "ga_fatal.h"
 #include "ga_log.h"
 #include "ga_runtime.h"
+#include "ga_stats.h"
 #include "ga_time.h"
 #include "mb_backend.h"
 #include "tp_flag.h"
@@ -48,7 +49,7 @@ static void *triad_thread(void *arg)
 
 void mb_fill_result(mb_result *x, double bytes, double *times, int reps)
 {
-    double med = tp_median(times, reps); /* sorts: times[0] is the best */
+    double med = ga_median(times, (size_t)reps); /* sorts: times[0] is the best */
     x->state = MB_MEASURED;
     x->bytes = bytes;
     x->reps = reps;

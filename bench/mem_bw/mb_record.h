@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ga_gpu.h"
+#include "ga_backend.h"
 #include "ga_record.h"
 
 typedef enum { MB_DEVICE_COPY, MB_DEVICE_RW, MB_H2D, MB_D2H, MB_HOST_TRIAD, MB_TEST_COUNT } mb_test;

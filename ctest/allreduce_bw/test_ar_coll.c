@@ -205,8 +205,6 @@ static void check_sizes_and_aggregation(void)
     ar_agg a;
     ar_aggregate(ptr, 4, 1, AR_TIME_AVG, &a);
     CHECKF(a.wrong == -1, "unchecked placement reads as checked");
-    double m[] = {5, 1, 3, 2};
-    CHECKF(ar_median(m, 4) == 2.5 && ar_median(m, 3) == 3, "median");
 }
 
 int main(void)

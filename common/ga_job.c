@@ -1,0 +1,68 @@
+#include "ga_job.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ga_launcher_name(ga_launcher_kind kind)
+{
+    switch (kind) {
+    case GA_LAUNCHER_MPIRUN:
+        return "mpirun";
+    case GA_LAUNCHER_SRUN:
+        return "srun";
+    case GA_LAUNCHER_MPIJOB:
+        return "mpijob";
+    default:
+        return "singleton";
+    }
+}
+
+static bool env_set(ga_getenv_fn get, const char *name)
+{
+    const char *v = get(name);
+    return v && *v;
+}
+
+void ga_launcher_detect(ga_getenv_fn get, ga_launcher *out)
+{
+    memset(out, 0, sizeof *out);
+    /* Open MPI's own variables come first: mpirun inside a Slurm allocation also sees SLURM_*, and Open MPI 4
+     * sets PMIX_RANK for its ranks too. */
+    if (env_set(get, "OMPI_COMM_WORLD_SIZE")) {
+        const char *hostfile = get("OMPI_MCA_orte_default_hostfile");
+        if (env_set(get, "KUBERNETES_SERVICE_HOST") ||
+            (hostfile && strcmp(hostfile, "/etc/mpi/hostfile") == 0)) {
+            out->kind = GA_LAUNCHER_MPIJOB;
+            snprintf(out->detail, sizeof out->detail, "mpirun in an MPIJob launcher (hostfile %s)",
+                     hostfile ? hostfile : "unset");
+        } else {
+            out->kind = GA_LAUNCHER_MPIRUN;
+            snprintf(out->detail, sizeof out->detail, "mpirun%s%s", hostfile ? " with hostfile " : "",
+                     hostfile ? hostfile : "");
+        }
+        return;
+    }
+    if (env_set(get, "SLURM_PROCID") && env_set(get, "SLURM_STEP_ID")) {
+        const char *mpi = get("SLURM_MPI_TYPE");
+        const char *job = get("SLURM_JOB_ID");
+        out->kind = GA_LAUNCHER_SRUN;
+        snprintf(out->detail, sizeof out->detail, "srun --mpi=%s (SLURM_JOB_ID=%s)", mpi ? mpi : "?",
+                 job ? job : "?");
+        return;
+    }
+    out->kind = GA_LAUNCHER_SINGLETON;
+    snprintf(out->detail, sizeof out->detail, "no launcher: a single rank");
+}
+
+int ga_launcher_expected_tasks(ga_getenv_fn get)
+{
+    const char *names[] = {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = get(names[i]);
+        if (v && *v && (i == 0 || env_set(get, "SLURM_PROCID")))
+            return atoi(v);
+    }
+    return 0;
+}

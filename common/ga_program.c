@@ -1,0 +1,61 @@
+#include "ga_program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_deadline.h"
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_log.h"
+#include "ga_report.h"
+#include "ga_topo.h"
+
+int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ctx *ctx,
+                     ga_common_opts *common, void *program_opts)
+{
+    ga_init(argc, argv, ctx);
+    /* getopt permutes argv: keep the command line as typed for the report. */
+    ctx->argc = *argc;
+    ctx->argv = calloc((size_t)*argc + 1, sizeof(char *));
+    if (!ctx->argv)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    memcpy(ctx->argv, *argv, (size_t)*argc * sizeof(char *));
+
+    switch (ga_cli_parse(spec, *argc, *argv, common, program_opts, ctx->world_rank == 0)) {
+    case GA_CLI_EXIT:
+        return GA_EXIT_PASS;
+    case GA_CLI_ERROR:
+        return GA_EXIT_USAGE;
+    case GA_CLI_RUN:
+        break;
+    }
+    ga_log_set_verbose(common->verbose);
+    ga_deadline_start_run(common->timeout_s);
+
+    /* Checked before measuring, so a long run never ends with nowhere to write its report. */
+    char err[GA_PATH_MAX + 128] = "";
+    int bad = 0;
+    if (ctx->world_rank == 0)
+        bad = ga_report_dir_prepare(common->report_dir, err, sizeof err) != 0;
+    GA_MPI_CHECK(MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    if (bad) {
+        ga_error_once(spec->name, "%s", err);
+        return GA_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int ga_program_end(ga_ctx *ctx, int exit_code)
+{
+    int agreed = exit_code;
+    ga_deadline_arm("agreeing on the exit code at the end");
+    MPI_Allreduce(&exit_code, &agreed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    ga_deadline_stop();
+    if (ctx->node_comm != MPI_COMM_NULL && ctx->node_comm != 0)
+        MPI_Comm_free(&ctx->node_comm);
+    free(ctx->argv);
+    ctx->argv = NULL;
+    ga_topo_release();
+    MPI_Finalize();
+    return agreed;
+}

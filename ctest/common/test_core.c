@@ -1,0 +1,131 @@
+/* Unit tests of the core's own helpers, linked with the core alone (no MPI, CUDA or hwloc: the layering test
+ * checks this binary too): the median, string equality, UTC stamps, exit code names, and a report built from
+ * a job described by hand, as a tool without MPI would. */
+#include <ctype.h>
+#include <stdlib.h>
+
+#include "ga_exit.h"
+#include "ga_job.h"
+#include "ga_report.h"
+#include "ga_stats.h"
+#include "ga_str.h"
+#include "ga_test.h"
+#include "ga_time.h"
+
+static void test_median(void)
+{
+    double even[] = {5, 1, 3, 2};
+    CHECKF(ga_median(even, 4) == 2.5, "median of 5 1 3 2: %g", ga_median(even, 4));
+    /* sorted in place: callers read the best sample from v[0] */
+    CHECK(even[0] == 1 && even[1] == 2 && even[2] == 3 && even[3] == 5);
+    double odd[] = {5, 1, 3};
+    CHECK(ga_median(odd, 3) == 3);
+    double one[] = {7.5};
+    CHECK(ga_median(one, 1) == 7.5);
+    CHECK(ga_median(NULL, 0) == 0);
+    double neg[] = {-1, -3, 10, 0};
+    CHECK(ga_median(neg, 4) == -0.5);
+}
+
+static void test_streq(void)
+{
+    CHECK(ga_streq("pass", "pass"));
+    CHECK(!ga_streq("pass", "fail"));
+    CHECK(!ga_streq("pass", "passed"));
+    CHECK(!ga_streq(NULL, "pass"));
+    CHECK(!ga_streq("pass", NULL));
+    CHECK(!ga_streq(NULL, NULL)); /* a field missing on both sides is no match */
+}
+
+static bool all_digits(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+static void test_utc(void)
+{
+    char ts[32];
+    ga_utc_timestamp(ts, sizeof ts);
+    /* 2026-11-23T12:00:00Z */
+    CHECKF(strlen(ts) == 20 && ts[4] == '-' && ts[7] == '-' && ts[10] == 'T' && ts[13] == ':' &&
+               ts[16] == ':' && ts[19] == 'Z' && all_digits(ts, 4) && all_digits(ts + 11, 2),
+           "timestamp '%s'", ts);
+    char dir[64];
+    ga_utc_format(dir, sizeof dir, "gpuaccept-%Y%m%d-%H%M%SZ");
+    CHECKF(strlen(dir) == 26 && strncmp(dir, "gpuaccept-", 10) == 0 && all_digits(dir + 10, 8) &&
+               dir[18] == '-' && dir[25] == 'Z',
+           "directory name '%s'", dir);
+    char tiny[4] = "xyz";
+    ga_utc_format(tiny, sizeof tiny, "%Y-%m-%d");
+    CHECK(tiny[0] == '\0'); /* too small: empty, never undefined */
+    double t0 = ga_now(), t1 = ga_now();
+    CHECK(t1 >= t0 && t0 > 0);
+}
+
+static void test_exit_names(void)
+{
+    CHECK_STR(ga_exit_code_name(GA_EXIT_PASS), "pass");
+    CHECK_STR(ga_exit_code_name(GA_EXIT_CHECK_FAILED), "check_failed");
+    CHECK_STR(ga_exit_code_name(GA_EXIT_USAGE), "usage_error");
+    CHECK_STR(ga_exit_code_name(GA_EXIT_ENV), "environment_error");
+    CHECK_STR(ga_exit_code_name(GA_EXIT_TIMEOUT), "timeout");
+    CHECK_STR(ga_exit_code_name(GA_EXIT_INTERNAL), "internal_error");
+    CHECK_STR(ga_exit_code_name(99), "internal_error");
+}
+
+static void test_report_from_job(void)
+{
+    char *argv[] = {"demo", "--quick", NULL};
+    ga_job job = {.world_size = 16, .node_count = 2, .start_time = ga_now() - 1.0, .argc = 2, .argv = argv};
+    job.launcher.kind = GA_LAUNCHER_SRUN;
+    snprintf(job.launcher.detail, sizeof job.launcher.detail, "srun --mpi=pmix (SLURM_JOB_ID=7)");
+    ga_common_opts common = {.report_dir = "/tmp/x", .quick = true, .timeout_s = 30};
+    json_t *r = ga_report_new(&job, "demo", &common);
+    CHECK_STR(json_string_value(json_object_get(r, "schema")), "gpuaccept-report");
+    CHECK_STR(json_string_value(json_object_get(r, "program")), "demo");
+    CHECK(json_integer_value(json_object_get(r, "world_size")) == 16);
+    CHECK(json_integer_value(json_object_get(r, "node_count")) == 2);
+    json_t *l = json_object_get(r, "launcher");
+    CHECK_STR(json_string_value(json_object_get(l, "kind")), "srun");
+    CHECK_STR(json_string_value(json_object_get(l, "detail")), "srun --mpi=pmix (SLURM_JOB_ID=7)");
+    json_t *cmd = json_object_get(r, "command_line");
+    CHECK(json_array_size(cmd) == 2 && ga_streq(json_string_value(json_array_get(cmd, 1)), "--quick"));
+    double dur = json_real_value(json_object_get(r, "duration_s"));
+    CHECKF(dur >= 1.0 && dur < 60, "duration %g s from a start one second ago", dur);
+    CHECK(json_is_true(json_object_get(json_object_get(r, "options"), "quick")));
+    json_decref(r);
+
+    /* no command line known: an empty list, not a crash */
+    ga_job bare = {.world_size = 1, .node_count = 1, .argc = 3, .argv = NULL};
+    r = ga_report_new(&bare, "demo", &common);
+    CHECK(json_array_size(json_object_get(r, "command_line")) == 0);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(r, "launcher"), "kind")), "singleton");
+    json_decref(r);
+}
+
+static void test_record_header(void)
+{
+    ga_record_header h = {.world_rank = 3, .local_rank = 1, .device_index = -1, .status = GA_EXIT_ENV};
+    snprintf(h.host, sizeof h.host, "node07");
+    snprintf(h.message, sizeof h.message, "no GPU");
+    json_t *o = ga_record_header_json(&h);
+    CHECK(json_integer_value(json_object_get(o, "rank")) == 3);
+    CHECK(json_is_null(json_object_get(o, "device")));
+    CHECK_STR(json_string_value(json_object_get(o, "status")), "environment_error");
+    CHECK_STR(json_string_value(json_object_get(o, "message")), "no GPU");
+    json_decref(o);
+}
+
+int main(void)
+{
+    test_median();
+    test_streq();
+    test_utc();
+    test_exit_names();
+    test_report_from_job();
+    test_record_header();
+    return ga_test_finish();
+}
