@@ -64,7 +64,7 @@ def report(program, summary, metrics, findings, node_extra=None):
             "gpuaccept_version": "0.1.0", "created_utc": "2026-01-15T10:00:00Z", "duration_s": 42.0,
             "launcher": {"kind": "srun", "detail": "srun --mpi=pmix (SLURM_JOB_ID=4242)"},
             "world_size": len(NODES) * GPUS, "node_count": len(NODES),
-            "options": {"report_dir": "/shared/acc", "quick": False, "verbose": False, "timeout_s": 1800.0},
+            "options": {"report_dir": "/lustre/acc", "quick": False, "verbose": False, "timeout_s": 1800.0},
             "nodes": nodes, "summary": summary, "metrics": metrics, "findings": findings,
             "verdict": {"result": "fail" if fails else "pass", "exit_code": code,
                         "exit_name": "check_failed" if fails else "pass", "reasons": fails,
