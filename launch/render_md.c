@@ -47,10 +47,11 @@ static void figures(sbuf *b, const json_t *s)
                         ? (sj_bool(d, "replicas_identical", false) ? "yes" : "NO")
                         : "-");
     for (size_t k = 0; k < suite_n_programs; k++) {
-        if (strcmp(suite_programs[k], "env_audit") == 0 || render_figures(s, suite_programs[k]))
+        if (strcmp(suite_programs[k].name, "env_audit") == 0 || render_figures(s, suite_programs[k].name))
             continue;
-        const json_t *st = suite_summary_step(s, suite_programs[k]);
-        sbuf_printf(b, "- %s: no figures (step %s)\n", suite_programs[k], sj_str(st, "status", "not_run"));
+        const json_t *st = suite_summary_step(s, suite_programs[k].name);
+        sbuf_printf(b, "- %s: no figures (step %s)\n", suite_programs[k].name,
+                    sj_str(st, "status", "not_run"));
     }
 }
 
