@@ -186,9 +186,8 @@ static int parse(int argc, char **argv, run_opts *o)
             o->baseline = optarg;
             break;
         case OPT_TOLERANCE:
-            if (suite_parse_pct(optarg, &o->tolerance_pct))
-                return suite_usage_error("run", "--tolerance: '%s' is not a percentage from 0 to 100",
-                                         optarg);
+            if (suite_parse_pct(optarg, &o->tolerance_pct, err, sizeof err))
+                return suite_usage_error("run", "--tolerance: %s", err);
             break;
         case OPT_DRY_RUN:
             o->dry_run = true;

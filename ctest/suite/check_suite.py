@@ -80,6 +80,11 @@ def t_cli():
         lines = p.stderr.strip().splitlines()
         check(p.returncode == 2 and len(lines) == 1, "%s: exit 2 with one line (%d, %r)" % (what, p.returncode,
                                                                                          p.stderr.strip()))
+    # Tolerances are percentages in every verb, as in every program: a fraction is refused with the hint.
+    for verb in ("run", "merge", "baseline", "compare"):
+        p = run([verb, "--tolerance", "0.05"])
+        check(p.returncode == 2 and "write 5 for 5%" in p.stderr, "%s --tolerance 0.05: refused as a fraction (%r)"
+              % (verb, p.stderr.strip()))
     for verb in ("run", "merge", "baseline", "compare"):
         p = run([verb, "--help"])
         check(p.returncode == 0 and "usage: gpuaccept " + verb in p.stdout, verb + " --help")
