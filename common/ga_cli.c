@@ -1,6 +1,7 @@
 #include "ga_cli.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 
 /* Keys of the common options: above any short option character and any program's long-only key. */
 enum { OPT_REPORT_DIR = 1000, OPT_QUICK, OPT_VERBOSE, OPT_TIMEOUT, OPT_VERSION, OPT_HELP = 'h' };
+/* getopt keys of a program's deprecated aliases, ALIAS_KEY0 + index: above every other key. */
+enum { ALIAS_KEY0 = 2000 };
 
 static const ga_option common_options[] = {
     {"report-dir", OPT_REPORT_DIR, true, "DIR", "write the JSON report to DIR/<program>.json (default: .)"},
@@ -24,14 +27,69 @@ static const ga_option common_options[] = {
 };
 #define N_COMMON (sizeof common_options / sizeof common_options[0])
 
-/* A program's option replaces a common one with the same long name or key (allreduce_bw's nccl-tests
- * -T/--timeout replaces the common whole-run --timeout). */
-static bool overridden(const ga_program_spec *spec, const ga_option *common)
+/* A program option that reuses a common option's long name or key, or NULL. One name, one meaning: a
+ * program cannot give --timeout another sense (allreduce_bw's per-wait bound is -T/--wait-timeout). */
+static const ga_option *clash(const ga_program_spec *spec)
 {
     for (size_t i = 0; i < spec->n_options; i++)
-        if (strcmp(spec->options[i].long_name, common->long_name) == 0 || spec->options[i].key == common->key)
-            return true;
-    return false;
+        for (size_t j = 0; j < N_COMMON; j++)
+            if (strcmp(spec->options[i].long_name, common_options[j].long_name) == 0 ||
+                spec->options[i].key == common_options[j].key)
+                return &spec->options[i];
+    return NULL;
+}
+
+/* The program option with this key, or NULL. */
+static const ga_option *program_option(const ga_program_spec *spec, int key)
+{
+    for (size_t i = 0; i < spec->n_options; i++)
+        if (spec->options[i].key == key)
+            return &spec->options[i];
+    return NULL;
+}
+
+/* The program option with this long name, or NULL. */
+static const ga_option *program_option_named(const ga_program_spec *spec, const char *long_name)
+{
+    for (size_t i = 0; i < spec->n_options; i++)
+        if (strcmp(spec->options[i].long_name, long_name) == 0)
+            return &spec->options[i];
+    return NULL;
+}
+
+int ga_cli_parse_pct(const char *arg, double min_pct, double max_pct, double *pct, char *err, size_t errlen)
+{
+    char buf[64];
+    size_t n = arg ? strlen(arg) : 0;
+    if (n == 0 || n >= sizeof buf) {
+        snprintf(err, errlen, "'%s' is not a percentage", arg ? arg : "");
+        return -1;
+    }
+    memcpy(buf, arg, n + 1);
+    bool has_sign = buf[n - 1] == '%';
+    if (has_sign)
+        buf[n - 1] = '\0';
+    double v;
+    if (ga_parse_double(buf, min_pct, max_pct, &v, err, errlen))
+        return -1;
+    if (!has_sign && v != 0 && fabs(v) < 1) {
+        snprintf(err, errlen,
+                 "%s is a percentage, not a fraction: write %g for %g%% (or %s%% if you mean %s%%)", arg,
+                 v * 100, v * 100, arg, arg);
+        return -1;
+    }
+    *pct = v;
+    return 0;
+}
+
+int ga_cli_parse_pct_fraction(const char *arg, double min_pct, double max_pct, double *fraction, char *err,
+                              size_t errlen)
+{
+    double pct;
+    if (ga_cli_parse_pct(arg, min_pct, max_pct, &pct, err, errlen))
+        return -1;
+    *fraction = pct / 100;
+    return 0;
 }
 
 static void print_option(const ga_option *o)
@@ -54,10 +112,9 @@ void ga_cli_print_help(const ga_program_spec *spec)
             print_option(&spec->options[i]);
         printf("\n");
     }
-    printf("Common options:\n");
+    printf("Common options (docs/options.md):\n");
     for (size_t i = 0; i < N_COMMON; i++)
-        if (!overridden(spec, &common_options[i]))
-            print_option(&common_options[i]);
+        print_option(&common_options[i]);
     printf("\nExit codes: 0 pass, 1 check failed, 2 usage error, 3 environment error, 4 timeout, 5 internal "
            "error.\n");
     if (spec->epilog)
@@ -84,8 +141,6 @@ static void build_tables(const ga_program_spec *spec, struct option *longs, char
     for (int l = 0; l < 2; l++) {
         for (size_t i = 0; i < counts[l]; i++) {
             const ga_option *o = &lists[l][i];
-            if (l == 1 && overridden(spec, o))
-                continue;
             longs[n++] =
                 (struct option){o->long_name, o->has_arg ? required_argument : no_argument, NULL, o->key};
             if (o->key > 0 && o->key < 256) {
@@ -95,6 +150,12 @@ static void build_tables(const ga_program_spec *spec, struct option *longs, char
             }
         }
     }
+    for (size_t i = 0; i < spec->n_aliases; i++) {
+        const ga_option *target = program_option_named(spec, spec->aliases[i].replaced_by);
+        longs[n++] = (struct option){spec->aliases[i].long_name,
+                                     target && target->has_arg ? required_argument : no_argument, NULL,
+                                     ALIAS_KEY0 + (int)i};
+    }
     longs[n] = (struct option){0};
     shorts[s] = '\0';
 }
@@ -102,6 +163,10 @@ static void build_tables(const ga_program_spec *spec, struct option *longs, char
 /* "--name" of an option key, for error messages. */
 static const char *option_label(const ga_program_spec *spec, int key, char *buf, size_t len)
 {
+    if (key >= ALIAS_KEY0 && (size_t)(key - ALIAS_KEY0) < spec->n_aliases) {
+        snprintf(buf, len, "--%s", spec->aliases[key - ALIAS_KEY0].long_name);
+        return buf;
+    }
     const ga_option *lists[2] = {spec->options, common_options};
     size_t counts[2] = {spec->n_options, N_COMMON};
     for (int l = 0; l < 2; l++)
@@ -114,12 +179,29 @@ static const char *option_label(const ga_program_spec *spec, int key, char *buf,
     return buf;
 }
 
-static bool is_program_key(const ga_program_spec *spec, int key)
+/* A deprecated alias warns and acts as its option; any other key is a program option. */
+static int program_on_option(const ga_program_spec *spec, int key, const char *arg, void *program_opts,
+                             bool print, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < spec->n_options; i++)
-        if (spec->options[i].key == key)
-            return true;
-    return false;
+    if (key >= ALIAS_KEY0 && (size_t)(key - ALIAS_KEY0) < spec->n_aliases) {
+        const ga_alias *a = &spec->aliases[key - ALIAS_KEY0];
+        const ga_option *target = program_option_named(spec, a->replaced_by);
+        if (!target) {
+            snprintf(err, errlen, "alias of an unknown option --%s", a->replaced_by);
+            return -1;
+        }
+        if (print) {
+            fflush(stdout);
+            fprintf(stderr, "%s: warning: --%s is deprecated; use --%s\n", spec->name, a->long_name,
+                    a->replaced_by);
+        }
+        key = target->key;
+    }
+    if (!program_option(spec, key) || !spec->on_option) {
+        snprintf(err, errlen, "unhandled option");
+        return -1;
+    }
+    return spec->on_option(program_opts, key, arg, err, errlen);
 }
 
 ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, ga_common_opts *common,
@@ -128,8 +210,15 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
     memset(common, 0, sizeof *common);
     snprintf(common->report_dir, sizeof common->report_dir, ".");
     common->timeout_s = spec->default_timeout_s;
+    const ga_option *clashing = clash(spec);
+    if (clashing) {
+        /* A programming error, caught by the program's first test run. */
+        cli_error(print, spec->name, "internal error: option --%s reuses a common option's name or key%s",
+                  clashing->long_name, "");
+        return GA_CLI_ERROR;
+    }
 
-    size_t total = spec->n_options + N_COMMON;
+    size_t total = spec->n_options + N_COMMON + spec->n_aliases;
     struct option *longs = calloc(total + 1, sizeof *longs);
     char *shorts = calloc(2 * total + 2, 1);
     if (!longs || !shorts) {
@@ -192,8 +281,7 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
             common->timeout_given = true;
             break;
         default:
-            if (!is_program_key(spec, key) || !spec->on_option ||
-                spec->on_option(program_opts, key, optarg, err, sizeof err)) {
+            if (program_on_option(spec, key, optarg, program_opts, print, err, sizeof err)) {
                 cli_error(print, spec->name, "%s: %s", option_label(spec, key, label, sizeof label), err);
                 result = GA_CLI_ERROR;
             }

@@ -17,7 +17,9 @@ typedef struct {
     bool timeout_given;           /* --timeout was on the command line (else timeout_s is the default) */
 } ga_common_opts;
 
-/* One program-specific option. key is the short option character, or a value >= 256 for long-only ones. */
+/* One program-specific option. key is the short option character, or a value >= 256 for long-only ones. A
+ * program option may not reuse a common option's name or key: each option means one thing in every program
+ * (docs/options.md). */
 typedef struct {
     const char *long_name;
     int key;
@@ -25,6 +27,13 @@ typedef struct {
     const char *arg_name; /* shown in --help, e.g. "BYTES" */
     const char *help;
 } ga_option;
+
+/* A deprecated spelling of a program option: it warns once (from the printing rank), then acts as the
+ * option named replaced_by; it is left out of --help. */
+typedef struct {
+    const char *long_name;
+    const char *replaced_by;
+} ga_alias;
 
 /* Called for each program option; returns 0, or -1 with a one-line message in err. */
 typedef int (*ga_option_handler)(void *program_opts, int key, const char *arg, char *err, size_t errlen);
@@ -37,6 +46,8 @@ typedef struct {
     size_t n_options;
     ga_option_handler on_option;
     double default_timeout_s; /* watchdog when --timeout is not given */
+    const ga_alias *aliases;  /* may be NULL */
+    size_t n_aliases;
 } ga_program_spec;
 
 typedef enum {
@@ -51,5 +62,14 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
                            void *program_opts, bool print);
 
 void ga_cli_print_help(const ga_program_spec *spec);
+
+/* Parses a percentage, "10" or "10%", within [min_pct, max_pct], into *pct (in percent). Every relative
+ * threshold on the command line is a percentage (docs/options.md). A value strictly between -1 and 1 written
+ * without '%' is refused with a hint: it reads as a fraction (0.1 for 10%), which taken as 0.1% would be a
+ * limit a hundred times tighter than meant; "0.5%" says it is meant. 0, or -1 with a message in err. */
+int ga_cli_parse_pct(const char *arg, double min_pct, double max_pct, double *pct, char *err, size_t errlen);
+/* The same, stored as a fraction (10% -> 0.1) for analyses that work in fractions. */
+int ga_cli_parse_pct_fraction(const char *arg, double min_pct, double max_pct, double *fraction, char *err,
+                              size_t errlen);
 
 #endif

@@ -39,6 +39,7 @@ int cmd_baseline(int argc, char **argv)
                                           {0}};
     const char *from = NULL, *out = NULL;
     double tol = -1;
+    char perr[160];
     int force = 0;
     optind = 0;
     opterr = 0;
@@ -52,9 +53,8 @@ int cmd_baseline(int argc, char **argv)
             out = optarg;
             break;
         case OPT_TOLERANCE:
-            if (suite_parse_pct(optarg, &tol))
-                return suite_usage_error("baseline", "--tolerance: '%s' is not a percentage from 0 to 100",
-                                         optarg);
+            if (suite_parse_pct(optarg, &tol, perr, sizeof perr))
+                return suite_usage_error("baseline", "--tolerance: %s", perr);
             break;
         case OPT_FORCE:
             force = 1;

@@ -37,6 +37,7 @@ int cmd_compare(int argc, char **argv)
                                           {"version", no_argument, NULL, OPT_VERSION},
                                           {0}};
     double tol = SUITE_COMPARE_DEFAULT_TOLERANCE_PCT;
+    char perr[160];
     const char *json_out = NULL;
     bool all = false;
     optind = 0;
@@ -45,9 +46,8 @@ int cmd_compare(int argc, char **argv)
     while ((key = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
         switch (key) {
         case OPT_TOLERANCE:
-            if (suite_parse_pct(optarg, &tol))
-                return suite_usage_error("compare", "--tolerance: '%s' is not a percentage from 0 to 100",
-                                         optarg);
+            if (suite_parse_pct(optarg, &tol, perr, sizeof perr))
+                return suite_usage_error("compare", "--tolerance: %s", perr);
             break;
         case OPT_JSON:
             json_out = optarg;

@@ -39,6 +39,7 @@ int cmd_merge(int argc, char **argv)
                                           {0}};
     const char *dir = ".", *out = NULL, *baseline = "auto";
     double tol = -1;
+    char perr[160];
     optind = 0;
     opterr = 0;
     int key;
@@ -54,9 +55,8 @@ int cmd_merge(int argc, char **argv)
             baseline = optarg;
             break;
         case OPT_TOLERANCE:
-            if (suite_parse_pct(optarg, &tol))
-                return suite_usage_error("merge", "--tolerance: '%s' is not a percentage from 0 to 100",
-                                         optarg);
+            if (suite_parse_pct(optarg, &tol, perr, sizeof perr))
+                return suite_usage_error("merge", "--tolerance: %s", perr);
             break;
         case 'h':
             usage();

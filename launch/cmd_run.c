@@ -14,6 +14,7 @@
 #include "ga_time.h"
 #include "launch_plan.h"
 #include "merge.h"
+#include "programs.h"
 #include "step_runner.h"
 #include "suite.h"
 #include "suite_util.h"
@@ -29,10 +30,11 @@ typedef struct {
     char report_dir[GA_PATH_MAX];
     long np;
     const char *hostfile;
-    bool selected[8];
+    bool selected[SUITE_MAX_PROGRAMS];
     double step_timeout_s;
     const char *baseline;
     double tolerance_pct;
+    int list_programs; /* --list-programs: 0 no, else 1 + suite_list_format */
 } run_opts;
 
 enum {
@@ -47,42 +49,54 @@ enum {
     OPT_TOLERANCE,
     OPT_DRY_RUN,
     OPT_VERBOSE,
+    OPT_LIST_PROGRAMS,
     OPT_VERSION
 };
 
 static void usage(void)
 {
+    char names[256];
+    suite_program_names(", ", names, sizeof names);
     printf(
         "usage: gpuaccept run [options]\n"
-        "Runs env_audit, gemm_flops, mem_bw, allreduce_bw and ddp_smoke in turn and merges their reports "
-        "into\n"
+        "Runs %s in turn and merges their reports into\n"
         "summary.json, summary.md and summary.html. Launcher: srun --mpi=pmix inside a Slurm allocation, "
         "mpirun\n"
         "with the operator's hostfile inside an MPIJob launcher, else mpirun on this machine with one rank "
         "per\n"
-        "GPU (2 ranks on the host paths when there is no GPU).\n\n"
-        "Options:\n"
-        "  -n, --np N               ranks (default: the launcher's; on this machine one per GPU, else 2)\n"
-        "  -H, --hostfile FILE      mpirun with this hostfile\n"
-        "      --only LIST          only these steps (comma separated)\n"
-        "      --skip LIST          not these steps\n"
-        "      --quick              smaller sizes and fewer iterations: a fast smoke run\n"
-        "      --report-dir DIR     reports and summary go here (default: gpuaccept-<UTC time>); with\n"
-        "                           several nodes, a directory the node of rank 0 shares with this one\n"
-        "      --step-timeout SEC   kill a step after SEC seconds (default 1800, 600 with --quick)\n"
-        "      --baseline FILE|auto|none  hold the figures to a baseline (default auto: the shipped one\n"
-        "                           of the GPU model, if any)\n"
-        "      --tolerance PCT      how far below the baseline a figure may be (default: the file's)\n"
-        "      --dry-run            print the commands and exit\n"
-        "      --verbose            programs print detail\n"
-        "  -h, --help               this help\n"
-        "      --version            the version\n\n"
-        "Steps: env_audit gemm_flops mem_bw allreduce_bw ddp_smoke. Programs are looked up beside gpuaccept\n"
+        "GPU (2 ranks on the host paths when there is no GPU).\n\n",
+        names);
+    printf("Options:\n"
+           "  -n, --np N               ranks (default: the launcher's; on this machine one per GPU, else 2)\n"
+           "  -H, --hostfile FILE      mpirun with this hostfile\n"
+           "      --only LIST          only these steps (comma separated)\n"
+           "      --skip LIST          not these steps\n"
+           "      --quick              smaller sizes and fewer iterations: a fast smoke run\n"
+           "      --report-dir DIR     reports and summary go here (default: gpuaccept-<UTC time>); with\n"
+           "                           several nodes, a directory the node of rank 0 shares with this one\n"
+           "      --step-timeout SEC   kill a step after SEC seconds (default 1800, 600 with --quick); each\n"
+           "                           program gets a whole-run --timeout a little below it\n"
+           "      --baseline FILE|auto|none  hold the figures to a baseline (default auto: the shipped one\n"
+           "                           of the GPU model, if any)\n"
+           "      --tolerance PCT      how far below the baseline a figure may be, in percent (default: the "
+           "file's)\n"
+           "      --dry-run            print the commands and exit\n"
+           "      --verbose            programs print detail\n"
+           "      --list-programs[=json]  print the programs of the suite, in run order, and exit: one per "
+           "line,\n"
+           "                           tab-separated order, name, fault-code prefixes, docs page, headline,\n"
+           "                           purpose (or a JSON array)\n"
+           "  -h, --help               this help\n"
+           "      --version            the version\n\n");
+    suite_program_names(" ", names, sizeof names);
+    printf(
+        "Steps: %s. Programs are looked up beside gpuaccept\n"
         "(or in $GPUACCEPT_BIN_DIR).\n"
         "Exit code: the verdict. 0 pass; 1 a check failed (the cluster is not fit: see summary.html); else "
         "the\n"
         "worst reason a step could not measure: 2 usage, 3 environment (or a program missing), 4 timeout,\n"
-        "5 crash or internal error.\n");
+        "5 crash or internal error.\n",
+        names);
 }
 
 static int parse_list(const char *verb, const char *arg, bool *set, bool value)
@@ -95,11 +109,11 @@ static int parse_list(const char *verb, const char *arg, bool *set, bool value)
         return suite_usage_error(verb, "empty or too long step list '%s'", arg);
     for (int i = 0; i < n; i++) {
         int k = suite_program_index(items[i]);
-        if (k < 0)
-            return suite_usage_error(verb,
-                                     "unknown step '%s' (steps: env_audit gemm_flops mem_bw allreduce_bw "
-                                     "ddp_smoke)",
-                                     items[i]);
+        if (k < 0) {
+            char names[256];
+            suite_program_names(" ", names, sizeof names);
+            return suite_usage_error(verb, "unknown step '%s' (steps: %s)", items[i], names);
+        }
         set[k] = value;
     }
     return 0;
@@ -119,6 +133,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"tolerance", required_argument, NULL, OPT_TOLERANCE},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"verbose", no_argument, NULL, OPT_VERBOSE},
+        {"list-programs", optional_argument, NULL, OPT_LIST_PROGRAMS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {0},
@@ -172,15 +187,22 @@ static int parse(int argc, char **argv, run_opts *o)
             o->baseline = optarg;
             break;
         case OPT_TOLERANCE:
-            if (suite_parse_pct(optarg, &o->tolerance_pct))
-                return suite_usage_error("run", "--tolerance: '%s' is not a percentage from 0 to 100",
-                                         optarg);
+            if (suite_parse_pct(optarg, &o->tolerance_pct, err, sizeof err))
+                return suite_usage_error("run", "--tolerance: %s", err);
             break;
         case OPT_DRY_RUN:
             o->dry_run = true;
             break;
         case OPT_VERBOSE:
             o->verbose = true;
+            break;
+        case OPT_LIST_PROGRAMS:
+            if (!optarg || strcmp(optarg, "tsv") == 0)
+                o->list_programs = 1 + SUITE_LIST_TSV;
+            else if (strcmp(optarg, "json") == 0)
+                o->list_programs = 1 + SUITE_LIST_JSON;
+            else
+                return suite_usage_error("run", "--list-programs: '%s' is neither tsv nor json", optarg);
             break;
         case 'h':
             usage();
@@ -194,6 +216,13 @@ static int parse(int argc, char **argv, run_opts *o)
     }
     if (optind < argc)
         return suite_usage_error("run", "unexpected argument '%s'", argv[optind]);
+    if (o->list_programs) {
+        if (suite_programs_print(stdout, (suite_list_format)(o->list_programs - 1)) != 0) {
+            fprintf(stderr, "gpuaccept run: --list-programs: cannot write the list\n");
+            return GA_EXIT_ENV;
+        }
+        return -2;
+    }
     if (!o->step_timeout_s)
         o->step_timeout_s = o->quick ? 600 : 1800;
     if (!o->report_dir[0])
@@ -248,71 +277,137 @@ static json_t *argv_json(char **argv)
     return a;
 }
 
-int cmd_run(int argc, char **argv)
-{
-    run_opts o;
-    int rc = parse(argc, argv, &o);
-    if (rc)
-        return rc == -2 ? GA_EXIT_PASS : rc;
+/* What every step of one run shares. */
+typedef struct {
+    const run_opts *o;
+    const suite_launch *plan;
+    const char *bin_dir;
+    size_t n_sel; /* steps selected */
+    double t0;    /* monotonic start of the run */
+} run_ctx;
 
-    char bin_dir[4096];
+/* Where the programs are: $GPUACCEPT_BIN_DIR, else beside gpuaccept, else ".". */
+static void resolve_bin_dir(char *bin_dir, size_t len)
+{
     const char *env_bin = getenv("GPUACCEPT_BIN_DIR");
     if (env_bin && *env_bin)
-        snprintf(bin_dir, sizeof bin_dir, "%s", env_bin);
-    else if (suite_self_dir(bin_dir, sizeof bin_dir) != 0)
-        snprintf(bin_dir, sizeof bin_dir, ".");
+        snprintf(bin_dir, len, "%s", env_bin);
+    else if (suite_self_dir(bin_dir, len) != 0)
+        snprintf(bin_dir, len, ".");
+}
 
+static int make_plan(const run_opts *o, suite_launch *plan)
+{
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    suite_launch_in in = {.np = (int)o.np,
-                          .hostfile = o.hostfile,
+    suite_launch_in in = {.np = (int)o->np,
+                          .hostfile = o->hostfile,
                           .local_gpus = suite_local_gpu_count(process_getenv),
                           .local_cores = cores > 0 ? (int)cores : 1,
                           .as_root = geteuid() == 0,
                           .envp = environ};
-    static suite_launch plan;
     char err[512];
-    if (suite_launch_plan(process_getenv, &in, &plan, err, sizeof err) != 0) {
+    if (suite_launch_plan(process_getenv, &in, plan, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
         return GA_EXIT_ENV;
     }
-    char launcher_cmd[1024] = "";
-    for (int i = 0; i < plan.argc; i++)
-        snprintf(launcher_cmd + strlen(launcher_cmd), sizeof launcher_cmd - strlen(launcher_cmd), "%s%s",
-                 i ? " " : "", plan.argv[i]);
+    return 0;
+}
 
-    size_t n_sel = 0;
-    for (size_t i = 0; i < suite_n_programs; i++)
-        n_sel += o.selected[i];
-    if (n_sel == 0)
-        return suite_usage_error("run", "no step left to run after --only/--skip");
+/* A bad baseline file is a usage error now, not after an hour of measuring. */
+static int check_baseline_file(const char *spec)
+{
+    if (strcmp(spec, "auto") == 0 || strcmp(spec, "none") == 0)
+        return 0;
+    char err[512], verr[256] = "";
+    json_t *b = suite_load_json(spec, err, sizeof err);
+    int bad = !b || suite_baseline_validate(b, verr, sizeof verr) != 0;
+    json_decref(b);
+    return bad ? suite_usage_error("run", "--baseline: %s", b ? verr : err) : 0;
+}
 
-    if (strcmp(o.baseline, "auto") != 0 && strcmp(o.baseline, "none") != 0) {
-        /* A bad baseline file is a usage error now, not after an hour of measuring. */
-        json_t *b = suite_load_json(o.baseline, err, sizeof err);
-        char verr[256] = "";
-        if (!b || suite_baseline_validate(b, verr, sizeof verr) != 0) {
-            json_decref(b);
-            return suite_usage_error("run", "--baseline: %s", b ? verr : err);
+/* The selected steps after step i, " a b", for the progress line. */
+static void remaining_steps(const run_opts *o, size_t i, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (size_t j = i + 1; j < suite_n_programs; j++)
+        if (o->selected[j])
+            snprintf(buf + strlen(buf), len - strlen(buf), " %s", suite_programs[j].name);
+}
+
+/* Runs the program (if it is there) and records how it ended in step. */
+static void execute_step(const run_ctx *c, const char *prog, size_t k, const char *path, char **sargv,
+                         json_t *step)
+{
+    char report[4200], err[512];
+    bool found = access(path, X_OK) == 0;
+    suite_step_result res;
+    memset(&res, 0, sizeof res);
+    res.exit_code = -1;
+    snprintf(report, sizeof report, "%s/%s.json", c->o->report_dir, prog);
+    unlink(report); /* a report left by an earlier run must not stand for this one */
+    if (found) {
+        char label[96];
+        snprintf(label, sizeof label, "step %zu/%zu %s", k, c->n_sel, prog);
+        double limit = c->o->step_timeout_s;
+        suite_step_spec spec = {sargv, limit, limit < 10 ? 1 : 5, 60, label};
+        if (suite_step_run(&spec, &res, err, sizeof err) != 0) {
+            fprintf(stderr, "[SUITE] step %s could not start: %s\n", prog, err);
+            res.signal = 0;
         }
-        json_decref(b);
+    } else {
+        printf("[SUITE] step %zu/%zu %s: no program at %s\n", k, c->n_sel, prog, path);
     }
-    if (!o.dry_run && ga_report_dir_prepare(o.report_dir, err, sizeof err) != 0) {
-        fprintf(stderr, "gpuaccept run: %s\n", err);
-        return GA_EXIT_USAGE;
-    }
-    printf("[SUITE] gpuaccept run %s: %zu steps under %s; reports in %s\n", GA_VERSION, n_sel, plan.detail,
-           o.report_dir);
-    suite_step_install_signal_handlers();
+    const char *status = suite_step_classify(&res, found, access(report, R_OK) == 0);
+    json_object_set_new(step, "status", json_string(status));
+    json_object_set_new(step, "exit_code",
+                        found && res.exit_code >= 0 ? json_integer(res.exit_code) : json_null());
+    json_object_set_new(step, "signal", json_integer(res.signal));
+    json_object_set_new(step, "duration_s", json_real(res.duration_s));
+    json_object_set_new(step, "result_line", json_string(res.result_line));
+    char clock[32];
+    fmt_clock(ga_now() - c->t0, clock, sizeof clock);
+    printf("[SUITE] step %zu/%zu %s: %s", k, c->n_sel, prog, status);
+    if (res.exit_code >= 0 && found)
+        printf(" (exit %d)", res.exit_code);
+    if (res.signal)
+        printf(" (signal %d)", res.signal);
+    printf(" in %.1f s, %s elapsed%s%s\n", res.duration_s, clock, res.result_line[0] ? "; " : "",
+           res.result_line);
+}
 
+/* Step i, the k-th selected: its command, the progress line, then (unless --dry-run) the run itself. */
+static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
+{
+    const char *prog = suite_programs[i].name;
+    char path[4200], words[1][64];
+    snprintf(path, sizeof path, "%s/%s", c->bin_dir, prog);
+    char *sargv[SUITE_LAUNCH_MAX_WORDS + 16];
+    step_argv(c->plan, path, c->o, words, sargv);
+    json_object_set_new(step, "command", argv_json(sargv));
+    char remaining[256], clock[32];
+    remaining_steps(c->o, i, remaining, sizeof remaining);
+    fmt_clock(ga_now() - c->t0, clock, sizeof clock);
+    printf("[SUITE] step %zu/%zu %s: starting at %s elapsed; after it:%s\n", k, c->n_sel, prog, clock,
+           remaining[0] ? remaining : " nothing");
+    if (c->o->dry_run) {
+        for (char **p = sargv; *p; p++)
+            printf("%s%s", p == sargv ? "[SUITE]   " : " ", *p);
+        printf("\n");
+        return;
+    }
+    execute_step(c, prog, k, path, sargv, step);
+}
+
+/* Every program in table order: skipped, run, or not run after a stop request. Returns the steps. */
+static json_t *run_steps(const run_ctx *c)
+{
     json_t *steps = json_array();
-    double t0 = ga_now();
     size_t k = 0;
     bool stopped = false;
     for (size_t i = 0; i < suite_n_programs; i++) {
-        const char *prog = suite_programs[i];
-        json_t *step = json_pack("{s:s}", "program", prog);
+        json_t *step = json_pack("{s:s}", "program", suite_programs[i].name);
         json_array_append_new(steps, step);
-        if (!o.selected[i]) {
+        if (!c->o->selected[i]) {
             json_object_set_new(step, "status", json_string("skipped"));
             continue;
         }
@@ -321,97 +416,94 @@ int cmd_run(int argc, char **argv)
             json_object_set_new(step, "status", json_string("not_run"));
             continue;
         }
-        char path[4200], words[1][64], report[4200];
-        snprintf(path, sizeof path, "%s/%s", bin_dir, prog);
-        char *sargv[SUITE_LAUNCH_MAX_WORDS + 16];
-        step_argv(&plan, path, &o, words, sargv);
-        json_object_set_new(step, "command", argv_json(sargv));
-        char remaining[256] = "";
-        for (size_t j = i + 1; j < suite_n_programs; j++)
-            if (o.selected[j])
-                snprintf(remaining + strlen(remaining), sizeof remaining - strlen(remaining), " %s",
-                         suite_programs[j]);
-        char clock[32];
-        fmt_clock(ga_now() - t0, clock, sizeof clock);
-        printf("[SUITE] step %zu/%zu %s: starting at %s elapsed; after it:%s\n", k, n_sel, prog, clock,
-               remaining[0] ? remaining : " nothing");
-        if (o.dry_run) {
-            for (char **p = sargv; *p; p++)
-                printf("%s%s", p == sargv ? "[SUITE]   " : " ", *p);
-            printf("\n");
-            continue;
-        }
-        bool found = access(path, X_OK) == 0;
-        suite_step_result res;
-        memset(&res, 0, sizeof res);
-        res.exit_code = -1;
-        snprintf(report, sizeof report, "%s/%s.json", o.report_dir, prog);
-        unlink(report); /* a report left by an earlier run must not stand for this one */
-        if (found) {
-            char label[96];
-            snprintf(label, sizeof label, "step %zu/%zu %s", k, n_sel, prog);
-            suite_step_spec spec = {sargv, o.step_timeout_s, o.step_timeout_s < 10 ? 1 : 5, 60, label};
-            if (suite_step_run(&spec, &res, err, sizeof err) != 0) {
-                fprintf(stderr, "[SUITE] step %s could not start: %s\n", prog, err);
-                res.signal = 0;
-            }
-        } else {
-            printf("[SUITE] step %zu/%zu %s: no program at %s\n", k, n_sel, prog, path);
-        }
-        const char *status = suite_step_classify(&res, found, access(report, R_OK) == 0);
-        json_object_set_new(step, "status", json_string(status));
-        json_object_set_new(step, "exit_code",
-                            found && res.exit_code >= 0 ? json_integer(res.exit_code) : json_null());
-        json_object_set_new(step, "signal", json_integer(res.signal));
-        json_object_set_new(step, "duration_s", json_real(res.duration_s));
-        json_object_set_new(step, "result_line", json_string(res.result_line));
-        fmt_clock(ga_now() - t0, clock, sizeof clock);
-        printf("[SUITE] step %zu/%zu %s: %s", k, n_sel, prog, status);
-        if (res.exit_code >= 0 && found)
-            printf(" (exit %d)", res.exit_code);
-        if (res.signal)
-            printf(" (signal %d)", res.signal);
-        printf(" in %.1f s, %s elapsed%s%s\n", res.duration_s, clock, res.result_line[0] ? "; " : "",
-               res.result_line);
+        run_step(c, i, k, step);
         stopped = suite_stop_requested();
     }
-    if (o.dry_run) {
-        json_decref(steps);
-        return GA_EXIT_PASS;
-    }
+    return steps;
+}
 
-    char now[32];
+/* suite_run.json: the launcher, the options and how each step ended. Returns the record (steps stolen). */
+static json_t *write_run_record(const run_ctx *c, json_t *steps)
+{
+    const run_opts *o = c->o;
+    char launcher_cmd[1024] = "", now[32], path[4200], err[512];
+    for (int i = 0; i < c->plan->argc; i++)
+        snprintf(launcher_cmd + strlen(launcher_cmd), sizeof launcher_cmd - strlen(launcher_cmd), "%s%s",
+                 i ? " " : "", c->plan->argv[i]);
     ga_utc_timestamp(now, sizeof now);
-    json_t *opts =
-        json_pack("{s:b, s:I, s:s?, s:f, s:s, s:s}", "quick", o.quick, "np", (json_int_t)plan.np, "hostfile",
-                  o.hostfile, "step_timeout_s", o.step_timeout_s, "baseline", o.baseline, "bin_dir", bin_dir);
+    json_t *opts = json_pack("{s:b, s:I, s:s?, s:f, s:s, s:s}", "quick", o->quick, "np",
+                             (json_int_t)c->plan->np, "hostfile", o->hostfile, "step_timeout_s",
+                             o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
     json_t *run = json_pack("{s:s, s:i, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema", SUITE_RUN_SCHEMA,
                             "schema_version", 1, "gpuaccept_version", GA_VERSION, "created_utc", now,
-                            "launcher", "kind", suite_launch_kind_name(plan.kind), "detail", plan.detail,
-                            "command", launcher_cmd, "options", opts, "steps", steps);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/suite_run.json", o.report_dir);
+                            "launcher", "kind", suite_launch_kind_name(c->plan->kind), "detail",
+                            c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
+    snprintf(path, sizeof path, "%s/suite_run.json", o->report_dir);
     if (suite_write_json_atomic(path, run, err, sizeof err) != 0)
         fprintf(stderr, "[SUITE] %s\n", err);
+    return run;
+}
 
-    json_t *reports = suite_load_reports(o.report_dir, err, sizeof err);
-    json_t *summary = suite_merge(reports ? reports : json_array(), run, o.report_dir);
+/* The merge, the baseline, summary.{json,md,html} and the verdict. Returns the run's exit code. */
+static int finish_run(const run_ctx *c, json_t *steps)
+{
+    char err[512];
+    json_t *run = write_run_record(c, steps);
+    json_t *reports = suite_load_reports(c->o->report_dir, err, sizeof err);
+    json_t *summary = suite_merge(reports ? reports : json_array(), run, c->o->report_dir);
     json_decref(reports);
     json_decref(run);
     int exit_code;
-    if (suite_apply_baseline_option(summary, o.baseline, o.tolerance_pct, err, sizeof err) != 0) {
+    if (suite_apply_baseline_option(summary, c->o->baseline, c->o->tolerance_pct, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept run: --baseline: %s\n", err);
         exit_code = GA_EXIT_USAGE;
-    } else if (suite_write_outputs(summary, o.report_dir, err, sizeof err) != 0) {
+    } else if (suite_write_outputs(summary, c->o->report_dir, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
         exit_code = GA_EXIT_ENV;
     } else {
         char clock[32];
-        fmt_clock(ga_now() - t0, clock, sizeof clock);
+        fmt_clock(ga_now() - c->t0, clock, sizeof clock);
         printf("[SUITE] all steps done in %s\n", clock);
-        suite_print_verdict(summary, o.report_dir);
+        suite_print_verdict(summary, c->o->report_dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);
     }
     json_decref(summary);
     return exit_code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc == -2 ? GA_EXIT_PASS : rc;
+
+    char bin_dir[4096];
+    resolve_bin_dir(bin_dir, sizeof bin_dir);
+    static suite_launch plan;
+    if ((rc = make_plan(&o, &plan)) != 0)
+        return rc;
+    size_t n_sel = 0;
+    for (size_t i = 0; i < suite_n_programs; i++)
+        n_sel += o.selected[i];
+    if (n_sel == 0)
+        return suite_usage_error("run", "no step left to run after --only/--skip");
+    if ((rc = check_baseline_file(o.baseline)) != 0)
+        return rc;
+    char err[512];
+    if (!o.dry_run && ga_report_dir_prepare(o.report_dir, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuaccept run: %s\n", err);
+        return GA_EXIT_USAGE;
+    }
+    printf("[SUITE] gpuaccept run %s: %zu steps under %s; reports in %s\n", GA_VERSION, n_sel, plan.detail,
+           o.report_dir);
+    suite_step_install_signal_handlers();
+
+    run_ctx c = {&o, &plan, bin_dir, n_sel, ga_now()};
+    json_t *steps = run_steps(&c);
+    if (o.dry_run) {
+        json_decref(steps);
+        return GA_EXIT_PASS;
+    }
+    return finish_run(&c, steps);
 }

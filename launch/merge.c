@@ -15,17 +15,6 @@
 #define GA_VERSION "unknown"
 #endif
 
-const char *const suite_programs[] = {"env_audit", "gemm_flops", "mem_bw", "allreduce_bw", "ddp_smoke"};
-const size_t suite_n_programs = sizeof suite_programs / sizeof suite_programs[0];
-
-int suite_program_index(const char *name)
-{
-    for (size_t i = 0; i < suite_n_programs; i++)
-        if (strcmp(suite_programs[i], name) == 0)
-            return (int)i;
-    return -1;
-}
-
 /* How a step that did not end with a report of its checks becomes a finding. */
 static const struct {
     const char *status, *code;
@@ -84,7 +73,7 @@ static json_t *program_list(const json_t *reports, const json_t *run)
 {
     json_t *list = json_array();
     for (size_t i = 0; i < suite_n_programs; i++)
-        json_array_append_new(list, json_string(suite_programs[i]));
+        json_array_append_new(list, json_string(suite_programs[i].name));
     const json_t *sources[2] = {sj_arr(run, "steps"), reports};
     for (int s = 0; s < 2; s++) {
         size_t i;

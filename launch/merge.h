@@ -9,14 +9,12 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "programs.h" /* the programs, in run order */
+
 #define SUITE_SUMMARY_SCHEMA "gpuaccept-summary"
 #define SUITE_SUMMARY_SCHEMA_VERSION 1
 #define SUITE_RUN_SCHEMA "gpuaccept-suite-run"
 
-/* The programs of the suite, in the order `gpuaccept run` runs them. */
-extern const char *const suite_programs[];
-extern const size_t suite_n_programs;
-int suite_program_index(const char *name); /* -1 if not a suite program */
 
 /* reports: an array of reports in any order. run: the run record `gpuaccept run` writes (suite_run.json:
  * launcher, options, steps with status, exit code, duration, [RESULT] line), or NULL: then each step's status

@@ -82,6 +82,122 @@ static bool leader_exited(pid_t pid)
     return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
+/* The child's side of the fork: a process group of its own (so the whole step can be killed), default
+ * SIGINT/SIGTERM, stdin from /dev/null, stdout and stderr into the pipe. */
+__attribute__((noreturn)) static void exec_step(const suite_step_spec *spec, const int fds[2])
+{
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) {
+        dup2(devnull, STDIN_FILENO);
+        close(devnull);
+    }
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execvp(spec->argv[0], spec->argv);
+    fprintf(stderr, "[SUITE] cannot run %s: %s\n", spec->argv[0], strerror(errno));
+    _exit(127);
+}
+
+/* A running step as the parent watches it. */
+typedef struct {
+    pid_t pid;
+    int fd; /* read end of the step's output */
+    double t0, last_output, deadline, kill_at, drain_until;
+    bool eof, exited, term_sent, kill_sent;
+    line_scan ls;
+} step_watch;
+
+/* SIGTERM to the group at the deadline or on a stop request, SIGKILL after the grace; a heartbeat line after
+ * a silence. */
+static void enforce_limits(const suite_step_spec *spec, step_watch *w, double t, suite_step_result *res)
+{
+    if (w->exited)
+        return;
+    if (!w->term_sent && (t >= w->deadline || stop_requested)) {
+        res->timed_out = !stop_requested;
+        res->interrupted = stop_requested != 0;
+        kill(-w->pid, SIGTERM);
+        w->term_sent = true;
+        w->kill_at = t + spec->grace_s;
+    }
+    if (w->term_sent && !w->kill_sent && t >= w->kill_at) {
+        kill(-w->pid, SIGKILL);
+        w->kill_sent = true;
+    }
+    if (spec->heartbeat_s > 0 && t - w->last_output >= spec->heartbeat_s) {
+        printf("[SUITE] %s: running for %.0f s (step limit %.0f s)\n", spec->label, t - w->t0,
+               spec->timeout_s);
+        fflush(stdout);
+        w->last_output = t;
+    }
+}
+
+/* Waits up to 200 ms for output, copies it through and keeps the [RESULT] line. -1 if poll failed. */
+static int pump_output(step_watch *w, suite_step_result *res)
+{
+    char buf[8192];
+    struct pollfd pfd = {w->fd, POLLIN, 0};
+    int pr = poll(&pfd, 1, 200);
+    if (pr < 0 && errno != EINTR)
+        return -1;
+    if (pr > 0) {
+        ssize_t n = read(w->fd, buf, sizeof buf);
+        if (n > 0) {
+            write_all(STDOUT_FILENO, buf, (size_t)n);
+            scan_bytes(&w->ls, buf, (size_t)n, res);
+            w->last_output = ga_now();
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+            w->eof = true;
+        }
+    }
+    return 0;
+}
+
+/* Until the leader has exited and its output is drained (or a short grace for the ranks' last lines). */
+static void watch_step(const suite_step_spec *spec, step_watch *w, suite_step_result *res)
+{
+    while (true) {
+        double t = ga_now();
+        if (!w->exited && leader_exited(w->pid)) {
+            w->exited = true;
+            w->drain_until = t + 2.0; /* ranks' last lines may still be in flight */
+        }
+        if (w->exited && (w->eof || t >= w->drain_until))
+            return;
+        enforce_limits(spec, w, t, res);
+        if (w->eof) {
+            struct timespec nap = {0, 50 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        if (pump_output(w, res) != 0)
+            return;
+    }
+}
+
+/* Whatever the step left running (ranks, daemons) goes with it. The leader is not reaped yet, so the group id
+ * still names only this step's processes. Then the leader's status. */
+static void reap_step(step_watch *w, suite_step_result *res)
+{
+    kill(-w->pid, SIGKILL);
+    close(w->fd);
+    int status = 0;
+    while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (w->ls.len) /* a last line without a newline */
+        scan_bytes(&w->ls, "\n", 1, res);
+    res->duration_s = ga_now() - w->t0;
+    if (WIFEXITED(status))
+        res->exit_code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+        res->signal = WTERMSIG(status);
+}
+
 int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
@@ -101,92 +217,14 @@ int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *er
         close(fds[1]);
         return -1;
     }
-    if (pid == 0) {
-        setpgid(0, 0);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) {
-            dup2(devnull, STDIN_FILENO);
-            close(devnull);
-        }
-        dup2(fds[1], STDOUT_FILENO);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        execvp(spec->argv[0], spec->argv);
-        fprintf(stderr, "[SUITE] cannot run %s: %s\n", spec->argv[0], strerror(errno));
-        _exit(127);
-    }
+    if (pid == 0)
+        exec_step(spec, fds);
     setpgid(pid, pid); /* also here: whichever of parent and child runs first */
     res->started = true;
     close(fds[1]);
-
-    line_scan ls = {0};
-    bool eof = false, exited = false, term_sent = false, kill_sent = false;
-    double last_output = t0, deadline = t0 + spec->timeout_s, kill_at = 0, drain_until = 0;
-    char buf[8192];
-    while (true) {
-        double t = ga_now();
-        if (!exited && leader_exited(pid)) {
-            exited = true;
-            drain_until = t + 2.0; /* ranks' last lines may still be in flight */
-        }
-        if (exited && (eof || t >= drain_until))
-            break;
-        if (!exited && !term_sent && (t >= deadline || stop_requested)) {
-            res->timed_out = !stop_requested;
-            res->interrupted = stop_requested != 0;
-            kill(-pid, SIGTERM);
-            term_sent = true;
-            kill_at = t + spec->grace_s;
-        }
-        if (!exited && term_sent && !kill_sent && t >= kill_at) {
-            kill(-pid, SIGKILL);
-            kill_sent = true;
-        }
-        if (!exited && spec->heartbeat_s > 0 && t - last_output >= spec->heartbeat_s) {
-            printf("[SUITE] %s: running for %.0f s (step limit %.0f s)\n", spec->label, t - t0,
-                   spec->timeout_s);
-            fflush(stdout);
-            last_output = t;
-        }
-        if (eof) {
-            struct timespec nap = {0, 50 * 1000 * 1000};
-            nanosleep(&nap, NULL);
-            continue;
-        }
-        struct pollfd pfd = {fds[0], POLLIN, 0};
-        int pr = poll(&pfd, 1, 200);
-        if (pr < 0 && errno != EINTR)
-            break;
-        if (pr > 0) {
-            ssize_t n = read(fds[0], buf, sizeof buf);
-            if (n > 0) {
-                write_all(STDOUT_FILENO, buf, (size_t)n);
-                scan_bytes(&ls, buf, (size_t)n, res);
-                last_output = ga_now();
-            } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-                eof = true;
-            }
-        }
-    }
-    /* Whatever the step left running (ranks, daemons) goes with it. The leader is not reaped yet, so the
-     * group id still names only this step's processes. */
-    kill(-pid, SIGKILL);
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (ls.len) { /* a last line without a newline */
-        scan_bytes(&ls, "\n", 1, res);
-    }
-    res->duration_s = ga_now() - t0;
-    if (WIFEXITED(status)) {
-        res->exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        res->signal = WTERMSIG(status);
-    }
+    step_watch w = {.pid = pid, .fd = fds[0], .t0 = t0, .last_output = t0, .deadline = t0 + spec->timeout_s};
+    watch_step(spec, &w, res);
+    reap_step(&w, res);
     return 0;
 }
 

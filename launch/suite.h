@@ -17,8 +17,9 @@ int suite_usage_error(const char *verb, const char *fmt, ...) __attribute__((for
 /* getopt_long's verdict on an unknown option or a missing value, as a usage error. */
 int suite_bad_option(const char *verb, int key, char **argv);
 
-/* Parses a tolerance in percent ("5", "5%", 0..100). 0, or -1. */
-int suite_parse_pct(const char *s, double *out);
+/* Parses a tolerance in percent ("5", "5%", 0..100; a fraction such as 0.05 is refused with a hint, as in
+ * every program: ga_cli_parse_pct). 0, or -1 with a message. */
+int suite_parse_pct(const char *s, double *out, char *err, size_t errlen);
 
 /* Directory of the running executable (for the programs installed beside it). */
 int suite_self_dir(char *buf, size_t len);

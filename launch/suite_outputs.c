@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "baseline.h"
+#include "ga_cli.h"
 #include "ga_exit.h"
 #include "merge.h"
 #include "render.h"
@@ -33,14 +34,9 @@ int suite_bad_option(const char *verb, int key, char **argv)
     return suite_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
 }
 
-int suite_parse_pct(const char *s, double *out)
+int suite_parse_pct(const char *s, double *out, char *err, size_t errlen)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || (*end && strcmp(end, "%") != 0) || !(v >= 0 && v <= 100))
-        return -1;
-    *out = v;
-    return 0;
+    return ga_cli_parse_pct(s, 0, 100, out, err, errlen);
 }
 
 int suite_self_dir(char *buf, size_t len)

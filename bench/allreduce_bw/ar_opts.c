@@ -23,7 +23,7 @@ const ga_option ar_options[] = {
     {"op", 'o', true, "OP", "sum prod min max avg, or all (default sum)"},
     {"root", 'r', true, "RANK", "root of broadcast and reduce (default 0)"},
     {"average", 'a', true, "0-3", "time reported: 0 rank 0, 1 mean, 2 min, 3 max across ranks (default 1)"},
-    {"timeout", 'T', true, "SEC", "bound of communicator init and every wait, 0: none (default 300)"},
+    {"wait-timeout", 'T', true, "SEC", "bound of communicator init and of every wait, 0: none (default 300)"},
     {"collective", OPT_COLLECTIVE, true, "NAME",
      "allreduce (default), allgather, reduce_scatter, broadcast, reduce, alltoall, sendrecv"},
     {"backend", OPT_BACKEND, true, "B",
@@ -31,8 +31,8 @@ const ga_option ar_options[] = {
     {"min-busbw", OPT_MIN_BUSBW, true, "GB/s", "fail when the busbw at the largest size is below this"},
     {"pattern", OPT_PATTERN, true, "P", "world (default), or pairs: isolate a slow node or link"},
     {"rounds", OPT_ROUNDS, true, "N", "pairs: rounds of different pairings (default 3)"},
-    {"tolerance", OPT_TOLERANCE, true, "FRAC",
-     "pairs: flag a pair below (1 - FRAC) x the median (default 0.1)"},
+    {"tolerance", OPT_TOLERANCE, true, "PCT",
+     "pairs: flag a pair more than PCT percent below the median (default 10)"},
 };
 _Static_assert(sizeof ar_options / sizeof ar_options[0] == AR_N_OPTIONS, "AR_N_OPTIONS");
 
@@ -142,7 +142,7 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
     case OPT_ROUNDS:
         return parse_int(arg, 1, 1024, &o->rounds, err, errlen);
     case OPT_TOLERANCE:
-        return ga_parse_double(arg, 0, 0.99, &o->tolerance, err, errlen);
+        return ga_cli_parse_pct_fraction(arg, 0, 99, &o->tolerance, err, errlen);
     default:
         snprintf(err, errlen, "unhandled option");
         return -1;

@@ -18,13 +18,13 @@ typedef struct {
     bool all_types;
     ar_coll_id coll;
     int root;
-    int average; /* ar_time_mode */
-    double timeout_s;
+    int average;      /* ar_time_mode */
+    double timeout_s; /* -T/--wait-timeout: each wait (the whole run is the common --timeout) */
     ga_backend backend;
     double min_busbw;
     bool pairs;
-    int rounds; /* 0: default */
-    double tolerance;
+    int rounds;       /* 0: default */
+    double tolerance; /* --tolerance, as a fraction */
 } ar_opts;
 
 #define AR_N_OPTIONS 18

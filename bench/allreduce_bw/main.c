@@ -25,8 +25,8 @@ static const ga_program_spec spec = {
         "NCCL collective bandwidth sweep (nccl-tests compatible) with an exact check of every element and "
         "bad-link isolation by pairs; MPI on host memory where no GPU is visible.",
     .epilog =
-        "-T/--timeout bounds communicator init and every wait (nccl-tests' meaning) and replaces the common\n"
-        "whole-run --timeout; 0 disables it.\n"
+        "-T/--wait-timeout bounds communicator init and every wait (nccl-tests' -T); --timeout bounds the\n"
+        "whole run, as in every program (none unless given: each wait has its bound). docs/options.md\n"
         "Examples:\n"
         "  mpirun -np 16 --map-by ppr:8:node allreduce_bw -b 8 -e 1G -f 2 --min-busbw 150\n"
         "  mpirun -np 64 --map-by ppr:8:node allreduce_bw --pattern pairs --rounds 3 -b 1M -e 256M -f 4\n"
@@ -34,7 +34,7 @@ static const ga_program_spec spec = {
     .options = ar_options,
     .n_options = AR_N_OPTIONS,
     .on_option = ar_on_option,
-    .default_timeout_s = 0, /* -T replaces the whole-run watchdog: each wait has its own bound */
+    .default_timeout_s = 0, /* no whole-run bound unless --timeout: -T already bounds every wait */
 };
 
 typedef struct {

@@ -22,7 +22,7 @@ enum {
     OPT_BUCKET,
     OPT_MIN_IMPROVEMENT,
     OPT_BACKEND,
-    OPT_COMM_TIMEOUT,
+    OPT_WAIT_TIMEOUT = 'T', /* nccl-tests' per-wait bound */
 };
 
 const ga_option ddp_options[] = {
@@ -39,12 +39,17 @@ const ga_option ddp_options[] = {
     {"input-dim", OPT_INPUT_DIM, true, "N", "synthetic features per sample (default 64)"},
     {"classes", OPT_CLASSES, true, "N", "synthetic classes (default 10)"},
     {"bucket-size", OPT_BUCKET, true, "BYTES", "gradient bucket cap, K/M suffixes (default 1M, --quick 64K)"},
-    {"min-improvement", OPT_MIN_IMPROVEMENT, true, "F",
-     "fail unless (start loss - end loss) / start loss >= F (default 0.3)"},
+    {"min-improvement", OPT_MIN_IMPROVEMENT, true, "PCT",
+     "fail unless the loss falls by at least PCT percent of its start (default 30)"},
     {"backend", OPT_BACKEND, true, "B", "auto (GPU when every rank has one), gpu or host"},
-    {"comm-timeout", OPT_COMM_TIMEOUT, true, "SEC", "bound on one wait for gradients (default 120)"},
+    {"wait-timeout", OPT_WAIT_TIMEOUT, true, "SEC",
+     "bound of communicator init and of every wait for gradients (default 120)"},
 };
 const size_t ddp_n_options = sizeof ddp_options / sizeof ddp_options[0];
+
+/* The name -T/--wait-timeout had before every program spelled the per-wait bound alike. */
+const ga_alias ddp_aliases[] = {{"comm-timeout", "wait-timeout"}};
+const size_t ddp_n_aliases = sizeof ddp_aliases / sizeof ddp_aliases[0];
 
 void ddp_opts_init(ddp_opts *o)
 {
@@ -94,9 +99,9 @@ int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t e
         return ga_parse_double(arg, 1e-12, 100.0, &o->lr, err, errlen);
     case OPT_MOMENTUM:
         return ga_parse_double(arg, 0.0, 0.999999, &o->momentum, err, errlen);
-    case OPT_MIN_IMPROVEMENT:
-        return ga_parse_double(arg, -1e9, 1.0, &o->min_improvement, err, errlen);
-    case OPT_COMM_TIMEOUT:
+    case OPT_MIN_IMPROVEMENT: /* percent on the command line, a fraction in the checks */
+        return ga_cli_parse_pct_fraction(arg, -1e11, 100, &o->min_improvement, err, errlen);
+    case OPT_WAIT_TIMEOUT:
         return ga_parse_double(arg, 0.001, 1e6, &o->comm_timeout_s, err, errlen);
     case OPT_SEED:
         if (ga_parse_long(arg, 0, 1L << 62, &v, err, errlen))

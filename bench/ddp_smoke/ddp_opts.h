@@ -16,6 +16,7 @@
 typedef struct {
     int hidden_layers, hidden, batch, steps, epochs, input_dim, classes;
     long samples;
+    /* min_improvement: a fraction (percent on the command line); comm_timeout_s: -T/--wait-timeout */
     double lr, momentum, min_improvement, comm_timeout_s;
     int64_t seed, bucket_bytes;
     bool data_idx;
@@ -32,5 +33,7 @@ void ddp_opts_defaults(ddp_opts *o, bool quick);
 
 extern const ga_option ddp_options[];
 extern const size_t ddp_n_options;
+extern const ga_alias ddp_aliases[]; /* --comm-timeout, deprecated for --wait-timeout */
+extern const size_t ddp_n_aliases;
 
 #endif

@@ -35,7 +35,7 @@ static const ga_program_spec spec = {
     .epilog = "Examples:\n"
               "  mpirun -np 16 --map-by ppr:8:node ddp_smoke --report-dir reports\n"
               "  mpirun -np 4 ddp_smoke --backend host --quick\n"
-              "  mpirun -np 8 ddp_smoke --data idx:/data/mnist --epochs 2 --min-improvement 0.5",
+              "  mpirun -np 8 ddp_smoke --data idx:/data/mnist --epochs 2 --min-improvement 50",
     .options = ddp_options,
     .n_options = 0, /* set in main: the table's size is known in ddp_opts.c */
     .on_option = ddp_opts_on_option,
@@ -203,6 +203,8 @@ int main(int argc, char **argv)
     ddp_opts_init(&opts);
     ga_program_spec s = spec;
     s.n_options = ddp_n_options;
+    s.aliases = ddp_aliases;
+    s.n_aliases = ddp_n_aliases;
     int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &opts);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);

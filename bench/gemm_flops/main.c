@@ -44,10 +44,9 @@ static const ga_option options[] = {
      "where to run GEMMs (default auto: GPU when every rank has one)"},
     {"warmup", 'w', true, "N", "warm-up GEMMs per dtype (default 3)"},
     {"iters", OPT_ITERS, true, "N", "timed GEMMs per dtype (default: as many as fill 1 s, --quick 0.25 s)"},
-    {"tolerance", OPT_TOLERANCE, true, "FRAC",
-     "flag a GPU this fraction below its model's median (default 0.10)"},
-    {"min-efficiency", OPT_MIN_EFF, true, "FRAC",
-     "flag a GPU below this fraction of its peak (default 0: off)"},
+    {"tolerance", OPT_TOLERANCE, true, "PCT",
+     "flag a GPU more than PCT percent below its model's median (default 10)"},
+    {"min-efficiency", OPT_MIN_EFF, true, "PCT", "flag a GPU below PCT percent of its peak (default 0: off)"},
     {"duration", OPT_DURATION, true, "SEC", "burn mode: GEMMs for SEC seconds, throttling and SDC checks"},
     {"interval", OPT_INTERVAL, true, "SEC", "burn interval (default duration/10, 1 to 60 s)"},
     {"max-drop", OPT_MAX_DROP, true, "PCT",
@@ -96,16 +95,16 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
             return -1;
         o->iters = (int)v;
         return 0;
-    case OPT_TOLERANCE:
-        return ga_parse_double(arg, 0, 1, &o->tolerance, err, errlen);
+    case OPT_TOLERANCE: /* percent on the command line, a fraction in the analysis */
+        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->tolerance, err, errlen);
     case OPT_MIN_EFF:
-        return ga_parse_double(arg, 0, 1, &o->min_efficiency, err, errlen);
+        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_efficiency, err, errlen);
     case OPT_DURATION:
         return ga_parse_double(arg, 0.1, 7 * 24 * 3600.0, &o->duration_s, err, errlen);
     case OPT_INTERVAL:
         return ga_parse_double(arg, 0.05, 3600, &o->interval_s, err, errlen);
     case OPT_MAX_DROP:
-        return ga_parse_double(arg, 0, 100, &o->max_drop_pct, err, errlen);
+        return ga_cli_parse_pct(arg, 0, 100, &o->max_drop_pct, err, errlen);
     case OPT_BURN_DTYPE:
         if ((o->burn_dtype = tp_dtype_parse(arg)) < 0) {
             snprintf(err, errlen, "unknown dtype '%s'", arg);

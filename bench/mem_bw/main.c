@@ -28,10 +28,9 @@ static const ga_option options[] = {
     {"reps", OPT_REPS, true, "N", "timed repetitions per test (default 20, --quick 5)"},
     {"device", OPT_DEVICE, true, "gpu|cpu|auto",
      "what to measure (default auto: GPU when every rank has one)"},
-    {"tolerance", OPT_TOLERANCE, true, "FRAC",
-     "flag a GPU this fraction below its model's median (default 0.10)"},
-    {"min-efficiency", OPT_MIN_EFF, true, "FRAC",
-     "flag a GPU below this fraction of its peak (default 0: off)"},
+    {"tolerance", OPT_TOLERANCE, true, "PCT",
+     "flag a GPU more than PCT percent below its model's median (default 10)"},
+    {"min-efficiency", OPT_MIN_EFF, true, "PCT", "flag a GPU below PCT percent of its peak (default 0: off)"},
     {"threads", OPT_THREADS, true, "N", "host path: triad threads per rank (default: node cores / ranks)"},
 };
 
@@ -59,10 +58,10 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
         return 0;
     case OPT_DEVICE:
         return ga_parse_backend(arg, &o->device, err, errlen);
-    case OPT_TOLERANCE:
-        return ga_parse_double(arg, 0, 1, &o->tolerance, err, errlen);
+    case OPT_TOLERANCE: /* percent on the command line, a fraction in the analysis */
+        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->tolerance, err, errlen);
     case OPT_MIN_EFF:
-        return ga_parse_double(arg, 0, 1, &o->min_efficiency, err, errlen);
+        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_efficiency, err, errlen);
     case OPT_THREADS:
         if (ga_parse_long(arg, 1, 4096, &v, err, errlen))
             return -1;

@@ -66,8 +66,15 @@ static const ga_option demo_options[] = {
     {"minbytes", 'b', true, "BYTES", "smallest size"},
     {"flag", 300, false, NULL, "a long-only flag"},
 };
-static const ga_program_spec demo_spec = {"demo", "A demo program.", NULL, demo_options,
-                                          2,      demo_on_option,    60};
+static const ga_alias demo_aliases[] = {{"min-bytes", "minbytes"}};
+static const ga_program_spec demo_spec = {.name = "demo",
+                                          .summary = "A demo program.",
+                                          .options = demo_options,
+                                          .n_options = 2,
+                                          .on_option = demo_on_option,
+                                          .default_timeout_s = 60,
+                                          .aliases = demo_aliases,
+                                          .n_aliases = 1};
 
 static ga_cli_result parse(demo_opts *o, ga_common_opts *c, int argc, char **argv)
 {
@@ -103,6 +110,41 @@ static void test_cli(void)
     CHECK(parse(&o, &c, 2, help) == GA_CLI_EXIT);
     char *version[] = {"demo", "--version", NULL};
     CHECK(parse(&o, &c, 2, version) == GA_CLI_EXIT);
+
+    /* A deprecated alias acts as its option, value checks included. */
+    char *alias[] = {"demo", "--min-bytes", "128", NULL};
+    CHECK(parse(&o, &c, 3, alias) == GA_CLI_RUN && o.size == 128);
+    char *alias_bad[] = {"demo", "--min-bytes", "0", NULL};
+    CHECK(parse(&o, &c, 3, alias_bad) == GA_CLI_ERROR);
+
+    /* One name, one meaning: a program option may not take a common option's name or key. */
+    static const ga_option clashing[] = {{"timeout", 'T', true, "SEC", "per-wait bound"}};
+    ga_program_spec bad_spec = demo_spec;
+    bad_spec.options = clashing;
+    bad_spec.n_options = 1;
+    char *plain[] = {"demo", NULL};
+    memset(&o, 0, sizeof o);
+    CHECK(ga_cli_parse(&bad_spec, 1, plain, &c, &o, false) == GA_CLI_ERROR);
+}
+
+/* Relative thresholds are percentages; a fraction written for one is refused, not read as a tiny percent. */
+static void test_parse_pct(void)
+{
+    char err[160];
+    double v = -1;
+    CHECK(ga_cli_parse_pct("10", 0, 100, &v, err, sizeof err) == 0 && v == 10);
+    CHECK(ga_cli_parse_pct("10%", 0, 100, &v, err, sizeof err) == 0 && v == 10);
+    CHECK(ga_cli_parse_pct("0", 0, 100, &v, err, sizeof err) == 0 && v == 0);
+    CHECK(ga_cli_parse_pct("1", 0, 100, &v, err, sizeof err) == 0 && v == 1);
+    CHECK(ga_cli_parse_pct("0.5%", 0, 100, &v, err, sizeof err) == 0 && v == 0.5);
+    CHECK(ga_cli_parse_pct("0.1", 0, 100, &v, err, sizeof err) == -1 && strstr(err, "write 10 for 10%"));
+    CHECK(ga_cli_parse_pct("-0.3", -1000, 100, &v, err, sizeof err) == -1 && strstr(err, "not a fraction"));
+    CHECK(ga_cli_parse_pct("-30", -1000, 100, &v, err, sizeof err) == 0 && v == -30);
+    CHECK(ga_cli_parse_pct("101", 0, 100, &v, err, sizeof err) == -1 && strstr(err, "out of range"));
+    CHECK(ga_cli_parse_pct("%", 0, 100, &v, err, sizeof err) == -1);
+    CHECK(ga_cli_parse_pct("10%%", 0, 100, &v, err, sizeof err) == -1);
+    CHECK(ga_cli_parse_pct("ten", 0, 100, &v, err, sizeof err) == -1);
+    CHECK(ga_cli_parse_pct("", 0, 100, &v, err, sizeof err) == -1);
 }
 
 /* A fixture environment for launcher detection: NAME=VALUE pairs. */
@@ -261,6 +303,7 @@ int main(void)
     test_parse_size();
     test_parse_numbers();
     test_cli();
+    test_parse_pct();
     test_launcher();
     test_gpu_pick();
     test_envvars();

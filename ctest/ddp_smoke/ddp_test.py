@@ -149,7 +149,7 @@ def case_perturb(args, mpiexec):
 
 def case_not_improved(args, mpiexec):
     p, r = run(args, mpiexec, args.ranks, ["--quick", "--backend", "host", "--steps", "30",
-                                           "--min-improvement", "0.95"], report_dir=args.work + "/report")
+                                           "--min-improvement", "95"], report_dir=args.work + "/report")
     check(p.returncode == 1, "exit code %d, expected 1" % p.returncode)
     check(r is not None and [f["code"] for f in r["findings"] if f["severity"] == "fail"] ==
           ["DDP_LOSS_NOT_IMPROVED"], "findings %r" % (r and r["findings"]))
@@ -188,7 +188,7 @@ def case_idx(args, mpiexec):
     d = args.work + "/idx"
     write_idx(d)
     p, r = run(args, mpiexec, args.ranks, ["--backend", "host", "--data", "idx:" + d, "--epochs", "3",
-                                           "--batch-size", "32", "--hidden", "64", "--min-improvement", "0.5"],
+                                           "--batch-size", "32", "--hidden", "64", "--min-improvement", "50"],
                report_dir=args.work + "/report")
     check(p.returncode == 0, "exit code %d, expected 0" % p.returncode)
     if r is None:

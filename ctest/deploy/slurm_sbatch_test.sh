@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End to end on a real (private, one-node) Slurm: the shipped sbatch script runs env_audit in host mode
-# with 4 tasks through srun --mpi=pmix and its report must say so; srun without PMIx must be refused.
+# with 4 tasks through srun --mpi=pmix and its report must say so; without GA_PROGRAMS it runs the suite's
+# programs in the registry's order; srun without PMIx must be refused.
 #   slurm_sbatch_test.sh BIN_DIR SOURCE_DIR PYTHON
 set -uo pipefail
 bin_dir=$1 src=$2 python=$3
@@ -51,6 +52,18 @@ steps = {st["program"]: st for st in s["steps"]}
 print({k: v.get("status") for k, v in steps.items()})
 assert steps["env_audit"]["status"] == "pass"
 PY
+
+# Without GA_PROGRAMS the runner takes the suite's programs and order from `gpuaccept run --list-programs`
+# (launch/programs.c); --version keeps each step short.
+rc=0
+GA_BIN_DIR=$bin_dir GA_ARGS="--version" GA_MERGE=0 GA_REPORT_DIR=$work/listed timeout 120 sbatch --wait --quiet \
+    --ntasks-per-node=1 --gpus-per-node=0 --time=5 --output="$work/listed-%j.out" \
+    "$src/deploy/slurm/one-node.sbatch" || rc=$?
+cat "$work"/listed-*.out
+check "default programs: the job exits 0 (got $rc)" test "$rc" -eq 0
+want=$("$bin_dir/gpuaccept" run --list-programs | cut -f2 | tr '\n' ' ')
+got=$(sed -n 's/^gpuaccept-srun: \([a-z0-9_]*\): exit 0$/\1/p' "$work"/listed-*.out | tr '\n' ' ')
+check "default programs: the registry's, in its order ('$got' = '$want')" test -n "$want" -a "$got" = "$want"
 
 # srun without PMIx. Debian's Open MPI 4.1 knows it was direct-launched and stops in MPI_Init itself.
 rc=0

@@ -78,8 +78,9 @@ def main():
     for f in os.listdir(a.workdir):
         os.remove(os.path.join(a.workdir, f))
     # Oversubscribed ranks on a CI machine's few shared cores are not comparable at 10%: the runs here check
-    # figures, checks and reports (tolerance 1: never below the median); the flagging is proven by the fixtures.
-    base = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--tolerance", "1"]
+    # figures, checks and reports (tolerance 100%: never below the median); the flagging is proven by the
+    # fixtures.
+    base = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--tolerance", "100"]
 
     if a.mode == "basic":
         p = run(a.mpiexec, a.np, base + ["--dtype", "all", "-m", "256", "-n", "192", "-k", "320", "--iters", "3"])
@@ -130,7 +131,8 @@ def main():
         check(bf16["median_tflops"] is None and bf16["gpus"] == [] and bf16["skipped"]["ranks"] == a.np,
               "bf16 %r" % bf16)
     elif a.mode == "badflags":
-        for bad in (["--dtype", "fp7"], ["-m", "0"], ["--device", "tpu"], ["--bogus"], ["--tolerance", "2"],
+        for bad in (["--dtype", "fp7"], ["-m", "0"], ["--device", "tpu"], ["--bogus"], ["--tolerance", "101"],
+                    ["--tolerance", "0.1"], ["--min-efficiency", "0.6"],
                     ["--duration", "1", "--burn-dtype", "bf16"], ["-k"]):
             p = run(a.mpiexec, a.np, base + bad)
             check(p.returncode == 2, "%r: exit %d, expected 2" % (bad, p.returncode))

@@ -2,8 +2,8 @@
 """Builds the suite's merge fixtures from real program runs, so that they cannot drift from what the programs
 write. Usage: make_fixtures.py BIN_DIR CASES_DIR OUT_DIR
 
-1. Runs env_audit, gemm_flops, mem_bw, allreduce_bw and ddp_smoke once on the host path, 8 ranks under mpirun,
-   into OUT_DIR/base. Their own tolerances are opened wide so that noise on shared cores never makes a finding:
+1. Runs every program of the registry (`gpuaccept run --list-programs`) once on the host path, 8 ranks under
+   mpirun, into OUT_DIR/base; a registered program without base-run options below is an error. Their own tolerances are opened wide so that noise on shared cores never makes a finding:
    every fault in a case is declared, never a product of chance.
 2. Lays the 8 ranks out as 4 nodes of 2 (gpu-node-01 .. gpu-node-04): every "host"/"node_index" of a rank is
    rewritten, and each report's "nodes" is regrouped (the common report schema, docs/report-schema.md).
@@ -33,8 +33,8 @@ NP = NODES * RANKS_PER_NODE
 # the median or peak would be a finding nobody declared).
 BASE_RUNS = {
     "env_audit": [],
-    "gemm_flops": ["--quick", "--tolerance", "1"],
-    "mem_bw": ["--quick", "--tolerance", "1"],
+    "gemm_flops": ["--quick", "--tolerance", "100"],
+    "mem_bw": ["--quick", "--tolerance", "100"],
     "allreduce_bw": ["-b", "1K", "-e", "256K", "-f", "4", "-n", "5", "-w", "2"],
     "ddp_smoke": ["--quick"],
 }
@@ -48,10 +48,23 @@ def host_of(node):
     return "gpu-node-%02d" % (node + 1)
 
 
+def registered_programs(bin_dir):
+    p = subprocess.run([os.path.join(bin_dir, "gpuaccept"), "run", "--list-programs"], capture_output=True,
+                       text=True, timeout=30)
+    if p.returncode != 0:
+        raise FixtureError("gpuaccept run --list-programs exited %d: %s" % (p.returncode, p.stderr.strip()))
+    return [line.split("\t")[1] for line in p.stdout.splitlines() if line and not line.startswith("#")]
+
+
 def run_base(bin_dir, out):
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    for program, args in BASE_RUNS.items():
+    programs = registered_programs(bin_dir)
+    missing = [p for p in programs if p not in BASE_RUNS]
+    if missing or not programs:
+        raise FixtureError("no base-run options for %s (add them to BASE_RUNS)" % (missing or "any program"))
+    for program in programs:
+        args = BASE_RUNS[program]
         cmd = ["mpirun", "-np", str(NP), "--oversubscribe", os.path.join(bin_dir, program), "--report-dir", out]
         p = subprocess.run(cmd + args, capture_output=True, text=True, env=env, timeout=240)
         if p.returncode != 0 or not os.path.exists(os.path.join(out, program + ".json")):

@@ -15,7 +15,25 @@ import os
 import re
 import sys
 
-PROGRAMS = ["env_audit", "allreduce_bw", "gemm_flops", "mem_bw", "ddp_smoke"]
+# The suite's programs, in run order: read from the front-end's registry, the one table that names them.
+# This script runs where nothing is built, so it reads the C source; ctest suite.programs_registry holds
+# what it reads to `gpuaccept run --list-programs`.
+REGISTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "launch", "programs.c")
+
+
+def read_programs(path=REGISTRY):
+    try:
+        with open(path) as f:
+            names = re.findall(r'^\s*\{\s*\.name\s*=\s*"([a-z0-9_]+)"', f.read(), re.M)
+    except OSError as e:
+        sys.exit("render.py: cannot read the program registry {}: {} (run render.py from a checkout of the "
+                 "repository)".format(path, e.strerror))
+    if not names:
+        sys.exit("render.py: no programs found in {}".format(path))
+    return names
+
+
+PROGRAMS = read_programs()
 VARIANTS = ["default", "rdma", "hostnetwork"]
 
 

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Validates MPIJob manifests offline, as far as a cluster would before running them.
 
-    validate_mpijob.py --crd kubeflow.org_mpijobs.yaml job.yaml [more.yaml ...]
+    validate_mpijob.py [--crd kubeflow.org_mpijobs.yaml] job.yaml [more.yaml ...]
 
 Three layers, each reported with the file, the document and the path of the offending field:
 1. the CRD's openAPIV3Schema, as the API server applies it, with kubectl's strict field validation
    (an unknown field is an error, not silently pruned: that is how a misspelt slotsPerWorker vanishes);
-2. the rules the schema leaves to the mpi-operator (see the CRD's SOURCE.md);
+2. the rules the schema leaves to the mpi-operator (see schema/SOURCE.md);
 3. gpuaccept's own rules for its manifests (skip with --no-suite-rules).
 Needs PyYAML and jsonschema (Debian: python3-yaml python3-jsonschema). Exit 0 valid, 1 invalid, 2 usage.
 """
 import argparse
+import os
 import re
 import sys
 
@@ -19,6 +20,9 @@ import yaml
 
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 INT_RANGES = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1)}
+
+# The CRD vendored beside this script (schema/SOURCE.md says where it comes from).
+VENDORED_CRD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema", "kubeflow.org_mpijobs.yaml")
 
 
 def structural_to_jsonschema(node):
@@ -154,7 +158,8 @@ def document_errors(validator, doc, suite_rules=True):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--crd", required=True, help="kubeflow.org_mpijobs.yaml from the mpi-operator")
+    p.add_argument("--crd", default=VENDORED_CRD,
+                   help="kubeflow.org_mpijobs.yaml from the mpi-operator (default: the copy in schema/)")
     p.add_argument("--no-suite-rules", action="store_true", help="check only the CRD and the operator")
     p.add_argument("manifests", nargs="+")
     a = p.parse_args(argv)

@@ -4,7 +4,7 @@
 # Knobs (environment variables; sbatch passes the submitting shell's environment to the job):
 #   GA_PREFIX          install prefix holding bin/<program>            [/opt/gpuaccept]
 #   GA_BIN_DIR         where the programs are, e.g. a build tree's build/bin      [$GA_PREFIX/bin]
-#   GA_PROGRAMS        programs to run, in order        [env_audit allreduce_bw gemm_flops mem_bw ddp_smoke]
+#   GA_PROGRAMS        programs to run, in order    [the suite's, in its order: gpuaccept run --list-programs]
 #   GA_COMMAND         an MPI program to run per task instead of the programs (a site's own check); it
 #                      gets --report-dir DIR and GA_ARGS appended                                  [unset]
 #   GA_MERGE           merge the reports into summary.json/.md/.html with `gpuaccept merge` at the end
@@ -49,7 +49,19 @@ fi
 if [ -n "${GA_COMMAND:-}" ]; then
     steps=("$GA_COMMAND")
 else
-    read -r -a programs <<<"${GA_PROGRAMS:-env_audit allreduce_bw gemm_flops mem_bw ddp_smoke}"
+    if [ -n "${GA_PROGRAMS:-}" ]; then
+        read -r -a programs <<<"$GA_PROGRAMS"
+    else
+        # The suite's own list and order (launch/programs.c), from the front-end installed with the programs.
+        list_programs=("$bin_dir/gpuaccept")
+        [ -z "${GA_CONTAINER_IMAGE:-}" ] || list_programs=(srun --ntasks=1 --nodes=1
+            --container-image="$GA_CONTAINER_IMAGE" gpuaccept)
+        listing=$("${list_programs[@]}" run --list-programs) || {
+            say "cannot list the suite's programs with ${list_programs[*]} run --list-programs: set GA_PROGRAMS" >&2
+            exit 3
+        }
+        mapfile -t programs < <(cut -f2 <<<"$listing")
+    fi
     steps=()
     for p in "${programs[@]}"; do
         # Inside a container image the programs are not on this host to look at.

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The program registry (launch/programs.c) is the one list of the suite's programs: `gpuaccept run
+--list-programs` prints it in both forms alike, and everything that names the programs follows it: the run's
+help and steps, the MPIJob renderer (which reads the C source, having no build), the built programs, their
+docs pages and the README's table.
+
+    check_registry.py GPUACCEPT SOURCE_DIR WORKDIR"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+GA, SRC, WORK = sys.argv[1:4]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def ga(*args):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SLURM_JOB_ID", "OMPI_MCA_orte_default_hostfile", "KUBERNETES_SERVICE_HOST")}
+    return subprocess.run([GA] + list(args), capture_output=True, text=True, timeout=60, env=env)
+
+
+p = ga("run", "--list-programs")
+check(p.returncode == 0 and p.stderr == "", "--list-programs: exit 0, nothing on stderr")
+rows = [line.split("\t") for line in p.stdout.splitlines()]
+check(len(rows) >= 1 and all(len(r) == 6 for r in rows), "one line per program, 6 tab-separated columns")
+names = [r[1] for r in rows]
+check([r[0] for r in rows] == [str(i + 1) for i in range(len(rows))], "column 1 is the order, from 1")
+check(len(set(names)) == len(names) and all(re.fullmatch(r"[a-z0-9_]+", n) for n in names),
+      "names are distinct identifiers: %s" % names)
+p = ga("run", "--list-programs=json")
+table = json.loads(p.stdout) if p.returncode == 0 else []
+check([(t["order"], t["name"], ",".join(t["fault_prefixes"]), t["doc"], t["headline"], t["purpose"])
+       for t in table] == [(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows],
+      "--list-programs=json says what the TSV says")
+p = ga("run", "--list-programs=yaml")
+check(p.returncode == 2 and "--list-programs" in p.stderr, "an unknown list format: usage error")
+
+for r in rows:
+    name, prefixes, doc = r[1], r[2].split(","), r[3]
+    check(os.access(os.path.join(os.path.dirname(GA), name), os.X_OK), "%s: built beside gpuaccept" % name)
+    check(os.path.isfile(os.path.join(SRC, doc)), "%s: its page %s exists" % (name, doc))
+    check(all(re.fullmatch(r"[A-Z]+", x) for x in prefixes), "%s: fault prefixes %s" % (name, prefixes))
+    check(r[4].strip() != "" and r[5].strip() != "", "%s: headline and purpose are filled in" % name)
+readme = open(os.path.join(SRC, "README.md")).read()
+listed = re.findall(r"^\| `([a-z0-9_]+)` \|", readme, re.M)
+check([n for n in listed if n != "gpuaccept"] == names, "README's program table, in run order: %s" % listed)
+
+help_text = ga("run", "--help").stdout
+check("Steps: %s." % " ".join(names) in help_text, "run --help names the steps in order")
+check("Runs %s in turn" % ", ".join(names) in help_text, "run --help's first line names them too")
+p = ga("run", "--only", "nope")
+check(p.returncode == 2 and "(steps: %s)" % " ".join(names) in p.stderr, "an unknown step lists the steps")
+p = ga("run", "--dry-run", "--quick", "--report-dir", os.path.join(WORK, "dry"))
+started = re.findall(r"^\[SUITE\] step (\d+)/(\d+) (\S+): starting", p.stdout, re.M)
+check(p.returncode == 0 and started == [(str(i + 1), str(len(names)), n) for i, n in enumerate(names)],
+      "run --dry-run: every step in order, k/%d (%s)" % (len(names), started))
+
+# The MPIJob renderer runs where nothing is built: it reads launch/programs.c, and must read the same list.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(SRC, "deploy", "mpijob"))
+import render  # noqa: E402
+check(render.PROGRAMS == names, "render.py reads the registry's list: %s" % render.PROGRAMS)
+suite = render.render(["--nodes", "1", "--gpus-per-node", "1"])
+check("for p in %s; do" % " ".join(names) in suite, "the rendered suite MPIJob runs them in that order")
+
+print("%d failed" % len(failures) if failures else "all checks passed")
+sys.exit(1 if failures else 0)
