@@ -21,6 +21,9 @@
  *   GA_DOUBLE_NCCL_INIT_HANG=1        ncclCommInitRankConfig never finishes
  *   GA_DOUBLE_GEMM_FAIL=n             the n-th and every later cublasLtMatmul fails
  *   GA_DOUBLE_GEMM_CORRUPT=n          the n-th cublasLtMatmul flips one bit of its output
+ *   GA_DOUBLE_LT_CREATE_FAIL=1        cublasLtCreate fails (a GPU whose measurement cannot start)
+ * and, not faults: GA_DOUBLE_GEMM_US (default 20), how long a GEMM takes; GA_DOUBLE_GEMM_FIRST_US the first
+ * (lazy module loading); GA_DOUBLE_GPUS (default 8) devices per process; GA_DOUBLE_TRACE=1 prints aborts.
  * Op is the NCCL function name without "nccl" (AllReduce, Broadcast, AllGather, ...). */
 #include <cublasLt.h>
 #include <cublas_api.h>
@@ -1159,6 +1162,8 @@ EXPORT size_t cublasLtGetVersion(void)
 EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
 {
     static int handle;
+    if (env_long("GA_DOUBLE_LT_CREATE_FAIL", 0) && fault_here())
+        return CUBLAS_STATUS_NOT_INITIALIZED;
     *h = (cublasLtHandle_t)&handle;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -1309,7 +1314,7 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
     o->words[0] = (uintptr_t)D;
     o->words[1] = (uint64_t)out->ld * out->cols * cuda_type_size(out->type);
     o->words[2] = env_long("GA_DOUBLE_GEMM_CORRUPT", 0) == call && fault_here();
-    o->words[3] = (uint64_t)env_long("GA_DOUBLE_GEMM_US", 20);
+    o->words[3] = (uint64_t)env_long(call == 1 ? "GA_DOUBLE_GEMM_FIRST_US" : "GA_DOUBLE_GEMM_US", 20);
     enqueue(stream, o);
     return CUBLAS_STATUS_SUCCESS;
 }
