@@ -124,7 +124,8 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
             smp->time_s[pl] = (ga_now() - t0) / cfg->iters;
 
             smp->wrong[pl] = -1;
-            if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)))
+            if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)) &&
+                !(ar_coll_get(cfg->coll)->reduces && ar_check_skip_reason(cfg->type, cfg->op)))
                 smp->wrong[pl] = check(b, cfg, &call, s, in, out, what);
         }
         if (on_size) {
