@@ -22,6 +22,7 @@
  *   GA_DOUBLE_GEMM_FAIL=n             the n-th and every later cublasLtMatmul fails
  *   GA_DOUBLE_GEMM_CORRUPT=n          the n-th cublasLtMatmul flips one bit of its output
  *   GA_DOUBLE_LT_CREATE_FAIL=1        cublasLtCreate fails (a GPU whose measurement cannot start)
+ *   GA_DOUBLE_D2D_US=us               every device-to-device copy takes us longer (a slow GPU)
  * and, not faults: GA_DOUBLE_GEMM_US (default 20), how long a GEMM takes; GA_DOUBLE_GEMM_FIRST_US the first
  * (lazy module loading); GA_DOUBLE_GPUS (default 8) devices per process; GA_DOUBLE_TRACE=1 prints aborts.
  * Op is the NCCL function name without "nccl" (AllReduce, Broadcast, AllGather, ...). */
@@ -130,6 +131,8 @@ static bool run_op(work *o)
     switch (o->kind) {
     case OP_COPY:
         memmove(o->dst, o->src, o->bytes);
+        for (double until = now_s() + o->value * 1e-6; now_s() < until;)
+            ;
         return true;
     case OP_SET:
         memset(o->dst, o->value, o->bytes);
@@ -369,11 +372,20 @@ EXPORT cudaError_t cudaHostUnregister(void *p)
 EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                                    cudaStream_t stream)
 {
-    (void)kind;
     work *o = work_new(OP_COPY);
     o->dst = dst;
     o->src = src;
     o->bytes = bytes;
+    if (kind == cudaMemcpyDeviceToDevice && fault_here())
+        o->value = (int)env_long("GA_DOUBLE_D2D_US", 0);
+    static bool traced;
+    if (kind == cudaMemcpyHostToDevice && !traced && getenv("GA_DOUBLE_TRACE")) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        fprintf(stderr, "[gpu-double] rank %ld: first host-to-device copy queued at %.6f\n",
+                env_long("OMPI_COMM_WORLD_RANK", 0), (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+        traced = true;
+    }
     enqueue(stream, o);
     return cudaSuccess;
 }

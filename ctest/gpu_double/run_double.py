@@ -7,6 +7,7 @@ usage: run_double.py --double LIB --mpiexec CMD --reports DIR --name NAME [--np 
 
 --within: the run must end within SECONDS of wall clock (a hang is killed at 50 s and fails).
 --stderr/--stdout: a regular expression that must match the stream; --absent: must match neither.
+--aligned: the times captured by REGEX on stderr (COUNT of them) lie within SECONDS of each other.
 --report: a Python expression over `r`, the program's JSON report, that must be true (implies a report).
 """
 import argparse
@@ -36,6 +37,8 @@ def main():
     ap.add_argument("--stdout", action="append", default=[])
     ap.add_argument("--absent", action="append", default=[])
     ap.add_argument("--report", action="append", default=[])
+    ap.add_argument("--aligned", nargs=3, metavar=("REGEX", "COUNT", "SECONDS"),
+                    help="COUNT matches of REGEX (group 1 a time in seconds) in stderr, within SECONDS")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command and a.command[0] == "--" else a.command
@@ -78,6 +81,12 @@ def main():
     for rx in a.absent:
         if re.search(rx, out + err, re.M):
             fails.append(f"output has /{rx}/")
+    if a.aligned:
+        times = [float(t) for t in re.findall(a.aligned[0], err, re.M)]
+        if len(times) != int(a.aligned[1]):
+            fails.append(f"{len(times)} lines match /{a.aligned[0]}/, expected {a.aligned[1]}")
+        elif max(times) - min(times) > float(a.aligned[2]):
+            fails.append(f"times spread over {max(times) - min(times):.3f} s, limit {a.aligned[2]} s")
     if a.report:
         files = glob.glob(os.path.join(report_dir, "*.json"))
         if len(files) != 1:

@@ -75,3 +75,16 @@ ga_double_test(gemm_measure_fails_before_burn --exit 1 --within 20
 ga_double_test(gemm_calibrated_after_warmup --exit 0 --within 20 --env GA_DOUBLE_GEMM_FIRST_US=300000
                --report "all(x['gemm']['bf16']['iters'] >= 100 for n in r['nodes'] for x in n['ranks'])"
                -- ${_gf} ${_gf_args} -d bf16 -w 2 --quick)
+
+# mem_bw. Defect 11: the host-link tests start together on every GPU of a node, even when one GPU's device
+# tests take a second longer (each of rank 1's 5 device copies takes 0.2 s more). The double stamps each
+# rank's first host-to-device copy. (The slow GPU is flagged: exit 1.)
+ga_double_test(mem_bw_host_link_aligned --exit 1 --within 20
+               --env GA_DOUBLE_TRACE=1 --env GA_DOUBLE_D2D_US=200000 --env GA_DOUBLE_FAULT_RANK=1
+               --aligned "first host-to-device copy queued at ([0-9.]+)" 2 0.15
+               --stdout "MEM_BELOW_MEDIAN.*rank 1 GPU 1: device_copy"
+               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K)
+# A healthy run: the GPU path's kernels (stand-ins on the double) leave what the checks expect.
+ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"
+               --report "all(t['check_ok'] for n in r['nodes'] for x in n['ranks'] for t in x['bandwidth'].values()) and len(r['nodes'][0]['ranks'][0]['bandwidth']) == 4"
+               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 1)
