@@ -88,3 +88,7 @@ ga_double_test(mem_bw_host_link_aligned --exit 1 --within 20
 ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"
                --report "all(t['check_ok'] for n in r['nodes'] for x in n['ranks'] for t in x['bandwidth'].values()) and len(r['nodes'][0]['ranks'][0]['bandwidth']) == 4"
                -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 1)
+
+# env_audit's GPU queries (device count, properties, runtime and NCCL versions) on the double.
+ga_double_test(env_audit_gpu_queries --exit 0 --within 20 --stdout "2 ranks, 8 GPUs" --stdout "NCCL 2\\.[0-9]+"
+               -- ${GA_BIN_DIR}/env_audit)
