@@ -714,6 +714,8 @@ struct ncclComm {
     long calls[16]; /* per collective kind, for the faults */
     atomic_int async_error;
     atomic_bool aborted;
+    bool nonblocking; /* config.blocking = 0: every call answers ncclInProgress, as NCCL 2.28 does */
+    atomic_int in_progress;
     char last_error[256];
 };
 
@@ -943,6 +945,10 @@ static ncclResult_t coll_enqueue(coll_op *o, cudaStream_t stream)
     work *q = work_new(OP_COLL);
     q->coll = o;
     enqueue(stream, q);
+    if (c->nonblocking) {
+        atomic_store(&c->in_progress, 1);
+        return ncclInProgress;
+    }
     return ncclSuccess;
 }
 
@@ -1006,6 +1012,7 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniq
     c->slot_bytes = (size_t)env_long("GA_DOUBLE_SLOT_BYTES", 1 << 20);
     c->map_bytes = sizeof(shm_header) + (size_t)nranks * c->slot_bytes;
     bool blocking = !config || config->blocking;
+    c->nonblocking = !blocking;
     if (env_long("GA_DOUBLE_NCCL_INIT_HANG", 0) && fault_here()) {
         /* Never joins: a blocking init never returns; a non-blocking one stays in progress. */
         if (blocking)
@@ -1039,6 +1046,11 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniq
 
 EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *err)
 {
+    /* A non-blocking communicator's enqueue "finishes" in NCCL's own thread: in progress at the first look. */
+    if (atomic_exchange(&comm->in_progress, 0)) {
+        *err = ncclInProgress;
+        return ncclSuccess;
+    }
     *err = (ncclResult_t)atomic_load(&comm->async_error);
     return ncclSuccess;
 }

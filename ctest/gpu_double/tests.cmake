@@ -92,3 +92,10 @@ ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"
 # env_audit's GPU queries (device count, properties, runtime and NCCL versions) on the double.
 ga_double_test(env_audit_gpu_queries --exit 0 --within 20 --stdout "2 ranks, 8 GPUs" --stdout "NCCL 2\\.[0-9]+"
                -- ${GA_BIN_DIR}/env_audit)
+
+# Defect 2: no host sleep per NCCL call. The double answers ncclInProgress to every call on a non-blocking
+# communicator, as NCCL 2.28 does; the communicators must be blocking and the waits spin, so a collective of
+# 8 bytes on the double takes microseconds, not the 200 us poll interval the non-blocking path slept.
+ga_double_test(allreduce_no_sleep_per_call --exit 0 --within 20
+               --report "all(x['time_us'] < 150 for x in r['summary']['results'])"
+               -- ${_ar} -b 8 -e 8 -n 200 -w 5 -c 1 -T 5)
