@@ -191,7 +191,7 @@ int gf_sdc_compare(const gf_record *all, int n, int *mismatches)
                 const gf_record *r = &all[e[k].rank_index];
                 bool bad = (best < g1 - g0) && (!majority || e[k].sum != best_sum);
                 bad = bad || e[k].sum != r->interval_checksum[0]; /* its own output changed over time */
-                bad = bad || r->interval_bad_gemms[t] > 0;          /* a GEMM differed from its first */
+                bad = bad || r->interval_bad_gemms[t] > 0;        /* a GEMM differed from its first */
                 if (bad) {
                     mismatches[e[k].rank_index]++;
                     total++;

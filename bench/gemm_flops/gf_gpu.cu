@@ -262,7 +262,8 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
         size_t written = 0;
         LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
            "FAST_ACCUM");
-        LT(cublasLtMatmulDescGetAttribute(g->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &got, sizeof got, &written),
+        LT(cublasLtMatmulDescGetAttribute(g->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &got, sizeof got,
+                                          &written),
            "FAST_ACCUM (read back)");
         g->fast_accum = got;
     }
@@ -526,7 +527,8 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
      * references are compared by the analysis. */
     uint64_t ref = 0;
     if (rc == 0) {
-        cudaError_t e = gemm_run(&g, lt) == CUBLAS_STATUS_SUCCESS ? queue_checksum(&g, d_sums) : cudaErrorUnknown;
+        cudaError_t e =
+            gemm_run(&g, lt) == CUBLAS_STATUS_SUCCESS ? queue_checksum(&g, d_sums) : cudaErrorUnknown;
         if (e == cudaSuccess)
             e = cudaMemcpyAsync(h_sums, d_sums, sizeof *h_sums, cudaMemcpyDeviceToHost, g.stream);
         if (e == cudaSuccess)
@@ -573,9 +575,11 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
             for (int i = 0; i < queued; i++)
                 if (h_sums[i] != ref) {
                     if (bad++ == 0)
-                        ga_log_rank("COMPUTE", "burn: GPU %d GEMM %ld of interval %d differs from its first (%016llx, "
-                               "expected %016llx)", dev, done + i + 1, t + 1, (unsigned long long)h_sums[i],
-                               (unsigned long long)ref);
+                        ga_log_rank("COMPUTE",
+                                    "burn: GPU %d GEMM %ld of interval %d differs from its first (%016llx, "
+                                    "expected %016llx)",
+                                    dev, done + i + 1, t + 1, (unsigned long long)h_sums[i],
+                                    (unsigned long long)ref);
                 }
             done += queued;
             now = ga_now();
@@ -585,8 +589,8 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
         r->interval_gemms[t] = done;
         r->interval_bad_gemms[t] = bad;
         if (rc == 0)
-            ga_log("COMPUTE", "burn interval %d/%d: %.1f TFLOP/s, %ld GEMMs checked (rank 0)", t + 1, r->intervals,
-                   r->interval_tflops[t], done);
+            ga_log("COMPUTE", "burn interval %d/%d: %.1f TFLOP/s, %ld GEMMs checked (rank 0)", t + 1,
+                   r->intervals, r->interval_tflops[t], done);
     }
     if (rc != 0)
         snprintf(err, errlen, "burn on GPU %d (%s GEMM): %s", dev, tp_dtype_name(d), why_buf);

@@ -22,7 +22,8 @@ typedef struct {
     double check_err; /* largest error of the sampled elements, relative to sum |a_i b_i| */
     double check_tol; /* the tolerance for this dtype */
     int32_t check_ok; /* the sampled elements agree with a naive dot product */
-    int32_t fast_accum; /* fp8 on a GPU: CUBLASLT_MATMUL_DESC_FAST_ACCUM as read back (1 on), else -1 */
+    /* fp8 on a GPU: CUBLASLT_MATMUL_DESC_FAST_ACCUM as read back from the descriptor (1: on); else -1 */
+    int32_t fast_accum;
 } gf_result;
 
 typedef struct {

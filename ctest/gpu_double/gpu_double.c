@@ -615,18 +615,18 @@ EXPORT void __cudaUnregisterFatBinary(void **h)
 }
 
 EXPORT void __cudaRegisterFunction(void **h, const char *host_fun, char *device_fun, const char *device_name,
-                                   int thread_limit, uint3 *tid, uint3 *bid, dim3 *bdim, dim3 *gdim, int *wsize)
+                                   int thread_limit, uint3 *tid, uint3 *bid, dim3 *bdim, dim3 *gdim,
+                                   int *wsize)
 {
     (void)h, (void)device_name, (void)thread_limit, (void)tid, (void)bid, (void)bdim, (void)gdim, (void)wsize;
-    if (n_kernels < (int)(sizeof kernels / sizeof kernels[0]))
-        {
+    if (n_kernels < (int)(sizeof kernels / sizeof kernels[0])) {
         kernels[n_kernels].host_fun = host_fun;
         kernels[n_kernels++].name = device_fun;
     }
 }
 
-EXPORT void __cudaRegisterVar(void **h, char *host_var, char *device_address, const char *device_name, int ext,
-                              size_t size, int constant, int global)
+EXPORT void __cudaRegisterVar(void **h, char *host_var, char *device_address, const char *device_name,
+                              int ext, size_t size, int constant, int global)
 {
     (void)h, (void)host_var, (void)device_address, (void)device_name, (void)ext, (void)size, (void)constant,
         (void)global;
@@ -719,7 +719,15 @@ struct ncclComm {
     char last_error[256];
 };
 
-typedef enum { C_ALLREDUCE, C_BROADCAST, C_REDUCE, C_ALLGATHER, C_REDUCESCATTER, C_ALLTOALL, C_SENDRECV } coll_kind;
+typedef enum {
+    C_ALLREDUCE,
+    C_BROADCAST,
+    C_REDUCE,
+    C_ALLGATHER,
+    C_REDUCESCATTER,
+    C_ALLTOALL,
+    C_SENDRECV
+} coll_kind;
 static const char *const coll_names[] = {"AllReduce",     "Broadcast", "Reduce",  "AllGather",
                                          "ReduceScatter", "AlltoAll",  "SendRecv"};
 
@@ -928,8 +936,9 @@ static ncclResult_t coll_enqueue(coll_op *o, cudaStream_t stream)
 {
     struct ncclComm *c = o->comm;
     if (type_size(o->type) == 0 || in_bytes(o) > c->slot_bytes) {
-        snprintf(c->last_error, sizeof c->last_error, "test double: %s of %zu elements of type %d not modelled",
-                 coll_names[o->kind], o->count, (int)o->type);
+        snprintf(c->last_error, sizeof c->last_error,
+                 "test double: %s of %zu elements of type %d not modelled", coll_names[o->kind], o->count,
+                 (int)o->type);
         free(o);
         return ncclInvalidArgument;
     }
@@ -1046,7 +1055,8 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniq
 
 EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *err)
 {
-    /* A non-blocking communicator's enqueue "finishes" in NCCL's own thread: in progress at the first look. */
+    /* A non-blocking communicator's enqueue "finishes" in NCCL's own thread: in progress at the first look.
+     */
     if (atomic_exchange(&comm->in_progress, 0)) {
         *err = ncclInProgress;
         return ncclSuccess;
@@ -1326,8 +1336,8 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
                                      const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsbytes,
                                      cudaStream_t stream)
 {
-    (void)h, (void)d, (void)alpha, (void)A, (void)la, (void)B, (void)lb, (void)beta, (void)C, (void)lc, (void)algo,
-        (void)ws, (void)wsbytes;
+    (void)h, (void)d, (void)alpha, (void)A, (void)la, (void)B, (void)lb, (void)beta, (void)C, (void)lc,
+        (void)algo, (void)ws, (void)wsbytes;
     long call = ++gemm_calls;
     long fail = env_long("GA_DOUBLE_GEMM_FAIL", 0);
     if (fail > 0 && call >= fail && fault_here())
@@ -1371,15 +1381,17 @@ EXPORT const char *cublasGetStatusString(cublasStatus_t s)
 
 EXPORT cublasStatus_t cublasGetProperty(libraryPropertyType type, int *value)
 {
-    *value = type == MAJOR_VERSION ? CUBLAS_VER_MAJOR : type == MINOR_VERSION ? CUBLAS_VER_MINOR : CUBLAS_VER_PATCH;
+    *value = type == MAJOR_VERSION   ? CUBLAS_VER_MAJOR
+             : type == MINOR_VERSION ? CUBLAS_VER_MINOR
+                                     : CUBLAS_VER_PATCH;
     return CUBLAS_STATUS_SUCCESS;
 }
 
-EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                                     int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
-                                     const float *beta, float *C, int ldc)
+EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                     int n, int k, const float *alpha, const float *A, int lda,
+                                     const float *B, int ldb, const float *beta, float *C, int ldc)
 {
-    (void)h, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb,
-        (void)beta, (void)C, (void)ldc;
+    (void)h, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)A, (void)lda, (void)B,
+        (void)ldb, (void)beta, (void)C, (void)ldc;
     return CUBLAS_STATUS_SUCCESS;
 }
