@@ -23,6 +23,7 @@
  *   GA_DOUBLE_GEMM_CORRUPT=n          the n-th cublasLtMatmul flips one bit of its output
  *   GA_DOUBLE_LT_CREATE_FAIL=1        cublasLtCreate fails (a GPU whose measurement cannot start)
  *   GA_DOUBLE_D2D_US=us               every device-to-device copy takes us longer (a slow GPU)
+ *   GA_DOUBLE_EVENT_RECORD_FAIL=1     cudaEventRecord fails
  * and, not faults: GA_DOUBLE_GEMM_US (default 20), how long a GEMM takes; GA_DOUBLE_GEMM_FIRST_US the first
  * (lazy module loading); GA_DOUBLE_GPUS (default 8) devices per process; GA_DOUBLE_TRACE=1 prints aborts.
  * Op is the NCCL function name without "nccl" (AllReduce, Broadcast, AllGather, ...). */
@@ -472,6 +473,8 @@ EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e)
 
 EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
+    if (env_long("GA_DOUBLE_EVENT_RECORD_FAIL", 0) && fault_here())
+        return last_error = cudaErrorLaunchFailure;
     e->pending = true;
     work *o = work_new(OP_EVENT);
     o->event = e;

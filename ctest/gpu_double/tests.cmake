@@ -99,3 +99,14 @@ ga_double_test(env_audit_gpu_queries --exit 0 --within 20 --stdout "2 ranks, 8 G
 ga_double_test(allreduce_no_sleep_per_call --exit 0 --within 20
                --report "all(x['time_us'] < 100 for x in r['summary']['results'])"
                -- ${_ar} -b 8 -e 8 -n 1000 -w 5 -c 1 -T 5)
+
+# Defect 12: a failing cudaEventRecord makes the timing a failure (it used to be ignored, and the events'
+# stale times read as a measurement), on one GPU only.
+ga_double_test(mem_bw_event_record_fails --exit 1 --within 20
+               --env GA_DOUBLE_EVENT_RECORD_FAIL=1 --env GA_DOUBLE_FAULT_RANK=1
+               --report "[x['bandwidth']['device_copy']['state'] for n in r['nodes'] for x in n['ranks']] == ['measured', 'failed']"
+               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 1)
+ga_double_test(gemm_event_record_fails --exit 1 --within 20
+               --env GA_DOUBLE_EVENT_RECORD_FAIL=1 --env GA_DOUBLE_FAULT_RANK=1
+               --report "[x['gemm']['bf16']['state'] for n in r['nodes'] for x in n['ranks']] == ['measured', 'failed']"
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1)
