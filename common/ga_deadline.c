@@ -69,7 +69,7 @@ static void *watch(void *arg)
 static void ensure_watcher(void)
 {
     pthread_mutex_lock(&dl.lock);
-    bool start = !dl.running && (dl.run_deadline > 0 || dl.wait_timeout > 0);
+    bool start = !dl.running && !dl.stop && (dl.run_deadline > 0 || dl.wait_timeout > 0 || dl.wait_armed);
     if (start) {
         dl.stop = false;
         dl.running = pthread_create(&dl.thread, NULL, watch, NULL) == 0;
@@ -124,21 +124,22 @@ void ga_phase(const char *fmt, ...)
 
 static void arm(double seconds, const char *fmt, va_list ap)
 {
+    if (seconds <= 0)
+        return;
     pthread_mutex_lock(&dl.lock);
-    if (dl.wait_timeout > 0 && seconds > 0) {
-        vsnprintf(dl.wait_what, sizeof dl.wait_what, fmt, ap);
-        dl.wait_deadline = ga_now() + seconds;
-        dl.wait_bound = seconds;
-        dl.wait_armed = true;
-    }
+    vsnprintf(dl.wait_what, sizeof dl.wait_what, fmt, ap);
+    dl.wait_deadline = ga_now() + seconds;
+    dl.wait_bound = seconds;
+    dl.wait_armed = true;
     pthread_mutex_unlock(&dl.lock);
+    ensure_watcher();
 }
 
 void ga_deadline_arm(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    arm(dl.wait_timeout, fmt, ap);
+    arm(dl.wait_timeout, fmt, ap); /* no effect while the default is 0 */
     va_end(ap);
 }
 

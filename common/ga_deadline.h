@@ -20,8 +20,10 @@ void ga_deadline_stop(void);
 /* Names the phase the program is in, for the whole-run message. Cheap; call freely. */
 void ga_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Bounds the wait that follows with the default wait timeout, or with its own (a wait that spans many bounded
- * operations of other ranks). No effect while the wait timeout is 0. */
+/* Bounds the wait that follows with the default wait timeout (no effect while it is 0), or with its own
+ * bound (seconds > 0: always armed, whatever the default; e.g. NCCL waits with their caller's bound). One
+ * wait is armed at a time: arming replaces the previous one. On expiry the watcher thread runs the abort hook
+ * and then GA_FATAL (MPI_Abort) from its own thread, which MPI_THREAD_MULTIPLE (ga_init) makes legal. */
 void ga_deadline_arm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ga_deadline_arm_for(double seconds, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ga_deadline_disarm(void);

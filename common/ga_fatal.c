@@ -1,12 +1,27 @@
 #include "ga_fatal.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char fatal_host[64] = "?";
 static int fatal_rank = -1;
+
+static int thread_level = MPI_THREAD_SINGLE;
+static pthread_t main_thread;
+static int main_thread_known;
+
+void ga_fatal_set_thread_level(int provided)
+{
+    thread_level = provided;
+    main_thread = pthread_self();
+    main_thread_known = 1;
+}
 
 void ga_fatal_set_identity(const char *host, int world_rank)
 {
@@ -17,6 +32,12 @@ void ga_fatal_set_identity(const char *host, int world_rank)
 void ga_fatal_at(const char *file, int line, int exit_code, const char *fmt, ...)
 {
     char msg[1024];
+    /* One fatal error per process: the deadline watcher and the main thread may both see the same expiry;
+     * the second waits for the first to end the job. */
+    static atomic_flag taken = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&taken))
+        for (;;)
+            pause();
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -30,6 +51,9 @@ void ga_fatal_at(const char *file, int line, int exit_code, const char *fmt, ...
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
+    bool other_thread = main_thread_known && !pthread_equal(pthread_self(), main_thread);
+    if (other_thread && thread_level < MPI_THREAD_MULTIPLE)
+        _exit(exit_code);
     if (initialized && !finalized)
         MPI_Abort(MPI_COMM_WORLD, exit_code);
     exit(exit_code);

@@ -10,6 +10,11 @@
 /* Called once start-up knows who this process is; before that, "?" and -1 are printed. */
 void ga_fatal_set_identity(const char *host, int world_rank);
 
+/* Called by ga_init, on the main thread, with the thread level MPI provided. A fatal error on another thread
+ * (the deadline watcher) calls MPI_Abort only where MPI_THREAD_MULTIPLE makes that legal; otherwise it ends
+ * the process with the exit code, and the launcher takes the job down. */
+void ga_fatal_set_thread_level(int provided);
+
 _Noreturn void ga_fatal_at(const char *file, int line, int exit_code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

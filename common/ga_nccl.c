@@ -2,54 +2,82 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include <time.h>
+#include <string.h>
 
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_time.h"
 
-static void pause_briefly(void)
+/* What the messages say about a communicator: its label and this rank's place in it. Programs hold a few
+ * communicators at most (one per pair round, one at a time). */
+typedef struct {
+    ncclComm_t comm;
+    char label[96];
+    int rank, size;
+} comm_info;
+
+static comm_info comms[8];
+
+static const comm_info *info_of(ncclComm_t comm)
 {
-    struct timespec ts = {0, 200 * 1000}; /* 0.2 ms: short against any collective worth timing */
-    nanosleep(&ts, NULL);
+    for (size_t i = 0; i < sizeof comms / sizeof comms[0]; i++)
+        if (comms[i].comm == comm)
+            return &comms[i];
+    static const comm_info unknown = {NULL, "?", -1, -1};
+    return &unknown;
+}
+
+static void describe(ncclComm_t comm, const char *what, char *out, size_t len)
+{
+    const comm_info *c = info_of(comm);
+    snprintf(out, len, "%s on NCCL communicator '%s' (rank %d of %d)", what, c->label, c->rank, c->size);
+}
+
+static double bound_of(double timeout_s)
+{
+    return timeout_s > 0 ? timeout_s : 1e9;
+}
+
+/* Called by the deadline watcher on expiry (from its own thread), before it takes the job down. */
+static void abort_on_expiry(void *user)
+{
+    ncclCommAbort((ncclComm_t)user);
 }
 
 static _Noreturn void abort_comm(ncclComm_t comm, int exit_code, const char *why)
 {
+    ga_deadline_set_abort_hook(NULL, NULL);
     ncclCommAbort(comm);
-    GA_FATAL(exit_code, "%s", why);
+    GA_FATAL(exit_code, "%s; communicator aborted", why);
 }
 
-/* One look at the communicator: true when idle, false while an operation is in progress. Fatal (after
- * aborting the communicator) on an asynchronous error or once the deadline has passed. */
-static bool comm_poll(ncclComm_t comm, double deadline, double timeout_s, const char *what)
+/* Fatal, after aborting the communicator, on an asynchronous error. */
+static void check_async(ncclComm_t comm, const char *desc)
 {
-    char why[512];
-    ncclResult_t st = ncclInProgress;
+    ncclResult_t st = ncclSuccess;
     ncclResult_t r = ncclCommGetAsyncError(comm, &st);
     if (r != ncclSuccess)
         st = r;
-    if (st == ncclSuccess)
-        return true;
-    if (st != ncclInProgress) {
-        snprintf(why, sizeof why, "NCCL error during %s: %s (%s)", what, ncclGetErrorString(st),
-                 ncclGetLastError(comm));
-        abort_comm(comm, GA_EXIT_ENV, why);
-    }
-    if (ga_now() > deadline) {
-        snprintf(why, sizeof why, "timeout: %s did not complete within %g s", what, timeout_s);
-        abort_comm(comm, GA_EXIT_TIMEOUT, why);
-    }
-    return false;
+    if (st == ncclSuccess || st == ncclInProgress)
+        return;
+    char why[768];
+    snprintf(why, sizeof why, "NCCL error during %s: %s (%s)", desc, ncclGetErrorString(st),
+             ncclGetLastError(comm));
+    abort_comm(comm, GA_EXIT_ENV, why);
 }
 
-static void wait_comm_ready(ncclComm_t comm, double deadline, double timeout_s, const char *what)
+static void check_deadline(ncclComm_t comm, double deadline, double timeout_s, const char *desc)
 {
-    while (!comm_poll(comm, deadline, timeout_s, what))
-        pause_briefly();
+    if (ga_now() <= deadline)
+        return;
+    char why[768];
+    /* The same words as the watcher's, whichever of the two sees the expiry first. */
+    snprintf(why, sizeof why, "timeout: %s did not complete within %g s", desc, timeout_s);
+    abort_comm(comm, GA_EXIT_TIMEOUT, why);
 }
 
-ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *what)
+ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *label)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
@@ -60,68 +88,111 @@ ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *what)
         if (r != ncclSuccess)
             GA_FATAL(GA_EXIT_ENV, "ncclGetUniqueId: %s", ncclGetErrorString(r));
     }
+    ga_deadline_arm_for(bound_of(timeout_s), "NCCL communicator init ('%s', rank %d of %d)", label, rank,
+                        size);
     GA_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm));
 
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0; /* so that a peer that never arrives cannot hang us: we poll with a deadline */
+    config.blocking = 1; /* see ga_nccl.h: the watcher bounds it */
     ncclComm_t nc = NULL;
-    double deadline = ga_now() + timeout_s;
     ncclResult_t r = ncclCommInitRankConfig(&nc, size, id, rank, &config);
-    if (r != ncclSuccess && r != ncclInProgress) {
+    ga_deadline_disarm();
+    if (r != ncclSuccess) {
         if (nc)
             ncclCommAbort(nc);
-        GA_FATAL(GA_EXIT_ENV, "ncclCommInitRankConfig (%s, rank %d of %d): %s", what, rank, size,
+        GA_FATAL(GA_EXIT_ENV, "ncclCommInitRankConfig ('%s', rank %d of %d): %s", label, rank, size,
                  ncclGetErrorString(r));
     }
-    char phase[256];
-    snprintf(phase, sizeof phase, "NCCL communicator init (%s, rank %d of %d)", what, rank, size);
-    wait_comm_ready(nc, deadline, timeout_s, phase);
+    size_t slot = 0;
+    while (slot < sizeof comms / sizeof comms[0] && comms[slot].comm)
+        slot++;
+    if (slot == sizeof comms / sizeof comms[0])
+        GA_FATAL(GA_EXIT_INTERNAL, "more than %zu NCCL communicators at once", slot);
+    comms[slot].comm = nc;
+    snprintf(comms[slot].label, sizeof comms[slot].label, "%s", label);
+    comms[slot].rank = rank;
+    comms[slot].size = size;
+    ga_deadline_set_abort_hook(abort_on_expiry, nc);
     return nc;
+}
+
+void ga_nccl_bound(ncclComm_t comm, double timeout_s, const char *what)
+{
+    char desc[512];
+    describe(comm, what, desc, sizeof desc);
+    ga_deadline_arm_for(bound_of(timeout_s), "%s", desc);
+}
+
+void ga_nccl_unbound(void)
+{
+    ga_deadline_disarm();
 }
 
 void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const char *what)
 {
-    double start = ga_now(), deadline = start + timeout_s;
+    char desc[512];
+    describe(comm, what, desc, sizeof desc);
+    /* The watcher enforces the bound (it aborts the communicator, then the job); the loop checks it too, a
+     * little later, in case a bug left the watcher unarmed. */
+    double bound = bound_of(timeout_s), deadline = ga_now() + bound + 0.5;
+    ga_deadline_arm_for(bound, "%s", desc);
+    /* Spin, as nccl-tests does: callers time this wait, and a sleep between polls would be measured. The
+     * deadline is checked whatever the communicator reports: a collective that never completes reports no
+     * error. */
     for (;;) {
         cudaError_t e = cudaStreamQuery(stream);
-        if (e == cudaSuccess) {
-            wait_comm_ready(comm, deadline, timeout_s, what);
-            return;
-        }
+        if (e == cudaSuccess)
+            break;
         if (e != cudaErrorNotReady) {
-            char why[512];
-            snprintf(why, sizeof why, "CUDA error during %s: %s", what, cudaGetErrorString(e));
+            char why[768];
+            snprintf(why, sizeof why, "CUDA error during %s: %s", desc, cudaGetErrorString(e));
             abort_comm(comm, GA_EXIT_ENV, why);
         }
-        /* The stream is busy: the communicator may be in progress, failed, or past the deadline. */
-        (void)comm_poll(comm, deadline, timeout_s, what);
-        /* Callers time this wait (allreduce_bw divides it by the iterations): a 0.2 ms sleep between polls
-         * would inflate a small message's time, so spin (as nccl-tests does) for the first 10 ms. */
-        if (ga_now() - start > 0.010)
-            pause_briefly();
+        check_async(comm, desc);
+        check_deadline(comm, deadline, bound, desc);
     }
+    check_async(comm, desc);
+    ga_deadline_disarm();
 }
 
 void ga_nccl_enqueued(ncclComm_t comm, ncclResult_t result, double timeout_s, const char *what)
 {
-    if (result == ncclSuccess)
-        return;
-    if (result != ncclInProgress) {
-        char why[512];
-        snprintf(why, sizeof why, "%s: %s (%s)", what, ncclGetErrorString(result), ncclGetLastError(comm));
+    char desc[512];
+    describe(comm, what, desc, sizeof desc);
+    if (result == ncclInProgress) {
+        double bound = bound_of(timeout_s), deadline = ga_now() + bound;
+        ncclResult_t st = ncclInProgress;
+        while (st == ncclInProgress) {
+            if (ncclCommGetAsyncError(comm, &st) != ncclSuccess)
+                break;
+            check_deadline(comm, deadline, bound, desc);
+        }
+        result = st;
+    }
+    if (result != ncclSuccess) {
+        char why[768];
+        snprintf(why, sizeof why, "%s: %s (%s)", desc, ncclGetErrorString(result), ncclGetLastError(comm));
         abort_comm(comm, GA_EXIT_ENV, why);
     }
-    wait_comm_ready(comm, ga_now() + timeout_s, timeout_s, what);
 }
 
-void ga_nccl_comm_destroy(ncclComm_t comm)
+void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s)
 {
     if (!comm)
         return;
-    /* Finalize is non-blocking on this communicator too: let it flush before destroying. */
-    ncclCommFinalize(comm);
-    wait_comm_ready(comm, ga_now() + 60.0, 60.0, "NCCL communicator finalize");
+    ga_nccl_bound(comm, timeout_s, "NCCL communicator finalize");
+    ncclResult_t r = ncclCommFinalize(comm);
+    ga_deadline_disarm();
+    ga_deadline_set_abort_hook(NULL, NULL);
+    if (r != ncclSuccess) {
+        char why[512];
+        snprintf(why, sizeof why, "ncclCommFinalize: %s", ncclGetErrorString(r));
+        abort_comm(comm, GA_EXIT_ENV, why);
+    }
     ncclCommDestroy(comm);
+    for (size_t i = 0; i < sizeof comms / sizeof comms[0]; i++)
+        if (comms[i].comm == comm)
+            memset(&comms[i], 0, sizeof comms[i]);
 }
 
 void ga_nccl_versions(char *library, size_t liblen, char *header, size_t hdrlen)

@@ -1,6 +1,12 @@
 /* NCCL bootstrap and bounded waits (GPU builds only). Rank 0 of the MPI communicator creates the unique id,
- * MPI_Bcast sends it, every rank initialises non-blocking and polls with a deadline. On expiry or error the
- * NCCL communicator is aborted and the job taken down through ga_fatal: no rank is left waiting. */
+ * MPI_Bcast sends it, every rank initialises a blocking communicator. Every call that can wait is bounded by
+ * the deadline watcher (ga_deadline), armed here around the wait with the caller's bound: on expiry the
+ * communicator is aborted and the job taken down (exit 4), naming the operation, communicator and rank. The
+ * waits on a stream also check the bound themselves and spin (no sleep), so a timed loop measures the GPU.
+ *
+ * Why blocking: a non-blocking communicator makes NCCL answer ncclInProgress at every group end, each single
+ * collective included, and the caller then has to poll; with a blocking one a collective call returns once
+ * enqueued. What a blocking call cannot do is bound itself; the watcher thread does that. */
 #ifndef GA_NCCL_H
 #define GA_NCCL_H
 
@@ -9,19 +15,26 @@
 #include <nccl.h>
 
 /* Collective over comm (the world, or a subset made with MPI_Comm_split). The rank's device must be current.
- */
-ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *what);
+ * label names the communicator in every message about it ("world", "pair 3 round 1"). timeout_s bounds the
+ * init (0 or less: no bound of its own). While the communicator lives, an expiring deadline aborts it. */
+ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *label);
 
-/* Waits for the work queued on stream, watching the communicator for asynchronous errors. Fatal on timeout.
- */
+/* Waits, spinning, for the work queued on stream, watching the communicator for asynchronous errors. An
+ * asynchronous error aborts the communicator and exits 3; no completion within timeout_s aborts it and exits
+ * 4. what names the operation (and its size), the message adds the communicator and rank. */
 void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const char *what);
 
-/* For the result of an NCCL call on a communicator made by ga_nccl_comm_init (non-blocking): ncclInProgress
- * means still being enqueued, and the communicator must be idle before the next NCCL call, so wait for it
- * (bounded). Any other error is fatal after aborting the communicator. */
+/* Bounds the NCCL calls that follow (the enqueue of collectives, which may block on a blocking communicator,
+ * e.g. while connecting to a peer that never comes) until ga_nccl_unbound. */
+void ga_nccl_bound(ncclComm_t comm, double timeout_s, const char *what);
+void ga_nccl_unbound(void);
+
+/* For the result of an NCCL call: any error aborts the communicator and exits 3. ncclInProgress (which a
+ * blocking communicator does not return) is waited out, spinning, within timeout_s. */
 void ga_nccl_enqueued(ncclComm_t comm, ncclResult_t result, double timeout_s, const char *what);
 
-void ga_nccl_comm_destroy(ncclComm_t comm);
+/* Finalizes (bounded by timeout_s) and destroys the communicator. */
+void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s);
 
 /* NCCL's library version as "2.28.9" (ncclGetVersion) and the header's (NCCL_VERSION_CODE). */
 void ga_nccl_versions(char *library, size_t liblen, char *header, size_t hdrlen);

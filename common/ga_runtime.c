@@ -22,13 +22,15 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
     /* Line-buffered even into mpirun's pipe, so progress lines appear as they happen. */
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-    /* FUNNELED: all MPI calls come from the main thread. The watchdog thread's only MPI call is the
-     * MPI_Abort that ends the job, which Open MPI serves from any thread. */
-    int provided;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    /* MULTIPLE: the deadline watcher thread calls MPI_Abort (after ncclCommAbort) while the main thread may
+     * be inside an MPI call, which only MPI_THREAD_MULTIPLE allows. Every other MPI call comes from the main
+     * thread. Where the library provides less, the watcher ends the process instead (ga_fatal). */
+    int provided = MPI_THREAD_SINGLE;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "[FATAL] MPI_Init_thread failed\n");
         exit(GA_EXIT_ENV);
     }
+    ga_fatal_set_thread_level(provided);
     ctx->start_time = ga_now();
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx->world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx->world_size);

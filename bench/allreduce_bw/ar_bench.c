@@ -68,20 +68,24 @@ static void barrier(ar_backend *b, const char *what)
     ga_deadline_disarm();
 }
 
-/* Runs the call `check` times on fresh inputs; the wrong elements of the last run with any, or 0. */
+/* Runs the call `check` times on fresh inputs; the wrong elements of the first run with any, or 0. Every
+ * rank runs every check whatever it found: a rank that stopped at its own wrong count would leave the others
+ * waiting in a collective it never issues. */
 static int64_t check(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call, int size_index, void *in,
                      void *out, const char *what)
 {
     ar_pattern p = {cfg->type, cfg->op, b->nranks, cfg->root, 0, call->counts};
     int64_t wrong = 0;
-    for (int k = 0; k < cfg->check && wrong == 0; k++) {
+    for (int k = 0; k < cfg->check; k++) {
         p.seed = (uint32_t)(size_index * 7 + call->in_place * 3 + k);
         ar_fill_input(cfg->coll, &p, b->rank, in);
         b->put_input(b, call, in);
         b->run(b, call, 1, what);
         b->get_output(b, call, out);
         test_corrupt(call, out);
-        wrong = ar_count_wrong(cfg->coll, &p, b->rank, out);
+        int64_t w = ar_count_wrong(cfg->coll, &p, b->rank, out);
+        if (wrong == 0)
+            wrong = w;
     }
     return wrong;
 }
@@ -120,7 +124,8 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
             smp->time_s[pl] = (ga_now() - t0) / cfg->iters;
 
             smp->wrong[pl] = -1;
-            if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)))
+            if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)) &&
+                !(ar_coll_get(cfg->coll)->reduces && ar_check_skip_reason(cfg->type, cfg->op)))
                 smp->wrong[pl] = check(b, cfg, &call, s, in, out, what);
         }
         if (on_size) {

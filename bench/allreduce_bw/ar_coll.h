@@ -66,6 +66,11 @@ void ar_coll_bandwidth(ar_coll_id id, size_t bytes, double time_s, int nranks, d
  * reduction order round: nranks + 1 ULPs of the expected value. */
 double ar_check_tolerance_ulps(ar_dtype type, ar_op op, int nranks);
 
+/* Why the result of type and op cannot be checked, or NULL. fp8 avg: e4m3 keeps 3 mantissa bits and e5m2 2,
+ * so the scaled partial sums round by a quarter of the value or more; a tolerance that wide would accept
+ * almost any output, so the check is skipped (#wrong reads "N/A") rather than pretending. */
+const char *ar_check_skip_reason(ar_dtype type, ar_op op);
+
 /* Fills rank's input (send_count elements) into buf. */
 void ar_fill_input(ar_coll_id id, const ar_pattern *p, int rank, void *buf);
 /* Counts the wrong elements of rank's output (recv_count elements) in buf. */

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include "ar_backend.h"
-#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_cuda.h"
@@ -21,7 +20,8 @@ typedef struct {
     double timeout_s;
 } nccl_impl;
 
-/* Every NCCL call is enqueued on a non-blocking communicator: wait (bounded by -T) until it is. */
+/* Every NCCL call's result is checked (an error aborts the communicator); the calls are bounded by -T through
+ * ga_nccl_bound in nccl_run. */
 #define NCCL_ENQUEUE(call) ga_nccl_enqueued(g->comm, (call), g->timeout_s, #call)
 
 static ncclDataType_t nccl_type(ar_dtype t)
@@ -120,21 +120,19 @@ static void enqueue(ar_backend *b, const ar_call *c)
 static void nccl_run(ar_backend *b, const ar_call *c, int iters, const char *what)
 {
     nccl_impl *g = b->impl;
+    /* A blocking communicator's call returns once enqueued, but may block (connecting to a peer that never
+     * comes): the deadline watcher bounds the enqueues, then ga_nccl_wait the completion, each by -T. */
+    ga_nccl_bound(g->comm, g->timeout_s, what);
     for (int i = 0; i < iters; i++)
         enqueue(b, c);
+    ga_nccl_unbound();
     ga_nccl_wait(g->comm, g->stream, g->timeout_s, what);
-}
-
-static void abort_comm(void *user)
-{
-    ncclCommAbort(((nccl_impl *)user)->comm);
 }
 
 static void nccl_destroy(ar_backend *b)
 {
     nccl_impl *g = b->impl;
-    ga_deadline_set_abort_hook(NULL, NULL);
-    ga_nccl_comm_destroy(g->comm);
+    ga_nccl_comm_destroy(g->comm, g->timeout_s);
     cudaFree(g->send);
     cudaFree(g->recv);
     cudaStreamDestroy(g->stream);
@@ -157,10 +155,7 @@ ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_
     b->comm = comm;
     MPI_Comm_rank(comm, &b->rank);
     MPI_Comm_size(comm, &b->nranks);
-    ga_deadline_arm("NCCL communicator init (%s, rank %d of %d)", what, b->rank, b->nranks);
-    g->comm = ga_nccl_comm_init(comm, g->timeout_s, what);
-    ga_deadline_disarm();
-    ga_deadline_set_abort_hook(abort_comm, g);
+    g->comm = ga_nccl_comm_init(comm, g->timeout_s, what); /* bounded by -T, aborted on any expiry */
     b->impl = g;
     b->inplace_checkable = nccl_inplace_checkable;
     b->put_input = nccl_put_input;

@@ -47,10 +47,11 @@ static void launch_bucket(gpu_trainer *g, int k)
     const ddp_bucket *b = &g->base.plan.b[k];
     GA_CUDA_CHECK(cudaEventRecord(g->bucket_ready[k], g->compute));
     GA_CUDA_CHECK(cudaStreamWaitEvent(g->comm, g->bucket_ready[k], 0));
-    ga_nccl_enqueued(g->nccl,
-                     ncclAllReduce(g->grad + b->offset, g->grad + b->offset, b->count, ncclFloat, ncclSum,
-                                   g->nccl, g->comm),
-                     g->cfg.comm_timeout_s, "ncclAllReduce of a gradient bucket");
+    ga_nccl_bound(g->nccl, g->cfg.comm_timeout_s, "ncclAllReduce of a gradient bucket");
+    ncclResult_t r = ncclAllReduce(g->grad + b->offset, g->grad + b->offset, b->count, ncclFloat, ncclSum,
+                                   g->nccl, g->comm);
+    ga_nccl_unbound();
+    ga_nccl_enqueued(g->nccl, r, g->cfg.comm_timeout_s, "ncclAllReduce of a gradient bucket");
 }
 
 static void gpu_step(ddp_trainer *t, const float *x, const int32_t *labels, ddp_step_result *out)
@@ -132,7 +133,7 @@ static void gpu_perturb(ddp_trainer *t)
 static void gpu_destroy(ddp_trainer *t)
 {
     gpu_trainer *g = (gpu_trainer *)t;
-    ga_nccl_comm_destroy(g->nccl);
+    ga_nccl_comm_destroy(g->nccl, g->cfg.comm_timeout_s);
     cublasDestroy(g->blas);
     for (int k = 0; k < DDP_MAX_LINEAR; k++)
         cudaEventDestroy(g->bucket_ready[k]);
@@ -197,9 +198,10 @@ ddp_trainer *ddp_gpu_trainer_create(const ddp_trainer_config *cfg, MPI_Comm comm
                                   cudaMemcpyHostToDevice, g->compute));
 
     g->nccl = ga_nccl_comm_init(comm, cfg->comm_timeout_s, "ddp_smoke gradients");
-    ga_nccl_enqueued(g->nccl,
-                     ncclBroadcast(g->params, g->params, m->n_params, ncclFloat, 0, g->nccl, g->compute),
-                     cfg->comm_timeout_s, "ncclBroadcast of the initial parameters");
+    ga_nccl_bound(g->nccl, cfg->comm_timeout_s, "ncclBroadcast of the initial parameters");
+    ncclResult_t r = ncclBroadcast(g->params, g->params, m->n_params, ncclFloat, 0, g->nccl, g->compute);
+    ga_nccl_unbound();
+    ga_nccl_enqueued(g->nccl, r, cfg->comm_timeout_s, "ncclBroadcast of the initial parameters");
     ga_nccl_wait(g->nccl, g->compute, cfg->comm_timeout_s, "broadcast of the initial parameters");
 
     g->base.backend = "gpu";

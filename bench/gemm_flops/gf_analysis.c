@@ -199,6 +199,7 @@ int gf_sdc_compare(const gf_record *all, int n, int *mismatches)
                 const gf_record *r = &all[e[k].rank_index];
                 bool bad = (best < g1 - g0) && (!majority || e[k].sum != best_sum);
                 bad = bad || e[k].sum != r->interval_checksum[0]; /* its own output changed over time */
+                bad = bad || r->interval_bad_gemms[t] > 0;        /* a GEMM differed from its first */
                 if (bad) {
                     mismatches[e[k].rank_index]++;
                     total++;
@@ -260,6 +261,9 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
         json_t *iv = json_array();
         for (int t = 0; t < r->intervals; t++)
             json_array_append_new(iv, json_real(r->interval_tflops[t]));
+        long long gemms = 0, bad_gemms = 0;
+        for (int t = 0; t < r->intervals; t++)
+            gemms += r->interval_gemms[t], bad_gemms += r->interval_bad_gemms[t];
         char sum0[24];
         snprintf(sum0, sizeof sum0, "%016llx", (unsigned long long)r->interval_checksum[0]);
         json_array_append_new(
@@ -268,6 +272,9 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
                             r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(),
                             "model", r->model, "interval_tflops", iv, "drop_pct", drop, "checksum", sum0,
                             "sdc_mismatch_intervals", mism[idx[k]], "flagged", throttling || mism[idx[k]]));
+        json_t *last = json_array_get(gpus, json_array_size(gpus) - 1);
+        json_object_set_new(last, "gemms_checked", json_integer(gemms));
+        json_object_set_new(last, "gemms_mismatched", json_integer(bad_gemms));
         ga_report_add_metric(report, "burn_drop_pct", drop, "%", false, w);
     }
     ga_report_add_metric(report, "sdc_mismatches", total, "intervals", false, GA_WHERE_CLUSTER);
@@ -323,11 +330,13 @@ json_t *gf_record_json(const void *record, void *user)
         if (x->state == GF_NOT_RUN)
             continue;
         json_t *o;
-        if (x->state == GF_MEASURED)
+        if (x->state == GF_MEASURED) {
             o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:b}", "state", "measured", "iters", x->iters,
                           "time_s", x->time_s, "tflops", x->tflops, "check_error", x->check_err,
                           "check_tolerance", x->check_tol, "check_ok", x->check_ok);
-        else
+            if (d == TP_FP8 && r->hdr.device_index >= 0)
+                json_object_set_new(o, "fast_accum", json_boolean(x->fast_accum == 1));
+        } else
             o = json_pack("{s:s, s:s}", "state", x->state == GF_SKIPPED ? "skipped" : "failed", "note",
                           x->note);
         json_object_set_new(res, tp_dtype_name(d), o);

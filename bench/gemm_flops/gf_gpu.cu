@@ -171,6 +171,7 @@ struct gpu_gemm {
     double alpha_d, beta_d;
     float alpha_f, beta_f;
     int32_t alpha_i, beta_i;
+    int32_t fast_accum; /* read back from the descriptor; -1 when not fp8 */
 };
 
 void gemm_free(gpu_gemm *g)
@@ -220,6 +221,7 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
     g->n = o->n;
     g->k = o->k;
     g->alpha_d = g->alpha_f = g->alpha_i = 1;
+    g->fast_accum = -1;
     /* The cudaGetLastError after the init kernels must not pick up an earlier dtype's failed call. */
     (void)cudaGetLastError();
     CU(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -250,6 +252,16 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
         LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g->scale_one,
                                           sizeof g->scale_one),
            "B_SCALE_POINTER");
+        /* Fast accumulation: what fp8 training uses (and what the datasheet peak assumes); without it Hopper
+         * promotes partial sums to fp32 every few MMAs and runs well below peak. Read back for the record. */
+        int8_t fast = 1, got = 0;
+        size_t written = 0;
+        LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
+           "FAST_ACCUM");
+        LT(cublasLtMatmulDescGetAttribute(g->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &got, sizeof got,
+                                          &written),
+           "FAST_ACCUM (read back)");
+        g->fast_accum = got;
     }
     LT(cublasLtMatrixLayoutCreate(&g->la, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->m, g->k), "layout A");
     LT(cublasLtMatrixLayoutCreate(&g->lb, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->n, g->k), "layout B");
@@ -258,11 +270,16 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
     cublasLtMatmulPreference_t pref = NULL;
     LT(cublasLtMatmulPreferenceCreate(&pref), "preference");
     size_t ws = WORKSPACE;
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    cublasStatus_t st =
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        cublasLtMatmulPreferenceDestroy(pref);
+        snprintf(err, errlen, "MAX_WORKSPACE_BYTES: cuBLAS status %d", (int)st);
+        return -1;
+    }
     cublasLtMatmulHeuristicResult_t h;
     int found = 0;
-    cublasStatus_t st =
-        cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->la, g->lb, g->lc, g->lc, pref, 1, &h, &found);
+    st = cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->la, g->lb, g->lc, g->lc, pref, 1, &h, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS || found < 1) {
         snprintf(err, errlen, "cuBLASLt has no algorithm for %s %lldx%lldx%lld (status %d)", tp_dtype_name(d),
@@ -292,24 +309,35 @@ cublasStatus_t gemm_run(const gpu_gemm *g, cublasLtHandle_t lt)
 double gemm_time(const gpu_gemm *g, cublasLtHandle_t lt, int iters, char *err, size_t errlen)
 {
     cudaEvent_t e0, e1;
-    if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
+    if (cudaEventCreate(&e0) != cudaSuccess) {
         snprintf(err, errlen, "cudaEventCreate failed");
         return -1;
     }
-    cudaEventRecord(e0, g->stream);
+    if (cudaEventCreate(&e1) != cudaSuccess) {
+        cudaEventDestroy(e0);
+        snprintf(err, errlen, "cudaEventCreate failed");
+        return -1;
+    }
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    for (int i = 0; i < iters && st == CUBLAS_STATUS_SUCCESS; i++)
+    cudaError_t ce = cudaEventRecord(e0, g->stream);
+    for (int i = 0; i < iters && st == CUBLAS_STATUS_SUCCESS && ce == cudaSuccess; i++)
         st = gemm_run(g, lt);
-    cudaEventRecord(e1, g->stream);
-    cudaError_t ce = cudaEventSynchronize(e1);
-    float ms = 0;
     if (ce == cudaSuccess)
+        ce = cudaEventRecord(e1, g->stream);
+    /* Wait for what was queued even after a failure, so the caller frees nothing still in use. */
+    cudaError_t se = cudaStreamSynchronize(g->stream);
+    if (ce == cudaSuccess)
+        ce = se;
+    float ms = 0;
+    if (ce == cudaSuccess && st == CUBLAS_STATUS_SUCCESS)
         ce = cudaEventElapsedTime(&ms, e0, e1);
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
     if (st != CUBLAS_STATUS_SUCCESS || ce != cudaSuccess) {
-        snprintf(err, errlen, "cublasLtMatmul: %s",
-                 st != CUBLAS_STATUS_SUCCESS ? "cuBLAS error" : cudaGetErrorString(ce));
+        if (st != CUBLAS_STATUS_SUCCESS)
+            snprintf(err, errlen, "cublasLtMatmul: cuBLAS status %d", (int)st);
+        else
+            snprintf(err, errlen, "cublasLtMatmul: %s", cudaGetErrorString(ce));
         return -1;
     }
     return ms / 1e3;
@@ -355,26 +383,6 @@ double gemm_check(const gpu_gemm *g, uint64_t seed, char *err, size_t errlen)
             worst = isnan(er) ? INFINITY : er;
     }
     return worst;
-}
-
-int gemm_checksum(const gpu_gemm *g, uint64_t *sum, char *err, size_t errlen)
-{
-    unsigned long long *d_sum = NULL;
-    CU(cudaMalloc((void **)&d_sum, sizeof *d_sum), "cudaMalloc checksum");
-    cudaError_t e = cudaMemsetAsync(d_sum, 0, sizeof *d_sum, g->stream);
-    if (e == cudaSuccess) {
-        checksum_kernel<<<1024, 256, 0, g->stream>>>(g->c, g->cfg.cd_size, (size_t)(g->m * g->n), d_sum);
-        e = cudaGetLastError(); /* else a kernel that never ran leaves 0: the same "checksum" on every GPU */
-    }
-    unsigned long long h = 0;
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(g->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpy(&h, d_sum, sizeof h, cudaMemcpyDeviceToHost);
-    cudaFree(d_sum);
-    CU(e, "checksum kernel");
-    *sum = h;
-    return 0;
 }
 
 /* Why a dtype cannot run on this GPU with these sizes, or NULL. */
@@ -440,15 +448,18 @@ extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t 
         char why_buf[128] = "";
         double one = -1, t = -1, check = -1;
         int iters = o->iters;
+        /* Warm-up first (its first GEMM loads the kernel's module lazily and picks clocks), then the
+         * calibration of the iteration count on a few GEMMs that include neither. */
         if (gemm_setup(&g, lt, d, o, why_buf, sizeof why_buf) == 0 &&
-            (one = gemm_time(&g, lt, o->warmup > 0 ? o->warmup : 1, why_buf, sizeof why_buf)) >= 0) {
-            one /= o->warmup > 0 ? o->warmup : 1;
+            (o->warmup <= 0 || gemm_time(&g, lt, o->warmup, why_buf, sizeof why_buf) >= 0) &&
+            (iters > 0 || (one = gemm_time(&g, lt, 3, why_buf, sizeof why_buf)) >= 0)) {
             if (iters <= 0)
-                iters = (int)fmin(10000.0, fmax(3.0, ceil(o->target_s / fmax(one, 1e-6))));
+                iters = (int)fmin(10000.0, fmax(3.0, ceil(o->target_s / fmax(one / 3, 1e-6))));
             t = gemm_time(&g, lt, iters, why_buf, sizeof why_buf);
             if (t > 0)
                 check = gemm_check(&g, o->seed, why_buf, sizeof why_buf);
         }
+        int32_t g_fast_accum = g.fast_accum;
         gemm_free(&g);
         if (t <= 0 || check < 0) {
             x->state = GF_FAILED;
@@ -462,16 +473,27 @@ extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t 
         x->check_tol = gf_check_tolerance(d);
         x->check_err = check;
         x->check_ok = check <= x->check_tol;
+        x->fast_accum = g_fast_accum;
     }
     cublasLtDestroy(lt);
     return 0;
+}
+
+/* Queues checksum_kernel of C into *d_sum (zeroed first, on the GEMM's stream). */
+static cudaError_t queue_checksum(const gpu_gemm *g, unsigned long long *d_sum)
+{
+    cudaError_t e = cudaMemsetAsync(d_sum, 0, sizeof *d_sum, g->stream);
+    if (e != cudaSuccess)
+        return e;
+    checksum_kernel<<<1024, 256, 0, g->stream>>>(g->c, g->cfg.cd_size, (size_t)(g->m * g->n), d_sum);
+    return cudaGetLastError(); /* a kernel that never ran leaves 0: the same "checksum" on every GPU */
 }
 
 extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen)
 {
     if (describe(r, o, err, errlen) != 0)
         return -1;
-    int d = o->burn_dtype;
+    int d = o->burn_dtype, dev = r->hdr.device_index;
     const char *why = unsupported(d, r, o);
     if (why) {
         snprintf(err, errlen, "burn dtype %s: %s", tp_dtype_name(d), why);
@@ -480,42 +502,96 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
     cublasLtHandle_t lt;
     LT(cublasLtCreate(&lt), "cublasLtCreate");
     gpu_gemm g;
-    int rc = gemm_setup(&g, lt, d, o, err, errlen);
-    double one = rc == 0 ? gemm_time(&g, lt, 3, err, errlen) / 3 : -1;
-    if (rc != 0 || one <= 0) {
-        gemm_free(&g);
-        cublasLtDestroy(lt);
-        return -1;
-    }
+    char why_buf[200] = "";
+    unsigned long long *d_sums = NULL, *h_sums = NULL;
+    /* Warm-up (lazy module loading), then the calibration of the batch on GEMMs that include neither. */
+    int rc = gemm_setup(&g, lt, d, o, why_buf, sizeof why_buf);
+    double one = -1;
+    if (rc == 0 && gemm_time(&g, lt, 3, why_buf, sizeof why_buf) >= 0)
+        one = gemm_time(&g, lt, 3, why_buf, sizeof why_buf) / 3;
+    rc = one > 0 ? 0 : -1;
     /* Batches of about 50 ms between synchronisations: the interval clock stays accurate and the queue short.
      */
-    int batch = (int)fmax(1.0, 0.05 / one);
+    int batch = one > 0 ? (int)fmin(100000.0, fmax(1.0, 0.05 / one)) : 1;
+    if (rc == 0 && (cudaMalloc((void **)&d_sums, (size_t)batch * sizeof *d_sums) != cudaSuccess ||
+                    cudaMallocHost((void **)&h_sums, (size_t)batch * sizeof *h_sums) != cudaSuccess)) {
+        snprintf(why_buf, sizeof why_buf, "cannot allocate %d checksums", batch);
+        rc = -1;
+    }
+    /* The reference: the checksum of this GPU's first burn GEMM. Every later GEMM computes the same product
+     * of the same inputs and must give the same bits (beta = 0, one algorithm); across GPUs of one model the
+     * references are compared by the analysis. */
+    uint64_t ref = 0;
+    if (rc == 0) {
+        cudaError_t e =
+            gemm_run(&g, lt) == CUBLAS_STATUS_SUCCESS ? queue_checksum(&g, d_sums) : cudaErrorUnknown;
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(h_sums, d_sums, sizeof *h_sums, cudaMemcpyDeviceToHost, g.stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(g.stream);
+        if (e != cudaSuccess) {
+            snprintf(why_buf, sizeof why_buf, "reference GEMM: %s", cudaGetErrorString(e));
+            rc = -1;
+        }
+        ref = h_sums ? h_sums[0] : 0;
+    }
     r->burn_dtype = d;
     r->intervals = gf_burn_intervals(o->duration_s, o->interval_s, &r->interval_s);
     double flop = 2.0 * (double)o->m * (double)o->n * (double)o->k;
     for (int t = 0; t < r->intervals && rc == 0; t++) {
-        ga_phase("burn interval %d of %d on GPU %d", t + 1, r->intervals, r->hdr.device_index);
+        ga_phase("burn interval %d of %d on GPU %d", t + 1, r->intervals, dev);
         double t0 = ga_now(), now = t0;
         long done = 0;
+        int bad = 0;
         while (now - t0 < r->interval_s && rc == 0) {
-            for (int i = 0; i < batch && rc == 0; i++)
-                rc = gemm_run(&g, lt) == CUBLAS_STATUS_SUCCESS ? 0 : -1;
-            cudaError_t e = cudaStreamSynchronize(g.stream);
-            if (e != cudaSuccess || rc != 0) {
-                snprintf(err, errlen, "burn GEMM: %s",
-                         e != cudaSuccess ? cudaGetErrorString(e) : "cuBLAS error");
-                rc = -1;
+            /* Every GEMM's output is folded into its own checksum before the next GEMM overwrites it. */
+            cudaError_t e = cudaSuccess;
+            cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+            int queued = 0;
+            for (; queued < batch && e == cudaSuccess; queued++) {
+                st = gemm_run(&g, lt);
+                if (st != CUBLAS_STATUS_SUCCESS)
+                    break;
+                e = queue_checksum(&g, d_sums + queued);
             }
-            done += batch;
+            if (e == cudaSuccess && st == CUBLAS_STATUS_SUCCESS)
+                e = cudaMemcpyAsync(h_sums, d_sums, (size_t)queued * sizeof *h_sums, cudaMemcpyDeviceToHost,
+                                    g.stream);
+            cudaError_t se = cudaStreamSynchronize(g.stream);
+            if (e == cudaSuccess)
+                e = se;
+            if (st != CUBLAS_STATUS_SUCCESS || e != cudaSuccess) {
+                if (st != CUBLAS_STATUS_SUCCESS)
+                    snprintf(why_buf, sizeof why_buf, "cublasLtMatmul: cuBLAS status %d", (int)st);
+                else
+                    snprintf(why_buf, sizeof why_buf, "%s", cudaGetErrorString(e));
+                rc = -1;
+                break;
+            }
+            for (int i = 0; i < queued; i++)
+                if (h_sums[i] != ref) {
+                    if (bad++ == 0)
+                        ga_log_rank("COMPUTE",
+                                    "burn: GPU %d GEMM %ld of interval %d differs from its first (%016llx, "
+                                    "expected %016llx)",
+                                    dev, done + i + 1, t + 1, (unsigned long long)h_sums[i],
+                                    (unsigned long long)ref);
+                }
+            done += queued;
             now = ga_now();
         }
         r->interval_tflops[t] = flop * done / (now - t0) / 1e12;
+        r->interval_checksum[t] = ref;
+        r->interval_gemms[t] = done;
+        r->interval_bad_gemms[t] = bad;
         if (rc == 0)
-            rc = gemm_checksum(&g, &r->interval_checksum[t], err, errlen);
-        if (rc == 0)
-            ga_log("COMPUTE", "burn interval %d/%d: %.1f TFLOP/s (rank 0)", t + 1, r->intervals,
-                   r->interval_tflops[t]);
+            ga_log("COMPUTE", "burn interval %d/%d: %.1f TFLOP/s, %ld GEMMs checked (rank 0)", t + 1,
+                   r->intervals, r->interval_tflops[t], done);
     }
+    if (rc != 0)
+        snprintf(err, errlen, "burn on GPU %d (%s GEMM): %s", dev, tp_dtype_name(d), why_buf);
+    cudaFree(d_sums);
+    cudaFreeHost(h_sums);
     gemm_free(&g);
     cublasLtDestroy(lt);
     return rc;

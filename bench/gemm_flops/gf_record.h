@@ -22,6 +22,8 @@ typedef struct {
     double check_err; /* largest error of the sampled elements, relative to sum |a_i b_i| */
     double check_tol; /* the tolerance for this dtype */
     int32_t check_ok; /* the sampled elements agree with a naive dot product */
+    /* fp8 on a GPU: CUBLASLT_MATMUL_DESC_FAST_ACCUM as read back from the descriptor (1: on); else -1 */
+    int32_t fast_accum;
 } gf_result;
 
 typedef struct {
@@ -39,6 +41,10 @@ typedef struct {
     double interval_s;
     double interval_tflops[GF_MAX_INTERVALS];
     uint64_t interval_checksum[GF_MAX_INTERVALS];
+    /* GPU burn: every GEMM's output is checksummed and compared with the GPU's first; how many were and how
+     * many differed (the host path checks the last GEMM of an interval only: 0 and 0) */
+    int64_t interval_gemms[GF_MAX_INTERVALS];
+    int32_t interval_bad_gemms[GF_MAX_INTERVALS];
 } gf_record;
 
 typedef struct {

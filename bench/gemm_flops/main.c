@@ -277,15 +277,20 @@ int main(int argc, char **argv)
 #endif
     if (!gpu)
         mrc = gf_host_measure(o, mine, err, sizeof err);
-    if (mrc == 0 && o->duration_s > 0) {
-        /* Everyone starts the burn together, so the intervals of all GPUs cover the same stretch of time. */
-        GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        ga_log("COMPUTE", "burn: %s GEMMs for %.0f s", tp_dtype_name(o->burn_dtype), o->duration_s);
+    if (o->duration_s > 0) {
+        /* Every rank takes part, whatever its measurement gave: a rank that failed and skipped this would
+         * leave the others waiting. The count of failed ranks, agreed here, is the start line of the burn, so
+         * the intervals of all GPUs cover the same stretch of time; the failed ranks do not burn. */
+        int failed = mrc != 0, n_failed = 0;
+        ga_phase("agreeing on the start of the burn");
+        GA_MPI_CHECK(MPI_Allreduce(&failed, &n_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        ga_log("COMPUTE", "burn: %s GEMMs for %.0f s%s", tp_dtype_name(o->burn_dtype), o->duration_s,
+               n_failed ? " (without the ranks whose measurement failed)" : "");
 #if GA_HAVE_CUDA
-        if (gpu)
+        if (gpu && mrc == 0)
             mrc = gf_gpu_burn(o, mine, err, sizeof err);
 #endif
-        if (!gpu)
+        if (!gpu && mrc == 0)
             mrc = gf_host_burn(o, mine, err, sizeof err);
     }
     if (mrc != 0)

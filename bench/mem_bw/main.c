@@ -153,7 +153,7 @@ int main(int argc, char **argv)
             o.size = (uint64_t)256 << 20;
         if (common.quick && !o.pinned_size)
             o.pinned_size = (uint64_t)64 << 20;
-        mrc = mb_gpu_measure(&o, mine, err, sizeof err);
+        mrc = mb_gpu_measure(&o, ctx.node_comm, mine, err, sizeof err);
 #endif
     } else {
         tp_cpu_model(mine->model, sizeof mine->model);

@@ -3,13 +3,16 @@
 #ifndef MB_BACKEND_H
 #define MB_BACKEND_H
 
+#include <mpi.h>
 #include <stddef.h>
 
 #include "mb_record.h"
 
 int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, size_t errlen);
 #if GA_HAVE_CUDA
-int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t errlen);
+/* Collective over node_comm (the ranks of this node): the host-link tests start together on every GPU of a
+ * node, as they share the host's memory and PCIe switches. */
+int mb_gpu_measure(const mb_opts *o, MPI_Comm node_comm, mb_record *r, char *err, size_t errlen);
 #endif
 
 /* Best and median of reps timings (times is sorted in place) into x, with bytes counted per repetition. */

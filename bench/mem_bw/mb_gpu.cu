@@ -8,9 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* mb_backend.h takes the node communicator: MPI's C API, included before the extern "C" block (mpi.h has its
+ * own guards) and without Open MPI's C++ bindings. */
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
 extern "C" {
-#include "ga_log.h"
 #include "ga_deadline.h" /* ga_phase */
+#include "ga_exit.h"
+#include "ga_log.h"
 #include "ga_topo.h"
 #include "mb_backend.h"
 #include "tp_host.h"
@@ -79,7 +85,7 @@ cudaError_t issue(const bufs *b, op_kind op)
 int time_op(const bufs *b, op_kind op, int reps, double bytes, mb_result *x)
 {
     double *times = (double *)calloc((size_t)reps, sizeof *times);
-    cudaEvent_t e0, e1;
+    cudaEvent_t e0 = NULL, e1 = NULL;
     cudaError_t e = times ? cudaEventCreate(&e0) : cudaErrorMemoryAllocation;
     if (e == cudaSuccess)
         e = cudaEventCreate(&e1);
@@ -88,9 +94,11 @@ int time_op(const bufs *b, op_kind op, int reps, double bytes, mb_result *x)
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(b->s);
     for (int r = 0; r < reps && e == cudaSuccess; r++) {
-        cudaEventRecord(e0, b->s);
-        e = issue(b, op);
-        cudaEventRecord(e1, b->s);
+        e = cudaEventRecord(e0, b->s);
+        if (e == cudaSuccess)
+            e = issue(b, op);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(e1, b->s);
         if (e == cudaSuccess)
             e = cudaEventSynchronize(e1);
         float ms = 0;
@@ -98,8 +106,12 @@ int time_op(const bufs *b, op_kind op, int reps, double bytes, mb_result *x)
             e = cudaEventElapsedTime(&ms, e0, e1);
         times[r] = ms / 1e3;
     }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
+    if (e != cudaSuccess)
+        (void)cudaStreamSynchronize(b->s); /* nothing queued may outlive the events or the buffers */
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
     if (e != cudaSuccess) {
         x->state = MB_FAILED;
         snprintf(x->note, sizeof x->note, "%s", cudaGetErrorString(e));
@@ -117,7 +129,10 @@ bool verify(const bufs *b, const double *p, size_t n, double v)
     unsigned long long *d_bad = NULL, bad = 1;
     if (cudaMalloc((void **)&d_bad, sizeof *d_bad) != cudaSuccess)
         return false;
-    cudaMemsetAsync(d_bad, 0, sizeof *d_bad, b->s);
+    if (cudaMemsetAsync(d_bad, 0, sizeof *d_bad, b->s) != cudaSuccess) {
+        cudaFree(d_bad);
+        return false;
+    }
     verify_kernel<<<b->sms * 4, 256, 0, b->s>>>(p, n, v, d_bad);
     /* A kernel that did not launch (no image for this GPU) leaves the count at 0: that is no pass. */
     if (cudaGetLastError() != cudaSuccess || cudaStreamSynchronize(b->s) != cudaSuccess ||
@@ -150,15 +165,48 @@ double link_GBps(const char *pci_bus_id)
     return o ? o->attr->pcidev.linkspeed : 0;
 }
 
+/* The node barriers before the host-link tests: every rank of the node passes both, in order, on every path
+ * (a rank that failed early passes them on its way out), so that no rank waits for one that left. */
+struct node_sync {
+    MPI_Comm comm;
+    int passed;
+    int device;
+};
+
+void sync_to(node_sync *ns, int n, const char *what)
+{
+    for (; ns->passed < n; ns->passed++) {
+        ga_phase("node barrier before %s on GPU %d", what, ns->device);
+        /* (ga_fatal.h is C-only; MPI's default error handler would end the job before this anyway) */
+        if (MPI_Barrier(ns->comm) != MPI_SUCCESS) {
+            fprintf(stderr, "[FATAL] MPI_Barrier before %s on GPU %d failed\n", what, ns->device);
+            MPI_Abort(MPI_COMM_WORLD, GA_EXIT_INTERNAL);
+        }
+    }
+}
+
+int fail(node_sync *ns, bufs *b)
+{
+    sync_to(ns, 2, "leaving");
+    free_bufs(b);
+    return -1;
+}
+
 } // namespace
 
-extern "C" int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t errlen)
+extern "C" int mb_gpu_measure(const mb_opts *o, MPI_Comm node_comm, mb_record *r, char *err, size_t errlen)
 {
     bufs b;
     memset(&b, 0, sizeof b);
+    node_sync ns = {node_comm, 0, r->hdr.device_index};
     int dev = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&b.sms, cudaDevAttrMultiProcessorCount, dev);
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&b.sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess || b.sms <= 0) {
+        snprintf(err, errlen, "SM count of GPU %d: %s", dev, cudaGetErrorString(e));
+        return fail(&ns, &b);
+    }
     /* Large enough that the 50 MB L2 of Hopper is no help; twice that with --quick is still far beyond it. */
     b.n = (o->size ? o->size : (uint64_t)1 << 30) / sizeof(double) / 2 * 2;
     b.hbytes = o->pinned_size ? o->pinned_size : (size_t)256 << 20;
@@ -169,7 +217,7 @@ extern "C" int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t 
     r->numa_node = ga_topo_numa_of_pci(ga_topo_get(), r->hdr.device_pci_bus_id);
     r->pcie_link_GBps = link_GBps(r->hdr.device_pci_bus_id);
 
-    cudaError_t e = cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking);
+    e = cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking);
     if (e == cudaSuccess)
         e = cudaMalloc((void **)&b.d_a, b.n * sizeof(double));
     if (e == cudaSuccess)
@@ -179,8 +227,7 @@ extern "C" int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t 
     if (e != cudaSuccess) {
         snprintf(err, errlen, "device buffers of 3 x %zu bytes: %s", b.n * sizeof(double),
                  cudaGetErrorString(e));
-        free_bufs(&b);
-        return -1;
+        return fail(&ns, &b);
     }
     /* Pinned memory on the GPU's NUMA node: bound with hwloc, then registered; plain cudaHostAlloc when the
      * node is unknown or the binding fails (the report says which). */
@@ -195,8 +242,7 @@ extern "C" int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t 
         if (cudaHostAlloc(&b.h, b.hbytes, cudaHostAllocDefault) != cudaSuccess) {
             snprintf(err, errlen, "cannot allocate %zu bytes of pinned host memory", b.hbytes);
             b.h = NULL;
-            free_bufs(&b);
-            return -1;
+            return fail(&ns, &b);
         }
     }
     r->numa_bound = b.h_bound;
@@ -210,8 +256,7 @@ extern "C" int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t 
         e = cudaStreamSynchronize(b.s);
     if (e != cudaSuccess) {
         snprintf(err, errlen, "fill kernel: %s", cudaGetErrorString(e));
-        free_bufs(&b);
-        return -1;
+        return fail(&ns, &b);
     }
 
     double sz = (double)(b.n * sizeof(double));
@@ -221,16 +266,26 @@ extern "C" int mb_gpu_measure(const mb_opts *o, mb_record *r, char *err, size_t 
     ga_phase("device triad on GPU %d", r->hdr.device_index);
     if (time_op(&b, OP_TRIAD, o->reps, 3 * sz, &r->t[MB_DEVICE_RW]) == 0)
         r->t[MB_DEVICE_RW].check_ok = verify(&b, b.d_a, b.n, 1.0 + TRIAD_SCALAR * 2.0);
+    /* The GPUs of a node share the host's memory and PCIe switches: their host-link tests start together, so
+     * that each figure is what a GPU gets with its neighbours busy, as in training, whatever the device tests
+     * took on each. */
+    sync_to(&ns, 1, "host-to-device");
     ga_phase("host-to-device on GPU %d", r->hdr.device_index);
     if (time_op(&b, OP_H2D, o->reps, (double)b.hbytes, &r->t[MB_H2D]) == 0) {
         unsigned char probe[64];
         cudaMemcpy(probe, b.d_a, sizeof probe, cudaMemcpyDeviceToHost);
         r->t[MB_H2D].check_ok = probe[0] == 0x5a && probe[63] == 0x5a;
     }
-    ga_phase("device-to-host on GPU %d", r->hdr.device_index);
     fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_a, b.hbytes / sizeof(double), 4.0);
-    cudaStreamSynchronize(b.s);
-    if (time_op(&b, OP_D2H, o->reps, (double)b.hbytes, &r->t[MB_D2H]) == 0) {
+    e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(b.s);
+    sync_to(&ns, 2, "device-to-host");
+    ga_phase("device-to-host on GPU %d", r->hdr.device_index);
+    if (e != cudaSuccess) {
+        r->t[MB_D2H].state = MB_FAILED;
+        snprintf(r->t[MB_D2H].note, sizeof r->t[MB_D2H].note, "fill kernel: %s", cudaGetErrorString(e));
+    } else if (time_op(&b, OP_D2H, o->reps, (double)b.hbytes, &r->t[MB_D2H]) == 0) {
         const double *h = (const double *)b.h;
         size_t last = b.hbytes / sizeof(double) - 1;
         r->t[MB_D2H].check_ok = h[0] == 4.0 && h[last] == 4.0;

@@ -19,6 +19,9 @@ static void test_peaks(void)
     CHECKF(p && strcmp(p->model, "H100 NVL") == 0, "H100 NVL");
     p = tp_peaks_lookup("NVIDIA H200");
     CHECKF(p && strcmp(p->model, "H200 SXM") == 0 && p->mem_GBps == 4800, "H200");
+    /* Grace Hopper: another memory and host link; no entry of the table is its datasheet. */
+    CHECKF(tp_peaks_lookup("NVIDIA GH200 480GB") == NULL, "GH200 is not an H200");
+    CHECKF(tp_peaks_lookup("NVIDIA GH200 144G HBM3e") == NULL, "GH200 144G is not an H200");
     p = tp_peaks_lookup("NVIDIA A100-SXM4-40GB");
     CHECKF(p && p->mem_GBps == 1555 && p->tflops[TP_FP8] == 0, "A100 40GB: no fp8 peak");
     p = tp_peaks_lookup("NVIDIA A100 80GB PCIe");
@@ -47,7 +50,7 @@ static gf_record *cluster(int nodes, int gpus)
         snprintf(r->model, sizeof r->model, "NVIDIA H100 80GB HBM3");
         snprintf(r->group, sizeof r->group, "NVIDIA H100 80GB HBM3 | 132 SMs");
         r->m = r->n = r->k = 8192;
-        r->dt[TP_BF16] = (gf_result){GF_MEASURED, "", 100, 0, 0, 1e-3, 2e-2, 1};
+        r->dt[TP_BF16] = (gf_result){GF_MEASURED, "", 100, 0, 0, 1e-3, 2e-2, 1, -1};
         r->dt[TP_BF16].time_s = 2.0 * 8192.0 * 8192.0 * 8192.0 * 100 / 700e12;
         r->dt[TP_BF16].tflops = gf_tflops(8192, 8192, 8192, 100, r->dt[TP_BF16].time_s);
         r->burn_dtype = TP_BF16;
@@ -97,6 +100,15 @@ static void test_sdc(void)
     gf_record *one = cluster(1, 1);
     one[0].interval_checksum[4] = 99;
     CHECKF(gf_sdc_compare(one, 1, mism) == 1 && mism[0] == 1, "lone GPU changing its own output");
+
+    /* One GEMM of many in an interval differed from the GPU's first (the GPU burn checks every GEMM): that
+     * GPU alone is named, even in a group of two where the interval checksums agree. */
+    gf_record *pair = cluster(1, 2);
+    pair[1].interval_gemms[2] = 4000;
+    pair[1].interval_bad_gemms[2] = 1;
+    CHECKF(gf_sdc_compare(pair, 2, mism) == 1 && mism[0] == 0 && mism[1] == 1,
+           "one bad GEMM in an interval names its GPU only");
+    free(pair);
     free(two);
     free(one);
     free(all);

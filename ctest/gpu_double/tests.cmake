@@ -1,0 +1,112 @@
+# The scenarios (included by CMakeLists.txt). Programs run with small sizes; -T and the other bounds are short
+# so that a hang is seen in seconds.
+set(_ar ${GA_BIN_DIR}/allreduce_bw)
+set(_gf ${GA_BIN_DIR}/gemm_flops)
+set(_mb ${GA_BIN_DIR}/mem_bw)
+set(_ddp ${GA_BIN_DIR}/ddp_smoke)
+
+# Healthy runs: the GPU path runs end to end on the double and passes.
+ga_double_test(allreduce_healthy --exit 0 --report "r['summary']['backend'] == 'nccl'"
+               -- ${_ar} -b 8 -e 4K -f 8 -n 3 -w 1 -c 2 -T 5)
+
+# Defect 1: a collective that never completes (a peer that never joined, a stuck link) reports no error; the
+# wait ends at -T all the same, the communicator is aborted and the message names the operation, its size,
+# the communicator and the rank. (Before the fix: the wait never ended.)
+ga_double_test(allreduce_collective_never_completes --exit 4 --within 10
+               --env GA_DOUBLE_NCCL_HANG=AllReduce:3 --env GA_DOUBLE_TRACE=1
+               --stderr "timeout: allreduce float sum 512 B out-of-place \\(world, rank [01] of 2\\) on NCCL communicator 'world' \\(rank [01] of 2\\) did not complete within 2 s"
+               --stderr "ncclCommAbort \\(rank [01] of 2\\)"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 0 -T 2)
+# An asynchronous NCCL error on one rank: its communicator aborted, exit 3 (environment), naming the rank.
+ga_double_test(allreduce_async_error --exit 3 --within 10
+               --env GA_DOUBLE_NCCL_ASYNC_ERROR=AllReduce:2 --env GA_DOUBLE_FAULT_RANK=1 --env GA_DOUBLE_TRACE=1
+               --stderr "\\[FATAL\\] [^ ]+ rank 1 .*NCCL error during allreduce .*remote process exited"
+               --stderr "ncclCommAbort \\(rank 1 of 2\\)"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 0 -T 20)
+# NCCL init that never finishes on one rank: exit 4 at -T, naming the init.
+ga_double_test(allreduce_init_never_finishes --exit 4 --within 10
+               --env GA_DOUBLE_NCCL_INIT_HANG=1 --env GA_DOUBLE_FAULT_RANK=1
+               --stderr "timeout: NCCL communicator init \\('world', rank [01] of 2\\) did not complete within 2 s"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -T 2)
+# The same bound in pairs mode: the pair communicators are bounded and named too.
+ga_double_test(allreduce_pairs_collective_never_completes --np 4 --exit 4 --within 12
+               --env GA_DOUBLE_NCCL_HANG=AllReduce:2 --env GA_DOUBLE_FAULT_RANK=2
+               --stderr "NCCL communicator 'pair [0-9] round 0' \\(rank [01] of 2\\) did not complete within 2 s"
+               -- ${_ar} --pattern pairs -b 512 -e 512 -n 3 -w 1 -c 0 -T 2 --rounds 1)
+# ddp_smoke's -T/--wait-timeout bounds its gradient allreduce the same way.
+ga_double_test(ddp_comm_timeout --exit 4 --within 12 --env GA_DOUBLE_NCCL_HANG=AllReduce
+               --stderr "did not complete within 2 s"
+               --stderr "NCCL communicator 'ddp_smoke gradients'"
+               -- ${_ddp} --backend gpu --quick --steps 5 -T 2)
+
+# Defect 3: with -c 2, the rank that sees a wrong element must still issue the second check's collective,
+# or the other ranks wait for it forever. No hang: exit 1, the finding names the rank.
+ga_double_test(allreduce_check_wrong_rank_no_hang --exit 1 --within 10 --env ALLREDUCE_BW_TEST_WRONG_RANK=1
+               --stdout "COMM_WRONG_RESULT.*rank 1 on"
+               --report "r['summary']['wrong_total'] > 0"
+               -- ${_ar} -b 512 -e 4K -f 8 -n 2 -w 1 -c 2 -T 3)
+
+# gemm_flops: small GEMMs on two "GPUs"; the double's GEMM writes the same output on every rank.
+set(_gf_args --device gpu -d bf16,fp8 -m 64 -n 64 -k 64 --tolerance 90 --max-drop 100) # (timings: not under test)
+ga_double_test(gemm_healthy_burn --exit 0 --within 20
+               --report "all(x['gemm']['fp8']['fast_accum'] is True for n in r['nodes'] for x in n['ranks'])"
+               --report "all(g['gemms_checked'] > 1000 and g['gemms_mismatched'] == 0 for g in r['summary']['burn']['gpus'])"
+               -- ${_gf} ${_gf_args} --iters 5 -w 1 --duration 0.6 --interval 0.2)
+# Defect 5: one corrupted GEMM among thousands in a burn interval (call 500 of rank 1; the measurement and the
+# burn's warm-up take the first 13) is found and its GPU named, and only that GPU.
+ga_double_test(gemm_burn_one_corrupted_gemm --exit 1 --within 20
+               --env GA_DOUBLE_GEMM_CORRUPT=500 --env GA_DOUBLE_FAULT_RANK=1
+               --stdout "GEMM_SDC_MISMATCH.*rank 1 GPU 1"
+               --absent "GEMM_SDC_MISMATCH.*rank 0 GPU 0"
+               --report "[g['gemms_mismatched'] for g in r['summary']['burn']['gpus']] == [0, 1]"
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2)
+# One GPU whose GEMMs fail during the burn: no hang, that GPU named.
+ga_double_test(gemm_burn_gemm_fails --exit 1 --within 20
+               --env GA_DOUBLE_GEMM_FAIL=20 --env GA_DOUBLE_FAULT_RANK=1
+               --stdout "GEMM_RANK_FAILED.*rank 1: burn on GPU 1 \\(bf16 GEMM\\): cublasLtMatmul"
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2)
+# Defect 4: a GPU whose measurement cannot start must still join the agreement before the burn (it used to
+# skip the barrier and wait in the gather while the others waited in the barrier).
+ga_double_test(gemm_measure_fails_before_burn --exit 1 --within 20
+               --env GA_DOUBLE_LT_CREATE_FAIL=1 --env GA_DOUBLE_FAULT_RANK=1 --env GA_DOUBLE_TRACE=1
+               --stdout "GEMM_RANK_FAILED.*rank 1: cublasLtCreate"
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 --timeout 15)
+# Defect 7: the iteration count is calibrated after the warm-up, whose first GEMM is slow (lazy loading).
+ga_double_test(gemm_calibrated_after_warmup --exit 0 --within 20 --env GA_DOUBLE_GEMM_FIRST_US=300000
+               --report "all(x['gemm']['bf16']['iters'] >= 100 for n in r['nodes'] for x in n['ranks'])"
+               -- ${_gf} ${_gf_args} -d bf16 -w 2 --quick)
+
+# mem_bw. Defect 11: the host-link tests start together on every GPU of a node, even when one GPU's device
+# tests take a second longer (each of rank 1's 5 device copies takes 0.2 s more). The double stamps each
+# rank's first host-to-device copy. (The slow GPU is flagged: exit 1.)
+ga_double_test(mem_bw_host_link_aligned --exit 1 --within 20
+               --env GA_DOUBLE_TRACE=1 --env GA_DOUBLE_D2D_US=200000 --env GA_DOUBLE_FAULT_RANK=1
+               --aligned "first host-to-device copy queued at ([0-9.]+)" 2 0.15
+               --stdout "MEM_BELOW_MEDIAN.*rank 1 GPU 1: device_copy"
+               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K)
+# A healthy run: the GPU path's kernels (stand-ins on the double) leave what the checks expect.
+ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"
+               --report "all(t['check_ok'] for n in r['nodes'] for x in n['ranks'] for t in x['bandwidth'].values()) and len(r['nodes'][0]['ranks'][0]['bandwidth']) == 4"
+               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
+
+# env_audit's GPU queries (device count, properties, runtime and NCCL versions) on the double.
+ga_double_test(env_audit_gpu_queries --exit 0 --within 20 --stdout "2 ranks, 8 GPUs" --stdout "NCCL 2\\.[0-9]+"
+               -- ${GA_BIN_DIR}/env_audit)
+
+# Defect 2: no host sleep per NCCL call. The double answers ncclInProgress to every call on a non-blocking
+# communicator, as NCCL 2.28 does; the communicators must be blocking and the waits spin, so a collective of
+# 8 bytes on the double takes microseconds, not the 200 us poll interval the non-blocking path slept.
+ga_double_test(allreduce_no_sleep_per_call --exit 0 --within 20
+               --report "all(x['time_us'] < 100 for x in r['summary']['results'])"
+               -- ${_ar} -b 8 -e 8 -n 1000 -w 5 -c 1 -T 5)
+
+# Defect 12: a failing cudaEventRecord makes the timing a failure (it used to be ignored, and the events'
+# stale times read as a measurement), on one GPU only.
+ga_double_test(mem_bw_event_record_fails --exit 1 --within 20
+               --env GA_DOUBLE_EVENT_RECORD_FAIL=1 --env GA_DOUBLE_FAULT_RANK=1
+               --report "[x['bandwidth']['device_copy']['state'] for n in r['nodes'] for x in n['ranks']] == ['measured', 'failed']"
+               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
+ga_double_test(gemm_event_record_fails --exit 1 --within 20
+               --env GA_DOUBLE_EVENT_RECORD_FAIL=1 --env GA_DOUBLE_FAULT_RANK=1
+               --report "[x['gemm']['bf16']['state'] for n in r['nodes'] for x in n['ranks']] == ['measured', 'failed']"
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1)
