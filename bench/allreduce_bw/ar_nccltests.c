@@ -216,12 +216,25 @@ static void add_env(const char *name, const char *value, void *user)
     free(kv);
 }
 
-json_t *ar_nt_json_new(const ar_nt_config *c, int argc, char **argv, char **envp, const ar_nt_device *devs,
-                       int n)
+json_t *ar_nt_json_devices(const ar_nt_device *devs, int n)
+{
+    json_t *devices = json_array();
+    for (int i = 0; i < n; i++) {
+        char hex[32];
+        snprintf(hex, sizeof hex, "%04x:%02x:%02x", devs[i].pci_domain, devs[i].pci_bus, devs[i].pci_device);
+        json_array_append_new(devices, json_pack("{s:i, s:i, s:i, s:s, s:i, s:s, s:s}", "rank", devs[i].rank,
+                                                 "group", devs[i].group, "pid", devs[i].pid, "hostname",
+                                                 devs[i].host, "device", devs[i].device, "device_hex", hex,
+                                                 "device_info", devs[i].name));
+    }
+    return devices;
+}
+
+json_t *ar_nt_json_new(const ar_nt_config *c, int argc, char **argv, char **envp)
 {
     char now[64];
     ar_nt_now(now, sizeof now);
-    json_t *doc = json_object(), *args = json_array(), *env = json_array(), *devices = json_array();
+    json_t *doc = json_object(), *args = json_array(), *env = json_array();
     for (int i = 0; i < argc; i++)
         json_array_append_new(args, json_string(argv[i]));
     if (envp)
@@ -246,15 +259,7 @@ json_t *ar_nt_json_new(const ar_nt_config *c, int argc, char **argv, char **envp
     json_object_set_new(cfg, "per_iter_timing", json_boolean(c->per_iter));
     json_object_set_new(cfg, "per_iter_skip", json_integer(c->per_iter_skip));
     json_object_set_new(cfg, "parallel_init", json_boolean(c->parallel_init));
-    for (int i = 0; i < n; i++) {
-        char hex[32];
-        snprintf(hex, sizeof hex, "%04x:%02x:%02x", devs[i].pci_domain, devs[i].pci_bus, devs[i].pci_device);
-        json_array_append_new(devices, json_pack("{s:i, s:i, s:i, s:s, s:i, s:s, s:s}", "rank", devs[i].rank,
-                                                 "group", devs[i].group, "pid", devs[i].pid, "hostname",
-                                                 devs[i].host, "device", devs[i].device, "device_hex", hex,
-                                                 "device_info", devs[i].name));
-    }
-    json_object_set_new(cfg, "devices", devices);
+    json_object_set_new(cfg, "devices", json_array()); /* ar_nt_json_devices, once gathered */
     json_object_set_new(doc, "config", cfg);
     json_object_set_new(doc, "results", json_array());
     return doc;

@@ -72,9 +72,10 @@ void ar_nt_now(char *buf, size_t len);
 /* ---- -J ---- */
 
 /* The top of the document: version, start time, arguments, the NCCL/CUDA environment (secrets redacted),
- * config with devices. envp may be NULL. */
-json_t *ar_nt_json_new(const ar_nt_config *c, int argc, char **argv, char **envp, const ar_nt_device *devs,
-                       int n);
+ * config (its "devices" empty until set from ar_nt_json_devices). envp may be NULL. */
+json_t *ar_nt_json_new(const ar_nt_config *c, int argc, char **argv, char **envp);
+/* config.devices: one object per "#  Rank" line (rank, group, pid, hostname, device, device_hex, device_info). */
+json_t *ar_nt_json_devices(const ar_nt_device *devs, int n);
 /* Appends one result (both placements) to the document. */
 void ar_nt_json_result(json_t *doc, const ar_nt_config *c, const char *type, const char *op, int root,
                        const ar_line *l, const ar_nt_iter *it);

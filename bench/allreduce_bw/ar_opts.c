@@ -178,6 +178,7 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
         return 0;
     }
     case OPT_COLLECTIVE:
+        o->set_coll = true;
         if (ar_coll_parse(arg, &o->coll) != 0) {
             snprintf(err, errlen, "unknown collective '%s'", arg);
             return -1;

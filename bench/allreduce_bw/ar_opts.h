@@ -26,6 +26,7 @@ typedef struct {
     unsigned type_mask, op_mask; /* bit per ar_dtype / ar_op */
     bool all_types;
     ar_coll_id coll;
+    bool set_coll; /* --collective given (else the program's name may choose: all_gather_perf) */
     int root;
     int average;      /* ar_time_mode */
     double timeout_s; /* -T/--wait-timeout: each wait (the whole run is the common --timeout) */
