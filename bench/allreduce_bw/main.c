@@ -58,11 +58,24 @@ typedef struct {
     int bw_count, out_of_bounds;
 } nt_state;
 
+/* nccl-tests' NCCL_TESTS_SPLIT_MASK: world rank r joins communicator (r & mask), each running the sweep on
+ * its own; the table's line of a size covers every communicator. */
+typedef struct {
+    MPI_Comm comm;    /* this rank's communicator (MPI_COMM_WORLD without a mask) */
+    int color;        /* r & mask: the Group column */
+    int group;        /* dense index of the communicator, 0 .. n_groups-1, by color */
+    int n_groups, size;
+    MPI_Comm leaders; /* rank 0 of each communicator, MPI_COMM_NULL elsewhere or without a mask */
+    int *world_rank_of; /* world rank 0: the world rank of each gathered sample, in gathered order */
+} split_plan;
+
 typedef struct {
     ar_sweep_desc desc;
     const char *hosts; /* world_size * GA_HOST_MAX, rank 0 only */
     ar_figures fig;
     nt_state *nt;
+    const split_plan *split;
+    int world_size;
 } live_table;
 
 /* -I: each placement's per-iteration rows (rank-major) and their max over ranks, from the gathered times. */
@@ -91,12 +104,52 @@ static int iter_summaries(const nt_state *nt, const double *iter_times, int n, a
     return 0;
 }
 
+/* Split: every communicator's rank 0 sends its communicator's samples (and -I times) to world rank 0, which
+ * gets them group after group. Returns false on the leaders that are not world rank 0. */
+static bool gather_groups(const live_table *t, const ar_sample **samples, const double **iter_times, int *n,
+                          ar_sample **all_samples, double **all_iters, int **group_of)
+{
+    const split_plan *sp = t->split;
+    int me;
+    MPI_Comm_rank(sp->leaders, &me);
+    size_t per_iter = *iter_times ? (size_t)t->nt->cfg.iters * AR_PLACEMENTS : 0;
+    if (me == 0) {
+        *all_samples = malloc((size_t)t->world_size * sizeof **all_samples);
+        *all_iters = per_iter ? malloc((size_t)t->world_size * per_iter * sizeof **all_iters) : NULL;
+        *group_of = malloc((size_t)t->world_size * sizeof **group_of);
+        if (!*all_samples || !*group_of || (per_iter && !*all_iters))
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    }
+    /* groups are of equal size (checked at the start) */
+    GA_MPI_CHECK(MPI_Gather(*samples, (int)(sizeof(ar_sample) * (size_t)*n), MPI_BYTE, *all_samples,
+                            (int)(sizeof(ar_sample) * (size_t)*n), MPI_BYTE, 0, sp->leaders));
+    if (per_iter)
+        GA_MPI_CHECK(MPI_Gather(*iter_times, (int)(per_iter * (size_t)*n), MPI_DOUBLE, *all_iters,
+                                (int)(per_iter * (size_t)*n), MPI_DOUBLE, 0, sp->leaders));
+    if (me != 0)
+        return false;
+    for (int i = 0; i < t->world_size; i++)
+        (*group_of)[i] = i / *n;
+    *samples = *all_samples;
+    *iter_times = *all_iters;
+    *n = t->world_size;
+    return true;
+}
+
 static void print_live_line(void *user, int s, const ar_sample *samples, const double *iter_times, int n)
 {
     live_table *t = user;
     nt_state *nt = t->nt;
+    ar_sample *all_samples = NULL;
+    double *all_iters = NULL;
+    int *split_group_of = NULL, n_groups = 1;
+    if (t->split->leaders != MPI_COMM_NULL) {
+        if (!gather_groups(t, &samples, &iter_times, &n, &all_samples, &all_iters, &split_group_of))
+            return;
+        n_groups = t->split->n_groups;
+    }
     const ar_sample **ptrs = malloc((size_t)n * sizeof *ptrs);
-    int *group_of = calloc((size_t)n, sizeof *group_of);
+    int *group_of = split_group_of ? split_group_of : calloc((size_t)n, sizeof *group_of);
     double *iter_buf = NULL;
     ar_nt_iter it[AR_PLACEMENTS];
     ar_line l;
@@ -104,7 +157,7 @@ static void print_live_line(void *user, int s, const ar_sample *samples, const d
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     for (int i = 0; i < n; i++)
         ptrs[i] = &samples[i];
-    if (ar_line_compute(&t->desc, s, ptrs, group_of, n, 1, &l) == 0) {
+    if (ar_line_compute(&t->desc, s, ptrs, group_of, n, n_groups, &l) == 0) {
         const ar_coll *c = ar_coll_get(t->desc.coll);
         const char *type = ar_dtype_get(t->desc.type)->name, *op = ar_coll_op_label(t->desc.coll, t->desc.op);
         int root = c->rooted ? t->desc.root : -1;
@@ -112,8 +165,8 @@ static void print_live_line(void *user, int s, const ar_sample *samples, const d
         if (nt->cfg.timestamps)
             ar_nt_now(stamp, sizeof stamp);
         ar_nt_line(line, sizeof line, &nt->cfg, type, op, root, &l, iter_times ? it : NULL,
-                   nt->cfg.timestamps ? stamp : NULL, l.agg[0].slowest,
-                   t->hosts + (size_t)l.agg[0].slowest * GA_HOST_MAX);
+                   nt->cfg.timestamps ? stamp : NULL, t->split->world_rank_of[l.agg[0].slowest],
+                   t->hosts + (size_t)t->split->world_rank_of[l.agg[0].slowest] * GA_HOST_MAX);
         fputs(line, stdout);
         fflush(stdout);
         if (nt->json)
@@ -128,6 +181,8 @@ static void print_live_line(void *user, int s, const ar_sample *samples, const d
     free(iter_buf);
     free(ptrs);
     free(group_of);
+    free(all_samples);
+    free(all_iters);
 }
 
 static ar_backend *backend_new(ga_backend kind, MPI_Comm comm, size_t max_bytes, const char *what)
@@ -161,13 +216,17 @@ static void rec_set_free(rec_set *s)
     free(s->group_of);
 }
 
+/* Every rank's record in its communicator: one, or one per NCCL_TESTS_SPLIT_MASK group. */
 static rec_set world_set(const ar_record *all, int n)
 {
     rec_set s = {malloc((size_t)n * sizeof *s.recs), calloc((size_t)n, sizeof *s.group_of), n, 1};
     if (!s.recs || !s.group_of)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         s.recs[i] = &all[i];
+        s.group_of[i] = all[i].group;
+        s.n_groups = all[i].group >= s.n_groups ? all[i].group + 1 : s.n_groups;
+    }
     return s;
 }
 
@@ -240,14 +299,14 @@ static void device_of(const ga_ctx *ctx, int group, ar_nt_device *d)
 }
 
 static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
-                      const uint64_t *sizes, int n_sizes, nt_state *nt, run_state *st)
+                      const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt, run_state *st)
 {
     bool root = ctx->world_rank == 0;
     char *hosts = root ? malloc((size_t)ctx->world_size * GA_HOST_MAX) : NULL;
     ar_nt_device mine_dev, *devs = root ? malloc((size_t)ctx->world_size * sizeof *devs) : NULL;
     if (root && (!hosts || !devs))
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    device_of(ctx, 0, &mine_dev);
+    device_of(ctx, split->color, &mine_dev);
     ga_deadline_arm("gathering host names");
     GA_MPI_CHECK(
         MPI_Gather(ctx->host, GA_HOST_MAX, MPI_CHAR, hosts, GA_HOST_MAX, MPI_CHAR, 0, MPI_COMM_WORLD));
@@ -266,10 +325,10 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
     size_t max_bytes = 0;
     for (int c = 0; c < n_combos; c++) {
         ar_sweep_cfg cfg = cfg_of(o, combos[c], sizes, n_sizes, "world");
-        size_t b = ar_bench_max_bytes(&cfg, ctx->world_size);
+        size_t b = ar_bench_max_bytes(&cfg, split->size);
         max_bytes = b > max_bytes ? b : max_bytes;
     }
-    ar_backend *b = backend_new(kind, MPI_COMM_WORLD, max_bytes, "world");
+    ar_backend *b = backend_new(kind, split->comm, max_bytes, "world");
     ar_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
@@ -280,10 +339,14 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
             ar_sweep_cfg cfg = cfg_of(o, combos[c], sizes, n_sizes, "world");
             if (cycle > 0)
                 cfg.warmup = 0; /* nccl-tests warms up once, before its cycles */
-            live_table t = {.desc = desc_of(o, combos[c], sizes, n_sizes), .hosts = hosts, .nt = nt};
+            live_table t = {.desc = desc_of(o, combos[c], sizes, n_sizes),
+                            .hosts = hosts,
+                            .nt = nt,
+                            .split = split,
+                            .world_size = ctx->world_size};
             memset(mine, 0, sizeof *mine);
             ga_record_header_init(ctx, &mine->hdr);
-            mine->group = 0;
+            mine->group = split->group;
             ar_bench_sweep(b, &cfg, mine, print_live_line, &t);
             if (!last)
                 continue;
@@ -508,6 +571,70 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
 
 /* ---- set-up and report ---- */
 
+/* Collective: the communicators of NCCL_TESTS_SPLIT_MASK (hexadecimal, as nccl-tests reads it), or the world.
+ * Returns 0, or -1 with a message when the groups differ in size (the table's bandwidths assume one size). */
+static int split_world(const ga_ctx *ctx, split_plan *sp, char *err, size_t errlen)
+{
+    const char *env = getenv("NCCL_TESTS_SPLIT_MASK");
+    unsigned long mask = env && *env ? strtoul(env, NULL, 16) : 0;
+    int n = ctx->world_size;
+    memset(sp, 0, sizeof *sp);
+    sp->comm = MPI_COMM_WORLD;
+    sp->leaders = MPI_COMM_NULL;
+    sp->color = (int)((unsigned long)ctx->world_rank & mask);
+    sp->n_groups = 1;
+    sp->size = n;
+    int *colors = malloc((size_t)n * sizeof *colors);
+    sp->world_rank_of = malloc((size_t)n * sizeof *sp->world_rank_of);
+    if (!colors || !sp->world_rank_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int i = 0; i < n; i++)
+        sp->world_rank_of[i] = i;
+    GA_MPI_CHECK(MPI_Allgather(&sp->color, 1, MPI_INT, colors, 1, MPI_INT, MPI_COMM_WORLD));
+    /* dense group indices by color; world ranks listed group after group, as the leaders gather them */
+    int k = 0, lo = 0, hi = 0;
+    sp->n_groups = 0;
+    for (int c = 0, seen = 0; seen < n; c++) {
+        int count = 0;
+        for (int i = 0; i < n; i++)
+            if (colors[i] == c) {
+                sp->world_rank_of[k++] = i;
+                count++;
+            }
+        if (!count)
+            continue;
+        if (c == sp->color)
+            sp->group = sp->n_groups;
+        lo = sp->n_groups == 0 || count < lo ? count : lo;
+        hi = count > hi ? count : hi;
+        sp->n_groups++;
+        seen += count;
+    }
+    free(colors);
+    if (sp->n_groups == 1)
+        return 0;
+    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, sp->color, ctx->world_rank, &sp->comm));
+    MPI_Comm_size(sp->comm, &sp->size);
+    int crank;
+    MPI_Comm_rank(sp->comm, &crank);
+    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, crank == 0 ? 0 : MPI_UNDEFINED, ctx->world_rank, &sp->leaders));
+    if (lo != hi) {
+        snprintf(err, errlen, "NCCL_TESTS_SPLIT_MASK=%s makes communicators of %d to %d ranks: use a mask that "
+                 "splits the ranks evenly", env, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+static void split_free(split_plan *sp)
+{
+    if (sp->comm != MPI_COMM_WORLD)
+        MPI_Comm_free(&sp->comm);
+    if (sp->leaders != MPI_COMM_NULL)
+        MPI_Comm_free(&sp->leaders);
+    free(sp->world_rank_of);
+}
+
 /* nccl-tests names its programs after the collective (all_gather_perf): run under such a name (a link),
  * allreduce_bw runs that collective unless --collective says otherwise. */
 static void program_collective(const char *program, ar_opts *o)
@@ -672,7 +799,14 @@ int main(int argc, char **argv)
     uint64_t sizes[AR_MAX_SIZES];
     char err[256];
     int n_sizes = ar_opts_finish(&o, kind == GA_BACKEND_GPU, common.quick, sizes, err, sizeof err);
-    int group = o.pairs ? (ctx.node_count >= 2 ? 2 * ctx.local_size : 2) : ctx.world_size;
+    split_plan split;
+    int split_rc = split_world(&ctx, &split, err, sizeof err);
+    if (split_rc != 0)
+        n_sizes = -1;
+    if (n_sizes > 0 && o.pairs && split.n_groups > 1)
+        snprintf(err, sizeof err, "NCCL_TESTS_SPLIT_MASK applies to the world sweep, not to --pattern pairs"),
+            n_sizes = -1;
+    int group = o.pairs ? (ctx.node_count >= 2 ? 2 * ctx.local_size : 2) : split.size;
     if (n_sizes > 0 && o.pairs && ctx.node_count < 2 && ctx.world_size < 2)
         snprintf(err, sizeof err, "--pattern pairs needs at least 2 nodes, or 2 ranks on one node"),
             n_sizes = -1;
@@ -691,6 +825,7 @@ int main(int argc, char **argv)
     else
         n_combos = plan_combos(&ctx, &o, kind, cc_major, combos);
     if (n_sizes < 0 || n_combos <= 0) {
+        split_free(&split);
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }
     if (o.pairs && n_combos > 1) {
@@ -731,7 +866,7 @@ int main(int argc, char **argv)
     if (o.pairs)
         run_pairs(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
     else
-        run_world(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &nt, &st);
+        run_world(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st);
     json_decref(nt.json);
 
     int exit_code = GA_EXIT_PASS;
@@ -741,5 +876,6 @@ int main(int argc, char **argv)
         ga_findings_free(&st.findings);
         free(st.node_records);
     }
+    split_free(&split);
     return ga_program_end(&ctx, exit_code);
 }

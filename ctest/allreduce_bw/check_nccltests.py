@@ -147,6 +147,8 @@ def main():
     ap.add_argument("--lines", type=int, help="table lines expected")
     ap.add_argument("--expect-exit", type=int, default=0)
     ap.add_argument("--min-bw", type=float, default=-1, help="NCCL_TESTS_MIN_BW given to the run")
+    ap.add_argument("--split-mask", type=lambda v: int(v, 16), default=0,
+                    help="NCCL_TESTS_SPLIT_MASK given to the run: the Group column is rank & mask")
     ap.add_argument("--stderr-lines", type=int, default=0, help="warning lines expected on stderr")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -206,7 +208,7 @@ def main():
         d = devices[r]
         expect(lines[i], DEVICE % (d["rank"], d["group"], d["pid"], d["hostname"], d["device"], d["device_hex"],
                                    d["device_info"]), f"device line of rank {r}")
-        if d["rank"] != r or not d["hostname"]:
+        if d["rank"] != r or not d["hostname"] or d["group"] != r & a.split_mask:
             fail(f"device entry {d}")
         i += 1
     for want in header_lines(per_iter, cputime, stamps, slowest):
