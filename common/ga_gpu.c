@@ -179,7 +179,8 @@ void ga_gpu_select_device(const ga_ctx *ctx, int device, ga_gpu_info *out)
 {
     char err[256] = "";
     int visible = ga_gpu_count(err, sizeof err);
-    int index = device >= 0 ? device : ga_gpu_pick_index(ctx->local_rank, ctx->local_size, visible, err, sizeof err);
+    int index =
+        device >= 0 ? device : ga_gpu_pick_index(ctx->local_rank, ctx->local_size, visible, err, sizeof err);
     if (device >= visible)
         snprintf(err, sizeof err, "device %d asked for, but only %d visible", device, visible), index = -1;
     if (index < 0 || activate(index, err, sizeof err) != 0 || ga_gpu_query(index, out, err, sizeof err) != 0)

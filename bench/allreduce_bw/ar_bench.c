@@ -135,8 +135,8 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
     /* -I: this rank's iteration times of both placements, and rank 0's copy of every rank's */
     size_t n_iter = cfg->per_iter ? (size_t)cfg->iters * AR_PLACEMENTS : 0;
     double *iters_mine = n_iter ? malloc(n_iter * sizeof(double)) : NULL;
-    double *iters_all = n_iter && on_size && b->rank == 0 ? malloc(n_iter * (size_t)b->nranks * sizeof(double))
-                                                           : NULL;
+    double *iters_all =
+        n_iter && on_size && b->rank == 0 ? malloc(n_iter * (size_t)b->nranks * sizeof(double)) : NULL;
     if (!in || !out || (on_size && b->rank == 0 && !all) || (n_iter && !iters_mine) ||
         (n_iter && on_size && b->rank == 0 && !iters_all))
         GA_FATAL(GA_EXIT_ENV, "cannot allocate the check buffers (2 x %zu bytes)", max_bytes);
@@ -158,7 +158,8 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
             if (cfg->warmup > 0)
                 b->run(b, &call, cfg->warmup, what);
             barrier(b, what);
-            smp->time_s[pl] = timed_loop(b, cfg, &call, what, n_iter ? iters_mine + (size_t)pl * cfg->iters : NULL);
+            smp->time_s[pl] =
+                timed_loop(b, cfg, &call, what, n_iter ? iters_mine + (size_t)pl * cfg->iters : NULL);
 
             smp->wrong[pl] = -1;
             if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)))
@@ -169,8 +170,8 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
                             cfg->label);
             GA_MPI_CHECK(MPI_Gather(smp, sizeof *smp, MPI_BYTE, all, sizeof *smp, MPI_BYTE, 0, b->comm));
             if (n_iter)
-                GA_MPI_CHECK(MPI_Gather(iters_mine, (int)n_iter, MPI_DOUBLE, iters_all, (int)n_iter, MPI_DOUBLE, 0,
-                                        b->comm));
+                GA_MPI_CHECK(MPI_Gather(iters_mine, (int)n_iter, MPI_DOUBLE, iters_all, (int)n_iter,
+                                        MPI_DOUBLE, 0, b->comm));
             ga_deadline_disarm();
             if (b->rank == 0)
                 on_size(user, s, all, iters_all, b->nranks);

@@ -28,8 +28,8 @@ typedef struct {
 /* Called on the communicator's rank 0 after each size with every rank's sample of it (nranks entries) and,
  * with per_iter, every rank's time per operation of each iteration: iter_times[(r * AR_PLACEMENTS + pl) *
  * iters + i] (NULL without per_iter). */
-typedef void (*ar_size_done_fn)(void *user, int size_index, const ar_sample *samples, const double *iter_times,
-                                int nranks);
+typedef void (*ar_size_done_fn)(void *user, int size_index, const ar_sample *samples,
+                                const double *iter_times, int nranks);
 
 /* Runs the sweep; fills rec's samples (rec->hdr is the caller's). on_size may be NULL (no per-size gather).
  */

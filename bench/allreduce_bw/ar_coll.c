@@ -220,7 +220,8 @@ static const ar_coll colls[AR_NCOLLS] = {
                      expect_alltoall},
     [AR_SENDRECV] = {"sendrecv", false, false, counts_same, factor_one, NULL, "none", data_value,
                      expect_sendrecv},
-    [AR_GATHER] = {"gather", false, true, counts_gathering, factor_n1, NULL, "none", data_value, expect_gather},
+    [AR_GATHER] = {"gather", false, true, counts_gathering, factor_n1, NULL, "none", data_value,
+                   expect_gather},
     [AR_SCATTER] = {"scatter", false, true, counts_scattering, factor_n1, NULL, "none", data_value,
                     expect_scatter},
     /* nccl-tests: algbw counts the (n-1) blocks a rank receives, busbw = algbw; its redop column is empty */

@@ -71,7 +71,8 @@ const char *ar_coll_unsupported(ar_coll_id id, int nranks);
  * measurement: bytes = max(send, recv) bytes, the size nccl-tests prints and divides by the time. */
 void ar_coll_counts(ar_coll_id id, size_t size_bytes, ar_dtype type, int nranks, ar_counts *out);
 size_t ar_coll_bytes(const ar_counts *c, ar_dtype type);
-/* algbw = bytes x alg_factor / time (GB = 1e9), busbw = algbw * factor(nranks). 0 when time is not positive. */
+/* algbw = bytes x alg_factor / time (GB = 1e9), busbw = algbw * factor(nranks). 0 when time is not positive.
+ */
 void ar_coll_bandwidth(ar_coll_id id, size_t bytes, double time_s, int nranks, double *algbw, double *busbw);
 
 /* The tolerance of the check in ULPs: 0 (exact) except avg on floating-point types, whose 1/n scaling and

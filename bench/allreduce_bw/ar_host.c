@@ -199,10 +199,10 @@ static void hypercube(ar_backend *b, const ar_call *c, MPI_Datatype dt, const vo
         memcpy(own, in, block);
     for (int mask = 1; mask < b->nranks; mask <<= 1) {
         int first = b->rank & ~(mask - 1), peer = b->rank ^ mask, theirs = first ^ mask;
-        GA_MPI_CHECK(MPI_Sendrecv(h->recv + (size_t)first * block, as_int(c->counts.param_count * (size_t)mask),
-                                  dt, peer, 1, h->recv + (size_t)theirs * block,
-                                  as_int(c->counts.param_count * (size_t)mask), dt, peer, 1, b->comm,
-                                  MPI_STATUS_IGNORE));
+        GA_MPI_CHECK(MPI_Sendrecv(
+            h->recv + (size_t)first * block, as_int(c->counts.param_count * (size_t)mask), dt, peer, 1,
+            h->recv + (size_t)theirs * block, as_int(c->counts.param_count * (size_t)mask), dt, peer, 1,
+            b->comm, MPI_STATUS_IGNORE));
     }
 }
 

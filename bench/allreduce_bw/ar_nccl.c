@@ -91,8 +91,10 @@ static void enqueue_hypercube(ar_backend *b, const ar_call *c, const void *in)
     for (int mask = 1; mask < b->nranks; mask <<= 1) {
         int first = b->rank & ~(mask - 1), peer = b->rank ^ mask, theirs = first ^ mask;
         NCCL_ENQUEUE(ncclGroupStart());
-        NCCL_ENQUEUE(ncclSend(g->recv + (size_t)first * block, n * (size_t)mask, t, peer, g->comm, g->stream));
-        NCCL_ENQUEUE(ncclRecv(g->recv + (size_t)theirs * block, n * (size_t)mask, t, peer, g->comm, g->stream));
+        NCCL_ENQUEUE(
+            ncclSend(g->recv + (size_t)first * block, n * (size_t)mask, t, peer, g->comm, g->stream));
+        NCCL_ENQUEUE(
+            ncclRecv(g->recv + (size_t)theirs * block, n * (size_t)mask, t, peer, g->comm, g->stream));
         NCCL_ENQUEUE(ncclGroupEnd());
     }
 }

@@ -45,8 +45,8 @@ int ar_nt_parse_pci(const char *bus_id, uint32_t *domain, uint32_t *bus, uint32_
 
 void ar_nt_device_line(char *buf, size_t len, const ar_nt_device *d)
 {
-    snprintf(buf, len, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", d->rank, d->group,
-             d->pid, d->host, d->device, d->pci_domain, d->pci_bus, d->pci_device, d->name);
+    snprintf(buf, len, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n", d->rank,
+             d->group, d->pid, d->host, d->device, d->pci_domain, d->pci_bus, d->pci_device, d->name);
 }
 
 void ar_nt_preamble(FILE *out, const ar_nt_config *c, const ar_nt_device *devs, int n)
@@ -55,11 +55,12 @@ void ar_nt_preamble(FILE *out, const ar_nt_config *c, const ar_nt_device *devs, 
     fprintf(out, "# nccl-tests version %s nccl-headers=%d nccl-library=%d\n", AR_NT_VERSION, c->nccl_headers,
             c->nccl_library);
     fprintf(out, "# Collective test starting: %s\n", c->program);
-    fprintf(out,
-            "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d agg iters: "
-            "%d validation: %d graph: %d unalign: %d\n",
-            1, 1, (long)c->min_bytes, (long)c->max_bytes, (long)(by_factor ? c->step_factor : c->step_bytes),
-            by_factor ? "factor" : "bytes", c->warmup, c->iters, c->agg_iters, c->check, 0, 0);
+    fprintf(
+        out,
+        "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d agg iters: "
+        "%d validation: %d graph: %d unalign: %d\n",
+        1, 1, (long)c->min_bytes, (long)c->max_bytes, (long)(by_factor ? c->step_factor : c->step_bytes),
+        by_factor ? "factor" : "bytes", c->warmup, c->iters, c->agg_iters, c->check, 0, 0);
     if (c->blocking == 1)
         fprintf(out, "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n");
     if (c->blocking == 2)
@@ -84,35 +85,41 @@ void ar_nt_preamble(FILE *out, const ar_nt_config *c, const ar_nt_device *devs, 
 
 void ar_nt_header(FILE *out, const ar_nt_config *c)
 {
-    const char *ts_label = c->timestamps ? "timestamp" : "", *ts_units = c->timestamps ? "%Y-%m-%d %H:%M:%S" : "";
+    const char *ts_label = c->timestamps ? "timestamp" : "",
+               *ts_units = c->timestamps ? "%Y-%m-%d %H:%M:%S" : "";
     int ts_pad = c->timestamps ? 19 : 0;
     const char *t = c->cputime ? "cputime" : "time";
     const char *slowest = c->show_slowest ? " slowest rank (max time)" : "";
     fprintf(out, "#\n");
     if (c->per_iter) {
         fprintf(out,
-                "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                in-place (+ per-iteration)\n",
+                "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                     "
+                "           in-place (+ per-iteration)\n",
                 "", "", "", "", "");
         fprintf(out,
-                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  "
+                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  "
+                "%7s  %7s  "
                 "%7s  %7s %*s%s\n",
-                "size", "count", "type", "redop", "root", t, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99",
-                "i_cv%", t, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", ts_pad, ts_label,
-                slowest);
-        fprintf(out,
-                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  "
-                "%7s  %7s %*s\n",
-                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)",
-                "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", ts_pad, ts_units);
-    } else {
-        fprintf(out, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
-                "", "", "", "", "");
-        fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s%s\n", "size", "count",
-                "type", "redop", "root", t, "algbw", "busbw", "#wrong", t, "algbw", "busbw", "#wrong", ts_pad,
+                "size", "count", "type", "redop", "root", t, "algbw", "busbw", "#wrong", "i_min", "i_max",
+                "i_p99", "i_cv%", t, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", ts_pad,
                 ts_label, slowest);
+        fprintf(out,
+                "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  "
+                "%7s  %7s  "
+                "%7s  %7s %*s\n",
+                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)",
+                "(%)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", ts_pad, ts_units);
+    } else {
+        fprintf(
+            out,
+            "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
+            "", "", "", "", "");
+        fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s%s\n", "size",
+                "count", "type", "redop", "root", t, "algbw", "busbw", "#wrong", t, "algbw", "busbw",
+                "#wrong", ts_pad, ts_label, slowest);
         fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)",
-                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", ts_pad,
-                ts_units);
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
+                ts_pad, ts_units);
     }
 }
 
@@ -162,14 +169,16 @@ int ar_nt_line(char *buf, size_t len, const ar_nt_config *c, const char *type, c
 {
     char root_s[32];
     snprintf(root_s, sizeof root_s, "%6i", root);
-    int n = snprintf(buf, len, "%12li  %12li  %8s  %6s  %6s", (long)l->bytes, (long)l->count, type, op, root_s);
+    int n =
+        snprintf(buf, len, "%12li  %12li  %8s  %6s  %6s", (long)l->bytes, (long)l->count, type, op, root_s);
     for (int pl = 0; pl < AR_PLACEMENTS && n > 0 && (size_t)n < len; pl++) {
         char t[16], alg[16], bus[16];
         ar_nt_float(l->agg[pl].time_s * 1e6, 7, t);
         ar_nt_float(l->algbw[pl], 6, alg);
         ar_nt_float(l->busbw[pl], 6, bus);
         if (l->agg[pl].wrong >= 0)
-            n += snprintf(buf + n, len - (size_t)n, "  %7s  %6s  %6s  %6g", t, alg, bus, (double)l->agg[pl].wrong);
+            n += snprintf(buf + n, len - (size_t)n, "  %7s  %6s  %6s  %6g", t, alg, bus,
+                          (double)l->agg[pl].wrong);
         else
             n += snprintf(buf + n, len - (size_t)n, "  %7s  %6s  %6s    N/A", t, alg, bus);
         if (it && (size_t)n < len) {
@@ -222,10 +231,10 @@ json_t *ar_nt_json_devices(const ar_nt_device *devs, int n)
     for (int i = 0; i < n; i++) {
         char hex[32];
         snprintf(hex, sizeof hex, "%04x:%02x:%02x", devs[i].pci_domain, devs[i].pci_bus, devs[i].pci_device);
-        json_array_append_new(devices, json_pack("{s:i, s:i, s:i, s:s, s:i, s:s, s:s}", "rank", devs[i].rank,
-                                                 "group", devs[i].group, "pid", devs[i].pid, "hostname",
-                                                 devs[i].host, "device", devs[i].device, "device_hex", hex,
-                                                 "device_info", devs[i].name));
+        json_array_append_new(devices,
+                              json_pack("{s:i, s:i, s:i, s:s, s:i, s:s, s:s}", "rank", devs[i].rank, "group",
+                                        devs[i].group, "pid", devs[i].pid, "hostname", devs[i].host, "device",
+                                        devs[i].device, "device_hex", hex, "device_info", devs[i].name));
     }
     return devices;
 }
@@ -295,8 +304,8 @@ void ar_nt_json_result(json_t *doc, const ar_nt_config *c, const char *type, con
     static const char *const iter_keys[AR_PLACEMENTS] = {"out_of_place_per_iter", "in_place_per_iter"};
     char root_s[32];
     snprintf(root_s, sizeof root_s, "%6i", root);
-    json_t *r = json_pack("{s:I, s:I, s:s, s:s, s:s}", "size", (json_int_t)l->bytes, "count", (json_int_t)l->count,
-                          "type", type, "redop", op, "root", root_s);
+    json_t *r = json_pack("{s:I, s:I, s:s, s:s, s:s}", "size", (json_int_t)l->bytes, "count",
+                          (json_int_t)l->count, "type", type, "redop", op, "root", root_s);
     for (int pl = 0; pl < AR_PLACEMENTS; pl++) {
         const ar_agg *a = &l->agg[pl];
         json_t *p = json_object();
@@ -320,7 +329,8 @@ void ar_nt_json_finish(json_t *doc, int out_of_bounds, double avg_busbw, double 
     json_object_set_new(doc, "out_of_bounds",
                         json_pack("{s:i, s:b}", "count", out_of_bounds, "okay", out_of_bounds == 0));
     json_t *bw = json_pack("{s:f}", "bandwidth", avg_busbw);
-    json_object_set_new(bw, "okay", min_bw < 0 ? json_string("unchecked") : json_boolean(avg_busbw >= min_bw * 0.9));
+    json_object_set_new(bw, "okay",
+                        min_bw < 0 ? json_string("unchecked") : json_boolean(avg_busbw >= min_bw * 0.9));
     json_object_set_new(doc, "average_bus_bandwidth", bw);
     json_object_set_new(doc, "errors", json_array());
     json_object_set_new(doc, "end_time", json_string(now));

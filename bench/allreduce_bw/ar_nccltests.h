@@ -18,7 +18,7 @@
 
 /* The run's settings as nccl-tests prints them. */
 typedef struct {
-    const char *program; /* basename of argv[0] */
+    const char *program;            /* basename of argv[0] */
     int nccl_headers, nccl_library; /* NCCL_VERSION_CODE and ncclGetVersion; 0 on the host path */
     uint64_t min_bytes, max_bytes, step_bytes, step_factor;
     int warmup, iters, agg_iters, check, blocking, per_iter_skip;
@@ -74,7 +74,8 @@ void ar_nt_now(char *buf, size_t len);
 /* The top of the document: version, start time, arguments, the NCCL/CUDA environment (secrets redacted),
  * config (its "devices" empty until set from ar_nt_json_devices). envp may be NULL. */
 json_t *ar_nt_json_new(const ar_nt_config *c, int argc, char **argv, char **envp);
-/* config.devices: one object per "#  Rank" line (rank, group, pid, hostname, device, device_hex, device_info). */
+/* config.devices: one object per "#  Rank" line (rank, group, pid, hostname, device, device_hex,
+ * device_info). */
 json_t *ar_nt_json_devices(const ar_nt_device *devs, int n);
 /* Appends one result (both placements) to the document. */
 void ar_nt_json_result(json_t *doc, const ar_nt_config *c, const char *type, const char *op, int root,

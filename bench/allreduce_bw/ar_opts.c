@@ -7,7 +7,15 @@
 #include "ar_sweep.h"
 #include "ga_parse.h"
 
-enum { OPT_COLLECTIVE = 256, OPT_BACKEND, OPT_MIN_BUSBW, OPT_PATTERN, OPT_ROUNDS, OPT_TOLERANCE, OPT_SHOW_SLOWEST };
+enum {
+    OPT_COLLECTIVE = 256,
+    OPT_BACKEND,
+    OPT_MIN_BUSBW,
+    OPT_PATTERN,
+    OPT_ROUNDS,
+    OPT_TOLERANCE,
+    OPT_SHOW_SLOWEST
+};
 
 /* Flags nccl-tests has that need what gpuaccept does not do (several GPUs per process, CUDA graphs, buffer
  * registration, the device API, its own stream handling): accepted so that nccl-tests command lines run, and
@@ -274,8 +282,8 @@ int ar_opts_finish(ar_opts *o, bool gpu, bool quick, uint64_t *sizes, char *err,
     if (o->set_step && !o->set_factor)
         o->step_factor = 1; /* nccl-tests: -i alone means additive steps */
     if (o->per_iter_skip > 0 && (!o->per_iter || o->per_iter_skip >= o->iters)) {
-        snprintf(err, errlen, "-K %d needs -I 1 and fewer skipped than the %d iterations (-n)", o->per_iter_skip,
-                 o->iters);
+        snprintf(err, errlen, "-K %d needs -I 1 and fewer skipped than the %d iterations (-n)",
+                 o->per_iter_skip, o->iters);
         return -1;
     }
     return ar_sweep_sizes(o->min_bytes, o->max_bytes, o->step_factor, o->step_bytes, sizes, AR_MAX_SIZES, err,

@@ -36,16 +36,16 @@ typedef struct {
     int rounds;       /* 0: default */
     double tolerance; /* --tolerance, as a fraction */
     /* nccl-tests' flags (docs/allreduce_bw.md, "nccl-tests compatibility") */
-    int agg_iters;             /* -m: operations per timed iteration (1) */
-    int cycles;                /* -N: sweeps printed, 0 forever (1) */
-    int blocking;              /* -z 0-3 (0) */
-    bool per_iter;             /* -I 1: per-iteration times */
-    int per_iter_skip;         /* -K */
-    bool cputime, timestamps;  /* -C 1, -S 1: the time column's label, a timestamp column */
-    bool parallel_init;        /* -p: accepted; one GPU per rank leaves nothing to initialise in parallel */
-    char json_path[1024];      /* -J FILE: nccl-tests' JSON, "" none */
-    bool show_slowest;         /* --show-slowest: the slowest-rank columns after nccl-tests' 13 */
-    unsigned ignored;          /* bit per flag of ar_ignored_flags given a value gpuaccept cannot honour */
+    int agg_iters;            /* -m: operations per timed iteration (1) */
+    int cycles;               /* -N: sweeps printed, 0 forever (1) */
+    int blocking;             /* -z 0-3 (0) */
+    bool per_iter;            /* -I 1: per-iteration times */
+    int per_iter_skip;        /* -K */
+    bool cputime, timestamps; /* -C 1, -S 1: the time column's label, a timestamp column */
+    bool parallel_init;       /* -p: accepted; one GPU per rank leaves nothing to initialise in parallel */
+    char json_path[1024];     /* -J FILE: nccl-tests' JSON, "" none */
+    bool show_slowest;        /* --show-slowest: the slowest-rank columns after nccl-tests' 13 */
+    unsigned ignored;         /* bit per flag of ar_ignored_flags given a value gpuaccept cannot honour */
     char ignored_value[AR_N_IGNORED_MAX][16];
 } ar_opts;
 

@@ -61,11 +61,11 @@ typedef struct {
 /* nccl-tests' NCCL_TESTS_SPLIT_MASK: world rank r joins communicator (r & mask), each running the sweep on
  * its own; the table's line of a size covers every communicator. */
 typedef struct {
-    MPI_Comm comm;    /* this rank's communicator (MPI_COMM_WORLD without a mask) */
-    int color;        /* r & mask: the Group column */
-    int group;        /* dense index of the communicator, 0 .. n_groups-1, by color */
+    MPI_Comm comm; /* this rank's communicator (MPI_COMM_WORLD without a mask) */
+    int color;     /* r & mask: the Group column */
+    int group;     /* dense index of the communicator, 0 .. n_groups-1, by color */
     int n_groups, size;
-    MPI_Comm leaders; /* rank 0 of each communicator, MPI_COMM_NULL elsewhere or without a mask */
+    MPI_Comm leaders;   /* rank 0 of each communicator, MPI_COMM_NULL elsewhere or without a mask */
     int *world_rank_of; /* world rank 0: the world rank of each gathered sample, in gathered order */
 } split_plan;
 
@@ -97,8 +97,8 @@ static int iter_summaries(const nt_state *nt, const double *iter_times, int n, a
                 rows[(size_t)r * iters + i] = t;
                 max[i] = t > max[i] ? t : max[i];
             }
-        it[pl] = (ar_nt_iter){.skipped = nt->cfg.per_iter_skip, .n = iters, .times = max, .per_proc = rows,
-                              .nprocs = n};
+        it[pl] = (ar_nt_iter){
+            .skipped = nt->cfg.per_iter_skip, .n = iters, .times = max, .per_proc = rows, .nprocs = n};
         ar_nt_iter_stats(&it[pl]);
     }
     return 0;
@@ -261,9 +261,19 @@ static ar_sweep_desc desc_of(const ar_opts *o, combo c, const uint64_t *sizes, i
 
 static ar_sweep_cfg cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes, const char *label)
 {
-    return (ar_sweep_cfg){o->coll,      c.type,      c.op,        o->root,        o->iters,
-                          o->warmup,    o->check,    sizes,       n_sizes,        label,
-                          o->agg_iters, o->blocking, o->per_iter && !o->pairs};
+    return (ar_sweep_cfg){o->coll,
+                          c.type,
+                          c.op,
+                          o->root,
+                          o->iters,
+                          o->warmup,
+                          o->check,
+                          sizes,
+                          n_sizes,
+                          label,
+                          o->agg_iters,
+                          o->blocking,
+                          o->per_iter && !o->pairs};
 }
 
 /* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. */
@@ -299,7 +309,8 @@ static void device_of(const ga_ctx *ctx, int group, ar_nt_device *d)
 }
 
 static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
-                      const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt, run_state *st)
+                      const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt,
+                      run_state *st)
 {
     bool root = ctx->world_rank == 0;
     char *hosts = root ? malloc((size_t)ctx->world_size * GA_HOST_MAX) : NULL;
@@ -310,14 +321,14 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
     ga_deadline_arm("gathering host names");
     GA_MPI_CHECK(
         MPI_Gather(ctx->host, GA_HOST_MAX, MPI_CHAR, hosts, GA_HOST_MAX, MPI_CHAR, 0, MPI_COMM_WORLD));
-    GA_MPI_CHECK(MPI_Gather(&mine_dev, sizeof mine_dev, MPI_BYTE, devs, sizeof mine_dev, MPI_BYTE, 0,
-                            MPI_COMM_WORLD));
+    GA_MPI_CHECK(
+        MPI_Gather(&mine_dev, sizeof mine_dev, MPI_BYTE, devs, sizeof mine_dev, MPI_BYTE, 0, MPI_COMM_WORLD));
     ga_deadline_disarm();
     if (root) {
         ar_nt_preamble(stdout, &nt->cfg, devs, ctx->world_size);
         if (nt->json)
-            json_object_set_new(json_object_get(nt->json, "config"), "devices", ar_nt_json_devices(devs,
-                                                                                                 ctx->world_size));
+            json_object_set_new(json_object_get(nt->json, "config"), "devices",
+                                ar_nt_json_devices(devs, ctx->world_size));
         ar_nt_header(stdout, &nt->cfg);
         fflush(stdout);
     }
@@ -372,8 +383,8 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
         fflush(stdout);
         if (st->min_bw >= 0 && avg < st->min_bw * 0.9)
             ga_findings_add(&st->findings, GA_SEV_FAIL, "COMM_BUSBW_LOW", GA_WHERE_CLUSTER,
-                            "average bus bandwidth %.2f GB/s is below 90%% of NCCL_TESTS_MIN_BW %.2f GB/s", avg,
-                            st->min_bw);
+                            "average bus bandwidth %.2f GB/s is below 90%% of NCCL_TESTS_MIN_BW %.2f GB/s",
+                            avg, st->min_bw);
         if (nt->json) {
             char err[256];
             ar_nt_json_finish(nt->json, nt->out_of_bounds, avg, st->min_bw);
@@ -617,10 +628,13 @@ static int split_world(const ga_ctx *ctx, split_plan *sp, char *err, size_t errl
     MPI_Comm_size(sp->comm, &sp->size);
     int crank;
     MPI_Comm_rank(sp->comm, &crank);
-    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, crank == 0 ? 0 : MPI_UNDEFINED, ctx->world_rank, &sp->leaders));
+    GA_MPI_CHECK(
+        MPI_Comm_split(MPI_COMM_WORLD, crank == 0 ? 0 : MPI_UNDEFINED, ctx->world_rank, &sp->leaders));
     if (lo != hi) {
-        snprintf(err, errlen, "NCCL_TESTS_SPLIT_MASK=%s makes communicators of %d to %d ranks: use a mask that "
-                 "splits the ranks evenly", env, lo, hi);
+        snprintf(err, errlen,
+                 "NCCL_TESTS_SPLIT_MASK=%s makes communicators of %d to %d ranks: use a mask that "
+                 "splits the ranks evenly",
+                 env, lo, hi);
         return -1;
     }
     return 0;
@@ -817,7 +831,8 @@ int main(int argc, char **argv)
                  ar_coll_unsupported(o.coll, group), group),
             n_sizes = -1;
     if (n_sizes > 0 && o.pairs && (o.json_path[0] || o.per_iter || o.cycles != 1))
-        snprintf(err, sizeof err, "-J, -I and -N apply to the world sweep, not to --pattern pairs"), n_sizes = -1;
+        snprintf(err, sizeof err, "-J, -I and -N apply to the world sweep, not to --pattern pairs"),
+            n_sizes = -1;
     combo combos[AR_NTYPES * AR_NOPS];
     int n_combos = 0;
     if (n_sizes < 0)
@@ -836,11 +851,11 @@ int main(int argc, char **argv)
 
     /* on --verbose only: by default stdout is nccl-tests' output and the report's lines after it */
     ga_debug("COMM",
-           "allreduce_bw: %s on %d ranks, %d nodes (%s), backend %s; %d sizes %llu..%llu B, %d "
-           "combination%s, -n %d -w %d -c %d, -T %g s",
-           ar_coll_get(o.coll)->name, ctx.world_size, ctx.node_count, ctx.launcher.detail, backend_name,
-           n_sizes, (unsigned long long)sizes[0], (unsigned long long)sizes[n_sizes - 1], n_combos,
-           n_combos == 1 ? "" : "s", o.iters, o.warmup, o.check, o.timeout_s);
+             "allreduce_bw: %s on %d ranks, %d nodes (%s), backend %s; %d sizes %llu..%llu B, %d "
+             "combination%s, -n %d -w %d -c %d, -T %g s",
+             ar_coll_get(o.coll)->name, ctx.world_size, ctx.node_count, ctx.launcher.detail, backend_name,
+             n_sizes, (unsigned long long)sizes[0], (unsigned long long)sizes[n_sizes - 1], n_combos,
+             n_combos == 1 ? "" : "s", o.iters, o.warmup, o.check, o.timeout_s);
 
     run_state st = {0};
     const char *min_bw = getenv("NCCL_TESTS_MIN_BW");

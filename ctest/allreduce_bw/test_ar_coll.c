@@ -148,14 +148,14 @@ static void check_counts_and_factors(void)
         int n;
         size_t param, send, recv, bytes;
     } aligned[] = {
-        {AR_ALLGATHER, AR_FLOAT, 1000, 3, 80, 80, 240, 960},          /* 250 / 3 = 83 -> 80 */
-        {AR_ALLGATHER, AR_INT8, 1000, 3, 320, 320, 960, 960},         /* 333 -> 320 */
-        {AR_REDUCE_SCATTER, AR_HALF, 1000, 3, 160, 480, 160, 960},    /* 166 -> 160 */
-        {AR_ALLTOALL, AR_DOUBLE, 1000, 3, 40, 120, 120, 960},         /* 41 -> 40 */
-        {AR_GATHER, AR_BFLOAT16, 100, 4, 8, 8, 32, 64},               /* 12 -> 8 */
-        {AR_SCATTER, AR_UINT64, 8, 2, 0, 0, 0, 0},                    /* 0: nothing left, as in nccl-tests */
-        {AR_HYPERCUBE, AR_FLOAT, 4096, 4, 256, 256, 1024, 4096},      /* already aligned */
-        {AR_ALLREDUCE, AR_FLOAT, 1000, 3, 250, 250, 250, 1000},       /* not per rank: not aligned */
+        {AR_ALLGATHER, AR_FLOAT, 1000, 3, 80, 80, 240, 960},       /* 250 / 3 = 83 -> 80 */
+        {AR_ALLGATHER, AR_INT8, 1000, 3, 320, 320, 960, 960},      /* 333 -> 320 */
+        {AR_REDUCE_SCATTER, AR_HALF, 1000, 3, 160, 480, 160, 960}, /* 166 -> 160 */
+        {AR_ALLTOALL, AR_DOUBLE, 1000, 3, 40, 120, 120, 960},      /* 41 -> 40 */
+        {AR_GATHER, AR_BFLOAT16, 100, 4, 8, 8, 32, 64},            /* 12 -> 8 */
+        {AR_SCATTER, AR_UINT64, 8, 2, 0, 0, 0, 0},                 /* 0: nothing left, as in nccl-tests */
+        {AR_HYPERCUBE, AR_FLOAT, 4096, 4, 256, 256, 1024, 4096},   /* already aligned */
+        {AR_ALLREDUCE, AR_FLOAT, 1000, 3, 250, 250, 250, 1000},    /* not per rank: not aligned */
     };
     for (size_t i = 0; i < sizeof aligned / sizeof aligned[0]; i++) {
         ar_counts k;
@@ -250,9 +250,9 @@ static void check_nccltests_numbers(void)
         int width;
         const char *want;
     } cases[] = {
-        {5.831, 7, "   5.83"},  {12345.678, 7, "12345.7"}, {1234567.8, 7, "1234568"},
-        {12345678.0, 7, "1.2e+07"}, {0.004, 6, "  0.00"},  {123.456, 6, "123.46"},
-        {1234.5, 6, "1234.5"},  {123456.0, 6, "123456"},   {1234567.0, 6, " 1e+06"},
+        {5.831, 7, "   5.83"},      {12345.678, 7, "12345.7"}, {1234567.8, 7, "1234568"},
+        {12345678.0, 7, "1.2e+07"}, {0.004, 6, "  0.00"},      {123.456, 6, "123.46"},
+        {1234.5, 6, "1234.5"},      {123456.0, 6, "123456"},   {1234567.0, 6, " 1e+06"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char buf[32];
@@ -270,7 +270,8 @@ static void check_nccltests_numbers(void)
     ar_nt_iter_stats(&it);
     CHECKF(it.min == 1 && it.max == 4 && it.avg == 2.5 && it.p50 == 3 && it.p99 == 4 &&
                fabs(it.stdev - sqrt(1.25)) < 1e-12 && fabs(it.cv_pct - sqrt(1.25) / 2.5 * 100) < 1e-9,
-           "stats min %g max %g avg %g p50 %g p99 %g sd %g", it.min, it.max, it.avg, it.p50, it.p99, it.stdev);
+           "stats min %g max %g avg %g p50 %g p99 %g sd %g", it.min, it.max, it.avg, it.p50, it.p99,
+           it.stdev);
 }
 
 int main(void)
