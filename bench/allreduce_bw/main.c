@@ -715,10 +715,13 @@ static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int
             ga_debug("COMM", "skipping %s: %s", ar_dtype_get((ar_dtype)t)->name, why);
             continue;
         }
-        for (int op = 0; op < AR_NOPS; op++) {
+        /* nccl-tests' order of -o all, so that the lines come in its order */
+        static const ar_op op_order[AR_NOPS] = {AR_SUM, AR_PROD, AR_MAX, AR_MIN, AR_AVG};
+        for (int k = 0; k < AR_NOPS; k++) {
+            ar_op op = op_order[k];
             if (!(o->op_mask & (1u << op)))
                 continue;
-            out[n++] = (combo){(ar_dtype)t, (ar_op)op};
+            out[n++] = (combo){(ar_dtype)t, op};
             if (!cl->reduces)
                 break; /* data movement: the op does not apply */
         }

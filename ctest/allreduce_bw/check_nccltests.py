@@ -145,6 +145,7 @@ def main():
     ap.add_argument("--collective-type", default=None, help="expected type column of every line")
     ap.add_argument("--redop", default=None, help="expected redop column of every line")
     ap.add_argument("--lines", type=int, help="table lines expected")
+    ap.add_argument("--op-order", help="comma-separated: the redop column runs through these in turn (-o all)")
     ap.add_argument("--expect-exit", type=int, default=0)
     ap.add_argument("--min-bw", type=float, default=-1, help="NCCL_TESTS_MIN_BW given to the run")
     ap.add_argument("--split-mask", type=lambda v: int(v, 16), default=0,
@@ -223,6 +224,10 @@ def main():
         fail(f"{len(rows)} table lines, expected {a.lines}")
     if len(rows) != len(results):
         fail(f"{len(rows)} table lines but {len(results)} -J results")
+    if a.op_order:
+        runs = [r[3] for k, r in enumerate(rows) if k == 0 or rows[k - 1][3] != r[3] or rows[k - 1][2] != r[2]]
+        order = a.op_order.split(",")
+        expect(runs, order * (len(runs) // len(order)), "redop order (nccl-tests': sum prod max min avg)")
     avg = doc["average_bus_bandwidth"]["bandwidth"]
     oob = doc["out_of_bounds"]["count"]
     bw_verdict = "" if a.min_bw < 0 else ("FAILED" if avg < a.min_bw * 0.9 else "OK")
