@@ -150,6 +150,8 @@ def main():
     ap.add_argument("--min-bw", type=float, default=-1, help="NCCL_TESTS_MIN_BW given to the run")
     ap.add_argument("--split-mask", type=lambda v: int(v, 16), default=0,
                     help="NCCL_TESTS_SPLIT_MASK given to the run: the Group column is rank & mask")
+    ap.add_argument("--preexisting", action="store_true",
+                    help="create the -J file first: the run must write PATH.0 instead, as nccl-tests does")
     ap.add_argument("--stderr-lines", type=int, default=0, help="warning lines expected on stderr")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -158,6 +160,11 @@ def main():
     for f in os.listdir(os.path.dirname(a.json) or "."):
         if f == os.path.basename(a.json) or f.startswith(os.path.basename(a.json) + "."):
             os.unlink(os.path.join(os.path.dirname(a.json) or ".", f))
+    json_path = a.json
+    if a.preexisting:
+        with open(a.json, "w") as f:
+            f.write("not to be overwritten\n")
+        json_path = a.json + ".0"
     flags = {k: cmd[i + 1] for i, k in enumerate(cmd[:-1]) if re.fullmatch(r"-[A-Za-z]", k)}
     per_iter, stamps, cputime = flags.get("-I") == "1", flags.get("-S") == "1", flags.get("-C") == "1"
     slowest = "--show-slowest" in cmd
@@ -173,8 +180,10 @@ def main():
         fail(f"{len(warnings)} warning lines on stderr, expected {a.stderr_lines}")
 
     lines = p.stdout.split("\n")
-    expect(lines[0], f"# Writing JSON output to {a.json}", "first line")
-    doc = json.load(open(a.json))
+    expect(lines[0], f"# Writing JSON output to {json_path}", "first line")
+    if a.preexisting:
+        expect(open(a.json).read(), "not to be overwritten\n", "the file that was there before the run")
+    doc = json.load(open(json_path))
     i = 1
     m = re.fullmatch(r"# nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)", lines[i])
     if not m:
