@@ -172,9 +172,17 @@ ga_backend ga_backend_resolve(const ga_ctx *ctx, ga_backend requested)
 
 void ga_gpu_select(const ga_ctx *ctx, ga_gpu_info *out)
 {
+    ga_gpu_select_device(ctx, -1, out);
+}
+
+void ga_gpu_select_device(const ga_ctx *ctx, int device, ga_gpu_info *out)
+{
     char err[256] = "";
     int visible = ga_gpu_count(err, sizeof err);
-    int index = ga_gpu_pick_index(ctx->local_rank, ctx->local_size, visible, err, sizeof err);
+    int index =
+        device >= 0 ? device : ga_gpu_pick_index(ctx->local_rank, ctx->local_size, visible, err, sizeof err);
+    if (device >= visible)
+        snprintf(err, sizeof err, "device %d asked for, but only %d visible", device, visible), index = -1;
     if (index < 0 || activate(index, err, sizeof err) != 0 || ga_gpu_query(index, out, err, sizeof err) != 0)
         GA_FATAL(GA_EXIT_ENV, "GPU selection: %s", err);
     selected = *out;

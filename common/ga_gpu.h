@@ -36,6 +36,8 @@ ga_backend ga_backend_resolve(const ga_ctx *ctx, ga_backend requested);
  * devices; a rank that sees exactly one device uses it (Slurm --gpu-bind, CUDA_VISIBLE_DEVICES per rank).
  * Two ranks of a node landing on the same GPU is fatal. */
 void ga_gpu_select(const ga_ctx *ctx, ga_gpu_info *out);
+/* The same with the device index given (device >= 0: nccl-tests' NCCL_TESTS_DEVICE), or picked (-1). */
+void ga_gpu_select_device(const ga_ctx *ctx, int device, ga_gpu_info *out);
 
 /* The GPU ga_gpu_select chose for this rank, or NULL before (or on the host path). */
 const ga_gpu_info *ga_gpu_selected(void);

@@ -68,6 +68,44 @@ static void barrier(ar_backend *b, const char *what)
     ga_deadline_disarm();
 }
 
+/* The timed loop; returns the time per operation. The common case (no -z, no -I) is one run of every
+ * operation and one wait, as nccl-tests enqueues them. With -z or -I each iteration of agg_iters operations
+ * is waited for: -z 1 adds a barrier after each operation, -z 3 one after each iteration that is left out of
+ * the time; -I records each iteration's time per operation in iter_times (the host clock: the GPU path waits
+ * for each iteration). */
+static double timed_loop(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call, const char *what,
+                         double *iter_times)
+{
+    int agg = cfg->agg_iters > 0 ? cfg->agg_iters : 1;
+    double ops = (double)cfg->iters * agg;
+    if (cfg->blocking == 0 && !iter_times) {
+        double t0 = ga_now();
+        test_delay(cfg->iters);
+        b->run(b, call, cfg->iters * agg, what);
+        return (ga_now() - t0) / ops;
+    }
+    double t0 = ga_now(), excluded = 0;
+    for (int i = 0; i < cfg->iters; i++) {
+        double ti = ga_now();
+        test_delay(1);
+        if (cfg->blocking == 1)
+            for (int k = 0; k < agg; k++) {
+                b->run(b, call, 1, what);
+                barrier(b, what);
+            }
+        else
+            b->run(b, call, agg, what);
+        double tend = ga_now();
+        if (iter_times)
+            iter_times[i] = (tend - ti) / agg;
+        if (cfg->blocking == 3) {
+            barrier(b, what);
+            excluded += ga_now() - tend;
+        }
+    }
+    return (ga_now() - t0 - excluded) / ops;
+}
+
 /* Runs the call `check` times on fresh inputs; the wrong elements of the first run with any, or 0. Every
  * rank runs every check whatever it found: a rank that stopped at its own wrong count would leave the others
  * waiting in a collective it never issues. */
@@ -98,7 +136,13 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
     ar_sample *all = NULL;
     if (on_size && b->rank == 0)
         all = malloc((size_t)b->nranks * sizeof *all);
-    if (!in || !out || (on_size && b->rank == 0 && !all))
+    /* -I: this rank's iteration times of both placements, and rank 0's copy of every rank's */
+    size_t n_iter = cfg->per_iter ? (size_t)cfg->iters * AR_PLACEMENTS : 0;
+    double *iters_mine = n_iter ? malloc(n_iter * sizeof(double)) : NULL;
+    double *iters_all =
+        n_iter && on_size && b->rank == 0 ? malloc(n_iter * (size_t)b->nranks * sizeof(double)) : NULL;
+    if (!in || !out || (on_size && b->rank == 0 && !all) || (n_iter && !iters_mine) ||
+        (n_iter && on_size && b->rank == 0 && !iters_all))
         GA_FATAL(GA_EXIT_ENV, "cannot allocate the check buffers (2 x %zu bytes)", max_bytes);
 
     rec->n_sizes = cfg->n_sizes;
@@ -118,10 +162,8 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
             if (cfg->warmup > 0)
                 b->run(b, &call, cfg->warmup, what);
             barrier(b, what);
-            double t0 = ga_now();
-            test_delay(cfg->iters);
-            b->run(b, &call, cfg->iters, what);
-            smp->time_s[pl] = (ga_now() - t0) / cfg->iters;
+            smp->time_s[pl] =
+                timed_loop(b, cfg, &call, what, n_iter ? iters_mine + (size_t)pl * cfg->iters : NULL);
 
             smp->wrong[pl] = -1;
             if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)) &&
@@ -132,11 +174,16 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
             ga_deadline_arm("gathering the times of %llu B (%s)", (unsigned long long)cfg->sizes[s],
                             cfg->label);
             GA_MPI_CHECK(MPI_Gather(smp, sizeof *smp, MPI_BYTE, all, sizeof *smp, MPI_BYTE, 0, b->comm));
+            if (n_iter)
+                GA_MPI_CHECK(MPI_Gather(iters_mine, (int)n_iter, MPI_DOUBLE, iters_all, (int)n_iter,
+                                        MPI_DOUBLE, 0, b->comm));
             ga_deadline_disarm();
             if (b->rank == 0)
-                on_size(user, s, all, b->nranks);
+                on_size(user, s, all, iters_all, b->nranks);
         }
     }
+    free(iters_mine);
+    free(iters_all);
     free(all);
     free(in);
     free(out);

@@ -19,10 +19,17 @@ typedef struct {
     const uint64_t *sizes;
     int n_sizes;
     const char *label; /* names the communicator in timeout messages ("world", "pair 3 round 1") */
+    /* nccl-tests' -m, -z, -I: operations per timed iteration, blocking mode 0-3, per-iteration times. 0 in
+     * agg_iters means 1. */
+    int agg_iters, blocking;
+    bool per_iter;
 } ar_sweep_cfg;
 
-/* Called on the communicator's rank 0 after each size with every rank's sample of it (nranks entries). */
-typedef void (*ar_size_done_fn)(void *user, int size_index, const ar_sample *samples, int nranks);
+/* Called on the communicator's rank 0 after each size with every rank's sample of it (nranks entries) and,
+ * with per_iter, every rank's time per operation of each iteration: iter_times[(r * AR_PLACEMENTS + pl) *
+ * iters + i] (NULL without per_iter). */
+typedef void (*ar_size_done_fn)(void *user, int size_index, const ar_sample *samples,
+                                const double *iter_times, int nranks);
 
 /* Runs the sweep; fills rec's samples (rec->hdr is the caller's). on_size may be NULL (no per-size gather).
  */

@@ -82,27 +82,41 @@ static double data_value(const ar_pattern *p, int rank, size_t i)
 
 /* ---- counts and bandwidth factors (nccl-tests' getCollByteCount and getBw) ---- */
 
-static void counts_same(size_t count, int nranks, ar_counts *c)
+static void counts_same(size_t count, size_t esize, int nranks, ar_counts *c)
 {
+    (void)esize;
     (void)nranks;
     *c = (ar_counts){count, count, count, 0, 0};
 }
 
-static void counts_allgather(size_t count, int nranks, ar_counts *c)
+/* The per-rank count of the collectives that split the size among ranks, rounded down to a multiple of 16
+ * bytes as nccl-tests rounds it, so that the size and count columns are nccl-tests' for every size. */
+static size_t per_rank(size_t count, size_t esize, int nranks)
 {
     size_t per = count / (size_t)nranks;
+    size_t align = esize < 16 ? 16 / esize : 1;
+    return per & ~(align - 1);
+}
+
+/* allgather, gather and hypercube: each rank sends per, receives per x n; in place, rank r's input is at
+ * recvbuf + r x per. */
+static void counts_gathering(size_t count, size_t esize, int nranks, ar_counts *c)
+{
+    size_t per = per_rank(count, esize, nranks);
     *c = (ar_counts){per, per * (size_t)nranks, per, per, 0};
 }
 
-static void counts_reduce_scatter(size_t count, int nranks, ar_counts *c)
+/* reduce_scatter and scatter: each rank sends per x n, receives per; in place, rank r's output is at
+ * recvbuf + r x per. */
+static void counts_scattering(size_t count, size_t esize, int nranks, ar_counts *c)
 {
-    size_t per = count / (size_t)nranks;
+    size_t per = per_rank(count, esize, nranks);
     *c = (ar_counts){per * (size_t)nranks, per, per, 0, per};
 }
 
-static void counts_alltoall(size_t count, int nranks, ar_counts *c)
+static void counts_alltoall(size_t count, size_t esize, int nranks, ar_counts *c)
 {
-    size_t per = count / (size_t)nranks;
+    size_t per = per_rank(count, esize, nranks);
     *c = (ar_counts){per * (size_t)nranks, per * (size_t)nranks, per, 0, 0};
 }
 
@@ -120,6 +134,11 @@ static double factor_one(int n)
 {
     (void)n;
     return 1.0;
+}
+
+static bool power_of_two(int n)
+{
+    return n > 0 && (n & (n - 1)) == 0;
 }
 
 /* ---- inputs and expected outputs per collective ---- */
@@ -173,17 +192,54 @@ static bool expect_sendrecv(const ar_pattern *p, int rank, size_t j, double *v)
     return true;
 }
 
+static bool expect_gather(const ar_pattern *p, int rank, size_t j, double *v)
+{
+    if (rank != p->root)
+        return false;
+    return expect_allgather(p, rank, j, v);
+}
+
+static bool expect_scatter(const ar_pattern *p, int rank, size_t j, double *v)
+{
+    *v = data_value(p, p->root, (size_t)rank * p->counts.recv_count + j);
+    return true;
+}
+
 static const ar_coll colls[AR_NCOLLS] = {
-    [AR_ALLREDUCE] = {"allreduce", true, false, counts_same, factor_allreduce, reduce_input,
+    [AR_ALLREDUCE] = {"allreduce", true, false, counts_same, factor_allreduce, NULL, "none", reduce_input,
                       expect_reduce_full},
-    [AR_ALLGATHER] = {"allgather", false, false, counts_allgather, factor_n1, data_value, expect_allgather},
-    [AR_REDUCE_SCATTER] = {"reduce_scatter", true, false, counts_reduce_scatter, factor_n1, reduce_input,
-                           expect_reduce_scatter},
-    [AR_BROADCAST] = {"broadcast", false, true, counts_same, factor_one, data_value, expect_broadcast},
-    [AR_REDUCE] = {"reduce", true, true, counts_same, factor_one, reduce_input, expect_reduce_root},
-    [AR_ALLTOALL] = {"alltoall", false, false, counts_alltoall, factor_n1, data_value, expect_alltoall},
-    [AR_SENDRECV] = {"sendrecv", false, false, counts_same, factor_one, data_value, expect_sendrecv},
+    [AR_ALLGATHER] = {"allgather", false, false, counts_gathering, factor_n1, NULL, "none", data_value,
+                      expect_allgather},
+    [AR_REDUCE_SCATTER] = {"reduce_scatter", true, false, counts_scattering, factor_n1, NULL, "none",
+                           reduce_input, expect_reduce_scatter},
+    [AR_BROADCAST] = {"broadcast", false, true, counts_same, factor_one, NULL, "none", data_value,
+                      expect_broadcast},
+    [AR_REDUCE] = {"reduce", true, true, counts_same, factor_one, NULL, "none", reduce_input,
+                   expect_reduce_root},
+    [AR_ALLTOALL] = {"alltoall", false, false, counts_alltoall, factor_n1, NULL, "none", data_value,
+                     expect_alltoall},
+    [AR_SENDRECV] = {"sendrecv", false, false, counts_same, factor_one, NULL, "none", data_value,
+                     expect_sendrecv},
+    [AR_GATHER] = {"gather", false, true, counts_gathering, factor_n1, NULL, "none", data_value,
+                   expect_gather},
+    [AR_SCATTER] = {"scatter", false, true, counts_scattering, factor_n1, NULL, "none", data_value,
+                    expect_scatter},
+    /* nccl-tests: algbw counts the (n-1) blocks a rank receives, busbw = algbw; its redop column is empty */
+    [AR_HYPERCUBE] = {"hypercube", false, false, counts_gathering, factor_one, factor_n1, "", data_value,
+                      expect_allgather},
 };
+
+const char *ar_coll_op_label(ar_coll_id id, ar_op op)
+{
+    return colls[id].reduces ? ar_op_name(op) : colls[id].no_op_name;
+}
+
+const char *ar_coll_unsupported(ar_coll_id id, int nranks)
+{
+    if (id == AR_HYPERCUBE && !power_of_two(nranks))
+        return "hypercube needs a power-of-two number of ranks";
+    return NULL;
+}
 
 const ar_coll *ar_coll_get(ar_coll_id id)
 {
@@ -214,7 +270,8 @@ int ar_coll_parse(const char *name, ar_coll_id *out)
 
 void ar_coll_counts(ar_coll_id id, size_t size_bytes, ar_dtype type, int nranks, ar_counts *out)
 {
-    colls[id].counts(size_bytes / ar_dtype_get(type)->size, nranks, out);
+    size_t esize = ar_dtype_get(type)->size;
+    colls[id].counts(size_bytes / esize, esize, nranks, out);
 }
 
 size_t ar_coll_bytes(const ar_counts *c, ar_dtype type)
@@ -225,7 +282,8 @@ size_t ar_coll_bytes(const ar_counts *c, ar_dtype type)
 
 void ar_coll_bandwidth(ar_coll_id id, size_t bytes, double time_s, int nranks, double *algbw, double *busbw)
 {
-    *algbw = time_s > 0 ? (double)bytes / 1e9 / time_s : 0.0;
+    double share = colls[id].alg_factor ? colls[id].alg_factor(nranks) : 1.0;
+    *algbw = time_s > 0 ? (double)bytes * share / 1e9 / time_s : 0.0;
     *busbw = *algbw * colls[id].bus_factor(nranks);
 }
 

@@ -19,6 +19,9 @@ typedef enum {
     AR_REDUCE,
     AR_ALLTOALL,
     AR_SENDRECV,
+    AR_GATHER,
+    AR_SCATTER,
+    AR_HYPERCUBE, /* an allgather made of log2(n) pairwise exchanges; n a power of two */
     AR_NCOLLS
 } ar_coll_id;
 
@@ -43,8 +46,13 @@ typedef struct {
     const char *name;
     bool reduces; /* takes a reduction operation */
     bool rooted;  /* has a root (broadcast, reduce) */
-    void (*counts)(size_t count, int nranks, ar_counts *out);
+    /* count: elements of the size; esize: bytes per element (per-rank counts are aligned to 16 bytes) */
+    void (*counts)(size_t count, size_t esize, int nranks, ar_counts *out);
     double (*bus_factor)(int nranks);
+    /* algbw's share of the printed bytes, NULL for 1: hypercube moves (n-1)/n of its receive buffer */
+    double (*alg_factor)(int nranks);
+    /* the redop column for data movement ("none"; nccl-tests prints "" for hypercube) */
+    const char *no_op_name;
     /* The value rank writes at index i of its input (send_count elements). */
     double (*input)(const ar_pattern *p, int rank, size_t i);
     /* The value expected at index j of rank's output (recv_count elements); false where nothing is expected
@@ -54,12 +62,17 @@ typedef struct {
 
 const ar_coll *ar_coll_get(ar_coll_id id);
 int ar_coll_parse(const char *name, ar_coll_id *out);
+/* The redop column of a line: the op's name, or the collective's no_op_name for data movement. */
+const char *ar_coll_op_label(ar_coll_id id, ar_op op);
+/* Why a collective cannot run on nranks ranks (hypercube needs a power of two), or NULL. */
+const char *ar_coll_unsupported(ar_coll_id id, int nranks);
 
 /* The counts of a size in bytes (count = bytes / element size, as nccl-tests does), and the figures of a
  * measurement: bytes = max(send, recv) bytes, the size nccl-tests prints and divides by the time. */
 void ar_coll_counts(ar_coll_id id, size_t size_bytes, ar_dtype type, int nranks, ar_counts *out);
 size_t ar_coll_bytes(const ar_counts *c, ar_dtype type);
-/* algbw = bytes / time (GB = 1e9), busbw = algbw * factor(nranks). 0 when time is not positive. */
+/* algbw = bytes x alg_factor / time (GB = 1e9), busbw = algbw * factor(nranks). 0 when time is not positive.
+ */
 void ar_coll_bandwidth(ar_coll_id id, size_t bytes, double time_s, int nranks, double *algbw, double *busbw);
 
 /* The tolerance of the check in ULPs: 0 (exact) except avg on floating-point types, whose 1/n scaling and

@@ -188,6 +188,24 @@ static int as_int(size_t count)
     return (int)count;
 }
 
+/* nccl-tests' hypercube allgather: the own block into place, then at step k an exchange with rank ^ 2^k of
+ * the 2^k blocks gathered so far (n a power of two, checked before the sweep). */
+static void hypercube(ar_backend *b, const ar_call *c, MPI_Datatype dt, const void *in)
+{
+    host_impl *h = b->impl;
+    size_t block = c->counts.param_count * esize(c);
+    char *own = h->recv + (size_t)b->rank * block;
+    if ((const char *)in != own)
+        memcpy(own, in, block);
+    for (int mask = 1; mask < b->nranks; mask <<= 1) {
+        int first = b->rank & ~(mask - 1), peer = b->rank ^ mask, theirs = first ^ mask;
+        GA_MPI_CHECK(MPI_Sendrecv(
+            h->recv + (size_t)first * block, as_int(c->counts.param_count * (size_t)mask), dt, peer, 1,
+            h->recv + (size_t)theirs * block, as_int(c->counts.param_count * (size_t)mask), dt, peer, 1,
+            b->comm, MPI_STATUS_IGNORE));
+    }
+}
+
 static void call_once(ar_backend *b, const ar_call *c)
 {
     host_impl *h = b->impl;
@@ -228,6 +246,18 @@ static void call_once(ar_backend *b, const ar_call *c)
         else
             GA_MPI_CHECK(MPI_Sendrecv(in, as_int(n->param_count), dt, next, 0, h->recv,
                                       as_int(n->param_count), dt, prev, 0, b->comm, MPI_STATUS_IGNORE));
+        break;
+    case AR_GATHER:
+        GA_MPI_CHECK(MPI_Gather(ip && b->rank == c->root ? MPI_IN_PLACE : in, as_int(n->param_count), dt,
+                                h->recv, as_int(n->param_count), dt, c->root, b->comm));
+        break;
+    case AR_SCATTER:
+        GA_MPI_CHECK(MPI_Scatter(ip ? h->recv : h->send, as_int(n->param_count), dt,
+                                 ip && b->rank == c->root ? MPI_IN_PLACE : output_at(b, c),
+                                 as_int(n->param_count), dt, c->root, b->comm));
+        break;
+    case AR_HYPERCUBE:
+        hypercube(b, c, dt, in);
         break;
     default:
         GA_FATAL(GA_EXIT_INTERNAL, "host path: collective %d has no MPI call", (int)c->coll);

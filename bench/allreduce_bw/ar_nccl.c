@@ -78,6 +78,27 @@ static void nccl_get_output(ar_backend *b, const ar_call *c, void *host)
     GA_CUDA_CHECK(cudaMemcpy(host, output_at(b, c), c->counts.recv_count * esize(c), cudaMemcpyDeviceToHost));
 }
 
+/* nccl-tests' hypercube allgather: the own block into place, then log2(n) grouped exchanges with rank ^ 2^k
+ * of the 2^k blocks gathered so far. */
+static void enqueue_hypercube(ar_backend *b, const ar_call *c, const void *in)
+{
+    nccl_impl *g = b->impl;
+    size_t n = c->counts.param_count, block = n * esize(c);
+    ncclDataType_t t = nccl_type(c->type);
+    char *own = g->recv + (size_t)b->rank * block;
+    if ((const char *)in != own)
+        GA_CUDA_CHECK(cudaMemcpyAsync(own, in, block, cudaMemcpyDeviceToDevice, g->stream));
+    for (int mask = 1; mask < b->nranks; mask <<= 1) {
+        int first = b->rank & ~(mask - 1), peer = b->rank ^ mask, theirs = first ^ mask;
+        NCCL_ENQUEUE(ncclGroupStart());
+        NCCL_ENQUEUE(
+            ncclSend(g->recv + (size_t)first * block, n * (size_t)mask, t, peer, g->comm, g->stream));
+        NCCL_ENQUEUE(
+            ncclRecv(g->recv + (size_t)theirs * block, n * (size_t)mask, t, peer, g->comm, g->stream));
+        NCCL_ENQUEUE(ncclGroupEnd());
+    }
+}
+
 static void enqueue(ar_backend *b, const ar_call *c)
 {
     nccl_impl *g = b->impl;
@@ -111,6 +132,15 @@ static void enqueue(ar_backend *b, const ar_call *c)
         NCCL_ENQUEUE(ncclSend(in, n, t, next, g->comm, g->stream));
         NCCL_ENQUEUE(ncclRecv(out, n, t, prev, g->comm, g->stream));
         NCCL_ENQUEUE(ncclGroupEnd());
+        break;
+    case AR_GATHER:
+        NCCL_ENQUEUE(ncclGather(in, out, n, t, c->root, g->comm, g->stream));
+        break;
+    case AR_SCATTER:
+        NCCL_ENQUEUE(ncclScatter(in, out, n, t, c->root, g->comm, g->stream));
+        break;
+    case AR_HYPERCUBE:
+        enqueue_hypercube(b, c, in);
         break;
     default:
         GA_FATAL(GA_EXIT_INTERNAL, "NCCL path: collective %d has no call", (int)c->coll);

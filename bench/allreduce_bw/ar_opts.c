@@ -7,7 +7,29 @@
 #include "ar_sweep.h"
 #include "ga_parse.h"
 
-enum { OPT_COLLECTIVE = 256, OPT_BACKEND, OPT_MIN_BUSBW, OPT_PATTERN, OPT_ROUNDS, OPT_TOLERANCE };
+enum {
+    OPT_COLLECTIVE = 256,
+    OPT_BACKEND,
+    OPT_MIN_BUSBW,
+    OPT_PATTERN,
+    OPT_ROUNDS,
+    OPT_TOLERANCE,
+    OPT_SHOW_SLOWEST
+};
+
+/* Flags nccl-tests has that need what gpuaccept does not do (several GPUs per process, CUDA graphs, buffer
+ * registration, the device API, its own stream handling): accepted so that nccl-tests command lines run, and
+ * ignored, with a warning, when given anything but their default. */
+const ar_ignored_flag ar_ignored_flags[AR_N_IGNORED_MAX] = {
+    {'y', "the GPU path runs on its own non-blocking stream"},
+    {'G', "CUDA graph launches are not used"},
+    {'R', "buffers are not registered with NCCL"},
+    {'x', "the CTA policy is NCCL's default"},
+    {'D', "the NCCL device API is not used"},
+    {'V', "the NCCL device API is not used"},
+    {'M', "no GPU memory usage report"},
+    {'u', "buffers are aligned"},
+};
 
 const ga_option ar_options[] = {
     {"minbytes", 'b', true, "SIZE", "smallest size, K/M/G suffixes (default 8; GPU and host alike)"},
@@ -33,6 +55,29 @@ const ga_option ar_options[] = {
     {"rounds", OPT_ROUNDS, true, "N", "pairs: rounds of different pairings (default 3)"},
     {"tolerance", OPT_TOLERANCE, true, "PCT",
      "pairs: flag a pair more than PCT percent below the median (default 10)"},
+    {"nthreads", 't', true, "1", "nccl-tests' threads per process: 1 (one GPU per rank)"},
+    {"ngpus", 'g', true, "1", "nccl-tests' GPUs per thread: 1 (one GPU per rank)"},
+    {"agg_iters", 'm', true, "N", "operations per timed iteration; the time is per operation (default 1)"},
+    {"run_cycles", 'N', true, "N", "run the sweep N times, printing each, 0 forever (default 1)"},
+    {"parallel_init", 'p', true, "0/1", "accepted (one GPU per rank: nothing to initialise in parallel)"},
+    {"blocking", 'z', true, "0-3",
+     "1 wait and barrier after each operation, 2 wait only, 3 wait and barrier after each iteration, the "
+     "barrier not timed (default 0)"},
+    {"per_iter_timing", 'I', true, "0/1", "time every iteration: i_min i_max i_p99 i_cv% columns, -J rows"},
+    {"per_iter_skip", 'K', true, "N", "leave the first N iterations out of the -I summary (default 0)"},
+    {"report_cputime", 'C', true, "0/1", "label the time column cputime (the host clock, as measured)"},
+    {"report_timestamps", 'S', true, "0/1", "a timestamp column after in-place"},
+    {"output_file", 'J', true, "FILE", "also write nccl-tests' JSON (version 3) to FILE"},
+    {"stream_null", 'y', true, "0/1", "accepted, ignored with a warning"},
+    {"cudagraph", 'G', true, "N", "accepted, ignored with a warning"},
+    {"local_register", 'R', true, "0-2", "accepted, ignored with a warning"},
+    {"cta_policy", 'x', true, "0-2", "accepted, ignored with a warning"},
+    {"device_implementation", 'D', true, "N", "accepted, ignored with a warning"},
+    {"device_cta_count", 'V', true, "N", "accepted, ignored with a warning"},
+    {"memory", 'M', true, "0/1", "accepted, ignored with a warning"},
+    {"unalign", 'u', true, "N", "accepted, ignored with a warning"},
+    {"show-slowest", OPT_SHOW_SLOWEST, false, NULL,
+     "add the slowest rank and its time after nccl-tests' columns"},
 };
 _Static_assert(sizeof ar_options / sizeof ar_options[0] == AR_N_OPTIONS, "AR_N_OPTIONS");
 
@@ -50,6 +95,24 @@ void ar_opts_defaults(ar_opts *o)
     o->timeout_s = 300;
     o->backend = GA_BACKEND_AUTO;
     o->tolerance = 0.1;
+    o->agg_iters = 1;
+    o->cycles = 1;
+}
+
+void ar_ignored_warning(const ar_opts *o, int i, char *buf, size_t len)
+{
+    snprintf(buf, len, "warning: -%c %s ignored: %s", ar_ignored_flags[i].key, o->ignored_value[i],
+             ar_ignored_flags[i].what);
+}
+
+/* nccl-tests' 0/1 switches. */
+static int parse_bool(const char *arg, bool *out, char *err, size_t errlen)
+{
+    long v;
+    if (ga_parse_long(arg, 0, 1, &v, err, errlen))
+        return -1;
+    *out = v != 0;
+    return 0;
 }
 
 static int parse_int(const char *arg, long min, long max, int *out, char *err, size_t errlen)
@@ -123,6 +186,7 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
         return 0;
     }
     case OPT_COLLECTIVE:
+        o->set_coll = true;
         if (ar_coll_parse(arg, &o->coll) != 0) {
             snprintf(err, errlen, "unknown collective '%s'", arg);
             return -1;
@@ -143,6 +207,62 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
         return parse_int(arg, 1, 1024, &o->rounds, err, errlen);
     case OPT_TOLERANCE:
         return ga_cli_parse_pct_fraction(arg, 0, 99, &o->tolerance, err, errlen);
+    case 't':
+    case 'g':
+        if (ga_parse_long(arg, 0, 1 << 20, &v, err, errlen))
+            return -1;
+        if (v != 1) {
+            snprintf(err, errlen,
+                     "-%c %ld: gpuaccept runs one GPU per rank (start one rank per GPU with mpirun/srun); "
+                     "only -%c 1 is accepted",
+                     key, v, key);
+            return -1;
+        }
+        return 0;
+    case 'm':
+        return parse_int(arg, 1, 1000000, &o->agg_iters, err, errlen);
+    case 'N':
+        return parse_int(arg, 0, 1000000, &o->cycles, err, errlen);
+    case 'p':
+        return parse_bool(arg, &o->parallel_init, err, errlen);
+    case 'z':
+        return parse_int(arg, 0, 3, &o->blocking, err, errlen);
+    case 'I':
+        return parse_bool(arg, &o->per_iter, err, errlen);
+    case 'K':
+        return parse_int(arg, 0, 1000000, &o->per_iter_skip, err, errlen);
+    case 'C':
+        return parse_bool(arg, &o->cputime, err, errlen);
+    case 'S':
+        return parse_bool(arg, &o->timestamps, err, errlen);
+    case 'J':
+        if (!*arg || strlen(arg) >= sizeof o->json_path) {
+            snprintf(err, errlen, "-J: a file name of 1 to %zu characters", sizeof o->json_path - 1);
+            return -1;
+        }
+        snprintf(o->json_path, sizeof o->json_path, "%s", arg);
+        return 0;
+    case OPT_SHOW_SLOWEST:
+        o->show_slowest = true;
+        return 0;
+    case 'y':
+    case 'G':
+    case 'R':
+    case 'x':
+    case 'D':
+    case 'V':
+    case 'M':
+    case 'u':
+        if (ga_parse_long(arg, -1, 1 << 20, &v, err, errlen))
+            return -1;
+        for (int i = 0; i < AR_N_IGNORED_MAX; i++)
+            if (ar_ignored_flags[i].key == key) {
+                /* the default (0; -V has no effect without -D) changes nothing: no warning */
+                bool is_default = v == 0 || (key == 'x' && v == -1);
+                o->ignored = is_default ? o->ignored & ~(1u << i) : o->ignored | (1u << i);
+                snprintf(o->ignored_value[i], sizeof o->ignored_value[i], "%ld", v);
+            }
+        return 0;
     default:
         snprintf(err, errlen, "unhandled option");
         return -1;
@@ -161,6 +281,11 @@ int ar_opts_finish(ar_opts *o, bool gpu, bool quick, uint64_t *sizes, char *err,
         o->warmup = quick ? 1 : 5;
     if (o->set_step && !o->set_factor)
         o->step_factor = 1; /* nccl-tests: -i alone means additive steps */
+    if (o->per_iter_skip > 0 && (!o->per_iter || o->per_iter_skip >= o->iters)) {
+        snprintf(err, errlen, "-K %d needs -I 1 and fewer skipped than the %d iterations (-n)",
+                 o->per_iter_skip, o->iters);
+        return -1;
+    }
     return ar_sweep_sizes(o->min_bytes, o->max_bytes, o->step_factor, o->step_bytes, sizes, AR_MAX_SIZES, err,
                           errlen);
 }

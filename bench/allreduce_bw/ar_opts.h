@@ -10,6 +10,15 @@
 #include "ga_cli.h"
 #include "ga_backend.h"
 
+/* nccl-tests flags that gpuaccept accepts and, where set to anything but their default, ignores with one
+ * warning line each (ar_ignored_warning). */
+#define AR_N_IGNORED_MAX 8
+typedef struct {
+    int key;
+    const char *what; /* why it has no effect here */
+} ar_ignored_flag;
+extern const ar_ignored_flag ar_ignored_flags[AR_N_IGNORED_MAX];
+
 typedef struct {
     uint64_t min_bytes, max_bytes, step_bytes, step_factor;
     bool set_min, set_max, set_step, set_factor, set_iters, set_warmup;
@@ -17,6 +26,7 @@ typedef struct {
     unsigned type_mask, op_mask; /* bit per ar_dtype / ar_op */
     bool all_types;
     ar_coll_id coll;
+    bool set_coll; /* --collective given (else the program's name may choose: all_gather_perf) */
     int root;
     int average;      /* ar_time_mode */
     double timeout_s; /* -T/--wait-timeout: each wait (the whole run is the common --timeout) */
@@ -25,15 +35,29 @@ typedef struct {
     bool pairs;
     int rounds;       /* 0: default */
     double tolerance; /* --tolerance, as a fraction */
+    /* nccl-tests' flags (docs/allreduce_bw.md, "nccl-tests compatibility") */
+    int agg_iters;            /* -m: operations per timed iteration (1) */
+    int cycles;               /* -N: sweeps printed, 0 forever (1) */
+    int blocking;             /* -z 0-3 (0) */
+    bool per_iter;            /* -I 1: per-iteration times */
+    int per_iter_skip;        /* -K */
+    bool cputime, timestamps; /* -C 1, -S 1: the time column's label, a timestamp column */
+    bool parallel_init;       /* -p: accepted; one GPU per rank leaves nothing to initialise in parallel */
+    char json_path[1024];     /* -J FILE: nccl-tests' JSON, "" none */
+    bool show_slowest;        /* --show-slowest: the slowest-rank columns after nccl-tests' 13 */
+    unsigned ignored;         /* bit per flag of ar_ignored_flags given a value gpuaccept cannot honour */
+    char ignored_value[AR_N_IGNORED_MAX][16];
 } ar_opts;
 
-#define AR_N_OPTIONS 18
+#define AR_N_OPTIONS 38
 extern const ga_option ar_options[AR_N_OPTIONS];
 
 void ar_opts_defaults(ar_opts *o);
 int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen);
 /* Applies the defaults that depend on the backend and --quick, and builds the sizes. Returns how many, or -1
  * with a message. */
+/* The warning line of ignored flag i (ar_opts.ignored bit i). */
+void ar_ignored_warning(const ar_opts *o, int i, char *buf, size_t len);
 int ar_opts_finish(ar_opts *o, bool gpu, bool quick, uint64_t *sizes, char *err, size_t errlen);
 
 #endif

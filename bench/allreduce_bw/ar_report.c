@@ -53,64 +53,6 @@ int ar_line_compute(const ar_sweep_desc *d, int size_index, const ar_sample *con
     return 0;
 }
 
-/* ---- the table, in nccl-tests' layout ---- */
-
-void ar_table_header(FILE *out, const ar_sweep_desc *d, int nranks)
-{
-    fprintf(out, "#\n# %s, %d ranks, datatype %s, op %s\n", ar_coll_get(d->coll)->name, nranks,
-            ar_dtype_get(d->type)->name, ar_coll_get(d->coll)->reduces ? ar_op_name(d->op) : "none");
-    fprintf(out,
-            "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
-            "", "", "", "", "");
-    fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s  %s\n", "size", "count",
-            "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong",
-            "slowest rank (max time)");
-    fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)",
-            "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
-}
-
-static void format_time(char *buf, size_t len, double us)
-{
-    if (us >= 10000.0)
-        snprintf(buf, len, "%7.0f", us);
-    else if (us >= 100.0)
-        snprintf(buf, len, "%7.1f", us);
-    else
-        snprintf(buf, len, "%7.2f", us);
-}
-
-void ar_table_line(FILE *out, const ar_sweep_desc *d, const ar_line *l, int slowest_rank,
-                   const char *slowest_host)
-{
-    const ar_coll *c = ar_coll_get(d->coll);
-    char root[16];
-    snprintf(root, sizeof root, "%d", c->rooted ? d->root : -1);
-    char line[512];
-    int len = snprintf(line, sizeof line, "%12llu  %12zu  %8s  %6s  %6s", (unsigned long long)l->bytes,
-                       l->count, ar_dtype_get(d->type)->name, c->reduces ? ar_op_name(d->op) : "none", root);
-    for (int pl = 0; pl < AR_PLACEMENTS; pl++) {
-        char t[32], w[32];
-        format_time(t, sizeof t, l->agg[pl].time_s * 1e6);
-        if (l->agg[pl].wrong < 0)
-            snprintf(w, sizeof w, "N/A");
-        else
-            snprintf(w, sizeof w, "%lld", (long long)l->agg[pl].wrong);
-        len += snprintf(line + len, sizeof line - (size_t)len, "  %7s  %6.2f  %6.2f  %5s", t, l->algbw[pl],
-                        l->busbw[pl], w);
-    }
-    char t[32];
-    format_time(t, sizeof t, l->agg[0].max_s * 1e6);
-    fprintf(out, "%s  rank %d %s (%s us)\n", line, slowest_rank, slowest_host, t);
-}
-
-void ar_table_footer(FILE *out, const ar_figures *f)
-{
-    fprintf(out, "# Out of bounds values : %d %s\n", f->out_of_bounds, f->out_of_bounds ? "FAILED" : "OK");
-    fprintf(out, "# Avg bus bandwidth    : %g\n", f->avg_busbw);
-    fprintf(out, "# Bus bandwidth at max size (%llu B): %g GB/s out-of-place, %g GB/s in-place\n#\n",
-            (unsigned long long)f->max_bytes, f->busbw_at_max, f->busbw_at_max_ip);
-}
-
 void ar_figures_add(ar_figures *f, const ar_line *l, int n_lines_so_far)
 {
     int n = n_lines_so_far * AR_PLACEMENTS;

@@ -1,5 +1,5 @@
-/* From gathered records to what the user reads: the nccl-tests table lines, the report's results and
- * figures, and the findings of a sweep. Pure: no MPI, no CUDA. */
+/* From gathered records to what the user reads: the figures of each table line (printed by
+ * ar_nccltests.c), the report's results and figures, and the findings of a sweep. Pure: no MPI, no CUDA. */
 #ifndef AR_REPORT_H
 #define AR_REPORT_H
 
@@ -49,12 +49,6 @@ typedef struct {
     int n_lines;       /* the curve: busbw of each placement by message size */
     double bytes[AR_MAX_SIZES], busbw[AR_PLACEMENTS][AR_MAX_SIZES];
 } ar_figures;
-
-/* The table: header lines, one line per size, footer; world ranks and hosts name the slowest rank. */
-void ar_table_header(FILE *out, const ar_sweep_desc *d, int nranks);
-void ar_table_line(FILE *out, const ar_sweep_desc *d, const ar_line *l, int slowest_rank,
-                   const char *slowest_host);
-void ar_table_footer(FILE *out, const ar_figures *f);
 
 /* Adds a line to the figures (call once per size, in order, from n_lines_so_far = 0 on a zeroed fig). */
 void ar_figures_add(ar_figures *f, const ar_line *l, int n_lines_so_far);

@@ -4,8 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#if GA_HAVE_CUDA
+#include <nccl.h>
+#endif
 
 #include "ar_bench.h"
+#include "ar_nccltests.h"
 #include "ga_deadline.h"
 #include "ar_opts.h"
 #include "ar_pairs.h"
@@ -42,34 +47,142 @@ typedef struct {
     ar_op op;
 } combo;
 
-/* ---- world mode: one sweep per combination over every rank ---- */
+/* ---- world mode: one sweep per combination over every rank, printed as nccl-tests prints it ---- */
+
+/* What the nccl-tests output accumulates over every line of every combination and cycle (rank 0). */
+typedef struct {
+    ar_nt_config cfg;
+    json_t *json; /* -J document, or NULL */
+    char json_path[1024];
+    double bw_sum; /* busbw of every line and placement: the footer's average */
+    int bw_count, out_of_bounds;
+} nt_state;
+
+/* nccl-tests' NCCL_TESTS_SPLIT_MASK: world rank r joins communicator (r & mask), each running the sweep on
+ * its own; the table's line of a size covers every communicator. */
+typedef struct {
+    MPI_Comm comm; /* this rank's communicator (MPI_COMM_WORLD without a mask) */
+    int color;     /* r & mask: the Group column */
+    int group;     /* dense index of the communicator, 0 .. n_groups-1, by color */
+    int n_groups, size;
+    MPI_Comm leaders;   /* rank 0 of each communicator, MPI_COMM_NULL elsewhere or without a mask */
+    int *world_rank_of; /* world rank 0: the world rank of each gathered sample, in gathered order */
+} split_plan;
 
 typedef struct {
     ar_sweep_desc desc;
     const char *hosts; /* world_size * GA_HOST_MAX, rank 0 only */
     ar_figures fig;
+    nt_state *nt;
+    const split_plan *split;
+    int world_size;
 } live_table;
 
-static void print_live_line(void *user, int s, const ar_sample *samples, int n)
+/* -I: each placement's per-iteration rows (rank-major) and their max over ranks, from the gathered times. */
+static int iter_summaries(const nt_state *nt, const double *iter_times, int n, ar_nt_iter it[AR_PLACEMENTS],
+                          double **buf)
+{
+    int iters = nt->cfg.iters;
+    size_t per_pl = (size_t)iters * (size_t)(n + 1);
+    *buf = malloc(per_pl * AR_PLACEMENTS * sizeof **buf);
+    if (!*buf)
+        return -1;
+    for (int pl = 0; pl < AR_PLACEMENTS; pl++) {
+        double *rows = *buf + per_pl * pl, *max = rows + (size_t)iters * n;
+        for (int i = 0; i < iters; i++)
+            max[i] = 0;
+        for (int r = 0; r < n; r++)
+            for (int i = 0; i < iters; i++) {
+                double t = iter_times[((size_t)r * AR_PLACEMENTS + pl) * iters + i];
+                rows[(size_t)r * iters + i] = t;
+                max[i] = t > max[i] ? t : max[i];
+            }
+        it[pl] = (ar_nt_iter){
+            .skipped = nt->cfg.per_iter_skip, .n = iters, .times = max, .per_proc = rows, .nprocs = n};
+        ar_nt_iter_stats(&it[pl]);
+    }
+    return 0;
+}
+
+/* Split: every communicator's rank 0 sends its communicator's samples (and -I times) to world rank 0, which
+ * gets them group after group. Returns false on the leaders that are not world rank 0. */
+static bool gather_groups(const live_table *t, const ar_sample **samples, const double **iter_times, int *n,
+                          ar_sample **all_samples, double **all_iters, int **group_of)
+{
+    const split_plan *sp = t->split;
+    int me;
+    MPI_Comm_rank(sp->leaders, &me);
+    size_t per_iter = *iter_times ? (size_t)t->nt->cfg.iters * AR_PLACEMENTS : 0;
+    if (me == 0) {
+        *all_samples = malloc((size_t)t->world_size * sizeof **all_samples);
+        *all_iters = per_iter ? malloc((size_t)t->world_size * per_iter * sizeof **all_iters) : NULL;
+        *group_of = malloc((size_t)t->world_size * sizeof **group_of);
+        if (!*all_samples || !*group_of || (per_iter && !*all_iters))
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    }
+    /* groups are of equal size (checked at the start) */
+    GA_MPI_CHECK(MPI_Gather(*samples, (int)(sizeof(ar_sample) * (size_t)*n), MPI_BYTE, *all_samples,
+                            (int)(sizeof(ar_sample) * (size_t)*n), MPI_BYTE, 0, sp->leaders));
+    if (per_iter)
+        GA_MPI_CHECK(MPI_Gather(*iter_times, (int)(per_iter * (size_t)*n), MPI_DOUBLE, *all_iters,
+                                (int)(per_iter * (size_t)*n), MPI_DOUBLE, 0, sp->leaders));
+    if (me != 0)
+        return false;
+    for (int i = 0; i < t->world_size; i++)
+        (*group_of)[i] = i / *n;
+    *samples = *all_samples;
+    *iter_times = *all_iters;
+    *n = t->world_size;
+    return true;
+}
+
+static void print_live_line(void *user, int s, const ar_sample *samples, const double *iter_times, int n)
 {
     live_table *t = user;
-    const ar_sample **ptrs = malloc((size_t)n * sizeof *ptrs);
-    int *group_of = calloc((size_t)n, sizeof *group_of);
-    ar_line l;
-    if (!ptrs || !group_of) {
-        free(ptrs);
-        free(group_of);
-        return;
+    nt_state *nt = t->nt;
+    ar_sample *all_samples = NULL;
+    double *all_iters = NULL;
+    int *split_group_of = NULL, n_groups = 1;
+    if (t->split->leaders != MPI_COMM_NULL) {
+        if (!gather_groups(t, &samples, &iter_times, &n, &all_samples, &all_iters, &split_group_of))
+            return;
+        n_groups = t->split->n_groups;
     }
+    const ar_sample **ptrs = malloc((size_t)n * sizeof *ptrs);
+    int *group_of = split_group_of ? split_group_of : calloc((size_t)n, sizeof *group_of);
+    double *iter_buf = NULL;
+    ar_nt_iter it[AR_PLACEMENTS];
+    ar_line l;
+    if (!ptrs || !group_of || (iter_times && iter_summaries(nt, iter_times, n, it, &iter_buf) != 0))
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     for (int i = 0; i < n; i++)
         ptrs[i] = &samples[i];
-    if (ar_line_compute(&t->desc, s, ptrs, group_of, n, 1, &l) == 0) {
-        ar_table_line(stdout, &t->desc, &l, l.agg[0].slowest,
-                      t->hosts + (size_t)l.agg[0].slowest * GA_HOST_MAX);
+    if (ar_line_compute(&t->desc, s, ptrs, group_of, n, n_groups, &l) == 0) {
+        const ar_coll *c = ar_coll_get(t->desc.coll);
+        const char *type = ar_dtype_get(t->desc.type)->name, *op = ar_coll_op_label(t->desc.coll, t->desc.op);
+        int root = c->rooted ? t->desc.root : -1;
+        char stamp[64], line[1024];
+        if (nt->cfg.timestamps)
+            ar_nt_now(stamp, sizeof stamp);
+        ar_nt_line(line, sizeof line, &nt->cfg, type, op, root, &l, iter_times ? it : NULL,
+                   nt->cfg.timestamps ? stamp : NULL, t->split->world_rank_of[l.agg[0].slowest],
+                   t->hosts + (size_t)t->split->world_rank_of[l.agg[0].slowest] * GA_HOST_MAX);
+        fputs(line, stdout);
+        fflush(stdout);
+        if (nt->json)
+            ar_nt_json_result(nt->json, &nt->cfg, type, op, root, &l, iter_times ? it : NULL);
+        for (int pl = 0; pl < AR_PLACEMENTS; pl++) {
+            nt->bw_sum += l.busbw[pl];
+            nt->bw_count++;
+            nt->out_of_bounds += l.agg[pl].wrong > 0;
+        }
         ar_figures_add(&t->fig, &l, s);
     }
+    free(iter_buf);
     free(ptrs);
     free(group_of);
+    free(all_samples);
+    free(all_iters);
 }
 
 static ar_backend *backend_new(ga_backend kind, MPI_Comm comm, size_t max_bytes, const char *what)
@@ -103,13 +216,17 @@ static void rec_set_free(rec_set *s)
     free(s->group_of);
 }
 
+/* Every rank's record in its communicator: one, or one per NCCL_TESTS_SPLIT_MASK group. */
 static rec_set world_set(const ar_record *all, int n)
 {
     rec_set s = {malloc((size_t)n * sizeof *s.recs), calloc((size_t)n, sizeof *s.group_of), n, 1};
     if (!s.recs || !s.group_of)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         s.recs[i] = &all[i];
+        s.group_of[i] = all[i].group;
+        s.n_groups = all[i].group >= s.n_groups ? all[i].group + 1 : s.n_groups;
+    }
     return s;
 }
 
@@ -134,6 +251,7 @@ typedef struct {
     ar_figures first_fig; /* the first combination's figures: the headline ones */
     double pair_median_busbw;
     int pairs_flagged, pairs_tested;
+    double min_bw; /* NCCL_TESTS_MIN_BW, -1 when unset */
 } run_state;
 
 static ar_sweep_desc desc_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes)
@@ -143,8 +261,19 @@ static ar_sweep_desc desc_of(const ar_opts *o, combo c, const uint64_t *sizes, i
 
 static ar_sweep_cfg cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes, const char *label)
 {
-    return (ar_sweep_cfg){o->coll,   c.type,   c.op,  o->root, o->iters,
-                          o->warmup, o->check, sizes, n_sizes, label};
+    return (ar_sweep_cfg){o->coll,
+                          c.type,
+                          c.op,
+                          o->root,
+                          o->iters,
+                          o->warmup,
+                          o->check,
+                          sizes,
+                          n_sizes,
+                          label,
+                          o->agg_iters,
+                          o->blocking,
+                          o->per_iter && !o->pairs};
 }
 
 /* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. */
@@ -160,52 +289,113 @@ static void account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *
     ar_sweep_findings(d, set->recs, set->n, &fig, min_busbw, first, &st->findings);
 }
 
-static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
-                      const uint64_t *sizes, int n_sizes, run_state *st)
+/* This rank's "#  Rank" line: its GPU, or the host path's stand-in (device -1). */
+static void device_of(const ga_ctx *ctx, int group, ar_nt_device *d)
 {
-    char *hosts = ctx->world_rank == 0 ? malloc((size_t)ctx->world_size * GA_HOST_MAX) : NULL;
+    memset(d, 0, sizeof *d);
+    d->rank = ctx->world_rank;
+    d->group = group;
+    d->pid = (int32_t)getpid();
+    d->device = -1;
+    snprintf(d->host, sizeof d->host, "%s", ctx->host);
+    snprintf(d->name, sizeof d->name, "host memory (MPI)");
+    const ga_gpu_info *g = ga_gpu_selected();
+    if (g) {
+        d->device = g->index;
+        snprintf(d->name, sizeof d->name, "%s", g->name);
+        if (ar_nt_parse_pci(g->pci_bus_id, &d->pci_domain, &d->pci_bus, &d->pci_device) != 0)
+            d->pci_domain = d->pci_bus = d->pci_device = 0;
+    }
+}
+
+static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
+                      const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt,
+                      run_state *st)
+{
+    bool root = ctx->world_rank == 0;
+    char *hosts = root ? malloc((size_t)ctx->world_size * GA_HOST_MAX) : NULL;
+    ar_nt_device mine_dev, *devs = root ? malloc((size_t)ctx->world_size * sizeof *devs) : NULL;
+    if (root && (!hosts || !devs))
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    device_of(ctx, split->color, &mine_dev);
     ga_deadline_arm("gathering host names");
     GA_MPI_CHECK(
         MPI_Gather(ctx->host, GA_HOST_MAX, MPI_CHAR, hosts, GA_HOST_MAX, MPI_CHAR, 0, MPI_COMM_WORLD));
+    GA_MPI_CHECK(
+        MPI_Gather(&mine_dev, sizeof mine_dev, MPI_BYTE, devs, sizeof mine_dev, MPI_BYTE, 0, MPI_COMM_WORLD));
     ga_deadline_disarm();
+    if (root) {
+        ar_nt_preamble(stdout, &nt->cfg, devs, ctx->world_size);
+        if (nt->json)
+            json_object_set_new(json_object_get(nt->json, "config"), "devices",
+                                ar_nt_json_devices(devs, ctx->world_size));
+        ar_nt_header(stdout, &nt->cfg);
+        fflush(stdout);
+    }
 
     size_t max_bytes = 0;
     for (int c = 0; c < n_combos; c++) {
         ar_sweep_cfg cfg = cfg_of(o, combos[c], sizes, n_sizes, "world");
-        size_t b = ar_bench_max_bytes(&cfg, ctx->world_size);
+        size_t b = ar_bench_max_bytes(&cfg, split->size);
         max_bytes = b > max_bytes ? b : max_bytes;
     }
-    ar_backend *b = backend_new(kind, MPI_COMM_WORLD, max_bytes, "world");
+    ar_backend *b = backend_new(kind, split->comm, max_bytes, "world");
     ar_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    for (int c = 0; c < n_combos; c++) {
-        ar_sweep_cfg cfg = cfg_of(o, combos[c], sizes, n_sizes, "world");
-        live_table t = {.desc = desc_of(o, combos[c], sizes, n_sizes), .hosts = hosts};
-        if (ctx->world_rank == 0)
-            ar_table_header(stdout, &t.desc, ctx->world_size);
-        memset(mine, 0, sizeof *mine);
-        ga_record_header_init(ctx, &mine->hdr);
-        mine->group = 0;
-        ar_bench_sweep(b, &cfg, mine, print_live_line, &t);
-        if (ctx->world_rank == 0)
-            ar_table_footer(stdout, &t.fig);
-
-        ar_record *all = NULL;
-        gather(ctx, mine, &all, ga_deadline_wait_timeout(), "the world sweep");
-        if (ctx->world_rank == 0) {
-            rec_set set = world_set(all, ctx->world_size);
-            account_sweep(st, &t.desc, &set, o->min_busbw, c == 0);
-            rec_set_free(&set);
-            if (c == 0)
-                st->node_records = all;
-            else
-                free(all);
+    /* -N: the sweep again and again, each printed; the report holds the last cycle (-N 0 never ends) */
+    for (int cycle = 0; o->cycles == 0 || cycle < o->cycles; cycle++) {
+        bool last = o->cycles > 0 && cycle == o->cycles - 1;
+        for (int c = 0; c < n_combos; c++) {
+            ar_sweep_cfg cfg = cfg_of(o, combos[c], sizes, n_sizes, "world");
+            if (cycle > 0)
+                cfg.warmup = 0; /* nccl-tests warms up once, before its cycles */
+            live_table t = {.desc = desc_of(o, combos[c], sizes, n_sizes),
+                            .hosts = hosts,
+                            .nt = nt,
+                            .split = split,
+                            .world_size = ctx->world_size};
+            memset(mine, 0, sizeof *mine);
+            ga_record_header_init(ctx, &mine->hdr);
+            mine->group = split->group;
+            ar_bench_sweep(b, &cfg, mine, print_live_line, &t);
+            if (!last)
+                continue;
+            if (root && c == 0)
+                ga_debug("COMM", "busbw at the largest size (%llu B): %g GB/s out-of-place, %g GB/s in-place",
+                         (unsigned long long)t.fig.max_bytes, t.fig.busbw_at_max, t.fig.busbw_at_max_ip);
+            ar_record *all = NULL;
+            gather(ctx, mine, &all, ga_deadline_wait_timeout(), "the world sweep");
+            if (root) {
+                rec_set set = world_set(all, ctx->world_size);
+                account_sweep(st, &t.desc, &set, o->min_busbw, c == 0);
+                rec_set_free(&set);
+                if (c == 0)
+                    st->node_records = all;
+                else
+                    free(all);
+            }
+        }
+    }
+    if (root) {
+        double avg = nt->bw_count ? nt->bw_sum / nt->bw_count : 0;
+        ar_nt_footer(stdout, &nt->cfg, nt->out_of_bounds, avg, st->min_bw);
+        fflush(stdout);
+        if (st->min_bw >= 0 && avg < st->min_bw * 0.9)
+            ga_findings_add(&st->findings, GA_SEV_FAIL, "COMM_BUSBW_LOW", GA_WHERE_CLUSTER,
+                            "average bus bandwidth %.2f GB/s is below 90%% of NCCL_TESTS_MIN_BW %.2f GB/s",
+                            avg, st->min_bw);
+        if (nt->json) {
+            char err[256];
+            ar_nt_json_finish(nt->json, nt->out_of_bounds, avg, st->min_bw);
+            if (ar_nt_json_write(nt->json, nt->json_path, err, sizeof err) != 0)
+                GA_FATAL(GA_EXIT_ENV, "%s", err);
         }
     }
     b->destroy(b);
     free(mine);
     free(hosts);
+    free(devs);
 }
 
 /* ---- pairs mode ---- */
@@ -392,6 +582,117 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
 
 /* ---- set-up and report ---- */
 
+/* Collective: the communicators of NCCL_TESTS_SPLIT_MASK (hexadecimal, as nccl-tests reads it), or the world.
+ * Returns 0, or -1 with a message when the groups differ in size (the table's bandwidths assume one size). */
+static int split_world(const ga_ctx *ctx, split_plan *sp, char *err, size_t errlen)
+{
+    const char *env = getenv("NCCL_TESTS_SPLIT_MASK");
+    unsigned long mask = env && *env ? strtoul(env, NULL, 16) : 0;
+    int n = ctx->world_size;
+    memset(sp, 0, sizeof *sp);
+    sp->comm = MPI_COMM_WORLD;
+    sp->leaders = MPI_COMM_NULL;
+    sp->color = (int)((unsigned long)ctx->world_rank & mask);
+    sp->n_groups = 1;
+    sp->size = n;
+    int *colors = malloc((size_t)n * sizeof *colors);
+    sp->world_rank_of = malloc((size_t)n * sizeof *sp->world_rank_of);
+    if (!colors || !sp->world_rank_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int i = 0; i < n; i++)
+        sp->world_rank_of[i] = i;
+    GA_MPI_CHECK(MPI_Allgather(&sp->color, 1, MPI_INT, colors, 1, MPI_INT, MPI_COMM_WORLD));
+    /* dense group indices by color; world ranks listed group after group, as the leaders gather them */
+    int k = 0, lo = 0, hi = 0;
+    sp->n_groups = 0;
+    for (int c = 0, seen = 0; seen < n; c++) {
+        int count = 0;
+        for (int i = 0; i < n; i++)
+            if (colors[i] == c) {
+                sp->world_rank_of[k++] = i;
+                count++;
+            }
+        if (!count)
+            continue;
+        if (c == sp->color)
+            sp->group = sp->n_groups;
+        lo = sp->n_groups == 0 || count < lo ? count : lo;
+        hi = count > hi ? count : hi;
+        sp->n_groups++;
+        seen += count;
+    }
+    free(colors);
+    if (sp->n_groups == 1)
+        return 0;
+    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, sp->color, ctx->world_rank, &sp->comm));
+    MPI_Comm_size(sp->comm, &sp->size);
+    int crank;
+    MPI_Comm_rank(sp->comm, &crank);
+    GA_MPI_CHECK(
+        MPI_Comm_split(MPI_COMM_WORLD, crank == 0 ? 0 : MPI_UNDEFINED, ctx->world_rank, &sp->leaders));
+    if (lo != hi) {
+        snprintf(err, errlen,
+                 "NCCL_TESTS_SPLIT_MASK=%s makes communicators of %d to %d ranks: use a mask that "
+                 "splits the ranks evenly",
+                 env, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+static void split_free(split_plan *sp)
+{
+    if (sp->comm != MPI_COMM_WORLD)
+        MPI_Comm_free(&sp->comm);
+    if (sp->leaders != MPI_COMM_NULL)
+        MPI_Comm_free(&sp->leaders);
+    free(sp->world_rank_of);
+}
+
+/* nccl-tests names its programs after the collective (all_gather_perf): run under such a name (a link),
+ * allreduce_bw runs that collective unless --collective says otherwise. */
+static void program_collective(const char *program, ar_opts *o)
+{
+    char name[64];
+    size_t len = strlen(program);
+    if (o->set_coll || len <= 5 || len >= sizeof name || strcmp(program + len - 5, "_perf") != 0)
+        return;
+    memcpy(name, program, len - 5);
+    name[len - 5] = 0;
+    ar_coll_id id;
+    if (ar_coll_parse(name, &id) == 0)
+        o->coll = id;
+}
+
+static ar_nt_config nt_config(const ar_opts *o, const char *program, ga_backend kind)
+{
+    ar_nt_config c = {.program = program,
+                      .min_bytes = o->min_bytes,
+                      .max_bytes = o->max_bytes,
+                      .step_bytes = o->step_bytes,
+                      .step_factor = o->step_factor,
+                      .warmup = o->warmup,
+                      .iters = o->iters,
+                      .agg_iters = o->agg_iters,
+                      .check = o->check,
+                      .blocking = o->blocking,
+                      .per_iter_skip = o->per_iter_skip,
+                      .per_iter = o->per_iter,
+                      .parallel_init = o->parallel_init,
+                      .cputime = o->cputime,
+                      .timestamps = o->timestamps,
+                      .show_slowest = o->show_slowest};
+#if GA_HAVE_CUDA
+    if (kind == GA_BACKEND_GPU) {
+        c.nccl_headers = NCCL_VERSION_CODE;
+        if (ncclGetVersion(&c.nccl_library) != ncclSuccess)
+            c.nccl_library = 0;
+    }
+#endif
+    (void)kind;
+    return c;
+}
+
 /* Which combinations to run: every type and op asked for that the backend supports. Returns how many, or -1
  * after printing why (usage error). */
 static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int min_cc_major, combo *out)
@@ -414,10 +715,13 @@ static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int
             ga_debug("COMM", "skipping %s: %s", ar_dtype_get((ar_dtype)t)->name, why);
             continue;
         }
-        for (int op = 0; op < AR_NOPS; op++) {
+        /* nccl-tests' order of -o all, so that the lines come in its order */
+        static const ar_op op_order[AR_NOPS] = {AR_SUM, AR_PROD, AR_MAX, AR_MIN, AR_AVG};
+        for (int k = 0; k < AR_NOPS; k++) {
+            ar_op op = op_order[k];
             if (!(o->op_mask & (1u << op)))
                 continue;
-            out[n++] = (combo){(ar_dtype)t, (ar_op)op};
+            out[n++] = (combo){(ar_dtype)t, op};
             if (!cl->reduces)
                 break; /* data movement: the op does not apply */
         }
@@ -477,10 +781,20 @@ int main(int argc, char **argv)
     ga_common_opts common;
     ar_opts o;
     ar_opts_defaults(&o);
+    int argc0 = argc;
+    char **argv0 = argv;
     int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &o);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
     ga_deadline_set_wait_timeout(o.timeout_s);
+    const char *program = strrchr(argv0[0], '/') ? strrchr(argv0[0], '/') + 1 : argv0[0];
+    program_collective(program, &o);
+    for (int i = 0; i < AR_N_IGNORED_MAX; i++)
+        if (o.ignored & (1u << i)) {
+            char line[256];
+            ar_ignored_warning(&o, i, line, sizeof line);
+            ga_error_once(spec.name, "%s", line);
+        }
 
     ga_deadline_arm("choosing the backend");
     ga_backend kind = ga_backend_resolve(&ctx, o.backend);
@@ -490,7 +804,9 @@ int main(int argc, char **argv)
     if (kind == GA_BACKEND_GPU) {
         ga_gpu_info gpu;
         ga_deadline_arm("GPU selection");
-        ga_gpu_select(&ctx, &gpu);
+        /* nccl-tests' NCCL_TESTS_DEVICE: every rank of a node on that device (one rank per node) */
+        const char *dev = getenv("NCCL_TESTS_DEVICE");
+        ga_gpu_select_device(&ctx, dev && *dev ? atoi(dev) : -1, &gpu);
         GA_MPI_CHECK(MPI_Allreduce(&gpu.cc_major, &cc_major, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
         ga_deadline_disarm();
     }
@@ -500,12 +816,26 @@ int main(int argc, char **argv)
     uint64_t sizes[AR_MAX_SIZES];
     char err[256];
     int n_sizes = ar_opts_finish(&o, kind == GA_BACKEND_GPU, common.quick, sizes, err, sizeof err);
-    int group = o.pairs ? (ctx.node_count >= 2 ? 2 * ctx.local_size : 2) : ctx.world_size;
+    split_plan split;
+    int split_rc = split_world(&ctx, &split, err, sizeof err);
+    if (split_rc != 0)
+        n_sizes = -1;
+    if (n_sizes > 0 && o.pairs && split.n_groups > 1)
+        snprintf(err, sizeof err, "NCCL_TESTS_SPLIT_MASK applies to the world sweep, not to --pattern pairs"),
+            n_sizes = -1;
+    int group = o.pairs ? (ctx.node_count >= 2 ? 2 * ctx.local_size : 2) : split.size;
     if (n_sizes > 0 && o.pairs && ctx.node_count < 2 && ctx.world_size < 2)
         snprintf(err, sizeof err, "--pattern pairs needs at least 2 nodes, or 2 ranks on one node"),
             n_sizes = -1;
     if (n_sizes > 0 && ar_coll_get(o.coll)->rooted && o.root >= group)
         snprintf(err, sizeof err, "--root %d: the communicator has %d ranks", o.root, group), n_sizes = -1;
+    if (n_sizes > 0 && ar_coll_unsupported(o.coll, group))
+        snprintf(err, sizeof err, "--collective %s: %s (%d)", ar_coll_get(o.coll)->name,
+                 ar_coll_unsupported(o.coll, group), group),
+            n_sizes = -1;
+    if (n_sizes > 0 && o.pairs && (o.json_path[0] || o.per_iter || o.cycles != 1))
+        snprintf(err, sizeof err, "-J, -I and -N apply to the world sweep, not to --pattern pairs"),
+            n_sizes = -1;
     combo combos[AR_NTYPES * AR_NOPS];
     int n_combos = 0;
     if (n_sizes < 0)
@@ -513,6 +843,7 @@ int main(int argc, char **argv)
     else
         n_combos = plan_combos(&ctx, &o, kind, cc_major, combos);
     if (n_sizes < 0 || n_combos <= 0) {
+        split_free(&split);
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }
     if (o.pairs && n_combos > 1) {
@@ -521,14 +852,28 @@ int main(int argc, char **argv)
         n_combos = 1;
     }
 
-    ga_log("COMM",
-           "allreduce_bw: %s on %d ranks, %d nodes (%s), backend %s; %d sizes %llu..%llu B, %d "
-           "combination%s, -n %d -w %d -c %d, -T %g s",
-           ar_coll_get(o.coll)->name, ctx.world_size, ctx.node_count, ctx.launcher.detail, backend_name,
-           n_sizes, (unsigned long long)sizes[0], (unsigned long long)sizes[n_sizes - 1], n_combos,
-           n_combos == 1 ? "" : "s", o.iters, o.warmup, o.check, o.timeout_s);
+    /* on --verbose only: by default stdout is nccl-tests' output and the report's lines after it */
+    ga_debug("COMM",
+             "allreduce_bw: %s on %d ranks, %d nodes (%s), backend %s; %d sizes %llu..%llu B, %d "
+             "combination%s, -n %d -w %d -c %d, -T %g s",
+             ar_coll_get(o.coll)->name, ctx.world_size, ctx.node_count, ctx.launcher.detail, backend_name,
+             n_sizes, (unsigned long long)sizes[0], (unsigned long long)sizes[n_sizes - 1], n_combos,
+             n_combos == 1 ? "" : "s", o.iters, o.warmup, o.check, o.timeout_s);
 
     run_state st = {0};
+    const char *min_bw = getenv("NCCL_TESTS_MIN_BW");
+    st.min_bw = min_bw && *min_bw ? atof(min_bw) : -1;
+    nt_state nt = {.cfg = nt_config(&o, program, kind)};
+    if (ctx.world_rank == 0 && o.json_path[0]) {
+        char jerr[256];
+        /* as nccl-tests: the file is taken at the start, and a failure only skips the JSON */
+        if (ar_nt_json_reserve(o.json_path, nt.json_path, sizeof nt.json_path, jerr, sizeof jerr) == 0) {
+            printf("# Writing JSON output to %s\n", nt.json_path);
+            nt.json = ar_nt_json_new(&nt.cfg, argc0, argv0, environ);
+        } else {
+            printf("# skipping json output; %s not accessible\n", o.json_path);
+        }
+    }
     json_t *report = NULL;
     if (ctx.world_rank == 0) {
         st.combos = json_array();
@@ -539,7 +884,8 @@ int main(int argc, char **argv)
     if (o.pairs)
         run_pairs(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
     else
-        run_world(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &st);
+        run_world(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st);
+    json_decref(nt.json);
 
     int exit_code = GA_EXIT_PASS;
     if (ctx.world_rank == 0) {
@@ -548,5 +894,6 @@ int main(int argc, char **argv)
         ga_findings_free(&st.findings);
         free(st.node_records);
     }
+    split_free(&split);
     return ga_program_end(&ctx, exit_code);
 }

@@ -15,15 +15,20 @@ import sys
 ESIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "float": 4,
          "double": 8, "bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1}
 # bytes / (count * element size), and the bus factor, per collective (nccl-tests)
-PER_RANK = {"allgather", "reduce_scatter", "alltoall"}
+PER_RANK = {"allgather", "reduce_scatter", "alltoall", "gather", "scatter", "hypercube"}
 
 
 def factor(coll, n):
     if coll == "allreduce":
         return 2.0 * (n - 1) / n
-    if coll in PER_RANK:
+    if coll in PER_RANK and coll != "hypercube":
         return (n - 1) / n
     return 1.0
+
+
+def alg_share(coll, n):
+    """nccl-tests' hypercube counts the n-1 blocks a rank receives, not the whole receive buffer."""
+    return (n - 1) / n if coll == "hypercube" else 1.0
 
 
 def fail(msg):
@@ -40,7 +45,7 @@ def check_results(coll, results, group, mode_avg, where):
         fail(f"{where}: no results")
     for r in results:
         t = r["time_us"]
-        alg = r["bytes"] / 1e9 / (t * 1e-6) if t > 0 else 0.0
+        alg = r["bytes"] * alg_share(coll, group) / 1e9 / (t * 1e-6) if t > 0 else 0.0
         if not close(r["algbw_GBps"], alg):
             fail(f"{where}: algbw {r['algbw_GBps']} != bytes/time {alg} at {r['bytes']} B")
         if not close(r["busbw_GBps"], alg * factor(coll, group)):
@@ -48,6 +53,8 @@ def check_results(coll, results, group, mode_avg, where):
         mult = group if coll in PER_RANK else 1
         if r["bytes"] != r["count"] * ESIZE[r["datatype"]] * mult:
             fail(f"{where}: {r['bytes']} B is not count {r['count']} x {ESIZE[r['datatype']]} x {mult}")
+        if coll in PER_RANK and (r["count"] * ESIZE[r["datatype"]]) % 16:
+            fail(f"{where}: per-rank count {r['count']} is not aligned to 16 bytes as nccl-tests aligns it")
         rt = r["rank_time_us"]
         if not (rt["min"] <= rt["mean"] + 1e-9 and rt["mean"] <= rt["max"] + 1e-9):
             fail(f"{where}: rank times out of order {rt}")
@@ -140,12 +147,14 @@ def main():
 
     # the stdout table: one line per size and combination, and nccl-tests' footer
     if s["pairs"] is None:
-        lines = [l for l in out.splitlines() if re.match(r"^\s+\d+\s+\d+\s+\S+\s+\S+\s+-?\d+\s", l)]
+        # hypercube's redop column is empty, as in nccl-tests
+        lines = [l for l in out.splitlines() if re.match(r"^\s+\d+\s+\d+\s+\S+\s+(\S+\s+)?-?\d+\s", l)]
         exp = sum(len(c["results"]) // 2 for c in combos)
         if len(lines) != exp:
             fail(f"{len(lines)} table lines, expected {exp}")
-        if out.count("# Out of bounds values :") != len(combos) or "# Avg bus bandwidth" not in out:
-            fail("nccl-tests footer missing")
+        # one table and one footer for the whole run, whatever the combinations
+        if out.count("# Out of bounds values :") != 1 or out.count("# Avg bus bandwidth") != 1:
+            fail("not exactly one nccl-tests footer")
         names = [m["name"] for m in rep["metrics"]]
         if "busbw_at_max" not in names or "avg_busbw" not in names:
             fail(f"metrics {names}")
