@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attribution.h"
 #include "baseline.h"
 #include "ga_exit.h"
 #include "ga_parse.h"
@@ -364,6 +365,10 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     json_object_set_new(step, "signal", json_integer(res.signal));
     json_object_set_new(step, "duration_s", json_real(res.duration_s));
     json_object_set_new(step, "result_line", json_string(res.result_line));
+    suite_attribution blame;
+    bool named = suite_attr_pick(&res.attr, &blame);
+    if (suite_attr_wanted(status))
+        json_object_set_new(step, "node", suite_attr_to_json(&blame));
     char clock[32];
     fmt_clock(ga_now() - c->t0, clock, sizeof clock);
     printf("[SUITE] step %zu/%zu %s: %s", k, c->n_sel, prog, status);
@@ -373,6 +378,14 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
         printf(" (signal %d)", res.signal);
     printf(" in %.1f s, %s elapsed%s%s\n", res.duration_s, clock, res.result_line[0] ? "; " : "",
            res.result_line);
+    if (suite_attr_wanted(status) && named)
+        printf("[SUITE] step %zu/%zu %s: host %s rank %d (from %s)\n", k, c->n_sel, prog, blame.host, blame.rank,
+               blame.source);
+    else if (suite_attr_wanted(status))
+        printf("[SUITE] step %zu/%zu %s: node unknown (no rank or launcher named one)\n", k, c->n_sel, prog);
+    if (res.survivors)
+        printf("[SUITE] step %zu/%zu %s: %d of its processes could not be killed\n", k, c->n_sel, prog,
+               res.survivors);
 }
 
 /* Step i, the k-th selected: its command, the progress line, then (unless --dry-run) the run itself. */

@@ -1,7 +1,8 @@
 /* The processes a step left on this machine, found from /proc: every process of the step's session, every
  * descendant of its leader, and every orphan this process inherited as a child subreaper. Open MPI puts each
  * local rank in a process group of its own, so a signal to the step's process group misses them; the
- * session and the parent links do not. Linux only: elsewhere nothing is found and only the group is signalled. */
+ * session and the parent links do not. Linux only: elsewhere nothing is found and only the group is
+ * signalled. */
 #ifndef PROC_TREE_H
 #define PROC_TREE_H
 
@@ -18,7 +19,8 @@ int suite_proc_become_subreaper(void);
 int suite_proc_signal_step(pid_t leader, pid_t sid, int sig);
 
 /* SIGKILL to the step until nothing of it is alive or limit_s has passed; reaps the orphans re-parented here
- * (never the leader: its status is the caller's). Returns the number still alive at the end (0 on success). */
+ * (never the leader: its status is the caller's). Returns the number still alive at the end (0 on success).
+ */
 int suite_proc_kill_step(pid_t leader, pid_t sid, double limit_s);
 
 #endif

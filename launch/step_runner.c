@@ -52,6 +52,7 @@ static void scan_bytes(line_scan *ls, const char *buf, size_t n, suite_step_resu
             ls->line[ls->len] = '\0';
             if (strncmp(ls->line, "[RESULT]", 8) == 0)
                 snprintf(res->result_line, sizeof res->result_line, "%s", ls->line);
+            suite_attr_scan_line(&res->attr, ls->line);
             ls->len = 0;
             ls->overflow = false;
         } else if (ls->len + 1 < sizeof ls->line) {

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "attribution.h"
+
 typedef struct {
     char *const *argv;  /* NULL-terminated; argv[0] is looked up in PATH */
     double timeout_s;   /* hard bound on the step, > 0 */
@@ -25,6 +27,7 @@ typedef struct {
     double duration_s;
     char result_line[512]; /* the step's last "[RESULT] ..." line, "" if none */
     int survivors;         /* processes of the step still alive after it was reaped (0: none left) */
+    suite_attr_scan attr;  /* the node the step's output blames, if it died */
 } suite_step_result;
 
 /* Runs the step to its end. Returns 0 when the step ran (whatever its outcome), -1 if it could not be started

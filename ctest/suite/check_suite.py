@@ -314,10 +314,14 @@ def t_run_faults():
     # The hung rank leaves what mpirun's SIGTERM to its ranks does not reach: a child that ignores SIGTERM
     # (in the rank's own process group, where Open MPI puts it, not mpirun's), and one in a session of its own.
     hang = os.path.join(fake, "hang")
-    scripts = {"gemm_flops": "#!/bin/sh\necho gemm starting\nkill -SEGV $$\n",
+    # gemm_flops dies on a signal after a moment (mpirun names the rank and node of a death it noticed);
+    # allreduce_bw's rank 1 goes through the fatal path's line, which names its host.
+    scripts = {"gemm_flops": "#!/bin/sh\necho gemm starting\nsleep 0.5\nkill -SEGV $$\n",
                "mem_bw": ("#!/bin/sh\necho mem_bw hangs\n(trap '' TERM; exec %s 300) &\n"
                           "setsid sh -c \"trap '' TERM; exec %s 301\" &\nexec %s 302\n" % (hang, hang, hang)),
-               "allreduce_bw": "#!/bin/sh\necho '[RESULT] FAILURE: no network'\nexit 3\n"}
+               "allreduce_bw": ("#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then\n"
+                                "  echo \"[FATAL] $(hostname) rank 1 (fake.c:1): no network\" >&2\nfi\n"
+                                "echo '[RESULT] FAILURE: no network'\nexit 3\n")}
     for name, text in scripts.items():
         path = os.path.join(fake, name)
         with open(path, "w") as f:
@@ -349,6 +353,24 @@ def t_run_faults():
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     left = [line for line in ps.splitlines() if hang in line]
     check(not left, "nothing of the killed step is left running, on its way out or not (%s)" % left)
+    # Each death is blamed on a node where one was named, and the node is abnormal; a hang the suite had to
+    # kill names none, and says so.
+    host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
+    node = {x["program"]: x.get("node") for x in s["steps"]}
+    check(node["gemm_flops"]["host"] == host and node["gemm_flops"]["rank"] in (0, 1)
+          and node["gemm_flops"]["source"] == "mpirun", "the crash is blamed on mpirun's rank and node (%s)"
+          % node["gemm_flops"])
+    check(node["allreduce_bw"] == {"host": host, "rank": 1, "source": "fatal",
+                                   "evidence": "[FATAL] %s rank 1 (fake.c:1): no network" % host},
+          "the environment error is blamed on the fatal path's host and rank (%s)" % node["allreduce_bw"])
+    check(node["mem_bw"]["host"] is None and any(r.startswith("mem_bw:") and r.endswith("node unknown")
+                                                 for r in s["verdict"]["reasons"]),
+          "the killed hang names no node, and its reason says node unknown (%s)" % s["verdict"]["reasons"])
+    check([a["host"] for a in s["abnormal_nodes"]] == [host] and s["verdict"]["abnormal_node_count"] == 1
+          and "STEP_CRASHED" in s["abnormal_nodes"][0]["fault_codes"],
+          "the named node is abnormal (%s)" % s["abnormal_nodes"])
+    rec = load(os.path.join(d, "suite_run.json"))
+    check({x["program"]: x.get("node") for x in rec["steps"]} == node, "suite_run.json holds the same nodes")
     grid = {n["host"]: n["checks"] for n in s["nodes"]}
     check(all(c["gemm_flops"] == "crashed" and c["mem_bw"] == "timeout" for c in grid.values()),
           "the node grid shows the steps that could not measure")
