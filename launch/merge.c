@@ -9,6 +9,7 @@
 #include "ga_str.h"
 #include "ga_time.h"
 #include "attribution.h"
+#include "preflight.h"
 #include "step_runner.h"
 #include "suite_util.h"
 
@@ -365,6 +366,8 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     }
     json_decref(programs);
     json_decref(index);
+    /* Nodes the preflight kept out of the steps are failures of their own, with why. */
+    json_object_set_new(s, "excluded_nodes", suite_preflight_findings(run, findings));
 
     /* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row. */
     json_t *idx2 = json_object(), *n;
