@@ -378,8 +378,8 @@ def t_run_faults():
 
 # A stand-in mpirun for several nodes on one machine: nodes are 127.0.0.x (they resolve, and name no real
 # machine). Alone (--host), 127.0.0.2 cannot be launched on, 127.0.0.3 never answers (and ignores
-# SIGTERM), 127.0.0.4 sees one GPU where 127.0.0.1 sees two; both run for real. A step (--hostfile) runs for real on this machine, and only if the
-# hostfile holds no excluded node. Every call is logged.
+# SIGTERM), 127.0.0.4 sees one GPU where 127.0.0.1 sees two; both run for real. A step (--hostfile) runs
+# for real on this machine, and only if the hostfile holds no excluded node. Every call is logged.
 FAKE_MPIRUN = """#!/bin/sh
 echo "$*" >> %(calls)s
 host=; hostfile=; np=2; prev=; out=
