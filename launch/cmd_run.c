@@ -300,8 +300,8 @@ typedef struct {
     const run_opts *o;
     const suite_launch *plan;
     const char *bin_dir;
-    size_t n_sel; /* steps selected */
-    double t0;    /* monotonic start of the run */
+    size_t n_sel;      /* steps selected */
+    double t0;         /* monotonic start of the run */
     json_t *preflight; /* suite_run.json's "preflight", NULL when none ran */
     bool no_node;      /* the preflight passed no node: nothing to run the steps on */
 } run_ctx;
@@ -444,8 +444,8 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     printf(" in %.1f s, %s elapsed%s%s\n", res.duration_s, clock, res.result_line[0] ? "; " : "",
            res.result_line);
     if (suite_attr_wanted(status) && named)
-        printf("[SUITE] step %zu/%zu %s: host %s rank %d (from %s)\n", k, c->n_sel, prog, blame.host, blame.rank,
-               blame.source);
+        printf("[SUITE] step %zu/%zu %s: host %s rank %d (from %s)\n", k, c->n_sel, prog, blame.host,
+               blame.rank, blame.source);
     else if (suite_attr_wanted(status))
         printf("[SUITE] step %zu/%zu %s: node unknown (no rank or launcher named one)\n", k, c->n_sel, prog);
     if (res.survivors)

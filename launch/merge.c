@@ -152,9 +152,9 @@ static json_t *make_step(const char *program, const json_t *report, const json_t
             n += snprintf(msg + n, sizeof msg - (size_t)n, " after %.0f s", dur);
         if (!report && !ga_streq(status, "missing") && !ga_streq(status, "not_run"))
             snprintf(msg + n, sizeof msg - (size_t)n, "; no report");
-        json_t *finding = json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program", program, "severity",
-                                    "fail", "code", step_faults[k].code, "host", "node_index", "rank", "gpu",
-                                    "message", msg);
+        json_t *finding =
+            json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program", program, "severity", "fail",
+                      "code", step_faults[k].code, "host", "node_index", "rank", "gpu", "message", msg);
         suite_attr_annotate_finding(finding, run_step); /* the node that took the step down, if named */
         json_array_append_new(findings, finding);
     }
