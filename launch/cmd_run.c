@@ -7,13 +7,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attribution.h"
 #include "baseline.h"
 #include "ga_exit.h"
 #include "ga_parse.h"
 #include "ga_report.h"
 #include "ga_time.h"
 #include "launch_plan.h"
+#include "hostfile.h"
 #include "merge.h"
+#include "preflight.h"
 #include "programs.h"
 #include "step_runner.h"
 #include "suite.h"
@@ -27,6 +30,7 @@ extern char **environ;
 
 typedef struct {
     bool quick, verbose, dry_run;
+    double preflight_s; /* --preflight-timeout, 0 = none, < 0 = the default */
     char report_dir[GA_PATH_MAX];
     long np;
     const char *hostfile;
@@ -50,6 +54,7 @@ enum {
     OPT_DRY_RUN,
     OPT_VERBOSE,
     OPT_LIST_PROGRAMS,
+    OPT_PREFLIGHT_TIMEOUT,
     OPT_VERSION
 };
 
@@ -76,6 +81,11 @@ static void usage(void)
            "                           several nodes, a directory the node of rank 0 shares with this one\n"
            "      --step-timeout SEC   kill a step after SEC seconds (default 1800, 600 with --quick); each\n"
            "                           program gets a whole-run --timeout a little below it\n"
+           "      --preflight-timeout SEC  with a hostfile, an MPIJob or Slurm: each node is first checked "
+           "alone,\n"
+           "                           all at once, for at most SEC s (default 60, or the step timeout if "
+           "less;\n"
+           "                           0: no preflight); the steps run on the nodes that passed\n"
            "      --baseline FILE|auto|none  hold the figures to a baseline (default auto: the shipped one\n"
            "                           of the GPU model, if any)\n"
            "      --tolerance PCT      how far below the baseline a figure may be, in percent (default: the "
@@ -134,6 +144,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"list-programs", optional_argument, NULL, OPT_LIST_PROGRAMS},
+        {"preflight-timeout", required_argument, NULL, OPT_PREFLIGHT_TIMEOUT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {0},
@@ -143,6 +154,7 @@ static int parse(int argc, char **argv, run_opts *o)
         o->selected[i] = true;
     o->baseline = "auto";
     o->tolerance_pct = -1;
+    o->preflight_s = -1;
     bool only_seen = false;
     char err[256];
     optind = 0;
@@ -190,6 +202,10 @@ static int parse(int argc, char **argv, run_opts *o)
             if (suite_parse_pct(optarg, &o->tolerance_pct, err, sizeof err))
                 return suite_usage_error("run", "--tolerance: %s", err);
             break;
+        case OPT_PREFLIGHT_TIMEOUT:
+            if (ga_parse_double(optarg, 0, 3600, &o->preflight_s, err, sizeof err))
+                return suite_usage_error("run", "--preflight-timeout: %s", err);
+            break;
         case OPT_DRY_RUN:
             o->dry_run = true;
             break;
@@ -225,6 +241,8 @@ static int parse(int argc, char **argv, run_opts *o)
     }
     if (!o->step_timeout_s)
         o->step_timeout_s = o->quick ? 600 : 1800;
+    if (o->preflight_s < 0)
+        o->preflight_s = o->step_timeout_s < 60 ? o->step_timeout_s : 60;
     if (!o->report_dir[0])
         ga_utc_format(o->report_dir, sizeof o->report_dir, "gpuaccept-%Y%m%d-%H%M%SZ");
     return 0;
@@ -282,8 +300,10 @@ typedef struct {
     const run_opts *o;
     const suite_launch *plan;
     const char *bin_dir;
-    size_t n_sel; /* steps selected */
-    double t0;    /* monotonic start of the run */
+    size_t n_sel;      /* steps selected */
+    double t0;         /* monotonic start of the run */
+    json_t *preflight; /* suite_run.json's "preflight", NULL when none ran */
+    bool no_node;      /* the preflight passed no node: nothing to run the steps on */
 } run_ctx;
 
 /* Where the programs are: $GPUACCEPT_BIN_DIR, else beside gpuaccept, else ".". */
@@ -310,6 +330,52 @@ static int make_plan(const run_opts *o, suite_launch *plan)
         fprintf(stderr, "gpuaccept run: %s\n", err);
         return GA_EXIT_ENV;
     }
+    return 0;
+}
+
+/* The hostfile the steps would use (given, or the MPIJob operator's), refused now if it cannot work: nothing
+ * is launched. NULL when the plan has none. */
+static const char *plan_hostfile(const suite_launch *plan)
+{
+    if (plan->kind != SUITE_LAUNCH_HOSTFILE && plan->kind != SUITE_LAUNCH_MPIJOB)
+        return NULL;
+    for (int i = 0; i + 1 < plan->argc; i++)
+        if (strcmp(plan->argv[i], "--hostfile") == 0)
+            return plan->argv[i + 1];
+    return NULL;
+}
+
+static int check_hostfile(const suite_launch *plan, const run_opts *o, suite_hostlist *hosts)
+{
+    const char *path = plan_hostfile(plan);
+    hosts->n = 0;
+    if (!path || (o->dry_run && access(path, R_OK) != 0))
+        return 0; /* a dry run away from the cluster prints the commands for a hostfile that is not here */
+    char err[700];
+    int rc = suite_hostfile_validate(path, o->np, hosts, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "gpuaccept run: %s\n", err);
+    return rc;
+}
+
+/* Every node alone first; the steps then run on those that passed (preflight.h). */
+static int preflight(run_ctx *c, suite_launch *plan, const suite_hostlist *hosts)
+{
+    if (c->o->preflight_s <= 0 || plan->kind == SUITE_LAUNCH_LOCAL)
+        return 0;
+    char self[4096], gpuaccept[4200], work[4200], err[700];
+    if (suite_self_dir(self, sizeof self) != 0)
+        snprintf(self, sizeof self, "%s", c->bin_dir);
+    snprintf(gpuaccept, sizeof gpuaccept, "%s/gpuaccept", self);
+    snprintf(work, sizeof work, "%s/preflight", c->o->report_dir);
+    suite_preflight_in in = {gpuaccept, work, c->o->preflight_s, plan_hostfile(plan) ? hosts : NULL};
+    size_t passed = 0;
+    if (suite_preflight_run(plan, &in, &c->preflight, &passed, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuaccept run: %s\n", err);
+        json_decref(c->preflight);
+        return GA_EXIT_ENV;
+    }
+    c->no_node = c->preflight && passed == 0;
     return 0;
 }
 
@@ -364,6 +430,10 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     json_object_set_new(step, "signal", json_integer(res.signal));
     json_object_set_new(step, "duration_s", json_real(res.duration_s));
     json_object_set_new(step, "result_line", json_string(res.result_line));
+    suite_attribution blame;
+    bool named = suite_attr_pick(&res.attr, &blame);
+    if (suite_attr_wanted(status))
+        json_object_set_new(step, "node", suite_attr_to_json(&blame));
     char clock[32];
     fmt_clock(ga_now() - c->t0, clock, sizeof clock);
     printf("[SUITE] step %zu/%zu %s: %s", k, c->n_sel, prog, status);
@@ -373,6 +443,14 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
         printf(" (signal %d)", res.signal);
     printf(" in %.1f s, %s elapsed%s%s\n", res.duration_s, clock, res.result_line[0] ? "; " : "",
            res.result_line);
+    if (suite_attr_wanted(status) && named)
+        printf("[SUITE] step %zu/%zu %s: host %s rank %d (from %s)\n", k, c->n_sel, prog, blame.host,
+               blame.rank, blame.source);
+    else if (suite_attr_wanted(status))
+        printf("[SUITE] step %zu/%zu %s: node unknown (no rank or launcher named one)\n", k, c->n_sel, prog);
+    if (res.survivors)
+        printf("[SUITE] step %zu/%zu %s: %d of its processes could not be killed\n", k, c->n_sel, prog,
+               res.survivors);
 }
 
 /* Step i, the k-th selected: its command, the progress line, then (unless --dry-run) the run itself. */
@@ -412,7 +490,7 @@ static json_t *run_steps(const run_ctx *c)
             continue;
         }
         k++;
-        if (stopped) {
+        if (stopped || c->no_node) {
             json_object_set_new(step, "status", json_string("not_run"));
             continue;
         }
@@ -438,6 +516,8 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
                             "schema_version", 1, "gpuaccept_version", GA_VERSION, "created_utc", now,
                             "launcher", "kind", suite_launch_kind_name(c->plan->kind), "detail",
                             c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
+    if (c->preflight)
+        json_object_set(run, "preflight", c->preflight);
     snprintf(path, sizeof path, "%s/suite_run.json", o->report_dir);
     if (suite_write_json_atomic(path, run, err, sizeof err) != 0)
         fprintf(stderr, "[SUITE] %s\n", err);
@@ -491,6 +571,9 @@ int cmd_run(int argc, char **argv)
     if ((rc = check_baseline_file(o.baseline)) != 0)
         return rc;
     char err[512];
+    static suite_hostlist hosts;
+    if ((rc = check_hostfile(&plan, &o, &hosts)) != 0)
+        return rc;
     if (!o.dry_run && ga_report_dir_prepare(o.report_dir, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
         return GA_EXIT_USAGE;
@@ -499,11 +582,15 @@ int cmd_run(int argc, char **argv)
            o.report_dir);
     suite_step_install_signal_handlers();
 
-    run_ctx c = {&o, &plan, bin_dir, n_sel, ga_now()};
+    run_ctx c = {&o, &plan, bin_dir, n_sel, ga_now(), NULL, false};
+    if (!o.dry_run && (rc = preflight(&c, &plan, &hosts)) != 0)
+        return rc;
     json_t *steps = run_steps(&c);
     if (o.dry_run) {
         json_decref(steps);
         return GA_EXIT_PASS;
     }
-    return finish_run(&c, steps);
+    rc = finish_run(&c, steps);
+    json_decref(c.preflight);
+    return rc;
 }

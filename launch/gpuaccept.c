@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ga_exit.h"
+#include "preflight.h"
 #include "suite.h"
 
 #ifndef GA_VERSION
@@ -18,6 +19,7 @@ static const struct {
     {"merge", cmd_merge, "merge the reports already in a directory into the summary"},
     {"baseline", cmd_baseline, "make a baseline from a healthy run's summary.json"},
     {"compare", cmd_compare, "compare two runs' metrics and flag regressions"},
+    {"node-check", cmd_node_check, "print this node's name and GPU count (what run's preflight launches)"},
 };
 
 static void usage(FILE *out)

@@ -8,6 +8,8 @@
 #include "ga_exit.h"
 #include "ga_str.h"
 #include "ga_time.h"
+#include "attribution.h"
+#include "preflight.h"
 #include "step_runner.h"
 #include "suite_util.h"
 
@@ -128,6 +130,8 @@ static json_t *make_step(const char *program, const json_t *report, const json_t
                         report ? null_or_int(sj_int(report, "node_count", -1)) : json_null());
     if (run_step && json_object_get(run_step, "command"))
         json_object_set(step, "command", json_object_get(run_step, "command"));
+    if (run_step && json_object_get(run_step, "node"))
+        json_object_set(step, "node", json_object_get(run_step, "node"));
 
     /* A step that could not measure is itself a failure of the run. */
     bool report_failed = false;
@@ -148,9 +152,11 @@ static json_t *make_step(const char *program, const json_t *report, const json_t
             n += snprintf(msg + n, sizeof msg - (size_t)n, " after %.0f s", dur);
         if (!report && !ga_streq(status, "missing") && !ga_streq(status, "not_run"))
             snprintf(msg + n, sizeof msg - (size_t)n, "; no report");
-        json_array_append_new(findings, json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program",
-                                                  program, "severity", "fail", "code", step_faults[k].code,
-                                                  "host", "node_index", "rank", "gpu", "message", msg));
+        json_t *finding =
+            json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program", program, "severity", "fail",
+                      "code", step_faults[k].code, "host", "node_index", "rank", "gpu", "message", msg);
+        suite_attr_annotate_finding(finding, run_step); /* the node that took the step down, if named */
+        json_array_append_new(findings, finding);
     }
     return step;
 }
@@ -360,6 +366,8 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     }
     json_decref(programs);
     json_decref(index);
+    /* Nodes the preflight kept out of the steps are failures of their own, with why. */
+    json_object_set_new(s, "excluded_nodes", suite_preflight_findings(run, findings));
 
     /* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row. */
     json_t *idx2 = json_object(), *n;

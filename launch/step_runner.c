@@ -13,6 +13,7 @@
 
 #include "ga_exit.h"
 #include "ga_time.h"
+#include "proc_tree.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -51,6 +52,7 @@ static void scan_bytes(line_scan *ls, const char *buf, size_t n, suite_step_resu
             ls->line[ls->len] = '\0';
             if (strncmp(ls->line, "[RESULT]", 8) == 0)
                 snprintf(res->result_line, sizeof res->result_line, "%s", ls->line);
+            suite_attr_scan_line(&res->attr, ls->line);
             ls->len = 0;
             ls->overflow = false;
         } else if (ls->len + 1 < sizeof ls->line) {
@@ -82,11 +84,12 @@ static bool leader_exited(pid_t pid)
     return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
-/* The child's side of the fork: a process group of its own (so the whole step can be killed), default
- * SIGINT/SIGTERM, stdin from /dev/null, stdout and stderr into the pipe. */
+/* The child's side of the fork: a session of its own, which is also its process group (the launcher gets the
+ * SIGTERM there; the ranks Open MPI moves to groups of their own stay in the session, so the whole step can
+ * be found and killed), default SIGINT/SIGTERM, stdin from /dev/null, stdout and stderr into the pipe. */
 __attribute__((noreturn)) static void exec_step(const suite_step_spec *spec, const int fds[2])
 {
-    setpgid(0, 0);
+    setsid();
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     int devnull = open("/dev/null", O_RDONLY);
@@ -126,7 +129,9 @@ static void enforce_limits(const suite_step_spec *spec, step_watch *w, double t,
         w->kill_at = t + spec->grace_s;
     }
     if (w->term_sent && !w->kill_sent && t >= w->kill_at) {
+        /* The launcher had its grace to stop its daemons and ranks: whatever is left goes now. */
         kill(-w->pid, SIGKILL);
+        suite_proc_signal_step(w->pid, w->pid, SIGKILL);
         w->kill_sent = true;
     }
     if (spec->heartbeat_s > 0 && t - w->last_output >= spec->heartbeat_s) {
@@ -180,11 +185,12 @@ static void watch_step(const suite_step_spec *spec, step_watch *w, suite_step_re
     }
 }
 
-/* Whatever the step left running (ranks, daemons) goes with it. The leader is not reaped yet, so the group id
- * still names only this step's processes. Then the leader's status. */
+/* Whatever the step left running (ranks, daemons) goes with it. The leader is not reaped yet, so its pid,
+ * group and session still name only this step's processes. Then the leader's status. */
 static void reap_step(step_watch *w, suite_step_result *res)
 {
     kill(-w->pid, SIGKILL);
+    res->survivors = suite_proc_kill_step(w->pid, w->pid, 5.0);
     close(w->fd);
     int status = 0;
     while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
@@ -202,6 +208,7 @@ int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *er
 {
     memset(res, 0, sizeof *res);
     res->exit_code = -1;
+    suite_proc_become_subreaper(); /* where there is none, the session sweep alone finds the ranks */
     int fds[2];
     if (pipe(fds) != 0) {
         snprintf(err, errlen, "pipe: %s", strerror(errno));
@@ -219,7 +226,8 @@ int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *er
     }
     if (pid == 0)
         exec_step(spec, fds);
-    setpgid(pid, pid); /* also here: whichever of parent and child runs first */
+    /* No setpgid here: the child's setsid fails if it is already a group leader. Until it has run, a signal
+     * to the group finds nothing, and the /proc sweep still finds the child by its pid. */
     res->started = true;
     close(fds[1]);
     step_watch w = {.pid = pid, .fd = fds[0], .t0 = t0, .last_output = t0, .deadline = t0 + spec->timeout_s};

@@ -1,11 +1,14 @@
-/* Runs one step of the suite: the launcher command in a process group of its own, its output streamed
+/* Runs one step of the suite: the launcher command in a session of its own, its output streamed
  * through, a bounded wait (SIGTERM to the group at the deadline, SIGKILL after a grace), and the outcome
- * classified. Nothing the step leaves behind survives it: the group is killed before the step is reaped. */
+ * classified. Nothing the step leaves behind survives it: its session, its descendants and the orphans
+ * re-parented to the suite are killed before the step is reaped (proc_tree.h). */
 #ifndef STEP_RUNNER_H
 #define STEP_RUNNER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "attribution.h"
 
 typedef struct {
     char *const *argv;  /* NULL-terminated; argv[0] is looked up in PATH */
@@ -23,6 +26,8 @@ typedef struct {
     int signal;       /* the signal that ended it, 0 if none */
     double duration_s;
     char result_line[512]; /* the step's last "[RESULT] ..." line, "" if none */
+    int survivors;         /* processes of the step still alive after it was reaped (0: none left) */
+    suite_attr_scan attr;  /* the node the step's output blames, if it died */
 } suite_step_result;
 
 /* Runs the step to its end. Returns 0 when the step ran (whatever its outcome), -1 if it could not be started

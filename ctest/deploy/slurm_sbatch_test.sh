@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# End to end on a real (private, one-node) Slurm: the shipped sbatch script runs env_audit in host mode
-# with 4 tasks through srun --mpi=pmix and its report must say so; without GA_PROGRAMS it runs the suite's
-# programs in the registry's order; srun without PMIx must be refused.
+# End to end on a real (private, one-node) Slurm: the shipped sbatch script runs `gpuaccept run`, which runs
+# env_audit in host mode with 4 tasks through srun --mpi=pmix and its report must say so; without
+# GA_PROGRAMS it runs the suite's programs in the registry's order; a task that fails on one node gets that
+# node named and the job's exit status is the verdict; srun without PMIx must be refused.
 #   slurm_sbatch_test.sh BIN_DIR SOURCE_DIR PYTHON
 set -uo pipefail
 bin_dir=$1 src=$2 python=$3
@@ -27,7 +28,7 @@ check "srun --mpi=list offers pmix (Debian: libpmix-dev)" bash -c 'srun --mpi=li
 # Host mode: no GPUs requested, 4 tasks on the one node. sbatch --wait returns the job's exit status;
 # timeout bounds it (ga_slurm_stop cancels whatever is left).
 rc=0
-GA_BIN_DIR=$bin_dir GA_PROGRAMS=env_audit GA_ARGS="--quick --timeout 60" GA_REPORT_DIR=$work/reports \
+GA_BIN_DIR=$bin_dir GA_PROGRAMS=env_audit GA_ARGS="--quick --step-timeout 90" GA_REPORT_DIR=$work/reports \
     timeout 120 sbatch --wait --quiet --ntasks-per-node=4 --gpus-per-node=0 --time=5 \
     --output="$work/job-%j.out" "$src/deploy/slurm/one-node.sbatch" || rc=$?
 cat "$work"/job-*.out
@@ -53,17 +54,46 @@ print({k: v.get("status") for k, v in steps.items()})
 assert steps["env_audit"]["status"] == "pass"
 PY
 
-# Without GA_PROGRAMS the runner takes the suite's programs and order from `gpuaccept run --list-programs`
-# (launch/programs.c); --version keeps each step short.
+# Without GA_PROGRAMS gpuaccept run takes the suite's programs in the registry's order (launch/programs.c);
+# --dry-run prints each step without running it.
 rc=0
-GA_BIN_DIR=$bin_dir GA_ARGS="--version" GA_MERGE=0 GA_REPORT_DIR=$work/listed timeout 120 sbatch --wait --quiet \
+GA_BIN_DIR=$bin_dir GA_ARGS="--dry-run" GA_REPORT_DIR=$work/listed timeout 120 sbatch --wait --quiet \
     --ntasks-per-node=1 --gpus-per-node=0 --time=5 --output="$work/listed-%j.out" \
     "$src/deploy/slurm/one-node.sbatch" || rc=$?
 cat "$work"/listed-*.out
 check "default programs: the job exits 0 (got $rc)" test "$rc" -eq 0
 want=$("$bin_dir/gpuaccept" run --list-programs | cut -f2 | tr '\n' ' ')
-got=$(sed -n 's/^gpuaccept-srun: \([a-z0-9_]*\): exit 0$/\1/p' "$work"/listed-*.out | tr '\n' ' ')
+got=$(sed -n 's/^\[SUITE\] step [0-9]*\/[0-9]* \([a-z0-9_]*\): starting.*/\1/p' "$work"/listed-*.out | tr '\n' ' ')
+check "dry run: each step under srun --mpi=pmix" grep -q '^\[SUITE\]   srun --mpi=pmix' "$work"/listed-*.out
 check "default programs: the registry's, in its order ('$got' = '$want')" test -n "$want" -a "$got" = "$want"
+
+# One task's program exits non-zero on one node: srun names the node and task, gpuaccept run marks that node
+# abnormal, and the job's exit status (what sacct shows) is the merged verdict (srun reports the others'
+# kill, so the step counts as crashed: 5).
+fail_bin=$work/failbin
+mkdir -p "$fail_bin"
+ln -sf "$bin_dir/gpuaccept" "$fail_bin/gpuaccept"
+printf '#!/bin/sh\nif [ "$SLURM_PROCID" = 1 ]; then echo "task 1 gives up" >&2; exit 3; fi\nexec %s "$@"\n' \
+    "$bin_dir/env_audit" >"$fail_bin/env_audit"
+chmod +x "$fail_bin/env_audit"
+rc=0
+GA_BIN_DIR=$fail_bin GA_PROGRAMS=env_audit GA_ARGS="--quick --step-timeout 60" GA_REPORT_DIR=$work/onefail \
+    timeout 120 sbatch --wait --quiet --nodes=1 --ntasks-per-node=4 --gpus-per-node=0 --time=5 \
+    --output="$work/onefail-%j.out" "$src/deploy/slurm/multi-node.sbatch" || rc=$?
+cat "$work"/onefail-*.out
+node=$(sinfo -h -o %N | head -1)
+check "one task fails: the job fails (got $rc)" test "$rc" -ne 0
+check "one task fails: $node and task 1 are named, the node is abnormal, the verdict is the exit status" \
+    "$python" - "$work/onefail/summary.json" "$node" "$rc" <<'PY'
+import json, sys
+s, node, rc = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+st = next(x for x in s["steps"] if x["program"] == "env_audit")
+print(st["status"], st.get("node"), s["abnormal_nodes"], s["verdict"]["exit_code"])
+assert st["status"] in ("env_error", "crashed")
+assert st["node"]["host"] == node and st["node"]["rank"] == 1 and st["node"]["source"] == "srun"
+assert [a["host"] for a in s["abnormal_nodes"]] == [node]
+assert s["verdict"]["exit_code"] == rc and rc in (3, 5)
+PY
 
 # srun without PMIx. Debian's Open MPI 4.1 knows it was direct-launched and stops in MPI_Init itself.
 rc=0

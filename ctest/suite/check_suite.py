@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """End-to-end checks of the gpuaccept front-end. Usage: check_suite.py TEST GPUACCEPT FIXTURES WORKDIR
-TEST: cli | baseline_compare | run_quick | run_faults | html_chromium. Exit 0 pass, 1 fail, 77 skipped."""
+TEST: cli | baseline_compare | run_quick | run_faults | run_nodes | html_chromium. Exit 0 pass, 1 fail, 77 skipped."""
 import glob
 import json
 import os
@@ -308,9 +308,20 @@ def t_run_quick():
 def t_run_faults():
     fake = fresh("fakebin")
     os.symlink(os.path.join(BIN, "env_audit"), os.path.join(fake, "env_audit"))
-    scripts = {"gemm_flops": "#!/bin/sh\necho gemm starting\nkill -SEGV $$\n",
-               "mem_bw": "#!/bin/sh\necho mem_bw hangs\nexec sleep 300\n",
-               "allreduce_bw": "#!/bin/sh\necho '[RESULT] FAILURE: no network'\nexit 3\n"}
+    # A copy of sleep under a name of this run's own: what is left of the hung step is found by it, and
+    # other runs of this test elsewhere on the machine are not.
+    shutil.copy(shutil.which("sleep"), os.path.join(fake, "hang"))
+    # The hung rank leaves what mpirun's SIGTERM to its ranks does not reach: a child that ignores SIGTERM
+    # (in the rank's own process group, where Open MPI puts it, not mpirun's), and one in a session of its own.
+    hang = os.path.join(fake, "hang")
+    # gemm_flops dies on a signal after a moment (mpirun names the rank and node of a death it noticed);
+    # allreduce_bw's rank 1 goes through the fatal path's line, which names its host.
+    scripts = {"gemm_flops": "#!/bin/sh\necho gemm starting\nsleep 0.5\nkill -SEGV $$\n",
+               "mem_bw": ("#!/bin/sh\necho mem_bw hangs\n(trap '' TERM; exec %s 300) &\n"
+                          "setsid sh -c \"trap '' TERM; exec %s 301\" &\nexec %s 302\n" % (hang, hang, hang)),
+               "allreduce_bw": ("#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then\n"
+                                "  echo \"[FATAL] $(hostname) rank 1 (fake.c:1): no network\" >&2\nfi\n"
+                                "echo '[RESULT] FAILURE: no network'\nexit 3\n")}
     for name, text in scripts.items():
         path = os.path.join(fake, name)
         with open(path, "w") as f:
@@ -339,12 +350,125 @@ def t_run_faults():
     check(p.wall < 40, "the hung step was killed at its limit (%.1f s in all)" % p.wall)
     check("[SUITE] step %d/%d allreduce_bw: starting" % (PROGRAMS.index("allreduce_bw") + 1, len(PROGRAMS))
           in p.stdout, "the step after the timeout ran")
-    time.sleep(0.5)
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    check("sleep 300" not in ps, "nothing of the killed step is left running")
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    left = [line for line in ps.splitlines() if hang in line]
+    check(not left, "nothing of the killed step is left running, on its way out or not (%s)" % left)
+    # Each death is blamed on a node where one was named, and the node is abnormal; a hang the suite had to
+    # kill names none, and says so.
+    host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
+    node = {x["program"]: x.get("node") for x in s["steps"]}
+    check(node["gemm_flops"]["host"] == host and node["gemm_flops"]["rank"] in (0, 1)
+          and node["gemm_flops"]["source"] == "mpirun", "the crash is blamed on mpirun's rank and node (%s)"
+          % node["gemm_flops"])
+    check(node["allreduce_bw"] == {"host": host, "rank": 1, "source": "fatal",
+                                   "evidence": "[FATAL] %s rank 1 (fake.c:1): no network" % host},
+          "the environment error is blamed on the fatal path's host and rank (%s)" % node["allreduce_bw"])
+    check(node["mem_bw"]["host"] is None and any(r.startswith("mem_bw:") and r.endswith("node unknown")
+                                                 for r in s["verdict"]["reasons"]),
+          "the killed hang names no node, and its reason says node unknown (%s)" % s["verdict"]["reasons"])
+    check([a["host"] for a in s["abnormal_nodes"]] == [host] and s["verdict"]["abnormal_node_count"] == 1
+          and "STEP_CRASHED" in s["abnormal_nodes"][0]["fault_codes"],
+          "the named node is abnormal (%s)" % s["abnormal_nodes"])
+    rec = load(os.path.join(d, "suite_run.json"))
+    check({x["program"]: x.get("node") for x in rec["steps"]} == node, "suite_run.json holds the same nodes")
     grid = {n["host"]: n["checks"] for n in s["nodes"]}
     check(all(c["gemm_flops"] == "crashed" and c["mem_bw"] == "timeout" for c in grid.values()),
           "the node grid shows the steps that could not measure")
+
+
+# A stand-in mpirun for several nodes on one machine: nodes are 127.0.0.x (they resolve, and name no real
+# machine). Alone (--host), 127.0.0.2 cannot be launched on, 127.0.0.3 never answers (and ignores
+# SIGTERM), 127.0.0.4 sees one GPU where 127.0.0.1 sees two; both run for real. A step (--hostfile) runs
+# for real on this machine, and only if the hostfile holds no excluded node. Every call is logged.
+FAKE_MPIRUN = """#!/bin/sh
+echo "$*" >> %(calls)s
+host=; hostfile=; np=2; prev=; out=
+for a in "$@"; do
+  case "$prev" in --host) host=$a ;; --hostfile) hostfile=$a ;; -np) np=$a ;; esac
+  case "$prev" in --host|--hostfile|-np) prev=; continue ;; esac
+  case "$a" in --host|--hostfile|-np) prev=$a; continue ;; esac
+  out="$out $a"
+  prev=
+done
+case "$host" in
+  127.0.0.2) echo "ORTE was unable to reliably start one or more daemons." >&2; exit 1 ;;
+  127.0.0.3) trap '' TERM; exec %(hang)s 303 ;;
+  127.0.0.1) CUDA_VISIBLE_DEVICES=0,1 exec %(real)s --oversubscribe -np 1 $out ;;
+  127.0.0.4) CUDA_VISIBLE_DEVICES=0 exec %(real)s --oversubscribe -np 1 $out ;;
+esac
+if [ -n "$hostfile" ] && grep -q 127.0.0.[234] "$hostfile"; then
+  echo "a step was launched on an excluded node" >&2; exit 3
+fi
+exec %(real)s --oversubscribe -np "$np" $out
+"""
+
+
+def fake_launcher():
+    fake = fresh("fakempi")
+    calls = os.path.join(fake, "calls")
+    shutil.copy(shutil.which("sleep"), os.path.join(fake, "hang"))
+    with open(os.path.join(fake, "mpirun"), "w") as f:
+        f.write(FAKE_MPIRUN % {"calls": calls, "hang": os.path.join(fake, "hang"),
+                               "real": shutil.which("mpirun")})
+    os.chmod(os.path.join(fake, "mpirun"), 0o755)
+    return fake, calls
+
+
+def hostfile(d, text):
+    path = os.path.join(d, "hosts")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def t_run_nodes():
+    fake, calls = fake_launcher()
+    env = {"PATH": fake + os.pathsep + os.environ["PATH"]}
+    d = fresh("run-nodes")
+    hosts = hostfile(d, "# four nodes\n127.0.0.1 slots=2\n127.0.0.2 slots=2\n127.0.0.3 slots=2\n"
+                        "127.0.0.4 slots=2\n")
+    p = run(["run", "--quick", "--only", "env_audit", "--hostfile", hosts, "--report-dir", d,
+             "--preflight-timeout", "3", "--baseline", "none"], env=env, timeout=100)
+    print(p.stdout[-3000:], p.stderr[-2000:])
+    s = load(os.path.join(d, "summary.json"))
+    excl = {x["host"]: x["code"] for x in s["excluded_nodes"]}
+    check(excl == {"127.0.0.2": "PREFLIGHT_LAUNCH_FAILED", "127.0.0.3": "PREFLIGHT_NODE_UNREACHABLE",
+                   "127.0.0.4": "PREFLIGHT_GPU_MISSING"},
+          "the dead node, the silent one and the one short of a GPU are excluded, each with its code (%s)"
+          % s["excluded_nodes"])
+    why = {x["host"]: x["why"] for x in s["excluded_nodes"]}
+    check("unable to reliably start" in why.get("127.0.0.2", "") and "3 s" in why.get("127.0.0.3", "")
+          and why.get("127.0.0.4") == "sees 1 GPUs, other nodes 2",
+          "each says why (%s)" % why)
+    st = {x["program"]: x["status"] for x in s["steps"]}
+    check(st["env_audit"] == "pass", "the step ran on the node that passed (%s)" % st)
+    cmd = next(x for x in s["steps"] if x["program"] == "env_audit")["command"]
+    check(open(cmd[cmd.index("--hostfile") + 1]).read().split() == ["127.0.0.1", "slots=2"],
+          "its hostfile holds the node that passed, as written (%s)" % cmd)
+    check(sorted(a["host"] for a in s["abnormal_nodes"]) == ["127.0.0.2", "127.0.0.3", "127.0.0.4"],
+          "the excluded nodes are abnormal (%s)" % s["abnormal_nodes"])
+    check(p.returncode == 1 and s["verdict"]["exit_code"] == 1, "exit 1: nodes unfit (%d)" % p.returncode)
+    rec = load(os.path.join(d, "suite_run.json"))
+    check([(n["host"], n["status"]) for n in rec["preflight"]["nodes"]] ==
+          [("127.0.0.1", "pass"), ("127.0.0.2", "excluded"), ("127.0.0.3", "excluded"),
+           ("127.0.0.4", "excluded")],
+          "suite_run.json records every node's preflight")
+    left = [l for l in subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+            .splitlines() if os.path.join(fake, "hang") in l]
+    check(not left, "nothing of the silent node's launch is left (%s)" % left)
+
+    # Bad input: one line, the documented exit code, and no launcher started.
+    for name, text, extra, code in [("empty", "# nobody\n\n", [], 2),
+                                    ("unresolvable", "127.0.0.1 slots=2\nno-such-node.invalid\n", [], 3),
+                                    ("np over slots", "127.0.0.1 slots=2\n127.0.0.2 slots=2\n", ["--np", "5"], 2)]:
+        os.unlink(calls) if os.path.exists(calls) else None
+        d = fresh("bad-hostfile")
+        p = run(["run", "--quick", "--hostfile", hostfile(d, text), "--report-dir", os.path.join(d, "r")] + extra,
+                env=env, timeout=60)
+        check(p.returncode == code and len(p.stderr.strip().splitlines()) == 1 and not os.path.exists(calls)
+              and not os.path.exists(os.path.join(d, "r")),
+              "%s hostfile: exit %d, one line, nothing launched (exit %d, %r)" % (name, code, p.returncode,
+                                                                                  p.stderr))
 
 
 def png_pixels(path):
@@ -437,6 +561,6 @@ def t_html_chromium():
 
 
 {"cli": t_cli, "baseline_compare": t_baseline_compare, "run_quick": t_run_quick, "run_faults": t_run_faults,
- "html_chromium": t_html_chromium}[TEST]()
+ "run_nodes": t_run_nodes, "html_chromium": t_html_chromium}[TEST]()
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

@@ -58,10 +58,14 @@ for p in {programs}; do
   [ "$status" -ne 0 ] || status=$rc  # the first failure decides the launcher's exit status
 done
 # Rank 0 wrote the reports on the first worker: merge them there into the suite's one verdict
-# (summary.json/.md/.html), then print them into this log, which outlives the workers.
+# (summary.json/.md/.html), then print them into this log, which outlives the workers. The launcher's exit
+# status (the Kubernetes job's) is that verdict (a baseline regression is 1); a step that died without a
+# report is no finding of the merge, so then the first failing step's status stands.
 first=$(awk 'NR==1 {{print $1}}' "$hostfile")
-mpirun -np 1 --host "$first" {bin}/gpuaccept merge --report-dir {rd} || echo "gpuaccept: merge failed" >&2
+verdict=0
+mpirun -np 1 --host "$first" {bin}/gpuaccept merge --report-dir {rd} || verdict=$?
 mpirun -np 1 --host "$first" sh -c 'for f in {rd}/*.json {rd}/summary.md; do [ -e "$f" ] || continue; echo "=== gpuaccept report $f"; cat "$f"; echo "=== end"; done'
+[ "$verdict" -eq 0 ] || status=$verdict
 exit "$status"
 """.format(wait=a.dns_wait // 2, programs=" ".join(programs), np=a.nodes * a.slots, fwd=forwarded,
            bin=a.prefix + "/bin", rd=a.report_dir, args=(" " + a.args) if a.args else "")

@@ -1,24 +1,23 @@
 #!/usr/bin/env bash
-# Runs the gpuaccept programs inside a Slurm allocation, one `srun --mpi=pmix` step per program, every
-# report in one shared directory. The sbatch scripts beside this file call it; it also works from salloc.
+# Runs the gpuaccept suite inside a Slurm allocation through `gpuaccept run`, the one runner: the same
+# program order, step timeouts, per-node preflight, suite_run.json and merged summary as everywhere else,
+# and the job's exit status is the merged verdict (sacct shows a baseline regression as exit 1). The
+# sbatch scripts beside this file call it; it also works from salloc.
 # Knobs (environment variables; sbatch passes the submitting shell's environment to the job):
-#   GA_PREFIX          install prefix holding bin/<program>            [/opt/gpuaccept]
-#   GA_BIN_DIR         where the programs are, e.g. a build tree's build/bin      [$GA_PREFIX/bin]
-#   GA_PROGRAMS        programs to run, in order    [the suite's, in its order: gpuaccept run --list-programs]
-#   GA_COMMAND         an MPI program to run per task instead of the programs (a site's own check); it
-#                      gets --report-dir DIR and GA_ARGS appended                                  [unset]
-#   GA_MERGE           merge the reports into summary.json/.md/.html with `gpuaccept merge` at the end
-#                      (1), or not (0)                                                              [1]
-#   GA_ARGS            extra arguments for every program, e.g. "--quick --timeout 600"              [none]
+#   GA_PREFIX          install prefix holding bin/gpuaccept and bin/<program>   [/opt/gpuaccept]
+#   GA_BIN_DIR         where they are, e.g. a build tree's build/bin            [$GA_PREFIX/bin]
+#   GA_PROGRAMS        programs to run (gpuaccept run --only), space or comma separated   [the suite's]
+#   GA_ARGS            extra arguments for gpuaccept run, e.g. "--quick --step-timeout 900"   [none]
 #   GA_REPORT_DIR      where reports go; must be on a file system every node shares
 #                                                         [$SLURM_SUBMIT_DIR/gpuaccept-$SLURM_JOB_ID]
-#   GA_MPI             srun's MPI plugin; the suite's Open MPI needs pmix                          [pmix]
-#   GA_SRUN_ARGS       extra srun options, e.g. "--gpu-bind=closest --cpu-bind=cores"              [none]
-#   GA_CONTAINER_IMAGE run the steps in this image through Pyxis (--container-image)               [unset]
-#   GA_CONTAINER_MOUNTS extra Pyxis mounts, comma separated; the report directory is always mounted [none]
-# Exit status: 0 when every step passed, else the exit status of the first step that failed
-# (1 check failed, 3 environment, 4 timeout ...; see each program's --help); 3 when srun lacks the MPI
-# plugin or a program is missing.
+#   GA_MPI             srun's MPI plugin, checked before anything runs; gpuaccept run uses pmix   [pmix]
+#   GA_COMMAND         an MPI program to run per task instead of the suite (a site's own check), one srun
+#                      step; it gets --report-dir DIR and GA_ARGS appended, GA_SRUN_ARGS apply   [unset]
+#   GA_SRUN_ARGS       extra srun options, for GA_COMMAND only                                      [none]
+#   GA_MERGE           after GA_COMMAND, `gpuaccept merge` the reports (1) or not (0)                [1]
+# GA_CONTAINER_IMAGE (Pyxis) is refused for the suite: gpuaccept run starts srun itself, on this host.
+# Exit status: gpuaccept run's, the verdict (0 pass, 1 a check failed, 2 usage, 3 environment, 4 timeout,
+# 5 crash); 3 when srun lacks the MPI plugin; 2 outside an allocation.
 set -euo pipefail
 
 say() { echo "gpuaccept-srun: $*"; }
@@ -46,32 +45,22 @@ if [ -n "${GA_CONTAINER_IMAGE:-}" ]; then
         --container-mounts="$report_dir:$report_dir${GA_CONTAINER_MOUNTS:+,$GA_CONTAINER_MOUNTS}")
 fi
 
-if [ -n "${GA_COMMAND:-}" ]; then
-    steps=("$GA_COMMAND")
-else
-    if [ -n "${GA_PROGRAMS:-}" ]; then
-        read -r -a programs <<<"$GA_PROGRAMS"
-    else
-        # The suite's own list and order (launch/programs.c), from the front-end installed with the programs.
-        list_programs=("$bin_dir/gpuaccept")
-        [ -z "${GA_CONTAINER_IMAGE:-}" ] || list_programs=(srun --ntasks=1 --nodes=1
-            --container-image="$GA_CONTAINER_IMAGE" gpuaccept)
-        listing=$("${list_programs[@]}" run --list-programs) || {
-            say "cannot list the suite's programs with ${list_programs[*]} run --list-programs: set GA_PROGRAMS" >&2
-            exit 3
-        }
-        mapfile -t programs < <(cut -f2 <<<"$listing")
+if [ -z "${GA_COMMAND:-}" ]; then
+    if [ -n "${GA_CONTAINER_IMAGE:-}" ] || [ -n "${GA_SRUN_ARGS:-}" ]; then
+        say "GA_CONTAINER_IMAGE and GA_SRUN_ARGS apply to GA_COMMAND only: gpuaccept run starts srun itself" >&2
+        exit 2
     fi
-    steps=()
-    for p in "${programs[@]}"; do
-        # Inside a container image the programs are not on this host to look at.
-        if [ -z "${GA_CONTAINER_IMAGE:-}" ] && [ ! -x "$bin_dir/$p" ]; then
-            say "no program $bin_dir/$p: set GA_PREFIX or GA_BIN_DIR, or GA_PROGRAMS" >&2
-            exit 3
-        fi
-        steps+=("$bin_dir/$p")
-    done
+    [ -x "$bin_dir/gpuaccept" ] || {
+        say "no $bin_dir/gpuaccept: set GA_PREFIX or GA_BIN_DIR" >&2
+        exit 3
+    }
+    run=("$bin_dir/gpuaccept" run --report-dir "$report_dir")
+    [ -z "${GA_PROGRAMS:-}" ] || run+=(--only "$(tr ' ' ',' <<<"$GA_PROGRAMS")")
+    say "job $SLURM_JOB_ID: ${SLURM_JOB_NUM_NODES:-?} node(s), ${SLURM_NTASKS:-?} task(s): ${run[*]} ${args[*]}"
+    # The programs beside gpuaccept; the exit status is the verdict.
+    GPUACCEPT_BIN_DIR=$bin_dir exec "${run[@]}" "${args[@]}"
 fi
+steps=("$GA_COMMAND")
 
 mkdir -p "$report_dir"
 say "job $SLURM_JOB_ID: ${SLURM_JOB_NUM_NODES:-?} node(s), ${SLURM_NTASKS:-?} task(s), reports in $report_dir"
@@ -84,19 +73,11 @@ for step in "${steps[@]}"; do
     say "${cmd[0]##*/}: exit $rc"
     [ "$status" -ne 0 ] || status=$rc
 done
-# One verdict for people: the suite front-end merges the reports (it is no MPI program: one copy, on the
-# batch host, or in the image through Pyxis).
+# The site's own check's reports, merged by the front-end (no MPI program: one copy, on the batch host).
 if [ "${GA_MERGE:-1}" = 1 ]; then
-    merge=()
-    if [ -n "${GA_CONTAINER_IMAGE:-}" ]; then
-        merge=(srun --ntasks=1 --nodes=1 --container-image="$GA_CONTAINER_IMAGE"
-            --container-mounts="$report_dir:$report_dir${GA_CONTAINER_MOUNTS:+,$GA_CONTAINER_MOUNTS}" gpuaccept)
-    elif [ -x "$bin_dir/gpuaccept" ]; then
-        merge=("$bin_dir/gpuaccept")
-    fi
-    if [ ${#merge[@]} -gt 0 ]; then
+    if [ -x "$bin_dir/gpuaccept" ]; then
         rc=0
-        "${merge[@]}" merge --report-dir "$report_dir" || rc=$?
+        "$bin_dir/gpuaccept" merge --report-dir "$report_dir" || rc=$?
         say "gpuaccept merge: exit $rc; summary in $report_dir/summary.html"
     else
         say "no $bin_dir/gpuaccept: reports not merged (GA_MERGE=0 to silence)"

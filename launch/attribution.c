@@ -1,0 +1,116 @@
+#include "attribution.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void set(suite_attribution *a, const char *host, size_t host_len, int rank, const char *source,
+                const char *line)
+{
+    if (a->found || host_len == 0 || host_len >= sizeof a->host)
+        return;
+    a->found = true;
+    memcpy(a->host, host, host_len);
+    a->host[host_len] = '\0';
+    a->rank = rank;
+    snprintf(a->source, sizeof a->source, "%s", source);
+    snprintf(a->evidence, sizeof a->evidence, "%s", line);
+}
+
+/* A host name as the launchers print it: no spaces, no ':' (srun ends it with one). */
+static size_t host_len(const char *p)
+{
+    return strcspn(p, " \t:,()[]");
+}
+
+/* "[FATAL] HOST rank R (file:line): ..." */
+static void scan_fatal(suite_attr_scan *s, const char *line)
+{
+    const char *p = strstr(line, "[FATAL] ");
+    if (!p)
+        return;
+    p += 8;
+    size_t n = host_len(p);
+    int rank;
+    if (n && p[n] == ' ' && sscanf(p + n, " rank %d", &rank) == 1 && !(n == 1 && *p == '?'))
+        set(&s->fatal, p, n, rank, "fatal", line);
+}
+
+/* "mpirun noticed that process rank R with PID P on node HOST exited on signal N (...)" */
+static void scan_mpirun(suite_attr_scan *s, const char *line)
+{
+    const char *p = strstr(line, "noticed that process rank ");
+    int rank;
+    if (!p || sscanf(p, "noticed that process rank %d", &rank) != 1)
+        return;
+    const char *on = strstr(p, " on node ");
+    if (on)
+        set(&s->launcher, on + 9, host_len(on + 9), rank, "mpirun", line);
+}
+
+/* "srun: error: HOST: task R: Exited with exit code 3", "srun: error: HOST: tasks 0-1: Killed" */
+static void scan_srun(suite_attr_scan *s, const char *line)
+{
+    const char *p = strstr(line, "srun: error: ");
+    if (!p)
+        return;
+    p += 13;
+    size_t n = host_len(p);
+    int rank;
+    if (n && p[n] == ':' &&
+        (sscanf(p + n, ": task %d:", &rank) == 1 || sscanf(p + n, ": tasks %d", &rank) == 1))
+        set(&s->launcher, p, n, rank, "srun", line);
+}
+
+void suite_attr_scan_line(suite_attr_scan *scan, const char *line)
+{
+    scan_fatal(scan, line);
+    scan_mpirun(scan, line);
+    scan_srun(scan, line);
+}
+
+bool suite_attr_pick(const suite_attr_scan *scan, suite_attribution *out)
+{
+    *out = scan->fatal.found ? scan->fatal : scan->launcher;
+    return out->found;
+}
+
+bool suite_attr_wanted(const char *status)
+{
+    static const char *const died[] = {"crashed", "timeout", "internal_error", "env_error", "interrupted"};
+    for (size_t i = 0; i < sizeof died / sizeof died[0]; i++)
+        if (status && strcmp(status, died[i]) == 0)
+            return true;
+    return false;
+}
+
+json_t *suite_attr_to_json(const suite_attribution *a)
+{
+    if (!a->found)
+        return json_pack("{s:n, s:n, s:n, s:n}", "host", "rank", "source", "evidence");
+    return json_pack("{s:s, s:o, s:s, s:s}", "host", a->host, "rank",
+                     a->rank >= 0 ? json_integer(a->rank) : json_null(), "source", a->source, "evidence",
+                     a->evidence);
+}
+
+void suite_attr_annotate_finding(json_t *finding, const json_t *run_step)
+{
+    const json_t *node = json_object_get(run_step, "node");
+    if (!json_is_object(node))
+        return; /* a record from before nodes were named, or a status that names none */
+    const char *host = json_string_value(json_object_get(node, "host"));
+    json_t *rank = json_object_get(node, "rank");
+    const char *msg = json_string_value(json_object_get(finding, "message"));
+    char buf[700];
+    if (host && json_is_integer(rank))
+        snprintf(buf, sizeof buf, "%s; on host %s (rank %lld)", msg ? msg : "", host,
+                 (long long)json_integer_value(rank));
+    else if (host)
+        snprintf(buf, sizeof buf, "%s; on host %s", msg ? msg : "", host);
+    else
+        snprintf(buf, sizeof buf, "%s; node unknown", msg ? msg : "");
+    json_object_set_new(finding, "message", json_string(buf));
+    if (host) {
+        json_object_set_new(finding, "host", json_string(host));
+        json_object_set(finding, "rank", json_is_integer(rank) ? rank : json_null());
+    }
+}

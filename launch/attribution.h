@@ -1,0 +1,42 @@
+/* Which node took a step down: read from what the step printed. The programs' one fatal path (and the
+ * watchdog, which goes through it) prints "[FATAL] HOST rank R (file:line): ...", mpirun prints "mpirun
+ * noticed that process rank R with PID P on node HOST exited on signal ...", srun prints "srun: error: HOST:
+ * task R: ...". Pure: lines in, a named node (or none) out, so the rules are unit-tested. */
+#ifndef ATTRIBUTION_H
+#define ATTRIBUTION_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+typedef struct {
+    bool found;
+    char host[128];
+    int rank;           /* -1: not named */
+    char source[16];    /* "fatal", "mpirun", "srun" */
+    char evidence[256]; /* the line it was read from */
+} suite_attribution;
+
+/* The first line of each kind seen: the fatal path names the rank that gave up first; the launcher names the
+ * rank whose death it noticed. */
+typedef struct {
+    suite_attribution fatal, launcher;
+} suite_attr_scan;
+
+/* Feeds one output line (no newline). */
+void suite_attr_scan_line(suite_attr_scan *scan, const char *line);
+
+/* The node to blame: the fatal path's when there is one, else the launcher's. Returns its found. */
+bool suite_attr_pick(const suite_attr_scan *scan, suite_attribution *out);
+
+/* True for the step statuses that need a node named: the step died or hung. */
+bool suite_attr_wanted(const char *status);
+
+/* The "node" object of suite_run.json's step: {host, rank, source, evidence}, each null when no node could
+ * be named. New reference. */
+json_t *suite_attr_to_json(const suite_attribution *a);
+
+/* A step's failure finding gets the host and rank the run record's step names (its "node"), and its message
+ * says where, or "node unknown". */
+void suite_attr_annotate_finding(json_t *finding, const json_t *run_step);
+
+#endif
