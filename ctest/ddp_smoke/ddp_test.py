@@ -218,6 +218,9 @@ def case_bad_idx(args, mpiexec):
     expect_usage_error(args, mpiexec, ["--data", "idx:" + args.work + "/magic"], "not an IDX image file")
     write_idx(args.work + "/short", n=64, corrupt="truncate")
     expect_usage_error(args, mpiexec, ["--data", "idx:" + args.work + "/short"], "header says")
+    # issue 18: epochs x steps per epoch beyond an int was 0 steps and a read of loss_curve[-1]
+    expect_usage_error(args, mpiexec, ["--epochs", "1048576", "--samples", "8192", "--batch-size", "1"],
+                       "more than 1073741824")
 
 
 def case_no_gpu(args, mpiexec):
