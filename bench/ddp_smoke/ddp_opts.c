@@ -122,6 +122,10 @@ int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t e
             o->data_idx = false;
             return 0;
         }
+        if (strncmp(arg, "idx:", 4) == 0 && strlen(arg + 4) >= sizeof o->idx_dir) {
+            snprintf(err, errlen, "idx: path longer than %zu characters", sizeof o->idx_dir - 1);
+            return -1;
+        }
         if (strncmp(arg, "idx:", 4) == 0 && arg[4]) {
             o->data_idx = true;
             snprintf(o->idx_dir, sizeof o->idx_dir, "%s", arg + 4);
