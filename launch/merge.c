@@ -73,8 +73,7 @@ int suite_report_check(const json_t *r, char *err, size_t errlen)
              (json_object_get(r, "metrics") && !sj_arr(r, "metrics")))
         snprintf(err, errlen, "%s report lacks its nodes or findings", program);
     else if (!json_is_object(verdict) || !int_in(verdict, "exit_code", 0, 5) ||
-             !(ga_streq(sj_str(verdict, "result", NULL), "pass") ||
-               ga_streq(sj_str(verdict, "result", NULL), "fail")))
+             !ga_streq(sj_str(verdict, "result", NULL), sj_int(verdict, "exit_code", -1) == 0 ? "pass" : "fail"))
         snprintf(err, errlen, "%s report has no usable verdict", program);
     else
         return 0;
