@@ -53,6 +53,39 @@ static bool int_in(const json_t *obj, const char *key, long long lo, long long h
     return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
 }
 
+/* The entries the merge reads: a node without its host, a finding without its severity or a metric
+ * without its direction would be dropped or misread silently. */
+static int entries_check(const json_t *r, const char *program, char *err, size_t errlen)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(sj_arr(r, "nodes"), i, e) if (!sj_str(e, "host", NULL) || !*sj_str(e, "host", "") ||
+                                                     !sj_arr(e, "ranks"))
+    {
+        snprintf(err, errlen, "%s report node %zu has no host or ranks", program, i);
+        return -1;
+    }
+    json_array_foreach(sj_arr(r, "findings"), i, e)
+    {
+        const char *sev = sj_str(e, "severity", "");
+        if (!(ga_streq(sev, "info") || ga_streq(sev, "warn") || ga_streq(sev, "fail")) || !sj_str(e, "code", NULL)) {
+            snprintf(err, errlen, "%s report finding %zu has no severity (info|warn|fail) or code", program, i);
+            return -1;
+        }
+    }
+    json_array_foreach(sj_arr(r, "metrics"), i, e)
+    {
+        json_t *v = json_object_get(e, "value");
+        if (!sj_str(e, "name", NULL) || !(json_is_number(v) || json_is_null(v)) ||
+            !json_is_boolean(json_object_get(e, "higher_is_better"))) {
+            snprintf(err, errlen, "%s report metric %zu needs a name, a value (or null) and higher_is_better",
+                     program, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int suite_report_check(const json_t *r, char *err, size_t errlen)
 {
     const char *schema = sj_str(r, "schema", NULL), *program = sj_str(r, "program", NULL);
@@ -76,7 +109,7 @@ int suite_report_check(const json_t *r, char *err, size_t errlen)
              !ga_streq(sj_str(verdict, "result", NULL), sj_int(verdict, "exit_code", -1) == 0 ? "pass" : "fail"))
         snprintf(err, errlen, "%s report has no usable verdict", program);
     else
-        return 0;
+        return entries_check(r, program, err, errlen);
     return -1;
 }
 
