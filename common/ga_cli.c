@@ -250,14 +250,23 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
     while (result == GA_CLI_RUN && (key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         char label[80];
         switch (key) {
-        case '?':
-            if (optopt)
+        case '?': {
+            /* getopt puts a long option's key in optopt when it was given a value it takes none of
+             * (--quick=1): that key is no character to print. */
+            const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+            bool long_word = strncmp(word, "--", 2) == 0;
+            const char *eq = long_word ? strchr(word, '=') : NULL;
+            if (!long_word && optopt > 32 && optopt < 127)
                 snprintf(label, sizeof label, "-%c", optopt);
             else
-                snprintf(label, sizeof label, "%s", argv[optind - 1]);
-            cli_error(print, spec->name, "unknown option '%s'%s", label, "");
+                snprintf(label, sizeof label, "%.*s", eq ? (int)(eq - word) : (int)strlen(word), word);
+            if (long_word && eq && optopt)
+                cli_error(print, spec->name, "option '%s' takes no value%s", label, "");
+            else
+                cli_error(print, spec->name, "unknown option '%s'%s", label, "");
             result = GA_CLI_ERROR;
             break;
+        }
         case ':':
             cli_error(print, spec->name, "option '%s' needs a value%s",
                       option_label(spec, optopt, label, sizeof label), "");

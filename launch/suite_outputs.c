@@ -29,9 +29,15 @@ int suite_bad_option(const char *verb, int key, char **argv)
 {
     if (key == ':')
         return suite_usage_error(verb, "option '%s' needs a value", argv[optind - 1]);
-    if (optopt)
+    const char *word = argv[optind - 1];
+    bool long_word = strncmp(word, "--", 2) == 0;
+    const char *eq = long_word ? strchr(word, '=') : NULL;
+    /* A long option given a value it takes none of (--help=x): getopt's optopt is then its key. */
+    if (long_word && eq && optopt)
+        return suite_usage_error(verb, "option '%.*s' takes no value", (int)(eq - word), word);
+    if (!long_word && optopt > 32 && optopt < 127)
         return suite_usage_error(verb, "unknown option '-%c'", optopt);
-    return suite_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
+    return suite_usage_error(verb, "unknown option '%.*s'", eq ? (int)(eq - word) : (int)strlen(word), word);
 }
 
 int suite_parse_pct(const char *s, double *out, char *err, size_t errlen)

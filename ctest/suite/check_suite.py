@@ -78,6 +78,10 @@ def t_cli():
         lines = p.stderr.strip().splitlines()
         check(p.returncode == 2 and len(lines) == 1, "%s: exit 2 with one line (%d, %r)" % (what, p.returncode,
                                                                                          p.stderr.strip()))
+    # issue 18: a value given to an option that takes none is named as the option it is
+    for verb in ("merge", "compare", "baseline"):
+        p = run([verb, "--help=x"])
+        check(p.returncode == 2 and "option '--help' takes no value" in p.stderr, "%s --help=x: %r" % (verb, p.stderr))
     # Tolerances are percentages in every verb, as in every program: a fraction is refused with the hint.
     for verb in ("run", "merge", "baseline", "compare"):
         p = run([verb, "--tolerance", "0.05"])
