@@ -78,6 +78,19 @@ def t_cli():
         lines = p.stderr.strip().splitlines()
         check(p.returncode == 2 and len(lines) == 1, "%s: exit 2 with one line (%d, %r)" % (what, p.returncode,
                                                                                          p.stderr.strip()))
+    # issue 18: baseline --from a report is a usage error naming what it found; a baseline's tolerance is a percentage
+    rep = glob.glob(os.path.join(FX, "cluster_good", "reports", "gemm_flops.json"))
+    if check(len(rep) == 1, "a report to hand to baseline --from"):
+        p = run(["baseline", "--from", rep[0]])
+        check(p.returncode == 2 and 'schema "gpuaccept-report"' in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+              "baseline --from a report: exit 2 naming the schema found (%d %r)" % (p.returncode, p.stderr.strip()))
+    for tol in (1e6, "abc", -1):
+        b = os.path.join(fresh("tol"), "tol.json")
+        with open(b, "w") as f:
+            json.dump({"schema": "gpuaccept-baseline", "schema_version": 1, "tolerance_pct": tol, "metrics": []}, f)
+        p = run(["run", "--dry-run", "--baseline", b, "--report-dir", os.path.join(WORK, "dry")])
+        check(p.returncode == 2 and "tolerance_pct" in p.stderr, "baseline tolerance_pct %r refused (%d %r)" %
+              (tol, p.returncode, p.stderr.strip()))
     # issue 18: a value given to an option that takes none is named as the option it is
     for verb in ("merge", "compare", "baseline"):
         p = run([verb, "--help=x"])
