@@ -22,6 +22,8 @@ static void test_parse_size(void)
     CHECK(ga_parse_size("1K", &v, err, sizeof err) == 0 && v == 1024);
     CHECK(ga_parse_size("128M", &v, err, sizeof err) == 0 && v == 128ull << 20);
     CHECK(ga_parse_size("8g", &v, err, sizeof err) == 0 && v == 8ull << 30);
+    CHECK(ga_parse_size("1T", &v, err, sizeof err) == 0 && v == 1ull << 40); /* mem_bw -s goes to 1T (issue 18) */
+    CHECK(ga_parse_size("16777216T", &v, err, sizeof err) == -1);                 /* 2^64: does not fit */
     const char *bad[] = {"", "K", "-1", "1KB", "1.5M", "12x", "99999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(ga_parse_size(bad[i], &v, err, sizeof err) == -1);
