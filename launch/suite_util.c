@@ -235,7 +235,19 @@ json_t *suite_load_json(const char *path, char *err, size_t errlen)
 int suite_write_text_atomic(const char *path, const char *text, char *err, size_t errlen)
 {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    if (suite_write_text_temp(path, text, tmp, sizeof tmp, err, errlen) != 0)
+        return -1;
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int suite_write_text_temp(const char *path, const char *text, char *tmp, size_t tmplen, char *err, size_t errlen)
+{
+    snprintf(tmp, tmplen, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create a temporary file beside %s: %s", path, strerror(errno));
@@ -257,7 +269,7 @@ int suite_write_text_atomic(const char *path, const char *text, char *err, size_
         len -= (size_t)w;
     }
     /* mkstemp creates 0600; the summary is for people to read. */
-    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
+    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0 || close(fd) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
         return -1;

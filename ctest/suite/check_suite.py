@@ -490,8 +490,16 @@ def t_untrusted():
     p = run(["merge", "--report-dir", d, "--out-dir", fresh("intact-out"), "--baseline", "none"])
     check(p.returncode == 0, "the intact good case passes (%d)" % p.returncode)
     d = copy_case("cluster_bad", "intact-bad")
-    p = run(["merge", "--report-dir", d, "--out-dir", fresh("intact-out"), "--baseline", "none"])
+    out = fresh("intact-out")
+    stale = [os.path.join(out, n) for n in ("summary.json.tmp.a1B2c3", "summary.html.tmp.XyZ789")]
+    for s in stale:
+        with open(s, "w") as f:
+            f.write("{half")
+    p = run(["merge", "--report-dir", d, "--out-dir", out, "--baseline", "none"])
     check(p.returncode == 1, "the intact bad case fails (%d)" % p.returncode)
+    check(not any(os.path.exists(s) for s in stale) and sorted(os.listdir(out)) ==
+          ["summary.html", "summary.json", "summary.md"],
+          "a killed merge's temporary files are cleaned, the set is whole (%s)" % sorted(os.listdir(out)))
     # 1. a report that cannot be read in full, in every shape
     bodies = {"truncated": gemm_bad[:len(gemm_bad) * 2 // 3], "empty": b"", "nan": b"NaN",
               "1e999": gemm_bad.replace(b'"world_size": 8', b'"world_size": 1e999', 1),
