@@ -13,7 +13,7 @@
 #endif
 
 /* Keys of the common options: above any short option character and any program's long-only key. */
-enum { OPT_REPORT_DIR = 1000, OPT_QUICK, OPT_VERBOSE, OPT_TIMEOUT, OPT_VERSION, OPT_HELP = 'h' };
+enum { OPT_REPORT_DIR = 1000, OPT_QUICK, OPT_VERBOSE, OPT_TIMEOUT, OPT_VERSION, OPT_RUN_ID, OPT_HELP = 'h' };
 /* getopt keys of a program's deprecated aliases, ALIAS_KEY0 + index: above every other key. */
 enum { ALIAS_KEY0 = 2000 };
 
@@ -22,6 +22,8 @@ static const ga_option common_options[] = {
     {"quick", OPT_QUICK, false, NULL, "smaller sizes and fewer iterations: a fast smoke run"},
     {"verbose", OPT_VERBOSE, false, NULL, "print detail"},
     {"timeout", OPT_TIMEOUT, true, "SEC", "abort the whole job after SEC seconds (0: never)"},
+    {"run-id", OPT_RUN_ID, true, "ID",
+     "the run this report belongs to (default: $GPUACCEPT_RUN_ID, the Slurm job, or a fresh id)"},
     {"help", OPT_HELP, false, NULL, "print this help and exit"},
     {"version", OPT_VERSION, false, NULL, "print the version and exit"},
 };
@@ -55,6 +57,18 @@ static const ga_option *program_option_named(const ga_program_spec *spec, const 
         if (strcmp(spec->options[i].long_name, long_name) == 0)
             return &spec->options[i];
     return NULL;
+}
+
+bool ga_cli_valid_run_id(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n >= GA_RUN_ID_MAX)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              strchr("._:-", *s)))
+            return false;
+    return true;
 }
 
 int ga_cli_parse_pct(const char *arg, double min_pct, double max_pct, double *pct, char *err, size_t errlen)
@@ -236,14 +250,23 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
     while (result == GA_CLI_RUN && (key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         char label[80];
         switch (key) {
-        case '?':
-            if (optopt)
+        case '?': {
+            /* getopt puts a long option's key in optopt when it was given a value it takes none of
+             * (--quick=1): that key is no character to print. */
+            const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+            bool long_word = strncmp(word, "--", 2) == 0;
+            const char *eq = long_word ? strchr(word, '=') : NULL;
+            if (!long_word && optopt > 32 && optopt < 127)
                 snprintf(label, sizeof label, "-%c", optopt);
             else
-                snprintf(label, sizeof label, "%s", argv[optind - 1]);
-            cli_error(print, spec->name, "unknown option '%s'%s", label, "");
+                snprintf(label, sizeof label, "%.*s", eq ? (int)(eq - word) : (int)strlen(word), word);
+            if (long_word && eq && optopt)
+                cli_error(print, spec->name, "option '%s' takes no value%s", label, "");
+            else
+                cli_error(print, spec->name, "unknown option '%s'%s", label, "");
             result = GA_CLI_ERROR;
             break;
+        }
         case ':':
             cli_error(print, spec->name, "option '%s' needs a value%s",
                       option_label(spec, optopt, label, sizeof label), "");
@@ -265,6 +288,15 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
                 result = GA_CLI_ERROR;
             } else {
                 snprintf(common->report_dir, sizeof common->report_dir, "%s", optarg);
+            }
+            break;
+        case OPT_RUN_ID:
+            if (!ga_cli_valid_run_id(optarg)) {
+                cli_error(print, spec->name, "--run-id: '%s' is not 1 to 63 characters of [A-Za-z0-9._:-]%s",
+                          optarg, "");
+                result = GA_CLI_ERROR;
+            } else {
+                snprintf(common->run_id, sizeof common->run_id, "%s", optarg);
             }
             break;
         case OPT_QUICK:

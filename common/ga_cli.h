@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #define GA_PATH_MAX 1024
+#define GA_RUN_ID_MAX 64
 
 typedef struct {
     char report_dir[GA_PATH_MAX]; /* --report-dir, default "." */
@@ -15,7 +16,11 @@ typedef struct {
     bool verbose;                 /* --verbose */
     double timeout_s;             /* --timeout: whole-run watchdog, 0 = none */
     bool timeout_given;           /* --timeout was on the command line (else timeout_s is the default) */
+    char run_id[GA_RUN_ID_MAX];   /* --run-id; "" = $GPUACCEPT_RUN_ID, the Slurm job, or a fresh one */
 } ga_common_opts;
+
+/* Whether s can be a run id: 1..63 characters of [A-Za-z0-9._:-]. */
+bool ga_cli_valid_run_id(const char *s);
 
 /* One program-specific option. key is the short option character, or a value >= 256 for long-only ones. A
  * program option may not reuse a common option's name or key: each option means one thing in every program

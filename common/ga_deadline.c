@@ -151,6 +151,14 @@ void ga_deadline_arm_for(double seconds, const char *fmt, ...)
     va_end(ap);
 }
 
+void ga_deadline_rearm(void)
+{
+    pthread_mutex_lock(&dl.lock);
+    if (dl.wait_armed)
+        dl.wait_deadline = ga_now() + dl.wait_bound;
+    pthread_mutex_unlock(&dl.lock);
+}
+
 void ga_deadline_disarm(void)
 {
     pthread_mutex_lock(&dl.lock);

@@ -27,6 +27,9 @@ void ga_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ga_deadline_arm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ga_deadline_arm_for(double seconds, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ga_deadline_disarm(void);
+/* Starts the armed wait's bound afresh, keeping what it names: a loop of waits arms once and re-arms before
+ * each, so that -T bounds every wait and not the whole loop. Cheap (no formatting); no effect when unarmed. */
+void ga_deadline_rearm(void);
 
 /* Called on expiry, before the job is aborted (NULL to clear). */
 void ga_deadline_set_abort_hook(ga_abort_hook hook, void *user);

@@ -10,7 +10,7 @@
 int ga_parse_size(const char *s, uint64_t *out, char *err, size_t errlen)
 {
     if (!s || !*s || !isdigit((unsigned char)s[0])) {
-        snprintf(err, errlen, "'%s' is not a size (bytes, or a number with K, M or G)", s ? s : "");
+        snprintf(err, errlen, "'%s' is not a size (bytes, or a number with K, M, G or T)", s ? s : "");
         return -1;
     }
     errno = 0;
@@ -35,11 +35,16 @@ int ga_parse_size(const char *s, uint64_t *out, char *err, size_t errlen)
         mult = 1ull << 30;
         end++;
         break;
+    case 't':
+    case 'T':
+        mult = 1ull << 40; /* mem_bw's limit is 1T: a limit the parser could not reach */
+        end++;
+        break;
     default:
         end = NULL;
     }
     if (errno || !end || *end != '\0' || (v && mult > UINT64_MAX / v)) {
-        snprintf(err, errlen, "'%s' is not a size (bytes, or a number with K, M or G)", s);
+        snprintf(err, errlen, "'%s' is not a size (bytes, or a number with K, M, G or T)", s);
         return -1;
     }
     *out = (uint64_t)v * mult;

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Byte sizes as nccl-tests reads them: plain bytes or a K, M or G suffix (binary: 1K = 1024). */
+/* Byte sizes as nccl-tests reads them: plain bytes or a K, M or G suffix (binary: 1K = 1024), and T. */
 int ga_parse_size(const char *s, uint64_t *out, char *err, size_t errlen);
 int ga_parse_long(const char *s, long min, long max, long *out, char *err, size_t errlen);
 int ga_parse_double(const char *s, double min, double max, double *out, char *err, size_t errlen);

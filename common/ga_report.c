@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ga_exit.h"
@@ -16,6 +17,28 @@
 #define GA_VERSION "unknown"
 #endif
 
+void ga_report_run_id(const ga_common_opts *common, char *out, size_t len)
+{
+    const char *env = getenv("GPUACCEPT_RUN_ID"), *slurm = getenv("SLURM_JOB_ID");
+    if (common && common->run_id[0]) {
+        snprintf(out, len, "%s", common->run_id);
+    } else if (env && ga_cli_valid_run_id(env)) {
+        snprintf(out, len, "%s", env);
+    } else if (slurm && *slurm && strlen(slurm) < 40 && strspn(slurm, "0123456789_") == strlen(slurm)) {
+        /* Every step of one Slurm job is one run: the srun script needs no id of its own. */
+        snprintf(out, len, "slurm-%s", slurm);
+    } else {
+        /* A program run alone: a run of its own, which `gpuaccept merge` will not mix with another. */
+        char host[64] = "host";
+        gethostname(host, sizeof host);
+        host[sizeof host - 1] = '\0';
+        for (char *c = host; *c; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-'))
+                *c = '-';
+        snprintf(out, len, "%lld-%.24s-%ld", (long long)time(NULL), host, (long)getpid());
+    }
+}
+
 json_t *ga_report_new(const ga_job *job, const char *program, const ga_common_opts *common)
 {
     char now[32];
@@ -24,6 +47,9 @@ json_t *ga_report_new(const ga_job *job, const char *program, const ga_common_op
     json_object_set_new(r, "schema", json_string("gpuaccept-report"));
     json_object_set_new(r, "schema_version", json_integer(GA_REPORT_SCHEMA_VERSION));
     json_object_set_new(r, "program", json_string(program));
+    char run_id[GA_RUN_ID_MAX];
+    ga_report_run_id(common, run_id, sizeof run_id);
+    json_object_set_new(r, "run_id", json_string(run_id));
     json_object_set_new(r, "gpuaccept_version", json_string(GA_VERSION));
     json_object_set_new(r, "created_utc", json_string(now));
     json_object_set_new(r, "duration_s", json_real(ga_now() - job->start_time));

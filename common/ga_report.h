@@ -16,6 +16,10 @@
 /* Renders the program-specific part of one rank's record; the header fields are added by the report. */
 typedef json_t *(*ga_record_json_fn)(const void *record, void *user);
 
+/* The run a report belongs to: --run-id, else $GPUACCEPT_RUN_ID, else "slurm-<job id>", else a fresh id.
+ * `gpuaccept merge` merges the reports of one run only. */
+void ga_report_run_id(const ga_common_opts *common, char *out, size_t len);
+
 /* A report with the job's identity: program, version, time, launcher, sizes, command line, common options.
  * A program passes ga_ctx_job(&ctx); the report itself never sees MPI. */
 json_t *ga_report_new(const ga_job *job, const char *program, const ga_common_opts *common);

@@ -33,6 +33,13 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
         snprintf(err, errlen, "not a baseline: \"schema\" is not \"%s\"", SUITE_BASELINE_SCHEMA);
         return -1;
     }
+    /* A tolerance is a percentage like every other (1e6 would pass anything, a string used to become the
+     * default without a word). */
+    json_t *tol = json_object_get(b, "tolerance_pct");
+    if (tol && !(json_is_number(tol) && json_number_value(tol) >= 0 && json_number_value(tol) <= 100)) {
+        snprintf(err, errlen, "baseline \"tolerance_pct\" must be a number from 0 to 100 (percent)");
+        return -1;
+    }
     json_t *metrics = sj_arr(b, "metrics");
     if (!metrics) {
         snprintf(err, errlen, "baseline has no \"metrics\" array");
@@ -44,6 +51,7 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
     {
         const char *scope = sj_str(m, "scope", "");
         if (!sj_str(m, "program", NULL) || !sj_str(m, "name", NULL) || !sj_is_num(m, "value") ||
+            !isfinite(sj_num(m, "value", NAN)) ||
             !json_is_boolean(json_object_get(m, "higher_is_better")) ||
             !(ga_streq(scope, "gpu") || ga_streq(scope, "rank") || ga_streq(scope, "node") ||
               ga_streq(scope, "cluster"))) {
@@ -127,7 +135,8 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
                                     size_t errlen)
 {
     if (!ga_streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA)) {
-        snprintf(err, errlen, "not a gpuaccept summary (schema \"%s\")", SUITE_SUMMARY_SCHEMA);
+        snprintf(err, errlen, "not a gpuaccept summary (schema \"%s\", want \"%s\")",
+                 sj_str(summary, "schema", "missing"), SUITE_SUMMARY_SCHEMA);
         return NULL;
     }
     const char *result = sj_str(json_object_get(summary, "verdict"), "result", "fail");

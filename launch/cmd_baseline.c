@@ -6,6 +6,8 @@
 
 #include "baseline.h"
 #include "ga_exit.h"
+#include "ga_str.h"
+#include "merge.h"
 #include "suite.h"
 #include "suite_util.h"
 
@@ -77,6 +79,16 @@ int cmd_baseline(int argc, char **argv)
     json_t *summary = suite_load_json(from, err, sizeof err);
     if (!summary)
         return suite_usage_error("baseline", "%s", err);
+    /* Another kind of file is a wrong argument (exit 2), not a run that failed (1). */
+    if (!ga_streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA) ||
+        !json_is_integer(json_object_get(summary, "schema_version")) ||
+        sj_int(summary, "schema_version", 0) != SUITE_SUMMARY_SCHEMA_VERSION) {
+        int rc = suite_usage_error("baseline", "--from %s: schema \"%s\" version %lld, want \"%s\" version %d", from,
+                                   sj_str(summary, "schema", "missing"), sj_int(summary, "schema_version", -1),
+                                   SUITE_SUMMARY_SCHEMA, SUITE_SUMMARY_SCHEMA_VERSION);
+        json_decref(summary);
+        return rc;
+    }
     json_t *b = suite_baseline_from_summary(summary, tol, force, err, sizeof err);
     json_decref(summary);
     if (!b) {

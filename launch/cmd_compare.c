@@ -24,7 +24,9 @@ static void usage(void)
         "  --tolerance PCT  default %.0f\n"
         "  --json FILE      also write the comparison as JSON\n"
         "  --all            list every metric, not only the changed ones\n"
-        "Exit code: 0 no regression, 1 a regression, 2 usage.\n",
+        "A metric or node of OLD that NEW lacks, or a value NEW lost (null), counts as a regression.\n"
+        "Exit code: 0 no regression, 1 a regression, 2 usage or inputs that cannot be compared (another\n"
+        "schema or version, different programs, no metric in common).\n",
         SUITE_COMPARE_DEFAULT_TOLERANCE_PCT);
 }
 
@@ -76,7 +78,8 @@ int cmd_compare(int argc, char **argv)
     if (!cmp)
         return suite_usage_error("compare", "%s", err);
     suite_compare_print(cmp, stdout, all);
-    int rc = sj_int(cmp, "regressions", 0) > 0 ? GA_EXIT_CHECK_FAILED : GA_EXIT_PASS;
+    int rc = sj_int(cmp, "regressions", 0) > 0 || sj_int(cmp, "missing_in_new", 0) > 0 ? GA_EXIT_CHECK_FAILED
+                                                                                        : GA_EXIT_PASS;
     if (json_out && suite_write_json_atomic(json_out, cmp, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept compare: %s\n", err);
         rc = GA_EXIT_ENV;

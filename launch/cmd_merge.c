@@ -1,6 +1,7 @@
 /* gpuaccept merge: the summary of the reports already in a directory, without running anything (after a run
  * under another launcher, or to re-render with a baseline). */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,7 +26,24 @@ static void usage(void)
         "summary.html in the output directory (default: the report directory). How each step ended comes "
         "from\n"
         "suite_run.json when `gpuaccept run` left one, else from each report's verdict.\n"
-        "Exit code: the verdict (0 pass, 1 a check failed, 2-5 a step could not measure).\n");
+        "Only one run's reports are merged (the run suite_run.json names, else the one run every report\n"
+        "must share); a file that cannot be trusted (unreadable, truncated, another schema version, another\n"
+        "cluster) stops the merge with exit 2 and writes no summary.\n"
+        "Exit code: the verdict (0 pass, 1 a check failed, 2-5 a step could not measure); 2 also for a\n"
+        "refused input.\n");
+}
+
+/* An input that cannot be trusted: one line, and no summary (a verdict from part of the evidence would read
+ * as the verdict of all of it). */
+__attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "gpuaccept merge: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return GA_EXIT_USAGE;
 }
 
 int cmd_merge(int argc, char **argv)
@@ -73,16 +91,9 @@ int cmd_merge(int argc, char **argv)
     char err[512];
     if (out && ga_report_dir_prepare(out, err, sizeof err) != 0)
         return suite_usage_error("merge", "--out-dir: %s", err);
-    json_t *reports = suite_load_reports(dir, err, sizeof err);
-    if (!reports)
-        return suite_usage_error("merge", "%s", err);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/suite_run.json", dir);
-    json_t *run = suite_load_json(path, err, sizeof err);
-    if (run && strcmp(sj_str(run, "schema", ""), SUITE_RUN_SCHEMA) != 0) {
-        json_decref(run);
-        run = NULL;
-    }
+    json_t *reports, *run;
+    if (suite_load_run_dir(dir, &reports, &run, err, sizeof err) != 0)
+        return refuse("%s", err);
     if (json_array_size(reports) == 0 && !run) {
         json_decref(reports);
         return suite_usage_error("merge", "no gpuaccept report in %s", dir);

@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attribution.h"
 #include "baseline.h"
+#include "ga_cli.h"
 #include "ga_exit.h"
+#include "ga_str.h"
 #include "ga_parse.h"
 #include "ga_report.h"
 #include "ga_time.h"
@@ -266,8 +269,8 @@ static void fmt_clock(double s, char *buf, size_t len)
 }
 
 /* argv of one step: the launcher prefix, the program, its options. words holds the strings. */
-static size_t step_argv(const suite_launch *plan, const char *path, const run_opts *o, char words[][64],
-                        char **argv)
+static size_t step_argv(const suite_launch *plan, const char *path, const run_opts *o, const char *run_id,
+                        char words[][64], char **argv)
 {
     size_t n = 0;
     for (int i = 0; i < plan->argc; i++)
@@ -275,6 +278,8 @@ static size_t step_argv(const suite_launch *plan, const char *path, const run_op
     argv[n++] = (char *)path;
     argv[n++] = "--report-dir";
     argv[n++] = (char *)o->report_dir;
+    argv[n++] = "--run-id";
+    argv[n++] = (char *)run_id;
     argv[n++] = "--timeout";
     snprintf(words[0], 64, "%.0f",
              program_timeout(o->step_timeout_s) < 1 ? 1 : program_timeout(o->step_timeout_s));
@@ -300,10 +305,11 @@ typedef struct {
     const run_opts *o;
     const suite_launch *plan;
     const char *bin_dir;
-    size_t n_sel;      /* steps selected */
-    double t0;         /* monotonic start of the run */
-    json_t *preflight; /* suite_run.json's "preflight", NULL when none ran */
-    bool no_node;      /* the preflight passed no node: nothing to run the steps on */
+    size_t n_sel;        /* steps selected */
+    double t0;           /* monotonic start of the run */
+    const char *run_id;  /* given to every step with --run-id; the merge takes only its reports */
+    json_t *preflight;   /* suite_run.json's "preflight", NULL when none ran */
+    bool no_node;        /* the preflight passed no node: nothing to run the steps on */
 } run_ctx;
 
 /* Where the programs are: $GPUACCEPT_BIN_DIR, else beside gpuaccept, else ".". */
@@ -400,6 +406,47 @@ static void remaining_steps(const run_opts *o, size_t i, char *buf, size_t len)
             snprintf(buf + strlen(buf), len - strlen(buf), " %s", suite_programs[j].name);
 }
 
+/* Whether path is a whole report of run run_id; else why not. */
+static bool step_report_ok(const char *path, const char *run_id, char *err, size_t errlen)
+{
+    char why[512];
+    json_t *r = suite_load_json(path, why, sizeof why);
+    if (!r) {
+        snprintf(err, errlen, "%s", why);
+        return false;
+    }
+    bool ok = suite_report_check(r, why, sizeof why) == 0;
+    if (!ok)
+        snprintf(err, errlen, "%s: %s", path, why);
+    else if (!(ok = ga_streq(sj_str(r, "run_id", ""), run_id)))
+        snprintf(err, errlen, "%s: of run %s, not this run %s", path, sj_str(r, "run_id", ""), run_id);
+    json_decref(r);
+    return ok;
+}
+
+/* This run's reports: each step's, checked when the step ended. */
+static json_t *load_step_reports(const run_ctx *c, const json_t *steps)
+{
+    json_t *reports = json_array();
+    size_t i;
+    json_t *st;
+    json_array_foreach(steps, i, st)
+    {
+        char path[4200], err[600];
+        snprintf(path, sizeof path, "%s/%s.json", c->o->report_dir, sj_str(st, "program", "?"));
+        if (access(path, F_OK) != 0)
+            continue;
+        if (!step_report_ok(path, c->run_id, err, sizeof err)) {
+            /* Changed since its step ended: the step has no report it can stand on. */
+            fprintf(stderr, "[SUITE] %s\n", err);
+            json_object_set_new(st, "status", json_string("bad_report"));
+            continue;
+        }
+        json_array_append_new(reports, suite_load_json(path, err, sizeof err));
+    }
+    return reports;
+}
+
 /* Runs the program (if it is there) and records how it ended in step. */
 static void execute_step(const run_ctx *c, const char *prog, size_t k, const char *path, char **sargv,
                          json_t *step)
@@ -423,7 +470,23 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     } else {
         printf("[SUITE] step %zu/%zu %s: no program at %s\n", k, c->n_sel, prog, path);
     }
-    const char *status = suite_step_classify(&res, found, access(report, R_OK) == 0);
+    /* Only a whole report of this run counts: one cut short, corrupt or left by another run is no report,
+     * and is moved aside so that no later merge reads it. */
+    char rerr[600] = "";
+    struct stat st;
+    bool exists = found && lstat(report, &st) == 0;
+    bool valid = exists && step_report_ok(report, c->run_id, rerr, sizeof rerr);
+    const char *status = suite_step_classify(&res, found, valid);
+    if (exists && !valid) {
+        char aside[4300];
+        snprintf(aside, sizeof aside, "%s.invalid", report);
+        fprintf(stderr, "[SUITE] step %s: %s; moved to %s\n", prog, rerr, aside);
+        if (rename(report, aside) != 0)
+            unlink(report);
+        if (ga_streq(status, "crashed") && (res.exit_code == GA_EXIT_PASS || res.exit_code == GA_EXIT_CHECK_FAILED))
+            status = "bad_report";
+        json_object_set_new(step, "report_error", json_string(rerr));
+    }
     json_object_set_new(step, "status", json_string(status));
     json_object_set_new(step, "exit_code",
                         found && res.exit_code >= 0 ? json_integer(res.exit_code) : json_null());
@@ -460,7 +523,7 @@ static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
     char path[4200], words[1][64];
     snprintf(path, sizeof path, "%s/%s", c->bin_dir, prog);
     char *sargv[SUITE_LAUNCH_MAX_WORDS + 16];
-    step_argv(c->plan, path, c->o, words, sargv);
+    step_argv(c->plan, path, c->o, c->run_id, words, sargv);
     json_object_set_new(step, "command", argv_json(sargv));
     char remaining[256], clock[32];
     remaining_steps(c->o, i, remaining, sizeof remaining);
@@ -512,8 +575,9 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
     json_t *opts = json_pack("{s:b, s:I, s:s?, s:f, s:s, s:s}", "quick", o->quick, "np",
                              (json_int_t)c->plan->np, "hostfile", o->hostfile, "step_timeout_s",
                              o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
-    json_t *run = json_pack("{s:s, s:i, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema", SUITE_RUN_SCHEMA,
-                            "schema_version", 1, "gpuaccept_version", GA_VERSION, "created_utc", now,
+    json_t *run = json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema",
+                            SUITE_RUN_SCHEMA, "schema_version", SUITE_RUN_SCHEMA_VERSION, "run_id", c->run_id,
+                            "gpuaccept_version", GA_VERSION, "created_utc", now,
                             "launcher", "kind", suite_launch_kind_name(c->plan->kind), "detail",
                             c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
     if (c->preflight)
@@ -528,9 +592,9 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
 static int finish_run(const run_ctx *c, json_t *steps)
 {
     char err[512];
+    json_t *reports = load_step_reports(c, steps);
     json_t *run = write_run_record(c, steps);
-    json_t *reports = suite_load_reports(c->o->report_dir, err, sizeof err);
-    json_t *summary = suite_merge(reports ? reports : json_array(), run, c->o->report_dir);
+    json_t *summary = suite_merge(reports, run, c->o->report_dir);
     json_decref(reports);
     json_decref(run);
     int exit_code;
@@ -582,7 +646,20 @@ int cmd_run(int argc, char **argv)
            o.report_dir);
     suite_step_install_signal_handlers();
 
-    run_ctx c = {&o, &plan, bin_dir, n_sel, ga_now(), NULL, false};
+    /* One id for every step of this run, unique enough that no earlier run's report can pass for it. */
+    char run_id[GA_RUN_ID_MAX];
+    const char *given = getenv("GPUACCEPT_RUN_ID");
+    if (given && ga_cli_valid_run_id(given)) {
+        snprintf(run_id, sizeof run_id, "%s", given);
+    } else {
+        char stamp[32];
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&ts.tv_sec));
+        snprintf(run_id, sizeof run_id, "run-%s-%ld-%06ld", stamp, (long)getpid(), ts.tv_nsec / 1000);
+    }
+    run_ctx c = {&o, &plan, bin_dir, n_sel, ga_now(), run_id, NULL, false};
+    printf("[SUITE] run id %s\n", run_id);
     if (!o.dry_run && (rc = preflight(&c, &plan, &hosts)) != 0)
         return rc;
     json_t *steps = run_steps(&c);

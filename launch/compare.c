@@ -10,12 +10,22 @@
 
 /* The metrics of a summary (already tagged with their program) or of one report (tagged here), as a new
  * array; the hosts it covers go to hosts. */
-static json_t *metrics_of(const json_t *run, json_t *hosts, char *err, size_t errlen)
+static json_t *metrics_of(const json_t *run, const char *which, json_t *hosts, char *err, size_t errlen)
 {
     const char *schema = sj_str(run, "schema", "");
     bool summary = ga_streq(schema, SUITE_SUMMARY_SCHEMA);
-    if (!summary && !ga_streq(schema, "gpuaccept-report")) {
-        snprintf(err, errlen, "neither a gpuaccept summary nor a report (schema \"%s\")", schema);
+    char why[400];
+    if (!summary && !ga_streq(schema, SUITE_REPORT_SCHEMA)) {
+        snprintf(err, errlen, "%s is neither a gpuaccept summary nor a report (schema \"%s\")", which, schema);
+        return NULL;
+    }
+    if (summary && (!json_is_integer(json_object_get(run, "schema_version")) ||
+                    sj_int(run, "schema_version", 0) != SUITE_SUMMARY_SCHEMA_VERSION)) {
+        snprintf(err, errlen, "%s is not a version %d summary", which, SUITE_SUMMARY_SCHEMA_VERSION);
+        return NULL;
+    }
+    if (!summary && suite_report_check(run, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: %s", which, why);
         return NULL;
     }
     json_t *out = json_array();
@@ -23,6 +33,9 @@ static json_t *metrics_of(const json_t *run, json_t *hosts, char *err, size_t er
     json_t *m, *n;
     json_array_foreach(sj_arr(run, "metrics"), i, m)
     {
+        /* A metric compare cannot key or read is no figure of either run. */
+        if (!json_is_object(m) || !sj_str(m, "name", NULL) || (summary && !sj_str(m, "program", NULL)))
+            continue;
         json_t *c = json_deep_copy(m);
         if (!summary)
             json_object_set_new(c, "program", json_string(sj_str(run, "program", "?")));
@@ -30,6 +43,11 @@ static json_t *metrics_of(const json_t *run, json_t *hosts, char *err, size_t er
     }
     json_array_foreach(sj_arr(run, "nodes"), i, n) if (sj_str(n, "host", NULL))
         json_object_set_new(hosts, sj_str(n, "host", NULL), json_true());
+    if (json_array_size(out) == 0) {
+        snprintf(err, errlen, "%s has no metric to compare", which);
+        json_decref(out);
+        return NULL;
+    }
     return out;
 }
 
@@ -83,8 +101,17 @@ static void add_unique(json_t *arr, const char *s)
 json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_pct, char *err, size_t errlen)
 {
     json_t *old_hosts = json_object(), *new_hosts = json_object();
-    json_t *old_m = metrics_of(old_run, old_hosts, err, errlen);
-    json_t *new_m = old_m ? metrics_of(new_run, new_hosts, err, errlen) : NULL;
+    json_t *old_m = metrics_of(old_run, "OLD", old_hosts, err, errlen);
+    json_t *new_m = old_m ? metrics_of(new_run, "NEW", new_hosts, err, errlen) : NULL;
+    /* Two summaries, or two reports of one program: anything else compares nothing with nothing. */
+    if (old_m && new_m &&
+        (!ga_streq(sj_str(old_run, "schema", ""), sj_str(new_run, "schema", "")) ||
+         !ga_streq(sj_str(old_run, "program", ""), sj_str(new_run, "program", "")))) {
+        snprintf(err, errlen, "OLD and NEW are not of one kind (%s %s, %s %s)", sj_str(old_run, "schema", ""),
+                 sj_str(old_run, "program", ""), sj_str(new_run, "schema", ""), sj_str(new_run, "program", ""));
+        json_decref(new_m);
+        new_m = NULL;
+    }
     if (!old_m || !new_m) {
         json_decref(old_m);
         json_decref(old_hosts);
@@ -113,7 +140,9 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         double change = (isfinite(o) && isfinite(n) && o != 0) ? (n - o) / fabs(o) * 100 : NAN;
         /* A change of the metric's good direction is an improvement, of its bad direction a regression. */
         double worse = hib ? -change : change;
-        bool regression = isfinite(worse) && worse > tol_pct;
+        /* A figure OLD had and NEW lost (null, not finite) is a regression: nothing shows it held. */
+        bool lost = isfinite(o) && !isfinite(n);
+        bool regression = lost || (isfinite(worse) && worse > tol_pct);
         bool improvement = isfinite(worse) && -worse > tol_pct;
         regressions += regression;
         improvements += improvement;
@@ -140,13 +169,32 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         if (!json_object_get(old_idx, key) && json_object_get(new_idx, key) == m)
             json_array_append_new(only_new, json_string(key));
     }
-    json_t *cmp = json_pack("{s:s, s:i, s:f, s:i, s:i, s:i}", "schema", "gpuaccept-compare", "schema_version",
-                            1, "tolerance_pct", tol_pct, "compared", (int)json_array_size(rows),
-                            "regressions", regressions, "improvements", improvements);
+    json_t *gone_nodes = hosts_only_in(old_hosts, new_hosts);
+    /* Metrics or nodes of OLD that NEW does not have are checks NEW did not pass: they count against it. */
+    size_t missing = json_array_size(only_old) + json_array_size(gone_nodes);
+    if (json_array_size(rows) == 0) {
+        snprintf(err, errlen, "OLD and NEW have no metric in common");
+        json_decref(rows);
+        json_decref(only_old);
+        json_decref(only_new);
+        json_decref(regressed);
+        json_decref(gone_nodes);
+        json_decref(old_m);
+        json_decref(new_m);
+        json_decref(old_idx);
+        json_decref(new_idx);
+        json_decref(old_hosts);
+        json_decref(new_hosts);
+        return NULL;
+    }
+    json_t *cmp = json_pack("{s:s, s:i, s:f, s:i, s:i, s:i, s:i}", "schema", "gpuaccept-compare",
+                            "schema_version", 1, "tolerance_pct", tol_pct, "compared",
+                            (int)json_array_size(rows), "regressions", regressions, "improvements",
+                            improvements, "missing_in_new", (int)missing);
     json_object_set_new(cmp, "old_created_utc", json_string(sj_str(old_run, "created_utc", "?")));
     json_object_set_new(cmp, "new_created_utc", json_string(sj_str(new_run, "created_utc", "?")));
     json_object_set_new(cmp, "regressed_nodes", regressed);
-    json_object_set_new(cmp, "nodes_only_old", hosts_only_in(old_hosts, new_hosts));
+    json_object_set_new(cmp, "nodes_only_old", gone_nodes);
     json_object_set_new(cmp, "nodes_only_new", hosts_only_in(new_hosts, old_hosts));
     json_object_set_new(cmp, "only_old", only_old);
     json_object_set_new(cmp, "only_new", only_new);
@@ -205,6 +253,8 @@ void suite_compare_print(const json_t *cmp, FILE *out, bool all)
             "only in NEW\n",
             sj_int(cmp, "compared", 0), sj_int(cmp, "regressions", 0), sj_int(cmp, "improvements", 0), tol,
             json_array_size(sj_arr(cmp, "only_old")), json_array_size(sj_arr(cmp, "only_new")));
+    if (sj_int(cmp, "missing_in_new", 0) > 0)
+        fprintf(out, "NEW lacks %lld metrics or nodes that OLD has: not a pass\n", sj_int(cmp, "missing_in_new", 0));
     print_list(out, "regressed nodes", sj_arr(cmp, "regressed_nodes"));
     print_list(out, "nodes only in OLD", sj_arr(cmp, "nodes_only_old"));
     print_list(out, "nodes only in NEW", sj_arr(cmp, "nodes_only_new"));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The two commands a fresh Debian machine needs, each installing what is missing first:
 #   launch/dev.sh run [OPTIONS]   build, then run the suite on this machine and print its verdict
-#   launch/dev.sh test [ARGS]     build both configurations (GPU paths on and off) with -Werror, run every test
+#   launch/dev.sh test [ARGS]     build both configurations (GPU paths on and off) with -Werror, run every test;
+#                                 then the front-end's tests and its fuzzer again under ASan+UBSan
 #   launch/dev.sh install PREFIX  build without tests and install to PREFIX (what the container image runs)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,10 +43,16 @@ test)
     launch/install-deps.sh --test --slurm
     configure_and_build build "${cuda_args[@]}"
     configure_and_build build-host -DGPUACCEPT_CUDA=OFF
+    # The host paths again under ASan and UBSan (float-cast-overflow included): the front-end's tests and the
+    # fuzzer of everything it reads, where undefined behaviour fails the test instead of passing unseen.
+    configure_and_build build-asan -DGPUACCEPT_CUDA=OFF -DGPUACCEPT_SANITIZE=ON
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     status=0
     echo "dev.sh: tests of the host-only build (GPUACCEPT_CUDA=OFF): unit and analysis tests"
     (cd build-host && ctest --output-on-failure -LE 'e2e|deploy|suite' "$@") || status=1
+    echo "dev.sh: the front-end's tests and the fuzzer under ASan+UBSan (GPUACCEPT_SANITIZE=ON)"
+    (cd build-asan && ctest --output-on-failure -R '^suite\.(fixtures|merge\.|untrusted|cli|baseline_compare|fuzz)' \
+        "$@") || status=1
     echo "dev.sh: all tests of the default build (${cuda_args[*]})"
     (cd build && ctest --output-on-failure "$@") || status=1
     exit $status

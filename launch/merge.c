@@ -1,11 +1,14 @@
 #include "merge.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_cli.h"
 #include "ga_exit.h"
+#include "ga_report.h"
 #include "ga_str.h"
 #include "ga_time.h"
 #include "attribution.h"
@@ -31,7 +34,121 @@ static const struct {
     {"missing", "STEP_MISSING", GA_EXIT_ENV, "is not installed beside gpuaccept"},
     {"interrupted", "STEP_INTERRUPTED", GA_EXIT_TIMEOUT, "was interrupted"},
     {"fail", "STEP_FAILED", GA_EXIT_CHECK_FAILED, "failed without naming a fault"},
+    {"bad_report", "STEP_BAD_REPORT", GA_EXIT_INTERNAL, "left no report that can be trusted"},
 };
+
+/* Every status suite_run.json may give a step: the faults above, and the ones that are no fault. */
+static bool known_status(const char *status)
+{
+    if (ga_streq(status, "pass") || ga_streq(status, "skipped") || ga_streq(status, "not_run"))
+        return true;
+    for (size_t i = 0; i < sizeof step_faults / sizeof step_faults[0]; i++)
+        if (ga_streq(step_faults[i].status, status))
+            return true;
+    return false;
+}
+
+/* An integer member within [lo, hi]; a real, a string or an absent member is not one. */
+static bool int_in(const json_t *obj, const char *key, long long lo, long long hi)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
+}
+
+/* The entries the merge reads: a node without its host, a finding without its severity or a metric
+ * without its direction would be dropped or misread silently. */
+static int entries_check(const json_t *r, const char *program, char *err, size_t errlen)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(sj_arr(r, "nodes"), i, e) if (!sj_str(e, "host", NULL) || !*sj_str(e, "host", "") ||
+                                                     !sj_arr(e, "ranks"))
+    {
+        snprintf(err, errlen, "%s report node %zu has no host or ranks", program, i);
+        return -1;
+    }
+    json_array_foreach(sj_arr(r, "findings"), i, e)
+    {
+        const char *sev = sj_str(e, "severity", "");
+        if (!(ga_streq(sev, "info") || ga_streq(sev, "warn") || ga_streq(sev, "fail")) || !sj_str(e, "code", NULL)) {
+            snprintf(err, errlen, "%s report finding %zu has no severity (info|warn|fail) or code", program, i);
+            return -1;
+        }
+    }
+    json_array_foreach(sj_arr(r, "metrics"), i, e)
+    {
+        json_t *v = json_object_get(e, "value");
+        if (!sj_str(e, "name", NULL) || !(json_is_number(v) || json_is_null(v)) ||
+            !json_is_boolean(json_object_get(e, "higher_is_better"))) {
+            snprintf(err, errlen, "%s report metric %zu needs a name, a value (or null) and higher_is_better",
+                     program, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int suite_report_check(const json_t *r, char *err, size_t errlen)
+{
+    const char *schema = sj_str(r, "schema", NULL), *program = sj_str(r, "program", NULL);
+    json_t *verdict = json_object_get(r, "verdict");
+    if (!ga_streq(schema, SUITE_REPORT_SCHEMA))
+        snprintf(err, errlen, "not a gpuaccept report (schema %s)", schema ? schema : "missing");
+    else if (!int_in(r, "schema_version", GA_REPORT_SCHEMA_VERSION, GA_REPORT_SCHEMA_VERSION))
+        snprintf(err, errlen, "report schema_version is not %d, the version this gpuaccept reads",
+                 GA_REPORT_SCHEMA_VERSION);
+    else if (!program || !*program || strlen(program) > 64 || strchr(program, '/'))
+        snprintf(err, errlen, "report has no usable \"program\"");
+    else if (!ga_cli_valid_run_id(sj_str(r, "run_id", NULL)))
+        snprintf(err, errlen, "%s report has no run_id (from an older gpuaccept, or not written by one)",
+                 program);
+    else if (!int_in(r, "world_size", 1, 1 << 24) || !int_in(r, "node_count", 1, 1 << 24))
+        snprintf(err, errlen, "%s report has no usable world_size and node_count", program);
+    else if (!sj_arr(r, "nodes") || !sj_arr(r, "findings") ||
+             (json_object_get(r, "metrics") && !sj_arr(r, "metrics")))
+        snprintf(err, errlen, "%s report lacks its nodes or findings", program);
+    else if (!json_is_object(verdict) || !int_in(verdict, "exit_code", 0, 5) ||
+             !ga_streq(sj_str(verdict, "result", NULL), sj_int(verdict, "exit_code", -1) == 0 ? "pass" : "fail"))
+        snprintf(err, errlen, "%s report has no usable verdict", program);
+    else
+        return entries_check(r, program, err, errlen);
+    return -1;
+}
+
+int suite_run_check(const json_t *run, char *err, size_t errlen)
+{
+    if (!ga_streq(sj_str(run, "schema", NULL), SUITE_RUN_SCHEMA)) {
+        snprintf(err, errlen, "not a %s record", SUITE_RUN_SCHEMA);
+        return -1;
+    }
+    if (!int_in(run, "schema_version", SUITE_RUN_SCHEMA_VERSION, SUITE_RUN_SCHEMA_VERSION) ||
+        !ga_cli_valid_run_id(sj_str(run, "run_id", NULL))) {
+        snprintf(err, errlen, "run record is not version %d with a run_id (from an older gpuaccept?)",
+                 SUITE_RUN_SCHEMA_VERSION);
+        return -1;
+    }
+    json_t *steps = sj_arr(run, "steps");
+    if (!steps || json_array_size(steps) == 0) {
+        snprintf(err, errlen, "run record has no steps");
+        return -1;
+    }
+    size_t i;
+    json_t *st;
+    json_array_foreach(steps, i, st)
+    {
+        json_t *code = json_object_get(st, "exit_code"), *dur = json_object_get(st, "duration_s");
+        if (!sj_str(st, "program", NULL) || !known_status(sj_str(st, "status", "")) ||
+            (code && !json_is_null(code) && !int_in(st, "exit_code", 0, 255)) ||
+            (json_object_get(st, "signal") && !int_in(st, "signal", 0, 128)) ||
+            (dur && !json_is_null(dur) && !(json_is_number(dur) && json_number_value(dur) >= 0 &&
+                                            json_number_value(dur) < 1e9))) {
+            snprintf(err, errlen, "run record step %zu is not a program with a known status, exit code and "
+                                  "duration", i);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 int suite_fault_exit_class(const char *code)
 {
@@ -107,6 +224,9 @@ static json_t *make_step(const char *program, const json_t *report, const json_t
     const char *status = run_step ? sj_str(run_step, "status", "not_run")
                          : report ? status_from_report(report)
                                   : "not_run";
+    /* The run record says the step ended with its report, and there is none of this run: not a pass. */
+    if (!report && (ga_streq(status, "pass") || ga_streq(status, "fail")))
+        status = "bad_report";
     json_t *step = json_object();
     json_object_set_new(step, "program", json_string(program));
     json_object_set_new(step, "status", json_string(status));
@@ -564,34 +684,153 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-json_t *suite_load_reports(const char *dir, char *err, size_t errlen)
+/* Files the report directory holds that are no report: the front-end's own outputs. */
+static bool front_end_file(const json_t *j)
+{
+    const char *schema = sj_str(j, "schema", "");
+    return ga_streq(schema, SUITE_SUMMARY_SCHEMA) || ga_streq(schema, SUITE_RUN_SCHEMA) ||
+           ga_streq(schema, "gpuaccept-baseline") || ga_streq(schema, "gpuaccept-compare");
+}
+
+/* The checks across the reports of one run: one report per program, one cluster. */
+static int check_set(const json_t *reports, const json_t *names, char *err, size_t errlen)
+{
+    size_t i, j;
+    json_t *a, *b;
+    json_array_foreach(reports, i, a) for (j = 0; j < i; j++)
+    {
+        b = json_array_get(reports, j);
+        const char *fa = json_string_value(json_array_get(names, i)),
+                   *fb = json_string_value(json_array_get(names, j));
+        if (ga_streq(sj_str(a, "program", ""), sj_str(b, "program", ""))) {
+            snprintf(err, errlen, "%s and %s are both %s reports of run %s: remove the one that is not", fb, fa,
+                     sj_str(a, "program", ""), sj_str(a, "run_id", ""));
+            return -1;
+        }
+        if (sj_int(a, "node_count", 0) != sj_int(b, "node_count", 0)) {
+            snprintf(err, errlen, "%s covers %lld nodes and %s %lld: reports of different clusters", fb,
+                     sj_int(b, "node_count", 0), fa, sj_int(a, "node_count", 0));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_t errlen)
 {
     DIR *d = opendir(dir);
     if (!d) {
         snprintf(err, errlen, "cannot read report directory %s", dir);
         return NULL;
     }
-    char *names[1024];
-    size_t n = 0;
+    size_t n = 0, cap = 0;
+    char **names = NULL;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < sizeof names / sizeof names[0]) {
+    bool oom = false;
+    while ((e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
-        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0 && e->d_name[0] != '.')
-            names[n++] = strdup(e->d_name);
+        if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **grown = cap <= 1 << 20 ? realloc(names, cap * sizeof *names) : NULL;
+            if (!grown) {
+                oom = true;
+                break;
+            }
+            names = grown;
+        }
+        if (!(names[n] = strdup(e->d_name))) {
+            oom = true;
+            break;
+        }
+        n++;
     }
     closedir(d);
-    qsort(names, n, sizeof names[0], cmp_str);
-    json_t *reports = json_array();
-    for (size_t i = 0; i < n; i++) {
+    if (n)
+        qsort(names, n, sizeof names[0], cmp_str);
+    json_t *reports = json_array(), *files = json_array();
+    if (oom) {
+        snprintf(err, errlen, "out of memory listing %s", dir);
+        json_decref(reports);
+        reports = NULL;
+    }
+    /* Every file that looks like a report must be one: a report that cannot be read is a step whose
+     * verdict is unknown, never a step that is left out. */
+    for (size_t i = 0; i < n && reports; i++) {
         char path[4096], lerr[512];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         json_t *j = suite_load_json(path, lerr, sizeof lerr);
-        if (!j)
-            fprintf(stderr, "[SUITE] skipping %s\n", lerr);
-        else if (ga_streq(sj_str(j, "schema", NULL), "gpuaccept-report") && sj_str(j, "program", NULL))
+        if (j && front_end_file(j)) {
+            json_decref(j);
+            continue;
+        }
+        char why[400];
+        if (j && suite_report_check(j, why, sizeof why) != 0) {
+            snprintf(lerr, sizeof lerr, "%s: %s", path, why);
+            json_decref(j);
+            j = NULL;
+        }
+        if (!j) {
+            snprintf(err, errlen, "cannot trust %s", lerr);
+            json_decref(reports);
+            reports = NULL;
+            break;
+        }
+        const char *id = sj_str(j, "run_id", "");
+        if (run_id && !ga_streq(id, run_id)) {
+            fprintf(stderr, "[SUITE] ignoring %s: a report of run %s, not of this run %s\n", path, id, run_id);
+        } else if (!run_id && json_array_size(reports) > 0 &&
+                   !ga_streq(id, sj_str(json_array_get(reports, 0), "run_id", ""))) {
+            snprintf(err, errlen,
+                     "%s/%s is of run %s and %s of run %s: the directory mixes runs; merge one run's reports "
+                     "(move the others away)",
+                     dir, json_string_value(json_array_get(files, 0)),
+                     sj_str(json_array_get(reports, 0), "run_id", ""), path, id);
+            json_decref(reports);
+            reports = NULL;
+        } else {
             json_array_append(reports, j);
+            json_array_append_new(files, json_string(path));
+        }
         json_decref(j);
-        free(names[i]);
     }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    if (reports && check_set(reports, files, err, errlen) != 0) {
+        json_decref(reports);
+        reports = NULL;
+    }
+    json_decref(files);
     return reports;
+}
+
+int suite_load_run_dir(const char *dir, json_t **reports, json_t **run, char *err, size_t errlen)
+{
+    /* suite_run.json, when there is one, says how each step ended and which run this is: it must be read
+     * in full, or the verdict of a step that crashed would silently become its report's. */
+    char path[4096], lerr[512], why[400];
+    snprintf(path, sizeof path, "%s/suite_run.json", dir);
+    struct stat st;
+    *reports = *run = NULL;
+    if (lstat(path, &st) == 0) {
+        *run = suite_load_json(path, lerr, sizeof lerr);
+        if (*run && suite_run_check(*run, why, sizeof why) != 0) {
+            snprintf(lerr, sizeof lerr, "%s: %s", path, why);
+            json_decref(*run);
+            *run = NULL;
+        }
+        if (!*run) {
+            snprintf(err, errlen, "cannot trust %s", lerr);
+            return -1;
+        }
+    }
+    *reports = suite_load_reports(dir, *run ? sj_str(*run, "run_id", NULL) : NULL, err, errlen);
+    if (!*reports) {
+        json_decref(*run);
+        *run = NULL;
+        return -1;
+    }
+    return 0;
 }

@@ -14,6 +14,8 @@
 #define SUITE_SUMMARY_SCHEMA "gpuaccept-summary"
 #define SUITE_SUMMARY_SCHEMA_VERSION 1
 #define SUITE_RUN_SCHEMA "gpuaccept-suite-run"
+#define SUITE_RUN_SCHEMA_VERSION 2
+#define SUITE_REPORT_SCHEMA "gpuaccept-report"
 
 
 /* reports: an array of reports in any order. run: the run record `gpuaccept run` writes (suite_run.json:
@@ -33,8 +35,23 @@ const json_t *suite_summary_step(const json_t *summary, const char *program);
  * could not measure (STEP_TIMEOUT 4, STEP_ENV_ERROR 3, ...). */
 int suite_fault_exit_class(const char *code);
 
-/* Every gpuaccept report (a *.json whose "schema" is gpuaccept-report) in dir, as an array. NULL with a
- * message if dir cannot be read; a file that does not parse is skipped with a warning on stderr. */
-json_t *suite_load_reports(const char *dir, char *err, size_t errlen);
+/* A program's report is one this gpuaccept can trust: its schema and version, a program, a run id, sizes,
+ * nodes, findings, metrics and a verdict. 0, or -1 with a message. */
+int suite_report_check(const json_t *report, char *err, size_t errlen);
+
+/* suite_run.json is one this gpuaccept wrote: schema, version, run id, and steps with known statuses. */
+int suite_run_check(const json_t *run, char *err, size_t errlen);
+
+/* The reports of one run in dir, as an array. Every *.json in dir must be a report that passes
+ * suite_report_check or one of the front-end's own files (summary, run record, baseline, comparison).
+ * run_id: the run's reports only (others are skipped with a note on stderr); NULL: every report must be of
+ * one run. Two reports of one program, or of different node counts, are refused. NULL with a message
+ * when anything cannot be trusted. */
+json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_t errlen);
+
+/* What `gpuaccept merge` reads from dir: suite_run.json when present (it must pass suite_run_check: a
+ * record that cannot be read is refused, never ignored) and that run's reports (suite_load_reports).
+ * 0, or -1 with a message; *run is NULL when dir has no suite_run.json. */
+int suite_load_run_dir(const char *dir, json_t **reports, json_t **run, char *err, size_t errlen);
 
 #endif

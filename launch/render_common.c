@@ -62,7 +62,9 @@ void render_duration(const json_t *step, char *buf, size_t len)
         return;
     }
     double d = sj_num(step, "duration_s", 0);
-    if (d < 60)
+    if (!(d >= 0 && d < 1e9)) /* a figure no step can take: never converted to int */
+        snprintf(buf, len, "-");
+    else if (d < 60)
         snprintf(buf, len, "%.1f s", d);
     else
         snprintf(buf, len, "%d min %02d s", (int)(d / 60), (int)d % 60);

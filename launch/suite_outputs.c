@@ -1,3 +1,5 @@
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,9 +31,15 @@ int suite_bad_option(const char *verb, int key, char **argv)
 {
     if (key == ':')
         return suite_usage_error(verb, "option '%s' needs a value", argv[optind - 1]);
-    if (optopt)
+    const char *word = argv[optind - 1];
+    bool long_word = strncmp(word, "--", 2) == 0;
+    const char *eq = long_word ? strchr(word, '=') : NULL;
+    /* A long option given a value it takes none of (--help=x): getopt's optopt is then its key. */
+    if (long_word && eq && optopt)
+        return suite_usage_error(verb, "option '%.*s' takes no value", (int)(eq - word), word);
+    if (!long_word && optopt > 32 && optopt < 127)
         return suite_usage_error(verb, "unknown option '-%c'", optopt);
-    return suite_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
+    return suite_usage_error(verb, "unknown option '%.*s'", eq ? (int)(eq - word) : (int)strlen(word), word);
 }
 
 int suite_parse_pct(const char *s, double *out, char *err, size_t errlen)
@@ -99,23 +107,64 @@ int suite_apply_baseline_option(json_t *summary, const char *spec, double tolera
     return 0;
 }
 
-int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_t errlen)
+/* Temporary files a merge killed midway left behind (summary.json.tmp.XXXXXX and the like). */
+static void remove_stale_temps(const char *dir)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    if (suite_write_json_atomic(path, summary, err, errlen) != 0)
-        return -1;
-    char *md = suite_render_md(summary), *html = suite_render_html(summary);
-    int rc = -1;
-    if (!md || !html) {
-        snprintf(err, errlen, "out of memory rendering the summary");
-    } else {
-        snprintf(path, sizeof path, "%s/summary.md", dir);
-        if (suite_write_text_atomic(path, md, err, errlen) == 0) {
-            snprintf(path, sizeof path, "%s/summary.html", dir);
-            rc = suite_write_text_atomic(path, html, err, errlen);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4200];
+    while (d && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "summary.", 8) == 0 && strstr(e->d_name, ".tmp.")) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
         }
     }
+    if (d)
+        closedir(d);
+}
+
+int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_t errlen)
+{
+    remove_stale_temps(dir);
+    /* The three are one set: all are rendered and written beside their old versions first, then renamed,
+     * summary.json last, so that a kill leaves the old set or the new one, never this run's json beside the
+     * last run's html. */
+    char *json = json_dumps(summary, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    char *md = suite_render_md(summary), *html = suite_render_html(summary);
+    const char *names[3] = {"summary.html", "summary.md", "summary.json"};
+    char *texts[3] = {html, md, NULL};
+    char tmps[3][4200] = {"", "", ""}, path[4096];
+    int rc = -1, written = 0;
+    size_t jl = json ? strlen(json) : 0;
+    char *json_nl = json ? malloc(jl + 2) : NULL;
+    if (json_nl) {
+        memcpy(json_nl, json, jl);
+        memcpy(json_nl + jl, "\n", 2);
+    }
+    texts[2] = json_nl;
+    if (!json_nl || !md || !html) {
+        snprintf(err, errlen, "out of memory rendering the summary");
+    } else {
+        for (; written < 3; written++) {
+            snprintf(path, sizeof path, "%s/%s", dir, names[written]);
+            if (suite_write_text_temp(path, texts[written], tmps[written], sizeof tmps[0], err, errlen) != 0)
+                break;
+        }
+        rc = 0;
+        for (int i = 0; i < 3 && rc == 0; i++) {
+            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+            if (written < 3 || rename(tmps[i], path) != 0) {
+                if (written == 3)
+                    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+                rc = -1;
+            }
+        }
+        for (int i = 0; i < 3; i++)
+            if (tmps[i][0])
+                unlink(tmps[i]); /* gone after a rename; what a failure left behind */
+    }
+    free(json);
+    free(json_nl);
     free(md);
     free(html);
     return rc;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,8 +121,13 @@ long long sj_int(const json_t *obj, const char *key, long long dflt)
     json_t *v = json_object_get(obj, key);
     if (json_is_integer(v))
         return json_integer_value(v);
-    if (json_is_real(v))
-        return (long long)json_real_value(v);
+    if (json_is_real(v)) {
+        /* Only a value a long long can hold converts (anything else is undefined behaviour); a real that
+         * does not fit, or is not finite, is as absent. */
+        double d = json_real_value(v);
+        if (isfinite(d) && d > -9.2e18 && d < 9.2e18)
+            return (long long)d;
+    }
     return dflt;
 }
 
@@ -164,17 +170,84 @@ void suite_format_bytes(double bytes, char *out, size_t len)
 
 json_t *suite_load_json(const char *path, char *err, size_t errlen)
 {
+    /* O_NONBLOCK: a FIFO must not hang the front-end; it is refused below as not a regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    if (st.st_size > SUITE_MAX_INPUT_BYTES) {
+        snprintf(err, errlen, "%s: %lld bytes, more than the %d MiB a gpuaccept file may have", path,
+                 (long long)st.st_size, SUITE_MAX_INPUT_BYTES >> 20);
+        close(fd);
+        return NULL;
+    }
+    size_t cap = (size_t)st.st_size, len = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        close(fd);
+        return NULL;
+    }
+    /* The size may change under us: read at most cap bytes, and a file that grew is refused. */
+    for (;;) {
+        ssize_t r = read(fd, buf + len, cap + 1 - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+            free(buf);
+            close(fd);
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+        if (len > cap) {
+            snprintf(err, errlen, "%s: changed while being read", path);
+            free(buf);
+            close(fd);
+            return NULL;
+        }
+    }
+    close(fd);
     json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (!j)
-        snprintf(err, errlen, "%s: %s (line %d)", path, je.text, je.line);
+    json_t *j = len ? json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je) : NULL;
+    free(buf);
+    if (!j && len)
+        snprintf(err, errlen, "%s: not valid JSON: %s (line %d)", path, je.text, je.line);
+    else if (!j)
+        snprintf(err, errlen, "%s: empty file", path);
+    else if (!json_is_object(j)) {
+        snprintf(err, errlen, "%s: not a JSON object", path);
+        json_decref(j);
+        j = NULL;
+    }
     return j;
 }
 
 int suite_write_text_atomic(const char *path, const char *text, char *err, size_t errlen)
 {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    if (suite_write_text_temp(path, text, tmp, sizeof tmp, err, errlen) != 0)
+        return -1;
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int suite_write_text_temp(const char *path, const char *text, char *tmp, size_t tmplen, char *err, size_t errlen)
+{
+    snprintf(tmp, tmplen, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create a temporary file beside %s: %s", path, strerror(errno));
@@ -196,7 +269,7 @@ int suite_write_text_atomic(const char *path, const char *text, char *err, size_
         len -= (size_t)w;
     }
     /* mkstemp creates 0600; the summary is for people to read. */
-    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
+    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0 || close(fd) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
         return -1;

@@ -24,7 +24,8 @@ void sbuf_html(sbuf *b, const char *s);
 void sbuf_md_cell(sbuf *b, const char *s);
 const char *sbuf_str(const sbuf *b);
 
-/* Tolerant getters: the default when the key is absent or of another type. */
+/* Tolerant getters: the default when the key is absent or of another type (sj_int: also when a real
+ * does not fit a long long). */
 const char *sj_str(const json_t *obj, const char *key, const char *dflt);
 long long sj_int(const json_t *obj, const char *key, long long dflt);
 double sj_num(const json_t *obj, const char *key, double dflt); /* integer or real */
@@ -36,10 +37,18 @@ json_t *sj_arr(const json_t *obj, const char *key);
 /* "1.5 KiB", "256 MiB": byte counts as chart labels. */
 void suite_format_bytes(double bytes, char *out, size_t len);
 
-/* Loads a JSON file; NULL with a one-line message in err. */
+/* The largest file the front-end reads (a report of thousands of GPUs is a few MiB): a bigger one is
+ * refused, not read into memory. */
+#define SUITE_MAX_INPUT_BYTES (64 << 20)
+
+/* Loads a JSON object from a regular file of at most SUITE_MAX_INPUT_BYTES (a FIFO, a device, an empty or
+ * truncated file, a top-level array, duplicate keys are refused); NULL with a one-line message in err. */
 json_t *suite_load_json(const char *path, char *err, size_t errlen);
 /* Writes text to path via a temporary file in the same directory and a rename. 0, or -1 with a message. */
 int suite_write_text_atomic(const char *path, const char *text, char *err, size_t errlen);
+/* The first half of that: text in a new temporary file beside path (its name in tmp), synced, not yet renamed.
+ * For a set of files that should change together: write them all, then rename them all. */
+int suite_write_text_temp(const char *path, const char *text, char *tmp, size_t tmplen, char *err, size_t errlen);
 /* Writes JSON (indented, keys in insertion order) atomically. */
 int suite_write_json_atomic(const char *path, const json_t *json, char *err, size_t errlen);
 

@@ -35,6 +35,8 @@ int ddp_loss_window(int steps)
 
 double ddp_mean(const double *curve, int from, int count)
 {
+    if (!curve || from < 0 || count < 1)
+        return NAN; /* no step, or a window before the curve: nothing to average, never a read out of it */
     double s = 0;
     for (int k = 0; k < count; k++)
         s += curve[from + k];

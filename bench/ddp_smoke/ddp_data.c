@@ -118,6 +118,14 @@ int ddp_dataset_load_idx(ddp_dataset *ds, const char *dir, char *err, size_t err
         return -1;
     }
     int rc = -1;
+    if (ilen < 16 && ilen >= 4 && be32(img) == 0x00000803u) {
+        snprintf(err, errlen, "--data: %s is %zu bytes, shorter than an IDX image header (16)", ipath, ilen);
+        goto out;
+    }
+    if (llen < 8 && llen >= 4 && be32(lab) == 0x00000801u) {
+        snprintf(err, errlen, "--data: %s is %zu bytes, shorter than an IDX label header (8)", lpath, llen);
+        goto out;
+    }
     if (ilen < 16 || be32(img) != 0x00000803u) {
         snprintf(err, errlen, "--data: %s is not an IDX image file (magic 0x%08x, want 0x00000803)", ipath,
                  ilen >= 4 ? be32(img) : 0u);

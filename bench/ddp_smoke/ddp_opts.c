@@ -83,7 +83,7 @@ int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t e
     case OPT_BATCH:
         return set_int(arg, 1, 1 << 20, &o->batch, err, errlen);
     case OPT_STEPS:
-        return set_int(arg, 1, 1 << 30, &o->steps, err, errlen);
+        return set_int(arg, 1, DDP_MAX_STEPS, &o->steps, err, errlen);
     case OPT_EPOCHS:
         return set_int(arg, 1, 1 << 20, &o->epochs, err, errlen);
     case OPT_INPUT_DIM:
@@ -121,6 +121,10 @@ int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t e
         if (strcmp(arg, "synthetic") == 0) {
             o->data_idx = false;
             return 0;
+        }
+        if (strncmp(arg, "idx:", 4) == 0 && strlen(arg + 4) >= sizeof o->idx_dir) {
+            snprintf(err, errlen, "idx: path longer than %zu characters", sizeof o->idx_dir - 1);
+            return -1;
         }
         if (strncmp(arg, "idx:", 4) == 0 && arg[4]) {
             o->data_idx = true;
@@ -163,4 +167,32 @@ void ddp_opts_defaults(ddp_opts *o, bool quick)
     DEFAULT(o->bucket_bytes, quick ? 64 << 10 : 1 << 20); /* several buckets even for the small model */
     if (o->epochs == DDP_UNSET)
         DEFAULT(o->steps, quick ? 300 : 500);
+}
+
+int ddp_opts_resolve_steps(ddp_opts *o, int64_t n_samples, int world_size, char *err, size_t errlen)
+{
+    /* In 64 bits: epochs x steps per epoch overflowed an int to 0 or below, and a run of no step then read
+     * its loss curve at -1. */
+    int64_t global_batch = (int64_t)world_size * o->batch;
+    if (n_samples < 1 || global_batch < 1) {
+        snprintf(err, errlen, "no sample to train on (%lld samples, %lld per step)", (long long)n_samples,
+                 (long long)global_batch);
+        return -1;
+    }
+    if (o->epochs != DDP_UNSET) {
+        int64_t steps = (int64_t)o->epochs * ((n_samples + global_batch - 1) / global_batch);
+        if (steps > DDP_MAX_STEPS) {
+            snprintf(err, errlen,
+                     "--epochs %d of %lld samples at %lld per step is %lld steps, more than %d: fewer epochs or "
+                     "a larger --batch-size",
+                     o->epochs, (long long)n_samples, (long long)global_batch, (long long)steps, DDP_MAX_STEPS);
+            return -1;
+        }
+        o->steps = (int)steps;
+    }
+    if (o->steps < 1 || o->steps > DDP_MAX_STEPS) {
+        snprintf(err, errlen, "%d steps is outside 1..%d", o->steps, DDP_MAX_STEPS);
+        return -1;
+    }
+    return 0;
 }

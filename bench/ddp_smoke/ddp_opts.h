@@ -31,6 +31,13 @@ int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t e
 /* Fills the defaults (smaller with --quick). */
 void ddp_opts_defaults(ddp_opts *o, bool quick);
 
+/* The most steps a run may take (--steps, or --epochs times the steps of one epoch). */
+#define DDP_MAX_STEPS (1 << 30)
+
+/* Sets o->steps from --epochs over n_samples at world_size x batch samples per step, in 64-bit arithmetic.
+ * 0, or -1 with one line when the count is out of 1..DDP_MAX_STEPS (a usage error). */
+int ddp_opts_resolve_steps(ddp_opts *o, int64_t n_samples, int world_size, char *err, size_t errlen);
+
 extern const ga_option ddp_options[];
 extern const size_t ddp_n_options;
 extern const ga_alias ddp_aliases[]; /* --comm-timeout, deprecated for --wait-timeout */

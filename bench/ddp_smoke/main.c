@@ -224,9 +224,13 @@ int main(int argc, char **argv)
     rc = load_data(&ctx, &opts, &ds);
     if (rc != GA_EXIT_PASS)
         return ga_program_end(&ctx, rc);
-    const int global_batch = ctx.world_size * opts.batch;
-    if (opts.epochs != DDP_UNSET)
-        opts.steps = (int)(opts.epochs * ((ds.n + global_batch - 1) / global_batch));
+    const int64_t global_batch = (int64_t)ctx.world_size * opts.batch;
+    char serr[256];
+    if (ddp_opts_resolve_steps(&opts, ds.n, ctx.world_size, serr, sizeof serr) != 0) {
+        ga_error_once(spec.name, "%s", serr);
+        ddp_dataset_free(&ds);
+        return ga_program_end(&ctx, GA_EXIT_USAGE);
+    }
     ga_log("TRAIN", "data %s; %d steps of %d x %d samples (%.2f epochs)", ds.source, opts.steps,
            ctx.world_size, opts.batch, (double)opts.steps * global_batch / (double)ds.n);
 

@@ -22,6 +22,8 @@ static void test_parse_size(void)
     CHECK(ga_parse_size("1K", &v, err, sizeof err) == 0 && v == 1024);
     CHECK(ga_parse_size("128M", &v, err, sizeof err) == 0 && v == 128ull << 20);
     CHECK(ga_parse_size("8g", &v, err, sizeof err) == 0 && v == 8ull << 30);
+    CHECK(ga_parse_size("1T", &v, err, sizeof err) == 0 && v == 1ull << 40); /* mem_bw -s goes to 1T (issue 18) */
+    CHECK(ga_parse_size("16777216T", &v, err, sizeof err) == -1);                 /* 2^64: does not fit */
     const char *bad[] = {"", "K", "-1", "1KB", "1.5M", "12x", "99999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(ga_parse_size(bad[i], &v, err, sizeof err) == -1);
@@ -229,6 +231,24 @@ static void test_envvars(void)
     CHECK(ga_envvar_is_secret("UCX_auth_key"));
     CHECK(!ga_envvar_is_secret("NCCL_IB_PKEY")); /* a partition key is configuration, not a credential */
     CHECK(!ga_envvar_is_secret("NCCL_SOCKET_IFNAME"));
+    /* issue 18: compound names, the word anywhere in a part */
+    const char *compound[] = {"NCCL_AUTHTOKEN", "NVIDIA_SECRETKEY", "NVIDIA_ACCESSTOKEN", "UCX_PASSWORD2",
+                              "CUDA_TOKENS",    "UCX_KEYS",         "OMPI_MCA_btl_tcp_passphrase"};
+    for (size_t i = 0; i < sizeof compound / sizeof *compound; i++)
+        CHECK(ga_envvar_is_secret(compound[i]));
+    CHECK(!ga_envvar_is_secret("NCCL_IB_GID_INDEX") && !ga_envvar_is_secret("UCX_TLS") &&
+          !ga_envvar_is_secret("NCCL_P2P_LEVEL"));
+    CHECK(ga_envvar_value_is_secret("AKIAIOSFODNN7EXAMPLE"));
+    CHECK(ga_envvar_value_is_secret("x,sk-live-4eC39HqLyjWDarjtT1zdp7dc"));
+    CHECK(ga_envvar_value_is_secret("ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
+    CHECK(!ga_envvar_value_is_secret("mlx5_0:1,mlx5_1:1") && !ga_envvar_value_is_secret("/usr/lib/AKIA"));
+    char red[256];
+    ga_envvar_redact_value("/opt/lib:https://alice:hunter2@mirror.example.com/cuda/lib:/usr/lib", red,
+                           sizeof red);
+    CHECK(strstr(red, "hunter2") == NULL && strstr(red, "alice") == NULL &&
+          strcmp(red, "/opt/lib:https://" GA_REDACTED "@mirror.example.com/cuda/lib:/usr/lib") == 0);
+    ga_envvar_redact_value("http://mirror.example.com/a@b", red, sizeof red);
+    CHECK(strcmp(red, "http://mirror.example.com/a@b") == 0); /* an @ in the path is no credential */
 
     char *envp[] = {"PATH=/usr/bin",
                     "NCCL_SOCKET_IFNAME=eth0",

@@ -178,8 +178,11 @@ def write_idx(d, n=2048, side=8, classes=4, seed=3, corrupt=None):
     magic = 0x803 if corrupt != "magic" else 0x802
     if corrupt == "truncate":
         pixels = pixels[:-7]
+    image = struct.pack(">IIII", magic, n, side, side) + bytes(pixels)
+    if corrupt == "header":
+        image = image[:10]  # the magic, then less than a header
     with open(os.path.join(d, "train-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", magic, n, side, side) + bytes(pixels))
+        f.write(image)
     with open(os.path.join(d, "train-labels-idx1-ubyte"), "wb") as f:
         f.write(struct.pack(">II", 0x801, n) + bytes(labels))
 
@@ -218,6 +221,14 @@ def case_bad_idx(args, mpiexec):
     expect_usage_error(args, mpiexec, ["--data", "idx:" + args.work + "/magic"], "not an IDX image file")
     write_idx(args.work + "/short", n=64, corrupt="truncate")
     expect_usage_error(args, mpiexec, ["--data", "idx:" + args.work + "/short"], "header says")
+    # issue 18: a file shorter than its header said "magic 0x803, want 0x803"
+    write_idx(args.work + "/stub", n=64, corrupt="header")
+    expect_usage_error(args, mpiexec, ["--data", "idx:" + args.work + "/stub"], "shorter than an IDX image header")
+    # issue 18: a path longer than the buffer was cut silently
+    expect_usage_error(args, mpiexec, ["--data", "idx:/" + "d" * 1100], "idx: path longer than")
+    # issue 18: epochs x steps per epoch beyond an int was 0 steps and a read of loss_curve[-1]
+    expect_usage_error(args, mpiexec, ["--epochs", "1048576", "--samples", "8192", "--batch-size", "1"],
+                       "more than 1073741824")
 
 
 def case_no_gpu(args, mpiexec):

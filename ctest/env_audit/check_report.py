@@ -18,6 +18,8 @@ def main():
     ap.add_argument("--result", default="pass")
     ap.add_argument("--finding", action="append", default=[], help="a fault code that must be present")
     ap.add_argument("--absent-text", action="append", default=[], help="text that must not appear anywhere")
+    ap.add_argument("--redacted", action="append", default=[],
+                    help="a variable every rank must record, its value (or its URL's user:password) redacted")
     args = ap.parse_args()
 
     with open(args.report) as f:
@@ -54,6 +56,9 @@ def main():
         if rk["gpu_count"] == 0:
             expect(bool(rk.get("gpu_why_none")), "no GPU and no reason")
         expect(rk["cpu"]["cores"] > 0 and rk["cpu"]["memory_gib"] > 0, "cpu and memory from hwloc")
+        for name in args.redacted:
+            expect("<redacted>" in rk["environment"].get(name, ""),
+                   f"rank {rk['rank']} {name}: {rk['environment'].get(name, 'not recorded')!r}, not redacted")
         for name in rk["environment"]:
             expect(name.split("_")[0] in ("NCCL", "UCX", "OMPI", "PMIX", "CUDA", "NVIDIA", "HWLOC", "OMP",
                                           "OPENBLAS", "LD", "SLURM"), f"variable {name} is not allow-listed")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """End-to-end checks of the gpuaccept front-end. Usage: check_suite.py TEST GPUACCEPT FIXTURES WORKDIR
-TEST: cli | baseline_compare | run_quick | run_faults | run_nodes | html_chromium. Exit 0 pass, 1 fail, 77 skipped."""
+TEST: cli | baseline_compare | run_quick | run_faults | run_nodes | html_chromium | untrusted. Exit 0 pass, 1 fail, 77 skipped."""
 import glob
 import json
 import os
@@ -78,6 +78,23 @@ def t_cli():
         lines = p.stderr.strip().splitlines()
         check(p.returncode == 2 and len(lines) == 1, "%s: exit 2 with one line (%d, %r)" % (what, p.returncode,
                                                                                          p.stderr.strip()))
+    # issue 18: baseline --from a report is a usage error naming what it found; a baseline's tolerance is a percentage
+    rep = glob.glob(os.path.join(FX, "cluster_good", "reports", "gemm_flops.json"))
+    if check(len(rep) == 1, "a report to hand to baseline --from"):
+        p = run(["baseline", "--from", rep[0]])
+        check(p.returncode == 2 and 'schema "gpuaccept-report"' in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+              "baseline --from a report: exit 2 naming the schema found (%d %r)" % (p.returncode, p.stderr.strip()))
+    for tol in (1e6, "abc", -1):
+        b = os.path.join(fresh("tol"), "tol.json")
+        with open(b, "w") as f:
+            json.dump({"schema": "gpuaccept-baseline", "schema_version": 1, "tolerance_pct": tol, "metrics": []}, f)
+        p = run(["run", "--dry-run", "--baseline", b, "--report-dir", os.path.join(WORK, "dry")])
+        check(p.returncode == 2 and "tolerance_pct" in p.stderr, "baseline tolerance_pct %r refused (%d %r)" %
+              (tol, p.returncode, p.stderr.strip()))
+    # issue 18: a value given to an option that takes none is named as the option it is
+    for verb in ("merge", "compare", "baseline"):
+        p = run([verb, "--help=x"])
+        check(p.returncode == 2 and "option '--help' takes no value" in p.stderr, "%s --help=x: %r" % (verb, p.stderr))
     # Tolerances are percentages in every verb, as in every program: a fraction is refused with the hint.
     for verb in ("run", "merge", "baseline", "compare"):
         p = run([verb, "--tolerance", "0.05"])
@@ -168,9 +185,9 @@ def t_baseline_compare():
     p = run(["compare", "--json", cj, good + "/summary.json", moved])
     c = load(cj)
     on_4 = sum(1 for m in s["metrics"] if m["host"] == "gpu-node-09")
-    check(p.returncode == 0 and c["nodes_only_old"] == ["gpu-node-04"] and c["nodes_only_new"] == ["gpu-node-09"]
+    check(p.returncode == 1 and c["nodes_only_old"] == ["gpu-node-04"] and c["nodes_only_new"] == ["gpu-node-09"]
           and on_4 > 0 and len(c["only_old"]) == on_4 and len(c["only_new"]) == on_4,
-          "nodes and metrics present in one run only (%d metrics of gpu-node-04)" % on_4)
+          "nodes and metrics present in one run only (%d metrics of gpu-node-04): exit 1, NEW lacks a node" % on_4)
     check("nodes only in OLD (1): gpu-node-04" in p.stdout, "compare names the node only in OLD")
     p = run(["compare", os.path.join(FX, "cluster_good/reports/gemm_flops.json"),
              os.path.join(FX, "cluster_regressed/reports/gemm_flops.json")])
@@ -560,7 +577,162 @@ def t_html_chromium():
     check(green > 50, "the grid's green pass cells are drawn (%d samples)" % green)
 
 
+def copy_case(case, name, skip=()):
+    d = fresh(name)
+    src = os.path.join(FX, case, "reports")
+    for f in os.listdir(src):
+        if f not in skip:
+            shutil.copy(os.path.join(src, f), d)
+    return d
+
+
+def refused(d, what, timeout=30):
+    """merge of d must stop with exit 2, one 'gpuaccept merge:' line, and no summary."""
+    out = fresh("refused-out")
+    try:
+        p = run(["merge", "--report-dir", d, "--out-dir", out, "--baseline", "none"], timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return check(False, what + ": merge hung")
+    lines = p.stderr.strip().splitlines()
+    return check(p.returncode == 2 and len(lines) == 1 and lines[0].startswith("gpuaccept merge: ")
+                 and not os.path.exists(os.path.join(out, "summary.json")),
+                 "%s: refused, exit %d (%s)" % (what, p.returncode, p.stderr.strip()[:160]))
+
+
+def edit(path, fn):
+    j = load(path)
+    fn(j)
+    with open(path, "w") as f:
+        json.dump(j, f)
+
+
+def t_untrusted():
+    """Issue 18 items 1-4: every input the front-end cannot trust stops it; none is dropped and passes."""
+    bad = os.path.join(FX, "cluster_bad", "reports")
+    gemm_bad = open(os.path.join(bad, "gemm_flops.json"), "rb").read()
+    d = copy_case("cluster_good", "intact")
+    p = run(["merge", "--report-dir", d, "--out-dir", fresh("intact-out"), "--baseline", "none"])
+    check(p.returncode == 0, "the intact good case passes (%d)" % p.returncode)
+    d = copy_case("cluster_bad", "intact-bad")
+    out = fresh("intact-out")
+    stale = [os.path.join(out, n) for n in ("summary.json.tmp.a1B2c3", "summary.html.tmp.XyZ789")]
+    for s in stale:
+        with open(s, "w") as f:
+            f.write("{half")
+    p = run(["merge", "--report-dir", d, "--out-dir", out, "--baseline", "none"])
+    check(p.returncode == 1, "the intact bad case fails (%d)" % p.returncode)
+    check(not any(os.path.exists(s) for s in stale) and sorted(os.listdir(out)) ==
+          ["summary.html", "summary.json", "summary.md"],
+          "a killed merge's temporary files are cleaned, the set is whole (%s)" % sorted(os.listdir(out)))
+    # 1. a report that cannot be read in full, in every shape
+    bodies = {"truncated": gemm_bad[:len(gemm_bad) * 2 // 3], "empty": b"", "nan": b"NaN",
+              "1e999": gemm_bad.replace(b'"world_size": 8', b'"world_size": 1e999', 1),
+              "huge integer": gemm_bad.replace(b'"world_size": 8', b'"world_size": 123456789012345678901234567890', 1),
+              "deep nesting": b"[" * 5000 + b"]" * 5000, "top-level array": b"[" + gemm_bad + b"]",
+              "duplicate keys": gemm_bad.replace(b"{", b'{"verdict": 0, ', 1)}
+    check(b'"world_size": 8' in gemm_bad, "the gemm report has the field the edits change")
+    for what, body in bodies.items():
+        d = copy_case("cluster_good", "corrupt", skip=("gemm_flops.json",))
+        with open(os.path.join(d, "gemm_flops.json"), "wb") as f:
+            f.write(body)
+        refused(d, "gemm_flops.json " + what)
+    d = copy_case("cluster_good", "corrupt", skip=("gemm_flops.json",))
+    os.symlink("/dev/urandom", os.path.join(d, "gemm_flops.json"))
+    refused(d, "gemm_flops.json a symlink to /dev/urandom")
+    d = copy_case("cluster_good", "corrupt", skip=("gemm_flops.json",))
+    os.mkfifo(os.path.join(d, "gemm_flops.json"))
+    refused(d, "gemm_flops.json a FIFO", timeout=10)
+    d = copy_case("cluster_good", "corrupt", skip=("gemm_flops.json",))
+    with open(os.path.join(d, "gemm_flops.json"), "wb") as f:
+        f.truncate(65 << 20)
+    refused(d, "gemm_flops.json over 64 MiB")
+    # 2. a run record that cannot be read
+    d = copy_case("steps_failed", "run-record")
+    p = run(["merge", "--report-dir", d, "--out-dir", fresh("rr-out"), "--baseline", "none"])
+    check(p.returncode == 5, "steps_failed with its run record: exit 5 (%d)" % p.returncode)
+    rr = open(os.path.join(d, "suite_run.json"), "rb").read()
+    with open(os.path.join(d, "suite_run.json"), "wb") as f:
+        f.write(rr[:300])
+    refused(d, "suite_run.json cut to 300 bytes")
+    for what, fn in {"version 1": lambda j: j.update(schema_version=1), "no run_id": lambda j: j.pop("run_id"),
+                     "unknown status": lambda j: j["steps"][1].update(status="fine"),
+                     "exit code 1e300": lambda j: j["steps"][1].update(exit_code=1e300)}.items():
+        d = copy_case("steps_failed", "run-record")
+        edit(os.path.join(d, "suite_run.json"), fn)
+        refused(d, "suite_run.json " + what)
+    # 3. reports of another run
+    d = copy_case("cluster_good", "stale")
+    shutil.copy(os.path.join(bad, "env_audit.json"), os.path.join(d, "a_previous_env_audit.json"))
+    edit(os.path.join(d, "a_previous_env_audit.json"), lambda j: j.update(run_id="older-run"))
+    refused(d, "a stale env_audit of another run beside this run's")
+    d = copy_case("cluster_bad", "stale")
+    shutil.copy(os.path.join(FX, "cluster_good", "reports", "gemm_flops.json"), os.path.join(d, "a_gemm.json"))
+    refused(d, "a passing gemm report of the same run id beside the failing one")
+    d = copy_case("steps_failed", "stale")
+    shutil.copy(os.path.join(bad, "gemm_flops.json"), os.path.join(d, "a_old_gemm_flops.json"))
+    edit(os.path.join(d, "a_old_gemm_flops.json"), lambda j: j.update(run_id="older-run"))
+    p = run(["merge", "--report-dir", d, "--out-dir", fresh("stale-out"), "--baseline", "none"])
+    s = load(os.path.join(WORK, "stale-out", "summary.json")) if p.returncode == 5 else {"steps": []}
+    st = {x["program"]: x["status"] for x in s["steps"]}
+    check(p.returncode == 5 and st.get("gemm_flops") == "crashed" and "older-run" in p.stderr,
+          "with suite_run.json, another run's report is ignored, not merged (%d, %s)" % (p.returncode, st))
+    # 4. report identity
+    for what, fn in {"schema_version 2": lambda j: j.update(schema_version=2),
+                     "schema_version \"1\"": lambda j: j.update(schema_version="1"),
+                     "no schema_version": lambda j: j.pop("schema_version"),
+                     "no run_id": lambda j: j.pop("run_id"),
+                     "another cluster (node_count 64)": lambda j: j.update(node_count=64),
+                     "verdict exit code 1e300": lambda j: j["verdict"].update(exit_code=1e300)}.items():
+        d = copy_case("cluster_good", "identity")
+        edit(os.path.join(d, "gemm_flops.json"), fn)
+        refused(d, "gemm_flops.json " + what)
+    # compare refuses what it cannot compare and fails what NEW lost
+    good_gemm = os.path.join(FX, "cluster_good", "reports", "gemm_flops.json")
+    mem = os.path.join(FX, "cluster_good", "reports", "mem_bw.json")
+    tmp = fresh("cmp")
+
+    def variant(name, fn):
+        path = os.path.join(tmp, name)
+        shutil.copy(good_gemm, path)
+        edit(path, fn)
+        return path
+    p = run(["compare", good_gemm, good_gemm])
+    check(p.returncode == 0, "compare a report with itself: exit 0 (%d)" % p.returncode)
+    for what, new, want in (("no metrics", variant("none.json", lambda j: j.update(metrics=[])), 2),
+                            ("gemm_flops against mem_bw", mem, 2),
+                            ("schema_version 99", variant("v99.json", lambda j: j.update(schema_version=99)), 2),
+                            ("all values null", variant("nulls.json", lambda j: [m.update(value=None) for m in j["metrics"]]), 1),
+                            ("a node missing", variant("gone.json", lambda j: j.update(
+                                metrics=[m for m in j["metrics"] if m.get("host") != "gpu-node-02"],
+                                nodes=[n for n in j["nodes"] if n["host"] != "gpu-node-02"])), 1)):
+        p = run(["compare", good_gemm, new])
+        check(p.returncode == want, "compare NEW %s: exit %d (%d: %s)" % (what, want, p.returncode,
+                                                                         p.stderr.strip()[:120]))
+    # gpuaccept run: a step that exits 0 with a truncated report, or another run's, is no pass
+    fake = fresh("fakebin-untrusted")
+    os.symlink(os.path.join(BIN, "env_audit"), os.path.join(fake, "env_audit"))
+    half = os.path.join(tmp, "half.json")
+    with open(half, "wb") as f:
+        f.write(gemm_bad[:2000])
+    for name, src in (("gemm_flops", half), ("mem_bw", mem)):
+        with open(os.path.join(fake, name), "w") as f:
+            f.write('#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = --report-dir ] && d=$2; shift; done\n'
+                    'cp %s "$d/%s.json"\necho "[RESULT] SUCCESS"\nexit 0\n' % (src, name))
+        os.chmod(os.path.join(fake, name), 0o755)
+    d = fresh("run-untrusted")
+    p = run(["run", "--quick", "--report-dir", d, "--baseline", "none"], env={"GPUACCEPT_BIN_DIR": fake},
+            timeout=100)
+    s = load(os.path.join(d, "summary.json"))
+    st = {x["program"]: x["status"] for x in s["steps"]}
+    check(st.get("env_audit") == "pass" and st.get("gemm_flops") == "bad_report" and st.get("mem_bw") == "bad_report"
+          and p.returncode == 5 and "STEP_BAD_REPORT" in s["verdict"]["fault_codes"]
+          and os.path.exists(os.path.join(d, "gemm_flops.json.invalid")),
+          "run: exit 0 with a truncated report, or another run's, is bad_report, exit 5 (%d, %s)" % (p.returncode, st))
+    p = run(["merge", "--report-dir", d, "--out-dir", fresh("rerun-out"), "--baseline", "none"])
+    check(p.returncode == 5, "merge of that run's directory keeps the verdict (%d %s)" % (p.returncode, p.stderr[:200]))
+
+
 {"cli": t_cli, "baseline_compare": t_baseline_compare, "run_quick": t_run_quick, "run_faults": t_run_faults,
- "run_nodes": t_run_nodes, "html_chromium": t_html_chromium}[TEST]()
+ "run_nodes": t_run_nodes, "html_chromium": t_html_chromium, "untrusted": t_untrusted}[TEST]()
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

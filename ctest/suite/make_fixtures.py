@@ -28,6 +28,8 @@ import subprocess
 import sys
 
 NODES, RANKS_PER_NODE = 4, 2
+# Every base report is of one run, as in a real suite run; a case's suite_run.json names this run.
+RUN_ID = "fixture-base"
 NP = NODES * RANKS_PER_NODE
 # The programs' options for the base run: short, and tolerances no noise can cross (a rank flagged below
 # the median or peak would be a finding nobody declared).
@@ -65,7 +67,8 @@ def run_base(bin_dir, out):
         raise FixtureError("no base-run options for %s (add them to BASE_RUNS)" % (missing or "any program"))
     for program in programs:
         args = BASE_RUNS[program]
-        cmd = ["mpirun", "-np", str(NP), "--oversubscribe", os.path.join(bin_dir, program), "--report-dir", out]
+        cmd = ["mpirun", "-np", str(NP), "--oversubscribe", os.path.join(bin_dir, program), "--report-dir", out,
+               "--run-id", RUN_ID]
         p = subprocess.run(cmd + args, capture_output=True, text=True, env=env, timeout=240)
         if p.returncode != 0 or not os.path.exists(os.path.join(out, program + ".json")):
             raise FixtureError("%s exited %d on the host path:\n%s%s" % (program, p.returncode, p.stdout[-2000:],

@@ -40,8 +40,11 @@ VARIANTS = ["default", "rdma", "hostnetwork"]
 def launcher_script(a, programs):
     """The launcher's shell command. The operator has written the hostfile and set
     OMPI_MCA_orte_default_hostfile before this runs; ranks fill each worker's slots in hostfile order."""
-    forwarded = " ".join("-x " + name for name, _ in launcher_env(a) if not name.startswith("OMPI_"))
+    forwarded = " ".join(["-x " + name for name, _ in launcher_env(a) if not name.startswith("OMPI_")] +
+                         ["-x GPUACCEPT_RUN_ID"])
     return """set -u
+# One run id for every program of this job: gpuaccept merge merges one run's reports and refuses a mix.
+export GPUACCEPT_RUN_ID=${{GPUACCEPT_RUN_ID:-mpijob-$(hostname)-$(date +%s)}}
 hostfile=${{OMPI_MCA_orte_default_hostfile:-/etc/mpi/hostfile}}
 # Workers can be Ready before their DNS records exist; mpirun would then fail on ssh. Wait, bounded.
 for h in $(awk '{{print $1}}' "$hostfile"); do
