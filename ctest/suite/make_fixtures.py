@@ -32,6 +32,7 @@ NP = NODES * RANKS_PER_NODE
 # The programs' options for the base run: short, and tolerances no noise can cross (a rank flagged below
 # the median or peak would be a finding nobody declared).
 BASE_RUNS = {
+    "node_health": [],
     "env_audit": [],
     "gemm_flops": ["--quick", "--tolerance", "100"],
     "mem_bw": ["--quick", "--tolerance", "100"],
