@@ -35,17 +35,29 @@ typedef struct {
     bool skus_loaded;
 } nh_opts;
 
-enum { OPT_SYSFS_ROOT = 256, OPT_KERNEL_LOG, OPT_SKU, OPT_SKU_FILE, OPT_EXPECT_GPUS, OPT_EXPECT_HCAS, OPT_EXPECT_IB_RATE };
+enum {
+    OPT_SYSFS_ROOT = 256,
+    OPT_KERNEL_LOG,
+    OPT_SKU,
+    OPT_SKU_FILE,
+    OPT_EXPECT_GPUS,
+    OPT_EXPECT_HCAS,
+    OPT_EXPECT_IB_RATE
+};
 
 static const ga_option options[] = {
-    {"sysfs-root", OPT_SYSFS_ROOT, true, "DIR", "read InfiniBand ports, modules and NUMA nodes under DIR (default /sys)"},
+    {"sysfs-root", OPT_SYSFS_ROOT, true, "DIR",
+     "read InfiniBand ports, modules and NUMA nodes under DIR (default /sys)"},
     {"kernel-log", OPT_KERNEL_LOG, true, "FILE",
      "read Xids from FILE instead of the live kernel log (/dev/kmsg, then dmesg)"},
-    {"sku", OPT_SKU, true, "NAME", "hold every node to this SKU of the SKU file (default: match the GPU model)"},
+    {"sku", OPT_SKU, true, "NAME",
+     "hold every node to this SKU of the SKU file (default: match the GPU model)"},
     {"sku-file", OPT_SKU_FILE, true, "FILE", "expectations per SKU (default: the built-in skus.json)"},
     {"expect-gpus", OPT_EXPECT_GPUS, true, "N", "GPUs every node must have (overrides the SKU)"},
-    {"expect-hcas", OPT_EXPECT_HCAS, true, "N", "InfiniBand/RoCE HCAs every node must have (overrides the SKU)"},
-    {"expect-ib-rate", OPT_EXPECT_IB_RATE, true, "GBPS", "rate every port must run at, Gb/s (overrides the SKU)"},
+    {"expect-hcas", OPT_EXPECT_HCAS, true, "N",
+     "InfiniBand/RoCE HCAs every node must have (overrides the SKU)"},
+    {"expect-ib-rate", OPT_EXPECT_IB_RATE, true, "GBPS",
+     "rate every port must run at, Gb/s (overrides the SKU)"},
 };
 
 static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
@@ -183,11 +195,12 @@ static void probe_node(const nh_opts *o, nh_record *r)
     size_t len = 0;
     char *text = NULL;
     if (o->kernel_log[0]) {
-        text = nh_read_text_file(o->kernel_log, NH_KERNEL_LOG_MAX, &len, r->kernel_log_why, sizeof r->kernel_log_why);
+        text = nh_read_text_file(o->kernel_log, NH_KERNEL_LOG_MAX, &len, r->kernel_log_why,
+                                 sizeof r->kernel_log_why);
         snprintf(r->kernel_log_source, sizeof r->kernel_log_source, "%.95s", o->kernel_log);
     } else
-        text = read_live_kernel_log(&len, r->kernel_log_source, sizeof r->kernel_log_source, r->kernel_log_why,
-                                    sizeof r->kernel_log_why);
+        text = read_live_kernel_log(&len, r->kernel_log_source, sizeof r->kernel_log_source,
+                                    r->kernel_log_why, sizeof r->kernel_log_why);
     if (text) {
         r->kernel_log_read = 1;
         nh_kernel_log_parse(text, len, r);
@@ -210,8 +223,8 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     if (nh_check(all, n, &copts, &findings, &out))
         GA_FATAL(GA_EXIT_INTERNAL, "the SKU table or --sku was not checked before the analysis");
     ga_log("HEALTH", "%d nodes: %d GPUs checked%s, %d of %d IB ports active, %d Xids (%d failing)", out.nodes,
-           out.gpus_checked, out.nodes_without_nvml ? " (NVML unavailable on some nodes)" : "", out.ports_active,
-           out.ports_checked, out.xids, out.xids_failing);
+           out.gpus_checked, out.nodes_without_nvml ? " (NVML unavailable on some nodes)" : "",
+           out.ports_active, out.ports_checked, out.xids, out.xids_failing);
     ga_findings_log(&findings, "HEALTH");
 
     int exit_code = ga_findings_exit_code(&findings);
@@ -220,21 +233,22 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     ga_report_add_nodes(report, all, n, sizeof *all, nh_record_json, NULL);
     json_object_set_new(
         report, "summary",
-        json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}}", "sysfs_root",
-                  o->sysfs_root, "kernel_log", o->kernel_log[0] ? o->kernel_log : "live", "sku",
+        json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}}",
+                  "sysfs_root", o->sysfs_root, "kernel_log", o->kernel_log[0] ? o->kernel_log : "live", "sku",
                   o->sku[0] ? o->sku : "by GPU model", "sku_file", o->sku_file[0] ? o->sku_file : "built-in",
-                  "checked", "nodes", out.nodes, "gpus_checked", out.gpus_checked, "gpus_expected", out.gpus_expected,
-                  "nodes_without_nvml", out.nodes_without_nvml, "nodes_without_kernel_log",
+                  "checked", "nodes", out.nodes, "gpus_checked", out.gpus_checked, "gpus_expected",
+                  out.gpus_expected, "nodes_without_nvml", out.nodes_without_nvml, "nodes_without_kernel_log",
                   out.nodes_without_kernel_log, "nodes_without_ib", out.nodes_without_ib, "ports_checked",
                   out.ports_checked, "ports_active", out.ports_active, "xids", out.xids, "xids_failing",
                   out.xids_failing, "gpus_locality_unknown", out.gpus_locality_unknown));
-    ga_report_add_headline(report, &(ga_headline){.name = "gpus_checked",
-                                                  .label = "GPUs checked through NVML",
-                                                  .value = out.gpus_checked,
-                                                  .unit = "GPUs",
-                                                  .higher_is_better = true,
-                                                  .reference = out.gpus_expected >= 0 ? out.gpus_expected : NAN,
-                                                  .reference_label = out.gpus_expected >= 0 ? "expected" : NULL});
+    ga_report_add_headline(report,
+                           &(ga_headline){.name = "gpus_checked",
+                                          .label = "GPUs checked through NVML",
+                                          .value = out.gpus_checked,
+                                          .unit = "GPUs",
+                                          .higher_is_better = true,
+                                          .reference = out.gpus_expected >= 0 ? out.gpus_expected : NAN,
+                                          .reference_label = out.gpus_expected >= 0 ? "expected" : NULL});
     ga_report_add_headline(report, &(ga_headline){.name = "ib_ports_active",
                                                   .label = "InfiniBand/RoCE ports active",
                                                   .value = out.ports_active,
@@ -276,8 +290,9 @@ int main(int argc, char **argv)
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }
 
-    ga_log("HEALTH", "node_health: %d ranks on %d nodes, launched by %s; sysfs %s, kernel log %s", ctx.world_size,
-           ctx.node_count, ctx.launcher.detail, opts.sysfs_root, opts.kernel_log[0] ? opts.kernel_log : "live");
+    ga_log("HEALTH", "node_health: %d ranks on %d nodes, launched by %s; sysfs %s, kernel log %s",
+           ctx.world_size, ctx.node_count, ctx.launcher.detail, opts.sysfs_root,
+           opts.kernel_log[0] ? opts.kernel_log : "live");
     nh_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");

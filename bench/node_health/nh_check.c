@@ -46,7 +46,7 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
 {
     ga_where w = gpu_where(r, g);
     char id[160];
-    snprintf(id, sizeof id, "GPU %d (%s, %s) on %s", g->index, g->uuid, g->pci_bus_id, r->hdr.host);
+    snprintf(id, sizeof id, "GPU %d (%s, %s)", g->index, g->uuid, g->pci_bus_id);
     if (g->unreadable[0])
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", w, "%s: NVML could not read %s: not checked", id,
                         g->unreadable);
@@ -54,8 +54,8 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_ECC_DISABLED", w, "%s: ECC is off", id);
     if (g->ecc_uncorrected_volatile > 0 || g->ecc_uncorrected_aggregate > 0)
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_ECC_UNCORRECTABLE", w,
-                        "%s: uncorrectable ECC errors: %" PRId64 " since boot, %" PRId64 " in its lifetime", id,
-                        g->ecc_uncorrected_volatile > 0 ? g->ecc_uncorrected_volatile : 0,
+                        "%s: uncorrectable ECC errors: %" PRId64 " since boot, %" PRId64 " in its lifetime",
+                        id, g->ecc_uncorrected_volatile > 0 ? g->ecc_uncorrected_volatile : 0,
                         g->ecc_uncorrected_aggregate > 0 ? g->ecc_uncorrected_aggregate : 0);
     if (g->ecc_corrected_volatile > th->ecc_corrected_volatile)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_ECC_CORRECTABLE", w,
@@ -75,19 +75,22 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
         char want[32] = "";
         if (e->pcie_width > 0)
             snprintf(want, sizeof want, ", expected x%d", e->pcie_width);
-        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_PCIE_DEGRADED", w, "%s: PCIe link at x%d, the GPU can do x%d%s", id,
-                        g->pcie_width, g->pcie_max_width, want);
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_PCIE_DEGRADED", w,
+                        "%s: PCIe link at x%d, the GPU can do x%d%s", id, g->pcie_width, g->pcie_max_width,
+                        want);
     }
     if (g->pcie_max_gen > 0 && e->pcie_gen > 0 && g->pcie_max_gen < e->pcie_gen)
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_PCIE_DEGRADED", w,
-                        "%s: PCIe link capable of Gen%d at most, expected Gen%d", id, g->pcie_max_gen, e->pcie_gen);
+                        "%s: PCIe link capable of Gen%d at most, expected Gen%d", id, g->pcie_max_gen,
+                        e->pcie_gen);
     if (g->nvlinks >= 0) {
         int want = e->nvlinks_per_gpu >= 0 ? e->nvlinks_per_gpu : g->nvlinks;
         if (g->nvlinks_active < want)
             ga_findings_add(f, GA_SEV_FAIL, "HEALTH_NVLINK_DOWN", w,
                             "%s: %d of %d NVLinks active (down mask 0x%05x)", id, g->nvlinks_active, want,
                             (unsigned)g->nvlink_down_mask);
-        int64_t errors = (g->nvlink_crc > 0 ? g->nvlink_crc : 0) + (g->nvlink_replay > 0 ? g->nvlink_replay : 0) +
+        int64_t errors = (g->nvlink_crc > 0 ? g->nvlink_crc : 0) +
+                         (g->nvlink_replay > 0 ? g->nvlink_replay : 0) +
                          (g->nvlink_recovery > 0 ? g->nvlink_recovery : 0);
         if (errors > th->nvlink_counter)
             ga_findings_add(f, GA_SEV_WARN, "HEALTH_NVLINK_ERRORS", w,
@@ -109,19 +112,24 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
             ga_findings_add(f, GA_SEV_WARN, "HEALTH_THROTTLE_POWER_CAP", w,
                             "%s: clocks held down by the software power cap", id);
     }
-    if (g->power_limit_mw > 0 && g->power_default_limit_mw > 0 && g->power_limit_mw < g->power_default_limit_mw)
-        ga_findings_add(f, GA_SEV_WARN, "HEALTH_POWER_LIMIT_LOW", w, "%s: power limit %d W, below its default %d W",
-                        id, g->power_limit_mw / 1000, g->power_default_limit_mw / 1000);
-    if (g->temperature_c > 0 && g->temperature_slowdown_c > 0 && g->temperature_c >= g->temperature_slowdown_c)
-        ga_findings_add(f, GA_SEV_WARN, "HEALTH_TEMPERATURE_HIGH", w, "%s: %d C, at or above its slowdown %d C", id,
-                        g->temperature_c, g->temperature_slowdown_c);
+    if (g->power_limit_mw > 0 && g->power_default_limit_mw > 0 &&
+        g->power_limit_mw < g->power_default_limit_mw)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_POWER_LIMIT_LOW", w,
+                        "%s: power limit %d W, below its default %d W", id, g->power_limit_mw / 1000,
+                        g->power_default_limit_mw / 1000);
+    if (g->temperature_c > 0 && g->temperature_slowdown_c > 0 &&
+        g->temperature_c >= g->temperature_slowdown_c)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_TEMPERATURE_HIGH", w,
+                        "%s: %d C, at or above its slowdown %d C", id, g->temperature_c,
+                        g->temperature_slowdown_c);
     if (g->persistence_mode == 0)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_PERSISTENCE_OFF", w,
                         "%s: persistence mode is off (the driver re-initialises the GPU for every job)", id);
     if (g->mig_mode == 1)
-        ga_findings_add(f, GA_SEV_WARN, "HEALTH_MIG_ENABLED", w, "%s: MIG is on: the GPU is split into instances",
-                        id);
-    if (g->fabric_state > NH_FABRIC_NOT_SUPPORTED && (g->fabric_state != NH_FABRIC_COMPLETED || g->fabric_status))
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_MIG_ENABLED", w,
+                        "%s: MIG is on: the GPU is split into instances", id);
+    if (g->fabric_state > NH_FABRIC_NOT_SUPPORTED &&
+        (g->fabric_state != NH_FABRIC_COMPLETED || g->fabric_status))
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_FABRIC_NOT_READY", w,
                         "%s: NVLink fabric registration %s (state %d, status %d)", id,
                         g->fabric_state == NH_FABRIC_COMPLETED ? "failed" : "not complete", g->fabric_state,
@@ -178,17 +186,16 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
         out->gpus_expected = (out->gpus_expected < 0 ? 0 : out->gpus_expected) + e.gpus;
     if (!e.name[0] && gpu_name)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_SKU_UNKNOWN", node_w,
-                        "%s: no SKU in the SKU file matches '%s': only --expect-* options are checked", host,
-                        gpu_name);
+                        "no SKU in the SKU file matches '%s': only --expect-* options are checked", gpu_name);
 
     /* GPUs */
     if (nvml_ranks == 0) {
         out->nodes_without_nvml++;
         ga_findings_add(f, e.gpus > 0 ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_NVML_UNAVAILABLE", node_w,
-                        "%s: GPUs not checked: %s%s", host, nvml_why,
+                        "GPUs not checked: %s%s", nvml_why,
                         e.gpus > 0 ? " (GPUs are expected on this node)" : "");
     } else if (e.gpus >= 0 && gpus < e.gpus)
-        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_GPU_MISSING", node_w, "%s: %d GPUs, expected %d", host, gpus, e.gpus);
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_GPU_MISSING", node_w, "%d GPUs, expected %d", gpus, e.gpus);
     for (int i = 0; i < n; i++)
         if (all[i].hdr.node_index == node)
             for (int g = 0; g < all[i].gpu_count && g < NH_MAX_GPUS; g++) {
@@ -199,7 +206,7 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
     /* Kernel log */
     if (!lead->kernel_log_read) {
         out->nodes_without_kernel_log++;
-        ga_findings_add(f, GA_SEV_WARN, "HEALTH_KERNEL_LOG_UNREADABLE", node_w, "%s: Xids not checked: %s", host,
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_KERNEL_LOG_UNREADABLE", node_w, "Xids not checked: %s",
                         lead->kernel_log_why[0] ? lead->kernel_log_why : "the kernel log could not be read");
     }
     for (int x = 0; x < lead->xid_count && x < NH_MAX_XIDS; x++) {
@@ -211,22 +218,23 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
         out->xids_failing += bad;
         ga_where w = g ? gpu_where(owner, g) : node_w;
         ga_findings_add(f, bad ? GA_SEV_FAIL : GA_SEV_WARN, bad ? "HEALTH_XID" : "HEALTH_XID_OTHER", w,
-                        "%s: Xid %d on PCI %s%s%s%s, %d time%s: %s", host, xid->xid, xid->pci, g ? " (GPU " : "",
-                        g ? g->uuid : "", g ? ")" : "", xid->count, xid->count == 1 ? "" : "s", xid->first_line);
+                        "Xid %d on PCI %s%s%s%s, %d time%s: %s", xid->xid, xid->pci, g ? " (GPU " : "",
+                        g ? g->uuid : "", g ? ")" : "", xid->count, xid->count == 1 ? "" : "s",
+                        xid->first_line);
     }
 
     /* InfiniBand / RoCE */
     if (!lead->ib_read || lead->hca_count == 0) {
         out->nodes_without_ib++;
         if (e.hcas > 0)
-            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w, "%s: no HCA found, expected %d%s%s",
-                            host, e.hcas, lead->ib_why[0] ? ": " : "", lead->ib_why);
+            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w, "no HCA found, expected %d%s%s",
+                            e.hcas, lead->ib_why[0] ? ": " : "", lead->ib_why);
         else
             ga_findings_add(f, GA_SEV_WARN, "HEALTH_IB_UNCHECKED", node_w,
-                            "%s: no InfiniBand/RoCE HCA found, nothing expected: the network is not checked%s%s",
-                            host, lead->ib_why[0] ? ": " : "", lead->ib_why);
+                            "no InfiniBand/RoCE HCA found, nothing expected: the network is not checked%s%s",
+                            lead->ib_why[0] ? ": " : "", lead->ib_why);
     } else if (e.hcas > 0 && lead->hca_count < e.hcas)
-        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w, "%s: %d HCAs, expected %d", host,
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w, "%d HCAs, expected %d",
                         lead->hca_count, e.hcas);
     int64_t limit = opts->skus->thresholds.ib_port_counter;
     for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
@@ -235,34 +243,34 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
         snprintf(name, sizeof name, "%s port %d", port->hca, port->port);
         out->ports_checked++;
         if (port->unreadable[0])
-            ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w, "%s: %s: unreadable %s: not checked", host,
+            ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w, "%s: unreadable %s: not checked",
                             name, port->unreadable);
         if ((port->state >= 0 && port->state != 4) || (port->phys_state >= 0 && port->phys_state != 5))
-            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_PORT_DOWN", node_w, "%s: %s is %s / %s (%s)", host, name,
+            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_PORT_DOWN", node_w, "%s is %s / %s (%s)", name,
                             port->state_name, port->phys_state_name, port->link_layer);
         else if (port->state == 4)
             out->ports_active++;
         if (port->rate_gbps >= 0 && e.ib_rate_gbps > 0 && port->rate_gbps < e.ib_rate_gbps)
-            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_RATE_LOW", node_w, "%s: %s at %g Gb/s, expected %g", host,
-                            name, port->rate_gbps, e.ib_rate_gbps);
+            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_RATE_LOW", node_w, "%s at %g Gb/s, expected %g", name,
+                            port->rate_gbps, e.ib_rate_gbps);
         if (port->symbol_error > limit || port->link_downed > limit || port->link_error_recovery > limit ||
             port->port_rcv_errors > limit)
             ga_findings_add(f, GA_SEV_WARN, "HEALTH_IB_ERRORS", node_w,
-                            "%s: %s error counters: symbol_error %" PRId64 ", link_downed %" PRId64
-                            ", link_error_recovery %" PRId64 ", port_rcv_errors %" PRId64 " (threshold %" PRId64 ")",
-                            host, name, port->symbol_error, port->link_downed, port->link_error_recovery,
+                            "%s error counters: symbol_error %" PRId64 ", link_downed %" PRId64
+                            ", link_error_recovery %" PRId64 ", port_rcv_errors %" PRId64
+                            " (threshold %" PRId64 ")",
+                            name, port->symbol_error, port->link_downed, port->link_error_recovery,
                             port->port_rcv_errors, limit);
     }
     if (lead->ports_dropped)
-        ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w, "%s: %d ports beyond the first %d not checked",
-                        host, lead->ports_dropped, NH_MAX_PORTS);
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w,
+                        "%d ports beyond the first %d not checked", lead->ports_dropped, NH_MAX_PORTS);
 
     /* GPUDirect RDMA and locality: only where there are both GPUs and HCAs. */
     if (lead->hca_count > 0 && (gpus > 0 || e.gpus > 0) && lead->peermem == 0)
         ga_findings_add(f, e.require_peermem ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_PEERMEM_MISSING", node_w,
-                        "%s: nvidia_peermem is not loaded: no GPUDirect RDMA through it (NCCL falls back to "
-                        "host memory unless it uses DMA-BUF)",
-                        host);
+                        "nvidia_peermem is not loaded: no GPUDirect RDMA through it (NCCL falls back to "
+                        "host memory unless it uses DMA-BUF)");
     if (lead->hca_count > 0)
         for (int i = 0; i < n; i++)
             if (all[i].hdr.node_index == node)
@@ -277,8 +285,8 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
                         out->gpus_locality_unknown++;
                     else if (!near)
                         ga_findings_add(f, GA_SEV_WARN, "HEALTH_NIC_FAR", gpu_where(&all[i], gpu),
-                                        "%s: GPU %d (%s) on NUMA node %d has no HCA on its NUMA node", host,
-                                        gpu->index, gpu->pci_bus_id, gpu->numa_node);
+                                        "GPU %d (%s) on NUMA node %d has no HCA on its NUMA node", gpu->index,
+                                        gpu->pci_bus_id, gpu->numa_node);
                 }
 }
 

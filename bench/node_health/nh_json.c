@@ -69,15 +69,17 @@ json_t *nh_record_json(const void *record, void *user)
         return o;
     json_t *xids = json_array(), *ports = json_array();
     for (int i = 0; i < r->xid_count && i < NH_MAX_XIDS; i++)
-        json_array_append_new(xids, json_pack("{s:i, s:s, s:i, s:s}", "xid", r->xids[i].xid, "pci", r->xids[i].pci,
-                                              "count", r->xids[i].count, "line", r->xids[i].first_line));
+        json_array_append_new(xids,
+                              json_pack("{s:i, s:s, s:i, s:s}", "xid", r->xids[i].xid, "pci", r->xids[i].pci,
+                                        "count", r->xids[i].count, "line", r->xids[i].first_line));
     for (int i = 0; i < r->port_count && i < NH_MAX_PORTS; i++)
         json_array_append_new(ports, port_json(&r->ports[i]));
-    json_object_set_new(
-        o, "node",
-        json_pack("{s:{s:b, s:s, s:s, s:o, s:i}, s:{s:b, s:s, s:i, s:o}, s:o}", "kernel_log", "read",
-                  r->kernel_log_read, "source", r->kernel_log_source, "why", r->kernel_log_why, "xids", xids,
-                  "xids_dropped", r->xids_dropped, "infiniband", "read", r->ib_read, "why", r->ib_why, "hcas",
-                  r->hca_count, "ports", ports, "nvidia_peermem", r->peermem < 0 ? json_null() : json_boolean(r->peermem)));
+    json_object_set_new(o, "node",
+                        json_pack("{s:{s:b, s:s, s:s, s:o, s:i}, s:{s:b, s:s, s:i, s:o}, s:o}", "kernel_log",
+                                  "read", r->kernel_log_read, "source", r->kernel_log_source, "why",
+                                  r->kernel_log_why, "xids", xids, "xids_dropped", r->xids_dropped,
+                                  "infiniband", "read", r->ib_read, "why", r->ib_why, "hcas", r->hca_count,
+                                  "ports", ports, "nvidia_peermem",
+                                  r->peermem < 0 ? json_null() : json_boolean(r->peermem)));
     return o;
 }

@@ -178,7 +178,8 @@ void nh_sysfs_read_node(const char *root, nh_record *r)
         }
         for (int i = 0; i < np; i++) {
             if (r->port_count < NH_MAX_PORTS)
-                read_port(hca_dir, hcas[h]->d_name, ports[i]->d_name, (int32_t)numa, &r->ports[r->port_count++]);
+                read_port(hca_dir, hcas[h]->d_name, ports[i]->d_name, (int32_t)numa,
+                          &r->ports[r->port_count++]);
             else
                 r->ports_dropped++;
             free(ports[i]);

@@ -38,7 +38,8 @@ typedef struct {
     nvmlReturn_t (*pci)(nvmlDevice_t, nvmlPciInfo_t *);
     nvmlReturn_t (*ecc_mode)(nvmlDevice_t, int *, int *);
     nvmlReturn_t (*total_ecc)(nvmlDevice_t, int, int, unsigned long long *);
-    nvmlReturn_t (*remapped_rows)(nvmlDevice_t, unsigned int *, unsigned int *, unsigned int *, unsigned int *);
+    nvmlReturn_t (*remapped_rows)(nvmlDevice_t, unsigned int *, unsigned int *, unsigned int *,
+                                  unsigned int *);
     nvmlReturn_t (*retired_pending)(nvmlDevice_t, int *);
     nvmlReturn_t (*pcie_width)(nvmlDevice_t, unsigned int *);
     nvmlReturn_t (*pcie_max_width)(nvmlDevice_t, unsigned int *);
@@ -69,7 +70,8 @@ static int nvml_open(nvml_api *a, nh_record *r)
     a->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!a->lib) {
         const char *e = dlerror();
-        snprintf(r->nvml_why, sizeof r->nvml_why, "NVML not loaded (no NVIDIA driver?): %s", e ? e : "dlopen failed");
+        snprintf(r->nvml_why, sizeof r->nvml_why, "NVML not loaded (no NVIDIA driver?): %s",
+                 e ? e : "dlopen failed");
         return -1;
     }
     *(void **)&a->init = sym(a->lib, "nvmlInit_v2", "nvmlInit");
@@ -179,7 +181,8 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
         g->remap_failed = failed != 0;
     }
     int state = 0;
-    if (answered(g, "retired_pages_pending", a->retired_pending, a->retired_pending ? a->retired_pending(d, &state) : 0))
+    if (answered(g, "retired_pages_pending", a->retired_pending,
+                 a->retired_pending ? a->retired_pending(d, &state) : 0))
         g->retired_pages_pending = state != 0;
     unsigned int u = 0;
     if (answered(g, "pcie_width", a->pcie_width, a->pcie_width ? a->pcie_width(d, &u) : 0))
@@ -265,7 +268,8 @@ void nh_nvml_probe(int local_rank, int local_size, const char *sysfs_root, nh_re
         r->nvml_loaded = 1;
         r->nvml_gpus_total = (int32_t)count;
         for (unsigned i = 0; i < count; i++) {
-            if ((int)(i % (unsigned)(local_size > 0 ? local_size : 1)) != local_rank || r->gpu_count >= NH_MAX_GPUS)
+            if ((int)(i % (unsigned)(local_size > 0 ? local_size : 1)) != local_rank ||
+                r->gpu_count >= NH_MAX_GPUS)
                 continue;
             nvmlDevice_t d = NULL;
             nh_gpu *g = &r->gpus[r->gpu_count++];

@@ -1,5 +1,6 @@
 /* The GPU part of node_health's record, from NVML loaded at run time (dlopen of libnvidia-ml.so.1): the
- * program links no NVML and runs on nodes without a driver, where it records why the GPUs were not checked. */
+ * program links no NVML and runs on nodes without a driver, where it records why the GPUs were not checked.
+ */
 #ifndef NH_NVML_H
 #define NH_NVML_H
 

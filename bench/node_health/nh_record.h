@@ -9,10 +9,10 @@
 
 #include "ga_record.h"
 
-#define NH_MAX_GPUS 16  /* GPUs one rank checks (all of a node's when one rank runs per node) */
+#define NH_MAX_GPUS 16    /* GPUs one rank checks (all of a node's when one rank runs per node) */
 #define NH_MAX_NVLINKS 18 /* NVML_NVLINK_MAX_LINKS on Hopper */
-#define NH_MAX_PORTS 32 /* InfiniBand / RoCE ports of a node */
-#define NH_MAX_XIDS 32  /* distinct (GPU, Xid) pairs of a node's kernel log */
+#define NH_MAX_PORTS 32   /* InfiniBand / RoCE ports of a node */
+#define NH_MAX_XIDS 32    /* distinct (GPU, Xid) pairs of a node's kernel log */
 #define NH_UNREADABLE_LEN 160
 
 /* NVML's clock event (throttle) reason bits, as nvml.h defines them (nvmlClocksEventReason*). */
@@ -45,22 +45,22 @@ typedef struct {
     int64_t clock_event_reasons;                        /* bit mask, -1 unknown */
     int32_t power_limit_mw, power_default_limit_mw;
     int32_t temperature_c, temperature_slowdown_c;
-    int32_t persistence_mode; /* 0/1, -1 unknown */
-    int32_t mig_mode;         /* 0/1, -1 unknown */
-    int32_t fabric_state;     /* nvmlGpuFabricState_t, -1 unknown */
-    int32_t fabric_status;    /* nvmlReturn_t of the registration, when the state is completed */
+    int32_t persistence_mode;           /* 0/1, -1 unknown */
+    int32_t mig_mode;                   /* 0/1, -1 unknown */
+    int32_t fabric_state;               /* nvmlGpuFabricState_t, -1 unknown */
+    int32_t fabric_status;              /* nvmlReturn_t of the registration, when the state is completed */
     char unreadable[NH_UNREADABLE_LEN]; /* fields NVML failed to answer, comma-separated */
 } nh_gpu;
 
 typedef struct {
     char hca[32]; /* mlx5_0 */
     int32_t port;
-    int32_t state;      /* 4 = ACTIVE, -1 unreadable */
+    int32_t state; /* 4 = ACTIVE, -1 unreadable */
     char state_name[24];
     int32_t phys_state; /* 5 = LinkUp, -1 unreadable */
     char phys_state_name[24];
-    char link_layer[16];  /* InfiniBand or Ethernet (RoCE); "" unreadable */
-    double rate_gbps;     /* -1 unreadable */
+    char link_layer[16]; /* InfiniBand or Ethernet (RoCE); "" unreadable */
+    double rate_gbps;    /* -1 unreadable */
     int64_t symbol_error, link_downed, link_error_recovery, port_rcv_errors; /* -1 unreadable */
     int32_t numa_node;                                                       /* of the HCA, -1 unknown */
     char unreadable[NH_UNREADABLE_LEN];

@@ -6,8 +6,14 @@
 
 nh_expect nh_expect_none(void)
 {
-    return (nh_expect){.name = "", .gpus = -1, .nvlinks_per_gpu = -1, .pcie_gen = -1, .pcie_width = -1,
-                       .hcas = -1, .ib_rate_gbps = -1, .require_peermem = false};
+    return (nh_expect){.name = "",
+                       .gpus = -1,
+                       .nvlinks_per_gpu = -1,
+                       .pcie_gen = -1,
+                       .pcie_width = -1,
+                       .hcas = -1,
+                       .ib_rate_gbps = -1,
+                       .require_peermem = false};
 }
 
 static int int_field(const json_t *o, const char *key, int *out, const char *where, char *err, size_t errlen)
@@ -23,7 +29,8 @@ static int int_field(const json_t *o, const char *key, int *out, const char *whe
     return 0;
 }
 
-static int check_keys(const json_t *o, const char *const *allowed, const char *where, char *err, size_t errlen)
+static int check_keys(const json_t *o, const char *const *allowed, const char *where, char *err,
+                      size_t errlen)
 {
     const char *key;
     const json_t *v;
@@ -41,7 +48,7 @@ static int check_keys(const json_t *o, const char *const *allowed, const char *w
 
 static int parse_sku(const json_t *o, int i, nh_sku_table *t, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"name",       "match", "gpus",   "nvlinks_per_gpu", "pcie_gen",
+    static const char *const keys[] = {"name",       "match", "gpus",         "nvlinks_per_gpu", "pcie_gen",
                                        "pcie_width", "hcas",  "ib_rate_gbps", "require_peermem", NULL};
     char where[64];
     snprintf(where, sizeof where, "skus[%d]", i);
@@ -105,7 +112,8 @@ int nh_sku_table_parse(const char *json_text, nh_sku_table *t, char *err, size_t
         return -1;
     }
     static const char *const keys[] = {"comment", "thresholds", "skus", NULL};
-    static const char *const th_keys[] = {"ecc_corrected_volatile", "ib_port_counter", "nvlink_counter", NULL};
+    static const char *const th_keys[] = {"ecc_corrected_volatile", "ib_port_counter", "nvlink_counter",
+                                          NULL};
     int rc = -1;
     const json_t *th = json_object_get(root, "thresholds"), *skus = json_object_get(root, "skus");
     if (!json_is_object(root) || check_keys(root, keys, "the SKU file", err, errlen))
