@@ -6,6 +6,10 @@
 /* One entry per program; render.py reads the names from this file (`.name = "..."`, in this order) because
  * it runs where nothing is built; ctest suite.programs_registry holds it to the binary's list. */
 const suite_program suite_programs[] = {
+    {.name = "node_health",
+     .fault_prefixes = "HEALTH",
+     .headline = "GPUs checked, IB ports active, failed health checks and warnings",
+     .purpose = "per node and GPU: ECC, row remaps, Xids, PCIe, NVLink, throttling, IB ports, GPUDirect RDMA"},
     {.name = "env_audit",
      .fault_prefixes = "ENV,GPU",
      .headline = "nodes that deviate from the majority, per field",

@@ -33,7 +33,12 @@ RUN_ID = "fixture-base"
 NP = NODES * RANKS_PER_NODE
 # The programs' options for the base run: short, and tolerances no noise can cross (a rank flagged below
 # the median or peak would be a finding nobody declared).
+# node_health replays a healthy HGX node's sysfs tree and kernel log, so that its findings do not depend on
+# what this machine's /sys and kernel log happen to hold (NVML stays unavailable: a warning).
+NODE_STATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "node_health")
 BASE_RUNS = {
+    "node_health": ["--sysfs-root", os.path.join(NODE_STATE, "trees", "healthy"),
+                    "--kernel-log", os.path.join(NODE_STATE, "logs", "healthy.log")],
     "env_audit": [],
     "gemm_flops": ["--quick", "--tolerance", "100"],
     "mem_bw": ["--quick", "--tolerance", "100"],
@@ -83,6 +88,9 @@ def relabel(value):
             value["host"] = host_of(rank // RANKS_PER_NODE)
             if "node_index" in value:
                 value["node_index"] = rank // RANKS_PER_NODE
+        elif rank is None and isinstance(value.get("node_index"), int) and "host" in value:
+            # about a node, not a rank (node_health's node checks): the real run had one node, node 0
+            value["host"] = host_of(value["node_index"])
         for v in value.values():
             relabel(v)
     elif isinstance(value, list):

@@ -1,0 +1,317 @@
+/* node_health: the hardware faults GPU clusters have, named per node, GPU, link and HCA. Every rank checks
+ * its GPUs through NVML (loaded at run time); one rank per node checks the node (kernel log Xids, InfiniBand
+ * / RoCE ports, GPUDirect RDMA, GPU-to-HCA locality). Checks and codes: docs/node_health.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_gather.h"
+#include "ga_headline.h"
+#include "ga_log.h"
+#include "ga_parse.h"
+#include "ga_program.h"
+#include "ga_report.h"
+#include "nh_check.h"
+#include "nh_json.h"
+#include "nh_node.h"
+#include "nh_nvml.h"
+
+#define NH_KERNEL_LOG_MAX (64u << 20) /* a kernel log larger than this is read in part */
+
+typedef struct {
+    char sysfs_root[1024];
+    char kernel_log[1024]; /* "" = the live log */
+    char sku[48];
+    char sku_file[1024];
+    int expect_gpus, expect_hcas;
+    double expect_ib_rate_gbps;
+    nh_sku_table skus;
+    bool skus_loaded;
+} nh_opts;
+
+enum {
+    OPT_SYSFS_ROOT = 256,
+    OPT_KERNEL_LOG,
+    OPT_SKU,
+    OPT_SKU_FILE,
+    OPT_EXPECT_GPUS,
+    OPT_EXPECT_HCAS,
+    OPT_EXPECT_IB_RATE
+};
+
+static const ga_option options[] = {
+    {"sysfs-root", OPT_SYSFS_ROOT, true, "DIR",
+     "read InfiniBand ports, modules and NUMA nodes under DIR (default /sys)"},
+    {"kernel-log", OPT_KERNEL_LOG, true, "FILE",
+     "read Xids from FILE instead of the live kernel log (/dev/kmsg, then dmesg)"},
+    {"sku", OPT_SKU, true, "NAME",
+     "hold every node to this SKU of the SKU file (default: match the GPU model)"},
+    {"sku-file", OPT_SKU_FILE, true, "FILE", "expectations per SKU (default: the built-in skus.json)"},
+    {"expect-gpus", OPT_EXPECT_GPUS, true, "N", "GPUs every node must have (overrides the SKU)"},
+    {"expect-hcas", OPT_EXPECT_HCAS, true, "N",
+     "InfiniBand/RoCE HCAs every node must have (overrides the SKU)"},
+    {"expect-ib-rate", OPT_EXPECT_IB_RATE, true, "GBPS",
+     "rate every port must run at, Gb/s (overrides the SKU)"},
+};
+
+static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+{
+    nh_opts *o = opts;
+    long v = 0;
+    switch (key) {
+    case OPT_SYSFS_ROOT:
+        if (nh_sysfs_root_check(arg, err, errlen))
+            return -1;
+        snprintf(o->sysfs_root, sizeof o->sysfs_root, "%s", arg);
+        return 0;
+    case OPT_KERNEL_LOG: {
+        FILE *f = fopen(arg, "r");
+        if (!f) {
+            snprintf(err, errlen, "--kernel-log: cannot read '%s': %s", arg, strerror(errno));
+            return -1;
+        }
+        fclose(f);
+        snprintf(o->kernel_log, sizeof o->kernel_log, "%s", arg);
+        return 0;
+    }
+    case OPT_SKU:
+        snprintf(o->sku, sizeof o->sku, "%s", arg);
+        return 0;
+    case OPT_SKU_FILE: {
+        size_t len = 0;
+        char why[256];
+        char *text = nh_read_text_file(arg, 1u << 20, &len, why, sizeof why);
+        if (!text) {
+            snprintf(err, errlen, "--sku-file: %s", why);
+            return -1;
+        }
+        int rc = nh_sku_table_parse(text, &o->skus, why, sizeof why);
+        free(text);
+        if (rc) {
+            snprintf(err, errlen, "--sku-file %s: %s", arg, why);
+            return -1;
+        }
+        o->skus_loaded = true;
+        snprintf(o->sku_file, sizeof o->sku_file, "%s", arg);
+        return 0;
+    }
+    case OPT_EXPECT_GPUS:
+    case OPT_EXPECT_HCAS:
+        if (ga_parse_long(arg, 0, 1024, &v, err, errlen))
+            return -1;
+        *(key == OPT_EXPECT_GPUS ? &o->expect_gpus : &o->expect_hcas) = (int)v;
+        return 0;
+    case OPT_EXPECT_IB_RATE:
+        return ga_parse_double(arg, 1, 100000, &o->expect_ib_rate_gbps, err, errlen);
+    }
+    return 0;
+}
+
+static const ga_program_spec spec = {
+    .name = "node_health",
+    .summary = "Checks every GPU (NVML), kernel log, InfiniBand/RoCE port and GPUDirect RDMA of every node.",
+    .epilog = "Example: mpirun -np 16 --map-by ppr:8:node node_health --report-dir reports\n"
+              "Replay a node's state: node_health --sysfs-root saved/sys --kernel-log saved/dmesg.txt",
+    .options = options,
+    .n_options = sizeof options / sizeof options[0],
+    .on_option = on_option,
+    .default_timeout_s = 120,
+};
+
+/* The live kernel log: /dev/kmsg (every record, without blocking), else `dmesg`. NULL with why. */
+static char *read_live_kernel_log(size_t *len, char *source, size_t srclen, char *why, size_t whylen)
+{
+    int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+    if (fd >= 0) {
+        size_t cap = 1u << 20, used = 0;
+        char *buf = malloc(cap + 1);
+        while (buf) {
+            if (cap - used < 8192) {
+                if (cap >= NH_KERNEL_LOG_MAX)
+                    break;
+                char *bigger = realloc(buf, cap * 2 + 1);
+                if (!bigger)
+                    break;
+                buf = bigger;
+                cap *= 2;
+            }
+            ssize_t n = read(fd, buf + used, cap - used);
+            if (n < 0 && errno == EPIPE) /* a record was overwritten while reading: go on */
+                continue;
+            if (n <= 0)
+                break; /* EAGAIN: no more records */
+            used += (size_t)n;
+            if (buf[used - 1] != '\n')
+                buf[used++] = '\n';
+        }
+        close(fd);
+        if (buf && used) {
+            buf[used] = '\0';
+            *len = used;
+            snprintf(source, srclen, "/dev/kmsg");
+            return buf;
+        }
+        free(buf);
+    }
+    int kmsg_errno = errno;
+    FILE *p = popen("dmesg 2>/dev/null", "r");
+    if (p) {
+        size_t cap = 1u << 20, used = 0, got;
+        char *buf = malloc(cap + 1);
+        while (buf && (got = fread(buf + used, 1, cap - used, p)) > 0) {
+            used += got;
+            if (used == cap) {
+                char *bigger = cap < NH_KERNEL_LOG_MAX ? realloc(buf, cap * 2 + 1) : NULL;
+                if (!bigger)
+                    break;
+                buf = bigger;
+                cap *= 2;
+            }
+        }
+        int status = pclose(p);
+        if (buf && status == 0 && used) {
+            buf[used] = '\0';
+            *len = used;
+            snprintf(source, srclen, "dmesg");
+            return buf;
+        }
+        free(buf);
+    }
+    snprintf(why, whylen, "/dev/kmsg: %s; dmesg: no output (try running as root, or --kernel-log FILE)",
+             strerror(kmsg_errno));
+    return NULL;
+}
+
+static void probe_node(const nh_opts *o, nh_record *r)
+{
+    r->node_checker = 1;
+    nh_sysfs_read_node(o->sysfs_root, r);
+    size_t len = 0;
+    char *text = NULL;
+    if (o->kernel_log[0]) {
+        text = nh_read_text_file(o->kernel_log, NH_KERNEL_LOG_MAX, &len, r->kernel_log_why,
+                                 sizeof r->kernel_log_why);
+        snprintf(r->kernel_log_source, sizeof r->kernel_log_source, "%.95s", o->kernel_log);
+    } else
+        text = read_live_kernel_log(&len, r->kernel_log_source, sizeof r->kernel_log_source,
+                                    r->kernel_log_why, sizeof r->kernel_log_why);
+    if (text) {
+        r->kernel_log_read = 1;
+        nh_kernel_log_parse(text, len, r);
+        free(text);
+    }
+}
+
+static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const nh_opts *o,
+                              const nh_record *all)
+{
+    int n = ctx->world_size;
+    ga_findings findings;
+    ga_findings_init(&findings);
+    nh_check_opts copts = {.skus = &o->skus,
+                           .sku = o->sku[0] ? o->sku : NULL,
+                           .expect_gpus = o->expect_gpus,
+                           .expect_hcas = o->expect_hcas,
+                           .expect_ib_rate_gbps = o->expect_ib_rate_gbps};
+    nh_outcome out;
+    if (nh_check(all, n, &copts, &findings, &out))
+        GA_FATAL(GA_EXIT_INTERNAL, "the SKU table or --sku was not checked before the analysis");
+    ga_log("HEALTH", "%d nodes: %d GPUs checked%s, %d of %d IB ports active, %d Xids (%d failing)", out.nodes,
+           out.gpus_checked, out.nodes_without_nvml ? " (NVML unavailable on some nodes)" : "",
+           out.ports_active, out.ports_checked, out.xids, out.xids_failing);
+    ga_findings_log(&findings, "HEALTH");
+
+    int exit_code = ga_findings_exit_code(&findings);
+    const ga_job job = ga_ctx_job(ctx);
+    json_t *report = ga_report_new(&job, spec.name, common);
+    ga_report_add_nodes(report, all, n, sizeof *all, nh_record_json, NULL);
+    json_object_set_new(
+        report, "summary",
+        json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}}",
+                  "sysfs_root", o->sysfs_root, "kernel_log", o->kernel_log[0] ? o->kernel_log : "live", "sku",
+                  o->sku[0] ? o->sku : "by GPU model", "sku_file", o->sku_file[0] ? o->sku_file : "built-in",
+                  "checked", "nodes", out.nodes, "gpus_checked", out.gpus_checked, "gpus_expected",
+                  out.gpus_expected, "nodes_without_nvml", out.nodes_without_nvml, "nodes_without_kernel_log",
+                  out.nodes_without_kernel_log, "nodes_without_ib", out.nodes_without_ib, "ports_checked",
+                  out.ports_checked, "ports_active", out.ports_active, "xids", out.xids, "xids_failing",
+                  out.xids_failing, "gpus_locality_unknown", out.gpus_locality_unknown));
+    ga_report_add_headline(report,
+                           &(ga_headline){.name = "gpus_checked",
+                                          .label = "GPUs checked through NVML",
+                                          .value = out.gpus_checked,
+                                          .unit = "GPUs",
+                                          .higher_is_better = true,
+                                          .reference = out.gpus_expected >= 0 ? out.gpus_expected : NAN,
+                                          .reference_label = out.gpus_expected >= 0 ? "expected" : NULL});
+    ga_report_add_headline(report, &(ga_headline){.name = "ib_ports_active",
+                                                  .label = "InfiniBand/RoCE ports active",
+                                                  .value = out.ports_active,
+                                                  .unit = "ports",
+                                                  .higher_is_better = true,
+                                                  .reference = out.ports_checked,
+                                                  .reference_label = "found"});
+    ga_report_add_headline(report, &(ga_headline){.name = "health_failures",
+                                                  .label = "failed health checks",
+                                                  .value = (double)out.fail,
+                                                  .unit = "findings",
+                                                  .reference = NAN});
+    ga_report_add_headline(report, &(ga_headline){.name = "health_warnings",
+                                                  .label = "warnings, including what could not be checked",
+                                                  .value = (double)out.warn,
+                                                  .unit = "findings",
+                                                  .reference = NAN});
+    exit_code = ga_report_finish(report, common, spec.name, "HEALTH", &findings, exit_code);
+    json_decref(report);
+    ga_findings_free(&findings);
+    return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    ga_ctx ctx;
+    ga_common_opts common;
+    nh_opts opts = {.sysfs_root = "/sys", .expect_gpus = -1, .expect_hcas = -1, .expect_ib_rate_gbps = -1};
+    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &opts);
+    if (rc >= 0)
+        return ga_program_end(&ctx, rc);
+    if (!opts.skus_loaded) {
+        char why[256];
+        if (nh_sku_table_parse(nh_builtin_skus, &opts.skus, why, sizeof why))
+            GA_FATAL(GA_EXIT_INTERNAL, "the built-in SKU file does not parse: %s", why);
+    }
+    if (opts.sku[0] && !nh_sku_by_name(&opts.skus, opts.sku)) {
+        ga_error_once(spec.name, "--sku: no SKU '%s' in the SKU file", opts.sku);
+        return ga_program_end(&ctx, GA_EXIT_USAGE);
+    }
+
+    ga_log("HEALTH", "node_health: %d ranks on %d nodes, launched by %s; sysfs %s, kernel log %s",
+           ctx.world_size, ctx.node_count, ctx.launcher.detail, opts.sysfs_root,
+           opts.kernel_log[0] ? opts.kernel_log : "live");
+    nh_record *mine = calloc(1, sizeof *mine);
+    if (!mine)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ga_record_header_init(&ctx, &mine->hdr);
+    ga_phase("checking GPUs through NVML");
+    nh_nvml_probe(ctx.local_rank, ctx.local_size, opts.sysfs_root, mine);
+    if (ctx.local_rank == 0) {
+        ga_phase("checking the node (kernel log, InfiniBand, GPUDirect RDMA)");
+        probe_node(&opts, mine);
+    }
+
+    ga_phase("gathering %d records", ctx.world_size);
+    nh_record *all = NULL;
+    ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
+    free(mine);
+
+    int exit_code = GA_EXIT_PASS;
+    if (ctx.world_rank == 0)
+        exit_code = analyse_and_report(&ctx, &common, &opts, all);
+    free(all);
+    return ga_program_end(&ctx, exit_code);
+}

@@ -1,0 +1,308 @@
+#include "nh_check.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nh_node.h"
+
+/* The Xids that name a bad GPU, its memory or its links. The others (13, 31, 43, 45, ...) are usually raised
+ * by an application's fault and only warn. */
+static const int failing_xids[] = {48, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, 154};
+
+bool nh_xid_is_failure(int xid)
+{
+    for (size_t i = 0; i < sizeof failing_xids / sizeof failing_xids[0]; i++)
+        if (failing_xids[i] == xid)
+            return true;
+    return false;
+}
+
+nh_expect nh_expect_for(const nh_check_opts *opts, const char *gpu_name)
+{
+    nh_expect e = nh_expect_none();
+    const nh_expect *sku = NULL;
+    if (opts->skus)
+        sku = opts->sku ? nh_sku_by_name(opts->skus, opts->sku)
+                        : (gpu_name && gpu_name[0] ? nh_sku_match(opts->skus, gpu_name) : NULL);
+    if (sku)
+        e = *sku;
+    if (opts->expect_gpus >= 0)
+        e.gpus = opts->expect_gpus;
+    if (opts->expect_hcas >= 0)
+        e.hcas = opts->expect_hcas;
+    if (opts->expect_ib_rate_gbps > 0)
+        e.ib_rate_gbps = opts->expect_ib_rate_gbps;
+    return e;
+}
+
+static ga_where gpu_where(const nh_record *r, const nh_gpu *g)
+{
+    return (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, g->index};
+}
+
+static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, const nh_thresholds *th,
+                      ga_findings *f)
+{
+    ga_where w = gpu_where(r, g);
+    char id[160];
+    snprintf(id, sizeof id, "GPU %d (%s, %s)", g->index, g->uuid, g->pci_bus_id);
+    if (g->unreadable[0])
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", w, "%s: NVML could not read %s: not checked", id,
+                        g->unreadable);
+    if (g->ecc_mode == 0)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_ECC_DISABLED", w, "%s: ECC is off", id);
+    if (g->ecc_uncorrected_volatile > 0 || g->ecc_uncorrected_aggregate > 0)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_ECC_UNCORRECTABLE", w,
+                        "%s: uncorrectable ECC errors: %" PRId64 " since boot, %" PRId64 " in its lifetime",
+                        id, g->ecc_uncorrected_volatile > 0 ? g->ecc_uncorrected_volatile : 0,
+                        g->ecc_uncorrected_aggregate > 0 ? g->ecc_uncorrected_aggregate : 0);
+    if (g->ecc_corrected_volatile > th->ecc_corrected_volatile)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_ECC_CORRECTABLE", w,
+                        "%s: %" PRId64 " correctable ECC errors since boot (threshold %" PRId64 ")", id,
+                        g->ecc_corrected_volatile, th->ecc_corrected_volatile);
+    if (g->remap_pending == 1)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_ROW_REMAP_PENDING", w,
+                        "%s: a row remap is pending: the GPU must be reset before it is used", id);
+    if (g->remap_failed == 1)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_ROW_REMAP_FAILED", w,
+                        "%s: a row remap failed: the GPU has run out of spare rows", id);
+    if (g->retired_pages_pending == 1)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_RETIRED_PAGES_PENDING", w,
+                        "%s: retired pages are pending: the GPU must be reset", id);
+    if (g->pcie_width > 0 && ((g->pcie_max_width > 0 && g->pcie_width < g->pcie_max_width) ||
+                              (e->pcie_width > 0 && g->pcie_width < e->pcie_width))) {
+        char want[32] = "";
+        if (e->pcie_width > 0)
+            snprintf(want, sizeof want, ", expected x%d", e->pcie_width);
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_PCIE_DEGRADED", w,
+                        "%s: PCIe link at x%d, the GPU can do x%d%s", id, g->pcie_width, g->pcie_max_width,
+                        want);
+    }
+    if (g->pcie_max_gen > 0 && e->pcie_gen > 0 && g->pcie_max_gen < e->pcie_gen)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_PCIE_DEGRADED", w,
+                        "%s: PCIe link capable of Gen%d at most, expected Gen%d", id, g->pcie_max_gen,
+                        e->pcie_gen);
+    if (g->nvlinks >= 0) {
+        int want = e->nvlinks_per_gpu >= 0 ? e->nvlinks_per_gpu : g->nvlinks;
+        if (g->nvlinks_active < want)
+            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_NVLINK_DOWN", w,
+                            "%s: %d of %d NVLinks active (down mask 0x%05x)", id, g->nvlinks_active, want,
+                            (unsigned)g->nvlink_down_mask);
+        int64_t errors = (g->nvlink_crc > 0 ? g->nvlink_crc : 0) +
+                         (g->nvlink_replay > 0 ? g->nvlink_replay : 0) +
+                         (g->nvlink_recovery > 0 ? g->nvlink_recovery : 0);
+        if (errors > th->nvlink_counter)
+            ga_findings_add(f, GA_SEV_WARN, "HEALTH_NVLINK_ERRORS", w,
+                            "%s: NVLink errors: CRC %" PRId64 ", replay %" PRId64 ", recovery %" PRId64
+                            " (threshold %" PRId64 " in all)",
+                            id, g->nvlink_crc, g->nvlink_replay, g->nvlink_recovery, th->nvlink_counter);
+    }
+    if (g->clock_event_reasons > 0) {
+        uint64_t why = (uint64_t)g->clock_event_reasons;
+        uint64_t bad = why & (NH_CLOCK_HW_SLOWDOWN | NH_CLOCK_HW_THERMAL | NH_CLOCK_SW_THERMAL |
+                              NH_CLOCK_HW_POWER_BRAKE);
+        if (bad)
+            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_THROTTLE", w, "%s: clocks held down by%s%s%s%s", id,
+                            bad & NH_CLOCK_HW_SLOWDOWN ? " HW slowdown" : "",
+                            bad & NH_CLOCK_HW_THERMAL ? " HW thermal" : "",
+                            bad & NH_CLOCK_SW_THERMAL ? " SW thermal" : "",
+                            bad & NH_CLOCK_HW_POWER_BRAKE ? " HW power brake" : "");
+        if (why & NH_CLOCK_SW_POWER_CAP)
+            ga_findings_add(f, GA_SEV_WARN, "HEALTH_THROTTLE_POWER_CAP", w,
+                            "%s: clocks held down by the software power cap", id);
+    }
+    if (g->power_limit_mw > 0 && g->power_default_limit_mw > 0 &&
+        g->power_limit_mw < g->power_default_limit_mw)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_POWER_LIMIT_LOW", w,
+                        "%s: power limit %d W, below its default %d W", id, g->power_limit_mw / 1000,
+                        g->power_default_limit_mw / 1000);
+    if (g->temperature_c > 0 && g->temperature_slowdown_c > 0 &&
+        g->temperature_c >= g->temperature_slowdown_c)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_TEMPERATURE_HIGH", w,
+                        "%s: %d C, at or above its slowdown %d C", id, g->temperature_c,
+                        g->temperature_slowdown_c);
+    if (g->persistence_mode == 0)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_PERSISTENCE_OFF", w,
+                        "%s: persistence mode is off (the driver re-initialises the GPU for every job)", id);
+    if (g->mig_mode == 1)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_MIG_ENABLED", w,
+                        "%s: MIG is on: the GPU is split into instances", id);
+    if (g->fabric_state > NH_FABRIC_NOT_SUPPORTED &&
+        (g->fabric_state != NH_FABRIC_COMPLETED || g->fabric_status))
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_FABRIC_NOT_READY", w,
+                        "%s: NVLink fabric registration %s (state %d, status %d)", id,
+                        g->fabric_state == NH_FABRIC_COMPLETED ? "failed" : "not complete", g->fabric_state,
+                        g->fabric_status);
+}
+
+/* The GPU of node's records whose PCI address the kernel log names, or NULL. */
+static const nh_gpu *gpu_at(const nh_record *all, int n, int node, const char *pci, const nh_record **owner)
+{
+    for (int i = 0; i < n; i++) {
+        if (all[i].hdr.node_index != node)
+            continue;
+        for (int g = 0; g < all[i].gpu_count && g < NH_MAX_GPUS; g++)
+            if (nh_pci_same_device(all[i].gpus[g].pci_bus_id, pci)) {
+                *owner = &all[i];
+                return &all[i].gpus[g];
+            }
+    }
+    return NULL;
+}
+
+static void check_node(const nh_record *all, int n, int node, const nh_check_opts *opts, ga_findings *f,
+                       nh_outcome *out)
+{
+    const nh_record *lead = NULL;
+    int gpus = 0, nvml_ranks = 0, ranks = 0;
+    const char *gpu_name = NULL, *nvml_why = "";
+    for (int i = 0; i < n; i++) {
+        const nh_record *r = &all[i];
+        if (r->hdr.node_index != node)
+            continue;
+        ranks++;
+        if (r->node_checker && !lead)
+            lead = r;
+        if (r->nvml_loaded)
+            nvml_ranks++;
+        else
+            nvml_why = r->nvml_why;
+        gpus += r->gpu_count;
+        if (r->gpu_count > 0 && !gpu_name)
+            gpu_name = r->gpus[0].name;
+    }
+    if (!ranks)
+        return;
+    if (!lead) /* cannot happen with the program's records; a malformed fixture still gets a name */
+        for (int i = 0; i < n && !lead; i++)
+            if (all[i].hdr.node_index == node)
+                lead = &all[i];
+    out->nodes++;
+    const char *host = lead->hdr.host;
+    ga_where node_w = {host, node, -1, -1};
+    nh_expect e = nh_expect_for(opts, gpu_name);
+    if (e.gpus >= 0)
+        out->gpus_expected = (out->gpus_expected < 0 ? 0 : out->gpus_expected) + e.gpus;
+    if (!e.name[0] && gpu_name)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_SKU_UNKNOWN", node_w,
+                        "no SKU in the SKU file matches '%s': only --expect-* options are checked", gpu_name);
+
+    /* GPUs */
+    if (nvml_ranks == 0) {
+        out->nodes_without_nvml++;
+        ga_findings_add(f, e.gpus > 0 ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_NVML_UNAVAILABLE", node_w,
+                        "GPUs not checked: %s%s", nvml_why,
+                        e.gpus > 0 ? " (GPUs are expected on this node)" : "");
+    } else if (e.gpus >= 0 && gpus < e.gpus)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_GPU_MISSING", node_w, "%d GPUs, expected %d", gpus, e.gpus);
+    for (int i = 0; i < n; i++)
+        if (all[i].hdr.node_index == node)
+            for (int g = 0; g < all[i].gpu_count && g < NH_MAX_GPUS; g++) {
+                out->gpus_checked++;
+                check_gpu(&all[i], &all[i].gpus[g], &e, &opts->skus->thresholds, f);
+            }
+
+    /* Kernel log */
+    if (!lead->kernel_log_read) {
+        out->nodes_without_kernel_log++;
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_KERNEL_LOG_UNREADABLE", node_w, "Xids not checked: %s",
+                        lead->kernel_log_why[0] ? lead->kernel_log_why : "the kernel log could not be read");
+    }
+    for (int x = 0; x < lead->xid_count && x < NH_MAX_XIDS; x++) {
+        const nh_xid *xid = &lead->xids[x];
+        const nh_record *owner = lead;
+        const nh_gpu *g = gpu_at(all, n, node, xid->pci, &owner);
+        bool bad = nh_xid_is_failure(xid->xid);
+        out->xids++;
+        out->xids_failing += bad;
+        ga_where w = g ? gpu_where(owner, g) : node_w;
+        ga_findings_add(f, bad ? GA_SEV_FAIL : GA_SEV_WARN, bad ? "HEALTH_XID" : "HEALTH_XID_OTHER", w,
+                        "Xid %d on PCI %s%s%s%s, %d time%s: %s", xid->xid, xid->pci, g ? " (GPU " : "",
+                        g ? g->uuid : "", g ? ")" : "", xid->count, xid->count == 1 ? "" : "s",
+                        xid->first_line);
+    }
+
+    /* InfiniBand / RoCE */
+    if (!lead->ib_read || lead->hca_count == 0) {
+        out->nodes_without_ib++;
+        if (e.hcas > 0)
+            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w, "no HCA found, expected %d%s%s",
+                            e.hcas, lead->ib_why[0] ? ": " : "", lead->ib_why);
+        else
+            ga_findings_add(f, GA_SEV_WARN, "HEALTH_IB_UNCHECKED", node_w,
+                            "no InfiniBand/RoCE HCA found, nothing expected: the network is not checked%s%s",
+                            lead->ib_why[0] ? ": " : "", lead->ib_why);
+    } else if (e.hcas > 0 && lead->hca_count < e.hcas)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w, "%d HCAs, expected %d",
+                        lead->hca_count, e.hcas);
+    int64_t limit = opts->skus->thresholds.ib_port_counter;
+    for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
+        const nh_port *port = &lead->ports[p];
+        char name[64];
+        snprintf(name, sizeof name, "%s port %d", port->hca, port->port);
+        out->ports_checked++;
+        if (port->unreadable[0])
+            ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w, "%s: unreadable %s: not checked",
+                            name, port->unreadable);
+        if ((port->state >= 0 && port->state != 4) || (port->phys_state >= 0 && port->phys_state != 5))
+            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_PORT_DOWN", node_w, "%s is %s / %s (%s)", name,
+                            port->state_name, port->phys_state_name, port->link_layer);
+        else if (port->state == 4)
+            out->ports_active++;
+        if (port->rate_gbps >= 0 && e.ib_rate_gbps > 0 && port->rate_gbps < e.ib_rate_gbps)
+            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_RATE_LOW", node_w, "%s at %g Gb/s, expected %g", name,
+                            port->rate_gbps, e.ib_rate_gbps);
+        if (port->symbol_error > limit || port->link_downed > limit || port->link_error_recovery > limit ||
+            port->port_rcv_errors > limit)
+            ga_findings_add(f, GA_SEV_WARN, "HEALTH_IB_ERRORS", node_w,
+                            "%s error counters: symbol_error %" PRId64 ", link_downed %" PRId64
+                            ", link_error_recovery %" PRId64 ", port_rcv_errors %" PRId64
+                            " (threshold %" PRId64 ")",
+                            name, port->symbol_error, port->link_downed, port->link_error_recovery,
+                            port->port_rcv_errors, limit);
+    }
+    if (lead->ports_dropped)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w,
+                        "%d ports beyond the first %d not checked", lead->ports_dropped, NH_MAX_PORTS);
+
+    /* GPUDirect RDMA and locality: only where there are both GPUs and HCAs. */
+    if (lead->hca_count > 0 && (gpus > 0 || e.gpus > 0) && lead->peermem == 0)
+        ga_findings_add(f, e.require_peermem ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_PEERMEM_MISSING", node_w,
+                        "nvidia_peermem is not loaded: no GPUDirect RDMA through it (NCCL falls back to "
+                        "host memory unless it uses DMA-BUF)");
+    if (lead->hca_count > 0)
+        for (int i = 0; i < n; i++)
+            if (all[i].hdr.node_index == node)
+                for (int g = 0; g < all[i].gpu_count && g < NH_MAX_GPUS; g++) {
+                    const nh_gpu *gpu = &all[i].gpus[g];
+                    int known = 0, near = 0;
+                    for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
+                        known += lead->ports[p].numa_node >= 0;
+                        near += lead->ports[p].numa_node >= 0 && lead->ports[p].numa_node == gpu->numa_node;
+                    }
+                    if (gpu->numa_node < 0 || !known)
+                        out->gpus_locality_unknown++;
+                    else if (!near)
+                        ga_findings_add(f, GA_SEV_WARN, "HEALTH_NIC_FAR", gpu_where(&all[i], gpu),
+                                        "GPU %d (%s) on NUMA node %d has no HCA on its NUMA node", gpu->index,
+                                        gpu->pci_bus_id, gpu->numa_node);
+                }
+}
+
+int nh_check(const nh_record *all, int n, const nh_check_opts *opts, ga_findings *f, nh_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    out->gpus_expected = -1;
+    if (!opts->skus || (opts->sku && !nh_sku_by_name(opts->skus, opts->sku)))
+        return -1;
+    int max_node = -1;
+    for (int i = 0; i < n; i++)
+        if (all[i].hdr.node_index > max_node)
+            max_node = all[i].hdr.node_index;
+    for (int node = 0; node <= max_node; node++)
+        check_node(all, n, node, opts, f, out);
+    out->fail = ga_findings_count(f, GA_SEV_FAIL);
+    out->warn = ga_findings_count(f, GA_SEV_WARN);
+    return 0;
+}

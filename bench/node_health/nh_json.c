@@ -1,0 +1,85 @@
+#include "nh_json.h"
+
+#include "nh_record.h"
+
+/* -1 is "could not be read": null in the report. */
+static json_t *num(int64_t v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+static json_t *gpu_json(const nh_gpu *g)
+{
+    json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "index", g->index, "name", g->name, "uuid", g->uuid,
+                          "pci_bus_id", g->pci_bus_id);
+    json_object_set_new(o, "numa_node", num(g->numa_node));
+    json_object_set_new(o, "ecc_mode", num(g->ecc_mode));
+    json_object_set_new(o, "ecc_uncorrected_volatile", num(g->ecc_uncorrected_volatile));
+    json_object_set_new(o, "ecc_uncorrected_aggregate", num(g->ecc_uncorrected_aggregate));
+    json_object_set_new(o, "ecc_corrected_volatile", num(g->ecc_corrected_volatile));
+    json_object_set_new(o, "ecc_corrected_aggregate", num(g->ecc_corrected_aggregate));
+    json_object_set_new(o, "remap_pending", num(g->remap_pending));
+    json_object_set_new(o, "remap_failed", num(g->remap_failed));
+    json_object_set_new(o, "retired_pages_pending", num(g->retired_pages_pending));
+    json_object_set_new(o, "pcie_width", num(g->pcie_width));
+    json_object_set_new(o, "pcie_max_width", num(g->pcie_max_width));
+    json_object_set_new(o, "pcie_gen", num(g->pcie_gen));
+    json_object_set_new(o, "pcie_max_gen", num(g->pcie_max_gen));
+    json_object_set_new(o, "nvlinks", num(g->nvlinks));
+    json_object_set_new(o, "nvlinks_active", num(g->nvlinks >= 0 ? g->nvlinks_active : -1));
+    json_object_set_new(o, "nvlink_crc", num(g->nvlink_crc));
+    json_object_set_new(o, "nvlink_replay", num(g->nvlink_replay));
+    json_object_set_new(o, "nvlink_recovery", num(g->nvlink_recovery));
+    json_object_set_new(o, "clock_event_reasons", num(g->clock_event_reasons));
+    json_object_set_new(o, "power_limit_mw", num(g->power_limit_mw));
+    json_object_set_new(o, "power_default_limit_mw", num(g->power_default_limit_mw));
+    json_object_set_new(o, "temperature_c", num(g->temperature_c));
+    json_object_set_new(o, "temperature_slowdown_c", num(g->temperature_slowdown_c));
+    json_object_set_new(o, "persistence_mode", num(g->persistence_mode));
+    json_object_set_new(o, "mig_mode", num(g->mig_mode));
+    json_object_set_new(o, "fabric_state", num(g->fabric_state));
+    json_object_set_new(o, "unreadable", json_string(g->unreadable));
+    return o;
+}
+
+static json_t *port_json(const nh_port *p)
+{
+    json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:s}", "hca", p->hca, "port", p->port, "state", p->state_name,
+                          "phys_state", p->phys_state_name, "link_layer", p->link_layer);
+    json_object_set_new(o, "rate_gbps", p->rate_gbps < 0 ? json_null() : json_real(p->rate_gbps));
+    json_object_set_new(o, "symbol_error", num(p->symbol_error));
+    json_object_set_new(o, "link_downed", num(p->link_downed));
+    json_object_set_new(o, "link_error_recovery", num(p->link_error_recovery));
+    json_object_set_new(o, "port_rcv_errors", num(p->port_rcv_errors));
+    json_object_set_new(o, "numa_node", num(p->numa_node));
+    json_object_set_new(o, "unreadable", json_string(p->unreadable));
+    return o;
+}
+
+json_t *nh_record_json(const void *record, void *user)
+{
+    (void)user;
+    const nh_record *r = record;
+    json_t *gpus = json_array();
+    for (int i = 0; i < r->gpu_count && i < NH_MAX_GPUS; i++)
+        json_array_append_new(gpus, gpu_json(&r->gpus[i]));
+    json_t *o = json_pack("{s:{s:b, s:s, s:o}, s:o}", "nvml", "loaded", r->nvml_loaded, "why", r->nvml_why,
+                          "gpus_on_node", num(r->nvml_gpus_total), "gpus", gpus);
+    if (!r->node_checker)
+        return o;
+    json_t *xids = json_array(), *ports = json_array();
+    for (int i = 0; i < r->xid_count && i < NH_MAX_XIDS; i++)
+        json_array_append_new(xids,
+                              json_pack("{s:i, s:s, s:i, s:s}", "xid", r->xids[i].xid, "pci", r->xids[i].pci,
+                                        "count", r->xids[i].count, "line", r->xids[i].first_line));
+    for (int i = 0; i < r->port_count && i < NH_MAX_PORTS; i++)
+        json_array_append_new(ports, port_json(&r->ports[i]));
+    json_object_set_new(o, "node",
+                        json_pack("{s:{s:b, s:s, s:s, s:o, s:i}, s:{s:b, s:s, s:i, s:o}, s:o}", "kernel_log",
+                                  "read", r->kernel_log_read, "source", r->kernel_log_source, "why",
+                                  r->kernel_log_why, "xids", xids, "xids_dropped", r->xids_dropped,
+                                  "infiniband", "read", r->ib_read, "why", r->ib_why, "hcas", r->hca_count,
+                                  "ports", ports, "nvidia_peermem",
+                                  r->peermem < 0 ? json_null() : json_boolean(r->peermem)));
+    return o;
+}

@@ -1,0 +1,32 @@
+/* The node's state as files say it: InfiniBand / RoCE ports and GPUDirect RDMA from a sysfs tree, Xids from
+ * a kernel log's text. Plain file reading under a root directory (the live /sys, or a copy being replayed):
+ * no MPI, no NVML, so the fixture tests run the very code the program runs on a tree in the test folder. */
+#ifndef NH_NODE_H
+#define NH_NODE_H
+
+#include <stddef.h>
+
+#include "nh_record.h"
+
+/* 0 when root is a directory that can be listed, else -1 with a one-line reason. */
+int nh_sysfs_root_check(const char *root, char *err, size_t errlen);
+
+/* Fills the InfiniBand part of r (ib_read, hca_count, ports) and peermem from root/class/infiniband and
+ * root/module. A value that is missing or malformed is -1/"" with the file's name in the port's
+ * `unreadable`; never fails on content. */
+void nh_sysfs_read_node(const char *root, nh_record *r);
+
+/* NUMA node of a PCI device given as NVML writes it (00000000:1B:00.0), from root/bus/pci/devices; -1. */
+int nh_sysfs_pci_numa(const char *root, const char *pci_bus_id);
+
+/* Adds the Xid lines of a kernel log's text to r (xids, one entry per GPU and Xid with its count). */
+void nh_kernel_log_parse(const char *text, size_t len, nh_record *r);
+
+/* Reads a kernel log file whole into a malloc'd, NUL-terminated buffer; NULL with why in err. */
+char *nh_read_text_file(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+
+/* Whether two PCI addresses name the same device (domain, bus, device; the function and the case and width
+ * of the digits aside): the kernel log's 0000:1b:00 and NVML's 00000000:1B:00.0 do. */
+int nh_pci_same_device(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,98 @@
+/* What node_health records on each rank: a fixed-size record gathered as bytes to rank 0. Every rank fills
+ * the GPU part for the GPUs it checks (NVML); the node's checker (local rank 0) also fills the node part
+ * (kernel log, InfiniBand ports, GPUDirect RDMA). A value that could not be read is -1 (or ""), and the
+ * field's name is listed in an `unreadable` string, so the analysis can say what it could not check. */
+#ifndef NH_RECORD_H
+#define NH_RECORD_H
+
+#include <stdint.h>
+
+#include "ga_record.h"
+
+#define NH_MAX_GPUS 16    /* GPUs one rank checks (all of a node's when one rank runs per node) */
+#define NH_MAX_NVLINKS 18 /* NVML_NVLINK_MAX_LINKS on Hopper */
+#define NH_MAX_PORTS 32   /* InfiniBand / RoCE ports of a node */
+#define NH_MAX_XIDS 32    /* distinct (GPU, Xid) pairs of a node's kernel log */
+#define NH_UNREADABLE_LEN 160
+
+/* NVML's clock event (throttle) reason bits, as nvml.h defines them (nvmlClocksEventReason*). */
+#define NH_CLOCK_SW_POWER_CAP 0x4ULL
+#define NH_CLOCK_HW_SLOWDOWN 0x8ULL
+#define NH_CLOCK_SW_THERMAL 0x20ULL
+#define NH_CLOCK_HW_THERMAL 0x40ULL
+#define NH_CLOCK_HW_POWER_BRAKE 0x80ULL
+
+/* nvmlGpuFabricState_t */
+#define NH_FABRIC_NOT_SUPPORTED 0
+#define NH_FABRIC_COMPLETED 3
+
+typedef struct {
+    int32_t index; /* NVML index on the node */
+    char name[96];
+    char uuid[48];
+    char pci_bus_id[24]; /* as NVML writes it: 00000000:1B:00.0 */
+    int32_t numa_node;   /* from sysfs; -1 unknown */
+    int32_t ecc_mode;    /* 1 on, 0 off, -1 unknown */
+    int64_t ecc_uncorrected_volatile, ecc_uncorrected_aggregate;
+    int64_t ecc_corrected_volatile, ecc_corrected_aggregate;
+    int32_t remap_pending, remap_failed; /* 0/1, -1 unknown */
+    int32_t retired_pages_pending;       /* 0/1, -1 unknown */
+    int32_t pcie_width, pcie_max_width, pcie_gen, pcie_max_gen;
+    int32_t nvlinks;        /* links the GPU has (NVML answers for them), -1 unknown */
+    int32_t nvlinks_active; /* of those, active */
+    uint32_t nvlink_down_mask;
+    int64_t nvlink_replay, nvlink_recovery, nvlink_crc; /* summed over links, -1 unknown */
+    int64_t clock_event_reasons;                        /* bit mask, -1 unknown */
+    int32_t power_limit_mw, power_default_limit_mw;
+    int32_t temperature_c, temperature_slowdown_c;
+    int32_t persistence_mode;           /* 0/1, -1 unknown */
+    int32_t mig_mode;                   /* 0/1, -1 unknown */
+    int32_t fabric_state;               /* nvmlGpuFabricState_t, -1 unknown */
+    int32_t fabric_status;              /* nvmlReturn_t of the registration, when the state is completed */
+    char unreadable[NH_UNREADABLE_LEN]; /* fields NVML failed to answer, comma-separated */
+} nh_gpu;
+
+typedef struct {
+    char hca[32]; /* mlx5_0 */
+    int32_t port;
+    int32_t state; /* 4 = ACTIVE, -1 unreadable */
+    char state_name[24];
+    int32_t phys_state; /* 5 = LinkUp, -1 unreadable */
+    char phys_state_name[24];
+    char link_layer[16]; /* InfiniBand or Ethernet (RoCE); "" unreadable */
+    double rate_gbps;    /* -1 unreadable */
+    int64_t symbol_error, link_downed, link_error_recovery, port_rcv_errors; /* -1 unreadable */
+    int32_t numa_node;                                                       /* of the HCA, -1 unknown */
+    char unreadable[NH_UNREADABLE_LEN];
+} nh_port;
+
+typedef struct {
+    int32_t xid;
+    char pci[24]; /* as the kernel log names the GPU: 0000:1b:00 */
+    int32_t count;
+    char first_line[128];
+} nh_xid;
+
+typedef struct {
+    ga_record_header hdr;
+    /* GPU part: every rank */
+    int32_t nvml_loaded;     /* 1 when NVML could be loaded and initialised */
+    char nvml_why[192];      /* why not */
+    int32_t nvml_gpus_total; /* GPUs NVML sees on the node, -1 unknown */
+    int32_t gpu_count;       /* GPUs this rank checked */
+    nh_gpu gpus[NH_MAX_GPUS];
+    /* node part: the node's checker (local rank 0) only */
+    int32_t node_checker;
+    int32_t kernel_log_read; /* 1 read, 0 not */
+    char kernel_log_source[96];
+    char kernel_log_why[192];
+    int32_t xid_count, xids_dropped;
+    nh_xid xids[NH_MAX_XIDS];
+    int32_t ib_read; /* 1 when the sysfs InfiniBand class could be listed (even empty) */
+    char ib_why[192];
+    int32_t hca_count, port_count, ports_dropped;
+    nh_port ports[NH_MAX_PORTS];
+    int32_t peermem; /* nvidia_peermem loaded: 1, 0, -1 unknown */
+} nh_record;
+
+#endif
