@@ -77,6 +77,7 @@ json_t *ddp_summary_json(const ddp_run_info *info, const ddp_outcome *out, const
     json_object_set_new(s, "loss_end", real_or_null(out->loss_end));
     json_object_set_new(s, "improvement", real_or_null(out->improvement));
     json_object_set_new(s, "min_improvement", json_real(info->min_improvement));
+    json_object_set_new(s, "straggler_ratio", json_real(info->straggler_ratio));
     json_object_set_new(s, "accuracy_end", real_or_null(out->accuracy_end));
     json_object_set_new(s, "samples_per_s", json_real(out->samples_per_s));
     json_object_set_new(s, "step_time_ms", json_real(out->step_time_ms));

@@ -17,6 +17,7 @@ typedef struct {
     size_t n_params, bucket_cap_bytes, elem_size;
     const ddp_bucket_plan *plan;
     double lr, momentum, min_improvement;
+    double straggler_ratio; /* compute time over the median that is a straggler warning; 0 off */
     uint64_t seed;
 } ddp_run_info;
 

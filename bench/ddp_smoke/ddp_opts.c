@@ -21,6 +21,7 @@ enum {
     OPT_CLASSES,
     OPT_BUCKET,
     OPT_MIN_IMPROVEMENT,
+    OPT_STRAGGLER,
     OPT_BACKEND,
     OPT_WAIT_TIMEOUT = 'T', /* nccl-tests' per-wait bound */
 };
@@ -41,6 +42,8 @@ const ga_option ddp_options[] = {
     {"bucket-size", OPT_BUCKET, true, "BYTES", "gradient bucket cap, K/M suffixes (default 1M, --quick 64K)"},
     {"min-improvement", OPT_MIN_IMPROVEMENT, true, "PCT",
      "fail unless the loss falls by at least PCT percent of its start (default 30)"},
+    {"straggler", OPT_STRAGGLER, true, "PCT",
+     "warn of a rank whose compute time is PCT percent above the median (default 50; 0 turns it off)"},
     {"backend", OPT_BACKEND, true, "B", "auto (GPU when every rank has one), gpu or host"},
     {"wait-timeout", OPT_WAIT_TIMEOUT, true, "SEC",
      "bound of communicator init and of every wait for gradients (default 120)"},
@@ -56,7 +59,7 @@ void ddp_opts_init(ddp_opts *o)
     memset(o, 0, sizeof *o);
     o->hidden_layers = o->hidden = o->batch = o->steps = o->epochs = o->input_dim = o->classes = DDP_UNSET;
     o->samples = DDP_UNSET;
-    o->lr = o->momentum = o->min_improvement = o->comm_timeout_s = NAN;
+    o->lr = o->momentum = o->min_improvement = o->comm_timeout_s = o->straggler_pct = NAN;
     o->seed = o->bucket_bytes = DDP_UNSET;
     o->backend = GA_BACKEND_AUTO;
 }
@@ -101,6 +104,8 @@ int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t e
         return ga_parse_double(arg, 0.0, 0.999999, &o->momentum, err, errlen);
     case OPT_MIN_IMPROVEMENT: /* percent on the command line, a fraction in the checks */
         return ga_cli_parse_pct_fraction(arg, -1e11, 100, &o->min_improvement, err, errlen);
+    case OPT_STRAGGLER:
+        return ga_cli_parse_pct(arg, 0, 1e6, &o->straggler_pct, err, errlen);
     case OPT_WAIT_TIMEOUT:
         return ga_parse_double(arg, 0.001, 1e6, &o->comm_timeout_s, err, errlen);
     case OPT_SEED:

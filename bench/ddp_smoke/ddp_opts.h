@@ -18,6 +18,7 @@ typedef struct {
     long samples;
     /* min_improvement: a fraction (percent on the command line); comm_timeout_s: -T/--wait-timeout */
     double lr, momentum, min_improvement, comm_timeout_s;
+    double straggler_pct; /* --straggler: percent slower than the median compute time; 0 off, NAN default */
     int64_t seed, bucket_bytes;
     bool data_idx;
     char idx_dir[GA_PATH_MAX];

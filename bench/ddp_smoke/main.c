@@ -153,7 +153,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     ga_findings findings;
     ga_findings_init(&findings);
     ddp_check_opts co = {
-        .min_improvement = info->min_improvement, .global_batch = info->global_batch, .straggler_ratio = 1.5};
+        .min_improvement = info->min_improvement, .global_batch = info->global_batch, .straggler_ratio = info->straggler_ratio};
     ddp_outcome out;
     ddp_analyse(all, n, &co, &findings, &out);
 
@@ -287,6 +287,9 @@ int main(int argc, char **argv)
                          .lr = opts.lr,
                          .momentum = opts.momentum,
                          .min_improvement = opts.min_improvement,
+                         .straggler_ratio = isnan(opts.straggler_pct) ? 1.5
+                                            : opts.straggler_pct > 0 ? 1 + opts.straggler_pct / 100
+                                                                     : 0,
                          .seed = (uint64_t)opts.seed};
 
     ga_phase("gathering %d records", ctx.world_size);

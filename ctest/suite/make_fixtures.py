@@ -43,7 +43,7 @@ BASE_RUNS = {
     "gemm_flops": ["--quick", "--tolerance", "100"],
     "mem_bw": ["--quick", "--tolerance", "100"],
     "allreduce_bw": ["-b", "1K", "-e", "256K", "-f", "4", "-n", "5", "-w", "2"],
-    "ddp_smoke": ["--quick"],
+    "ddp_smoke": ["--quick", "--straggler", "0"],
 }
 
 
