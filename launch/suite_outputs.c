@@ -8,6 +8,7 @@
 #include "baseline.h"
 #include "ga_cli.h"
 #include "ga_exit.h"
+#include "handoff.h"
 #include "merge.h"
 #include "render.h"
 #include "suite.h"
@@ -115,6 +116,8 @@ int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_
             snprintf(path, sizeof path, "%s/summary.html", dir);
             rc = suite_write_text_atomic(path, html, err, errlen);
         }
+        if (rc == 0) /* drain.sh, Kubernetes, Prometheus, JUnit: docs/handoff.md */
+            rc = suite_handoff_write(summary, dir, err, errlen);
     }
     free(md);
     free(html);
