@@ -118,11 +118,15 @@ static char *finish(sbuf *b)
 static void sbuf_shq(sbuf *b, const char *s)
 {
     sbuf_puts(b, "'");
-    for (; *s; s++) {
-        if (*s == '\'')
+    while (*s) {
+        size_t run = strcspn(s, "'");
+        if (run)
+            sbuf_printf(b, "%.*s", (int)run, s);
+        s += run;
+        if (*s) {
             sbuf_puts(b, "'\\''");
-        else
-            sbuf_printf(b, "%c", *s);
+            s++;
+        }
     }
     sbuf_puts(b, "'");
 }
@@ -130,13 +134,14 @@ static void sbuf_shq(sbuf *b, const char *s)
 /* A Prometheus label value: backslash, double quote and newline escaped. */
 static void sbuf_promq(sbuf *b, const char *s)
 {
-    for (; s && *s; s++) {
-        if (*s == '\\' || *s == '"')
-            sbuf_printf(b, "\\%c", *s);
-        else if (*s == '\n')
-            sbuf_puts(b, "\\n");
-        else
-            sbuf_printf(b, "%c", *s);
+    while (s && *s) {
+        size_t run = strcspn(s, "\\\"\n"); /* written as is, in one piece: a series has many labels */
+        if (run)
+            sbuf_printf(b, "%.*s", (int)run, s);
+        s += run;
+        if (*s)
+            sbuf_puts(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\");
+        s += *s != '\0';
     }
 }
 
