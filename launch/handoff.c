@@ -15,7 +15,7 @@
 
 typedef struct {
     const char *host;
-    size_t plen;   /* length of the prefix; the whole name when it has no trailing number */
+    size_t plen;        /* length of the prefix; the whole name when it has no trailing number */
     const char *digits; /* the trailing number as written, or NULL */
     unsigned long long value;
 } hl_item;
@@ -155,7 +155,8 @@ static void join_codes(sbuf *b, const json_t *node)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(sj_arr(node, "fault_codes"), i, c) sbuf_printf(b, "%s%s", i ? "," : "", json_string_value(c));
+    json_array_foreach(sj_arr(node, "fault_codes"), i, c)
+        sbuf_printf(b, "%s%s", i ? "," : "", json_string_value(c));
 }
 
 /* ---- Slurm: drain.sh ---- */
@@ -164,9 +165,10 @@ char *suite_handoff_drain(const json_t *s)
 {
     sbuf b;
     sbuf_init(&b);
-    sbuf_puts(&b, "#!/bin/sh\n# gpuaccept: drains the nodes that failed acceptance, one line per distinct set of "
-                  "fault codes.\n# Written by gpuaccept from summary.json; `gpuaccept run --drain` runs it.\n"
-                  "set -e\n");
+    sbuf_puts(&b,
+              "#!/bin/sh\n# gpuaccept: drains the nodes that failed acceptance, one line per distinct set of "
+              "fault codes.\n# Written by gpuaccept from summary.json; `gpuaccept run --drain` runs it.\n"
+              "set -e\n");
     const json_t *nodes = sj_arr(s, "nodes");
     size_t n = json_array_size(nodes), drained = 0;
     bool *done = calloc(n ? n : 1, sizeof *done);
@@ -258,14 +260,14 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
     {
         const char *v = sj_str(node, "verdict", "fail");
         /* RFC 6902: "~1" is the "/" of the label key. "add" replaces a label that exists. */
-        json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path", "/metadata/labels/gpuaccept.io~1verdict",
-                                  "value", v);
+        json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path",
+                                  "/metadata/labels/gpuaccept.io~1verdict", "value", v);
         if (ga_streq(v, "fail"))
             json_array_append_new(patch, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "op", "add", "path",
                                                    "/spec/taints/-", "value", "key", SUITE_K8S_KEY, "value",
                                                    "fail", "effect", "NoSchedule"));
-        json_array_append_new(list, json_pack("{s:s, s:s, s:o}", "node", sj_str(node, "host", ""), "verdict", v,
-                                              "patch", patch));
+        json_array_append_new(list, json_pack("{s:s, s:s, s:o}", "node", sj_str(node, "host", ""), "verdict",
+                                              v, "patch", patch));
     }
     return list;
 }
@@ -282,8 +284,9 @@ char *suite_handoff_prom(const json_t *s)
     sbuf b;
     sbuf_init(&b);
     const json_t *v = json_object_get(s, "verdict");
-    prom_head(&b, "gpuaccept_run_exit_code", "Exit code of the last gpuaccept run (0 pass, 1 a check failed, 2-5 a "
-                                             "step could not measure).");
+    prom_head(&b, "gpuaccept_run_exit_code",
+              "Exit code of the last gpuaccept run (0 pass, 1 a check failed, 2-5 a "
+              "step could not measure).");
     sbuf_printf(&b, "gpuaccept_run_exit_code %lld\n", sj_int(v, "exit_code", -1));
     prom_head(&b, "gpuaccept_run_abnormal_nodes", "Nodes that failed acceptance in the last run.");
     sbuf_printf(&b, "gpuaccept_run_abnormal_nodes %lld\n", sj_int(v, "abnormal_node_count", 0));
@@ -298,12 +301,14 @@ char *suite_handoff_prom(const json_t *s)
         sbuf_printf(&b, "\"} %d\n", verdict_value(sj_str(node, "verdict", "")));
     }
     prom_head(&b, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.");
-    json_array_foreach(sj_arr(s, "nodes"), i, node) json_array_foreach(sj_arr(node, "gpus"), j, g)
-    {
-        sbuf_puts(&b, "gpuaccept_gpu_verdict{node=\"");
-        sbuf_promq(&b, sj_str(node, "host", ""));
-        sbuf_printf(&b, "\",gpu=\"%lld\"} %d\n", sj_int(g, "gpu", -1), verdict_value(sj_str(g, "verdict", "")));
-    }
+    json_array_foreach(sj_arr(s, "nodes"), i, node)
+        json_array_foreach(sj_arr(node, "gpus"), j, g)
+        {
+            sbuf_puts(&b, "gpuaccept_gpu_verdict{node=\"");
+            sbuf_promq(&b, sj_str(node, "host", ""));
+            sbuf_printf(&b, "\",gpu=\"%lld\"} %d\n", sj_int(g, "gpu", -1),
+                        verdict_value(sj_str(g, "verdict", "")));
+        }
 
     /* Findings (warnings and failures) counted by node and code. */
     json_t *counts = json_object(), *order = json_array();
@@ -328,18 +333,21 @@ char *suite_handoff_prom(const json_t *s)
         }
         sbuf_free(&key);
     }
-    prom_head(&b, "gpuaccept_faults", "Findings (warnings and failures) of the last run by node and fault code; "
-                                      "node is empty for a finding of the whole job.");
+    prom_head(&b, "gpuaccept_faults",
+              "Findings (warnings and failures) of the last run by node and fault code; "
+              "node is empty for a finding of the whole job.");
     json_t *k;
-    json_array_foreach(order, i, k) sbuf_printf(&b, "gpuaccept_faults{%s} %lld\n", json_string_value(k),
-                                                (long long)json_integer_value(json_object_get(counts, json_string_value(k))));
+    json_array_foreach(order, i, k)
+        sbuf_printf(&b, "gpuaccept_faults{%s} %lld\n", json_string_value(k),
+                    (long long)json_integer_value(json_object_get(counts, json_string_value(k))));
     json_decref(counts);
     json_decref(order);
 
     /* Every measured figure that names where it was measured: TFLOP/s, GB/s, busbw, ... A series repeated
      * with the same labels is written once (a textfile may not hold a series twice). */
-    prom_head(&b, "gpuaccept_measurement", "A figure measured by a gpuaccept program on a node (and GPU or rank), "
-                                           "in the unit its label names.");
+    prom_head(&b, "gpuaccept_measurement",
+              "A figure measured by a gpuaccept program on a node (and GPU or rank), "
+              "in the unit its label names.");
     json_t *seen = json_object();
     json_array_foreach(sj_arr(s, "metrics"), i, m)
     {
@@ -392,7 +400,8 @@ char *suite_handoff_junit(const json_t *s)
     sbuf_init(&b);
     const json_t *v = json_object_get(s, "verdict");
     sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    sbuf_printf(&b, "<testsuites name=\"gpuaccept\" failures=\"%lld\">\n", sj_int(v, "abnormal_node_count", 0));
+    sbuf_printf(&b, "<testsuites name=\"gpuaccept\" failures=\"%lld\">\n",
+                sj_int(v, "abnormal_node_count", 0));
     json_array_foreach(sj_arr(s, "steps"), i, st)
     {
         const char *program = sj_str(st, "program", "?");
@@ -424,7 +433,8 @@ char *suite_handoff_junit(const json_t *s)
                 sbuf_init(&text);
                 json_array_foreach(json_object_get(by_host, host), k, e)
                 {
-                    if (!ga_streq(sj_str(e, "program", ""), program) || !ga_streq(sj_str(e, "severity", ""), "fail"))
+                    if (!ga_streq(sj_str(e, "program", ""), program) ||
+                        !ga_streq(sj_str(e, "severity", ""), "fail"))
                         continue;
                     if (!shown++)
                         sbuf_html(&cases, sj_str(e, "code", "?"));
@@ -446,20 +456,21 @@ char *suite_handoff_junit(const json_t *s)
                 sbuf_puts(&cases, "<system-out>");
                 size_t k;
                 json_t *e;
-                json_array_foreach(json_object_get(by_host, host), k, e) if (ga_streq(sj_str(e, "program", ""), program))
-                {
-                    sbuf_html(&cases, sj_str(e, "code", "?"));
-                    sbuf_puts(&cases, ": ");
-                    sbuf_html(&cases, sj_str(e, "message", ""));
-                    sbuf_puts(&cases, "\n");
-                }
+                json_array_foreach(json_object_get(by_host, host), k, e)
+                    if (ga_streq(sj_str(e, "program", ""), program)) {
+                        sbuf_html(&cases, sj_str(e, "code", "?"));
+                        sbuf_puts(&cases, ": ");
+                        sbuf_html(&cases, sj_str(e, "message", ""));
+                        sbuf_puts(&cases, "\n");
+                    }
                 sbuf_puts(&cases, "</system-out>");
             }
             sbuf_puts(&cases, "</testcase>\n");
         }
         sbuf_puts(&b, "  <testsuite name=\"");
         sbuf_html(&b, program);
-        sbuf_printf(&b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\">\n", tests, failures, skipped);
+        sbuf_printf(&b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\">\n", tests, failures,
+                    skipped);
         sbuf_puts(&b, sbuf_str(&cases));
         sbuf_puts(&b, "  </testsuite>\n");
         b.failed |= cases.failed;
