@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handoff.h"
 #include "merge.h"
 #include "render_common.h"
 #include "suite_util.h"
@@ -78,6 +79,27 @@ static void header(sbuf *b, const json_t *s)
     sbuf_puts(b, "</p></header>\n");
 }
 
+/* The abnormal nodes as one Slurm host list, to paste into scontrol, pdsh or a ticket. */
+static void abnormal_hostlist(const json_t *s, sbuf *b)
+{
+    const json_t *abn = sj_arr(s, "abnormal_nodes");
+    size_t n = json_array_size(abn), i;
+    const char **hosts = calloc(n ? n : 1, sizeof *hosts);
+    json_t *a;
+    if (!hosts)
+        return;
+    json_array_foreach(abn, i, a)
+        hosts[i] = sj_str(a, "host", "?");
+    char *list = suite_hostlist_compress(hosts, n);
+    if (list) {
+        sbuf_puts(b, "<p>Abnormal nodes, to copy: <code class=\"hostlist\">");
+        sbuf_html(b, list);
+        sbuf_puts(b, "</code></p>");
+    }
+    free(list);
+    free(hosts);
+}
+
 static void abnormal_section(sbuf *b, const json_t *s)
 {
     const json_t *abn = sj_arr(s, "abnormal_nodes");
@@ -123,8 +145,10 @@ static void abnormal_section(sbuf *b, const json_t *s)
         sbuf_puts(b, "</td></tr>");
     }
     json_decref(fails);
-    if (json_array_size(abn))
+    if (json_array_size(abn)) {
         sbuf_puts(b, "</table>");
+        abnormal_hostlist(s, b);
+    }
     const json_t *reasons = sj_arr(json_object_get(s, "verdict"), "reasons");
     if (json_array_size(reasons)) {
         sbuf_printf(b, "<h3>Why the run failed</h3><p>");

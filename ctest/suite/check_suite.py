@@ -407,6 +407,10 @@ def t_html_chromium():
     dom = subprocess.run(base + ["--dump-dom", "file://" + html], capture_output=True, text=True, timeout=90,
                          env=env).stdout
     check("Cluster acceptance: FAIL" in dom, "the DOM holds the verdict")
+    abnormal = sorted(n["host"] for n in json.load(open(os.path.join(d, "summary.json")))["abnormal_nodes"])
+    check(abnormal == ["gpu-node-02", "gpu-node-03"] and
+          'Abnormal nodes, to copy: <code class="hostlist">gpu-node-[02-03]</code>' in dom,
+          "the DOM holds the abnormal nodes %s as one Slurm host list" % abnormal)
     check(dom.count("<svg") >= 5, "the DOM holds the SVG charts (%d)" % dom.count("<svg"))
     for s in ("gpu-node-02", "ENV_KERNEL_MISMATCH", "gpu-node-03", "GEMM_BELOW_MEDIAN",
               "allreduce busbw against message size", "fp64 TFLOP/s per rank against the median",
