@@ -16,6 +16,7 @@
 #include "ga_parse.h"
 #include "ga_report.h"
 #include "ga_time.h"
+#include "handoff.h"
 #include "launch_plan.h"
 #include "hostfile.h"
 #include "merge.h"
@@ -42,6 +43,7 @@ typedef struct {
     const char *baseline;
     double tolerance_pct;
     int list_programs; /* --list-programs: 0 no, else 1 + suite_list_format */
+    bool drain, apply_k8s; /* run drain.sh, gpuaccept-k8s.sh after the summary (docs/handoff.md) */
 } run_opts;
 
 enum {
@@ -58,7 +60,9 @@ enum {
     OPT_VERBOSE,
     OPT_LIST_PROGRAMS,
     OPT_PREFLIGHT_TIMEOUT,
-    OPT_VERSION
+    OPT_VERSION,
+    OPT_DRAIN,
+    OPT_APPLY_K8S
 };
 
 static void usage(void)
@@ -95,6 +99,8 @@ static void usage(void)
            "file's)\n"
            "      --dry-run            print the commands and exit\n"
            "      --verbose            programs print detail\n"
+           "      --drain              run the drain.sh the summary leaves: scontrol drains failed nodes\n"
+           "      --apply-k8s          run gpuaccept-k8s.sh: kubectl labels every node, taints failed ones\n"
            "      --list-programs[=json]  print the programs of the suite, in run order, and exit: one per "
            "line,\n"
            "                           tab-separated order, name, fault-code prefixes, docs page, headline,\n"
@@ -148,6 +154,8 @@ static int parse(int argc, char **argv, run_opts *o)
         {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"list-programs", optional_argument, NULL, OPT_LIST_PROGRAMS},
         {"preflight-timeout", required_argument, NULL, OPT_PREFLIGHT_TIMEOUT},
+        {"drain", no_argument, NULL, OPT_DRAIN},
+        {"apply-k8s", no_argument, NULL, OPT_APPLY_K8S},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {0},
@@ -222,6 +230,12 @@ static int parse(int argc, char **argv, run_opts *o)
                 o->list_programs = 1 + SUITE_LIST_JSON;
             else
                 return suite_usage_error("run", "--list-programs: '%s' is neither tsv nor json", optarg);
+            break;
+        case OPT_DRAIN:
+            o->drain = true;
+            break;
+        case OPT_APPLY_K8S:
+            o->apply_k8s = true;
             break;
         case 'h':
             usage();
@@ -588,6 +602,25 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
     return run;
 }
 
+/* --drain, --apply-k8s: the scripts the summary left. One that fails turns a pass into an environment
+ * error; a failed verdict stays what it was. */
+static int run_handoff(const run_opts *o, int exit_code)
+{
+    const char *scripts[2] = {o->drain ? "drain.sh" : NULL, o->apply_k8s ? "gpuaccept-k8s.sh" : NULL};
+    for (int i = 0; i < 2; i++) {
+        if (!scripts[i])
+            continue;
+        printf("[SUITE] running %s/%s\n", o->report_dir, scripts[i]);
+        int rc = suite_handoff_exec(o->report_dir, scripts[i]);
+        if (rc != 0) {
+            fprintf(stderr, "gpuaccept run: %s/%s failed (exit %d)\n", o->report_dir, scripts[i], rc);
+            if (exit_code == GA_EXIT_PASS)
+                exit_code = GA_EXIT_ENV;
+        }
+    }
+    return exit_code;
+}
+
 /* The merge, the baseline, summary.{json,md,html} and the verdict. Returns the run's exit code. */
 static int finish_run(const run_ctx *c, json_t *steps)
 {
@@ -610,6 +643,7 @@ static int finish_run(const run_ctx *c, json_t *steps)
         printf("[SUITE] all steps done in %s\n", clock);
         suite_print_verdict(summary, c->o->report_dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);
+        exit_code = run_handoff(c->o, exit_code);
     }
     json_decref(summary);
     return exit_code;

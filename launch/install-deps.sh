@@ -21,7 +21,7 @@ done
 
 pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libjansson-dev libhwloc-dev libopenblas-dev)
 if [ "$want_test" = 1 ]; then
-    pkgs+=(python3 python3-jsonschema python3-yaml chromium)
+    pkgs+=(python3 python3-jsonschema python3-yaml chromium prometheus python3-junitparser python3-jsonpatch)
 fi
 if [ "$want_slurm" = 1 ]; then
     # --- slurm packages (deployment tests) ---

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handoff.h"
 #include "merge.h"
 #include "render_common.h"
 #include "suite_util.h"
@@ -78,6 +79,27 @@ static void header(sbuf *b, const json_t *s)
     sbuf_puts(b, "</p></header>\n");
 }
 
+/* The abnormal nodes as one Slurm host list, to paste into scontrol, pdsh or a ticket. */
+static void abnormal_hostlist(const json_t *s, sbuf *b)
+{
+    const json_t *abn = sj_arr(s, "abnormal_nodes");
+    size_t n = json_array_size(abn), i;
+    const char **hosts = calloc(n ? n : 1, sizeof *hosts);
+    json_t *a;
+    if (!hosts)
+        return;
+    json_array_foreach(abn, i, a)
+        hosts[i] = sj_str(a, "host", "?");
+    char *list = suite_hostlist_compress(hosts, n);
+    if (list) {
+        sbuf_puts(b, "<p>Abnormal nodes, to copy: <code class=\"hostlist\">");
+        sbuf_html(b, list);
+        sbuf_puts(b, "</code></p>");
+    }
+    free(list);
+    free(hosts);
+}
+
 static void abnormal_section(sbuf *b, const json_t *s)
 {
     const json_t *abn = sj_arr(s, "abnormal_nodes");
@@ -88,6 +110,20 @@ static void abnormal_section(sbuf *b, const json_t *s)
         sbuf_puts(b, "<table><tr><th>node</th><th>fault codes</th><th>what was found</th></tr>");
     size_t i, j;
     json_t *a, *f;
+    /* Each abnormal node's failures, gathered in one pass: a thousand abnormal nodes would otherwise each
+     * scan every finding. */
+    json_t *fails = json_object();
+    json_array_foreach(sj_arr(s, "findings"), j, f)
+    {
+        const char *fh = sj_str(f, "host", NULL);
+        if (!fh || strcmp(sj_str(f, "severity", ""), "fail") != 0)
+            continue;
+        json_t *list = json_object_get(fails, fh);
+        if (!list)
+            json_object_set_new(fails, fh, list = json_array());
+        if (json_array_size(list) < 4)
+            json_array_append(list, f);
+    }
     json_array_foreach(abn, i, a)
     {
         const char *host = sj_str(a, "host", "?");
@@ -97,11 +133,8 @@ static void abnormal_section(sbuf *b, const json_t *s)
         codes(b, sj_arr(a, "fault_codes"));
         sbuf_puts(b, "</td><td>");
         int shown = 0;
-        json_array_foreach(sj_arr(s, "findings"), j, f)
+        json_array_foreach(json_object_get(fails, host), j, f)
         {
-            const char *fh = sj_str(f, "host", NULL);
-            if (!fh || strcmp(fh, host) != 0 || strcmp(sj_str(f, "severity", ""), "fail") != 0 || shown >= 4)
-                continue;
             char where[160];
             render_where(f, where, sizeof where);
             sbuf_puts(b, shown++ ? "<br>" : "");
@@ -111,8 +144,11 @@ static void abnormal_section(sbuf *b, const json_t *s)
         }
         sbuf_puts(b, "</td></tr>");
     }
-    if (json_array_size(abn))
+    json_decref(fails);
+    if (json_array_size(abn)) {
         sbuf_puts(b, "</table>");
+        abnormal_hostlist(s, b);
+    }
     const json_t *reasons = sj_arr(json_object_get(s, "verdict"), "reasons");
     if (json_array_size(reasons)) {
         sbuf_printf(b, "<h3>Why the run failed</h3><p>");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handoff.h"
 #include "merge.h"
 #include "render_common.h"
 #include "suite_util.h"
@@ -92,7 +93,14 @@ static void abnormal_nodes(sbuf *b, const json_t *s)
         codes(b, sj_arr(e, "fault_codes"));
         sbuf_puts(b, " |\n");
     }
-
+    /* The same nodes as one Slurm host list, to paste into scontrol, pdsh or a ticket. */
+    const char **hosts = calloc(json_array_size(abn) + 1, sizeof *hosts);
+    json_array_foreach(abn, i, e) if (hosts) hosts[i] = sj_str(e, "host", "?");
+    char *list = hosts && json_array_size(abn) ? suite_hostlist_compress(hosts, json_array_size(abn)) : NULL;
+    if (list)
+        sbuf_printf(b, "\nAbnormal nodes, to copy: `%s`\n", list);
+    free(list);
+    free(hosts);
 }
 
 /* How each step ended, and the baseline applied. */

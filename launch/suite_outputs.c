@@ -10,6 +10,7 @@
 #include "baseline.h"
 #include "ga_cli.h"
 #include "ga_exit.h"
+#include "handoff.h"
 #include "merge.h"
 #include "render.h"
 #include "suite.h"
@@ -162,6 +163,8 @@ int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_
         for (int i = 0; i < 3; i++)
             if (tmps[i][0])
                 unlink(tmps[i]); /* gone after a rename; what a failure left behind */
+        if (rc == 0) /* drain.sh, Kubernetes, Prometheus, JUnit: docs/handoff.md */
+            rc = suite_handoff_write(summary, dir, err, errlen);
     }
     free(json);
     free(json_nl);

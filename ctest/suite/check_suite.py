@@ -548,6 +548,10 @@ def t_html_chromium():
     dom = subprocess.run(base + ["--dump-dom", "file://" + html], capture_output=True, text=True, timeout=90,
                          env=env).stdout
     check("Cluster acceptance: FAIL" in dom, "the DOM holds the verdict")
+    abnormal = sorted(n["host"] for n in json.load(open(os.path.join(d, "summary.json")))["abnormal_nodes"])
+    check(abnormal == ["gpu-node-02", "gpu-node-03"] and
+          'Abnormal nodes, to copy: <code class="hostlist">gpu-node-[02-03]</code>' in dom,
+          "the DOM holds the abnormal nodes %s as one Slurm host list" % abnormal)
     check(dom.count("<svg") >= 5, "the DOM holds the SVG charts (%d)" % dom.count("<svg"))
     for s in ("gpu-node-02", "ENV_KERNEL_MISMATCH", "gpu-node-03", "GEMM_BELOW_MEDIAN",
               "allreduce busbw against message size", "fp64 TFLOP/s per rank against the median",
@@ -621,8 +625,9 @@ def t_untrusted():
             f.write("{half")
     p = run(["merge", "--report-dir", d, "--out-dir", out, "--baseline", "none"])
     check(p.returncode == 1, "the intact bad case fails (%d)" % p.returncode)
-    check(not any(os.path.exists(s) for s in stale) and sorted(os.listdir(out)) ==
-          ["summary.html", "summary.json", "summary.md"],
+    check(not any(os.path.exists(s) for s in stale) and
+          sorted(n for n in os.listdir(out) if n.startswith("summary")) ==
+          ["summary.html", "summary.json", "summary.md"] and not any(".tmp." in n for n in os.listdir(out)),
           "a killed merge's temporary files are cleaned, the set is whole (%s)" % sorted(os.listdir(out)))
     # 1. a report that cannot be read in full, in every shape
     bodies = {"truncated": gemm_bad[:len(gemm_bad) * 2 // 3], "empty": b"", "nan": b"NaN",

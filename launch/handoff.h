@@ -1,0 +1,35 @@
+/* Hand-off: the verdict in the forms the tools that act on it read. Beside summary.json, `gpuaccept run` and
+ * `merge` write drain.sh (Slurm), gpuaccept-k8s.sh and gpuaccept-k8s.json (Kubernetes labels and taints),
+ * gpuaccept.prom (node-exporter textfile) and gpuaccept-junit.xml (CI). Pure but for suite_handoff_write
+ * and suite_handoff_exec. Formats: docs/handoff.md. */
+#ifndef HANDOFF_H
+#define HANDOFF_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The label and taint key on Kubernetes nodes. */
+#define SUITE_K8S_KEY "gpuaccept.io/verdict"
+
+/* hosts compressed the way Slurm writes them ("gpu-node-[02-03,17]"): sorted, a trailing number grouped
+ * by prefix into ranges, zero padding kept. New string (free it), NULL when out of memory. */
+char *suite_hostlist_compress(const char *const *hosts, size_t n);
+
+/* The texts of the files (new strings, NULL when out of memory) and the patch list (new reference). */
+char *suite_handoff_drain(const json_t *summary);
+char *suite_handoff_k8s_script(const json_t *summary);
+json_t *suite_handoff_k8s_patches(const json_t *summary);
+char *suite_handoff_prom(const json_t *summary);
+char *suite_handoff_junit(const json_t *summary);
+
+/* Writes the five files into dir, atomically. 0, or -1 with a message. */
+int suite_handoff_write(const json_t *summary, const char *dir, char *err, size_t errlen);
+
+/* Runs `bash dir/script` (--drain, --apply-k8s), its output streamed through. Its exit status, or -1 when
+ * it could not be started or was killed. */
+int suite_handoff_exec(const char *dir, const char *script);
+
+/* The hand-off file that ends in .json but is no report: the loaders pass it over. */
+#define SUITE_HANDOFF_K8S_JSON "gpuaccept-k8s.json"
+
+#endif
