@@ -3,8 +3,8 @@
 #
 #   cluster.sh up N [SLOTS]        N nodes node01..nodeNN (SLOTS ranks each in the hostfile, default 2)
 #   cluster.sh down                remove everything `up` made (also done by `up` first)
-#   cluster.sh slow NODE RATE [DELAY]        shape all traffic in and out of NODE (tc netem: 100mbit, 2ms)
-#   cluster.sh slow-link A B RATE [DELAY]    shape only the traffic between nodes A and B, both directions
+#   cluster.sh slow NODE RATE      rate-limit all traffic in and out of NODE (tc tbf; RATE as tc: 40mbit)
+#   cluster.sh slow-link A B RATE  rate-limit only the traffic between nodes A and B, both ways (tc htb)
 #   cluster.sh clear               remove every shaping
 #   cluster.sh setenv NODE VAR=VALUE...      daemons (and so ranks) started on NODE get these variables
 #   cluster.sh run CMD...          run CMD on node01 (the head node) with Open MPI pointed at the cluster
@@ -101,23 +101,22 @@ up() {
     echo "cluster.sh: up: $n nodes ($(nodes | tr '\n' ' ')), $slots slots each, subnet $net.0/24"
 }
 
-shape_node() { # NODE RATE [DELAY]
-    local nd=$1 rate=$2 delay=${3:-}
-    local args=(netem rate "$rate" limit 100000)
-    [ -n "$delay" ] && args+=(delay "$delay")
+# tbf and htb only: netem (delay) is a module many CI kernels, this one included, do not ship.
+shape_node() { # NODE RATE: both directions, the node's egress and the switch port's egress towards it
+    local nd=$1 rate=$2
+    local args=(tbf rate "$rate" burst 64kb latency 2s)
     in_node "$nd" tc qdisc replace dev eth0 root "${args[@]}"
     in_sw tc qdisc replace dev "v$nd" root "${args[@]}"
 }
 
-shape_link_end() { # NODE PEER_IP RATE [DELAY]: NODE's traffic to PEER_IP only
-    local nd=$1 peer=$2 rate=$3 delay=${4:-}
-    local args=(netem rate "$rate" limit 100000)
-    [ -n "$delay" ] && args+=(delay "$delay")
+shape_link_end() { # NODE PEER_IP RATE: NODE's traffic to PEER_IP only
+    local nd=$1 peer=$2 rate=$3
     in_node "$nd" tc qdisc del dev eth0 root 2>/dev/null || true
-    # Every priority to band 1 (unshaped), the filter sends the peer's packets to band 3 (shaped).
-    in_node "$nd" tc qdisc add dev eth0 root handle 1: prio bands 3 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
-    in_node "$nd" tc qdisc add dev eth0 parent 1:3 handle 30: "${args[@]}"
-    in_node "$nd" tc filter add dev eth0 protocol ip parent 1: prio 1 u32 match ip dst "$peer/32" flowid 1:3
+    # Unmatched traffic to class 1:10 (far above what a veth carries here), the peer's packets to 1:20.
+    in_node "$nd" tc qdisc add dev eth0 root handle 1: htb default 10
+    in_node "$nd" tc class add dev eth0 parent 1: classid 1:10 htb rate 100gbit quantum 60000
+    in_node "$nd" tc class add dev eth0 parent 1: classid 1:20 htb rate "$rate" quantum 60000
+    in_node "$nd" tc filter add dev eth0 protocol ip parent 1: prio 1 u32 match ip dst "$peer/32" flowid 1:20
 }
 
 clear_shaping() {
@@ -151,17 +150,17 @@ up) need_root; up "$@" ;;
 down) need_root; down ;;
 slow)
     need_root
-    [ $# -ge 2 ] || die "usage: cluster.sh slow NODE RATE [DELAY]"
+    [ $# -eq 2 ] || die "usage: cluster.sh slow NODE RATE"
     node_index "$1" >/dev/null
     shape_node "$@"
     ;;
 slow-link)
     need_root
-    [ $# -ge 3 ] || die "usage: cluster.sh slow-link A B RATE [DELAY]"
+    [ $# -eq 3 ] || die "usage: cluster.sh slow-link A B RATE"
     a=$1 b=$2
     shift 2
-    shape_link_end "$a" "$(node_ip "$(node_index "$b")")" "$@"
-    shape_link_end "$b" "$(node_ip "$(node_index "$a")")" "$@"
+    shape_link_end "$a" "$(node_ip "$(node_index "$b")")" "$1"
+    shape_link_end "$b" "$(node_ip "$(node_index "$a")")" "$1"
     ;;
 clear) need_root; clear_shaping ;;
 setenv)
