@@ -45,7 +45,8 @@ test)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     status=0
     echo "dev.sh: tests of the host-only build (GPUACCEPT_CUDA=OFF): unit and analysis tests"
-    (cd build-host && ctest --output-on-failure -LE 'e2e|deploy|suite' "$@") || status=1
+    (cd build-host && ctest --output-on-failure -LE 'e2e|deploy|suite|cluster' "$@") || status=1
+    # Includes the label `cluster` (the namespace cluster, ctest/cluster/): run as root, skipped (77) otherwise.
     echo "dev.sh: all tests of the default build (${cuda_args[*]})"
     (cd build && ctest --output-on-failure "$@") || status=1
     exit $status
