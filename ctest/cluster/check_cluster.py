@@ -131,11 +131,6 @@ def case_pairs_slow_node(bin_dir, work, n):
     check([s["host"] for s in rep["summary"]["pairs"]["suspects"]] == ["node03"], f"suspects {rep['summary']['pairs']['suspects']}")
 
 
-def link_ends(f):
-    """Both ends of a COMM_SLOW_LINK finding, from its message (the finding's host is one end)."""
-    return f.get("host", ""), f.get("message", "")
-
-
 def case_pairs_slow_link(bin_dir, work, n):
     """One slow link between healthy node02 and node04: COMM_SLOW_LINK with both ends, no node named."""
     cluster("up", str(n), "1")
