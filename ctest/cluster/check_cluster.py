@@ -23,6 +23,9 @@ CLUSTER = os.path.join(HERE, "cluster.sh")
 STEP_TIMEOUT = 150  # one mpirun; below every case's ctest TIMEOUT, so that the finally clause still runs
 # The shaped node or link: 10% of what an unshaped veth carries here even on a loaded 2-core machine.
 SLOW_RATE = "40mbit"
+# Every node's link in the pairs cases (cluster.sh fabric): 10 x SLOW_RATE, and slow enough that a 1 MiB
+# exchange (20 ms) outweighs the scheduling of ranks on 2 shared cores.
+FABRIC_RATE = "400mbit"
 
 
 class Fail(Exception):
@@ -103,7 +106,7 @@ def case_env_audit(bin_dir, work):
 
 
 # One size, large enough that a pair's time is its link's bandwidth rather than the scheduling noise of
-# ranks sharing 2 cores (a 1 MiB exchange takes 0.2 s at SLOW_RATE, a few ms on an unshaped veth).
+# ranks sharing 2 cores (a 1 MiB exchange takes 0.2 s at SLOW_RATE, 20 ms at FABRIC_RATE).
 PAIRS_ARGS = ["--pattern", "pairs", "-b", "1M", "-e", "1M", "-n", "4", "-w", "1", "--tolerance", "50"]
 
 
@@ -123,6 +126,7 @@ def node_findings(rep):
 def case_pairs_slow_node(bin_dir, work, n):
     """--pattern pairs on N nodes, node03 rate-limited: COMM_SLOW_NODE names node03 and nothing else."""
     cluster("up", str(n), "1")
+    cluster("fabric", FABRIC_RATE)
     cluster("slow", "node03", SLOW_RATE)
     rep = run_pairs(bin_dir, os.path.join(work, f"pairs_slow_node_{n}"), n, (1,))
     check(node_findings(rep) == ["node03"], f"COMM_SLOW_NODE on {node_findings(rep)}, expected node03; "
@@ -134,6 +138,7 @@ def case_pairs_slow_node(bin_dir, work, n):
 def case_pairs_slow_link(bin_dir, work, n):
     """One slow link between healthy node02 and node04: COMM_SLOW_LINK with both ends, no node named."""
     cluster("up", str(n), "1")
+    cluster("fabric", FABRIC_RATE)
     cluster("slow-link", "node02", "node04", SLOW_RATE)
     rep = run_pairs(bin_dir, os.path.join(work, f"pairs_slow_link_{n}"), n, (1,))
     check(node_findings(rep) == [], f"a node named: {node_findings(rep)} (findings {rep['findings']})")
@@ -152,6 +157,7 @@ HEALTHY_RUNS = int(os.environ.get("GA_CLUSTER_HEALTHY_RUNS", "5"))
 def case_pairs_healthy(bin_dir, work):
     """No fault, repeated pairs runs on 4 nodes: no finding in any (false alarms counted and printed)."""
     cluster("up", "4", "1")
+    cluster("fabric", FABRIC_RATE)
     alarms = []
     for i in range(HEALTHY_RUNS):
         rep = run_pairs(bin_dir, os.path.join(work, f"pairs_healthy_{i}"), 4, (0, 1))

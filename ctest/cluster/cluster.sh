@@ -5,7 +5,8 @@
 #   cluster.sh down                remove everything `up` made (also done by `up` first)
 #   cluster.sh slow NODE RATE      rate-limit all traffic in and out of NODE (tc tbf; RATE as tc: 40mbit)
 #   cluster.sh slow-link A B RATE  rate-limit only the traffic between nodes A and B, both ways (tc htb)
-#   cluster.sh clear               remove every shaping
+#   cluster.sh fabric RATE         every node's link at RATE: the cluster's normal (what clear returns to)
+#   cluster.sh clear               remove every fault (back to the fabric rate, or unshaped)
 #   cluster.sh setenv NODE VAR=VALUE...      daemons (and so ranks) started on NODE get these variables
 #   cluster.sh run CMD...          run CMD on node01 (the head node) with Open MPI pointed at the cluster
 #   cluster.sh hostfile            print the hostfile's path
@@ -114,15 +115,20 @@ shape_link_end() { # NODE PEER_IP RATE: NODE's traffic to PEER_IP only
     in_node "$nd" tc qdisc del dev eth0 root 2>/dev/null || true
     # Unmatched traffic to class 1:10 (far above what a veth carries here), the peer's packets to 1:20.
     in_node "$nd" tc qdisc add dev eth0 root handle 1: htb default 10
-    in_node "$nd" tc class add dev eth0 parent 1: classid 1:10 htb rate 100gbit quantum 60000
+    in_node "$nd" tc class add dev eth0 parent 1: classid 1:10 htb rate "$(fabric_rate)" quantum 60000
     in_node "$nd" tc class add dev eth0 parent 1: classid 1:20 htb rate "$rate" quantum 60000
     in_node "$nd" tc filter add dev eth0 protocol ip parent 1: prio 1 u32 match ip dst "$peer/32" flowid 1:20
 }
+
+# An unshaped veth is as fast as the CPU copies, so on a busy machine a pair's time is scheduling noise; a
+# fabric rate makes every link's time its bandwidth, as on a real network.
+fabric_rate() { [ -s "$state/fabric" ] && cat "$state/fabric" || echo 100gbit; }
 
 clear_shaping() {
     for nd in $(nodes); do
         in_node "$nd" tc qdisc del dev eth0 root 2>/dev/null || true
         in_sw tc qdisc del dev "v$nd" root 2>/dev/null || true
+        if [ -s "$state/fabric" ]; then shape_node "$nd" "$(cat "$state/fabric")"; fi
     done
 }
 
@@ -163,6 +169,13 @@ slow-link)
     shape_link_end "$b" "$(node_ip "$(node_index "$a")")" "$1"
     ;;
 clear) need_root; clear_shaping ;;
+fabric)
+    need_root
+    [ $# -eq 1 ] || die "usage: cluster.sh fabric RATE"
+    [ -s "$state/hostfile" ] || die "no cluster is up (cluster.sh up N)"
+    echo "$1" >"$state/fabric"
+    clear_shaping
+    ;;
 setenv)
     need_root
     nd=${1:?usage: cluster.sh setenv NODE VAR=VALUE...}
@@ -175,7 +188,7 @@ setenv)
 run) need_root; run "$@" ;;
 hostfile) echo "$state/hostfile" ;;
 *)
-    sed -n '2,9p' "$0" >&2
+    sed -n '2,11p' "$0" >&2
     exit 2
     ;;
 esac
