@@ -107,7 +107,7 @@ def case_env_audit(bin_dir, work):
 
 # One size, large enough that a pair's time is its link's bandwidth rather than the scheduling noise of
 # ranks sharing 2 cores (a 1 MiB exchange takes 0.2 s at SLOW_RATE, 20 ms at FABRIC_RATE).
-PAIRS_ARGS = ["--pattern", "pairs", "-b", "1M", "-e", "1M", "-n", "4", "-w", "1", "--tolerance", "50"]
+PAIRS_ARGS = ["--pattern", "pairs", "-b", "1M", "-e", "1M", "-n", "8", "-w", "1", "--tolerance", "50"]
 
 
 def run_pairs(bin_dir, d, n, expect_exit):
