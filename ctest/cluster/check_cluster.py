@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""The multi-node claims, tested on a cluster of namespaces on this machine (cluster.sh).
+
+usage: check_cluster.py CASE BIN_DIR WORK_DIR
+
+Each case brings the cluster up (which first removes whatever an earlier, killed run left), applies its fault,
+runs the real programs under mpirun with real orted daemons on every node, asserts on the JSON reports (never
+on the printed tables), and takes the cluster down again, also when it fails or is interrupted. Cases hold an
+exclusive lock, so two test runs on one machine take turns instead of tearing down each other's nodes.
+Exit 77 (skipped) without root or the tools, as cluster.sh does.
+"""
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLUSTER = os.path.join(HERE, "cluster.sh")
+STEP_TIMEOUT = 150  # one mpirun; below every case's ctest TIMEOUT, so that the finally clause still runs
+# The shaped node or link: 10% of what an unshaped veth carries here even on a loaded 2-core machine.
+SLOW_RATE = "40mbit"
+# Every node's link in the pairs cases (cluster.sh fabric): 10 x SLOW_RATE, and slow enough that a 1 MiB
+# exchange (20 ms) outweighs the scheduling of ranks on 2 shared cores.
+FABRIC_RATE = "400mbit"
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def cluster(*args, check_rc=True):
+    p = subprocess.run([CLUSTER, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode == 77:
+        print(p.stdout, end="")
+        sys.exit(77)
+    if check_rc and p.returncode != 0:
+        raise Fail(f"cluster.sh {' '.join(args)}: exit {p.returncode}\n{p.stdout}")
+    return p
+
+
+def hostfile():
+    return cluster("hostfile").stdout.strip()
+
+
+def mpirun(np, prog, args, expect_exit=(0,), env=None):
+    """Runs PROG on the cluster (mpirun on node01, daemons on the others); returns (exit, output)."""
+    cmd = [CLUSTER, "run", "mpirun", "--hostfile", hostfile(), "-np", str(np), prog, *args]
+    e = dict(os.environ)
+    e.update(env or {})
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=e,
+                           timeout=STEP_TIMEOUT)
+    except subprocess.TimeoutExpired as ex:
+        raise Fail(f"{os.path.basename(prog)} did not finish within {STEP_TIMEOUT} s:\n{ex.output}")
+    print(f"  {os.path.basename(prog)} -np {np}: exit {p.returncode} in {time.time() - t0:.1f} s")
+    if p.returncode not in expect_exit:
+        raise Fail(f"{os.path.basename(prog)} exit {p.returncode}, expected {expect_exit}:\n{p.stdout}")
+    return p.returncode, p.stdout
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def fresh(d):
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def finding_codes(rep):
+    return [f["code"] for f in rep["findings"]]
+
+
+def report_hosts(rep):
+    return sorted(n["host"] for n in rep["nodes"])
+
+
+# ---- cases -------------------------------------------------------------------------------------------------
+
+def case_env_audit(bin_dir, work):
+    """4 nodes x 2 ranks: 4 distinct hosts; node03 alone runs with another NCCL setting and is named."""
+    cluster("up", "4", "2")
+    cluster("setenv", "node03", "NCCL_IB_HCA=mlx5_9")
+    d = fresh(os.path.join(work, "env_audit"))
+    mpirun(8, os.path.join(bin_dir, "env_audit"), ["--report-dir", d], expect_exit=(1,))
+    rep = load(os.path.join(d, "env_audit.json"))
+    hosts = report_hosts(rep)
+    check(hosts == ["node01", "node02", "node03", "node04"], f"hosts {hosts}, expected node01..node04")
+    per_host = {n["host"]: n["local_ranks"] for n in rep["nodes"]}
+    check(all(v == 2 for v in per_host.values()), f"ranks per host {per_host}, expected 2 each")
+    named = [f for f in rep["findings"] if f["code"] == "ENV_NCCL_SETTINGS_MISMATCH"]
+    check(named, f"no ENV_NCCL_SETTINGS_MISMATCH among {finding_codes(rep)}")
+    check({f["host"] for f in named} == {"node03"}, f"NCCL settings finding names {[f['host'] for f in named]}")
+
+
+# One size, large enough that a pair's time is its link's bandwidth rather than the scheduling noise of
+# ranks sharing 2 cores (a 1 MiB exchange takes 0.2 s at SLOW_RATE, 20 ms at FABRIC_RATE).
+PAIRS_ARGS = ["--pattern", "pairs", "-b", "1M", "-e", "1M", "-n", "8", "-w", "1", "--tolerance", "50"]
+
+
+def run_pairs(bin_dir, d, n, expect_exit):
+    mpirun(n, os.path.join(bin_dir, "allreduce_bw"), PAIRS_ARGS + ["--report-dir", fresh(d)],
+           expect_exit=expect_exit)
+    rep = load(os.path.join(d, "allreduce_bw.json"))
+    pr = rep["summary"]["pairs"]
+    check(pr and pr["unit"] == "node", f"pairs section {pr and pr.get('unit')}, expected members to be nodes")
+    return rep
+
+
+def node_findings(rep):
+    return sorted(f["host"] for f in rep["findings"] if f["code"] == "COMM_SLOW_NODE")
+
+
+def case_pairs_slow_node(bin_dir, work, n):
+    """--pattern pairs on N nodes, node03 rate-limited: COMM_SLOW_NODE names node03 and nothing else."""
+    cluster("up", str(n), "1")
+    cluster("fabric", FABRIC_RATE)
+    cluster("slow", "node03", SLOW_RATE)
+    rep = run_pairs(bin_dir, os.path.join(work, f"pairs_slow_node_{n}"), n, (1,))
+    check(node_findings(rep) == ["node03"], f"COMM_SLOW_NODE on {node_findings(rep)}, expected node03; "
+          f"findings {finding_codes(rep)}")
+    check("COMM_SLOW_LINK" not in finding_codes(rep), f"a slow link named as well: {rep['findings']}")
+    check([s["host"] for s in rep["summary"]["pairs"]["suspects"]] == ["node03"], f"suspects {rep['summary']['pairs']['suspects']}")
+
+
+def case_pairs_slow_link(bin_dir, work, n):
+    """One slow link between healthy node02 and node04: COMM_SLOW_LINK with both ends, no node named."""
+    cluster("up", str(n), "1")
+    cluster("fabric", FABRIC_RATE)
+    cluster("slow-link", "node02", "node04", SLOW_RATE)
+    rep = run_pairs(bin_dir, os.path.join(work, f"pairs_slow_link_{n}"), n, (1,))
+    check(node_findings(rep) == [], f"a node named: {node_findings(rep)} (findings {rep['findings']})")
+    links = [f for f in rep["findings"] if f["code"] == "COMM_SLOW_LINK"]
+    check(len(links) == 1, f"{len(links)} COMM_SLOW_LINK findings, expected 1: {rep['findings']}")
+    flagged = [sorted(p["hosts"]) for p in rep["summary"]["pairs"]["pairs"] if p["flagged"]]
+    check(flagged == [["node02", "node04"]], f"flagged pairs {flagged}, expected node02-node04 only")
+    text = json.dumps(links[0])
+    check("node02" in text and "node04" in text, f"the finding does not name both ends: {links[0]}")
+    check(rep["summary"]["pairs"]["suspects"] == [], f"suspects {rep['summary']['pairs']['suspects']}, expected none")
+
+
+HEALTHY_RUNS = int(os.environ.get("GA_CLUSTER_HEALTHY_RUNS", "5"))
+# Pairs mode still compares single measurements against a 50 % tolerance, and ranks sharing 2 cores measured
+# 1 false alarm in 20 healthy runs here. Until its robust statistic lands (the acceptance-profile issue), the
+# test allows one alarm in HEALTHY_RUNS and fails on a second: a pairs analysis that flags healthy pairs
+# routinely still fails it, and the count is printed either way.
+HEALTHY_ALARMS_ALLOWED = int(os.environ.get("GA_CLUSTER_HEALTHY_ALARMS", "1"))
+
+
+def case_pairs_healthy(bin_dir, work):
+    """No fault, repeated pairs runs on 4 nodes: at most HEALTHY_ALARMS_ALLOWED runs with a finding (false
+    alarms counted and printed)."""
+    cluster("up", "4", "1")
+    cluster("fabric", FABRIC_RATE)
+    alarms = []
+    for i in range(HEALTHY_RUNS):
+        rep = run_pairs(bin_dir, os.path.join(work, f"pairs_healthy_{i}"), 4, (0, 1))
+        if rep["findings"]:
+            alarms.append((i, [(f["code"], f.get("host")) for f in rep["findings"]]))
+    print(f"  false alarms: {len(alarms)} of {HEALTHY_RUNS} healthy runs {alarms}")
+    check(len(alarms) <= HEALTHY_ALARMS_ALLOWED,
+          f"findings without a fault in {len(alarms)} of {HEALTHY_RUNS} runs (at most {HEALTHY_ALARMS_ALLOWED}): {alarms}")
+
+
+def case_ddp_smoke(bin_dir, work):
+    """ddp_smoke on 4 nodes x 2 ranks: passes, replicas agree, 4 hosts in the report."""
+    cluster("up", "4", "2")
+    d = fresh(os.path.join(work, "ddp_smoke"))
+    mpirun(8, os.path.join(bin_dir, "ddp_smoke"), ["--quick", "--report-dir", d])
+    rep = load(os.path.join(d, "ddp_smoke.json"))
+    check(rep["verdict"]["result"] == "pass", f"verdict {rep['verdict']}: {finding_codes(rep)}")
+    check(report_hosts(rep) == ["node01", "node02", "node03", "node04"], f"hosts {report_hosts(rep)}")
+
+
+# gemm_flops and mem_bw compare ranks that share 2 cores here: a rank a few percent below the median is the
+# machine's scheduling, not a multi-node claim, so those two codes are tolerated (and counted) in this case.
+CPU_NOISE = {"GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN"}
+NODES4 = ["node01", "node02", "node03", "node04"]
+
+
+def case_suite_hostfile(bin_dir, work):
+    """gpuaccept run --hostfile across the namespaces: every step runs on 4 nodes, the grid has 4 nodes."""
+    cluster("up", "4", "1")
+    d = fresh(os.path.join(work, "suite"))
+    cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(), "--quick",
+           "--report-dir", d]
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+    except subprocess.TimeoutExpired as ex:
+        raise Fail(f"gpuaccept run did not finish within 240 s:\n{ex.output}")
+    print(f"  gpuaccept run --hostfile: exit {p.returncode} in {time.time() - t0:.1f} s")
+    check(p.returncode in (0, 1), f"gpuaccept run exit {p.returncode}\n{p.stdout}")
+    summary = load(os.path.join(d, "summary.json"))
+    for st in summary["steps"]:
+        check(st["status"] in ("pass", "fail") and st.get("report"), f"step {st['program']}: {st['status']}")
+        check(st["node_count"] == 4, f"step {st['program']} ran on {st['node_count']} nodes, expected 4")
+        check("/run/gacl/hostfile" in st["command"] or hostfile() in st["command"],
+              f"step {st['program']} was not launched with the hostfile: {st['command']}")
+    nodes = sorted(n["host"] for n in summary["nodes"])
+    check(nodes == NODES4, f"summary nodes {nodes}\n{p.stdout}")
+    programs = [st["program"] for st in summary["steps"]]
+    for n in summary["nodes"]:
+        for prog in programs:
+            check(n["checks"].get(prog) in ("pass", "fail"), f"{n['host']}: {prog} is {n['checks'].get(prog)}")
+        for prog in ("env_audit", "allreduce_bw", "ddp_smoke"):
+            check(n["checks"][prog] == "pass", f"{n['host']}: {prog} {n['checks'][prog]}")
+        check(set(n["fault_codes"]) <= CPU_NOISE, f"{n['host']}: fault codes {n['fault_codes']}")
+    noise = sum(len(n["fault_codes"]) for n in summary["nodes"])
+    print(f"  per-node grid: {nodes}; CPU-noise throughput flags tolerated: {noise}")
+    md = open(os.path.join(d, "summary.md")).read()
+    check(all(h in md for h in NODES4), "summary.md lacks a node")
+
+
+CASES = {
+    "env_audit": case_env_audit,
+    "pairs_slow_node_4": lambda b, w: case_pairs_slow_node(b, w, 4),
+    "pairs_slow_node_6": lambda b, w: case_pairs_slow_node(b, w, 6),
+    "pairs_slow_link_4": lambda b, w: case_pairs_slow_link(b, w, 4),
+    "pairs_slow_link_6": lambda b, w: case_pairs_slow_link(b, w, 6),
+    "pairs_healthy": case_pairs_healthy,
+    "ddp_smoke": case_ddp_smoke,
+    "suite_hostfile": case_suite_hostfile,
+}
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in CASES and sys.argv[1] != "down":
+        print(f"usage: check_cluster.py {{{'|'.join(CASES)}|down}} BIN_DIR WORK_DIR", file=sys.stderr)
+        return 2
+    name, bin_dir, work = sys.argv[1:]
+    if os.geteuid() != 0:
+        print("check_cluster: SKIP: the namespace cluster needs root (network and UTS namespaces, tc)")
+        return 77
+    os.makedirs(work, exist_ok=True)
+    lock = open(os.path.join("/run", os.environ.get("GA_CLUSTER_NAME", "gacl") + ".lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+
+    def on_signal(sig, _frame):
+        raise Fail(f"interrupted by signal {sig}")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    t0 = time.time()
+    try:
+        if name != "down":
+            CASES[name](bin_dir, work)
+    except Fail as e:
+        print(f"FAIL: cluster.{name}: {e}")
+        return 1
+    finally:
+        cluster("down", check_rc=False)
+    print(f"ok: cluster.{name} ({time.time() - t0:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
