@@ -468,6 +468,102 @@ static json_t *pairs_json(const ar_pair *pairs, int n, const ar_pairs_verdict *v
                      sus);
 }
 
+/* One round: this rank's pair (if it has one) on a communicator of its own, then the round's records at
+ * rank 0, which appends the round's pairs to pairs and returns how many. */
+static int run_pair_round(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
+                          const uint64_t *sizes, int n_sizes, const pair_plan *plan, int r, int rounds,
+                          double round_bound, int (*sched)[2], ar_record *mine, ar_record **round_records,
+                          ar_pair *pairs)
+{
+    int np = ar_pairs_schedule(plan->members, r, sched), color = MPI_UNDEFINED,
+        me = member_of_rank(ctx, plan);
+    for (int p = 0; p < np; p++)
+        if (sched[p][0] == me || sched[p][1] == me)
+            color = p;
+    memset(mine, 0, sizeof *mine);
+    ga_record_header_init(ctx, &mine->hdr);
+    mine->group = color == MPI_UNDEFINED ? -1 : color;
+    MPI_Comm pc = MPI_COMM_NULL;
+    ga_deadline_arm("splitting the world into the pairs of round %d", r);
+    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &pc));
+    ga_deadline_disarm();
+    if (pc != MPI_COMM_NULL) {
+        char label[64];
+        snprintf(label, sizeof label, "pair %d round %d", color, r);
+        ar_sweep_cfg cfg = cfg_of(o, c, sizes, n_sizes, label);
+        int pn;
+        MPI_Comm_size(pc, &pn);
+        ar_backend *b = backend_new(kind, pc, ar_bench_max_bytes(&cfg, pn), label);
+        ar_bench_sweep(b, &cfg, mine, NULL, NULL);
+        b->destroy(b);
+        MPI_Comm_free(&pc);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "round %d of pairs", r);
+    gather(ctx, mine, round_records, round_bound, what);
+    if (ctx->world_rank != 0)
+        return 0;
+    ar_sweep_desc d = desc_of(o, c, sizes, n_sizes);
+    int got = round_pairs(*round_records, ctx->world_size, r, plan, &d, pairs);
+    double lo = 0;
+    int lo_i = 0;
+    for (int p = 0; p < got; p++)
+        if (p == 0 || pairs[p].busbw < lo)
+            lo = pairs[p].busbw, lo_i = p;
+    ga_log("COMM", "round %d/%d: %d pairs, busbw at %llu B: lowest %.2f GB/s (%s rank %d <-> %s rank %d)",
+           r + 1, rounds, got, (unsigned long long)sizes[n_sizes - 1], lo, pairs[lo_i].host[0],
+           pairs[lo_i].rank[0], pairs[lo_i].host[1], pairs[lo_i].rank[1]);
+    return got;
+}
+
+/* Rank 0, after the rounds: the results (every pair of every round, each its own communicator), the pairs
+ * verdict, its findings, metrics and report part. Takes rounds_all[1..] (the first round's records stay as
+ * the ones the report shows under "nodes"). */
+static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_desc *d, const pair_plan *plan,
+                          ar_record **rounds_all, int rounds, ar_pair *pairs, int n_pairs, run_state *st,
+                          json_t *report)
+{
+    rec_set set = {malloc((size_t)(rounds * ctx->world_size) * sizeof *set.recs),
+                   malloc((size_t)(rounds * ctx->world_size) * sizeof *set.group_of), 0, 0};
+    if (!set.recs || !set.group_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    int base = 0;
+    for (int r = 0; r < rounds; r++) {
+        int most = -1;
+        for (int i = 0; i < ctx->world_size; i++)
+            if (rounds_all[r][i].group >= 0) {
+                set.recs[set.n] = &rounds_all[r][i];
+                set.group_of[set.n++] = base + rounds_all[r][i].group;
+                most = rounds_all[r][i].group > most ? rounds_all[r][i].group : most;
+            }
+        base += most + 1;
+    }
+    set.n_groups = base;
+    account_sweep(st, d, &set, o->min_busbw, true);
+    rec_set_free(&set);
+
+    ar_pairs_verdict v;
+    if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan->by_rank, &st->findings);
+    st->pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan->by_rank);
+    ga_log("COMM", "pairs: median %.2f GB/s, %d of %d pairs flagged, %d suspect%s", v.median_busbw, v.flagged,
+           n_pairs, v.n_suspects, v.n_suspects == 1 ? "" : "s");
+    for (int i = 0; i < v.n_members; i++) {
+        const ar_member_stat *m = &v.members[i];
+        ga_where w = {m->host, plan->by_rank ? -1 : m->member, plan->by_rank ? m->member : m->rank, -1};
+        ga_report_add_metric(report, "pair_busbw_min", m->min_busbw, "GB/s", true, w);
+    }
+    ga_report_add_metric(report, "pair_busbw_median", v.median_busbw, "GB/s", true, GA_WHERE_CLUSTER);
+    st->pair_median_busbw = v.median_busbw;
+    st->pairs_flagged = v.flagged;
+    st->pairs_tested = n_pairs;
+    ar_pairs_verdict_free(&v);
+    st->node_records = rounds_all[0];
+    for (int r = 1; r < rounds; r++)
+        free(rounds_all[r]);
+}
+
 static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                       int n_sizes, run_state *st, json_t *report)
 {
@@ -486,94 +582,15 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
     ar_record **rounds_all = calloc((size_t)rounds, sizeof *rounds_all);
     if (!sched || !mine || !pairs || !rounds_all)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    int n_pairs = 0, me = member_of_rank(ctx, &plan);
     /* A rank sitting out waits for the whole round: bound it by the waits the round can make. */
     double round_bound =
         ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
-
-    for (int r = 0; r < rounds; r++) {
-        int np = ar_pairs_schedule(plan.members, r, sched), color = MPI_UNDEFINED;
-        for (int p = 0; p < np; p++)
-            if (sched[p][0] == me || sched[p][1] == me)
-                color = p;
-        memset(mine, 0, sizeof *mine);
-        ga_record_header_init(ctx, &mine->hdr);
-        mine->group = color == MPI_UNDEFINED ? -1 : color;
-        MPI_Comm pc = MPI_COMM_NULL;
-        ga_deadline_arm("splitting the world into the pairs of round %d", r);
-        GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &pc));
-        ga_deadline_disarm();
-        if (pc != MPI_COMM_NULL) {
-            char label[64];
-            snprintf(label, sizeof label, "pair %d round %d", color, r);
-            ar_sweep_cfg cfg = cfg_of(o, c, sizes, n_sizes, label);
-            int pn;
-            MPI_Comm_size(pc, &pn);
-            ar_backend *b = backend_new(kind, pc, ar_bench_max_bytes(&cfg, pn), label);
-            ar_bench_sweep(b, &cfg, mine, NULL, NULL);
-            b->destroy(b);
-            MPI_Comm_free(&pc);
-        }
-        char what[64];
-        snprintf(what, sizeof what, "round %d of pairs", r);
-        gather(ctx, mine, &rounds_all[r], round_bound, what);
-        if (ctx->world_rank == 0) {
-            int got = round_pairs(rounds_all[r], ctx->world_size, r, &plan, &d, &pairs[n_pairs]);
-            double lo = 0;
-            int lo_i = n_pairs;
-            for (int p = n_pairs; p < n_pairs + got; p++)
-                if (p == n_pairs || pairs[p].busbw < lo)
-                    lo = pairs[p].busbw, lo_i = p;
-            ga_log("COMM",
-                   "round %d/%d: %d pairs, busbw at %llu B: lowest %.2f GB/s (%s rank %d <-> %s rank %d)",
-                   r + 1, rounds, got, (unsigned long long)sizes[n_sizes - 1], lo, pairs[lo_i].host[0],
-                   pairs[lo_i].rank[0], pairs[lo_i].host[1], pairs[lo_i].rank[1]);
-            n_pairs += got;
-        }
-    }
-
-    if (ctx->world_rank == 0) {
-        /* The results: every pair of every round, each pair its own communicator. */
-        rec_set set = {malloc((size_t)(rounds * ctx->world_size) * sizeof *set.recs),
-                       malloc((size_t)(rounds * ctx->world_size) * sizeof *set.group_of), 0, 0};
-        if (!set.recs || !set.group_of)
-            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-        int base = 0;
-        for (int r = 0; r < rounds; r++) {
-            int most = -1;
-            for (int i = 0; i < ctx->world_size; i++)
-                if (rounds_all[r][i].group >= 0) {
-                    set.recs[set.n] = &rounds_all[r][i];
-                    set.group_of[set.n++] = base + rounds_all[r][i].group;
-                    most = rounds_all[r][i].group > most ? rounds_all[r][i].group : most;
-                }
-            base += most + 1;
-        }
-        set.n_groups = base;
-        account_sweep(st, &d, &set, o->min_busbw, true);
-        rec_set_free(&set);
-
-        ar_pairs_verdict v;
-        if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
-            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-        ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan.by_rank, &st->findings);
-        st->pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan.by_rank);
-        ga_log("COMM", "pairs: median %.2f GB/s, %d of %d pairs flagged, %d suspect%s", v.median_busbw,
-               v.flagged, n_pairs, v.n_suspects, v.n_suspects == 1 ? "" : "s");
-        for (int i = 0; i < v.n_members; i++) {
-            const ar_member_stat *m = &v.members[i];
-            ga_where w = {m->host, plan.by_rank ? -1 : m->member, plan.by_rank ? m->member : m->rank, -1};
-            ga_report_add_metric(report, "pair_busbw_min", m->min_busbw, "GB/s", true, w);
-        }
-        ga_report_add_metric(report, "pair_busbw_median", v.median_busbw, "GB/s", true, GA_WHERE_CLUSTER);
-        st->pair_median_busbw = v.median_busbw;
-        st->pairs_flagged = v.flagged;
-        st->pairs_tested = n_pairs;
-        ar_pairs_verdict_free(&v);
-        st->node_records = rounds_all[0];
-        for (int r = 1; r < rounds; r++)
-            free(rounds_all[r]);
-    }
+    int n_pairs = 0;
+    for (int r = 0; r < rounds; r++)
+        n_pairs += run_pair_round(ctx, o, kind, c, sizes, n_sizes, &plan, r, rounds, round_bound, sched, mine,
+                                  &rounds_all[r], &pairs[n_pairs]);
+    if (ctx->world_rank == 0)
+        analyse_pairs(ctx, o, &d, &plan, rounds_all, rounds, pairs, n_pairs, st, report);
     free(rounds_all);
     free(pairs);
     free(mine);
@@ -750,7 +767,8 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
     json_object_set_new(report, "summary", summary);
     const char *cname = ar_coll_get(o->coll)->name;
     if (!o->pairs) {
-        ga_report_add_metric(report, "busbw_at_max", st->first_fig.busbw_at_max, "GB/s", true, GA_WHERE_CLUSTER);
+        ga_report_add_metric(report, "busbw_at_max", st->first_fig.busbw_at_max, "GB/s", true,
+                             GA_WHERE_CLUSTER);
         ga_report_add_metric(report, "avg_busbw", st->first_fig.avg_busbw, "GB/s", true, GA_WHERE_CLUSTER);
         ar_figures_headlines(report, &st->first_fig, cname, ctx->world_size, ctx->node_count);
     } else {
