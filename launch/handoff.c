@@ -49,6 +49,14 @@ static bool joins(const hl_item *a, const hl_item *b)
     return b->value == a->value + 1 && (wa == wb || (!padded(a->digits) && !padded(b->digits)));
 }
 
+/* The text of b as a new string (NULL when b failed); frees b. */
+static char *finish(sbuf *b)
+{
+    char *s = b->failed ? NULL : strdup(sbuf_str(b));
+    sbuf_free(b);
+    return s;
+}
+
 char *suite_hostlist_compress(const char *const *hosts, size_t n)
 {
     hl_item *it = calloc(n ? n : 1, sizeof *it);
@@ -98,21 +106,10 @@ char *suite_hostlist_compress(const char *const *hosts, size_t n)
         i = g;
     }
     free(it);
-    if (b.failed) {
-        sbuf_free(&b);
-        return NULL;
-    }
-    return strdup(sbuf_str(&b));
+    return finish(&b);
 }
 
 /* ---- helpers ---- */
-
-static char *finish(sbuf *b)
-{
-    char *s = b->failed ? NULL : strdup(sbuf_str(b));
-    sbuf_free(b);
-    return s;
-}
 
 /* s in single quotes for a POSIX shell. */
 static void sbuf_shq(sbuf *b, const char *s)

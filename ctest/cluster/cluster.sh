@@ -97,8 +97,12 @@ up() {
         echo "$nd slots=$slots" >>"$state/hostfile"
         : >"$state/env/$nd"
     done
-    # Hostname resolution is the launcher's business only: the agent maps names to namespaces, so Open MPI
-    # is given addresses nowhere; it finds the peers' addresses from the daemons themselves.
+    # Open MPI needs no name resolution (the agent maps names to namespaces, and the daemons report their own
+    # addresses), but gpuaccept run checks that every hostfile entry resolves before launching anything: `run`
+    # gives its command a hosts file naming the nodes, bind-mounted over /etc/hosts in a mount namespace of
+    # its own, so the machine's /etc/hosts is never touched.
+    cp /etc/hosts "$state/hosts"
+    for i in $(seq 1 "$n"); do echo "$(node_ip "$i") $(node_name "$i")" >>"$state/hosts"; done
     echo "cluster.sh: up: $n nodes ($(nodes | tr '\n' ' ')), $slots slots each, subnet $net.0/24"
 }
 
@@ -146,7 +150,7 @@ run() {
         OMPI_MCA_oob_tcp_if_include="$net.0/24" \
         OMPI_MCA_btl_vader_single_copy_mechanism=none \
         OMPI_MCA_orte_keep_fqdn_hostnames=1 \
-        "$@"
+        unshare --mount --propagation private sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$state/hosts" "$@"
 }
 
 cmd=${1:-}
