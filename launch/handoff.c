@@ -1,4 +1,5 @@
 #include "handoff.h"
+#include "merge.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -380,19 +381,9 @@ char *suite_handoff_prom(const json_t *s)
 char *suite_handoff_junit(const json_t *s)
 {
     /* The findings of each host, once, so a test case does not scan them all. */
-    json_t *by_host = json_object();
+    json_t *by_host = suite_findings_by_host(sj_arr(s, "findings"));
     size_t i, j;
-    json_t *f, *st, *node;
-    json_array_foreach(sj_arr(s, "findings"), i, f)
-    {
-        const char *h = sj_str(f, "host", "");
-        json_t *a = json_object_get(by_host, h);
-        if (!a) {
-            a = json_array();
-            json_object_set_new(by_host, h, a);
-        }
-        json_array_append(a, f);
-    }
+    json_t *st, *node;
     sbuf b;
     sbuf_init(&b);
     const json_t *v = json_object_get(s, "verdict");

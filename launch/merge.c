@@ -584,7 +584,7 @@ static int worst_on(const json_t *findings, const char *program, const char *hos
 /* The findings of each host, in their order: the verdicts below then read a node's own findings, not all of
  * them for every GPU (1,024 nodes x 8 GPUs with a baseline that flags most: 73 s before, see
  * launch/bench-merge.py). */
-static json_t *findings_by_host(const json_t *findings)
+json_t *suite_findings_by_host(const json_t *findings)
 {
     json_t *index = json_object();
     size_t i;
@@ -607,7 +607,7 @@ static json_t *findings_by_host(const json_t *findings)
 void suite_summary_finalize(json_t *s)
 {
     json_t *all_findings = sj_arr(s, "findings"), *steps = sj_arr(s, "steps");
-    json_t *by_host = findings_by_host(all_findings);
+    json_t *by_host = suite_findings_by_host(all_findings);
     size_t i, j;
     json_t *n, *g, *st, *f;
     json_t *abnormal = json_array();

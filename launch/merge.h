@@ -31,6 +31,10 @@ void suite_summary_finalize(json_t *summary);
 /* The summary's step of program, or NULL. */
 const json_t *suite_summary_step(const json_t *summary, const char *program);
 
+/* The findings of each host, in their order: {host: [finding, ...]} (new object; findings without a host are
+ * left out). */
+json_t *suite_findings_by_host(const json_t *findings);
+
 /* Exit code a failure with this fault code implies: 1 for a check that found a fault, 2..5 for a step that
  * could not measure (STEP_TIMEOUT 4, STEP_ENV_ERROR 3, ...). */
 int suite_fault_exit_class(const char *code);
