@@ -17,7 +17,7 @@
 #define MAX_PANEL_LABELS 40
 #define LEFT 96.0 /* host names of the row ticks */
 #define TOP 30.0  /* GPU indices */
-#define LABEL_W 270.0
+#define LABEL_W 320.0
 #define LINE_H 12.0
 
 typedef struct {
