@@ -14,6 +14,7 @@
 #include "ga_time.h"
 #include "attribution.h"
 #include "preflight.h"
+#include "render_common.h"
 #include "step_runner.h"
 #include "suite_util.h"
 
@@ -676,10 +677,12 @@ void suite_summary_finalize(json_t *s)
         check_failed |= cls == GA_EXIT_CHECK_FAILED;
         if (cls > exit_code)
             exit_code = cls;
-        char reason[700];
-        const char *host = sj_str(f, "host", NULL);
-        snprintf(reason, sizeof reason, "%s: %s%s%s", sj_str(f, "program", "?"), host ? host : "",
-                 host ? ": " : "", sj_str(f, "message", code));
+        char reason[900], text[800];
+        if (sj_str(f, "host", NULL))
+            render_finding_text(f, text, sizeof text); /* the place once, even when the message names it */
+        else
+            snprintf(text, sizeof text, "%s", sj_str(f, "message", code));
+        snprintf(reason, sizeof reason, "%s: %s", sj_str(f, "program", "?"), text);
         json_array_append_new(reasons, json_string(reason));
     }
     /* A fault found is the verdict that matters most: the cluster is not fit. Otherwise the worst reason a

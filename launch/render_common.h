@@ -13,6 +13,11 @@ size_t render_pick_nodes(const json_t *summary, const json_t **out, size_t max, 
 /* "node-3 GPU 5", "node-3 rank 2", "node-3", "cluster". */
 void render_where(const json_t *entry, char *buf, size_t len);
 
+/* A finding as one line of text: "<where>: <message>", or the message alone when it already names its
+ * host (the programs' messages start "node 2 (gpu-node-03) rank 21 GPU 5: ...", the baseline's say "... on
+ * gpu-node-03 GPU 5 ..."), so that no place is written twice. */
+void render_finding_text(const json_t *finding, char *buf, size_t len);
+
 /* "node-3:5" for a GPU's bar, from an entry with host and gpu or rank. */
 void render_gpu_label(const json_t *entry, char *buf, size_t len);
 

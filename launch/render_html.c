@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "handoff.h"
+#include "heatmap.h"
 #include "merge.h"
 #include "render_common.h"
 #include "suite_util.h"
@@ -135,12 +136,10 @@ static void abnormal_section(sbuf *b, const json_t *s)
         int shown = 0;
         json_array_foreach(json_object_get(fails, host), j, f)
         {
-            char where[160];
-            render_where(f, where, sizeof where);
+            char text[800];
+            render_finding_text(f, text, sizeof text);
             sbuf_puts(b, shown++ ? "<br>" : "");
-            sbuf_html(b, where);
-            sbuf_puts(b, ": ");
-            sbuf_html(b, sj_str(f, "message", ""));
+            sbuf_html(b, text);
         }
         sbuf_puts(b, "</td></tr>");
     }
@@ -256,11 +255,21 @@ static void grid_section(sbuf *b, const json_t *s)
 }
 
 /* One bar per device of a per-device headline, against its median and reference; the devices the program
- * flagged on this figure in the failure colour. */
+ * flagged on this figure in the failure colour. Beyond SUITE_RENDER_BARS_MAX_DEVICES devices bars are
+ * slivers, so the figure is drawn as a node x GPU heatmap with its outliers labelled (heatmap.c). */
 static void device_chart(sbuf *b, const json_t *s, const char *program, const json_t *h)
 {
     json_t *values = render_device_values(s, program, sj_str(h, "name", ""));
     size_t n = json_array_size(values), i;
+    if (n > SUITE_RENDER_BARS_MAX_DEVICES) {
+        char title[200];
+        snprintf(title, sizeof title, "%s %s: each %s against the median, node x GPU", sj_str(h, "label", "?"),
+                 sj_str(h, "unit", ""), render_item_word(values));
+        if (heatmap_render(b, title, sj_str(h, "unit", ""), values, sj_bool(h, "higher_is_better", true)) != 0)
+            b->failed = true; /* the page is then refused as a whole, never half drawn */
+        json_decref(values);
+        return;
+    }
     svg_bar *bars = calloc(n ? n : 1, sizeof *bars);
     json_t *m;
     json_array_foreach(values, i, m) if (bars)
