@@ -24,7 +24,8 @@ import yaml
 source_dir, mode = sys.argv[1:3]
 AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
     {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}]}]}}}
-AFFINITY_FILE = os.path.join(tempfile.mkdtemp(prefix="ga-affinity."), "affinity.json")
+_affinity_dir = tempfile.TemporaryDirectory(prefix="ga-affinity.")  # removed at exit
+AFFINITY_FILE = os.path.join(_affinity_dir.name, "affinity.json")
 SCHEDULING = ["--node-selector", "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3", "--node-selector", "pool=gpu",
               "--toleration", "nvidia.com/gpu:NoSchedule", "--toleration", "dedicated=acceptance:NoExecute",
               "--affinity-file", AFFINITY_FILE, "--priority-class", "acceptance-high", "--scheduling-policy",
