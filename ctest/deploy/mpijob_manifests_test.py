@@ -94,6 +94,13 @@ def rendered():
               and worker["template"]["spec"]["containers"][0]["command"][-1] == "2022"
               and "hostNetwork" not in worker["template"]["spec"],
               "rdma network annotation and ssh port reach the rendered worker")
+        doc = yaml.safe_load(render_yaml(["--report-pvc", "gpuaccept-reports"]))
+        vols = {role: {v["name"]: v for v in doc["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]["volumes"]}
+                for role in ("Launcher", "Worker")}
+        check(vols["Launcher"]["reports"] == {"name": "reports",
+                                             "persistentVolumeClaim": {"claimName": "gpuaccept-reports"}}
+              and vols["Worker"]["reports"] == {"name": "reports", "emptyDir": {}},
+              "--report-pvc backs the launcher's reports (rank 0 writes there); workers keep an emptyDir")
         # The scheduling knobs reach both pods (the launcher is a node too) and the run policy.
         doc = yaml.safe_load(render_yaml(["--nodes", "3"] + SCHEDULING))
         spec = doc["spec"]

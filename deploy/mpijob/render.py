@@ -101,10 +101,12 @@ def launcher_env(a):
 FORWARDED = re.compile(r"^(NCCL_|UCX_|GPUACCEPT_|OMP_NUM_THREADS$|OPENBLAS_NUM_THREADS$|LD_LIBRARY_PATH$)")
 
 
-def pod_spec(a, container, extra_volumes=()):
+def pod_spec(a, container, extra_volumes=(), pvc=True):
+    """pvc: whether --report-pvc backs the reports here (the launcher, where rank 0 writes them); workers keep an
+    emptyDir at the same path, so a ReadWriteOnce claim is enough."""
     spec = {"containers": [container],
             "volumes": [{"name": "reports", "persistentVolumeClaim": {"claimName": a.report_pvc}}
-                        if a.report_pvc else {"name": "reports", "emptyDir": {}}] + list(extra_volumes)}
+                        if a.report_pvc and pvc else {"name": "reports", "emptyDir": {}}] + list(extra_volumes)}
     if a.variant == "hostnetwork":
         spec["hostNetwork"] = True
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"  # keeps the operator's worker names resolvable
@@ -190,7 +192,7 @@ def mpijob(a, program):
                              "template": pod_template(a, pod_spec(a, launcher, [dshm]))}}
     if a.nodes > 1:
         replicas["Worker"] = {"replicas": a.nodes - 1, "restartPolicy": "Never",
-                              "template": pod_template(a, pod_spec(a, worker, [dshm]))}
+                              "template": pod_template(a, pod_spec(a, worker, [dshm], pvc=False))}
     spec = {
         "slotsPerWorker": a.slots,
         # The launcher pod is the hostfile's first host, so rank 0 and its reports are where gpuaccept run is.
