@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """docs/deployment.md documents every knob users have: each GA_* variable the Slurm scripts read and each
-render.py option. Fails naming what is missing.
+option of the MPIJob and DaemonSet render.py. Fails naming what is missing.
     docs_test.py SOURCE_DIR
 """
 import os
@@ -14,7 +14,9 @@ slurm = os.path.join(src, "deploy", "slurm")
 knobs = set()
 for name in os.listdir(slurm):
     knobs |= set(re.findall(r"\$\{(GA_[A-Z_]+)", open(os.path.join(slurm, name)).read()))
-options = set(re.findall(r'add_argument\("(--[a-z-]+)"', open(os.path.join(src, "deploy", "mpijob", "render.py")).read()))
+options = set()
+for renderer in (("mpijob", "render.py"), ("daemonset", "render.py")):
+    options |= set(re.findall(r'add_argument\("(--[a-z-]+)"', open(os.path.join(src, "deploy", *renderer)).read()))
 missing = sorted(k for k in knobs | options if "`{}".format(k) not in doc)
 print("documented: {} Slurm knobs, {} render.py options".format(len(knobs), len(options)))
 if len(knobs) < 10 or len(options) < 20:

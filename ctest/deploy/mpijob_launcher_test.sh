@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs the launcher command of a rendered MPIJob the way the mpi-operator's launcher pod runs it: the
-# command and env taken from the YAML (not retyped), a hostfile in the operator's format, and mpirun
-# finding it through OMPI_MCA_orte_default_hostfile. env_audit runs in host mode with 4 ranks.
+# command and env taken from the YAML (not retyped), a hostfile in the operator's format, and `gpuaccept run`
+# finding it through OMPI_MCA_orte_default_hostfile. The launcher's exit status (the pod's, the Kubernetes
+# job's) must be the merged verdict: a passing env_audit exits 0, a gemm_flops run held to a baseline far above
+# this machine exits 1 (before issue 13 the launcher exited 0 for it).
 #   mpijob_launcher_test.sh BIN_DIR SOURCE_DIR PYTHON(with PyYAML)
-# What differs from a cluster, and why: the operator's hostfile line is
-#   <job>-worker-0.<job>.<namespace>.svc slots=4
-# and here it is "localhost slots=4", since there is no cluster DNS and no worker sshd; the install prefix
-# and report directory are rendered to point at the build tree and a temporary directory; and
+# What differs from a cluster, and why: the operator's hostfile (runLauncherAsWorker) is
+#   <job>-launcher.<job>.<namespace>.svc slots=4
+#   <job>-worker-0.<job>.<namespace>.svc slots=4 ...
+# and here it is "localhost slots=N", the launcher alone, since there is no cluster DNS and no worker sshd; the
+# install prefix and report directory are rendered to point at the build tree and a temporary directory; and
 # KUBERNETES_SERVICE_HOST, which the kubelet sets in every pod, is set to a name nothing connects to.
 set -uo pipefail
 bin_dir=$1 src=$2 python=$3
@@ -20,61 +23,96 @@ check() {
     if "$@"; then echo "ok  : $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
 }
 
-"$python" "$src/deploy/mpijob/render.py" --program env_audit --nodes 1 --gpus-per-node 4 \
-    --prefix "$(dirname "$bin_dir")" --report-dir "$tmp/reports" --args="--quick --timeout 60" >"$tmp/job.yaml" || exit 1
-mkdir -p "$tmp/reports" # the pod's volume
-
-# The launcher container's command (NUL-separated) and env (NAME=VALUE lines), straight from the YAML.
-"$python" - "$tmp/job.yaml" "$tmp/cmd" "$tmp/env" <<'PY' || exit 1
+# render NAME ARGS...: the job's launcher command (NUL-separated) and env (NAME=VALUE lines), from the YAML.
+render() {
+    local name=$1
+    shift
+    "$python" "$src/deploy/mpijob/render.py" --nodes 1 --prefix "$(dirname "$bin_dir")" \
+        --report-dir "$tmp/$name/reports" "$@" >"$tmp/$name.yaml" || return 1
+    mkdir -p "$tmp/$name/reports" # the pod's volume
+    "$python" - "$tmp/$name.yaml" "$tmp/$name.cmd" "$tmp/$name.env" <<'PY'
 import sys, yaml
 job = yaml.safe_load(open(sys.argv[1]))
+assert job["spec"]["runLauncherAsWorker"] is True, "rank 0 must run in the launcher pod"
 c = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
 open(sys.argv[2], "w").write("".join(a + "\0" for a in c["command"]))
 open(sys.argv[3], "w").write("".join("{}={}\n".format(e["name"], e["value"]) for e in c["env"]))
 PY
-mapfile -d '' -t cmd <"$tmp/cmd"
-mapfile -t envs <"$tmp/env"
+}
 
 # A pod's environment is the image's plus the manifest's plus the operator's; nothing from this shell (a
 # test runner's OMPI_MCA_rmaps_base_oversubscribe would hide the slot check below).
-run_launcher() { # run_launcher HOSTFILE_LINE: prints the launcher's output, returns its status
-    echo "$1" >"$tmp/hostfile"
-    env -i PATH="$PATH" HOME="$tmp" "${envs[@]}" OMPI_MCA_orte_default_hostfile="$tmp/hostfile" \
+run_launcher() { # run_launcher NAME HOSTFILE_LINE: the launcher's output into NAME.log; returns its status
+    local name=$1 cmd envs
+    echo "$2" >"$tmp/$name.hostfile"
+    mapfile -d '' -t cmd <"$tmp/$name.cmd"
+    mapfile -t envs <"$tmp/$name.env"
+    env -i PATH="$PATH" HOME="$tmp" "${envs[@]}" OMPI_MCA_orte_default_hostfile="$tmp/$name.hostfile" \
         OMPI_MCA_orte_keep_fqdn_hostnames=true KUBERNETES_SERVICE_HOST=kubernetes.default.svc \
-        timeout 120 "${cmd[@]}" 2>&1
+        OMPI_MCA_btl_vader_single_copy_mechanism=none timeout 240 "${cmd[@]}" >"$tmp/$name.log" 2>&1
+}
+show() { sed '/^=== gpuaccept report/,/^=== end/d' "$tmp/$1.log"; }
+
+# The exit status and summary.json's verdict agree, the launcher ran the suite's runner (suite_run.json), and the
+# summary printed into the log is the file.
+verdict_check() { # verdict_check NAME RC PROGRAM RESULT
+    "$python" - "$tmp/$1/reports" "$tmp/$1.log" "$2" "$3" "$4" <<'PY'
+import json, os, sys
+rd, log, rc, program, result = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+s = json.load(open(os.path.join(rd, "summary.json")))
+v = s["verdict"]
+print("summary verdict:", {k: v.get(k) for k in ("result", "exit_code", "fault_codes")}, "launcher exit:", rc)
+assert v["result"] == result and v["exit_code"] == rc, "launcher exit differs from the verdict"
+run = json.load(open(os.path.join(rd, "suite_run.json")))
+assert [st["program"] for st in run["steps"] if st["status"] != "skipped"] == [program], run["steps"]
+r = json.load(open(os.path.join(rd, program + ".json")))
+assert r["launcher"]["kind"] == "mpijob" and r["world_size"] == 2, (r["launcher"], r["world_size"])
+path = os.path.join(rd, "summary.json")
+start = log.index("=== gpuaccept report {}\n".format(path))
+assert json.loads(log[log.index("\n", start) + 1:log.index("=== end", start)]) == s, "log copy differs"
+PY
 }
 
+# 1. A passing run: exit 0.
+render pass --program env_audit --gpus-per-node 2 --cpu-only --args="--quick --step-timeout 120" || exit 1
 rc=0
-out=$(run_launcher "localhost slots=4") || rc=$?
-printf '%s\n' "$out" >"$tmp/launcher.log"
-sed '/^=== gpuaccept report/,/^=== end/d' "$tmp/launcher.log"
-check "launcher command exits 0 (got $rc)" test "$rc" -eq 0
-check "env_audit.json: 4 ranks, launcher kind mpijob, verdict pass; the log carries the same report" \
-    "$python" - "$tmp/reports/env_audit.json" "$tmp/launcher.log" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-print({k: r.get(k) for k in ("world_size", "launcher", "verdict")})
-assert r["world_size"] == 4 and r["launcher"]["kind"] == "mpijob" and r["verdict"]["result"] == "pass"
-log = open(sys.argv[2]).read()
-start = log.index("=== gpuaccept report {}\n".format(sys.argv[1]))
-printed = log[log.index("\n", start) + 1:log.index("=== end", start)]
-assert json.loads(printed) == r, "the report printed into the launcher log differs from the file"
-PY
+run_launcher pass "localhost slots=2" || rc=$?
+show pass
+check "passing env_audit: launcher exits 0 (got $rc)" test "$rc" -eq 0
+check "passing env_audit: exit status = summary verdict, report printed into the log" verdict_check pass "$rc" env_audit pass
 
-check "the launcher merged the reports on the first worker and printed the summary" "$python" - \
-    "$tmp/reports/summary.json" "$tmp/launcher.log" <<'PY'
+# 2. A failing verdict: gemm_flops measured once, then held to a baseline 100x above it. The launcher's exit
+# status must be the verdict's 1, where the old launcher loop exited 0.
+# (Under load its ranks may differ enough to fail their own median check: the figures are what matters.)
+"$bin_dir/gpuaccept" run --quick --np 2 --only gemm_flops --baseline none --report-dir "$tmp/r0" \
+    >"$tmp/r0.log" 2>&1
+[ -s "$tmp/r0/summary.json" ] || { cat "$tmp/r0.log"; echo "FAIL: measuring gemm_flops"; exit 1; }
+"$bin_dir/gpuaccept" baseline --from "$tmp/r0/summary.json" -o "$tmp/b.json" --force >/dev/null || exit 1
+"$python" - "$tmp/b.json" <<'PY' || exit 1
 import json, sys
-s = json.load(open(sys.argv[1]))
-assert {st["program"]: st["status"] for st in s["steps"]}["env_audit"] == "pass"
-assert "=== gpuaccept report {}".format(sys.argv[1]) in open(sys.argv[2]).read()
+b = json.load(open(sys.argv[1]))
+for m in b["metrics"]:
+    m["value"] *= 100
+json.dump(b, open(sys.argv[1], "w"))
 PY
-
-# The operator wrote fewer slots than the job's ranks: mpirun must fail and the launcher must say so,
-# not hide it behind the report-printing step that follows.
-rm -f "$tmp/reports"/*
+# The baseline path has a space and the args a quote: --args is split and quoted as a shell would.
+mkdir -p "$tmp/base line" && mv "$tmp/b.json" "$tmp/base line/b.json"
+render fail --program gemm_flops --gpus-per-node 2 --cpu-only \
+    --args="--quick --step-timeout 120 --baseline '$tmp/base line/b.json'" || exit 1
 rc=0
-out=$(run_launcher "localhost slots=2") || rc=$?
-check "too few slots in the hostfile: launcher fails (got $rc)" test "$rc" -ne 0
-check "too few slots in the hostfile: no report" test ! -e "$tmp/reports/env_audit.json"
+run_launcher fail "localhost slots=2" || rc=$?
+show fail
+check "gemm_flops below the baseline: launcher exits 1 (got $rc)" test "$rc" -eq 1
+check "below the baseline: exit status = summary verdict (fail)" verdict_check fail "$rc" gemm_flops fail
+check "below the baseline: BASELINE_ fault in the summary" grep -q '"BASELINE_' "$tmp/fail/reports/summary.json"
+
+# 3. The operator wrote fewer slots than the job's ranks (--np 4 on 2 slots): gpuaccept run refuses before
+# launching anything, and the launcher exits with its status, not 0.
+render slots --program env_audit --gpus-per-node 2 --cpu-only --args="--quick --np 4" || exit 1
+rc=0
+run_launcher slots "localhost slots=2" || rc=$?
+show slots
+check "more ranks than slots: launcher fails (got $rc)" test "$rc" -ne 0
+check "more ranks than slots: no report" test ! -e "$tmp/slots/reports/env_audit.json"
 
 exit $((fails != 0))

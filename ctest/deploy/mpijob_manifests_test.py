@@ -1,15 +1,19 @@
 #!/usr/bin/python3
 """Checks gpuaccept's MPIJob manifests against the official CRD and the operator's rules.
 
-    mpijob_manifests_test.py SOURCE_DIR committed|rendered|negative
+    mpijob_manifests_test.py SOURCE_DIR committed|rendered|negative|refused
 
 committed: deploy/mpijob/manifests/*.yaml are valid and are exactly what render.py makes now.
 rendered:  a matrix of render.py options (programs, variants, shapes, knobs) all validate.
 negative:  broken copies of a valid manifest are each rejected, for the stated reason.
+refused:   options the Kubernetes API would reject exit 2 with one line; --args reaches gpuaccept run word for
+           word through the launcher's shell (quotes, $(...), ;, spaces), run for real with a stand-in gpuaccept.
 Runs under Debian's /usr/bin/python3 (python3-yaml, python3-jsonschema).
 """
 import copy
 import itertools
+import json
+import shlex
 import os
 import subprocess
 import sys
@@ -18,6 +22,15 @@ import tempfile
 import yaml
 
 source_dir, mode = sys.argv[1:3]
+AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}]}]}}}
+_affinity_dir = tempfile.TemporaryDirectory(prefix="ga-affinity.")  # removed at exit
+AFFINITY_FILE = os.path.join(_affinity_dir.name, "affinity.json")
+SCHEDULING = ["--node-selector", "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3", "--node-selector", "pool=gpu",
+              "--toleration", "nvidia.com/gpu:NoSchedule", "--toleration", "dedicated=acceptance:NoExecute",
+              "--affinity-file", AFFINITY_FILE, "--priority-class", "acceptance-high", "--scheduling-policy",
+              "--queue", "acceptance", "--scheduler-name", "volcano", "--cpu", "16", "--memory", "64Gi",
+              "--ib-gid-index", "3", "--env", "FOO=bar baz", "--env", "NCCL_NET_GDR_LEVEL=PHB"]
 mpijob_dir = os.path.join(source_dir, "deploy", "mpijob")
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, mpijob_dir)
@@ -58,8 +71,11 @@ def rendered():
               ["--nodes", "2", "--gpus-per-node", "2", "--cpu-only"]]
     knobs = [[], ["--namespace", "ml-infra", "--report-pvc", "gpuaccept-reports", "--args=--quick --timeout 300",
                   "--shm-size", "64Gi", "--image", "registry.example.com:5000/gpuaccept:1.0"],
-             ["--rdma-network", "sriov-ib", "--ib-hca", "mlx5", "--socket-ifname", "bond0", "--ssh-port", "2022"]]
+             ["--rdma-network", "sriov-ib", "--ib-hca", "mlx5", "--socket-ifname", "bond0", "--ssh-port", "2022"],
+             SCHEDULING, ["--non-root", "--run-as-user", "1001", "--no-default-toleration"]]
     with tempfile.TemporaryDirectory() as tmp:
+        with open(AFFINITY_FILE, "w") as f:
+            json.dump(AFFINITY, f)
         paths = []
         for i, (program, variant, shape, knob) in enumerate(itertools.product(
                 ["suite"] + render.PROGRAMS, render.VARIANTS, shapes, knobs)):
@@ -78,6 +94,48 @@ def rendered():
               and worker["template"]["spec"]["containers"][0]["command"][-1] == "2022"
               and "hostNetwork" not in worker["template"]["spec"],
               "rdma network annotation and ssh port reach the rendered worker")
+        doc = yaml.safe_load(render_yaml(["--report-pvc", "gpuaccept-reports"]))
+        vols = {role: {v["name"]: v for v in doc["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]["volumes"]}
+                for role in ("Launcher", "Worker")}
+        check(vols["Launcher"]["reports"] == {"name": "reports",
+                                             "persistentVolumeClaim": {"claimName": "gpuaccept-reports"}}
+              and vols["Worker"]["reports"] == {"name": "reports", "emptyDir": {}},
+              "--report-pvc backs the launcher's reports (rank 0 writes there); workers keep an emptyDir")
+        # The scheduling knobs reach both pods (the launcher is a node too) and the run policy.
+        doc = yaml.safe_load(render_yaml(["--nodes", "3"] + SCHEDULING))
+        spec = doc["spec"]
+        for role in ("Launcher", "Worker"):
+            pod = spec["mpiReplicaSpecs"][role]["template"]["spec"]
+            c = pod["containers"][0]
+            env = {e["name"]: e["value"] for e in c["env"]} if role == "Launcher" else {}
+            check(pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "pool": "gpu"}
+                  and pod["affinity"] == AFFINITY and pod["priorityClassName"] == "acceptance-high"
+                  and pod["schedulerName"] == "volcano"
+                  and {"key": "gpuaccept.io/verdict", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+                  and {"key": "dedicated", "operator": "Equal", "value": "acceptance", "effect": "NoExecute"}
+                  in pod["tolerations"]
+                  and {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+                  and c["resources"]["requests"] == {"cpu": "16", "memory": "64Gi"}
+                  and c["resources"]["limits"]["memory"] == "{}Mi".format(64 * 1024 + 16 * 1024),
+                  "{}: nodeSelector, affinity, tolerations, priority, scheduler, requests, limit = 64Gi + 16Gi shm"
+                  .format(role))
+            if role == "Launcher":
+                check(env.get("NCCL_IB_GID_INDEX") == "3" and env.get("FOO") == "bar baz"
+                      and env.get("NCCL_NET_GDR_LEVEL") == "PHB" and env.get("OMPI_MCA_mca_base_env_list") == "FOO",
+                      "launcher env: NCCL_IB_GID_INDEX, --env; FOO forwarded through mca_base_env_list: {}".format(env))
+        check(spec["runPolicy"]["schedulingPolicy"] == {"minAvailable": 3, "queue": "acceptance",
+                                                        "priorityClass": "acceptance-high"}
+              and spec["mpiReplicaSpecs"]["Worker"]["replicas"] == 2 and spec["runLauncherAsWorker"] is True,
+              "gang of 3 pods: launcher (rank 0) and 2 workers")
+        doc = yaml.safe_load(render_yaml(["--non-root", "--no-default-toleration"]))
+        pod = doc["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+        env = {e["name"] for e in doc["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["env"]}
+        check(doc["spec"]["sshAuthMountPath"] == "/home/mpiuser/.ssh"
+              and pod["securityContext"] == {"runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000,
+                                             "runAsNonRoot": True}
+              and pod["containers"][0]["command"][-1] == "2222" and "tolerations" not in pod
+              and "OMPI_ALLOW_RUN_AS_ROOT" not in env,
+              "--non-root: sshAuthMountPath, runAsUser 1000, sshd on 2222, no run-as-root variables")
 
 
 def set_path(doc, path, value):
@@ -114,6 +172,9 @@ NEGATIVE = [
      "/dev/shm must be a memory-backed emptyDir"),
     ("launcher races workers", ["spec", "launcherCreationPolicy"], "AtStartup", "WaitForWorkersReady"),
     ("no TTL", ["spec", "runPolicy", "ttlSecondsAfterFinished"], None, "ttlSecondsAfterFinished"),
+    ("rank 0 on a worker", ["spec", "runLauncherAsWorker"], None, "runLauncherAsWorker"),
+    ("BestEffort worker", WC + ["resources", "requests"], None, "BestEffort"),
+    ("memory limit under /dev/shm", WC + ["resources", "limits", "memory"], "16Gi", "below its request plus"),
 ]
 
 
@@ -128,9 +189,72 @@ def negative():
         check(any(expect in e for e in errs), "rejects {}: {}".format(what, errs[:2]))
 
 
+# (options, a phrase of the one line render.py prints) for what the API server would reject
+REFUSED = [
+    (["--name", "GpuAccept"], "--name 'GpuAccept'"),
+    (["--name", "gpu_accept"], "--name 'gpu_accept'"),
+    (["--name", "g" * 60], "within 63 characters"),
+    (["--name", "gpuaccept-"], "end alphanumeric"),
+    (["--namespace", "ML"], "not a valid DNS-1123 label"),
+    (["--node-selector", "pool"], "expected KEY=VALUE"),
+    (["--node-selector=-pool=gpu"], "not a valid label key"),
+    (["--node-selector", "example..com/pool=gpu"], "not a valid label key"),
+    (["--node-selector", "pool=" + "v" * 64], "not a valid label value"),
+    (["--node-selector", "pool=a b"], "not a valid label value"),
+    (["--toleration", "gpu:NoRun"], "effect one of"),
+    (["--toleration", "bad key:NoSchedule"], "not a valid taint key"),
+    (["--env", "1ABC=x"], "not a valid environment variable name"),
+    (["--env", "A-B=x"], "not a valid environment variable name"),
+    (["--env", "NOVALUE"], "expected KEY=VALUE"),
+    (["--priority-class", "High"], "not a valid DNS-1123 subdomain"),
+    (["--memory", "lots"], "not a Kubernetes quantity"),
+    (["--affinity-file", "/nonexistent/affinity.json"], "--affinity-file"),
+    (["--args", "--quick 'unclosed"], "--args"),
+    (["--non-root", "--ssh-port", "22"], "--non-root"),
+    (["--ib-gid-index", "-1"], "--ib-gid-index"),
+]
+# Words that a shell would run or split if --args reached it unquoted.
+HOSTILE = ["--baseline", "/tmp/dir with spaces/b.json", "it's", 'say "hi"', "$(touch {pwned})", "`touch {pwned}`",
+           "a;touch {pwned}", "x && touch {pwned}", "$HOME", "*"]
+
+
+def refused():
+    for args, phrase in REFUSED:
+        r = subprocess.run([sys.executable, os.path.join(mpijob_dir, "render.py")] + args,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        lines = r.stderr.strip().split("\n")
+        check(r.returncode == 2 and r.stdout == "" and len(lines) == 1 and phrase in lines[0],
+              "refuses {}: exit {}, {!r}".format(args, r.returncode, r.stderr.strip()))
+    # --args through the real launcher script, with a gpuaccept that records its argv.
+    with tempfile.TemporaryDirectory() as tmp:
+        pwned = os.path.join(tmp, "pwned")
+        words = [w.format(pwned=pwned) for w in HOSTILE]
+        os.makedirs(os.path.join(tmp, "bin"))
+        fake = os.path.join(tmp, "bin", "gpuaccept")
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\nfor a in "$@"; do printf "%s\\0" "$a"; done > "{}"\nexit 1\n'.format(
+                os.path.join(tmp, "argv")))
+        os.chmod(fake, 0o755)
+        with open(os.path.join(tmp, "hostfile"), "w") as f:
+            f.write("localhost slots=1\n")
+        rd = os.path.join(tmp, "re ports")
+        doc = yaml.safe_load(render_yaml(["--prefix", tmp, "--report-dir", rd, "--program", "mem_bw",
+                                          "--args=" + " ".join(shlex.quote(w) for w in words)]))
+        cmd = doc["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+        r = subprocess.run(cmd, env={"PATH": os.environ["PATH"], "HOME": tmp,
+                                     "OMPI_MCA_orte_default_hostfile": os.path.join(tmp, "hostfile")},
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        with open(os.path.join(tmp, "argv")) as f:
+            got = f.read().split("\0")[:-1]
+        want = ["run", "--report-dir", rd, "--only", "mem_bw"] + words
+        check(got == want, "--args reach gpuaccept run word for word: {}".format(got))
+        check(not os.path.exists(pwned), "nothing in --args was run by the launcher's shell")
+        check(r.returncode == 1, "the launcher exits with gpuaccept run's status (1), got {}".format(r.returncode))
+
+
 if not os.path.isfile(crd):
     print("FAIL: the vendored MPIJob CRD is not at {}".format(crd))
     sys.exit(1)
-{"committed": committed, "rendered": rendered, "negative": negative}[mode]()
+{"committed": committed, "rendered": rendered, "negative": negative, "refused": refused}[mode]()
 print("{} failed".format(len(failed)) if failed else "all checks passed")
 sys.exit(1 if failed else 0)

@@ -68,8 +68,14 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "deploy", "mpijob"))
 import render  # noqa: E402
 check(render.PROGRAMS == names, "render.py reads the registry's list: %s" % render.PROGRAMS)
+# The MPIJob launcher runs `gpuaccept run`, whose order is the registry's: the suite with no --only, each
+# program alone with --only NAME, and every name the renderer accepts is one gpuaccept knows.
 suite = render.render(["--nodes", "1", "--gpus-per-node", "1"])
-check("for p in %s; do" % " ".join(names) in suite, "the rendered suite MPIJob runs them in that order")
+check("/bin/gpuaccept run --report-dir /reports ||" in suite and "--only" not in suite,
+      "the rendered suite MPIJob runs gpuaccept run, every step in the registry's order")
+check(all("/bin/gpuaccept run --report-dir /reports --only %s ||" % n
+          in render.render(["--program", n, "--nodes", "1", "--gpus-per-node", "1"]) for n in names),
+      "a rendered one-program MPIJob runs gpuaccept run --only that program, for each of them")
 
 print("%d failed" % len(failures) if failures else "all checks passed")
 sys.exit(1 if failures else 0)

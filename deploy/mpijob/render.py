@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 
 # The suite's programs, in run order: read from the front-end's registry, the one table that names them.
@@ -39,9 +40,13 @@ VARIANTS = ["default", "rdma", "hostnetwork"]
 
 def launcher_script(a, programs):
     """The launcher's shell command. The operator has written the hostfile and set
-    OMPI_MCA_orte_default_hostfile before this runs; ranks fill each worker's slots in hostfile order."""
-    forwarded = " ".join(["-x " + name for name, _ in launcher_env(a) if not name.startswith("OMPI_")] +
-                         ["-x GPUACCEPT_RUN_ID"])
+    OMPI_MCA_orte_default_hostfile before this runs. With runLauncherAsWorker the launcher pod is the hostfile's
+    first host, so rank 0 (which writes every report) runs here and `gpuaccept run` reads its reports where it
+    stands; its exit status, the merged verdict, is the pod's and so the job's."""
+    run = [a.prefix + "/bin/gpuaccept", "run", "--report-dir", a.report_dir]
+    if programs != PROGRAMS:
+        run += ["--only", ",".join(programs)]
+    run_line = " ".join(shlex.quote(w) for w in run) + ((" " + a.args_quoted) if a.args_quoted else "")
     return """set -u
 # One run id for every program of this job: gpuaccept merge merges one run's reports and refuses a mix.
 export GPUACCEPT_RUN_ID=${{GPUACCEPT_RUN_ID:-mpijob-$(hostname)-$(date +%s)}}
@@ -54,30 +59,21 @@ for h in $(awk '{{print $1}}' "$hostfile"); do
     sleep 2
   done
 done
-status=0
-for p in {programs}; do
-  rc=0
-  mpirun -np {np} --bind-to none {fwd} {bin}/"$p" --report-dir {rd}{args} || rc=$?
-  [ "$status" -ne 0 ] || status=$rc  # the first failure decides the launcher's exit status
-done
-# Rank 0 wrote the reports on the first worker: merge them there into the suite's one verdict
-# (summary.json/.md/.html), then print them into this log, which outlives the workers. The launcher's exit
-# status (the Kubernetes job's) is that verdict (a baseline regression is 1); a step that died without a
-# report is no finding of the merge, so then the first failing step's status stands.
-first=$(awk 'NR==1 {{print $1}}' "$hostfile")
+# The one runner: program order, step timeouts, per-node preflight, suite_run.json, the merged summary.
 verdict=0
-mpirun -np 1 --host "$first" {bin}/gpuaccept merge --report-dir {rd} || verdict=$?
-mpirun -np 1 --host "$first" sh -c 'for f in {rd}/*.json {rd}/summary.md; do [ -e "$f" ] || continue; echo "=== gpuaccept report $f"; cat "$f"; echo "=== end"; done'
-[ "$verdict" -eq 0 ] || status=$verdict
-exit "$status"
-""".format(wait=a.dns_wait // 2, programs=" ".join(programs), np=a.nodes * a.slots, fwd=forwarded,
-           bin=a.prefix + "/bin", rd=a.report_dir, args=(" " + a.args) if a.args else "")
+{run} || verdict=$?
+# The reports are in this pod (rank 0 ran here); print them into the log, which outlives the pods.
+for f in {rd}/*.json {rd}/summary.md; do [ -e "$f" ] || continue; echo "=== gpuaccept report $f"; cat "$f"; echo "=== end"; done
+echo "gpuaccept: verdict exit $verdict"
+exit "$verdict"
+""".format(wait=a.dns_wait // 2, run=run_line, rd=shlex.quote(a.report_dir))
 
 
 def launcher_env(a):
-    """(name, value) pairs for the launcher; mpirun forwards all but OMPI_* ones to every rank with -x,
-    because processes started over ssh do not see the worker pod's environment."""
-    env = [("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")]
+    """(name, value) pairs for the launcher. `gpuaccept run` forwards NCCL_*, UCX_* and GPUACCEPT_* ones to
+    the ranks with mpirun -x (processes started over ssh do not see the pod's environment); --env names outside
+    those go through Open MPI's mca_base_env_list, its -x by environment."""
+    env = [] if a.non_root else [("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")]
     if a.ssh_port != 22:
         env.append(("OMPI_MCA_plm_rsh_args", "-p {}".format(a.ssh_port)))
     if a.socket_ifname:
@@ -90,16 +86,44 @@ def launcher_env(a):
     else:
         # Without RDMA devices in the pod NCCL would still probe for them; say what we mean.
         env.append(("NCCL_IB_DISABLE", "1"))
+    if a.ib_gid_index is not None:
+        env.append(("NCCL_IB_GID_INDEX", str(a.ib_gid_index)))  # RoCE: which GID carries RoCEv2
+    user = [kv for kv in a.env]
+    names = {k for k, _ in env}
+    env = [(k, v) for k, v in env if k not in {n for n, _ in user}] + user  # --env wins over a default
+    extra = [k for k, _ in user if not FORWARDED.match(k) and not k.startswith("OMPI_") and k not in names]
+    if extra:
+        env.append(("OMPI_MCA_mca_base_env_list", ";".join(extra)))
     return env
 
 
-def pod_spec(a, container, extra_volumes=()):
+# What launch/launch_plan.c forwards by itself (its forwarded()); keep the two in step.
+FORWARDED = re.compile(r"^(NCCL_|UCX_|GPUACCEPT_|OMP_NUM_THREADS$|OPENBLAS_NUM_THREADS$|LD_LIBRARY_PATH$)")
+
+
+def pod_spec(a, container, extra_volumes=(), pvc=True):
+    """pvc: whether --report-pvc backs the reports here (the launcher, where rank 0 writes them); workers keep an
+    emptyDir at the same path, so a ReadWriteOnce claim is enough."""
     spec = {"containers": [container],
             "volumes": [{"name": "reports", "persistentVolumeClaim": {"claimName": a.report_pvc}}
-                        if a.report_pvc else {"name": "reports", "emptyDir": {}}] + list(extra_volumes)}
+                        if a.report_pvc and pvc else {"name": "reports", "emptyDir": {}}] + list(extra_volumes)}
     if a.variant == "hostnetwork":
         spec["hostNetwork"] = True
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"  # keeps the operator's worker names resolvable
+    if a.node_selector:
+        spec["nodeSelector"] = dict(a.node_selector)
+    if a.affinity:
+        spec["affinity"] = a.affinity
+    if a.tolerations:
+        spec["tolerations"] = a.tolerations
+    if a.priority_class:
+        spec["priorityClassName"] = a.priority_class
+    if a.scheduler_name:
+        spec["schedulerName"] = a.scheduler_name
+    if a.non_root:
+        # The operator mounts the job's ssh keys at sshAuthMountPath; fsGroup makes the volumes writable.
+        spec["securityContext"] = {"runAsUser": a.run_as_user, "runAsGroup": a.run_as_user,
+                                   "fsGroup": a.run_as_user, "runAsNonRoot": True}
     return spec
 
 
@@ -109,54 +133,178 @@ def pod_template(a, spec):
     return {"spec": spec}
 
 
+def gpu_resources(a):
+    """Requests and limits of a pod that runs ranks: the GPUs, and CPU and memory requests so the pod is not
+    BestEffort (the first evicted). The memory limit is the request plus /dev/shm, since a memory-backed
+    emptyDir is charged to the pod's memory."""
+    limits = {} if a.cpu_only else {"nvidia.com/gpu": a.gpus_per_node}
+    if a.variant == "rdma":
+        limits[a.rdma_resource] = 1
+    limits["memory"] = "{}Mi".format((quantity_bytes(a.memory) + quantity_bytes(a.shm_size) + MI - 1) // MI)
+    return {"requests": {"cpu": a.cpu, "memory": a.memory}, "limits": limits}
+
+
 def mpijob(a, program):
     programs = PROGRAMS if program == "suite" else [program]
     name = a.name or "gpuaccept" + ("" if program == "suite" else "-" + program.replace("_", "-"))
     reports_mount = {"name": "reports", "mountPath": a.report_dir}
+    # NCCL puts its intra-node buffers in /dev/shm; a container's default is 64 MiB.
+    rank_mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, reports_mount]
     launcher = {
         "name": "launcher", "image": a.image, "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/bash", "-c", launcher_script(a, programs)],
         "env": [{"name": k, "value": v} for k, v in launcher_env(a)],
-        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
-        "volumeMounts": [reports_mount],
+        # The launcher is the first node of the job (runLauncherAsWorker): it holds GPUs and runs rank 0.
+        "resources": gpu_resources(a),
+        "volumeMounts": rank_mounts,
     }
-    worker_limits = {} if a.cpu_only else {"nvidia.com/gpu": a.gpus_per_node}
-    if a.variant == "rdma":
-        worker_limits[a.rdma_resource] = 1
     worker = {
         "name": "worker", "image": a.image, "imagePullPolicy": "IfNotPresent",
         "command": ["/usr/sbin/sshd", "-De", "-p", str(a.ssh_port)],
-        "resources": {"limits": worker_limits} if worker_limits else {},
-        # NCCL puts its intra-node buffers in /dev/shm; a container's default is 64 MiB.
-        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, reports_mount],
+        "resources": gpu_resources(a),
+        "volumeMounts": rank_mounts,
     }
-    if a.variant == "rdma":
-        worker["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}  # RDMA pins memory
+    for c in (launcher, worker):
+        sc = {}
+        if a.variant == "rdma":
+            sc["capabilities"] = {"add": ["IPC_LOCK"]}  # RDMA pins memory
+        if a.non_root:
+            sc["allowPrivilegeEscalation"] = False
+        if sc:
+            c["securityContext"] = sc
     dshm = {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": a.shm_size}}
     labels = {"app.kubernetes.io/name": "gpuaccept", "app.kubernetes.io/component": program.replace("_", "-")}
+    run_policy = {
+        "cleanPodPolicy": "Running",  # workers go when the job ends; the launcher's log stays
+        "ttlSecondsAfterFinished": a.ttl,
+        "activeDeadlineSeconds": a.deadline,
+        "backoffLimit": 0,  # an acceptance run that failed is a result, not a reason to retry
+    }
+    if a.scheduling_policy:
+        # Gang scheduling: every pod of the job or none, so half a job never holds GPUs waiting for the rest.
+        policy = {"minAvailable": a.nodes}
+        if a.queue:
+            policy["queue"] = a.queue
+        if a.priority_class:
+            policy["priorityClass"] = a.priority_class
+        run_policy["schedulingPolicy"] = policy
+    replicas = {"Launcher": {"replicas": 1, "restartPolicy": "Never",
+                             "template": pod_template(a, pod_spec(a, launcher, [dshm]))}}
+    if a.nodes > 1:
+        replicas["Worker"] = {"replicas": a.nodes - 1, "restartPolicy": "Never",
+                              "template": pod_template(a, pod_spec(a, worker, [dshm], pvc=False))}
+    spec = {
+        "slotsPerWorker": a.slots,
+        # The launcher pod is the hostfile's first host, so rank 0 and its reports are where gpuaccept run is.
+        "runLauncherAsWorker": True,
+        "mpiImplementation": "OpenMPI",
+        # The launcher starts only once every worker is Ready (sshd up), not racing them.
+        "launcherCreationPolicy": "WaitForWorkersReady",
+        "runPolicy": run_policy,
+        "mpiReplicaSpecs": replicas,
+    }
+    if a.non_root:
+        spec["sshAuthMountPath"] = a.ssh_auth_mount_path
     return {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
         "metadata": dict({"name": name, "labels": labels}, **({"namespace": a.namespace} if a.namespace else {})),
-        "spec": {
-            "slotsPerWorker": a.slots,
-            "mpiImplementation": "OpenMPI",
-            # The launcher starts only once every worker is Ready (sshd up), not racing them.
-            "launcherCreationPolicy": "WaitForWorkersReady",
-            "runPolicy": {
-                "cleanPodPolicy": "Running",  # workers go when the job ends; the launcher's log stays
-                "ttlSecondsAfterFinished": a.ttl,
-                "activeDeadlineSeconds": a.deadline,
-                "backoffLimit": 0,  # an acceptance run that failed is a result, not a reason to retry
-            },
-            "mpiReplicaSpecs": {
-                "Launcher": {"replicas": 1, "restartPolicy": "Never",
-                             "template": pod_template(a, pod_spec(a, launcher))},
-                "Worker": {"replicas": a.nodes, "restartPolicy": "Never",
-                           "template": pod_template(a, pod_spec(a, worker, [dshm]))},
-            },
-        },
+        "spec": spec,
     }
+
+
+# --- what the Kubernetes API would refuse, refused here first (exit 2, one line)
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+# Kubernetes accepts more (dots, dashes), but the names also pass through bash and mpirun -x.
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+QUANTITY = re.compile(r"^([0-9]+(\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$")
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+MI = 1 << 20
+
+
+class Refused(Exception):
+    pass
+
+
+def label_key_ok(k):
+    prefix, _, name = k.rpartition("/")
+    if "/" in k and not prefix:
+        return False
+    return (len(name) <= 63 and bool(QUALIFIED_NAME.match(name)) and
+            (not prefix or (len(prefix) <= 253 and bool(DNS1123_SUBDOMAIN.match(prefix)))))
+
+
+def label_value_ok(v):
+    return v == "" or (len(v) <= 63 and bool(QUALIFIED_NAME.match(v)))
+
+
+def quantity_bytes(q):
+    m = QUANTITY.match(q)
+    if not m:
+        raise Refused("'{}' is not a Kubernetes quantity (e.g. 32Gi, 500Mi)".format(q))
+    mult = {None: 1, "m": 0.001, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+            "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
+    return int(float(m.group(1)) * mult[m.group(3)])
+
+
+def parse_key_value(opt, text):
+    k, sep, v = text.partition("=")
+    if not sep:
+        raise Refused("{} '{}': expected KEY=VALUE".format(opt, text))
+    return k, v
+
+
+def parse_toleration(text):
+    """key[=value]:effect, as kubectl taint writes a taint; key alone with 'Exists' when there is no value."""
+    kv, sep, effect = text.rpartition(":")
+    if not sep or effect not in EFFECTS:
+        raise Refused("--toleration '{}': expected key[=value]:effect, effect one of {}".format(
+            text, ", ".join(EFFECTS)))
+    key, has_value, value = kv.partition("=")
+    if not label_key_ok(key):
+        raise Refused("--toleration '{}': '{}' is not a valid taint key".format(text, key))
+    if has_value and not label_value_ok(value):
+        raise Refused("--toleration '{}': '{}' is not a valid taint value".format(text, value))
+    t = {"key": key, "operator": "Equal" if has_value else "Exists"}
+    if has_value:
+        t["value"] = value
+    t["effect"] = effect
+    return t
+
+
+def check_names(a, program):
+    """Refuses what the API server would: exit 2 from main, one line."""
+    name = a.name or "gpuaccept" + ("" if program == "suite" else "-" + program.replace("_", "-"))
+    # Pods are <name>-launcher and <name>-worker-<i>, and the job's Service is <name>: DNS-1035 labels.
+    longest = "{}-worker-{}".format(name, max(a.nodes - 2, 0))
+    if not DNS1035_LABEL.match(name) or len(longest) > 63:
+        raise Refused("--name '{}': must be lower-case letters, digits and '-', start with a letter, end "
+                      "alphanumeric, and leave '{}' within 63 characters".format(name, longest))
+    if a.namespace and (not DNS1123_LABEL.match(a.namespace) or len(a.namespace) > 63):
+        raise Refused("--namespace '{}' is not a valid DNS-1123 label".format(a.namespace))
+    for opt, v in (("--priority-class", a.priority_class), ("--report-pvc", a.report_pvc),
+                   ("--scheduler-name", a.scheduler_name)):
+        if v and (not DNS1123_SUBDOMAIN.match(v) or len(v) > 253):
+            raise Refused("{} '{}' is not a valid DNS-1123 subdomain".format(opt, v))
+    for k, v in a.node_selector:
+        if not label_key_ok(k):
+            raise Refused("--node-selector '{}={}': '{}' is not a valid label key".format(k, v, k))
+        if not label_value_ok(v):
+            raise Refused("--node-selector '{}={}': '{}' is not a valid label value".format(k, v, v))
+    for k, _ in a.env:
+        if not ENV_NAME.match(k):
+            raise Refused("--env '{}': not a valid environment variable name".format(k))
+    for opt, q in (("--cpu", a.cpu), ("--memory", a.memory), ("--shm-size", a.shm_size)):
+        try:
+            quantity_bytes(q)
+        except Refused as e:
+            raise Refused("{} {}".format(opt, e))
+    if a.non_root and a.ssh_port < 1024:
+        raise Refused("--non-root: sshd cannot bind port {} without root; use --ssh-port 1024 or above"
+                      .format(a.ssh_port))
 
 
 # --- a small YAML writer: block style, strings quoted whenever a YAML reader could take them otherwise.
@@ -214,23 +362,46 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--program", default="suite", choices=["suite"] + PROGRAMS)
     p.add_argument("--variant", default="default", choices=VARIANTS)
-    p.add_argument("--nodes", type=int, default=2, help="worker pods, one per node [2]")
-    p.add_argument("--gpus-per-node", type=int, default=8, help="GPUs per worker = ranks per worker [8]")
-    p.add_argument("--cpu-only", action="store_true", help="request no GPUs; ranks per worker = --gpus-per-node")
+    p.add_argument("--nodes", type=int, default=2, help="nodes = pods: the launcher (rank 0) and nodes-1 workers [2]")
+    p.add_argument("--gpus-per-node", type=int, default=8, help="GPUs per pod = ranks per pod [8]")
+    p.add_argument("--cpu-only", action="store_true", help="request no GPUs; ranks per pod = --gpus-per-node")
     p.add_argument("--image", default="gpuaccept:latest", help="image built from deploy/container/Dockerfile")
     p.add_argument("--name", help="MPIJob name [gpuaccept or gpuaccept-<program>]")
     p.add_argument("--namespace", help="metadata.namespace [none: kubectl's current namespace]")
-    p.add_argument("--args", default="", help="extra arguments for every program, e.g. --args='--quick --timeout 300'")
+    p.add_argument("--args", default="", help="extra arguments for gpuaccept run, split and quoted as a shell "
+                   "would, e.g. --args='--quick --step-timeout 300'")
     p.add_argument("--prefix", default="/opt/gpuaccept", help="install prefix in the image [/opt/gpuaccept]")
     p.add_argument("--report-dir", default="/reports", help="report directory in the pods [/reports]")
-    p.add_argument("--report-pvc", help="ReadWriteMany PersistentVolumeClaim to keep reports in [none]")
-    p.add_argument("--shm-size", default="16Gi", help="memory-backed /dev/shm per worker [16Gi]")
+    p.add_argument("--report-pvc", help="PersistentVolumeClaim to keep reports in [none: an emptyDir]")
+    p.add_argument("--shm-size", default="16Gi", help="memory-backed /dev/shm per pod [16Gi]")
+    p.add_argument("--cpu", default="8", help="CPU request per pod [8]")
+    p.add_argument("--memory", default="32Gi", help="memory request per pod; the limit adds --shm-size [32Gi]")
+    p.add_argument("--node-selector", action="append", default=[], metavar="KEY=VALUE",
+                   help="only nodes with this label (repeatable)")
+    p.add_argument("--toleration", action="append", default=[], metavar="KEY[=VALUE]:EFFECT",
+                   help="tolerate this taint (repeatable)")
+    p.add_argument("--no-default-toleration", action="store_true",
+                   help="do not tolerate gpuaccept's own taint ({}:NoSchedule)".format(ACCEPTANCE_TAINT))
+    p.add_argument("--affinity-file", help="JSON file with a pod affinity object (nodeAffinity, ...) [none]")
+    p.add_argument("--priority-class", help="priorityClassName of the pods (and of the gang) [none]")
+    p.add_argument("--scheduling-policy", action="store_true",
+                   help="gang scheduling: runPolicy.schedulingPolicy with minAvailable = --nodes")
+    p.add_argument("--queue", help="schedulingPolicy.queue (Volcano) [none]")
+    p.add_argument("--scheduler-name", help="schedulerName of the pods, e.g. volcano [the default scheduler]")
+    p.add_argument("--non-root", action="store_true", help="run as --run-as-user, ssh keys at "
+                   "--ssh-auth-mount-path, sshd on --ssh-port (2222 unless given)")
+    p.add_argument("--run-as-user", type=int, default=1000, help="UID (and GID, fsGroup) with --non-root [1000]")
+    p.add_argument("--ssh-auth-mount-path", default="/home/mpiuser/.ssh",
+                   help="sshAuthMountPath with --non-root [/home/mpiuser/.ssh]")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="environment for the launcher and every rank (repeatable)")
     p.add_argument("--socket-ifname", help="NCCL_SOCKET_IFNAME [eth0; none with hostnetwork]")
     p.add_argument("--rdma-resource", default="rdma/rdma_shared_device_a",
                    help="device plugin resource for RDMA (rdma variant) [rdma/rdma_shared_device_a]")
     p.add_argument("--rdma-network", help="Multus network attachment for RDMA (rdma variant) [none]")
     p.add_argument("--ib-hca", help="NCCL_IB_HCA, e.g. mlx5 (rdma variant) [NCCL's choice]")
-    p.add_argument("--ssh-port", type=int, help="workers' sshd port [22; 2222 with hostnetwork]")
+    p.add_argument("--ib-gid-index", type=int, help="NCCL_IB_GID_INDEX, the RoCE GID to use, e.g. 3 [NCCL's choice]")
+    p.add_argument("--ssh-port", type=int, help="workers' sshd port [22; 2222 with hostnetwork or --non-root]")
     p.add_argument("--ttl", type=int, default=3600, help="runPolicy.ttlSecondsAfterFinished [3600]")
     p.add_argument("--deadline", type=int, default=7200, help="runPolicy.activeDeadlineSeconds [7200]")
     p.add_argument("--dns-wait", type=int, default=120, help="seconds the launcher waits for worker DNS [120]")
@@ -242,39 +413,74 @@ def parse_args(argv):
     return a
 
 
+# handoff's taint on failed nodes (launch/handoff.h SUITE_K8S_KEY): re-testing such a node must land on it.
+ACCEPTANCE_TAINT = "gpuaccept.io/verdict"
+
+
 def with_defaults(a):
-    """Fills the defaults that depend on the variant; returns a copy."""
+    """Fills the defaults that depend on other options and parses the structured ones; returns a copy.
+    Raises Refused for what Kubernetes would reject."""
     a = argparse.Namespace(**vars(a))
     a.slots = a.gpus_per_node
     if a.ssh_port is None:
-        # On the host network port 22 belongs to the node's own sshd.
-        a.ssh_port = 2222 if a.variant == "hostnetwork" else 22
+        # On the host network port 22 belongs to the node's own sshd; a non-root sshd cannot bind it.
+        a.ssh_port = 2222 if a.variant == "hostnetwork" or a.non_root else 22
     if a.socket_ifname is None and a.variant != "hostnetwork":
         a.socket_ifname = "eth0"  # a pod's interface; on the host network only the site knows the name
+    if a.ib_gid_index is not None and a.ib_gid_index < 0:
+        raise Refused("--ib-gid-index must be 0 or more")
+    a.node_selector = [parse_key_value("--node-selector", t) for t in a.node_selector]
+    a.env = [parse_key_value("--env", t) for t in a.env]
+    a.tolerations = ([] if a.no_default_toleration else
+                     [{"key": ACCEPTANCE_TAINT, "operator": "Exists", "effect": "NoSchedule"}])
+    a.tolerations += [parse_toleration(t) for t in a.toleration]
+    a.affinity = None
+    if a.affinity_file:
+        try:
+            with open(a.affinity_file) as f:
+                a.affinity = json.load(f)
+        except (OSError, ValueError) as e:
+            raise Refused("--affinity-file {}: {}".format(a.affinity_file, e))
+        kinds = {"nodeAffinity", "podAffinity", "podAntiAffinity"}
+        if not isinstance(a.affinity, dict) or not a.affinity or set(a.affinity) - kinds:
+            raise Refused("--affinity-file {}: expected a JSON object with some of {}".format(
+                a.affinity_file, ", ".join(sorted(kinds))))
+    try:
+        a.args_quoted = " ".join(shlex.quote(w) for w in shlex.split(a.args))
+    except ValueError as e:
+        raise Refused("--args '{}': {}".format(a.args, e))
     return a
 
 
 def render(argv):
-    """The manifest for a command line, as text."""
+    """The manifest for a command line, as text. Raises Refused."""
     a = parse_args(argv)
-    return to_yaml(mpijob(with_defaults(a), a.program))
+    b = with_defaults(a)
+    check_names(b, a.program)
+    return to_yaml(mpijob(b, a.program))
 
 
 def main(argv):
     a = parse_args(argv)
-    if not a.examples:
-        sys.stdout.write(render(argv))
-        return 0
-    # The committed examples: every program on the default network, the suite in every variant.
-    jobs = [(p, "default") for p in ["suite"] + PROGRAMS] + [("suite", v) for v in VARIANTS[1:]]
-    os.makedirs(a.examples, exist_ok=True)
-    for program, variant in jobs:
-        a.variant = variant
-        fname = program + ("" if variant == "default" else "-" + variant) + ".yaml"
-        with open(os.path.join(a.examples, fname), "w") as f:
-            f.write("# Rendered by deploy/mpijob/render.py --program {} --variant {}; do not edit.\n"
-                    .format(program, variant))
-            f.write(to_yaml(mpijob(with_defaults(a), program)))
+    try:
+        if not a.examples:
+            sys.stdout.write(render(argv))
+            return 0
+        # The committed examples: every program on the default network, the suite in every variant.
+        jobs = [(p, "default") for p in ["suite"] + PROGRAMS] + [("suite", v) for v in VARIANTS[1:]]
+        os.makedirs(a.examples, exist_ok=True)
+        for program, variant in jobs:
+            a.variant = variant
+            b = with_defaults(a)
+            check_names(b, program)
+            fname = program + ("" if variant == "default" else "-" + variant) + ".yaml"
+            with open(os.path.join(a.examples, fname), "w") as f:
+                f.write("# Rendered by deploy/mpijob/render.py --program {} --variant {}; do not edit.\n"
+                        .format(program, variant))
+                f.write(to_yaml(mpijob(b, program)))
+    except Refused as e:
+        sys.stderr.write("render.py: {}\n".format(e))
+        return 2
     return 0
 
 

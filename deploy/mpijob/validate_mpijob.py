@@ -130,20 +130,55 @@ def suite_errors(doc):
     for field in ("cleanPodPolicy", "ttlSecondsAfterFinished"):
         if field not in run:
             errs.append("spec.runPolicy.{}: gpuaccept sets it so finished jobs are cleaned up".format(field))
-    worker = (spec.get("mpiReplicaSpecs") or {}).get("Worker")
-    if not worker:
+    replicas = spec.get("mpiReplicaSpecs") or {}
+    if spec.get("runLauncherAsWorker") is not True:
+        # Rank 0 writes every report; gpuaccept run on the launcher reads them, so rank 0 must run there.
+        errs.append("spec.runLauncherAsWorker: gpuaccept sets it so rank 0 and its reports are in the launcher")
+    ranked = [role for role in ("Launcher", "Worker") if role in replicas
+              and (role == "Worker" or spec.get("runLauncherAsWorker") is True)]
+    if not ranked:
         return errs + ["spec.mpiReplicaSpecs.Worker: gpuaccept needs workers"]
-    pod = worker.get("template", {}).get("spec", {})
+    for role in ranked:
+        errs += rank_pod_errors(role, replicas[role].get("template", {}).get("spec", {}), spec)
+    return errs
+
+
+QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$")
+UNITS = {None: 1, "m": 0.001, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+         "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def quantity(q):
+    """A Kubernetes quantity in base units; None when it is not one the schema lets through plainly."""
+    m = QUANTITY.match(str(q))
+    return float(m.group(1)) * UNITS[m.group(2)] if m else None
+
+
+def rank_pod_errors(role, pod, spec):
+    """A pod that runs ranks: NCCL's /dev/shm, one rank per GPU, and memory enough for both."""
+    errs = []
     shm = [v for v in pod.get("volumes", []) if (v.get("emptyDir") or {}).get("medium") == "Memory"]
     mounts = {m.get("name"): m.get("mountPath") for c in pod.get("containers", [])
               for m in c.get("volumeMounts", [])}
-    if not any(mounts.get(v["name"]) == "/dev/shm" for v in shm):
-        errs.append("Worker: /dev/shm must be a memory-backed emptyDir (NCCL's shared memory)")
+    shm = [v for v in shm if mounts.get(v["name"]) == "/dev/shm"]
+    if not shm:
+        errs.append("{}: /dev/shm must be a memory-backed emptyDir (NCCL's shared memory)".format(role))
     for c in pod.get("containers", []):
-        gpus = ((c.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
+        res = c.get("resources") or {}
+        gpus = (res.get("limits") or {}).get("nvidia.com/gpu")
         if gpus is not None and str(gpus) != str(spec.get("slotsPerWorker", 1)):
             errs.append("spec.slotsPerWorker: {} but container {} has nvidia.com/gpu {}; one rank per GPU"
                         .format(spec.get("slotsPerWorker", 1), c.get("name"), gpus))
+        req = res.get("requests") or {}
+        if "cpu" not in req or "memory" not in req:
+            errs.append("{}: container {} requests no cpu or memory: BestEffort, evicted first".format(
+                role, c.get("name")))
+            continue
+        limit = quantity((res.get("limits") or {}).get("memory", "0"))
+        need = quantity(req["memory"]) + sum(quantity(v["emptyDir"].get("sizeLimit", "0")) or 0 for v in shm)
+        if limit is None or limit < need:
+            errs.append("{}: container {} memory limit {} is below its request plus /dev/shm ({:.0f} MiB)"
+                        .format(role, c.get("name"), (res.get("limits") or {}).get("memory"), need / 2**20))
     return errs
 
 

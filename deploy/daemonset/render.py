@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Renders a per-node gpuaccept DaemonSet: one pod on every GPU node checks that node alone and labels it.
+
+    render.py --image registry.example/gpuaccept:1.0 --gpus-per-node 8 > daemonset.yaml
+    render.py --examples deploy/daemonset      # rewrites the committed gpuaccept-daemonset.yaml
+
+Each pod runs, once per start: an init container `check` (the gpuaccept image) runs `gpuaccept run` on its
+node with a local plan (node_health, env_audit, gemm_flops, mem_bw and a single-node allreduce_bw, one rank
+per GPU) and writes the node's verdict as a merge patch; an init container `label` (an image with kubectl)
+applies it to its own node (NODE_NAME from the downward API): gpuaccept.io/verdict=pass|warn|fail and
+gpuaccept.io/checked=<UTC time>. A DaemonSet pod cannot end, so a container `hold` then sleeps. Also renders
+the Namespace, ServiceAccount, ClusterRole (get and patch nodes) and ClusterRoleBinding it needs.
+Python 3 standard library only. See docs/deployment.md.
+"""
+import argparse
+import os
+import shlex
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(HERE, "..", "mpijob"))
+from render import (DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, QUANTITY, Refused,  # noqa: E402
+                    label_key_ok, label_value_ok, parse_key_value, parse_toleration, to_yaml)
+
+# The single-node checks, in the suite's order; ddp_smoke is left out: it measures a training step, whose
+# per-node figures gemm_flops and allreduce_bw already give.
+CHECKS = ["node_health", "env_audit", "gemm_flops", "mem_bw", "allreduce_bw"]
+VERDICT_KEY = "gpuaccept.io/verdict"  # launch/handoff.h SUITE_K8S_KEY: the label the suite's hand-off sets
+CHECKED_KEY = "gpuaccept.io/checked"
+EXAMPLE = "gpuaccept-daemonset.yaml"
+
+
+def check_script(a):
+    """The check container's shell script. It always exits 0: an init container that fails is restarted
+    forever, and a failed check is a result (the label), not a reason to retry."""
+    run = [a.prefix + "/bin/gpuaccept", "run", "--np", str(a.gpus_per_node), "--only", ",".join(CHECKS),
+           "--report-dir", a.status_dir + "/reports"]
+    run_line = " ".join(shlex.quote(w) for w in run) + ((" " + a.args_quoted) if a.args_quoted else "")
+    return """set -u
+status={sd}
+rm -rf "$status/reports" "$status/patch.json"
+rc=0
+{run} || rc=$?
+# The one node's verdict as gpuaccept's Kubernetes hand-off wrote it (the line that labels the node; the pod's
+# host name stands for the node there, the label container names the node itself).
+v=$(sed -n 's/.* {key_re}=\\(pass\\|warn\\|fail\\)$/\\1/p' "$status/reports/gpuaccept-k8s.sh" 2>/dev/null | head -n 1)
+# No verdict, or a run that did not pass with a node that did (a step that could not measure): not a pass.
+case "$v" in pass|warn|fail) ;; *) v=fail ;; esac
+[ "$rc" -eq 0 ] || [ "$v" != pass ] || v=fail
+printf '{{"metadata":{{"labels":{{"{key}":"%s","{checked}":"%s"}}}}}}\\n' "$v" "$(date -u +%Y%m%dT%H%M%SZ)" \\
+    >"$status/patch.json"
+[ ! -e "$status/reports/summary.md" ] || cat "$status/reports/summary.md"
+echo "gpuaccept: node ${{NODE_NAME:-?}}: {key}=$v (gpuaccept run exit $rc)"
+exit 0
+""".format(sd=shlex.quote(a.status_dir), run=run_line, key=VERDICT_KEY, checked=CHECKED_KEY,
+           key_re=VERDICT_KEY.replace(".", "\\.").replace("/", "\\/"))
+
+
+def daemonset(a):
+    labels = {"app.kubernetes.io/name": "gpuaccept", "app.kubernetes.io/component": "node-check"}
+    status = {"name": "status", "mountPath": a.status_dir}
+    env = [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
+    env += [{"name": k, "value": v} for k, v in a.env]
+    check = {
+        "name": "check", "image": a.image, "imagePullPolicy": "IfNotPresent",
+        "command": ["/bin/sh", "-c", check_script(a)],
+        "env": env + ([] if a.request_gpus else [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]),
+        "resources": {"requests": {"cpu": a.cpu, "memory": a.memory},
+                      "limits": dict({"memory": a.memory_limit},
+                                     **({"nvidia.com/gpu": a.gpus_per_node} if a.request_gpus else {}))},
+        "volumeMounts": [status, {"name": "dshm", "mountPath": "/dev/shm"}],
+    }
+    label = {
+        "name": "label", "image": a.kubectl_image, "imagePullPolicy": "IfNotPresent",
+        # $(NODE_NAME) is expanded by the kubelet: no shell is needed in the kubectl image.
+        "command": ["kubectl", "patch", "node", "$(NODE_NAME)", "--type", "merge",
+                    "--patch-file", a.status_dir + "/patch.json"],
+        "env": env[:1],
+        "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
+        "volumeMounts": [status],
+    }
+    hold = {
+        "name": "hold", "image": a.image, "imagePullPolicy": "IfNotPresent",
+        "command": ["sleep", "infinity"],
+        "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}},
+        "volumeMounts": [status],  # the reports stay readable: kubectl exec ... -c hold -- cat ...
+    }
+    pod = {
+        "serviceAccountName": a.name,
+        "initContainers": [check, label],
+        "containers": [hold],
+        "volumes": [{"name": "status", "emptyDir": {}},
+                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": a.shm_size}}],
+        "nodeSelector": dict(a.node_selector),
+        "tolerations": a.tolerations,
+    }
+    if a.priority_class:
+        pod["priorityClassName"] = a.priority_class
+    if a.runtime_class:
+        pod["runtimeClassName"] = a.runtime_class
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": a.name, "namespace": a.namespace, "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": dict(labels)},
+            # One node at a time is re-checked when the template changes, never all GPUs of the cluster at once.
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
+        },
+    }
+
+
+def objects(a):
+    meta = {"name": a.name, "labels": {"app.kubernetes.io/name": "gpuaccept"}}
+    ns_meta = dict(meta, namespace=a.namespace)
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": a.namespace}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": ns_meta},
+        # Nodes are cluster-scoped: a ClusterRole. RBAC cannot narrow it to the pod's own node.
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta,
+         "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": meta,
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": a.name},
+         "subjects": [{"kind": "ServiceAccount", "name": a.name, "namespace": a.namespace}]},
+        daemonset(a),
+    ]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--image", default="gpuaccept:latest", help="image built from deploy/container/Dockerfile")
+    p.add_argument("--kubectl-image", default="registry.k8s.io/kubectl:v1.34.0",
+                   help="image with kubectl for the label container [registry.k8s.io/kubectl:v1.34.0]")
+    p.add_argument("--gpus-per-node", type=int, default=8, help="ranks = GPUs checked per node [8]")
+    p.add_argument("--request-gpus", action="store_true",
+                   help="request the GPUs (nvidia.com/gpu) instead of NVIDIA_VISIBLE_DEVICES=all; the pod then "
+                   "holds them while it sleeps")
+    p.add_argument("--name", default="gpuaccept-node-check", help="name of every object [gpuaccept-node-check]")
+    p.add_argument("--namespace", default="gpuaccept", help="namespace, rendered as an object too [gpuaccept]")
+    p.add_argument("--node-selector", action="append", default=None, metavar="KEY=VALUE",
+                   help="nodes to check (repeatable) [nvidia.com/gpu.present=true]")
+    p.add_argument("--toleration", action="append", default=[], metavar="KEY[=VALUE]:EFFECT",
+                   help="tolerate this taint too (repeatable); gpuaccept's own and nvidia.com/gpu are tolerated")
+    p.add_argument("--priority-class", help="priorityClassName [none]")
+    p.add_argument("--runtime-class", help="runtimeClassName, e.g. nvidia [the node's default]")
+    p.add_argument("--args", default="", help="extra arguments for gpuaccept run, e.g. --args='--quick'")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="environment (repeatable)")
+    p.add_argument("--cpu", default="4", help="CPU request of the check [4]")
+    p.add_argument("--memory", default="16Gi", help="memory request of the check; the limit adds --shm-size [16Gi]")
+    p.add_argument("--shm-size", default="16Gi", help="memory-backed /dev/shm [16Gi]")
+    p.add_argument("--prefix", default="/opt/gpuaccept", help="install prefix in the image [/opt/gpuaccept]")
+    p.add_argument("--status-dir", default="/var/run/gpuaccept", help="where reports and the patch go [/var/run/gpuaccept]")
+    p.add_argument("--examples", metavar="DIR", help="write {} into DIR, then exit".format(EXAMPLE))
+    a = p.parse_args(argv)
+    if a.gpus_per_node < 1:
+        p.error("--gpus-per-node must be at least 1")
+    return a
+
+
+def with_defaults(a):
+    """Parses the structured options; raises Refused for what the API would reject."""
+    from render import quantity_bytes, MI  # the MPIJob renderer's quantity rules
+    a = argparse.Namespace(**vars(a))
+    if not DNS1123_LABEL.match(a.name) or len(a.name) > 63:
+        raise Refused("--name '{}' is not a valid DNS-1123 label".format(a.name))
+    if not DNS1123_LABEL.match(a.namespace) or len(a.namespace) > 63:
+        raise Refused("--namespace '{}' is not a valid DNS-1123 label".format(a.namespace))
+    for opt, v in (("--priority-class", a.priority_class), ("--runtime-class", a.runtime_class)):
+        if v and (not DNS1123_SUBDOMAIN.match(v) or len(v) > 253):
+            raise Refused("{} '{}' is not a valid DNS-1123 subdomain".format(opt, v))
+    a.node_selector = [parse_key_value("--node-selector", t)
+                       for t in (a.node_selector if a.node_selector is not None else ["nvidia.com/gpu.present=true"])]
+    for k, v in a.node_selector:
+        if not label_key_ok(k) or not label_value_ok(v):
+            raise Refused("--node-selector '{}={}': not a valid label key and value".format(k, v))
+    a.env = [parse_key_value("--env", t) for t in a.env]
+    for k, _ in a.env:
+        if not ENV_NAME.match(k):
+            raise Refused("--env '{}': not a valid environment variable name".format(k))
+    # A node that failed carries gpuaccept's taint and must be checkable again; GPU nodes often carry
+    # nvidia.com/gpu:NoSchedule to keep other pods off.
+    a.tolerations = [{"key": VERDICT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+                     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    a.tolerations += [parse_toleration(t) for t in a.toleration]
+    for opt, q in (("--cpu", a.cpu), ("--memory", a.memory), ("--shm-size", a.shm_size)):
+        if not QUANTITY.match(q):
+            raise Refused("{} '{}' is not a Kubernetes quantity (e.g. 16Gi)".format(opt, q))
+    a.memory_limit = "{}Mi".format((quantity_bytes(a.memory) + quantity_bytes(a.shm_size) + MI - 1) // MI)
+    try:
+        a.args_quoted = " ".join(shlex.quote(w) for w in shlex.split(a.args))
+    except ValueError as e:
+        raise Refused("--args '{}': {}".format(a.args, e))
+    return a
+
+
+def render(argv):
+    """The manifest (every object) for a command line, as text. Raises Refused."""
+    return "".join(to_yaml(o) for o in objects(with_defaults(parse_args(argv))))
+
+
+def main(argv):
+    a = parse_args(argv)
+    try:
+        if not a.examples:
+            sys.stdout.write(render(argv))
+            return 0
+        text = "".join(to_yaml(o) for o in objects(with_defaults(a)))
+        with open(os.path.join(a.examples, EXAMPLE), "w") as f:
+            f.write("# Rendered by deploy/daemonset/render.py; do not edit.\n" + text)
+    except Refused as e:
+        sys.stderr.write("render.py: {}\n".format(e))
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
