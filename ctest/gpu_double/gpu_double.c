@@ -127,7 +127,8 @@ struct CUstream_st {
 static struct {
     long captures, instantiated, launches, graphs_destroyed, execs_destroyed;
     long registered, deregistered, windows, windows_freed, mem_allocs, mem_frees;
-    long default_stream_colls, colls, unaligned_colls; /* unaligned: a buffer not on a 16-byte boundary */
+    long default_stream_colls, colls, unaligned_colls; /* calls; unaligned: a buffer off a 16-byte boundary */
+    long issued; /* collectives queued to run: a call outside a capture, and each launch of a captured one */
 } counts;
 static long fn_calls[8];
 static const char *const fn_names[8] = {"cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate",
@@ -1001,6 +1002,7 @@ static void coll_issue(coll_op *o)
     struct ncclComm *c = o->comm;
     long call = ++c->calls[o->kind];
     o->seq = ++c->issued;
+    counts.issued++;
     o->posted = false;
     o->never = fault_matches("GA_DOUBLE_NCCL_HANG", coll_names[o->kind], call);
     if (fault_matches("GA_DOUBLE_NCCL_ASYNC_ERROR", coll_names[o->kind], call)) {
@@ -1446,11 +1448,11 @@ __attribute__((destructor)) static void print_counts(void)
     fprintf(stderr,
             "[gpu-double] rank %ld: captures %ld instantiated %ld launches %ld execs_destroyed %ld "
             "graphs_destroyed %ld registered %ld deregistered %ld windows %ld windows_freed %ld mem_allocs %ld "
-            "mem_frees %ld default_stream_colls %ld colls %ld unaligned_colls %ld\n",
+            "mem_frees %ld default_stream_colls %ld colls %ld unaligned_colls %ld issued %ld\n",
             env_long("OMPI_COMM_WORLD_RANK", 0), counts.captures, counts.instantiated, counts.launches,
             counts.execs_destroyed, counts.graphs_destroyed, counts.registered, counts.deregistered,
             counts.windows, counts.windows_freed, counts.mem_allocs, counts.mem_frees,
-            counts.default_stream_colls, counts.colls, counts.unaligned_colls);
+            counts.default_stream_colls, counts.colls, counts.unaligned_colls, counts.issued);
 }
 
 /* ---- cuBLASLt ---- */
