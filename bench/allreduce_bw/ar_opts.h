@@ -47,7 +47,7 @@ typedef struct {
     bool parallel_init;       /* -p: accepted; one GPU per rank leaves nothing to initialise in parallel */
     char json_path[1024];     /* -J FILE: nccl-tests' JSON, "" none */
     bool show_slowest;        /* --show-slowest: the slowest-rank columns after nccl-tests' 13 */
-    ar_backend_setup setup;   /* -u -G -R -x -y -M (ar_backend.h) */
+    ar_backend_setup setup;   /* -u -G -R -x -y -M (ar_setup.h) */
     unsigned ignored;         /* bit per flag of ar_ignored_flags given a value gpuaccept cannot honour */
     char ignored_value[AR_N_IGNORED_MAX][16];
 } ar_opts;
