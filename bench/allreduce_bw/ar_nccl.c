@@ -1,7 +1,8 @@
 /* The GPU path: NCCL on device memory, one stream, every wait through ga_nccl_wait (bounded by -T). Inputs
  * are generated and outputs checked on the host (ar_coll.c), copied through cudaMemcpy outside the timed
  * loops, so no kernel is needed. nccl-tests' -G (CUDA graphs), -R (buffer registration), -x (CTA policy),
- * -y (default stream), -u (unaligned buffers) and -M (memory use) are applied here, as nccl-tests 2.19 does. */
+ * -y (default stream), -u (unaligned buffers) and -M (memory use) are applied here, as nccl-tests 2.19 does.
+ */
 #if GA_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -22,12 +23,12 @@ typedef struct {
     size_t max_bytes, pad;       /* pad: the -u padding after max_bytes */
     double timeout_s;
     ar_backend_setup setup;
-    void *send_reg, *recv_reg;           /* -R 1: ncclCommRegister handles */
-    ncclWindow_t send_win, recv_win;     /* -R 2: symmetric windows */
-    cudaGraph_t graph;                   /* -G: the captured graph between capture and launch */
+    void *send_reg, *recv_reg;       /* -R 1: ncclCommRegister handles */
+    ncclWindow_t send_win, recv_win; /* -R 2: symmetric windows */
+    cudaGraph_t graph;               /* -G: the captured graph between capture and launch */
     cudaGraphExec_t graph_exec;
     int64_t free_before_init, free_after_setup, mem_used[2]; /* -M */
-    const char *what;                    /* names the communicator in messages */
+    const char *what;                                        /* names the communicator in messages */
 } nccl_impl;
 
 /* Every NCCL call's result is checked (an error aborts the communicator); the calls are bounded by -T through
@@ -231,14 +232,14 @@ static void register_buffers(nccl_impl *g)
     size_t bytes = g->max_bytes + g->pad;
     ga_nccl_bound(g->comm, g->timeout_s, "registering the buffers");
     if (g->setup.reg_mode == 2) {
-        ga_nccl_enqueued(g->comm,
-                         ncclCommWindowRegister(g->comm, g->send_base, bytes, &g->send_win,
-                                                NCCL_WIN_COLL_SYMMETRIC),
-                         g->timeout_s, "ncclCommWindowRegister of the send buffer");
-        ga_nccl_enqueued(g->comm,
-                         ncclCommWindowRegister(g->comm, g->recv_base, bytes, &g->recv_win,
-                                                NCCL_WIN_COLL_SYMMETRIC),
-                         g->timeout_s, "ncclCommWindowRegister of the receive buffer");
+        ga_nccl_enqueued(
+            g->comm,
+            ncclCommWindowRegister(g->comm, g->send_base, bytes, &g->send_win, NCCL_WIN_COLL_SYMMETRIC),
+            g->timeout_s, "ncclCommWindowRegister of the send buffer");
+        ga_nccl_enqueued(
+            g->comm,
+            ncclCommWindowRegister(g->comm, g->recv_base, bytes, &g->recv_win, NCCL_WIN_COLL_SYMMETRIC),
+            g->timeout_s, "ncclCommWindowRegister of the receive buffer");
     } else if (g->setup.reg_mode == 1) {
         ga_nccl_enqueued(g->comm, ncclCommRegister(g->comm, g->send_base, bytes, &g->send_reg), g->timeout_s,
                          "ncclCommRegister of the send buffer");

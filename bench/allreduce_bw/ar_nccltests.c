@@ -60,8 +60,7 @@ void ar_nt_preamble(FILE *out, const ar_nt_config *c, const ar_nt_device *devs, 
         "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d agg iters: "
         "%d validation: %d graph: %d unalign: %d\n",
         1, 1, (long)c->min_bytes, (long)c->max_bytes, (long)(by_factor ? c->step_factor : c->step_bytes),
-        by_factor ? "factor" : "bytes", c->warmup, c->iters, c->agg_iters, c->check, c->graph,
-        c->unalign);
+        by_factor ? "factor" : "bytes", c->warmup, c->iters, c->agg_iters, c->check, c->graph, c->unalign);
     if (c->blocking == 1)
         fprintf(out, "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n");
     if (c->blocking == 2)
@@ -230,7 +229,8 @@ void ar_nt_footer(FILE *out, const ar_nt_config *c, int out_of_bounds, double av
         size_t at = 0;
         for (int i = 0; i < 3; i++) {
             ar_nt_mem_string(mem_used[i], amount, sizeof amount);
-            at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %s", names[i], amount, i < 2 ? "| " : "");
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %s", names[i], amount,
+                                   i < 2 ? "| " : "");
             total += mem_used[i];
         }
         ar_nt_mem_string(total, amount, sizeof amount);

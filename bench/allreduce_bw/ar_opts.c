@@ -74,7 +74,8 @@ const ga_option ar_options[] = {
     {"local_register", 'R', true, "0-2",
      "register the buffers with NCCL: 1 ncclCommRegister, 2 symmetric windows (GPU path)"},
     {"cta_policy", 'x', true, "0-2", "NCCL's CTA policy: 0 default, 1 efficiency, 2 zero (GPU path)"},
-    {"device_implementation", 'D', true, "N", "accepted, ignored with a warning (nccl-tests' device kernels)"},
+    {"device_implementation", 'D', true, "N",
+     "accepted, ignored with a warning (nccl-tests' device kernels)"},
     {"device_cta_count", 'V', true, "N", "accepted, ignored with a warning (nccl-tests' device kernels)"},
     {"memory", 'M', true, "0/1", "1: print the GPU memory use after the results (GPU path)"},
     {"unalign", 'u', true, "N", "start the buffers N elements past their allocation (default 0)"},
@@ -308,8 +309,10 @@ int ar_opts_finish(ar_opts *o, bool gpu, bool quick, uint64_t *sizes, char *err,
         if (strchr("yGRxM", ar_ignored_flags[i].key))
             o->ignored &= ~(1u << i);
     if (gpu && o->setup.graph_launches > 0 && (o->per_iter || o->blocking)) {
-        snprintf(err, errlen, "-G %d: CUDA graph launches cannot be combined with -I or -z (nccl-tests "
-                 "disables those with -G)", o->setup.graph_launches);
+        snprintf(err, errlen,
+                 "-G %d: CUDA graph launches cannot be combined with -I or -z (nccl-tests "
+                 "disables those with -G)",
+                 o->setup.graph_launches);
         return -1;
     }
     if (gpu && o->setup.graph_launches > 0 && o->setup.stream_null) {

@@ -24,15 +24,14 @@
  *   GA_DOUBLE_LT_CREATE_FAIL=1        cublasLtCreate fails (a GPU whose measurement cannot start)
  *   GA_DOUBLE_D2D_US=us               every device-to-device copy takes us longer (a slow GPU)
  *   GA_DOUBLE_EVENT_RECORD_FAIL=1     cudaEventRecord fails
- *   GA_DOUBLE_FAIL=Fn[:n]             the n-th (default first) call of Fn fails, Fn one of cudaStreamBeginCapture,
- *                                     cudaStreamEndCapture, cudaGraphInstantiate, cudaGraphLaunch,
- *                                     ncclCommRegister, ncclCommWindowRegister, ncclMemAlloc
- * and, not faults: GA_DOUBLE_GEMM_US (default 20), how long a GEMM takes; GA_DOUBLE_GEMM_FIRST_US the first
- * (lazy module loading); GA_DOUBLE_GPUS (default 8) devices per process; GA_DOUBLE_TRACE=1 prints aborts,
- * the CTA policy of each communicator, and at exit what each process did with graphs, registrations and the
- * default stream (the counts the tests compare; "device" memory is counted for cudaMemGetInfo, and a
- * communicator holds GA_DOUBLE_COMM_BYTES, default 64 MiB, of it).
- * Op is the NCCL function name without "nccl" (AllReduce, Broadcast, AllGather, ...). */
+ *   GA_DOUBLE_FAIL=Fn[:n]             the n-th (default first) call of Fn fails, Fn one of
+ * cudaStreamBeginCapture, cudaStreamEndCapture, cudaGraphInstantiate, cudaGraphLaunch, ncclCommRegister,
+ * ncclCommWindowRegister, ncclMemAlloc and, not faults: GA_DOUBLE_GEMM_US (default 20), how long a GEMM
+ * takes; GA_DOUBLE_GEMM_FIRST_US the first (lazy module loading); GA_DOUBLE_GPUS (default 8) devices per
+ * process; GA_DOUBLE_TRACE=1 prints aborts, the CTA policy of each communicator, and at exit what each
+ * process did with graphs, registrations and the default stream (the counts the tests compare; "device"
+ * memory is counted for cudaMemGetInfo, and a communicator holds GA_DOUBLE_COMM_BYTES, default 64 MiB, of
+ * it). Op is the NCCL function name without "nccl" (AllReduce, Broadcast, AllGather, ...). */
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
@@ -131,9 +130,9 @@ static struct {
     long issued; /* collectives queued to run: a call outside a capture, and each launch of a captured one */
 } counts;
 static long fn_calls[8];
-static const char *const fn_names[8] = {"cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate",
-                                        "cudaGraphLaunch",        "ncclCommRegister",     "ncclCommWindowRegister",
-                                        "ncclMemAlloc",           NULL};
+static const char *const fn_names[8] = {
+    "cudaStreamBeginCapture", "cudaStreamEndCapture",   "cudaGraphInstantiate", "cudaGraphLaunch",
+    "ncclCommRegister",       "ncclCommWindowRegister", "ncclMemAlloc",         NULL};
 
 /* GA_DOUBLE_FAIL: should this call of function f (an index into fn_names) fail? */
 static bool fail_now(int f)
@@ -1445,14 +1444,15 @@ __attribute__((destructor)) static void print_counts(void)
 {
     if (!getenv("GA_DOUBLE_TRACE"))
         return;
-    fprintf(stderr,
-            "[gpu-double] rank %ld: captures %ld instantiated %ld launches %ld execs_destroyed %ld "
-            "graphs_destroyed %ld registered %ld deregistered %ld windows %ld windows_freed %ld mem_allocs %ld "
-            "mem_frees %ld default_stream_colls %ld colls %ld unaligned_colls %ld issued %ld\n",
-            env_long("OMPI_COMM_WORLD_RANK", 0), counts.captures, counts.instantiated, counts.launches,
-            counts.execs_destroyed, counts.graphs_destroyed, counts.registered, counts.deregistered,
-            counts.windows, counts.windows_freed, counts.mem_allocs, counts.mem_frees,
-            counts.default_stream_colls, counts.colls, counts.unaligned_colls, counts.issued);
+    fprintf(
+        stderr,
+        "[gpu-double] rank %ld: captures %ld instantiated %ld launches %ld execs_destroyed %ld "
+        "graphs_destroyed %ld registered %ld deregistered %ld windows %ld windows_freed %ld mem_allocs %ld "
+        "mem_frees %ld default_stream_colls %ld colls %ld unaligned_colls %ld issued %ld\n",
+        env_long("OMPI_COMM_WORLD_RANK", 0), counts.captures, counts.instantiated, counts.launches,
+        counts.execs_destroyed, counts.graphs_destroyed, counts.registered, counts.deregistered,
+        counts.windows, counts.windows_freed, counts.mem_allocs, counts.mem_frees,
+        counts.default_stream_colls, counts.colls, counts.unaligned_colls, counts.issued);
 }
 
 /* ---- cuBLASLt ---- */
