@@ -79,6 +79,11 @@ static void check_deadline(ncclComm_t comm, double deadline, double timeout_s, c
 
 ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *label)
 {
+    return ga_nccl_comm_init_cta(comm, timeout_s, label, -1);
+}
+
+ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *label, int cta_policy)
+{
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -94,6 +99,8 @@ ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *label)
 
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 1; /* see ga_nccl.h: the watcher bounds it */
+    if (cta_policy >= 0)
+        config.CTAPolicy = cta_policy;
     ncclComm_t nc = NULL;
     ncclResult_t r = ncclCommInitRankConfig(&nc, size, id, rank, &config);
     ga_deadline_disarm();

@@ -18,6 +18,8 @@
  * label names the communicator in every message about it ("world", "pair 3 round 1"). timeout_s bounds the
  * init (0 or less: no bound of its own). While the communicator lives, an expiring deadline aborts it. */
 ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *label);
+/* The same with ncclConfig_t.CTAPolicy set (NCCL_CTA_POLICY_*; -1 leaves NCCL's default): nccl-tests' -x. */
+ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *label, int cta_policy);
 
 /* Waits, spinning, for the work queued on stream, watching the communicator for asynchronous errors. An
  * asynchronous error aborts the communicator and exits 3; no completion within timeout_s aborts it and exits

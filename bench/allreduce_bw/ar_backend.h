@@ -6,8 +6,10 @@
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ar_coll.h"
+#include "ar_setup.h"
 
 typedef struct {
     ar_coll_id coll;
@@ -50,15 +52,26 @@ struct ar_backend {
     /* Runs iters operations and returns when they are complete; every wait is bounded by -T. what names the
      * operation for the timeout message. */
     void (*run)(ar_backend *b, const ar_call *c, int iters, const char *what);
+    /* CUDA graphs (nccl-tests' -G), NULL where not used: graph_capture records iters operations into a graph
+     * and instantiates it, without running them; graph_launch launches it `launches` times, waits for the
+     * completion (bounded by -T) and destroys it. The harness times the launches only, as nccl-tests does. */
+    void (*graph_capture)(ar_backend *b, const ar_call *c, int iters, const char *what);
+    void (*graph_launch)(ar_backend *b, int launches, const char *what);
+    int graph_launches; /* -G: launches of the timed graph (0: no graphs) */
+    /* -M: this rank's GPU memory use in bytes: at communicator init, of the buffers and their registration,
+     * and during the collectives (nccl-tests' three figures). NULL where there is no such figure. */
+    void (*memory_use)(ar_backend *b, int64_t used[3]);
     void (*destroy)(ar_backend *b);
 };
 
-/* Both allocate buffers of max_bytes for send and receive. Collective over comm. */
-ar_backend *ar_host_backend_new(MPI_Comm comm, size_t max_bytes);
+/* Both allocate buffers of max_bytes (plus the -u padding) for send and receive. Collective over comm. setup
+ * may be NULL (all defaults); the host path applies -u only. */
+ar_backend *ar_host_backend_new(MPI_Comm comm, size_t max_bytes, const ar_backend_setup *setup);
 /* Why the host path cannot run a type (fp8), or NULL. */
 const char *ar_host_unsupported(ar_dtype type);
 #if GA_HAVE_CUDA
-ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_s, const char *what);
+ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_s, const char *what,
+                                const ar_backend_setup *setup);
 #endif
 
 #endif

@@ -78,6 +78,16 @@ static double timed_loop(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *
 {
     int agg = cfg->agg_iters > 0 ? cfg->agg_iters : 1;
     double ops = (double)cfg->iters * agg;
+    if (b->graph_capture) {
+        /* -G (never with -z or -I, ar_opts_finish): as nccl-tests, the capture is not timed; after a barrier
+         * the graph's launches are, and the time is per operation of one launch. */
+        b->graph_capture(b, call, cfg->iters * agg, what);
+        barrier(b, what);
+        double t0 = ga_now();
+        test_delay(cfg->iters);
+        b->graph_launch(b, b->graph_launches, what);
+        return (ga_now() - t0) / (ops * b->graph_launches);
+    }
     if (cfg->blocking == 0 && !iter_times) {
         double t0 = ga_now();
         test_delay(cfg->iters);
@@ -118,7 +128,12 @@ static int64_t check(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call
         p.seed = (uint32_t)(size_index * 7 + call->in_place * 3 + k);
         ar_fill_input(cfg->coll, &p, b->rank, in);
         b->put_input(b, call, in);
-        b->run(b, call, 1, what);
+        if (b->graph_capture) { /* nccl-tests checks what a graph of one operation leaves */
+            b->graph_capture(b, call, 1, what);
+            b->graph_launch(b, 1, what);
+        } else {
+            b->run(b, call, 1, what);
+        }
         b->get_output(b, call, out);
         test_corrupt(call, out);
         int64_t w = ar_count_wrong(cfg->coll, &p, b->rank, out);

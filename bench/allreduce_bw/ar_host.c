@@ -11,8 +11,10 @@
 #include "ga_fatal.h"
 
 typedef struct {
-    char *send, *recv;
-    size_t max_bytes;
+    char *send, *recv;           /* where the current call's buffers start (past -u's offset) */
+    char *send_base, *recv_base; /* the allocations */
+    size_t max_bytes, pad;       /* pad: the -u padding after max_bytes */
+    ar_backend_setup setup;
 } host_impl;
 
 /* ---- half and bfloat16 ---- */
@@ -163,15 +165,25 @@ static char *output_at(ar_backend *b, const ar_call *c)
     return ar_call_output(c, b->rank, h->recv);
 }
 
+/* -u: the offset depends on the type's size, so it is set per call. */
+static void aim(ar_backend *b, const ar_call *c)
+{
+    host_impl *h = b->impl;
+    h->send = ar_unaligned(h->send_base, &h->setup, c->type);
+    h->recv = ar_unaligned(h->recv_base, &h->setup, c->type);
+}
+
 static void host_put_input(ar_backend *b, const ar_call *c, const void *host)
 {
     host_impl *h = b->impl;
-    memset(h->recv, 0xff, h->max_bytes);
+    aim(b, c);
+    memset(h->recv_base, 0xff, h->max_bytes + h->pad);
     memcpy(input_at(b, c), host, c->counts.send_count * esize(c));
 }
 
 static void host_get_output(ar_backend *b, const ar_call *c, void *host)
 {
+    aim(b, c);
     memcpy(host, output_at(b, c), c->counts.recv_count * esize(c));
 }
 
@@ -269,6 +281,7 @@ static void call_once(ar_backend *b, const ar_call *c)
 static void host_run(ar_backend *b, const ar_call *c, int iters, const char *what)
 {
     /* -T bounds each call: a healthy batch of many large calls may take longer than one bound. */
+    aim(b, c);
     ga_deadline_arm("%s", what);
     for (int i = 0; i < iters; i++) {
         if (i)
@@ -281,22 +294,27 @@ static void host_run(ar_backend *b, const ar_call *c, int iters, const char *wha
 static void host_destroy(ar_backend *b)
 {
     host_impl *h = b->impl;
-    free(h->send);
-    free(h->recv);
+    free(h->send_base);
+    free(h->recv_base);
     free(h);
     free(b);
 }
 
-ar_backend *ar_host_backend_new(MPI_Comm comm, size_t max_bytes)
+ar_backend *ar_host_backend_new(MPI_Comm comm, size_t max_bytes, const ar_backend_setup *setup)
 {
     ar_backend *b = calloc(1, sizeof *b);
     host_impl *h = calloc(1, sizeof *h);
-    size_t bytes = max_bytes ? max_bytes : 1;
-    if (!b || !h || !(h->send = malloc(bytes)) || !(h->recv = malloc(bytes)))
-        GA_FATAL(GA_EXIT_INTERNAL, "host path: out of memory for 2 x %zu bytes", bytes); /* 5, as everywhere */
-    memset(h->send, 0, bytes); /* touch the pages now, not inside the first timed loop */
-    memset(h->recv, 0, bytes);
+    size_t bytes = max_bytes ? max_bytes : 1, pad = ar_unalign_pad(setup);
+    if (!b || !h || !(h->send_base = malloc(bytes + pad)) || !(h->recv_base = malloc(bytes + pad)))
+        GA_FATAL(GA_EXIT_INTERNAL, "host path: out of memory for 2 x %zu bytes", bytes + pad); /* 5 */
+    memset(h->send_base, 0, bytes + pad); /* touch the pages now, not inside the first timed loop */
+    memset(h->recv_base, 0, bytes + pad);
+    h->send = h->send_base;
+    h->recv = h->recv_base;
     h->max_bytes = bytes;
+    h->pad = pad;
+    if (setup)
+        h->setup = *setup;
     b->name = "mpi";
     b->comm = comm;
     MPI_Comm_rank(comm, &b->rank);

@@ -1,9 +1,12 @@
 /* The GPU path: NCCL on device memory, one stream, every wait through ga_nccl_wait (bounded by -T). Inputs
  * are generated and outputs checked on the host (ar_coll.c), copied through cudaMemcpy outside the timed
- * loops, so no kernel is needed. */
+ * loops, so no kernel is needed. nccl-tests' -G (CUDA graphs), -R (buffer registration), -x (CTA policy),
+ * -y (default stream), -u (unaligned buffers) and -M (memory use) are applied here, as nccl-tests 2.19 does.
+ */
 #if GA_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "ar_backend.h"
@@ -14,10 +17,18 @@
 
 typedef struct {
     ncclComm_t comm;
-    cudaStream_t stream;
-    char *send, *recv;
-    size_t max_bytes;
+    cudaStream_t stream;         /* NULL with -y 1: the legacy default stream */
+    char *send, *recv;           /* where the current call's buffers start (past -u's offset) */
+    char *send_base, *recv_base; /* the allocations (ncclMemAlloc with -R, else cudaMalloc) */
+    size_t max_bytes, pad;       /* pad: the -u padding after max_bytes */
     double timeout_s;
+    ar_backend_setup setup;
+    void *send_reg, *recv_reg;       /* -R 1: ncclCommRegister handles */
+    ncclWindow_t send_win, recv_win; /* -R 2: symmetric windows */
+    cudaGraph_t graph;               /* -G: the captured graph between capture and launch */
+    cudaGraphExec_t graph_exec;
+    int64_t free_before_init, free_after_setup, mem_used[2]; /* -M */
+    const char *what;                                        /* names the communicator in messages */
 } nccl_impl;
 
 /* Every NCCL call's result is checked (an error aborts the communicator); the calls are bounded by -T through
@@ -46,6 +57,14 @@ static size_t esize(const ar_call *c)
     return ar_dtype_get(c->type)->size;
 }
 
+/* -u: the offset depends on the type's size, so it is set per call. */
+static void aim(ar_backend *b, const ar_call *c)
+{
+    nccl_impl *g = b->impl;
+    g->send = ar_unaligned(g->send_base, &g->setup, c->type);
+    g->recv = ar_unaligned(g->recv_base, &g->setup, c->type);
+}
+
 static char *input_at(ar_backend *b, const ar_call *c)
 {
     nccl_impl *g = b->impl;
@@ -66,15 +85,17 @@ static bool nccl_inplace_checkable(ar_coll_id coll)
 static void nccl_put_input(ar_backend *b, const ar_call *c, const void *host)
 {
     nccl_impl *g = b->impl;
+    aim(b, c);
     /* On the NCCL stream: cudaMemset is asynchronous and a pageable cudaMemcpy may return before its DMA
      * lands, both on the legacy stream, which a cudaStreamNonBlocking stream does not wait for. */
-    GA_CUDA_CHECK(cudaMemsetAsync(g->recv, 0xff, g->max_bytes, g->stream));
+    GA_CUDA_CHECK(cudaMemsetAsync(g->recv_base, 0xff, g->max_bytes + g->pad, g->stream));
     GA_CUDA_CHECK(cudaMemcpyAsync(input_at(b, c), host, c->counts.send_count * esize(c),
                                   cudaMemcpyHostToDevice, g->stream));
 }
 
 static void nccl_get_output(ar_backend *b, const ar_call *c, void *host)
 {
+    aim(b, c); /* the run before left the stream idle (ga_nccl_wait) */
     GA_CUDA_CHECK(cudaMemcpy(host, output_at(b, c), c->counts.recv_count * esize(c), cudaMemcpyDeviceToHost));
 }
 
@@ -150,6 +171,7 @@ static void enqueue(ar_backend *b, const ar_call *c)
 static void nccl_run(ar_backend *b, const ar_call *c, int iters, const char *what)
 {
     nccl_impl *g = b->impl;
+    aim(b, c);
     /* A blocking communicator's call returns once enqueued, but may block (connecting to a peer that never
      * comes): the deadline watcher bounds the enqueues, then ga_nccl_wait the completion, each by -T. */
     ga_nccl_bound(g->comm, g->timeout_s, what);
@@ -159,38 +181,168 @@ static void nccl_run(ar_backend *b, const ar_call *c, int iters, const char *wha
     ga_nccl_wait(g->comm, g->stream, g->timeout_s, what);
 }
 
+/* -G: nccl-tests captures the timed loop (and each check) in thread-local mode, so that NCCL's own
+ * allocations during a first connection are not captured. Capture only records: nothing runs, no wait. */
+static void nccl_graph_capture(ar_backend *b, const ar_call *c, int iters, const char *what)
+{
+    nccl_impl *g = b->impl;
+    aim(b, c);
+    GA_CUDA_CHECK(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
+    ga_nccl_bound(g->comm, g->timeout_s, what);
+    for (int i = 0; i < iters; i++)
+        enqueue(b, c);
+    ga_nccl_unbound();
+    GA_CUDA_CHECK(cudaStreamEndCapture(g->stream, &g->graph));
+    GA_CUDA_CHECK(cudaGraphInstantiate(&g->graph_exec, g->graph, 0));
+}
+
+static void nccl_graph_launch(ar_backend *b, int launches, const char *what)
+{
+    nccl_impl *g = b->impl;
+    for (int l = 0; l < launches; l++)
+        GA_CUDA_CHECK(cudaGraphLaunch(g->graph_exec, g->stream));
+    ga_nccl_wait(g->comm, g->stream, g->timeout_s, what);
+    GA_CUDA_CHECK(cudaGraphExecDestroy(g->graph_exec));
+    GA_CUDA_CHECK(cudaGraphDestroy(g->graph));
+    g->graph_exec = NULL;
+    g->graph = NULL;
+}
+
+static int64_t free_memory(void)
+{
+    size_t free_b = 0, total_b = 0;
+    GA_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return (int64_t)free_b;
+}
+
+/* -M: nccl-tests' "Collective" figure is the free memory lost while the tests ran; the other two were taken
+ * when the backend was made. */
+static void nccl_memory_use(ar_backend *b, int64_t used[3])
+{
+    nccl_impl *g = b->impl;
+    used[0] = g->mem_used[0];
+    used[1] = g->mem_used[1];
+    used[2] = g->free_after_setup - free_memory();
+}
+
+/* -R: registration is collective for windows (every rank registers, in the same order) and bounded by -T like
+ * any NCCL call that can wait; a failure aborts the communicator and exits 3 (ga_nccl_enqueued). */
+static void register_buffers(nccl_impl *g)
+{
+    size_t bytes = g->max_bytes + g->pad;
+    ga_nccl_bound(g->comm, g->timeout_s, "registering the buffers");
+    if (g->setup.reg_mode == 2) {
+        ga_nccl_enqueued(
+            g->comm,
+            ncclCommWindowRegister(g->comm, g->send_base, bytes, &g->send_win, NCCL_WIN_COLL_SYMMETRIC),
+            g->timeout_s, "ncclCommWindowRegister of the send buffer");
+        ga_nccl_enqueued(
+            g->comm,
+            ncclCommWindowRegister(g->comm, g->recv_base, bytes, &g->recv_win, NCCL_WIN_COLL_SYMMETRIC),
+            g->timeout_s, "ncclCommWindowRegister of the receive buffer");
+    } else if (g->setup.reg_mode == 1) {
+        ga_nccl_enqueued(g->comm, ncclCommRegister(g->comm, g->send_base, bytes, &g->send_reg), g->timeout_s,
+                         "ncclCommRegister of the send buffer");
+        ga_nccl_enqueued(g->comm, ncclCommRegister(g->comm, g->recv_base, bytes, &g->recv_reg), g->timeout_s,
+                         "ncclCommRegister of the receive buffer");
+    }
+    ga_nccl_unbound();
+}
+
+static void deregister_buffers(nccl_impl *g)
+{
+    ga_nccl_bound(g->comm, g->timeout_s, "deregistering the buffers");
+    if (g->setup.reg_mode == 2) {
+        ga_nccl_enqueued(g->comm, ncclCommWindowDeregister(g->comm, g->send_win), g->timeout_s,
+                         "ncclCommWindowDeregister of the send buffer");
+        ga_nccl_enqueued(g->comm, ncclCommWindowDeregister(g->comm, g->recv_win), g->timeout_s,
+                         "ncclCommWindowDeregister of the receive buffer");
+    } else if (g->setup.reg_mode == 1) {
+        ga_nccl_enqueued(g->comm, ncclCommDeregister(g->comm, g->send_reg), g->timeout_s,
+                         "ncclCommDeregister of the send buffer");
+        ga_nccl_enqueued(g->comm, ncclCommDeregister(g->comm, g->recv_reg), g->timeout_s,
+                         "ncclCommDeregister of the receive buffer");
+    }
+    ga_nccl_unbound();
+}
+
+static void free_buffer(const nccl_impl *g, void *p)
+{
+    if (g->setup.reg_mode > 0)
+        ncclMemFree(p);
+    else
+        cudaFree(p);
+}
+
 static void nccl_destroy(ar_backend *b)
 {
     nccl_impl *g = b->impl;
+    deregister_buffers(g);
     ga_nccl_comm_destroy(g->comm, g->timeout_s);
-    cudaFree(g->send);
-    cudaFree(g->recv);
-    cudaStreamDestroy(g->stream);
+    free_buffer(g, g->send_base);
+    free_buffer(g, g->recv_base);
+    if (g->stream)
+        cudaStreamDestroy(g->stream);
     free(g);
     free(b);
 }
 
-ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_s, const char *what)
+ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_s, const char *what,
+                                const ar_backend_setup *setup)
 {
     ar_backend *b = calloc(1, sizeof *b);
     nccl_impl *g = calloc(1, sizeof *g);
     if (!b || !g)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    if (setup)
+        g->setup = *setup;
+    else
+        g->setup.cta_policy = -1;
     g->max_bytes = max_bytes ? max_bytes : 1;
+    g->pad = ar_unalign_pad(&g->setup);
     g->timeout_s = timeout_s > 0 ? timeout_s : 1e9;
-    GA_CUDA_CHECK(cudaMalloc((void **)&g->send, g->max_bytes));
-    GA_CUDA_CHECK(cudaMalloc((void **)&g->recv, g->max_bytes));
-    GA_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    g->what = what;
+    if (!g->setup.stream_null)
+        GA_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     b->name = "nccl";
     b->comm = comm;
     MPI_Comm_rank(comm, &b->rank);
     MPI_Comm_size(comm, &b->nranks);
-    g->comm = ga_nccl_comm_init(comm, g->timeout_s, what); /* bounded by -T, aborted on any expiry */
+    if (g->setup.memory_report)
+        g->free_before_init = free_memory();
+    /* bounded by -T, aborted on any expiry */
+    g->comm = ga_nccl_comm_init_cta(comm, g->timeout_s, what, g->setup.cta_policy);
+    int64_t after_init = g->setup.memory_report ? free_memory() : 0;
+    /* -R: NCCL's allocator, as nccl-tests uses (window registration needs memory it can map) */
+    if (g->setup.reg_mode > 0) {
+        ga_nccl_enqueued(g->comm, ncclMemAlloc((void **)&g->send_base, g->max_bytes + g->pad), g->timeout_s,
+                         "ncclMemAlloc of the send buffer");
+        ga_nccl_enqueued(g->comm, ncclMemAlloc((void **)&g->recv_base, g->max_bytes + g->pad), g->timeout_s,
+                         "ncclMemAlloc of the receive buffer");
+    } else {
+        GA_CUDA_CHECK(cudaMalloc((void **)&g->send_base, g->max_bytes + g->pad));
+        GA_CUDA_CHECK(cudaMalloc((void **)&g->recv_base, g->max_bytes + g->pad));
+    }
+    g->send = g->send_base;
+    g->recv = g->recv_base;
+    register_buffers(g);
+    if (g->setup.memory_report) {
+        g->mem_used[0] = g->free_before_init - after_init;
+        g->free_after_setup = free_memory();
+        g->mem_used[1] = after_init - g->free_after_setup;
+    }
     b->impl = g;
     b->inplace_checkable = nccl_inplace_checkable;
     b->put_input = nccl_put_input;
     b->get_output = nccl_get_output;
     b->run = nccl_run;
+    if (g->setup.graph_launches > 0) {
+        b->graph_capture = nccl_graph_capture;
+        b->graph_launch = nccl_graph_launch;
+        b->graph_launches = g->setup.graph_launches;
+    }
+    if (g->setup.memory_report)
+        b->memory_use = nccl_memory_use;
     b->destroy = nccl_destroy;
     return b;
 }

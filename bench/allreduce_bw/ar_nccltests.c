@@ -60,7 +60,7 @@ void ar_nt_preamble(FILE *out, const ar_nt_config *c, const ar_nt_device *devs, 
         "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d agg iters: "
         "%d validation: %d graph: %d unalign: %d\n",
         1, 1, (long)c->min_bytes, (long)c->max_bytes, (long)(by_factor ? c->step_factor : c->step_bytes),
-        by_factor ? "factor" : "bytes", c->warmup, c->iters, c->agg_iters, c->check, 0, 0);
+        by_factor ? "factor" : "bytes", c->warmup, c->iters, c->agg_iters, c->check, c->graph, c->unalign);
     if (c->blocking == 1)
         fprintf(out, "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n");
     if (c->blocking == 2)
@@ -202,11 +202,40 @@ int ar_nt_line(char *buf, size_t len, const ar_nt_config *c, const char *type, c
     return n;
 }
 
-void ar_nt_footer(FILE *out, const ar_nt_config *c, int out_of_bounds, double avg_busbw, double min_bw)
+void ar_nt_mem_string(int64_t bytes, char *buf, size_t len)
+{
+    double amount = (double)bytes, mag = fabs(amount);
+    const char *unit = "B";
+    if (mag >= 1024.0 * 1024.0 * 1024.0)
+        unit = "GB", amount /= 1024.0 * 1024.0 * 1024.0;
+    else if (mag >= 1024.0 * 1024.0)
+        unit = "MB", amount /= 1024.0 * 1024.0;
+    else if (mag >= 1024.0)
+        unit = "KB", amount /= 1024.0;
+    mag = fabs(amount);
+    snprintf(buf, len, "%.*f %s", mag < 10.0 ? 2 : mag < 100.0 ? 1 : 0, amount, unit);
+}
+
+void ar_nt_footer(FILE *out, const ar_nt_config *c, int out_of_bounds, double avg_busbw, double min_bw,
+                  const int64_t *mem_used)
 {
     const char *bw_verdict = min_bw < 0 ? "" : avg_busbw < min_bw * 0.9 ? "FAILED" : "OK";
     fprintf(out, "# %-20s : %d %s\n", "Out of bounds values", out_of_bounds, out_of_bounds ? "FAILED" : "OK");
     fprintf(out, "# %-20s : %g %s\n", "Avg bus bandwidth", avg_busbw, bw_verdict);
+    if (mem_used) {
+        static const char *const names[3] = {"Initialization", "User-Allocated", "Collective"};
+        char line[256] = "", amount[32];
+        int64_t total = 0;
+        size_t at = 0;
+        for (int i = 0; i < 3; i++) {
+            ar_nt_mem_string(mem_used[i], amount, sizeof amount);
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %s", names[i], amount,
+                                   i < 2 ? "| " : "");
+            total += mem_used[i];
+        }
+        ar_nt_mem_string(total, amount, sizeof amount);
+        fprintf(out, "# %-20s : %s| Total  %s\n", "GPU memory usage", line, amount);
+    }
     fprintf(out, "#\n# Collective test concluded: %s\n#\n\n", c->program);
 }
 
@@ -263,7 +292,7 @@ json_t *ar_nt_json_new(const ar_nt_config *c, int argc, char **argv, char **envp
     json_object_set_new(cfg, "iterations", json_integer(c->iters));
     json_object_set_new(cfg, "aggregated_iterations", json_integer(c->agg_iters));
     json_object_set_new(cfg, "validation", json_integer(c->check));
-    json_object_set_new(cfg, "graph", json_integer(0));
+    json_object_set_new(cfg, "graph", json_integer(c->graph));
     json_object_set_new(cfg, "blocking_collectives", json_boolean(c->blocking != 0));
     json_object_set_new(cfg, "per_iter_timing", json_boolean(c->per_iter));
     json_object_set_new(cfg, "per_iter_skip", json_integer(c->per_iter_skip));

@@ -22,6 +22,7 @@ typedef struct {
     int nccl_headers, nccl_library; /* NCCL_VERSION_CODE and ncclGetVersion; 0 on the host path */
     uint64_t min_bytes, max_bytes, step_bytes, step_factor;
     int warmup, iters, agg_iters, check, blocking, per_iter_skip;
+    int graph, unalign; /* -G launches and -u elements as applied (0 where the backend ignores -G) */
     bool per_iter, parallel_init, cputime, timestamps, show_slowest;
 } ar_nt_config;
 
@@ -61,8 +62,12 @@ int ar_nt_line(char *buf, size_t len, const ar_nt_config *c, const char *type, c
                const char *slowest_host);
 
 /* The footer: out-of-bounds count, average busbw (checked against min_bw x 0.9 when min_bw >= 0, as
- * NCCL_TESTS_MIN_BW), the concluding lines. */
-void ar_nt_footer(FILE *out, const ar_nt_config *c, int out_of_bounds, double avg_busbw, double min_bw);
+ * NCCL_TESTS_MIN_BW), -M's GPU memory line when mem_used is not NULL (bytes at init, of the buffers, during
+ * the collectives: the largest of any rank), the concluding lines. */
+void ar_nt_footer(FILE *out, const ar_nt_config *c, int out_of_bounds, double avg_busbw, double min_bw,
+                  const int64_t *mem_used);
+/* nccl-tests' way of writing an amount of memory: "512 B", "1.50 KB", "12.5 MB", "128 GB" (1024-based). */
+void ar_nt_mem_string(int64_t bytes, char *buf, size_t len);
 
 /* nccl-tests' number formats: a value in width characters, fewer decimals as it grows. */
 void ar_nt_float(double v, int width, char *buf);

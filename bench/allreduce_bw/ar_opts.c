@@ -17,18 +17,18 @@ enum {
     OPT_SHOW_SLOWEST
 };
 
-/* Flags nccl-tests has that need what gpuaccept does not do (several GPUs per process, CUDA graphs, buffer
- * registration, the device API, its own stream handling): accepted so that nccl-tests command lines run, and
- * ignored, with a warning, when given anything but their default. */
+/* Flags nccl-tests has that cannot apply to the backend that runs: accepted so that nccl-tests command lines
+ * run, and ignored, with a warning, when given anything but their default. The GPU path honours -y -G -R -x
+ * -M (ar_opts_finish clears those bits there); -D/-V select nccl-tests' own device-API kernels (written
+ * against NCCL's device headers for each collective), which gpuaccept does not carry. */
 const ar_ignored_flag ar_ignored_flags[AR_N_IGNORED_MAX] = {
-    {'y', "the GPU path runs on its own non-blocking stream"},
-    {'G', "CUDA graph launches are not used"},
-    {'R', "buffers are not registered with NCCL"},
-    {'x', "the CTA policy is NCCL's default"},
-    {'D', "the NCCL device API is not used"},
-    {'V', "the NCCL device API is not used"},
-    {'M', "no GPU memory usage report"},
-    {'u', "buffers are aligned"},
+    {'y', "the host path (--backend mpi) has no CUDA stream"},
+    {'G', "the host path (--backend mpi) has no CUDA graphs"},
+    {'R', "the host path (--backend mpi) registers no buffers with NCCL"},
+    {'x', "the host path (--backend mpi) has no NCCL CTA policy"},
+    {'D', "nccl-tests' device-API kernels are not part of gpuaccept (NCCL's host API is used)"},
+    {'V', "nccl-tests' device-API kernels are not part of gpuaccept (NCCL's host API is used)"},
+    {'M', "the host path (--backend mpi) uses no GPU memory"},
 };
 
 const ga_option ar_options[] = {
@@ -68,14 +68,17 @@ const ga_option ar_options[] = {
     {"report_cputime", 'C', true, "0/1", "label the time column cputime (the host clock, as measured)"},
     {"report_timestamps", 'S', true, "0/1", "a timestamp column after in-place"},
     {"output_file", 'J', true, "FILE", "also write nccl-tests' JSON (version 3) to FILE"},
-    {"stream_null", 'y', true, "0/1", "accepted, ignored with a warning"},
-    {"cudagraph", 'G', true, "N", "accepted, ignored with a warning"},
-    {"local_register", 'R', true, "0-2", "accepted, ignored with a warning"},
-    {"cta_policy", 'x', true, "0-2", "accepted, ignored with a warning"},
-    {"device_implementation", 'D', true, "N", "accepted, ignored with a warning"},
-    {"device_cta_count", 'V', true, "N", "accepted, ignored with a warning"},
-    {"memory", 'M', true, "0/1", "accepted, ignored with a warning"},
-    {"unalign", 'u', true, "N", "accepted, ignored with a warning"},
+    {"stream_null", 'y', true, "0/1", "1: NCCL on the default stream (GPU path)"},
+    {"cudagraph", 'G', true, "N",
+     "capture the timed iterations in a CUDA graph and launch it N times (GPU path; not with -I or -z)"},
+    {"local_register", 'R', true, "0-2",
+     "register the buffers with NCCL: 1 ncclCommRegister, 2 symmetric windows (GPU path)"},
+    {"cta_policy", 'x', true, "0-2", "NCCL's CTA policy: 0 default, 1 efficiency, 2 zero (GPU path)"},
+    {"device_implementation", 'D', true, "N",
+     "accepted, ignored with a warning (nccl-tests' device kernels)"},
+    {"device_cta_count", 'V', true, "N", "accepted, ignored with a warning (nccl-tests' device kernels)"},
+    {"memory", 'M', true, "0/1", "1: print the GPU memory use after the results (GPU path)"},
+    {"unalign", 'u', true, "N", "start the buffers N elements past their allocation (default 0)"},
     {"show-slowest", OPT_SHOW_SLOWEST, false, NULL,
      "add the slowest rank and its time after nccl-tests' columns"},
 };
@@ -97,6 +100,7 @@ void ar_opts_defaults(ar_opts *o)
     o->tolerance = 0.1;
     o->agg_iters = 1;
     o->cycles = 1;
+    o->setup.cta_policy = -1;
 }
 
 void ar_ignored_warning(const ar_opts *o, int i, char *buf, size_t len)
@@ -245,6 +249,8 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
     case OPT_SHOW_SLOWEST:
         o->show_slowest = true;
         return 0;
+    case 'u':
+        return parse_int(arg, 0, 1 << 20, &o->setup.unalign, err, errlen);
     case 'y':
     case 'G':
     case 'R':
@@ -252,9 +258,26 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
     case 'D':
     case 'V':
     case 'M':
-    case 'u':
-        if (ga_parse_long(arg, -1, 1 << 20, &v, err, errlen))
+        if (key == 'y' || key == 'M') {
+            if (parse_bool(arg, key == 'y' ? &o->setup.stream_null : &o->setup.memory_report, err, errlen))
+                return -1;
+            v = key == 'y' ? o->setup.stream_null : o->setup.memory_report;
+        } else if (key == 'G') {
+            if (parse_int(arg, 0, 1000000, &o->setup.graph_launches, err, errlen))
+                return -1;
+            v = o->setup.graph_launches;
+        } else if (key == 'R') {
+            if (parse_int(arg, 0, 2, &o->setup.reg_mode, err, errlen))
+                return -1;
+            v = o->setup.reg_mode;
+        } else if (key == 'x') {
+            /* NCCL_CTA_POLICY_DEFAULT, _EFFICIENCY, _ZERO; -1 (nccl-tests' default) leaves it unset */
+            if (parse_int(arg, -1, 2, &o->setup.cta_policy, err, errlen))
+                return -1;
+            v = o->setup.cta_policy;
+        } else if (ga_parse_long(arg, -1, 1 << 20, &v, err, errlen)) {
             return -1;
+        }
         for (int i = 0; i < AR_N_IGNORED_MAX; i++)
             if (ar_ignored_flags[i].key == key) {
                 /* the default (0; -V has no effect without -D) changes nothing: no warning */
@@ -281,6 +304,27 @@ int ar_opts_finish(ar_opts *o, bool gpu, bool quick, uint64_t *sizes, char *err,
         o->warmup = quick ? 1 : 5;
     if (o->set_step && !o->set_factor)
         o->step_factor = 1; /* nccl-tests: -i alone means additive steps */
+    /* The GPU path honours these; only -D and -V stay ignored there (-u applies on both paths). */
+    for (int i = 0; gpu && i < AR_N_IGNORED_MAX; i++)
+        if (strchr("yGRxM", ar_ignored_flags[i].key))
+            o->ignored &= ~(1u << i);
+    if (gpu && o->setup.graph_launches > 0 && (o->per_iter || o->blocking)) {
+        snprintf(err, errlen,
+                 "-G %d: CUDA graph launches cannot be combined with -I or -z (nccl-tests "
+                 "disables those with -G)",
+                 o->setup.graph_launches);
+        return -1;
+    }
+    if (gpu && o->setup.graph_launches > 0 && o->setup.stream_null) {
+        snprintf(err, errlen, "-G %d with -y 1: CUDA cannot capture the legacy default stream into a graph",
+                 o->setup.graph_launches);
+        return -1;
+    }
+    if (!gpu) { /* the host path ignores these, with the warning */
+        o->setup.graph_launches = o->setup.reg_mode = 0;
+        o->setup.cta_policy = -1;
+        o->setup.stream_null = o->setup.memory_report = false;
+    }
     if (o->per_iter_skip > 0 && (!o->per_iter || o->per_iter_skip >= o->iters)) {
         snprintf(err, errlen, "-K %d needs -I 1 and fewer skipped than the %d iterations (-n)",
                  o->per_iter_skip, o->iters);

@@ -7,12 +7,14 @@
 #include <stdint.h>
 
 #include "ar_coll.h"
+#include "ar_setup.h"
 #include "ga_cli.h"
 #include "ga_backend.h"
 
-/* nccl-tests flags that gpuaccept accepts and, where set to anything but their default, ignores with one
- * warning line each (ar_ignored_warning). */
-#define AR_N_IGNORED_MAX 8
+/* nccl-tests flags that gpuaccept accepts and, where set to anything but their default and meaningless on
+ * the backend that runs (the device API everywhere; streams, graphs, registration, CTA policy and GPU memory
+ * on the host path), ignores with one warning line each (ar_ignored_warning). */
+#define AR_N_IGNORED_MAX 7
 typedef struct {
     int key;
     const char *what; /* why it has no effect here */
@@ -45,6 +47,7 @@ typedef struct {
     bool parallel_init;       /* -p: accepted; one GPU per rank leaves nothing to initialise in parallel */
     char json_path[1024];     /* -J FILE: nccl-tests' JSON, "" none */
     bool show_slowest;        /* --show-slowest: the slowest-rank columns after nccl-tests' 13 */
+    ar_backend_setup setup;   /* -u -G -R -x -y -M (ar_setup.h) */
     unsigned ignored;         /* bit per flag of ar_ignored_flags given a value gpuaccept cannot honour */
     char ignored_value[AR_N_IGNORED_MAX][16];
 } ar_opts;
@@ -54,10 +57,10 @@ extern const ga_option ar_options[AR_N_OPTIONS];
 
 void ar_opts_defaults(ar_opts *o);
 int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen);
-/* Applies the defaults that depend on the backend and --quick, and builds the sizes. Returns how many, or -1
- * with a message. */
 /* The warning line of ignored flag i (ar_opts.ignored bit i). */
 void ar_ignored_warning(const ar_opts *o, int i, char *buf, size_t len);
+/* Applies the defaults that depend on the backend and --quick, decides which flags are ignored on it, and
+ * builds the sizes. Returns how many, or -1 with a message. */
 int ar_opts_finish(ar_opts *o, bool gpu, bool quick, uint64_t *sizes, char *err, size_t errlen);
 
 #endif

@@ -185,15 +185,33 @@ static void print_live_line(void *user, int s, const ar_sample *samples, const d
     free(all_iters);
 }
 
+/* nccl-tests' -u -G -R -x -y -M as ar_opts_finish left them for the backend that runs; set once in main. */
+static ar_backend_setup backend_setup = {.cta_policy = -1};
+
 static ar_backend *backend_new(ga_backend kind, MPI_Comm comm, size_t max_bytes, const char *what)
 {
 #if GA_HAVE_CUDA
     if (kind == GA_BACKEND_GPU)
-        return ar_nccl_backend_new(comm, max_bytes, ga_deadline_wait_timeout(), what);
+        return ar_nccl_backend_new(comm, max_bytes, ga_deadline_wait_timeout(), what, &backend_setup);
 #endif
     (void)kind;
     (void)what;
-    return ar_host_backend_new(comm, max_bytes);
+    return ar_host_backend_new(comm, max_bytes, &backend_setup);
+}
+
+/* -M: nccl-tests' three figures, the largest of any rank (collective over the world). false without -M. */
+static bool memory_use(const ar_backend *b, int64_t used[3])
+{
+    int64_t mine[3] = {0, 0, 0};
+    int any = b->memory_use != NULL, all = 0;
+    if (b->memory_use)
+        b->memory_use((ar_backend *)b, mine);
+    ga_deadline_arm("gathering the GPU memory use");
+    GA_MPI_CHECK(MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    if (all)
+        GA_MPI_CHECK(MPI_Allreduce(mine, used, 3, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD));
+    ga_deadline_disarm();
+    return all != 0;
 }
 
 static void gather(const ga_ctx *ctx, const ar_record *mine, ar_record **all, double bound, const char *what)
@@ -377,9 +395,11 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
             }
         }
     }
+    int64_t mem_used[3];
+    bool have_mem = memory_use(b, mem_used);
     if (root) {
         double avg = nt->bw_count ? nt->bw_sum / nt->bw_count : 0;
-        ar_nt_footer(stdout, &nt->cfg, nt->out_of_bounds, avg, st->min_bw);
+        ar_nt_footer(stdout, &nt->cfg, nt->out_of_bounds, avg, st->min_bw, have_mem ? mem_used : NULL);
         fflush(stdout);
         if (st->min_bw >= 0 && avg < st->min_bw * 0.9)
             ga_findings_add(&st->findings, GA_SEV_FAIL, "COMM_BUSBW_LOW", GA_WHERE_CLUSTER,
@@ -694,6 +714,8 @@ static ar_nt_config nt_config(const ar_opts *o, const char *program, ga_backend 
                       .check = o->check,
                       .blocking = o->blocking,
                       .per_iter_skip = o->per_iter_skip,
+                      .graph = o->setup.graph_launches,
+                      .unalign = o->setup.unalign,
                       .per_iter = o->per_iter,
                       .parallel_init = o->parallel_init,
                       .cputime = o->cputime,
@@ -807,12 +829,6 @@ int main(int argc, char **argv)
     ga_deadline_set_wait_timeout(o.timeout_s);
     const char *program = strrchr(argv0[0], '/') ? strrchr(argv0[0], '/') + 1 : argv0[0];
     program_collective(program, &o);
-    for (int i = 0; i < AR_N_IGNORED_MAX; i++)
-        if (o.ignored & (1u << i)) {
-            char line[256];
-            ar_ignored_warning(&o, i, line, sizeof line);
-            ga_error_once(spec.name, "%s", line);
-        }
 
     ga_deadline_arm("choosing the backend");
     ga_backend kind = ga_backend_resolve(&ctx, o.backend);
@@ -834,6 +850,14 @@ int main(int argc, char **argv)
     uint64_t sizes[AR_MAX_SIZES];
     char err[256];
     int n_sizes = ar_opts_finish(&o, kind == GA_BACKEND_GPU, common.quick, sizes, err, sizeof err);
+    /* after ar_opts_finish: which flags mean nothing depends on the backend */
+    for (int i = 0; n_sizes >= 0 && i < AR_N_IGNORED_MAX; i++)
+        if (o.ignored & (1u << i)) {
+            char line[256];
+            ar_ignored_warning(&o, i, line, sizeof line);
+            ga_error_once(spec.name, "%s", line);
+        }
+    backend_setup = o.setup;
     split_plan split;
     int split_rc = split_world(&ctx, &split, err, sizeof err);
     if (split_rc != 0)

@@ -153,6 +153,7 @@ def main():
     ap.add_argument("--preexisting", action="store_true",
                     help="create the -J file first: the run must write PATH.0 instead, as nccl-tests does")
     ap.add_argument("--stderr-lines", type=int, default=0, help="warning lines expected on stderr")
+    ap.add_argument("--unalign", type=int, default=0, help="-u given to the run (the settings line shows it)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -196,7 +197,8 @@ def main():
     step = cfg.get("step_factor", cfg.get("step_bytes"))
     expect(lines[i], SETTINGS % (1, 1, cfg["minimum_bytes"], cfg["maximum_bytes"], step,
                                  "factor" if "step_factor" in cfg else "bytes", cfg["warmup_iters"],
-                                 cfg["iterations"], cfg["aggregated_iterations"], cfg["validation"], 0, 0),
+                                 cfg["iterations"], cfg["aggregated_iterations"], cfg["validation"], cfg["graph"],
+                                 a.unalign),
            "settings line")
     i += 1
     if blocking:

@@ -24,9 +24,14 @@
  *   GA_DOUBLE_LT_CREATE_FAIL=1        cublasLtCreate fails (a GPU whose measurement cannot start)
  *   GA_DOUBLE_D2D_US=us               every device-to-device copy takes us longer (a slow GPU)
  *   GA_DOUBLE_EVENT_RECORD_FAIL=1     cudaEventRecord fails
- * and, not faults: GA_DOUBLE_GEMM_US (default 20), how long a GEMM takes; GA_DOUBLE_GEMM_FIRST_US the first
- * (lazy module loading); GA_DOUBLE_GPUS (default 8) devices per process; GA_DOUBLE_TRACE=1 prints aborts.
- * Op is the NCCL function name without "nccl" (AllReduce, Broadcast, AllGather, ...). */
+ *   GA_DOUBLE_FAIL=Fn[:n]             the n-th (default first) call of Fn fails, Fn one of
+ * cudaStreamBeginCapture, cudaStreamEndCapture, cudaGraphInstantiate, cudaGraphLaunch, ncclCommRegister,
+ * ncclCommWindowRegister, ncclMemAlloc and, not faults: GA_DOUBLE_GEMM_US (default 20), how long a GEMM
+ * takes; GA_DOUBLE_GEMM_FIRST_US the first (lazy module loading); GA_DOUBLE_GPUS (default 8) devices per
+ * process; GA_DOUBLE_TRACE=1 prints aborts, the CTA policy of each communicator, and at exit what each
+ * process did with graphs, registrations and the default stream (the counts the tests compare; "device"
+ * memory is counted for cudaMemGetInfo, and a communicator holds GA_DOUBLE_COMM_BYTES, default 64 MiB, of
+ * it). Op is the NCCL function name without "nccl" (AllReduce, Broadcast, AllGather, ...). */
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
@@ -113,7 +118,27 @@ typedef struct work {
 struct CUstream_st {
     work *head, *tail;
     struct CUstream_st *next_stream;
+    bool capturing; /* between cudaStreamBeginCapture and EndCapture: work is recorded, not queued */
+    work *cap_head, *cap_tail;
 };
+
+/* What the tests count (printed at exit with GA_DOUBLE_TRACE). */
+static struct {
+    long captures, instantiated, launches, graphs_destroyed, execs_destroyed;
+    long registered, deregistered, windows, windows_freed, mem_allocs, mem_frees;
+    long default_stream_colls, colls, unaligned_colls; /* calls; unaligned: a buffer off a 16-byte boundary */
+    long issued; /* collectives queued to run: a call outside a capture, and each launch of a captured one */
+} counts;
+static long fn_calls[8];
+static const char *const fn_names[8] = {
+    "cudaStreamBeginCapture", "cudaStreamEndCapture",   "cudaGraphInstantiate", "cudaGraphLaunch",
+    "ncclCommRegister",       "ncclCommWindowRegister", "ncclMemAlloc",         NULL};
+
+/* GA_DOUBLE_FAIL: should this call of function f (an index into fn_names) fail? */
+static bool fail_now(int f)
+{
+    return fault_matches("GA_DOUBLE_FAIL", fn_names[f], ++fn_calls[f]);
+}
 
 static struct CUstream_st legacy_stream;
 static struct CUstream_st *streams = &legacy_stream;
@@ -191,6 +216,14 @@ static work *work_new(op_kind kind)
 static void enqueue(cudaStream_t stream, work *o)
 {
     struct CUstream_st *s = stream_of(stream);
+    if (s->capturing) {
+        if (s->cap_tail)
+            s->cap_tail->next = o;
+        else
+            s->cap_head = o;
+        s->cap_tail = o;
+        return;
+    }
     if (s->tail)
         s->tail->next = o;
     else
@@ -329,27 +362,53 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 
 /* ---- memory ---- */
 
+/* Device allocations carry their size in front, so that cudaMemGetInfo can answer what is in use. */
+#define DEVICE_TOTAL (80ULL << 30)
+#define ALLOC_HEADER 64
+static uint64_t device_used;
+
 EXPORT cudaError_t cudaMalloc(void **p, size_t bytes)
 {
-    *p = calloc(1, bytes ? bytes : 1);
-    return *p ? cudaSuccess : (last_error = cudaErrorMemoryAllocation);
+    unsigned char *m = calloc(1, ALLOC_HEADER + (bytes ? bytes : 1));
+    if (!m) {
+        *p = NULL;
+        return last_error = cudaErrorMemoryAllocation;
+    }
+    memcpy(m, &bytes, sizeof bytes);
+    device_used += bytes;
+    *p = m + ALLOC_HEADER;
+    return cudaSuccess;
 }
 
 EXPORT cudaError_t cudaFree(void *p)
 {
-    free(p);
+    if (!p)
+        return cudaSuccess;
+    unsigned char *m = (unsigned char *)p - ALLOC_HEADER;
+    size_t bytes;
+    memcpy(&bytes, m, sizeof bytes);
+    device_used -= bytes;
+    free(m);
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    *free_bytes = (size_t)(DEVICE_TOTAL - device_used);
+    *total = (size_t)DEVICE_TOTAL;
     return cudaSuccess;
 }
 
 EXPORT cudaError_t cudaMallocHost(void **p, size_t bytes)
 {
-    return cudaMalloc(p, bytes);
+    *p = calloc(1, bytes ? bytes : 1);
+    return *p ? cudaSuccess : (last_error = cudaErrorMemoryAllocation);
 }
 
 EXPORT cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags)
 {
     (void)flags;
-    return cudaMalloc(p, bytes);
+    return cudaMallocHost(p, bytes);
 }
 
 EXPORT cudaError_t cudaFreeHost(void *p)
@@ -720,6 +779,7 @@ struct ncclComm {
     bool nonblocking; /* config.blocking = 0: every call answers ncclInProgress, as NCCL 2.28 does */
     atomic_int in_progress;
     char last_error[256];
+    uint64_t comm_bytes; /* the "device" memory the communicator holds (cudaMemGetInfo) */
 };
 
 typedef enum {
@@ -935,6 +995,23 @@ static bool coll_progress(coll_op *o)
 static bool in_group;
 static coll_op *group_op;
 
+/* Numbers the collective and decides its faults: at the call, or at each launch of a graph that holds it. */
+static void coll_issue(coll_op *o)
+{
+    struct ncclComm *c = o->comm;
+    long call = ++c->calls[o->kind];
+    o->seq = ++c->issued;
+    counts.issued++;
+    o->posted = false;
+    o->never = fault_matches("GA_DOUBLE_NCCL_HANG", coll_names[o->kind], call);
+    if (fault_matches("GA_DOUBLE_NCCL_ASYNC_ERROR", coll_names[o->kind], call)) {
+        o->never = true;
+        atomic_store(&c->async_error, ncclRemoteError);
+        snprintf(c->last_error, sizeof c->last_error, "test double: %s %ld failed on a remote peer",
+                 coll_names[o->kind], call);
+    }
+}
+
 static ncclResult_t coll_enqueue(coll_op *o, cudaStream_t stream)
 {
     struct ncclComm *c = o->comm;
@@ -945,15 +1022,13 @@ static ncclResult_t coll_enqueue(coll_op *o, cudaStream_t stream)
         free(o);
         return ncclInvalidArgument;
     }
-    long call = ++c->calls[o->kind];
-    o->seq = ++c->issued;
-    o->never = fault_matches("GA_DOUBLE_NCCL_HANG", coll_names[o->kind], call);
-    if (fault_matches("GA_DOUBLE_NCCL_ASYNC_ERROR", coll_names[o->kind], call)) {
-        o->never = true;
-        atomic_store(&c->async_error, ncclRemoteError);
-        snprintf(c->last_error, sizeof c->last_error, "test double: %s %ld failed on a remote peer",
-                 coll_names[o->kind], call);
-    }
+    if (!stream)
+        counts.default_stream_colls++;
+    counts.colls++;
+    if (((uintptr_t)o->in | (uintptr_t)o->out) % 16)
+        counts.unaligned_colls++;
+    if (!stream_of(stream)->capturing) /* a captured collective is numbered at each launch */
+        coll_issue(o);
     work *q = work_new(OP_COLL);
     q->coll = o;
     enqueue(stream, q);
@@ -1025,6 +1100,11 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniq
     c->map_bytes = sizeof(shm_header) + (size_t)nranks * c->slot_bytes;
     bool blocking = !config || config->blocking;
     c->nonblocking = !blocking;
+    if (getenv("GA_DOUBLE_TRACE"))
+        fprintf(stderr, "[gpu-double] ncclCommInitRankConfig rank %d of %d CTAPolicy %d\n", rank, nranks,
+                config ? config->CTAPolicy : NCCL_CONFIG_UNDEF_INT);
+    c->comm_bytes = (uint64_t)env_long("GA_DOUBLE_COMM_BYTES", 64L << 20);
+    device_used += c->comm_bytes;
     if (env_long("GA_DOUBLE_NCCL_INIT_HANG", 0) && fault_here()) {
         /* Never joins: a blocking init never returns; a non-blocking one stays in progress. */
         if (blocking)
@@ -1090,6 +1170,8 @@ EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
     if (comm && comm->h)
         munmap(comm->h, comm->map_bytes);
+    if (comm)
+        device_used -= comm->comm_bytes;
     free(comm);
     return ncclSuccess;
 }
@@ -1175,6 +1257,202 @@ EXPORT ncclResult_t ncclRecv(void *out, size_t count, ncclDataType_t t, int peer
     o->out = out;
     o->recv_peer = peer;
     return ncclSuccess;
+}
+
+/* ---- CUDA graphs: a capture records the stream's work; each launch queues a fresh copy of it ---- */
+
+struct CUgraph_st {
+    work *head;
+};
+struct CUgraphExec_st {
+    work *head;
+};
+
+static work *clone_list(const work *from)
+{
+    work *head = NULL, **at = &head;
+    for (; from; from = from->next) {
+        work *w = work_new(from->kind);
+        *w = *from;
+        w->next = NULL;
+        if (from->coll) {
+            w->coll = calloc(1, sizeof *w->coll);
+            if (!w->coll)
+                abort();
+            *w->coll = *from->coll;
+        }
+        *at = w;
+        at = &w->next;
+    }
+    return head;
+}
+
+static void free_list(work *w)
+{
+    while (w) {
+        work *next = w->next;
+        free(w->coll);
+        free(w);
+        w = next;
+    }
+}
+
+EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    (void)mode;
+    if (fail_now(0))
+        return last_error = cudaErrorStreamCaptureUnsupported;
+    if (!stream) /* as CUDA: the legacy default stream cannot be captured */
+        return last_error = cudaErrorStreamCaptureUnsupported;
+    struct CUstream_st *s = stream_of(stream);
+    if (s->capturing)
+        return last_error = cudaErrorIllegalState;
+    s->capturing = true;
+    s->cap_head = s->cap_tail = NULL;
+    counts.captures++;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+    struct CUstream_st *s = stream_of(stream);
+    if (!s->capturing)
+        return last_error = cudaErrorIllegalState;
+    s->capturing = false;
+    if (fail_now(1)) {
+        free_list(s->cap_head);
+        s->cap_head = s->cap_tail = NULL;
+        return last_error = cudaErrorStreamCaptureInvalidated;
+    }
+    *graph = calloc(1, sizeof **graph);
+    if (!*graph)
+        return last_error = cudaErrorMemoryAllocation;
+    (*graph)->head = s->cap_head;
+    s->cap_head = s->cap_tail = NULL;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags)
+{
+    (void)flags;
+    if (fail_now(2))
+        return last_error = cudaErrorInvalidValue;
+    *exec = calloc(1, sizeof **exec);
+    if (!*exec)
+        return last_error = cudaErrorMemoryAllocation;
+    (*exec)->head = clone_list(graph->head);
+    counts.instantiated++;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
+{
+    if (fail_now(3))
+        return last_error = cudaErrorLaunchFailure;
+    counts.launches++;
+    for (work *w = clone_list(exec->head), *next; w; w = next) {
+        next = w->next;
+        w->next = NULL;
+        if (w->coll)
+            coll_issue(w->coll);
+        enqueue(stream, w);
+    }
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+    if (exec)
+        free_list(exec->head);
+    free(exec);
+    counts.execs_destroyed++;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+    if (graph)
+        free_list(graph->head);
+    free(graph);
+    counts.graphs_destroyed++;
+    return cudaSuccess;
+}
+
+/* ---- NCCL buffer registration and allocation: recorded, nothing else ---- */
+
+EXPORT ncclResult_t ncclMemAlloc(void **p, size_t bytes)
+{
+    if (fail_now(6))
+        return ncclSystemError;
+    counts.mem_allocs++;
+    return cudaMalloc(p, bytes) == cudaSuccess ? ncclSuccess : ncclSystemError;
+}
+
+EXPORT ncclResult_t ncclMemFree(void *p)
+{
+    counts.mem_frees++;
+    cudaFree(p);
+    return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size, void **handle)
+{
+    (void)buff;
+    (void)size;
+    if (fail_now(4)) {
+        snprintf(comm->last_error, sizeof comm->last_error, "test double: ncclCommRegister failed");
+        return ncclUnhandledCudaError;
+    }
+    counts.registered++;
+    *handle = (void *)(uintptr_t)counts.registered;
+    return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle)
+{
+    (void)comm;
+    if (!handle)
+        return ncclInvalidArgument;
+    counts.deregistered++;
+    return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win,
+                                           int flags)
+{
+    (void)buff;
+    (void)size;
+    if (fail_now(5) || flags != NCCL_WIN_COLL_SYMMETRIC) {
+        snprintf(comm->last_error, sizeof comm->last_error, "test double: ncclCommWindowRegister failed");
+        return ncclUnhandledCudaError;
+    }
+    counts.windows++;
+    *win = (ncclWindow_t)(uintptr_t)counts.windows;
+    return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win)
+{
+    (void)comm;
+    if (!win)
+        return ncclInvalidArgument;
+    counts.windows_freed++;
+    return ncclSuccess;
+}
+
+__attribute__((destructor)) static void print_counts(void)
+{
+    if (!getenv("GA_DOUBLE_TRACE"))
+        return;
+    fprintf(
+        stderr,
+        "[gpu-double] rank %ld: captures %ld instantiated %ld launches %ld execs_destroyed %ld "
+        "graphs_destroyed %ld registered %ld deregistered %ld windows %ld windows_freed %ld mem_allocs %ld "
+        "mem_frees %ld default_stream_colls %ld colls %ld unaligned_colls %ld issued %ld\n",
+        env_long("OMPI_COMM_WORLD_RANK", 0), counts.captures, counts.instantiated, counts.launches,
+        counts.execs_destroyed, counts.graphs_destroyed, counts.registered, counts.deregistered,
+        counts.windows, counts.windows_freed, counts.mem_allocs, counts.mem_frees,
+        counts.default_stream_colls, counts.colls, counts.unaligned_colls, counts.issued);
 }
 
 /* ---- cuBLASLt ---- */

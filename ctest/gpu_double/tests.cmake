@@ -110,3 +110,71 @@ ga_double_test(gemm_event_record_fails --exit 1 --within 20
                --env GA_DOUBLE_EVENT_RECORD_FAIL=1 --env GA_DOUBLE_FAULT_RANK=1
                --report "[x['gemm']['bf16']['state'] for n in r['nodes'] for x in n['ranks']] == ['measured', 'failed']"
                -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1)
+
+# nccl-tests' -G, -R, -x, -y, -u, -M on the GPU path (issue 15). The double counts, per process, what the run
+# did with graphs, registrations and streams, and prints it at exit (GA_DOUBLE_TRACE). Orchestration only.
+# 4 sizes x 2 placements: one timed graph of -n 3 operations launched 3 times, and one graph of one operation
+# per check: 16 captures, instantiations and destructions, 8 x 3 + 8 = 32 launches; 8 warm-up calls + 8 x 3 x 3
+# timed + 8 checked = 88 collectives run, from 8 + 8 x 3 + 8 = 40 calls. Buffers aligned, on the own stream.
+set(_ar_small -b 8 -e 4K -f 8 -n 3 -w 1 -c 1 -T 3)
+ga_double_test(allreduce_cuda_graphs --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
+               --stdout "graph: 3 unalign: 0"
+               --stderr "rank 0: captures 16 instantiated 16 launches 32 execs_destroyed 16 graphs_destroyed 16 "
+               --stderr "rank 1: captures 16 instantiated 16 launches 32 execs_destroyed 16 graphs_destroyed 16 "
+               --stderr "rank 1: .* default_stream_colls 0 colls 40 unaligned_colls 0 issued 88"
+               --report "r['summary']['wrong_total'] == 0"
+               -- ${_ar} ${_ar_small} -G 3)
+# -R 1: both buffers from ncclMemAlloc, registered after the communicator is made and deregistered before it
+# goes, on every rank; -M 1: nccl-tests' memory line (the double's communicator holds 64 MiB, the buffers are
+# 2 x 4 KiB, nothing more is taken while the collectives run).
+ga_double_test(allreduce_register_local --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
+               --stdout "# GPU memory usage     : Initialization 64.0 MB \\| User-Allocated 8.00 KB \\| Collective 0.00 B \\| Total  64.0 MB\n#\n# Collective test concluded"
+               --stderr "rank 0: .* registered 2 deregistered 2 windows 0 windows_freed 0 mem_allocs 2 mem_frees 2 "
+               --stderr "rank 1: .* registered 2 deregistered 2 windows 0 windows_freed 0 mem_allocs 2 mem_frees 2 "
+               -- ${_ar} ${_ar_small} -R 1 -M 1)
+# -R 2: symmetric windows instead; -x 2: every communicator made with CTAPolicy NCCL_CTA_POLICY_ZERO.
+ga_double_test(allreduce_register_symmetric --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
+               --stderr "ncclCommInitRankConfig rank 0 of 2 CTAPolicy 2"
+               --stderr "ncclCommInitRankConfig rank 1 of 2 CTAPolicy 2"
+               --stderr "rank 0: .* registered 0 deregistered 0 windows 2 windows_freed 2 mem_allocs 2 mem_frees 2 "
+               --stderr "rank 1: .* registered 0 deregistered 0 windows 2 windows_freed 2 mem_allocs 2 mem_frees 2 "
+               -- ${_ar} ${_ar_small} -R 2 -x 2)
+# -y 1 -u 1: every collective on the default stream, every one with buffers one element off their alignment,
+# and the check still right (int32, one of the types the double computes).
+ga_double_test(allreduce_stream_null_unalign --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
+               --stdout "graph: 0 unalign: 1"
+               --stderr "rank 0: .* default_stream_colls ([1-9][0-9]*) colls \\1 unaligned_colls \\1 "
+               --stderr "rank 1: .* default_stream_colls ([1-9][0-9]*) colls \\1 unaligned_colls \\1 "
+               --report "r['summary']['wrong_total'] == 0"
+               -- ${_ar} ${_ar_small} -y 1 -u 1 -d int32)
+# Each of those calls failing on one rank ends the run cleanly: exit 3 naming the call, not a hang.
+foreach(_f cudaStreamBeginCapture:2 cudaStreamEndCapture:3 cudaGraphInstantiate:1 cudaGraphLaunch:4)
+  string(REPLACE ":" ";" _fn "${_f}")
+  list(GET _fn 0 _fn)
+  ga_double_test(allreduce_graph_fails.${_fn} --exit 3 --within 10 --env GA_DOUBLE_FAIL=${_f}
+                 --env GA_DOUBLE_FAULT_RANK=1 --stderr "\\[FATAL\\] [^ ]+ rank 1 .*${_fn}"
+                 -- ${_ar} ${_ar_small} -G 2)
+endforeach()
+foreach(_f ncclMemAlloc:2 ncclCommRegister:1 ncclCommWindowRegister:2)
+  string(REPLACE ":" ";" _fn "${_f}")
+  list(GET _fn 0 _fn)
+  set(_mode 1)
+  if(_fn STREQUAL "ncclCommWindowRegister")
+    set(_mode 2)
+  endif()
+  ga_double_test(allreduce_register_fails.${_fn} --exit 3 --within 10 --env GA_DOUBLE_FAIL=${_f}
+                 --env GA_DOUBLE_FAULT_RANK=1 --env GA_DOUBLE_TRACE=1
+                 --stderr "\\[FATAL\\] [^ ]+ rank 1 .*${_fn} of the (send|receive) buffer on NCCL communicator 'world'"
+                 --stderr "ncclCommAbort \\(rank 1 of 2\\)"
+                 -- ${_ar} ${_ar_small} -R ${_mode})
+endforeach()
+# A collective inside a launched graph that never completes: the wait after the launches ends at -T (exit 4).
+# (AllReduce 5 of rank 1 is in the second launch of the first size's timed graph.)
+ga_double_test(allreduce_graph_collective_never_completes --exit 4 --within 10
+               --env GA_DOUBLE_NCCL_HANG=AllReduce:5 --env GA_DOUBLE_FAULT_RANK=1
+               --stderr "timeout: allreduce float sum 8 B out-of-place \\(world, rank [01] of 2\\) on NCCL communicator 'world' \\(rank [01] of 2\\) did not complete within 2 s"
+               -- ${_ar} -b 8 -e 4K -f 8 -n 3 -w 1 -c 1 -T 2 -G 2)
+# -G with -I cannot be honoured (nccl-tests disables -I): a usage error on the GPU path.
+ga_double_test(allreduce_graphs_with_per_iter --exit 2 --within 10
+               --stderr "-G 2: CUDA graph launches cannot be combined with -I or -z"
+               -- ${_ar} ${_ar_small} -G 2 -I 1)
