@@ -40,7 +40,6 @@ typedef struct {
     char profile_source[4096];         /* "built-in" or its path */
     double burn_s;                     /* --burn: the full profile's burn */
     json_t *extra_args[SUITE_MAX_PROGRAMS]; /* --args PROGRAM='...', split: appended to its command */
-    bool step_timeout_given;
     double preflight_s; /* --preflight-timeout, 0 = none, < 0 = the default */
     char report_dir[GA_PATH_MAX];
     long np;
@@ -275,7 +274,6 @@ static int parse(int argc, char **argv, run_opts *o)
         case OPT_STEP_TIMEOUT:
             if (ga_parse_double(optarg, 1, 7 * 24 * 3600, &o->step_timeout_s, err, sizeof err))
                 return suite_usage_error("run", "--step-timeout: %s", err);
-            o->step_timeout_given = true;
             break;
         case OPT_BASELINE:
             o->baseline = optarg;
