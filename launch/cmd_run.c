@@ -93,9 +93,9 @@ static void usage(void)
            "  -H, --hostfile FILE      mpirun with this hostfile\n"
            "      --only LIST          only these steps (comma separated)\n"
            "      --skip LIST          not these steps\n"
-           "      --profile NAME|FILE  what to run: quick, standard (the default) or full, or a profile file\n"
-           "                           (format: docs/suite.md); standard because a smoke test would pass a\n"
-           "                           node short of a GPU\n"
+           "      --profile NAME|FILE  what to run: quick, standard (the default) or full, or a\n"
+           "                           profile file (format: docs/suite.md); standard because a smoke\n"
+           "                           test would pass a node short of a GPU\n"
            "      --quick              the same as --profile quick: a smoke test in minutes\n"
            "      --burn SEC           the full profile's GEMM burn (default 600)\n"
            "      --args PROG='ARGS'   append ARGS to PROG's command (split like a shell, no expansion;\n"
@@ -103,9 +103,9 @@ static void usage(void)
            "      --dump-profile       print the profile in its file format and exit\n"
            "      --report-dir DIR     reports and summary go here (default: gpuaccept-<UTC time>); with\n"
            "                           several nodes, a directory the node of rank 0 shares with this one\n"
-           "      --step-timeout SEC   kill a step after SEC seconds (default: the profile's, 600 quick, 1800\n"
-           "                           standard, 3600 full); each\n"
-           "                           program gets a whole-run --timeout a little below it\n"
+           "      --step-timeout SEC   kill a step after SEC seconds (default: the profile's, 600\n"
+           "                           quick, 1800 standard, 3600 full); each program gets a whole-run\n"
+           "                           --timeout a little below it\n"
            "      --preflight-timeout SEC  with a hostfile, an MPIJob or Slurm: each node is first checked "
            "alone,\n"
            "                           all at once, for at most SEC s (default 60, or the step timeout if "
@@ -166,7 +166,8 @@ static int parse_args_option(run_opts *o, const char *arg)
     if (k < 0) {
         char names[256];
         suite_program_names(" ", names, sizeof names);
-        return suite_usage_error("run", "--args: '%s' is not PROGRAM='ARGS' with PROGRAM one of %s", arg, names);
+        return suite_usage_error("run", "--args: '%s' is not PROGRAM='ARGS' with PROGRAM one of %s", arg,
+                                 names);
     }
     if (!o->extra_args[k])
         o->extra_args[k] = json_array();
@@ -336,8 +337,9 @@ static int parse(int argc, char **argv, run_opts *o)
         return -2;
     }
     if (!o->step_timeout_s)
-        o->step_timeout_s = suite_profile_step_timeout(o->profile) > 0 ? suite_profile_step_timeout(o->profile)
-                                                                        : 1800;
+        o->step_timeout_s = suite_profile_step_timeout(o->profile);
+    if (!o->step_timeout_s)
+        o->step_timeout_s = 1800;
     if (o->preflight_s < 0)
         o->preflight_s = o->step_timeout_s < 60 ? o->step_timeout_s : 60;
     if (!o->report_dir[0])
@@ -618,7 +620,8 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
 static void print_shell_word(const char *w, const char *before)
 {
     fputs(before, stdout);
-    if (*w && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") == strlen(w)) {
+    static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%";
+    if (*w && strspn(w, plain) == strlen(w)) {
         fputs(w, stdout);
         return;
     }
@@ -701,9 +704,9 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
                             c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
     if (c->preflight)
         json_object_set(run, "preflight", c->preflight);
-    json_object_set_new(run, "profile", json_pack("{s:s, s:s, s:O, s:O}", "name", sj_str(o->profile, "name", "?"),
-                                                  "source", o->profile_source, "content", o->profile,
-                                                  "not_covered", c->not_covered));
+    json_object_set_new(run, "profile",
+                        json_pack("{s:s, s:s, s:O, s:O}", "name", sj_str(o->profile, "name", "?"), "source",
+                                  o->profile_source, "content", o->profile, "not_covered", c->not_covered));
     snprintf(path, sizeof path, "%s/suite_run.json", o->report_dir);
     if (suite_write_json_atomic(path, run, err, sizeof err) != 0)
         fprintf(stderr, "[SUITE] %s\n", err);

@@ -126,8 +126,8 @@ static int placeholder(const char *arg, char *param, size_t len)
 
 int suite_profile_validate(const json_t *p, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"schema", "schema_version", "name", "description", "step_timeout_s",
-                                       "steps", "not_covered"};
+    static const char *const keys[] = {"schema",         "schema_version", "name",       "description",
+                                       "step_timeout_s", "steps",          "not_covered"};
     if (!json_is_object(p) || !ga_streq(sj_str(p, "schema", NULL), SUITE_PROFILE_SCHEMA)) {
         snprintf(err, errlen, "not a profile: \"schema\" is not \"%s\"", SUITE_PROFILE_SCHEMA);
         return -1;
@@ -140,8 +140,10 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             known |= strcmp(key, keys[i]) == 0;
         if (!known) {
-            snprintf(err, errlen, "unknown key \"%s\" (keys: schema schema_version name description "
-                                  "step_timeout_s steps not_covered)", key);
+            snprintf(err, errlen,
+                     "unknown key \"%s\" (keys: schema schema_version name description "
+                     "step_timeout_s steps not_covered)",
+                     key);
             return -1;
         }
     }
@@ -265,7 +267,8 @@ static const json_t *baseline_metric(const json_t *baseline, const char *param)
     {
         const char *prog = sj_str(m, "program", "");
         if (strlen(prog) == (size_t)(slash - param) && strncmp(prog, param, strlen(prog)) == 0 &&
-            ga_streq(sj_str(m, "name", ""), slash + 1) && json_is_true(json_object_get(m, "higher_is_better")))
+            ga_streq(sj_str(m, "name", ""), slash + 1) &&
+            json_is_true(json_object_get(m, "higher_is_better")))
             return m;
     }
     return NULL;

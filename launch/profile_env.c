@@ -99,8 +99,8 @@ int suite_profile_env_make(const suite_profile_run_facts *in, suite_profile_env 
     if (strcmp(spec, "auto") == 0) {
         local_gpu_model(model, sizeof model);
         if (!model[0]) {
-            env->no_baseline_why = "GPU model unknown (no GPU on this machine to read it from; --baseline FILE "
-                                   "gives one)";
+            env->no_baseline_why =
+                "GPU model unknown (no GPU on this machine to read it from; --baseline FILE gives one)";
             return 0;
         }
         if (suite_baseline_find_shipped(model, path, sizeof path) != 0) {

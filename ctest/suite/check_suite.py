@@ -842,8 +842,8 @@ def t_profiles():
           and after_prog(dry_commands(f)["env_audit"], "env_audit") [-2:] == ["--expect-gpus", "2"],
           "full with 2 GPUs: -e 8G, a 600 s bf16 burn, --expect-gpus 2")
     # --args: split like a shell, no expansion, after the profile's arguments.
-    p = run(["run", "--dry-run", "--quick", "--report-dir", d, "--args", "ddp_smoke=--steps 3 --tag 'a b' \"c\\\"d\" $HOME",
-             "--args", "ddp_smoke=--x"], env=nogpu)
+    words = "ddp_smoke=--steps 3 --tag 'a b' \"c\\\"d\" $HOME"
+    p = run(["run", "--dry-run", "--quick", "--report-dir", d, "--args", words, "--args", "ddp_smoke=--x"], env=nogpu)
     check(after_prog(dry_commands(p)["ddp_smoke"], "ddp_smoke") == ["--quick", "--steps", "3", "--tag", "a b", 'c"d',
                                                                    "$HOME", "--x"],
           "--args: quotes, escapes, no expansion, repeatable, after the profile's (%s)"
@@ -937,7 +937,8 @@ def t_run_profiles():
     check(all("--quick" not in x["command"] for x in s["steps"]), "standard: full sweeps (no --quick)")
     for prog in PROGRAMS:
         if prog != "allreduce_bw":
-            check(st[prog]["status"] in ("pass", "fail"), "standard: %s ran to a verdict (%s)" % (prog, st[prog]["status"]))
+            check(st[prog]["status"] in ("pass", "fail"),
+                  "standard: %s ran to a verdict (%s)" % (prog, st[prog]["status"]))
     # Waits for the merge of branch `pairs` (allreduce_bw --pattern LIST, --rounds all): until then allreduce_bw
     # refuses the options with exit 2.
     check(st["allreduce_bw"]["status"] in ("pass", "fail"),
