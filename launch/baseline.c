@@ -27,6 +27,39 @@ const char *suite_metric_scope(const json_t *m)
     return "cluster";
 }
 
+/* Whether id names an entry of the baseline's "sources". */
+static bool source_known(const json_t *b, const char *id)
+{
+    size_t i;
+    json_t *src;
+    json_array_foreach(sj_arr(b, "sources"), i, src) if (ga_streq(sj_str(src, "id", NULL), id)) return true;
+    return false;
+}
+
+/* A figure says where it comes from: "source" and "peak_source" name an entry of "sources", "estimate" is
+ * true or false, a "peak" (what --min-efficiency is a percentage of) is a positive number. */
+static bool metric_sources_bad(const json_t *b, const json_t *m, size_t i, char *err, size_t errlen)
+{
+    const char *keys[] = {"source", "peak_source"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *v = json_object_get(m, keys[k]);
+        if (v && !(json_is_string(v) && source_known(b, json_string_value(v)))) {
+            snprintf(err, errlen, "baseline metric %zu: \"%s\" names no entry of \"sources\"", i, keys[k]);
+            return true;
+        }
+    }
+    json_t *est = json_object_get(m, "estimate"), *peak = json_object_get(m, "peak");
+    if (est && !json_is_boolean(est)) {
+        snprintf(err, errlen, "baseline metric %zu: \"estimate\" must be true or false", i);
+        return true;
+    }
+    if (peak && !(json_is_number(peak) && json_number_value(peak) > 0)) {
+        snprintf(err, errlen, "baseline metric %zu: \"peak\" must be a positive number", i);
+        return true;
+    }
+    return false;
+}
+
 int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
 {
     if (!json_is_object(b) || !ga_streq(sj_str(b, "schema", NULL), SUITE_BASELINE_SCHEMA)) {
@@ -61,6 +94,8 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
                      i);
             return -1;
         }
+        if (metric_sources_bad(b, m, i, err, errlen))
+            return -1;
     }
     return 0;
 }

@@ -21,6 +21,7 @@
 #include "hostfile.h"
 #include "merge.h"
 #include "preflight.h"
+#include "profile.h"
 #include "programs.h"
 #include "step_runner.h"
 #include "suite.h"
@@ -33,7 +34,12 @@
 extern char **environ;
 
 typedef struct {
-    bool quick, verbose, dry_run;
+    bool verbose, dry_run, dump_profile;
+    const char *profile_spec;          /* --profile (--quick: "quick"), default SUITE_PROFILE_DEFAULT */
+    json_t *profile;                   /* the profile loaded */
+    char profile_source[4096];         /* "built-in" or its path */
+    double burn_s;                     /* --burn: the full profile's burn */
+    json_t *extra_args[SUITE_MAX_PROGRAMS]; /* --args PROGRAM='...', split: appended to its command */
     double preflight_s; /* --preflight-timeout, 0 = none, < 0 = the default */
     char report_dir[GA_PATH_MAX];
     long np;
@@ -62,7 +68,11 @@ enum {
     OPT_PREFLIGHT_TIMEOUT,
     OPT_VERSION,
     OPT_DRAIN,
-    OPT_APPLY_K8S
+    OPT_APPLY_K8S,
+    OPT_PROFILE,
+    OPT_DUMP_PROFILE,
+    OPT_ARGS,
+    OPT_BURN
 };
 
 static void usage(void)
@@ -83,11 +93,19 @@ static void usage(void)
            "  -H, --hostfile FILE      mpirun with this hostfile\n"
            "      --only LIST          only these steps (comma separated)\n"
            "      --skip LIST          not these steps\n"
-           "      --quick              smaller sizes and fewer iterations: a fast smoke run\n"
+           "      --profile NAME|FILE  what to run: quick, standard (the default) or full, or a\n"
+           "                           profile file (format: docs/suite.md); standard because a smoke\n"
+           "                           test would pass a node short of a GPU\n"
+           "      --quick              the same as --profile quick: a smoke test in minutes\n"
+           "      --burn SEC           the full profile's GEMM burn (default 600)\n"
+           "      --args PROG='ARGS'   append ARGS to PROG's command (split like a shell, no expansion;\n"
+           "                           repeatable)\n"
+           "      --dump-profile       print the profile in its file format and exit\n"
            "      --report-dir DIR     reports and summary go here (default: gpuaccept-<UTC time>); with\n"
            "                           several nodes, a directory the node of rank 0 shares with this one\n"
-           "      --step-timeout SEC   kill a step after SEC seconds (default 1800, 600 with --quick); each\n"
-           "                           program gets a whole-run --timeout a little below it\n"
+           "      --step-timeout SEC   kill a step after SEC seconds (default: the profile's, 600\n"
+           "                           quick, 1800 standard, 3600 full); each program gets a whole-run\n"
+           "                           --timeout a little below it\n"
            "      --preflight-timeout SEC  with a hostfile, an MPIJob or Slurm: each node is first checked "
            "alone,\n"
            "                           all at once, for at most SEC s (default 60, or the step timeout if "
@@ -138,10 +156,48 @@ static int parse_list(const char *verb, const char *arg, bool *set, bool value)
     return 0;
 }
 
+/* --args PROGRAM='...': the words, split as a shell would, go after the profile's arguments. */
+static int parse_args_option(run_opts *o, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    char prog[64], err[256];
+    snprintf(prog, sizeof prog, "%.*s", eq ? (int)(eq - arg) : 0, arg);
+    int k = eq ? suite_program_index(prog) : -1;
+    if (k < 0) {
+        char names[256];
+        suite_program_names(" ", names, sizeof names);
+        return suite_usage_error("run", "--args: '%s' is not PROGRAM='ARGS' with PROGRAM one of %s", arg,
+                                 names);
+    }
+    if (!o->extra_args[k])
+        o->extra_args[k] = json_array();
+    if (suite_split_words(eq + 1, o->extra_args[k], err, sizeof err) != 0)
+        return suite_usage_error("run", "--args %s: %s", prog, err);
+    return 0;
+}
+
+/* The profile, and with no --only the steps it lists (--skip still takes steps out). */
+static int load_profile(run_opts *o, bool only_seen)
+{
+    char err[1024];
+    if (!o->profile_spec)
+        o->profile_spec = SUITE_PROFILE_DEFAULT;
+    if (suite_profile_load(o->profile_spec, &o->profile, o->profile_source, sizeof o->profile_source, err,
+                           sizeof err) != 0)
+        return suite_usage_error("run", "--profile: %s", err);
+    for (size_t i = 0; !only_seen && i < suite_n_programs; i++)
+        o->selected[i] = o->selected[i] && suite_profile_runs(o->profile, suite_programs[i].name);
+    return 0;
+}
+
 static int parse(int argc, char **argv, run_opts *o)
 {
     static const struct option longs[] = {
         {"quick", no_argument, NULL, OPT_QUICK},
+        {"profile", required_argument, NULL, OPT_PROFILE},
+        {"dump-profile", no_argument, NULL, OPT_DUMP_PROFILE},
+        {"args", required_argument, NULL, OPT_ARGS},
+        {"burn", required_argument, NULL, OPT_BURN},
         {"report-dir", required_argument, NULL, OPT_REPORT_DIR},
         {"np", required_argument, NULL, 'n'},
         {"hostfile", required_argument, NULL, 'H'},
@@ -174,7 +230,21 @@ static int parse(int argc, char **argv, run_opts *o)
     while ((key = getopt_long(argc, argv, ":n:H:h", longs, NULL)) != -1) {
         switch (key) {
         case OPT_QUICK:
-            o->quick = true;
+            o->profile_spec = "quick";
+            break;
+        case OPT_PROFILE:
+            o->profile_spec = optarg;
+            break;
+        case OPT_DUMP_PROFILE:
+            o->dump_profile = true;
+            break;
+        case OPT_BURN:
+            if (ga_parse_double(optarg, 1, 7 * 24 * 3600, &o->burn_s, err, sizeof err))
+                return suite_usage_error("run", "--burn: %s", err);
+            break;
+        case OPT_ARGS:
+            if (parse_args_option(o, optarg) != 0)
+                return GA_EXIT_USAGE;
             break;
         case OPT_REPORT_DIR:
             if (!*optarg || strlen(optarg) >= sizeof o->report_dir - 64)
@@ -256,8 +326,20 @@ static int parse(int argc, char **argv, run_opts *o)
         }
         return -2;
     }
+    if (load_profile(o, only_seen) != 0)
+        return GA_EXIT_USAGE;
+    if (o->dump_profile) {
+        const char *text = suite_profile_builtin(o->profile_spec);
+        if (text)
+            fputs(text, stdout);
+        else if (json_dumpf(o->profile, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF)
+            return GA_EXIT_ENV;
+        return -2;
+    }
     if (!o->step_timeout_s)
-        o->step_timeout_s = o->quick ? 600 : 1800;
+        o->step_timeout_s = suite_profile_step_timeout(o->profile);
+    if (!o->step_timeout_s)
+        o->step_timeout_s = 1800;
     if (o->preflight_s < 0)
         o->preflight_s = o->step_timeout_s < 60 ? o->step_timeout_s : 60;
     if (!o->report_dir[0])
@@ -282,9 +364,10 @@ static void fmt_clock(double s, char *buf, size_t len)
     snprintf(buf, len, "%d:%02d", (int)(s / 60), (int)s % 60);
 }
 
-/* argv of one step: the launcher prefix, the program, its options. words holds the strings. */
+/* argv of one step: the launcher prefix, the program, its options, then the profile's and --args' words
+ * (args). words holds the strings; argv has room for SUITE_LAUNCH_MAX_WORDS + 16 + the size of args. */
 static size_t step_argv(const suite_launch *plan, const char *path, const run_opts *o, const char *run_id,
-                        char words[][64], char **argv)
+                        const json_t *args, char words[][64], char **argv)
 {
     size_t n = 0;
     for (int i = 0; i < plan->argc; i++)
@@ -298,10 +381,11 @@ static size_t step_argv(const suite_launch *plan, const char *path, const run_op
     snprintf(words[0], 64, "%.0f",
              program_timeout(o->step_timeout_s) < 1 ? 1 : program_timeout(o->step_timeout_s));
     argv[n++] = words[0];
-    if (o->quick)
-        argv[n++] = "--quick";
     if (o->verbose)
         argv[n++] = "--verbose";
+    size_t i;
+    json_t *a;
+    json_array_foreach(args, i, a) argv[n++] = (char *)json_string_value(a);
     argv[n] = NULL;
     return n;
 }
@@ -323,6 +407,8 @@ typedef struct {
     double t0;           /* monotonic start of the run */
     const char *run_id;  /* given to every step with --run-id; the merge takes only its reports */
     json_t *preflight;   /* suite_run.json's "preflight", NULL when none ran */
+    json_t *const *step_args; /* per program: the profile's arguments, then --args' */
+    json_t *not_covered; /* what the profile and this run do not check, for the summary */
     bool no_node;        /* the preflight passed no node: nothing to run the steps on */
 } run_ctx;
 
@@ -530,14 +616,33 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
                res.survivors);
 }
 
+/* One word of a dry run's command, quoted as a shell would need it, so that the line is what would run. */
+static void print_shell_word(const char *w, const char *before)
+{
+    fputs(before, stdout);
+    static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%";
+    if (*w && strspn(w, plain) == strlen(w)) {
+        fputs(w, stdout);
+        return;
+    }
+    putchar('\'');
+    for (const char *c = w; *c; c++)
+        fputs(*c == '\'' ? "'\\''" : (char[]){*c, 0}, stdout);
+    putchar('\'');
+}
+
 /* Step i, the k-th selected: its command, the progress line, then (unless --dry-run) the run itself. */
 static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
 {
     const char *prog = suite_programs[i].name;
     char path[4200], words[1][64];
     snprintf(path, sizeof path, "%s/%s", c->bin_dir, prog);
-    char *sargv[SUITE_LAUNCH_MAX_WORDS + 16];
-    step_argv(c->plan, path, c->o, c->run_id, words, sargv);
+    char **sargv = calloc(SUITE_LAUNCH_MAX_WORDS + 16 + json_array_size(c->step_args[i]) + 1, sizeof *sargv);
+    if (!sargv) {
+        json_object_set_new(step, "status", json_string("not_run"));
+        return;
+    }
+    step_argv(c->plan, path, c->o, c->run_id, c->step_args[i], words, sargv);
     json_object_set_new(step, "command", argv_json(sargv));
     char remaining[256], clock[32];
     remaining_steps(c->o, i, remaining, sizeof remaining);
@@ -546,11 +651,12 @@ static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
            remaining[0] ? remaining : " nothing");
     if (c->o->dry_run) {
         for (char **p = sargv; *p; p++)
-            printf("%s%s", p == sargv ? "[SUITE]   " : " ", *p);
+            print_shell_word(*p, p == sargv ? "[SUITE]   " : " ");
         printf("\n");
-        return;
+    } else {
+        execute_step(c, prog, k, path, sargv, step);
     }
-    execute_step(c, prog, k, path, sargv, step);
+    free(sargv);
 }
 
 /* Every program in table order: skipped, run, or not run after a stop request. Returns the steps. */
@@ -586,7 +692,9 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
         snprintf(launcher_cmd + strlen(launcher_cmd), sizeof launcher_cmd - strlen(launcher_cmd), "%s%s",
                  i ? " " : "", c->plan->argv[i]);
     ga_utc_timestamp(now, sizeof now);
-    json_t *opts = json_pack("{s:b, s:I, s:s?, s:f, s:s, s:s}", "quick", o->quick, "np",
+    json_t *opts = json_pack("{s:b, s:s, s:I, s:s?, s:f, s:s, s:s}", "quick",
+                             ga_streq(sj_str(o->profile, "name", ""), "quick"), "profile",
+                             sj_str(o->profile, "name", "?"), "np",
                              (json_int_t)c->plan->np, "hostfile", o->hostfile, "step_timeout_s",
                              o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
     json_t *run = json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema",
@@ -596,6 +704,9 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
                             c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
     if (c->preflight)
         json_object_set(run, "preflight", c->preflight);
+    json_object_set_new(run, "profile",
+                        json_pack("{s:s, s:s, s:O, s:O}", "name", sj_str(o->profile, "name", "?"), "source",
+                                  o->profile_source, "content", o->profile, "not_covered", c->not_covered));
     snprintf(path, sizeof path, "%s/suite_run.json", o->report_dir);
     if (suite_write_json_atomic(path, run, err, sizeof err) != 0)
         fprintf(stderr, "[SUITE] %s\n", err);
@@ -649,13 +760,67 @@ static int finish_run(const run_ctx *c, json_t *steps)
     return exit_code;
 }
 
+static void add_line(json_t *lines, const char *fmt, const char *a)
+{
+    char line[256];
+    snprintf(line, sizeof line, fmt, a);
+    json_array_append_new(lines, json_string(line));
+}
+
+/* Every step's arguments (the profile's, placeholders filled, then --args'), and what the run does not
+ * cover. 0, or a usage error (a baseline that cannot be read). */
+static int build_step_args(const run_opts *o, const suite_launch *plan, const suite_hostlist *hosts,
+                           json_t **args, json_t *not_covered)
+{
+    suite_profile_run_facts facts = {(int)plan->kind, plan->np, hosts, suite_local_gpu_count(process_getenv),
+                                     o->baseline, o->tolerance_pct, o->burn_s};
+    suite_profile_env env;
+    json_t *baseline, *v;
+    char err[512];
+    if (suite_profile_env_make(&facts, &env, &baseline, err, sizeof err) != 0)
+        return suite_usage_error("run", "--baseline: %s", err);
+    size_t i;
+    json_array_foreach(sj_arr(o->profile, "not_covered"), i, v) json_array_append(not_covered, v);
+    for (size_t k = 0; k < suite_n_programs; k++) {
+        const char *name = suite_programs[k].name;
+        args[k] = json_array();
+        if (!o->selected[k]) {
+            add_line(not_covered,
+                     suite_profile_runs(o->profile, name) ? "not run: %s (--only/--skip)"
+                                                          : "not run: %s (not in the profile)",
+                     name);
+            continue;
+        }
+        suite_profile_args(o->profile, name, &env, args[k], not_covered);
+        if (o->extra_args[k])
+            json_array_extend(args[k], o->extra_args[k]);
+    }
+    json_decref(baseline);
+    return 0;
+}
+
+static int run_main(run_opts *o, json_t **step_args, json_t *not_covered);
+
 int cmd_run(int argc, char **argv)
 {
     run_opts o;
+    json_t *step_args[SUITE_MAX_PROGRAMS] = {0}, *not_covered = json_array();
     int rc = parse(argc, argv, &o);
-    if (rc)
-        return rc == -2 ? GA_EXIT_PASS : rc;
+    if (rc == 0)
+        rc = run_main(&o, step_args, not_covered);
+    json_decref(not_covered);
+    json_decref(o.profile);
+    for (size_t k = 0; k < SUITE_MAX_PROGRAMS; k++) {
+        json_decref(step_args[k]);
+        json_decref(o.extra_args[k]);
+    }
+    return rc == -2 ? GA_EXIT_PASS : rc;
+}
 
+static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
+{
+    run_opts o = *op;
+    int rc;
     char bin_dir[4096];
     resolve_bin_dir(bin_dir, sizeof bin_dir);
     static suite_launch plan;
@@ -671,6 +836,8 @@ int cmd_run(int argc, char **argv)
     char err[512];
     static suite_hostlist hosts;
     if ((rc = check_hostfile(&plan, &o, &hosts)) != 0)
+        return rc;
+    if ((rc = build_step_args(&o, &plan, &hosts, step_args, not_covered)) != 0)
         return rc;
     if (!o.dry_run && ga_report_dir_prepare(o.report_dir, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
@@ -692,8 +859,13 @@ int cmd_run(int argc, char **argv)
         strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&ts.tv_sec));
         snprintf(run_id, sizeof run_id, "run-%s-%ld-%06ld", stamp, (long)getpid(), ts.tv_nsec / 1000);
     }
-    run_ctx c = {&o, &plan, bin_dir, n_sel, ga_now(), run_id, NULL, false};
+    run_ctx c = {.o = &o, .plan = &plan, .bin_dir = bin_dir, .n_sel = n_sel, .t0 = ga_now(), .run_id = run_id,
+                 .step_args = step_args, .not_covered = not_covered};
     printf("[SUITE] run id %s\n", run_id);
+    printf("[SUITE] profile %s (%s)\n", sj_str(o.profile, "name", "?"), o.profile_source);
+    size_t i;
+    json_t *v;
+    json_array_foreach(not_covered, i, v) printf("[SUITE] not covered: %s\n", json_string_value(v));
     if (!o.dry_run && (rc = preflight(&c, &plan, &hosts)) != 0)
         return rc;
     json_t *steps = run_steps(&c);

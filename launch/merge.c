@@ -451,6 +451,9 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "options",
                         json_object_get(run, "options") ? json_deep_copy(json_object_get(run, "options"))
                                                         : json_null());
+    /* Which profile ran and what it did not cover: a pass means only what was checked. */
+    json_t *profile = json_object_get(run, "profile");
+    json_object_set_new(s, "profile", json_is_object(profile) ? json_deep_copy(profile) : json_null());
     json_object_set_new(s, "verdict", json_object());
     json_object_set_new(s, "gpu_model", json_null());
     json_object_set_new(s, "node_count", json_integer(0));

@@ -431,6 +431,33 @@ static void metrics_section(sbuf *b, const json_t *s)
     sbuf_puts(b, "</table></details></section>\n");
 }
 
+/* Which profile ran and what it did not cover, under the verdict: a pass is a pass of what was checked. */
+static void profile_section(sbuf *b, const json_t *s)
+{
+    const json_t *p = json_object_get(s, "profile");
+    if (!json_is_object(p))
+        return;
+    sbuf_puts(b, "<section id=\"profile\"><p>Profile <b>");
+    sbuf_html(b, sj_str(p, "name", "?"));
+    sbuf_puts(b, "</b> (");
+    sbuf_html(b, sj_str(p, "source", "?"));
+    sbuf_puts(b, ")</p>");
+    const json_t *nc = sj_arr(p, "not_covered");
+    if (json_array_size(nc)) {
+        sbuf_puts(b, "<p>Not covered:</p><ul class=\"not-covered\">");
+        size_t i;
+        json_t *v;
+        json_array_foreach(nc, i, v)
+        {
+            sbuf_puts(b, "<li>");
+            sbuf_html(b, json_is_string(v) ? json_string_value(v) : "?");
+            sbuf_puts(b, "</li>");
+        }
+        sbuf_puts(b, "</ul>");
+    }
+    sbuf_puts(b, "</section>\n");
+}
+
 char *suite_render_html(const json_t *s)
 {
     sbuf b;
@@ -443,6 +470,7 @@ char *suite_render_html(const json_t *s)
                 strcmp(result, "pass") == 0 ? "PASS" : "FAIL", css);
     header(&b, s);
     sbuf_puts(&b, "<main>\n");
+    profile_section(&b, s);
     abnormal_section(&b, s);
     steps_section(&b, s);
     grid_section(&b, s);

@@ -74,6 +74,27 @@ static void verdict_head(sbuf *b, const json_t *s)
 
 }
 
+/* Which profile ran and what it did not cover. */
+static void profile_line(sbuf *b, const json_t *s)
+{
+    const json_t *p = json_object_get(s, "profile");
+    if (!json_is_object(p))
+        return;
+    sbuf_puts(b, "\nProfile: ");
+    sbuf_md_cell(b, sj_str(p, "name", "?"));
+    sbuf_puts(b, " (");
+    sbuf_md_cell(b, sj_str(p, "source", "?"));
+    sbuf_puts(b, ").");
+    size_t i;
+    json_t *v;
+    json_array_foreach(sj_arr(p, "not_covered"), i, v)
+    {
+        sbuf_puts(b, i ? "; " : " Not covered: ");
+        sbuf_md_cell(b, json_is_string(v) ? json_string_value(v) : "?");
+    }
+    sbuf_puts(b, json_array_size(sj_arr(p, "not_covered")) ? ".\n" : "\n");
+}
+
 /* The nodes with a failure, with their fault codes. */
 static void abnormal_nodes(sbuf *b, const json_t *s)
 {
@@ -200,6 +221,7 @@ char *suite_render_md(const json_t *s)
     sbuf b;
     sbuf_init(&b);
     verdict_head(&b, s);
+    profile_line(&b, s);
     abnormal_nodes(&b, s);
     steps_table(&b, s);
     nodes_grid(&b, s);

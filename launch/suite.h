@@ -29,6 +29,10 @@ int suite_self_dir(char *buf, size_t len);
 int suite_apply_baseline_option(json_t *summary, const char *spec, double tolerance_pct, char *err,
                                 size_t errlen);
 
+/* The shipped baseline of a GPU model: $GPUACCEPT_BASELINE_DIR, the install tree beside the executable, the
+ * source tree. 0 with its path, or -1 when none matches. */
+int suite_baseline_find_shipped(const char *model, char *path, size_t len);
+
 /* Writes summary.json, summary.md and summary.html into dir. 0, or -1 with a message. */
 int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_t errlen);
 

@@ -62,7 +62,7 @@ int suite_self_dir(char *buf, size_t len)
 }
 
 /* Shipped baselines: $GPUACCEPT_BASELINE_DIR, the install tree beside the executable, the source tree. */
-static int find_shipped(const char *model, char *path, size_t len)
+int suite_baseline_find_shipped(const char *model, char *path, size_t len)
 {
     char dirs[3][4096];
     size_t n = 0;
@@ -88,7 +88,7 @@ int suite_apply_baseline_option(json_t *summary, const char *spec, double tolera
     if (!spec || strcmp(spec, "none") == 0)
         return 0;
     if (strcmp(spec, "auto") == 0) {
-        if (find_shipped(sj_str(summary, "gpu_model", NULL), path, sizeof path) != 0)
+        if (suite_baseline_find_shipped(sj_str(summary, "gpu_model", NULL), path, sizeof path) != 0)
             return 0; /* no GPU, or a model without a shipped baseline: nothing to hold it to */
     } else {
         snprintf(path, sizeof path, "%s", spec);

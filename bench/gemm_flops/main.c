@@ -130,7 +130,7 @@ static const ga_program_spec spec = {
     .summary = "GEMM TFLOP/s per dtype on every GPU against its model's median and datasheet peak; burn mode "
                "for throttling and silent data corruption.",
     .epilog = "Examples:\n"
-              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype all --min-efficiency 0.6\n"
+              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype all --min-efficiency 60\n"
               "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype bf16 --duration 600\n"
               "  mpirun -np 2 gemm_flops --device cpu -m 2048 -n 2048 -k 2048\n"
               "Peaks: docs/gpu-peaks.md. Report: docs/gemm_flops.md.",

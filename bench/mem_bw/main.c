@@ -77,7 +77,7 @@ static const ga_program_spec spec = {
         "Device memory and host-link bandwidth of every GPU (or each rank's NUMA node on the host path) "
         "against its model's median and datasheet peak.",
     .epilog = "Examples:\n"
-              "  mpirun -np 16 --map-by ppr:8:node mem_bw --min-efficiency 0.7\n"
+              "  mpirun -np 16 --map-by ppr:8:node mem_bw --min-efficiency 70\n"
               "  mpirun -np 2 mem_bw --device cpu\n"
               "Peaks: docs/gpu-peaks.md. Report: docs/mem_bw.md.",
     .options = options,

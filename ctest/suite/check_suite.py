@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end checks of the gpuaccept front-end. Usage: check_suite.py TEST GPUACCEPT FIXTURES WORKDIR
-TEST: cli | baseline_compare | run_quick | run_faults | run_nodes | html_chromium | html_scale | untrusted. Exit 0 pass, 1 fail, 77 skipped."""
+TEST: cli | baseline_compare | run_quick | run_faults | run_nodes | html_chromium | html_scale | untrusted | profiles |
+baseline_sources | run_profiles. Exit 0 pass, 1 fail, 77 skipped."""
 import glob
 import importlib.util
 import json
@@ -850,8 +851,234 @@ def t_untrusted():
     check(p.returncode == 5, "merge of that run's directory keeps the verdict (%d %s)" % (p.returncode, p.stderr[:200]))
 
 
-{"cli": t_cli, "baseline_compare": t_baseline_compare, "run_quick": t_run_quick, "run_faults": t_run_faults,
- "run_nodes": t_run_nodes, "html_chromium": t_html_chromium,
- "html_scale": t_html_scale, "untrusted": t_untrusted}[TEST]()
+def dry_commands(p):
+    """program -> its command words as --dry-run prints them (the run id word dropped), shell-split."""
+    import shlex
+    out = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("[SUITE]   "):
+            words = shlex.split(line[len("[SUITE]   "):])
+            i = words.index("--run-id")
+            del words[i:i + 2]
+            prog = next(os.path.basename(w) for w in words if os.path.basename(w) in PROGRAMS)
+            out[prog] = words
+    return out
+
+
+def after_prog(words, prog):
+    """The words after the program path and the options every step gets (--report-dir, --timeout)."""
+    w = next(words[i + 1:] for i, w in enumerate(words) if os.path.basename(w) == prog)
+    return w[w.index("--timeout") + 2:] if "--timeout" in w else w
+
+
+def not_covered(p):
+    return [l[len("[SUITE] not covered: "):] for l in p.stdout.splitlines() if l.startswith("[SUITE] not covered: ")]
+
+
+def t_profiles():
+    """--profile, --dump-profile, --args and --dry-run: what each profile would run, and what is refused."""
+    d = os.path.join(WORK, "never")
+    nogpu = {"CUDA_VISIBLE_DEVICES": ""}
+    dumped = {}
+    for name in ("quick", "standard", "full"):
+        p = run(["run", "--profile", name, "--dump-profile"])
+        prof = json.loads(p.stdout) if p.returncode == 0 else {}
+        check(prof.get("name") == name and prof.get("schema") == "gpuaccept-profile",
+              "--profile %s --dump-profile prints the profile in the file format (%d)" % (name, p.returncode))
+        path = os.path.join(fresh("profile-" + name), name + ".json")
+        with open(path, "w") as f:
+            f.write(p.stdout)
+        dumped[name] = path
+        a = run(["run", "--profile", name, "--dry-run", "--report-dir", d], env=nogpu)
+        b = run(["run", "--profile", path, "--dry-run", "--report-dir", d], env=nogpu)
+        check(a.returncode == 0 and b.returncode == 0 and dry_commands(a) == dry_commands(b)
+              and len(dry_commands(a)) == len(PROGRAMS),
+              "%s: the dumped file, given with --profile FILE, runs the same commands as the built-in" % name)
+        check("[SUITE] profile %s (built-in)" % name in a.stdout and "[SUITE] profile %s (%s)" % (name, path)
+              in b.stdout, "%s: the dry run names the profile and where it came from" % name)
+        check(not os.path.exists(d), "%s: a dry run creates nothing" % name)
+    q = run(["run", "--profile", "quick", "--dry-run", "--report-dir", d], env=nogpu)
+    cmds = dry_commands(q)
+    check(all(after_prog(w, prog) == ["--quick"] and "--timeout" in w and w[w.index("--timeout") + 1] == "580"
+              for prog, w in cmds.items()), "quick: every program with --quick, --timeout 580 (%s)" % cmds)
+    check(dry_commands(run(["run", "--quick", "--dry-run", "--report-dir", d], env=nogpu)) == cmds,
+          "--quick is --profile quick")
+    check("no burn: quick profile" in not_covered(q) and "no pairs isolation: quick profile" in not_covered(q),
+          "quick: says it runs no burn and no pairs isolation (%s)" % not_covered(q))
+    st = run(["run", "--dry-run", "--report-dir", d], env=nogpu)
+    cmds = dry_commands(st)
+    ar = after_prog(cmds.get("allreduce_bw", ["allreduce_bw"]), "allreduce_bw")
+    check("[SUITE] profile standard (built-in)" in st.stdout, "the default profile is standard")
+    check(ar[ar.index("--pattern") + 1:ar.index("--pattern") + 4] == ["world,node,pairs", "--rounds", "all"]
+          if "--pattern" in ar else False, "standard: allreduce_bw --pattern world,node,pairs --rounds all (%s)" % ar)
+    check(not any("--quick" in w or "--duration" in w for w in cmds.values()), "standard: no --quick, no burn")
+    check(any(l.startswith("no SKU thresholds: GPU model unknown") for l in not_covered(st))
+          and not any("--min-busbw" in w or "--min-efficiency" in w for w in cmds.values()),
+          "standard without a GPU: no invented thresholds, and it says why (%s)" % not_covered(st))
+    check(any(l.startswith("no --expect-gpus: ") for l in not_covered(st))
+          and not any("--expect-gpus" in w for w in cmds.values()),
+          "standard, no hostfile, no GPU: no --expect-gpus, and it says why")
+    # The SKU thresholds, from a baseline file: the figure less its tolerance, and a percentage of the peak.
+    bdir = os.environ["GPUACCEPT_BASELINE_DIR"]
+    h100 = load(os.path.join(bdir, "h100-sxm.json"))
+    fig = {m["program"]: m for m in h100["metrics"]}
+    tol = h100["tolerance_pct"] / 100
+    p = run(["run", "--dry-run", "--np", "8", "--baseline", os.path.join(bdir, "h100-sxm.json"), "--report-dir", d],
+            env=nogpu)
+    cmds = dry_commands(p)
+
+    def opt(prog, name):
+        w = after_prog(cmds[prog], prog)
+        return float(w[w.index(name) + 1]) if name in w else None
+    check(opt("allreduce_bw", "--min-busbw") == round(fig["allreduce_bw"]["value"] * (1 - tol), 1),
+          "standard, H100 baseline, 8 ranks: --min-busbw is the baseline busbw less 10%% (%s)" % opt("allreduce_bw",
+                                                                                                  "--min-busbw"))
+    for prog in ("gemm_flops", "mem_bw"):
+        want = round(100 * fig[prog]["value"] * (1 - tol) / fig[prog]["peak"], 1)
+        check(opt(prog, "--min-efficiency") == want, "%s --min-efficiency %s%% of the peak (%s)"
+              % (prog, want, opt(prog, "--min-efficiency")))
+    p = run(["run", "--dry-run", "--np", "2", "--baseline", os.path.join(bdir, "h100-sxm.json"), "--report-dir", d],
+            env=nogpu)
+    check("--min-busbw" not in " ".join(dry_commands(p)["allreduce_bw"])
+          and "no --min-busbw for allreduce_bw: the baseline figure allreduce_bw/busbw_at_max holds for 8 ranks, "
+          "this run has 2" in not_covered(p),
+          "an 8-GPU busbw is no threshold for 2 ranks: left out, and said (%s)" % not_covered(p))
+    f = run(["run", "--profile", "full", "--burn", "120", "--dry-run", "--report-dir", d], env=nogpu)
+    g = after_prog(dry_commands(f)["gemm_flops"], "gemm_flops")
+    check(g[-2:] == ["--duration", "120"], "full --burn 120: gemm_flops --duration 120 (%s)" % g)
+    check("-e" not in after_prog(dry_commands(f)["allreduce_bw"], "allreduce_bw")
+          and "no -e 8G for allreduce_bw: no GPU (host path)" in not_covered(f),
+          "full on the host path: no 8G sweep, and it says so")
+    f = run(["run", "--profile", "full", "--dry-run", "--report-dir", d], env={"CUDA_VISIBLE_DEVICES": "0,1"})
+    check(after_prog(dry_commands(f)["allreduce_bw"], "allreduce_bw")[-2:] == ["-e", "8G"]
+          and after_prog(dry_commands(f)["gemm_flops"], "gemm_flops") == ["--dtype", "bf16", "--duration", "600"]
+          and after_prog(dry_commands(f)["env_audit"], "env_audit") [-2:] == ["--expect-gpus", "2"],
+          "full with 2 GPUs: -e 8G, a 600 s bf16 burn, --expect-gpus 2")
+    # --args: split like a shell, no expansion, after the profile's arguments.
+    words = "ddp_smoke=--steps 3 --tag 'a b' \"c\\\"d\" $HOME"
+    p = run(["run", "--dry-run", "--quick", "--report-dir", d, "--args", words, "--args", "ddp_smoke=--x"], env=nogpu)
+    check(after_prog(dry_commands(p)["ddp_smoke"], "ddp_smoke") == ["--quick", "--steps", "3", "--tag", "a b", 'c"d',
+                                                                   "$HOME", "--x"],
+          "--args: quotes, escapes, no expansion, repeatable, after the profile's (%s)"
+          % after_prog(dry_commands(p)["ddp_smoke"], "ddp_smoke"))
+    # Refused with exit 2 and one line, before anything runs.
+    bad = {"unknown key": {"frob": 1}, "unknown program": {"steps": {"nccl_tests": []}},
+           "non-string argument": {"steps": {"mem_bw": [3]}}, "unknown placeholder": {"steps": {"mem_bw": ["{gpus}"]}},
+           "placeholder without its parameter": {"steps": {"mem_bw": ["{sku_min}"]}},
+           "schema": {"schema": "gpuaccept-baseline"}, "no steps": {"steps": {}},
+           "bad step timeout": {"step_timeout_s": 0}}
+    base = load(dumped["standard"])
+    for what, edit_ in bad.items():
+        prof = dict(base)
+        prof.update(edit_)
+        path = os.path.join(WORK, "bad-profile.json")
+        with open(path, "w") as fh:
+            json.dump(prof, fh)
+        p = run(["run", "--profile", path, "--dry-run", "--report-dir", d])
+        check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "[SUITE] step" not in p.stdout,
+              "profile with %s: exit 2, one line (%d, %r)" % (what, p.returncode, p.stderr.strip()))
+    with open(os.path.join(WORK, "not-json.json"), "w") as fh:
+        fh.write("node_health: --expect-gpus 8\n")
+    for args, what in ((["--profile", os.path.join(WORK, "not-json.json")], "a profile that is not JSON"),
+                       (["--profile", "medium"], "an unknown profile name"),
+                       (["--args", "nccl_tests=-b 8"], "--args for an unknown program"),
+                       (["--args", "ddp_smoke"], "--args without ="),
+                       (["--args", "ddp_smoke=--tag 'a b"], "--args with an unterminated quote"),
+                       (["--burn", "0"], "--burn 0")):
+        p = run(["run", "--dry-run", "--report-dir", d] + args)
+        check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
+              "%s: exit 2, one line (%d, %r)" % (what, p.returncode, p.stderr.strip()))
+
+
+def t_baseline_sources():
+    """Every figure of the shipped baselines cites a source or is labelled an estimate; the loader refuses a
+    figure that cites a source the file does not list."""
+    bdir = os.environ["GPUACCEPT_BASELINE_DIR"]
+    files = sorted(glob.glob(os.path.join(bdir, "*.json")))
+    check(len(files) >= 3, "shipped baselines found (%d)" % len(files))
+    for path in files:
+        b = load(path)
+        srcs = {s["id"]: s for s in b.get("sources", [])}
+        check(all(s.get("url") and s.get("title") for s in srcs.values()), "%s: every source has a title and URL"
+              % os.path.basename(path))
+        for m in b["metrics"]:
+            what = "%s %s/%s" % (os.path.basename(path), m["program"], m["name"])
+            check(m.get("source") in srcs and isinstance(m.get("estimate"), bool) and m.get("note"),
+                  "%s: cites a listed source, says whether it is an estimate, and says what (%s)"
+                  % (what, m.get("source")))
+            check(not m.get("estimate") or m["note"].startswith("estimate"),
+                  "%s: an estimate's note says so first" % what)
+            if "peak" in m:
+                check(m.get("peak_source") in srcs, "%s: its peak cites a listed source" % what)
+        p = run(["run", "--dry-run", "--baseline", path, "--report-dir", os.path.join(WORK, "never")])
+        check(p.returncode == 0, "%s: the loader accepts it (%r)" % (os.path.basename(path), p.stderr.strip()))
+    b = load(files[0])
+    b["metrics"][0]["source"] = "nowhere"
+    path = os.path.join(fresh("baseline-sources"), "b.json")
+    with open(path, "w") as f:
+        json.dump(b, f)
+    p = run(["run", "--dry-run", "--baseline", path, "--report-dir", os.path.join(WORK, "never")])
+    check(p.returncode == 2 and "names no entry of \"sources\"" in p.stderr,
+          "a figure citing an unlisted source: refused (%d %r)" % (p.returncode, p.stderr.strip()))
+
+
+def t_run_profiles():
+    """Real runs, 2 ranks on this machine: quick and standard, and what the summary says about each."""
+    d = fresh("run-quick-profile")
+    p = run(["run", "--profile", "quick", "--report-dir", d, "--baseline", "none"], timeout=200)
+    s = load(os.path.join(d, "summary.json"))
+    check(s["profile"]["name"] == "quick" and s["profile"]["source"] == "built-in"
+          and s["profile"]["content"]["name"] == "quick", "quick: summary.json names the profile and holds it")
+    check(load(os.path.join(d, "suite_run.json"))["profile"] == s["profile"], "suite_run.json records the same")
+    check("no burn: quick profile" in s["profile"]["not_covered"], "quick: 'no burn: quick profile'")
+    md = open(os.path.join(d, "summary.md")).read()
+    html = open(os.path.join(d, "summary.html")).read()
+    check("Profile: quick (built-in)." in md and "no burn: quick profile" in md, "summary.md says which profile ran")
+    check('<section id="profile">' in html and "<li>no burn: quick profile</li>" in html,
+          "summary.html says which profile ran and what it did not cover")
+    check(all("--quick" in st["command"] for st in s["steps"]), "quick: every step ran with --quick")
+    check(p.returncode == expected_exit(s), "quick: exit %d follows the findings" % p.returncode)
+
+    d = fresh("run-standard-profile")
+    p = run(["run", "--profile", "standard", "--report-dir", d, "--baseline", "none"],
+            env={"CUDA_VISIBLE_DEVICES": ""}, timeout=400)
+    print(p.stdout[-3000:], p.stderr[-2000:])
+    s = load(os.path.join(d, "summary.json"))
+    st = {x["program"]: x for x in s["steps"]}
+    check(s["profile"]["name"] == "standard" and "no SKU thresholds: --baseline none" in s["profile"]["not_covered"],
+          "standard: summary names the profile and says no SKU thresholds applied (%s)" % s["profile"]["not_covered"])
+    check(all("--quick" not in x["command"] for x in s["steps"]), "standard: full sweeps (no --quick)")
+    for prog in PROGRAMS:
+        if prog != "allreduce_bw":
+            check(st[prog]["status"] in ("pass", "fail"),
+                  "standard: %s ran to a verdict (%s)" % (prog, st[prog]["status"]))
+    # Waits for the merge of branch `pairs` (allreduce_bw --pattern LIST, --rounds all): until then allreduce_bw
+    # refuses the options with exit 2.
+    check(st["allreduce_bw"]["status"] in ("pass", "fail"),
+          "standard: allreduce_bw --pattern world,node,pairs --rounds all ran to a verdict (%s, exit %s)"
+          % (st["allreduce_bw"]["status"], st["allreduce_bw"]["exit_code"]))
+
+    # A hostfile with more slots than the node has GPUs: standard expects that many, and fails the node.
+    fake, calls = fake_launcher()
+    d = fresh("run-standard-hostfile")
+    hosts = hostfile(d, "127.0.0.5 slots=2\n")
+    p = run(["run", "--profile", "standard", "--only", "node_health,env_audit", "--hostfile", hosts, "--report-dir", d,
+             "--preflight-timeout", "0", "--baseline", "none"],
+            env={"PATH": fake + os.pathsep + os.environ["PATH"], "CUDA_VISIBLE_DEVICES": ""}, timeout=100)
+    print(p.stdout[-2000:], p.stderr[-1000:])
+    s = load(os.path.join(d, "summary.json"))
+    cmd = {x["program"]: x.get("command", []) for x in s["steps"]}
+    check(all(after_prog(cmd[prog], prog)[-2:] == ["--expect-gpus", "2"] for prog in ("node_health", "env_audit")),
+          "hostfile slots=2: node_health and env_audit --expect-gpus 2")
+    codes = {f["code"] for f in s["findings"] if f["severity"] == "fail"}
+    check("GPU_MISSING" in codes and p.returncode == 1 and s["abnormal_nodes"],
+          "a node with fewer GPUs than slots fails: GPU_MISSING, exit 1, abnormal (%s, %d)" % (codes, p.returncode))
+    check("not run: gemm_flops (--only/--skip)" in s["profile"]["not_covered"], "--only: the steps left out are said")
+
+
+{"profiles": t_profiles, "baseline_sources": t_baseline_sources, "run_profiles": t_run_profiles,
+ "cli": t_cli, "baseline_compare": t_baseline_compare, "run_quick": t_run_quick, "run_faults": t_run_faults,
+ "run_nodes": t_run_nodes, "html_chromium": t_html_chromium, "html_scale": t_html_scale,
+ "untrusted": t_untrusted}[TEST]()
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

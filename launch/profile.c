@@ -1,0 +1,435 @@
+#include "profile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ga_str.h"
+#include "programs.h"
+#include "suite_util.h"
+
+/* The built-in profiles, in the file format --profile FILE reads (docs/suite.md), so that --dump-profile can
+ * print them for a site to copy and edit. */
+static const char quick_text[] =
+    "{\n"
+    "  \"schema\": \"gpuaccept-profile\",\n"
+    "  \"schema_version\": 1,\n"
+    "  \"name\": \"quick\",\n"
+    "  \"description\": \"A smoke test in minutes: every program with --quick (smaller sizes, fewer "
+    "iterations). No thresholds, no burn, no pairs isolation: it shows the suite runs, it does not accept a "
+    "cluster.\",\n"
+    "  \"step_timeout_s\": 600,\n"
+    "  \"steps\": {\n"
+    "    \"node_health\": [\"--quick\"],\n"
+    "    \"env_audit\": [\"--quick\"],\n"
+    "    \"gemm_flops\": [\"--quick\"],\n"
+    "    \"mem_bw\": [\"--quick\"],\n"
+    "    \"allreduce_bw\": [\"--quick\"],\n"
+    "    \"ddp_smoke\": [\"--quick\"]\n"
+    "  },\n"
+    "  \"not_covered\": [\n"
+    "    \"no burn: quick profile\",\n"
+    "    \"no pairs isolation: quick profile\",\n"
+    "    \"no per-node collectives: quick profile\",\n"
+    "    \"no SKU thresholds: quick profile\",\n"
+    "    \"no --expect-gpus: quick profile\",\n"
+    "    \"reduced sizes and iterations: quick profile\"\n"
+    "  ]\n"
+    "}\n";
+
+static const char standard_text[] =
+    "{\n"
+    "  \"schema\": \"gpuaccept-profile\",\n"
+    "  \"schema_version\": 1,\n"
+    "  \"name\": \"standard\",\n"
+    "  \"description\": \"Acceptance of a cluster in service: full sweeps, the GPUs every node must have, "
+    "thresholds from the SKU baseline, per-node collectives and every pair of nodes.\",\n"
+    "  \"step_timeout_s\": 1800,\n"
+    "  \"steps\": {\n"
+    "    \"node_health\": [\"--expect-gpus\", \"{expect_gpus}\"],\n"
+    "    \"env_audit\": [\"--expect-gpus\", \"{expect_gpus}\"],\n"
+    "    \"gemm_flops\": [\"--dtype\", \"{gpu:bf16}\", \"--min-efficiency\", "
+    "\"{sku_eff:gemm_flops/tflops_bf16}\"],\n"
+    "    \"mem_bw\": [\"--min-efficiency\", \"{sku_eff:mem_bw/GBps_device_copy}\"],\n"
+    "    \"allreduce_bw\": [\"--pattern\", \"world,node,pairs\", \"--rounds\", \"all\", \"--min-busbw\",\n"
+    "                     \"{sku_min:allreduce_bw/busbw_at_max}\"],\n"
+    "    \"ddp_smoke\": []\n"
+    "  },\n"
+    "  \"not_covered\": [\n"
+    "    \"no burn: standard profile (the full profile runs one)\",\n"
+    "    \"GEMM dtypes other than bf16 (on GPUs): standard profile, whose --min-efficiency is a bf16 "
+    "figure\"\n"
+    "  ]\n"
+    "}\n";
+
+static const char full_text[] =
+    "{\n"
+    "  \"schema\": \"gpuaccept-profile\",\n"
+    "  \"schema_version\": 1,\n"
+    "  \"name\": \"full\",\n"
+    "  \"description\": \"Acceptance of new hardware: the standard profile plus a GEMM burn (--burn, default "
+    "600 s) with throttling and cross-GPU checksum comparison, and the longest allreduce sweep.\",\n"
+    "  \"step_timeout_s\": 3600,\n"
+    "  \"steps\": {\n"
+    "    \"node_health\": [\"--expect-gpus\", \"{expect_gpus}\"],\n"
+    "    \"env_audit\": [\"--expect-gpus\", \"{expect_gpus}\"],\n"
+    "    \"gemm_flops\": [\"--dtype\", \"{gpu:bf16}\", \"--min-efficiency\", "
+    "\"{sku_eff:gemm_flops/tflops_bf16}\", \"--duration\", \"{burn_s}\"],\n"
+    "    \"mem_bw\": [\"--min-efficiency\", \"{sku_eff:mem_bw/GBps_device_copy}\"],\n"
+    "    \"allreduce_bw\": [\"--pattern\", \"world,node,pairs\", \"--rounds\", \"all\", \"--min-busbw\",\n"
+    "                     \"{sku_min:allreduce_bw/busbw_at_max}\", \"-e\", \"{gpu:8G}\"],\n"
+    "    \"ddp_smoke\": []\n"
+    "  },\n"
+    "  \"not_covered\": [\n"
+    "    \"GEMM dtypes other than bf16 (on GPUs): full profile, whose --min-efficiency is a bf16 figure\"\n"
+    "  ]\n"
+    "}\n";
+
+static const struct {
+    const char *name, *text;
+} builtins[] = {{"quick", quick_text}, {"standard", standard_text}, {"full", full_text}};
+
+const char *suite_profile_builtin(const char *name)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (strcmp(builtins[i].name, name) == 0)
+            return builtins[i].text;
+    return NULL;
+}
+
+const char *suite_profile_builtin_names(void)
+{
+    return "quick standard full";
+}
+
+/* A placeholder is a whole argument "{kind}" or "{kind:param}". Returns its kind's index, -1 for a plain
+ * argument, -2 for an unknown placeholder. */
+static const char *const kinds[] = {"expect_gpus", "burn_s", "gpu", "sku_min", "sku_eff"};
+enum { PH_EXPECT_GPUS, PH_BURN_S, PH_GPU, PH_SKU_MIN, PH_SKU_EFF };
+static const bool kind_takes_param[] = {false, false, true, true, true};
+
+static int placeholder(const char *arg, char *param, size_t len)
+{
+    size_t n = strlen(arg);
+    if (n < 2 || arg[0] != '{' || arg[n - 1] != '}')
+        return -1;
+    const char *colon = memchr(arg, ':', n);
+    size_t klen = (colon ? (size_t)(colon - arg) : n - 1) - 1;
+    param[0] = '\0';
+    if (colon)
+        snprintf(param, len, "%.*s", (int)(n - 2 - klen - 1), colon + 1);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if (strlen(kinds[k]) == klen && strncmp(arg + 1, kinds[k], klen) == 0)
+            return kind_takes_param[k] == (colon != NULL && param[0]) ? (int)k : -2;
+    return -2;
+}
+
+int suite_profile_validate(const json_t *p, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"schema",         "schema_version", "name",       "description",
+                                       "step_timeout_s", "steps",          "not_covered"};
+    if (!json_is_object(p) || !ga_streq(sj_str(p, "schema", NULL), SUITE_PROFILE_SCHEMA)) {
+        snprintf(err, errlen, "not a profile: \"schema\" is not \"%s\"", SUITE_PROFILE_SCHEMA);
+        return -1;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)p, key, v)
+    {
+        bool known = false;
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            known |= strcmp(key, keys[i]) == 0;
+        if (!known) {
+            snprintf(err, errlen,
+                     "unknown key \"%s\" (keys: schema schema_version name description "
+                     "step_timeout_s steps not_covered)",
+                     key);
+            return -1;
+        }
+    }
+    if (sj_int(p, "schema_version", -1) != SUITE_PROFILE_SCHEMA_VERSION) {
+        snprintf(err, errlen, "\"schema_version\" must be %d", SUITE_PROFILE_SCHEMA_VERSION);
+        return -1;
+    }
+    const char *name = sj_str(p, "name", NULL);
+    if (!name || !*name || strlen(name) > 64) {
+        snprintf(err, errlen, "\"name\" must be a string of 1 to 64 characters");
+        return -1;
+    }
+    json_t *t = json_object_get(p, "step_timeout_s");
+    if (t && !(json_is_number(t) && json_number_value(t) >= 1 && json_number_value(t) <= 7 * 24 * 3600)) {
+        snprintf(err, errlen, "\"step_timeout_s\" must be a number of seconds from 1 to 604800");
+        return -1;
+    }
+    json_t *nc = json_object_get(p, "not_covered");
+    size_t i;
+    json_array_foreach(nc, i, v) if (!json_is_string(v)) nc = NULL;
+    if (json_object_get(p, "not_covered") && !nc) {
+        snprintf(err, errlen, "\"not_covered\" must be an array of strings");
+        return -1;
+    }
+    json_t *steps = json_object_get(p, "steps");
+    if (!json_is_object(steps) || json_object_size(steps) == 0) {
+        snprintf(err, errlen, "\"steps\" must be an object with one entry per program to run");
+        return -1;
+    }
+    json_object_foreach(steps, key, v)
+    {
+        if (suite_program_index(key) < 0) {
+            char names[256];
+            suite_program_names(" ", names, sizeof names);
+            snprintf(err, errlen, "unknown program \"%s\" in \"steps\" (programs: %s)", key, names);
+            return -1;
+        }
+        if (!json_is_array(v)) {
+            snprintf(err, errlen, "steps.%s must be an array of arguments", key);
+            return -1;
+        }
+        json_t *a;
+        json_array_foreach(v, i, a)
+        {
+            char param[128];
+            if (!json_is_string(a) || json_string_length(a) >= 512) {
+                snprintf(err, errlen, "steps.%s[%zu] must be a string of fewer than 512 bytes", key, i);
+                return -1;
+            }
+            if (placeholder(json_string_value(a), param, sizeof param) == -2) {
+                snprintf(err, errlen,
+                         "steps.%s[%zu]: unknown placeholder %s (known: {expect_gpus} {burn_s} {gpu:WORD} "
+                         "{sku_min:PROGRAM/METRIC} {sku_eff:PROGRAM/METRIC})",
+                         key, i, json_string_value(a));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+int suite_profile_load(const char *spec, json_t **out, char *source, size_t srclen, char *err, size_t errlen)
+{
+    const char *text = suite_profile_builtin(spec);
+    json_t *p;
+    char why[512];
+    *out = NULL;
+    if (text) {
+        json_error_t je;
+        p = json_loads(text, 0, &je);
+        snprintf(source, srclen, "built-in");
+        if (!p) {
+            snprintf(err, errlen, "built-in profile %s: %s", spec, je.text);
+            return -1;
+        }
+    } else if (!(p = suite_load_json(spec, why, sizeof why))) {
+        snprintf(err, errlen, "'%s' is neither a built-in profile (%s) nor a readable JSON file: %s", spec,
+                 suite_profile_builtin_names(), why);
+        return -1;
+    } else {
+        snprintf(source, srclen, "%s", spec);
+    }
+    if (suite_profile_validate(p, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: %s", spec, why);
+        json_decref(p);
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+bool suite_profile_runs(const json_t *p, const char *program)
+{
+    return json_object_get(json_object_get(p, "steps"), program) != NULL;
+}
+
+double suite_profile_step_timeout(const json_t *p)
+{
+    return sj_num(p, "step_timeout_s", 0);
+}
+
+static void note(json_t *not_covered, const char *fmt, const char *a, const char *b)
+{
+    char line[512];
+    snprintf(line, sizeof line, fmt, a, b);
+    size_t i;
+    json_t *v;
+    json_array_foreach(not_covered, i, v) if (ga_streq(json_string_value(v), line)) return;
+    json_array_append_new(not_covered, json_string(line));
+}
+
+/* The baseline metric PROGRAM/NAME, NULL when the baseline has none. */
+static const json_t *baseline_metric(const json_t *baseline, const char *param)
+{
+    const char *slash = strchr(param, '/');
+    if (!slash)
+        return NULL;
+    size_t i;
+    json_t *m;
+    json_array_foreach(sj_arr(baseline, "metrics"), i, m)
+    {
+        const char *prog = sj_str(m, "program", "");
+        if (strlen(prog) == (size_t)(slash - param) && strncmp(prog, param, strlen(prog)) == 0 &&
+            ga_streq(sj_str(m, "name", ""), slash + 1) &&
+            json_is_true(json_object_get(m, "higher_is_better")))
+            return m;
+    }
+    return NULL;
+}
+
+/* The SKU figure a placeholder asks for, in value; 0, or -1 with why it cannot be had. A baseline figure
+ * measured on a job of another shape (8 GPUs of one node) is no threshold for this one. */
+static int sku_value(const suite_profile_env *env, int kind, const char *param, double *value, char *why,
+                     size_t len)
+{
+    const json_t *m = env->baseline ? baseline_metric(env->baseline, param) : NULL;
+    if (!m) {
+        snprintf(why, len, "the baseline has no figure %s", param);
+        return -1;
+    }
+    if (sj_is_num(m, "node_count") && env->node_count > 0 && sj_int(m, "node_count", 0) != env->node_count) {
+        snprintf(why, len, "the baseline figure %s holds for %lld node(s), this run has %d", param,
+                 sj_int(m, "node_count", 0), env->node_count);
+        return -1;
+    }
+    if (sj_is_num(m, "world_size") && env->world_size > 0 && sj_int(m, "world_size", 0) != env->world_size) {
+        snprintf(why, len, "the baseline figure %s holds for %lld ranks, this run has %d", param,
+                 sj_int(m, "world_size", 0), env->world_size);
+        return -1;
+    }
+    double tol = env->tolerance_pct >= 0 ? env->tolerance_pct : sj_num(env->baseline, "tolerance_pct", 10);
+    double floor = sj_num(m, "value", NAN) * (1 - tol / 100);
+    if (kind == PH_SKU_MIN) {
+        *value = floor;
+        return 0;
+    }
+    double peak = sj_num(m, "peak", NAN);
+    if (!(peak > 0)) {
+        snprintf(why, len, "the baseline figure %s gives no peak to take a percentage of", param);
+        return -1;
+    }
+    *value = 100 * floor / peak;
+    return 0;
+}
+
+/* One argument of the profile, filled; false when it cannot be, with the line for the summary. */
+static bool fill(const suite_profile_env *env, const char *program, const char *arg, const char *option,
+                 char *out, size_t len, json_t *not_covered)
+{
+    char param[128], why[256];
+    int kind = placeholder(arg, param, sizeof param);
+    double v;
+    switch (kind) {
+    case -1:
+        snprintf(out, len, "%s", arg);
+        return true;
+    case PH_EXPECT_GPUS:
+        if (env->expect_gpus > 0) {
+            snprintf(out, len, "%d", env->expect_gpus);
+            return true;
+        }
+        note(not_covered, "no --expect-gpus: %s%s", env->expect_gpus_why ? env->expect_gpus_why
+                                                                        : "GPUs per node unknown", "");
+        return false;
+    case PH_BURN_S:
+        snprintf(out, len, "%.0f", env->burn_s > 0 ? env->burn_s : SUITE_PROFILE_DEFAULT_BURN_S);
+        return true;
+    case PH_GPU:
+        if (env->gpu) {
+            snprintf(out, len, "%s", param);
+            return true;
+        }
+        snprintf(why, sizeof why, "%s %s", option ? option : "", param);
+        note(not_covered, "no %s for %s: no GPU (host path)", why, program);
+        return false;
+    case PH_SKU_MIN:
+    case PH_SKU_EFF:
+        if (!env->baseline) {
+            note(not_covered, "no SKU thresholds: %s%s", env->no_baseline_why ? env->no_baseline_why
+                                                                            : "no baseline", "");
+            return false;
+        }
+        if (sku_value(env, kind, param, &v, why, sizeof why) != 0) {
+            char what[160];
+            snprintf(what, sizeof what, "%s for %s", option ? option : param, program);
+            note(not_covered, "no %s: %s", what, why);
+            return false;
+        }
+        snprintf(out, len, "%.1f", v);
+        return true;
+    default:
+        return false; /* validated away */
+    }
+}
+
+int suite_profile_args(const json_t *p, const char *program, const suite_profile_env *env, json_t *args,
+                       json_t *not_covered)
+{
+    json_t *list = json_object_get(json_object_get(p, "steps"), program);
+    if (!list)
+        return -1;
+    size_t start = json_array_size(args), i;
+    json_t *a;
+    json_array_foreach(list, i, a)
+    {
+        char word[512];
+        size_t n = json_array_size(args);
+        const char *prev = n > start ? json_string_value(json_array_get(args, n - 1)) : NULL;
+        const char *option = prev && prev[0] == '-' ? prev : NULL;
+        if (fill(env, program, json_string_value(a), option, word, sizeof word, not_covered))
+            json_array_append_new(args, json_string(word));
+        else if (option)
+            json_array_remove(args, n - 1); /* an option without its value would take the next word */
+    }
+    return 0;
+}
+
+int suite_split_words(const char *s, json_t *words, char *err, size_t errlen)
+{
+    char word[4096];
+    size_t n = 0;
+    bool in_word = false;
+    for (const char *c = s;; c++) {
+        if (n >= sizeof word - 1) {
+            snprintf(err, errlen, "a word longer than %zu bytes", sizeof word - 1);
+            return -1;
+        }
+        if (*c == '\0' || *c == ' ' || *c == '\t' || *c == '\n') {
+            if (in_word) {
+                word[n] = '\0';
+                json_array_append_new(words, json_string(word));
+            }
+            n = 0;
+            in_word = false;
+            if (*c == '\0')
+                return 0;
+            continue;
+        }
+        in_word = true;
+        if (*c == '\'') {
+            const char *end = strchr(c + 1, '\'');
+            if (!end) {
+                snprintf(err, errlen, "unterminated ' in \"%s\"", s);
+                return -1;
+            }
+            for (c++; c < end && n < sizeof word - 1; c++)
+                word[n++] = *c;
+        } else if (*c == '"') {
+            for (c++; *c != '"'; c++) {
+                if (*c == '\0') {
+                    snprintf(err, errlen, "unterminated \" in \"%s\"", s);
+                    return -1;
+                }
+                if (*c == '\\' && c[1] && strchr("\"\\$`", c[1]))
+                    c++;
+                if (n < sizeof word - 1)
+                    word[n++] = *c;
+            }
+        } else if (*c == '\\') {
+            if (!c[1]) {
+                snprintf(err, errlen, "a trailing \\ in \"%s\"", s);
+                return -1;
+            }
+            word[n++] = *++c;
+        } else {
+            word[n++] = *c;
+        }
+    }
+}
