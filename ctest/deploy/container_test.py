@@ -12,14 +12,7 @@ src = sys.argv[1]
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(src, "deploy", "mpijob"))
 import render  # noqa: E402
-
-failed = []
-
-
-def check(ok, what):
-    print("{}: {}".format("ok  " if ok else "FAIL", what))
-    if not ok:
-        failed.append(what)
+from deploytest import check, finish  # noqa: E402
 
 
 text = open(os.path.join(src, "deploy", "container", "Dockerfile")).read()
@@ -57,5 +50,4 @@ check(worker["template"]["spec"]["containers"][0]["command"][0] == "/usr/sbin/ss
 ignore = open(os.path.join(src, "deploy", "container", "Dockerfile.dockerignore")).read().split()
 check(".git" in ignore and any(p.startswith("build") for p in ignore), "build trees and .git stay out of the context")
 
-print("{} failed".format(len(failed)) if failed else "all checks passed")
-sys.exit(1 if failed else 0)
+finish()

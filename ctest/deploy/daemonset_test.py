@@ -15,7 +15,6 @@ run:       the check container's script, taken from the YAML, runs `gpuaccept ru
 Runs under Debian's /usr/bin/python3 (python3-yaml, python3-jsonschema).
 """
 import copy
-import importlib.util
 import json
 import os
 import shlex
@@ -29,28 +28,14 @@ source_dir, mode = sys.argv[1:3]
 ds_dir = os.path.join(source_dir, "deploy", "daemonset")
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, ds_dir)
+import render as ds_render  # noqa: E402  deploy/daemonset's (first on the path), not the MPIJob one
 import validate_k8s  # noqa: E402
-
-# render.py shares its name with the MPIJob renderer it imports from: load it under another.
-_spec = importlib.util.spec_from_file_location("ds_render", os.path.join(ds_dir, "render.py"))
-ds_render = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ds_render)
-RENDER = [sys.executable, os.path.join(ds_dir, "render.py")]
-
-failed = []
-
-
-def check(ok, what):
-    print("{}: {}".format("ok  " if ok else "FAIL", what))
-    if not ok:
-        failed.append(what)
+from deploytest import check, check_refused, finish, set_path, write_rendered  # noqa: E402
+import deploytest  # noqa: E402
 
 
 def validate(paths):
-    r = subprocess.run([sys.executable, os.path.join(ds_dir, "validate_k8s.py")] + paths,
-                       stdout=subprocess.PIPE, universal_newlines=True)
-    print(r.stdout, end="")
-    return r.returncode == 0
+    return deploytest.validate(os.path.join(ds_dir, "validate_k8s.py"), paths)
 
 
 def docs_of(args):
@@ -96,11 +81,7 @@ REFUSED = [
 def rendered():
     variants = [[], KNOBS, ["--request-gpus", "--gpus-per-node", "2"], ["--node-selector", "gpuaccept.io/check=yes"]]
     with tempfile.TemporaryDirectory() as tmp:
-        paths = []
-        for i, v in enumerate(variants):
-            paths.append(os.path.join(tmp, "{}.yaml".format(i)))
-            with open(paths[-1], "w") as f:
-                f.write(ds_render.render(v))
+        paths = write_rendered(tmp, [ds_render.render(v) for v in variants])
         check(validate(paths), "{} rendered variants validate".format(len(paths)))
     docs = docs_of(KNOBS)
     ds = by_kind(docs, "DaemonSet")
@@ -130,20 +111,7 @@ def rendered():
     check(c["resources"]["limits"].get("nvidia.com/gpu") == 2
           and "NVIDIA_VISIBLE_DEVICES" not in {e["name"] for e in c["env"]},
           "--request-gpus requests nvidia.com/gpu instead of NVIDIA_VISIBLE_DEVICES=all")
-    for args, phrase in REFUSED:
-        r = subprocess.run(RENDER + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
-        lines = r.stderr.strip().split("\n")
-        check(r.returncode == 2 and r.stdout == "" and len(lines) == 1 and phrase in lines[0],
-              "refuses {}: exit {}, {!r}".format(args, r.returncode, r.stderr.strip()))
-
-
-def set_path(doc, path, value):
-    for k in path[:-1]:
-        doc = doc[k]
-    if value is None:
-        del doc[path[-1]]
-    else:
-        doc[path[-1]] = value
+    check_refused(os.path.join(ds_dir, "render.py"), REFUSED)
 
 
 P = ["spec", "template", "spec"]
@@ -256,5 +224,4 @@ def run():
 
 
 {"committed": committed, "rendered": rendered, "negative": negative, "run": run}[mode]()
-print("{} failed".format(len(failed)) if failed else "all checks passed")
-sys.exit(1 if failed else 0)
+finish()

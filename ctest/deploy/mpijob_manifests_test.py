@@ -36,16 +36,14 @@ sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, mpijob_dir)
 import render  # noqa: E402
 import validate_mpijob  # noqa: E402
+from deploytest import check, check_refused, finish, set_path, write_rendered  # noqa: E402
+import deploytest  # noqa: E402
 
 crd = validate_mpijob.VENDORED_CRD  # the copy in the repository, deploy/mpijob/schema/
 
-failed = []
 
-
-def check(ok, what):
-    print("{}: {}".format("ok  " if ok else "FAIL", what))
-    if not ok:
-        failed.append(what)
+def validate(paths):
+    return deploytest.validate(os.path.join(mpijob_dir, "validate_mpijob.py"), ["--crd", crd] + paths)
 
 
 def render_yaml(args):
@@ -62,8 +60,7 @@ def committed():
             with open(os.path.join(have, n)) as a, open(os.path.join(tmp, n)) as b:
                 check(a.read() == b.read(), "{} matches render.py (run render.py --examples)".format(n))
     paths = [os.path.join(have, n) for n in names]
-    r = subprocess.run([sys.executable, os.path.join(mpijob_dir, "validate_mpijob.py"), "--crd", crd] + paths)
-    check(r.returncode == 0 and len(paths) >= 8, "{} committed manifests validate".format(len(paths)))
+    check(validate(paths) and len(paths) >= 8, "{} committed manifests validate".format(len(paths)))
 
 
 def rendered():
@@ -76,17 +73,10 @@ def rendered():
     with tempfile.TemporaryDirectory() as tmp:
         with open(AFFINITY_FILE, "w") as f:
             json.dump(AFFINITY, f)
-        paths = []
-        for i, (program, variant, shape, knob) in enumerate(itertools.product(
-                ["suite"] + render.PROGRAMS, render.VARIANTS, shapes, knobs)):
-            args = ["--program", program, "--variant", variant] + shape + knob
-            paths.append(os.path.join(tmp, "{:03d}.yaml".format(i)))
-            with open(paths[-1], "w") as f:
-                f.write(render_yaml(args))
-        r = subprocess.run([sys.executable, os.path.join(mpijob_dir, "validate_mpijob.py"), "--crd", crd]
-                           + paths, stdout=subprocess.PIPE, universal_newlines=True)
-        print(r.stdout, end="")
-        check(r.returncode == 0, "{} rendered variants validate".format(len(paths)))
+        paths = write_rendered(tmp, [render_yaml(["--program", program, "--variant", variant] + shape + knob)
+                                     for program, variant, shape, knob in itertools.product(
+                                         ["suite"] + render.PROGRAMS, render.VARIANTS, shapes, knobs)])
+        check(validate(paths), "{} rendered variants validate".format(len(paths)))
         # The knobs must reach the manifest, not only parse.
         doc = yaml.safe_load(render_yaml(["--variant", "rdma"] + knobs[2]))
         worker = doc["spec"]["mpiReplicaSpecs"]["Worker"]
@@ -136,16 +126,6 @@ def rendered():
               and pod["containers"][0]["command"][-1] == "2222" and "tolerations" not in pod
               and "OMPI_ALLOW_RUN_AS_ROOT" not in env,
               "--non-root: sshAuthMountPath, runAsUser 1000, sshd on 2222, no run-as-root variables")
-
-
-def set_path(doc, path, value):
-    """Sets doc[path...] = value; value None deletes the key."""
-    for k in path[:-1]:
-        doc = doc[k]
-    if value is None:
-        del doc[path[-1]]
-    else:
-        doc[path[-1]] = value
 
 
 W = ["spec", "mpiReplicaSpecs", "Worker"]
@@ -219,12 +199,7 @@ HOSTILE = ["--baseline", "/tmp/dir with spaces/b.json", "it's", 'say "hi"', "$(t
 
 
 def refused():
-    for args, phrase in REFUSED:
-        r = subprocess.run([sys.executable, os.path.join(mpijob_dir, "render.py")] + args,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
-        lines = r.stderr.strip().split("\n")
-        check(r.returncode == 2 and r.stdout == "" and len(lines) == 1 and phrase in lines[0],
-              "refuses {}: exit {}, {!r}".format(args, r.returncode, r.stderr.strip()))
+    check_refused(os.path.join(mpijob_dir, "render.py"), REFUSED)
     # --args through the real launcher script, with a gpuaccept that records its argv.
     with tempfile.TemporaryDirectory() as tmp:
         pwned = os.path.join(tmp, "pwned")
@@ -256,5 +231,4 @@ if not os.path.isfile(crd):
     print("FAIL: the vendored MPIJob CRD is not at {}".format(crd))
     sys.exit(1)
 {"committed": committed, "rendered": rendered, "negative": negative, "refused": refused}[mode]()
-print("{} failed".format(len(failed)) if failed else "all checks passed")
-sys.exit(1 if failed else 0)
+finish()

@@ -19,9 +19,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(HERE, "..", "mpijob"))
-from render import (DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, QUANTITY, Refused,  # noqa: E402
-                    label_key_ok, label_value_ok, parse_key_value, parse_toleration, to_yaml)
+sys.path.insert(0, os.path.join(HERE, ".."))
+from k8s_common import (check_dns1123_label, check_env_names, check_node_selector,  # noqa: E402
+                        check_quantities, check_subdomains, memory_limit, parse_key_value, parse_toleration,
+                        quote_args, render_main, to_yaml)
 
 # The single-node checks, in the suite's order; ddp_smoke is left out: it measures a training step, whose
 # per-node figures gemm_flops and allreduce_bw already give.
@@ -160,37 +161,23 @@ def parse_args(argv):
 
 def with_defaults(a):
     """Parses the structured options; raises Refused for what the API would reject."""
-    from render import quantity_bytes, MI  # the MPIJob renderer's quantity rules
     a = argparse.Namespace(**vars(a))
-    if not DNS1123_LABEL.match(a.name) or len(a.name) > 63:
-        raise Refused("--name '{}' is not a valid DNS-1123 label".format(a.name))
-    if not DNS1123_LABEL.match(a.namespace) or len(a.namespace) > 63:
-        raise Refused("--namespace '{}' is not a valid DNS-1123 label".format(a.namespace))
-    for opt, v in (("--priority-class", a.priority_class), ("--runtime-class", a.runtime_class)):
-        if v and (not DNS1123_SUBDOMAIN.match(v) or len(v) > 253):
-            raise Refused("{} '{}' is not a valid DNS-1123 subdomain".format(opt, v))
+    check_dns1123_label("--name", a.name)
+    check_dns1123_label("--namespace", a.namespace)
+    check_subdomains((("--priority-class", a.priority_class), ("--runtime-class", a.runtime_class)))
     a.node_selector = [parse_key_value("--node-selector", t)
                        for t in (a.node_selector if a.node_selector is not None else ["nvidia.com/gpu.present=true"])]
-    for k, v in a.node_selector:
-        if not label_key_ok(k) or not label_value_ok(v):
-            raise Refused("--node-selector '{}={}': not a valid label key and value".format(k, v))
+    check_node_selector(a.node_selector)
     a.env = [parse_key_value("--env", t) for t in a.env]
-    for k, _ in a.env:
-        if not ENV_NAME.match(k):
-            raise Refused("--env '{}': not a valid environment variable name".format(k))
+    check_env_names(a.env)
     # A node that failed carries gpuaccept's taint and must be checkable again; GPU nodes often carry
     # nvidia.com/gpu:NoSchedule to keep other pods off.
     a.tolerations = [{"key": VERDICT_KEY, "operator": "Exists", "effect": "NoSchedule"},
                      {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     a.tolerations += [parse_toleration(t) for t in a.toleration]
-    for opt, q in (("--cpu", a.cpu), ("--memory", a.memory), ("--shm-size", a.shm_size)):
-        if not QUANTITY.match(q):
-            raise Refused("{} '{}' is not a Kubernetes quantity (e.g. 16Gi)".format(opt, q))
-    a.memory_limit = "{}Mi".format((quantity_bytes(a.memory) + quantity_bytes(a.shm_size) + MI - 1) // MI)
-    try:
-        a.args_quoted = " ".join(shlex.quote(w) for w in shlex.split(a.args))
-    except ValueError as e:
-        raise Refused("--args '{}': {}".format(a.args, e))
+    check_quantities((("--cpu", a.cpu), ("--memory", a.memory), ("--shm-size", a.shm_size)))
+    a.memory_limit = memory_limit(a.memory, a.shm_size)
+    a.args_quoted = quote_args(a.args)
     return a
 
 
@@ -199,19 +186,14 @@ def render(argv):
     return "".join(to_yaml(o) for o in objects(with_defaults(parse_args(argv))))
 
 
+def write_example(a):
+    text = "".join(to_yaml(o) for o in objects(with_defaults(a)))
+    with open(os.path.join(a.examples, EXAMPLE), "w") as f:
+        f.write("# Rendered by deploy/daemonset/render.py; do not edit.\n" + text)
+
+
 def main(argv):
-    a = parse_args(argv)
-    try:
-        if not a.examples:
-            sys.stdout.write(render(argv))
-            return 0
-        text = "".join(to_yaml(o) for o in objects(with_defaults(a)))
-        with open(os.path.join(a.examples, EXAMPLE), "w") as f:
-            f.write("# Rendered by deploy/daemonset/render.py; do not edit.\n" + text)
-    except Refused as e:
-        sys.stderr.write("render.py: {}\n".format(e))
-        return 2
-    return 0
+    return render_main(argv, parse_args, render, write_example)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ import os
 import sys
 
 import jsonschema
-import yaml
+
+sys.dont_write_bytecode = True  # run from a checkout: leave no __pycache__ in deploy/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from k8s_common import schema_errors, validate_files  # noqa: E402
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema")
 # (apiVersion, kind) -> the schema file of that kind; the kinds this directory ships.
@@ -98,9 +101,7 @@ def document_errors(validators, doc, docs=()):
     v = validators.get((doc.get("apiVersion"), doc.get("kind")))
     if v is None:
         return ["(root): no vendored schema for {} {}".format(doc.get("apiVersion"), doc.get("kind"))]
-    errs = ["{}: {}".format("/".join(str(x) for x in e.absolute_path) or "(root)", e.message)
-            for e in v.iter_errors(doc)]
-    return errs or semantic_errors(doc, docs)
+    return schema_errors(v, doc) or semantic_errors(doc, docs)
 
 
 def main(argv):
@@ -108,22 +109,8 @@ def main(argv):
     p.add_argument("manifests", nargs="+")
     a = p.parse_args(argv)
     validators = make_validators()
-    bad = 0
-    for path in a.manifests:
-        try:
-            with open(path) as f:
-                docs = [d for d in yaml.safe_load_all(f) if d is not None]
-        except (OSError, yaml.YAMLError) as e:
-            print("{}: {}".format(path, e))
-            bad += 1
-            continue
-        for i, doc in enumerate(docs):
-            errs = document_errors(validators, doc, docs)
-            for e in errs:
-                print("{}: document {}: {}".format(path, i + 1, e))
-            bad += bool(errs)
-    print("validate_k8s: {} file(s), {} invalid document(s)".format(len(a.manifests), bad))
-    return 1 if bad else 0
+    return validate_files("validate_k8s", a.manifests, lambda doc, docs: document_errors(validators, doc, docs),
+                          empty_is_error=False)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,12 @@ import re
 import shlex
 import sys
 
+sys.dont_write_bytecode = True  # run from a checkout: leave no __pycache__ in deploy/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from k8s_common import (DNS1035_LABEL, Refused, check_dns1123_label, check_env_names,  # noqa: E402
+                        check_node_selector, check_quantities, check_subdomains, memory_limit, parse_key_value,
+                        parse_toleration, quote_args, render_main, to_yaml)
+
 # The suite's programs, in run order: read from the front-end's registry, the one table that names them.
 # This script runs where nothing is built, so it reads the C source; ctest suite.programs_registry holds
 # what it reads to `gpuaccept run --list-programs`.
@@ -140,7 +146,7 @@ def gpu_resources(a):
     limits = {} if a.cpu_only else {"nvidia.com/gpu": a.gpus_per_node}
     if a.variant == "rdma":
         limits[a.rdma_resource] = 1
-    limits["memory"] = "{}Mi".format((quantity_bytes(a.memory) + quantity_bytes(a.shm_size) + MI - 1) // MI)
+    limits["memory"] = memory_limit(a.memory, a.shm_size)
     return {"requests": {"cpu": a.cpu, "memory": a.memory}, "limits": limits}
 
 
@@ -213,68 +219,6 @@ def mpijob(a, program):
     }
 
 
-# --- what the Kubernetes API would refuse, refused here first (exit 2, one line)
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-# Kubernetes accepts more (dots, dashes), but the names also pass through bash and mpirun -x.
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-QUANTITY = re.compile(r"^([0-9]+(\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$")
-EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-MI = 1 << 20
-
-
-class Refused(Exception):
-    pass
-
-
-def label_key_ok(k):
-    prefix, _, name = k.rpartition("/")
-    if "/" in k and not prefix:
-        return False
-    return (len(name) <= 63 and bool(QUALIFIED_NAME.match(name)) and
-            (not prefix or (len(prefix) <= 253 and bool(DNS1123_SUBDOMAIN.match(prefix)))))
-
-
-def label_value_ok(v):
-    return v == "" or (len(v) <= 63 and bool(QUALIFIED_NAME.match(v)))
-
-
-def quantity_bytes(q):
-    m = QUANTITY.match(q)
-    if not m:
-        raise Refused("'{}' is not a Kubernetes quantity (e.g. 32Gi, 500Mi)".format(q))
-    mult = {None: 1, "m": 0.001, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-            "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
-    return int(float(m.group(1)) * mult[m.group(3)])
-
-
-def parse_key_value(opt, text):
-    k, sep, v = text.partition("=")
-    if not sep:
-        raise Refused("{} '{}': expected KEY=VALUE".format(opt, text))
-    return k, v
-
-
-def parse_toleration(text):
-    """key[=value]:effect, as kubectl taint writes a taint; key alone with 'Exists' when there is no value."""
-    kv, sep, effect = text.rpartition(":")
-    if not sep or effect not in EFFECTS:
-        raise Refused("--toleration '{}': expected key[=value]:effect, effect one of {}".format(
-            text, ", ".join(EFFECTS)))
-    key, has_value, value = kv.partition("=")
-    if not label_key_ok(key):
-        raise Refused("--toleration '{}': '{}' is not a valid taint key".format(text, key))
-    if has_value and not label_value_ok(value):
-        raise Refused("--toleration '{}': '{}' is not a valid taint value".format(text, value))
-    t = {"key": key, "operator": "Equal" if has_value else "Exists"}
-    if has_value:
-        t["value"] = value
-    t["effect"] = effect
-    return t
-
-
 def check_names(a, program):
     """Refuses what the API server would: exit 2 from main, one line."""
     name = a.name or "gpuaccept" + ("" if program == "suite" else "-" + program.replace("_", "-"))
@@ -283,79 +227,16 @@ def check_names(a, program):
     if not DNS1035_LABEL.match(name) or len(longest) > 63:
         raise Refused("--name '{}': must be lower-case letters, digits and '-', start with a letter, end "
                       "alphanumeric, and leave '{}' within 63 characters".format(name, longest))
-    if a.namespace and (not DNS1123_LABEL.match(a.namespace) or len(a.namespace) > 63):
-        raise Refused("--namespace '{}' is not a valid DNS-1123 label".format(a.namespace))
-    for opt, v in (("--priority-class", a.priority_class), ("--report-pvc", a.report_pvc),
-                   ("--scheduler-name", a.scheduler_name)):
-        if v and (not DNS1123_SUBDOMAIN.match(v) or len(v) > 253):
-            raise Refused("{} '{}' is not a valid DNS-1123 subdomain".format(opt, v))
-    for k, v in a.node_selector:
-        if not label_key_ok(k):
-            raise Refused("--node-selector '{}={}': '{}' is not a valid label key".format(k, v, k))
-        if not label_value_ok(v):
-            raise Refused("--node-selector '{}={}': '{}' is not a valid label value".format(k, v, v))
-    for k, _ in a.env:
-        if not ENV_NAME.match(k):
-            raise Refused("--env '{}': not a valid environment variable name".format(k))
-    for opt, q in (("--cpu", a.cpu), ("--memory", a.memory), ("--shm-size", a.shm_size)):
-        try:
-            quantity_bytes(q)
-        except Refused as e:
-            raise Refused("{} {}".format(opt, e))
+    if a.namespace:
+        check_dns1123_label("--namespace", a.namespace)
+    check_subdomains((("--priority-class", a.priority_class), ("--report-pvc", a.report_pvc),
+                      ("--scheduler-name", a.scheduler_name)))
+    check_node_selector(a.node_selector)
+    check_env_names(a.env)
+    check_quantities((("--cpu", a.cpu), ("--memory", a.memory), ("--shm-size", a.shm_size)))
     if a.non_root and a.ssh_port < 1024:
         raise Refused("--non-root: sshd cannot bind port {} without root; use --ssh-port 1024 or above"
                       .format(a.ssh_port))
-
-
-# --- a small YAML writer: block style, strings quoted whenever a YAML reader could take them otherwise.
-PLAIN = re.compile(r"^[A-Za-z/][A-Za-z0-9_./-]*$")
-YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
-
-
-def scalar(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if PLAIN.match(v) and v.lower() not in YAML_WORDS:
-        return v
-    return json.dumps(v)  # a JSON string is a valid YAML double-quoted scalar
-
-
-def emit(v, indent=0):
-    pad = " " * indent
-    out = []
-    if isinstance(v, dict):
-        for k, x in v.items():
-            if isinstance(x, (dict, list)) and x:
-                out.append("{}{}:".format(pad, scalar(k)))
-                out.extend(emit(x, indent + 2))
-            else:
-                out.append("{}{}: {}".format(pad, scalar(k), one_line(x, indent + 2)))
-    else:
-        for x in v:
-            sub = emit(x, indent + 2) if isinstance(x, (dict, list)) and x else None
-            if sub:
-                out.append(pad + "- " + sub[0].lstrip())
-                out.extend(sub[1:])
-            else:
-                out.append("{}- {}".format(pad, one_line(x, indent + 2)))
-    return out
-
-
-def one_line(x, indent):
-    if isinstance(x, dict):
-        return "{}"
-    if isinstance(x, list):
-        return "[]"
-    if isinstance(x, str) and "\n" in x:
-        # A literal block keeps the launcher script readable in `kubectl get -o yaml`.
-        return "|\n" + "\n".join((" " * indent + l) if l else "" for l in x.rstrip("\n").split("\n"))
-    return scalar(x)
-
-
-def to_yaml(obj):
-    return "---\n" + "\n".join(emit(obj)) + "\n"
 
 
 def parse_args(argv):
@@ -445,10 +326,7 @@ def with_defaults(a):
         if not isinstance(a.affinity, dict) or not a.affinity or set(a.affinity) - kinds:
             raise Refused("--affinity-file {}: expected a JSON object with some of {}".format(
                 a.affinity_file, ", ".join(sorted(kinds))))
-    try:
-        a.args_quoted = " ".join(shlex.quote(w) for w in shlex.split(a.args))
-    except ValueError as e:
-        raise Refused("--args '{}': {}".format(a.args, e))
+    a.args_quoted = quote_args(a.args)
     return a
 
 
@@ -460,28 +338,23 @@ def render(argv):
     return to_yaml(mpijob(b, a.program))
 
 
+def write_examples(a):
+    """The committed examples: every program on the default network, the suite in every variant."""
+    jobs = [(p, "default") for p in ["suite"] + PROGRAMS] + [("suite", v) for v in VARIANTS[1:]]
+    os.makedirs(a.examples, exist_ok=True)
+    for program, variant in jobs:
+        a.variant = variant
+        b = with_defaults(a)
+        check_names(b, program)
+        fname = program + ("" if variant == "default" else "-" + variant) + ".yaml"
+        with open(os.path.join(a.examples, fname), "w") as f:
+            f.write("# Rendered by deploy/mpijob/render.py --program {} --variant {}; do not edit.\n"
+                    .format(program, variant))
+            f.write(to_yaml(mpijob(b, program)))
+
+
 def main(argv):
-    a = parse_args(argv)
-    try:
-        if not a.examples:
-            sys.stdout.write(render(argv))
-            return 0
-        # The committed examples: every program on the default network, the suite in every variant.
-        jobs = [(p, "default") for p in ["suite"] + PROGRAMS] + [("suite", v) for v in VARIANTS[1:]]
-        os.makedirs(a.examples, exist_ok=True)
-        for program, variant in jobs:
-            a.variant = variant
-            b = with_defaults(a)
-            check_names(b, program)
-            fname = program + ("" if variant == "default" else "-" + variant) + ".yaml"
-            with open(os.path.join(a.examples, fname), "w") as f:
-                f.write("# Rendered by deploy/mpijob/render.py --program {} --variant {}; do not edit.\n"
-                        .format(program, variant))
-                f.write(to_yaml(mpijob(b, program)))
-    except Refused as e:
-        sys.stderr.write("render.py: {}\n".format(e))
-        return 2
-    return 0
+    return render_main(argv, parse_args, render, write_examples)
 
 
 if __name__ == "__main__":

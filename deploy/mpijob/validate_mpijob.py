@@ -18,6 +18,10 @@ import sys
 import jsonschema
 import yaml
 
+sys.dont_write_bytecode = True  # run from a checkout: leave no __pycache__ in deploy/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from k8s_common import schema_errors, validate_files  # noqa: E402
+
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 INT_RANGES = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1)}
 
@@ -184,8 +188,7 @@ def rank_pod_errors(role, pod, spec):
 
 def document_errors(validator, doc, suite_rules=True):
     """Every error in one parsed manifest, as 'path: message' lines; [] when it is valid."""
-    errs = ["{}: {}".format("/".join(str(x) for x in e.absolute_path) or "(root)", e.message)
-            for e in validator.iter_errors(doc)]
+    errs = schema_errors(validator, doc)
     if errs:  # the operator's and the suite's rules assume a well-formed object
         return errs
     return operator_errors(doc) + (suite_errors(doc) if suite_rules else [])
@@ -203,25 +206,9 @@ def main(argv):
     except (OSError, yaml.YAMLError, KeyError, StopIteration) as e:
         print("validate_mpijob: cannot read the CRD {}: {}".format(a.crd, e), file=sys.stderr)
         return 2
-    bad = 0
-    for path in a.manifests:
-        try:
-            with open(path) as f:
-                docs = [d for d in yaml.safe_load_all(f) if d is not None]
-        except (OSError, yaml.YAMLError) as e:
-            print("{}: {}".format(path, e))
-            bad += 1
-            continue
-        if not docs:
-            print("{}: no YAML document".format(path))
-            bad += 1
-        for i, doc in enumerate(docs):
-            errs = document_errors(validator, doc, not a.no_suite_rules)
-            for e in errs:
-                print("{}: document {}: {}".format(path, i + 1, e))
-            bad += bool(errs)
-    print("validate_mpijob: {} file(s), {} invalid document(s)".format(len(a.manifests), bad))
-    return 1 if bad else 0
+    return validate_files("validate_mpijob", a.manifests,
+                          lambda doc, docs: document_errors(validator, doc, not a.no_suite_rules),
+                          empty_is_error=True)
 
 
 if __name__ == "__main__":
