@@ -1,6 +1,7 @@
 #include "ga_fatal.h"
 
 #include <pthread.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -57,4 +58,30 @@ void ga_fatal_at(const char *file, int line, int exit_code, const char *fmt, ...
     if (initialized && !finalized)
         MPI_Abort(MPI_COMM_WORLD, exit_code);
     exit(exit_code);
+}
+
+int ga_agree_failure_at(const char *file, int line, int exit_code, const char *msg_or_null)
+{
+    int mine = msg_or_null ? fatal_rank : INT_MAX, lowest = INT_MAX;
+    GA_MPI_CHECK(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (lowest == INT_MAX)
+        return 0;
+    if (msg_or_null && lowest == fatal_rank) {
+        const char *base = strrchr(file, '/');
+        fflush(stdout);
+        fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file, line,
+                msg_or_null);
+        fflush(stderr);
+    }
+    return exit_code;
+}
+
+void ga_exit_notice(int exit_code)
+{
+    if (exit_code == GA_EXIT_PASS)
+        return;
+    fflush(stdout);
+    fprintf(stderr, "[EXIT] %s rank %d code %d (%s)\n", fatal_host, fatal_rank, exit_code,
+            ga_exit_code_name(exit_code));
+    fflush(stderr);
 }

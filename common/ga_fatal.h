@@ -20,6 +20,18 @@ _Noreturn void ga_fatal_at(const char *file, int line, int exit_code, const char
 
 #define GA_FATAL(exit_code, ...) ga_fatal_at(__FILE__, __LINE__, (exit_code), __VA_ARGS__)
 
+/* Collective over MPI_COMM_WORLD, for a failure that some ranks may hit and others not (out of memory): every
+ * rank passes its own message, or NULL when it is fine. Returns 0 when no rank failed; otherwise the lowest
+ * failed rank has printed one "[FATAL] HOST rank R (file:line): MSG" line, and every rank gets exit_code, so
+ * that all of them take the same path afterwards (no rank enters a collective the others skip). */
+int ga_agree_failure_at(const char *file, int line, int exit_code, const char *msg_or_null);
+
+#define GA_AGREE_FAILURE(exit_code, msg) ga_agree_failure_at(__FILE__, __LINE__, (exit_code), (msg))
+
+/* At a normal end with a non-zero exit code of this rank's own: prints "[EXIT] HOST rank R code N (NAME)", so
+ * that the launcher's output names the failing node (mpirun's own notice names a rank but not its host). */
+void ga_exit_notice(int exit_code);
+
 /* MPI errors are fatal: there is no sensible local recovery from a broken collective. */
 #define GA_MPI_CHECK(call)                                                                                   \
     do {                                                                                                     \

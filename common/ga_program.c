@@ -47,10 +47,16 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
 
 int ga_program_end(ga_ctx *ctx, int exit_code)
 {
-    int agreed = exit_code;
+    /* The highest code wins; the lowest tells whether the ranks disagreed. When they did, the ranks holding the
+     * winning code are the failing ones and say so on a line the front-end can attribute; a code every rank
+     * holds is a job-wide decision that no one node caused. */
+    int mine[2] = {exit_code, -exit_code}, both[2] = {exit_code, -exit_code};
     ga_deadline_arm("agreeing on the exit code at the end");
-    MPI_Allreduce(&exit_code, &agreed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, both, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     ga_deadline_stop();
+    int agreed = both[0], lowest = -both[1];
+    if (lowest != agreed && exit_code == agreed)
+        ga_exit_notice(exit_code);
     if (ctx->node_comm != MPI_COMM_NULL && ctx->node_comm != 0)
         MPI_Comm_free(&ctx->node_comm);
     free(ctx->argv);
