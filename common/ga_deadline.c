@@ -46,6 +46,7 @@ static struct {
     MPI_Comm comm;
     int rank, size;
     char (*hosts)[GA_HOST_MAX];
+    long long (*replies)[2]; /* one answer buffer per asking rank: a send may outlive the call that made it */
     MPI_Request probe_req;
     int probe_from;
 } peers = {.lock = PTHREAD_MUTEX_INITIALIZER, .probe_req = MPI_REQUEST_NULL};
@@ -55,15 +56,26 @@ void ga_deadline_attach_mpi(const char *host, int world_rank, int world_size, in
     if (thread_level < MPI_THREAD_MULTIPLE || world_size < 2 || peers.enabled)
         return;
     peers.hosts = calloc((size_t)world_size, sizeof *peers.hosts);
-    if (!peers.hosts)
+    peers.replies = calloc((size_t)world_size, sizeof *peers.replies);
+    if (!peers.hosts || !peers.replies) {
+        free(peers.hosts);
+        free(peers.replies);
+        peers.hosts = NULL;
+        peers.replies = NULL;
         return; /* the watchdog then names its own rank, as without peers */
+    }
     char mine[GA_HOST_MAX];
     snprintf(mine, sizeof mine, "%s", host);
+    /* Errors on this communicator are returned, not fatal: a probe to a rank that has already finished must
+     * not take the job down with a message of its own instead of the timeout's. */
     if (MPI_Comm_dup(MPI_COMM_WORLD, &peers.comm) != MPI_SUCCESS ||
+        MPI_Comm_set_errhandler(peers.comm, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
         MPI_Allgather(mine, GA_HOST_MAX, MPI_CHAR, peers.hosts, GA_HOST_MAX, MPI_CHAR, peers.comm) !=
             MPI_SUCCESS) {
         free(peers.hosts);
+        free(peers.replies);
         peers.hosts = NULL;
+        peers.replies = NULL;
         return;
     }
     peers.rank = world_rank;
@@ -81,9 +93,11 @@ static void answer_probes(long long seq, bool expired)
     MPI_Status st;
     pthread_mutex_lock(&peers.lock);
     while (peers.probe_req != MPI_REQUEST_NULL && MPI_Test(&peers.probe_req, &flag, &st) == MPI_SUCCESS && flag) {
-        long long reply[2] = {seq, expired};
+        long long *reply = peers.replies[st.MPI_SOURCE];
+        reply[0] = seq;
+        reply[1] = expired;
         MPI_Request r;
-        /* Small enough to go eagerly; the request is not waited for (the asker may be gone). */
+        /* Not waited for (the asker may be gone); its buffer is the asker's own slot, which outlives it. */
         if (MPI_Isend(reply, 2, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REPLY, peers.comm, &r) == MPI_SUCCESS)
             MPI_Request_free(&r);
         if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm, &peers.probe_req) !=
@@ -94,8 +108,9 @@ static void answer_probes(long long seq, bool expired)
 }
 
 /* On expiry: asks every other rank, for at most PEER_POLL_S, and names the late ones. Returns false when this
- * rank is not the one to report (a lower rank answered: it reports), or when nothing was learnt (then the
- * caller names its own rank as before). On true, *late_rank is the first late rank and text says who. */
+ * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when nothing
+ * was learnt (then the caller names its own rank as before). On true, *late_rank is the first late rank and
+ * text says who. */
 static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char *text, size_t textlen)
 {
     *quiet = false;
@@ -135,12 +150,13 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
     }
     answered[me] = true;
     got[me][0] = my_seq;
-    int lowest_answering = me, silent = 0, behind = 0;
+    /* The reporter: the lowest rank that has expired too (a rank that has not may never report). */
+    int reporter = me, silent = 0, behind = 0;
     long long most = my_seq;
     for (int r = 0; r < n; r++)
         if (answered[r]) {
-            if (r < lowest_answering)
-                lowest_answering = r;
+            if (r < reporter && got[r][1])
+                reporter = r;
             if (got[r][0] > most)
                 most = got[r][0];
         } else {
@@ -149,8 +165,8 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
     for (int r = 0; r < n; r++)
         behind += answered[r] && got[r][0] < most;
     bool found = false;
-    if (lowest_answering != me) {
-        *quiet = true; /* a lower rank heard the same and reports */
+    if (reporter != me) {
+        *quiet = true; /* a lower rank expired too, heard the same, and reports */
     } else if (silent || behind) {
         /* Silent ranks first: a stopped or dead rank; else the ranks whose wait count is behind. */
         size_t len = (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
@@ -177,8 +193,12 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
             snprintf(text + len, textlen - len, " and %d more", listed - PEER_NAMED_MAX);
         found = true;
     }
-    free(got);
-    free(rq);
+    /* With answers outstanding, a late one may still arrive into got[] (rq[] holds its request): both are
+     * left to the process, which is ending. */
+    if (pending == 0) {
+        free(got);
+        free(rq);
+    }
     free(answered);
     return found;
 }
@@ -317,6 +337,7 @@ void ga_deadline_stop(void)
         MPI_Comm_free(&peers.comm);
         free(peers.hosts);
         peers.hosts = NULL;
+        /* peers.replies stays: an answer sent just before may still be in flight from it. */
     }
 }
 
