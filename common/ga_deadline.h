@@ -37,7 +37,7 @@ void ga_deadline_rearm(void);
 
 /* For a wait the program bounds itself (a polling loop): it has expired. Ends the job with exit 4 as the watcher
  * does, naming the rank(s) that did not arrive when the others can be asked, else this rank. */
-_Noreturn void ga_deadline_expired(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ga_deadline_expired(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 /* Called on expiry, before the job is aborted (NULL to clear). */
 void ga_deadline_set_abort_hook(ga_abort_hook hook, void *user);
