@@ -1,14 +1,19 @@
 #include "ga_deadline.h"
 
+#include <mpi.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_job.h" /* GA_HOST_MAX */
 #include "ga_time.h"
 
 static struct {
@@ -23,7 +28,205 @@ static struct {
     char wait_what[256];
     ga_abort_hook hook;
     void *hook_user;
+    long long seq; /* waits armed so far: a rank behind the others has a lower count */
 } dl = {.lock = PTHREAD_MUTEX_INITIALIZER, .phase = "start-up"};
+
+/* Who did not arrive. A rank stopped or stuck outside MPI leaves every other rank blocked in the collective,
+ * so only the watcher threads can find it: each keeps a receive posted on a communicator of their own and
+ * answers a probe with its wait count. On expiry a watcher probes every other rank for a bounded time; the
+ * ranks that did not answer, else those whose count is behind, are the ones named, by the lowest rank that
+ * answered. Only with MPI_THREAD_MULTIPLE (the watcher calls MPI while the main thread is blocked in it). */
+enum { TAG_PROBE = 7301, TAG_REPLY = 7302 };
+#define PEER_POLL_S 2.0 /* how long an expired rank waits for the others' answers */
+#define PEER_NAMED_MAX 8
+
+static struct {
+    bool enabled;
+    pthread_mutex_t lock; /* the posted probe receive is tested by the watcher, and by a main thread expiring */
+    MPI_Comm comm;
+    int rank, size;
+    char (*hosts)[GA_HOST_MAX];
+    long long (*replies)[2]; /* one answer buffer per asking rank: a send may outlive the call that made it */
+    MPI_Request probe_req;
+    int probe_from;
+} peers = {.lock = PTHREAD_MUTEX_INITIALIZER, .probe_req = MPI_REQUEST_NULL};
+
+void ga_deadline_attach_mpi(const char *host, int world_rank, int world_size, int thread_level)
+{
+    if (thread_level < MPI_THREAD_MULTIPLE || world_size < 2 || peers.enabled)
+        return;
+    peers.hosts = calloc((size_t)world_size, sizeof *peers.hosts);
+    peers.replies = calloc((size_t)world_size, sizeof *peers.replies);
+    if (!peers.hosts || !peers.replies) {
+        free(peers.hosts);
+        free(peers.replies);
+        peers.hosts = NULL;
+        peers.replies = NULL;
+        return; /* the watchdog then names its own rank, as without peers */
+    }
+    char mine[GA_HOST_MAX];
+    snprintf(mine, sizeof mine, "%s", host);
+    /* Errors on this communicator are returned, not fatal: a probe to a rank that has already finished must
+     * not take the job down with a message of its own instead of the timeout's. */
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &peers.comm) != MPI_SUCCESS ||
+        MPI_Comm_set_errhandler(peers.comm, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
+        MPI_Allgather(mine, GA_HOST_MAX, MPI_CHAR, peers.hosts, GA_HOST_MAX, MPI_CHAR, peers.comm) !=
+            MPI_SUCCESS) {
+        free(peers.hosts);
+        free(peers.replies);
+        peers.hosts = NULL;
+        peers.replies = NULL;
+        return;
+    }
+    peers.rank = world_rank;
+    peers.size = world_size;
+    if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm, &peers.probe_req) !=
+        MPI_SUCCESS)
+        return;
+    peers.enabled = true;
+}
+
+/* Answers the probes that came in (watcher thread): this rank's wait count, and whether it has expired. */
+static void answer_probes(long long seq, bool expired)
+{
+    int flag = 0;
+    MPI_Status st;
+    pthread_mutex_lock(&peers.lock);
+    while (peers.probe_req != MPI_REQUEST_NULL && MPI_Test(&peers.probe_req, &flag, &st) == MPI_SUCCESS && flag) {
+        long long *reply = peers.replies[st.MPI_SOURCE];
+        reply[0] = seq;
+        reply[1] = expired;
+        MPI_Request r;
+        /* Not waited for (the asker may be gone); its buffer is the asker's own slot, which outlives it. */
+        if (MPI_Isend(reply, 2, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REPLY, peers.comm, &r) == MPI_SUCCESS)
+            MPI_Request_free(&r);
+        if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm, &peers.probe_req) !=
+            MPI_SUCCESS)
+            peers.probe_req = MPI_REQUEST_NULL;
+    }
+    pthread_mutex_unlock(&peers.lock);
+}
+
+/* On expiry: asks every other rank, for at most PEER_POLL_S, and names the late ones. Returns false when this
+ * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when nothing
+ * was learnt (then the caller names its own rank as before). On true, *late_rank is the first late rank and
+ * text says who. */
+static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char *text, size_t textlen)
+{
+    *quiet = false;
+    int n = peers.size;
+    long long (*got)[2] = calloc((size_t)n, sizeof *got);
+    MPI_Request *rq = calloc((size_t)n, sizeof *rq);
+    bool *answered = calloc((size_t)n, sizeof *answered);
+    if (!got || !rq || !answered) {
+        free(got);
+        free(rq);
+        free(answered);
+        return false;
+    }
+    int me = peers.rank, pending = 0;
+    for (int r = 0; r < n; r++) {
+        rq[r] = MPI_REQUEST_NULL;
+        if (r == me)
+            continue;
+        MPI_Request s;
+        if (MPI_Irecv(got[r], 2, MPI_LONG_LONG, r, TAG_REPLY, peers.comm, &rq[r]) == MPI_SUCCESS)
+            pending++;
+        if (MPI_Isend(&peers.rank, 1, MPI_INT, r, TAG_PROBE, peers.comm, &s) == MPI_SUCCESS)
+            MPI_Request_free(&s);
+    }
+    double until = ga_now() + PEER_POLL_S;
+    while (pending > 0 && ga_now() < until) {
+        answer_probes(my_seq, true); /* the others ask too */
+        for (int r = 0; r < n; r++) {
+            int flag = 0;
+            if (rq[r] != MPI_REQUEST_NULL && MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
+                answered[r] = true;
+                pending--;
+            }
+        }
+        struct timespec nap = {0, 5 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    answered[me] = true;
+    got[me][0] = my_seq;
+    /* The reporter: the lowest rank that has expired too (a rank that has not may never report). */
+    int reporter = me, silent = 0, behind = 0;
+    long long most = my_seq;
+    for (int r = 0; r < n; r++)
+        if (answered[r]) {
+            if (r < reporter && got[r][1])
+                reporter = r;
+            if (got[r][0] > most)
+                most = got[r][0];
+        } else {
+            silent++;
+        }
+    for (int r = 0; r < n; r++)
+        behind += answered[r] && got[r][0] < most;
+    bool found = false;
+    if (reporter != me) {
+        *quiet = true; /* a lower rank expired too, heard the same, and reports */
+    } else if (silent || behind) {
+        /* Silent ranks first: a stopped or dead rank; else the ranks whose wait count is behind. */
+        size_t len = (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
+        if (silent)
+            len += (size_t)snprintf(text + len, len < textlen ? textlen - len : 0, " %.0f s from", PEER_POLL_S);
+        int listed = 0;
+        *late_rank = -1;
+        for (int r = 0; r < n; r++) {
+            bool late = silent ? !answered[r] : got[r][0] < most;
+            if (!late)
+                continue;
+            if (*late_rank < 0)
+                *late_rank = r;
+            if (listed++ < PEER_NAMED_MAX && len < textlen) {
+                if (silent)
+                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)", listed > 1 ? "," : "",
+                                            r, peers.hosts[r]);
+                else
+                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
+                                            listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
+            }
+        }
+        if (listed > PEER_NAMED_MAX && len < textlen)
+            snprintf(text + len, textlen - len, " and %d more", listed - PEER_NAMED_MAX);
+        found = true;
+    }
+    /* With answers outstanding, a late one may still arrive into got[] (rq[] holds its request): both are
+     * left to the process, which is ending. */
+    if (pending == 0) {
+        free(got);
+        free(rq);
+    }
+    free(answered);
+    return found;
+}
+
+/* The expiry: names the late rank(s) when the others can be asked, else this rank. Does not return. */
+_Noreturn static void expire(const char *msg, long long seq)
+{
+    /* Whichever thread gets here first reports; the other (watcher or main thread) waits for the end. */
+    static atomic_flag once = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&once))
+        for (;;)
+            pause();
+    if (peers.enabled) {
+        bool quiet = false;
+        int late = -1;
+        char text[700];
+        if (find_late_ranks(seq, &quiet, &late, text, sizeof text))
+            ga_fatal_for_at(peers.hosts[late], late, __FILE__, __LINE__, GA_EXIT_TIMEOUT,
+                            "%s: %s; seen from rank %d on %s", msg, text, peers.rank, peers.hosts[peers.rank]);
+        if (quiet) {
+            /* The lower rank's report takes the job down; if it cannot, this rank does, still quietly. */
+            struct timespec wait = {5, 0};
+            nanosleep(&wait, NULL);
+            ga_fatal_quiet(GA_EXIT_TIMEOUT);
+        }
+    }
+    GA_FATAL(GA_EXIT_TIMEOUT, "%s", msg);
+}
 
 static void *watch(void *arg)
 {
@@ -49,6 +252,7 @@ static void *watch(void *arg)
                      dl.phase);
         ga_abort_hook hook = dl.hook;
         void *user = dl.hook_user;
+        long long seq = dl.seq;
         /* Sleep until the nearest bound, but at most 50 ms, so that a bound armed meanwhile is seen. */
         nap = 0.05;
         if (dl.run_deadline > 0 && dl.run_deadline - now < nap)
@@ -57,10 +261,12 @@ static void *watch(void *arg)
             nap = dl.wait_deadline - now;
         nap = nap < 1e-4 ? 1e-4 : nap;
         pthread_mutex_unlock(&dl.lock);
+        if (peers.enabled && !wait_expired && !run_expired)
+            answer_probes(seq, false);
         if (wait_expired || run_expired) {
             if (hook)
                 hook(user);
-            GA_FATAL(GA_EXIT_TIMEOUT, "%s", msg);
+            expire(msg, seq);
         }
     }
 }
@@ -75,6 +281,19 @@ static void ensure_watcher(void)
         dl.running = pthread_create(&dl.thread, NULL, watch, NULL) == 0;
     }
     pthread_mutex_unlock(&dl.lock);
+}
+
+void ga_deadline_expired(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&dl.lock);
+    long long seq = dl.seq;
+    pthread_mutex_unlock(&dl.lock);
+    expire(msg, seq);
 }
 
 void ga_deadline_start_run(double run_timeout_s)
@@ -108,6 +327,18 @@ void ga_deadline_stop(void)
     if (running)
         pthread_join(dl.thread, NULL);
     dl.running = false;
+    /* No probe can be answered from here on: the posted receive goes before MPI_Finalize. */
+    if (peers.enabled) {
+        peers.enabled = false;
+        if (peers.probe_req != MPI_REQUEST_NULL) {
+            MPI_Cancel(&peers.probe_req);
+            MPI_Wait(&peers.probe_req, MPI_STATUS_IGNORE);
+        }
+        MPI_Comm_free(&peers.comm);
+        free(peers.hosts);
+        peers.hosts = NULL;
+        /* peers.replies stays: an answer sent just before may still be in flight from it. */
+    }
 }
 
 void ga_phase(const char *fmt, ...)
@@ -131,6 +362,7 @@ static void arm(double seconds, const char *fmt, va_list ap)
     dl.wait_deadline = ga_now() + seconds;
     dl.wait_bound = seconds;
     dl.wait_armed = true;
+    dl.seq++;
     pthread_mutex_unlock(&dl.lock);
     ensure_watcher();
 }
@@ -154,8 +386,10 @@ void ga_deadline_arm_for(double seconds, const char *fmt, ...)
 void ga_deadline_rearm(void)
 {
     pthread_mutex_lock(&dl.lock);
-    if (dl.wait_armed)
+    if (dl.wait_armed) {
         dl.wait_deadline = ga_now() + dl.wait_bound;
+        dl.seq++;
+    }
     pthread_mutex_unlock(&dl.lock);
 }
 

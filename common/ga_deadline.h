@@ -14,7 +14,11 @@ void ga_deadline_start_run(double run_timeout_s);
 /* The default bound of ga_deadline_arm (0: waits are not bounded individually). */
 void ga_deadline_set_wait_timeout(double wait_timeout_s);
 double ga_deadline_wait_timeout(void);
-/* Stops the watcher; ga_program_end calls it. */
+/* Collective over MPI_COMM_WORLD, called once by ga_init: lets the watcher ask the other ranks, on expiry, which
+ * of them did not arrive (a communicator of its own, every rank's host). Without MPI_THREAD_MULTIPLE or with
+ * one rank it does nothing, and an expiry names this rank only. */
+void ga_deadline_attach_mpi(const char *host, int world_rank, int world_size, int thread_level);
+/* Stops the watcher (and its MPI side); ga_program_end calls it. */
 void ga_deadline_stop(void);
 
 /* Names the phase the program is in, for the whole-run message. Cheap; call freely. */
@@ -30,6 +34,10 @@ void ga_deadline_disarm(void);
 /* Starts the armed wait's bound afresh, keeping what it names: a loop of waits arms once and re-arms before
  * each, so that -T bounds every wait and not the whole loop. Cheap (no formatting); no effect when unarmed. */
 void ga_deadline_rearm(void);
+
+/* For a wait the program bounds itself (a polling loop): it has expired. Ends the job with exit 4 as the watcher
+ * does, naming the rank(s) that did not arrive when the others can be asked, else this rank. */
+void ga_deadline_expired(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 /* Called on expiry, before the job is aborted (NULL to clear). */
 void ga_deadline_set_abort_hook(ga_abort_hook hook, void *user);

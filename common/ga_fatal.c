@@ -1,6 +1,7 @@
 #include "ga_fatal.h"
 
 #include <pthread.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -29,25 +30,9 @@ void ga_fatal_set_identity(const char *host, int world_rank)
     fatal_rank = world_rank;
 }
 
-void ga_fatal_at(const char *file, int line, int exit_code, const char *fmt, ...)
+/* Ends the process with exit_code: MPI_Abort where that is legal from this thread, else exit/_exit. */
+_Noreturn static void end_job(int exit_code)
 {
-    char msg[1024];
-    /* One fatal error per process: the deadline watcher and the main thread may both see the same expiry;
-     * the second waits for the first to end the job. */
-    static atomic_flag taken = ATOMIC_FLAG_INIT;
-    if (atomic_flag_test_and_set(&taken))
-        for (;;)
-            pause();
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const char *base = strrchr(file, '/');
-    fflush(stdout);
-    fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file, line,
-            msg);
-    fflush(stderr);
-
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
@@ -57,4 +42,74 @@ void ga_fatal_at(const char *file, int line, int exit_code, const char *fmt, ...
     if (initialized && !finalized)
         MPI_Abort(MPI_COMM_WORLD, exit_code);
     exit(exit_code);
+}
+
+/* One fatal error per process: the deadline watcher and the main thread may both see the same expiry; the
+ * second waits for the first to end the job. */
+static atomic_flag taken = ATOMIC_FLAG_INIT;
+
+_Noreturn static void vfatal(const char *host, int rank, const char *file, int line, int exit_code,
+                             const char *fmt, va_list ap)
+{
+    char msg[1024];
+    if (atomic_flag_test_and_set(&taken))
+        for (;;)
+            pause();
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    const char *base = strrchr(file, '/');
+    fflush(stdout);
+    fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", host, rank, base ? base + 1 : file, line, msg);
+    fflush(stderr);
+    end_job(exit_code);
+}
+
+void ga_fatal_at(const char *file, int line, int exit_code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfatal(fatal_host, fatal_rank, file, line, exit_code, fmt, ap);
+}
+
+void ga_fatal_for_at(const char *host, int world_rank, const char *file, int line, int exit_code,
+                     const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfatal(host, world_rank, file, line, exit_code, fmt, ap);
+}
+
+void ga_fatal_quiet(int exit_code)
+{
+    if (atomic_flag_test_and_set(&taken))
+        for (;;)
+            pause();
+    fflush(stdout);
+    fflush(stderr);
+    end_job(exit_code);
+}
+
+int ga_agree_failure_at(const char *file, int line, int exit_code, const char *msg_or_null)
+{
+    int mine = msg_or_null ? fatal_rank : INT_MAX, lowest = INT_MAX;
+    GA_MPI_CHECK(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (lowest == INT_MAX)
+        return 0;
+    if (msg_or_null && lowest == fatal_rank) {
+        const char *base = strrchr(file, '/');
+        fflush(stdout);
+        fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file, line,
+                msg_or_null);
+        fflush(stderr);
+    }
+    return exit_code;
+}
+
+void ga_exit_notice(int exit_code)
+{
+    if (exit_code == GA_EXIT_PASS)
+        return;
+    fflush(stdout);
+    fprintf(stderr, "[EXIT] %s rank %d code %d (%s)\n", fatal_host, fatal_rank, exit_code,
+            ga_exit_code_name(exit_code));
+    fflush(stderr);
 }

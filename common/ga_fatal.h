@@ -20,6 +20,28 @@ _Noreturn void ga_fatal_at(const char *file, int line, int exit_code, const char
 
 #define GA_FATAL(exit_code, ...) ga_fatal_at(__FILE__, __LINE__, (exit_code), __VA_ARGS__)
 
+/* The same, for a fault this process saw in another one: the line leads with that rank's host and rank (so
+ * that what reads it blames the right node), and the message says who saw it. Used by the watchdog to name
+ * the rank that did not arrive. */
+_Noreturn void ga_fatal_for_at(const char *host, int world_rank, const char *file, int line, int exit_code,
+                               const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Ends this process as part of a fatal error another rank is reporting: no line of its own, so that the
+ * job's output names the one rank that was at fault. MPI_Abort where legal, else _exit. */
+_Noreturn void ga_fatal_quiet(int exit_code);
+
+/* Collective over MPI_COMM_WORLD, for a failure that some ranks may hit and others not (out of memory): every
+ * rank passes its own message, or NULL when it is fine. Returns 0 when no rank failed; otherwise the lowest
+ * failed rank has printed one "[FATAL] HOST rank R (file:line): MSG" line, and every rank gets exit_code, so
+ * that all of them take the same path afterwards (no rank enters a collective the others skip). */
+int ga_agree_failure_at(const char *file, int line, int exit_code, const char *msg_or_null);
+
+#define GA_AGREE_FAILURE(exit_code, msg) ga_agree_failure_at(__FILE__, __LINE__, (exit_code), (msg))
+
+/* At a normal end with a non-zero exit code of this rank's own: prints "[EXIT] HOST rank R code N (NAME)", so
+ * that the launcher's output names the failing node (mpirun's own notice names a rank but not its host). */
+void ga_exit_notice(int exit_code);
+
 /* MPI errors are fatal: there is no sensible local recovery from a broken collective. */
 #define GA_MPI_CHECK(call)                                                                                   \
     do {                                                                                                     \

@@ -49,6 +49,8 @@ static _Noreturn void abort_comm(ncclComm_t comm, int exit_code, const char *why
 {
     ga_deadline_set_abort_hook(NULL, NULL);
     ncclCommAbort(comm);
+    if (exit_code == GA_EXIT_TIMEOUT)
+        ga_deadline_expired("%s; communicator aborted", why); /* names the rank(s) that did not arrive */
     GA_FATAL(exit_code, "%s; communicator aborted", why);
 }
 

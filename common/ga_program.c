@@ -47,10 +47,17 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
 
 int ga_program_end(ga_ctx *ctx, int exit_code)
 {
-    int agreed = exit_code;
+    /* The highest code wins; the lowest tells whether the ranks disagreed, and rank 0's whether the code is the
+     * report's verdict (rank 0 alone analyses and writes the report, whose findings name the nodes). When
+     * other ranks hold the winning code, they are the failing ones and say so on a line the front-end can
+     * attribute; a code every rank holds is a job-wide decision that no one node caused. */
+    int mine[3] = {exit_code, -exit_code, ctx->world_rank == 0 ? exit_code : -1}, all[3];
     ga_deadline_arm("agreeing on the exit code at the end");
-    MPI_Allreduce(&exit_code, &agreed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     ga_deadline_stop();
+    int agreed = all[0], lowest = -all[1], rank0 = all[2];
+    if (lowest != agreed && exit_code == agreed && rank0 != agreed)
+        ga_exit_notice(exit_code);
     if (ctx->node_comm != MPI_COMM_NULL && ctx->node_comm != 0)
         MPI_Comm_free(&ctx->node_comm);
     free(ctx->argv);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_log.h"
@@ -40,6 +41,7 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
     ga_fatal_set_identity(ctx->host, ctx->world_rank);
     ga_log_set_rank(ctx->world_rank, ctx->host);
     ga_launcher_detect(process_getenv, &ctx->launcher);
+    ga_deadline_attach_mpi(ctx->host, ctx->world_rank, ctx->world_size, provided);
 
     /* srun without --mpi=pmix starts N independent singletons, each believing it is rank 0 of 1. */
     int expected = ga_launcher_expected_tasks(process_getenv);

@@ -35,6 +35,19 @@ static void scan_fatal(suite_attr_scan *s, const char *line)
         set(&s->fatal, p, n, rank, "fatal", line);
 }
 
+/* "[EXIT] HOST rank R code N (NAME)": a program's normal end with its own failing code. */
+static void scan_exit(suite_attr_scan *s, const char *line)
+{
+    const char *p = strstr(line, "[EXIT] ");
+    if (!p)
+        return;
+    p += 7;
+    size_t n = host_len(p);
+    int rank, code;
+    if (n && p[n] == ' ' && sscanf(p + n, " rank %d code %d", &rank, &code) == 2 && !(n == 1 && *p == '?'))
+        set(&s->exit, p, n, rank, "exit", line);
+}
+
 /* "mpirun noticed that process rank R with PID P on node HOST exited on signal N (...)" */
 static void scan_mpirun(suite_attr_scan *s, const char *line)
 {
@@ -64,13 +77,14 @@ static void scan_srun(suite_attr_scan *s, const char *line)
 void suite_attr_scan_line(suite_attr_scan *scan, const char *line)
 {
     scan_fatal(scan, line);
+    scan_exit(scan, line);
     scan_mpirun(scan, line);
     scan_srun(scan, line);
 }
 
 bool suite_attr_pick(const suite_attr_scan *scan, suite_attribution *out)
 {
-    *out = scan->fatal.found ? scan->fatal : scan->launcher;
+    *out = scan->fatal.found ? scan->fatal : scan->exit.found ? scan->exit : scan->launcher;
     return out->found;
 }
 

@@ -1,7 +1,8 @@
 /* Which node took a step down: read from what the step printed. The programs' one fatal path (and the
  * watchdog, which goes through it) prints "[FATAL] HOST rank R (file:line): ...", mpirun prints "mpirun
  * noticed that process rank R with PID P on node HOST exited on signal ...", srun prints "srun: error: HOST:
- * task R: ...". Pure: lines in, a named node (or none) out, so the rules are unit-tested. */
+ * task R: ...". A program whose own exit code is the failing one among ranks that disagree prints "[EXIT] HOST
+ * rank R code N (NAME)" at its normal end. Pure: lines in, a named node (or none) out, so the rules are unit-tested. */
 #ifndef ATTRIBUTION_H
 #define ATTRIBUTION_H
 
@@ -12,20 +13,20 @@ typedef struct {
     bool found;
     char host[128];
     int rank;           /* -1: not named */
-    char source[16];    /* "fatal", "mpirun", "srun" */
+    char source[16];    /* "fatal", "exit", "mpirun", "srun" */
     char evidence[256]; /* the line it was read from */
 } suite_attribution;
 
-/* The first line of each kind seen: the fatal path names the rank that gave up first; the launcher names the
- * rank whose death it noticed. */
+/* The first line of each kind seen: the fatal path names the rank that gave up first; the exit notice the rank
+ * that ended with the failing code; the launcher names the rank whose death it noticed. */
 typedef struct {
-    suite_attribution fatal, launcher;
+    suite_attribution fatal, exit, launcher;
 } suite_attr_scan;
 
 /* Feeds one output line (no newline). */
 void suite_attr_scan_line(suite_attr_scan *scan, const char *line);
 
-/* The node to blame: the fatal path's when there is one, else the launcher's. Returns its found. */
+/* The node to blame: the fatal path's when there is one, else the exit notice's, else the launcher's. Returns its found. */
 bool suite_attr_pick(const suite_attr_scan *scan, suite_attribution *out);
 
 /* True for the step statuses that need a node named: the step died or hung. */

@@ -50,6 +50,7 @@ typedef struct {
     double tolerance_pct;
     int list_programs; /* --list-programs: 0 no, else 1 + suite_list_format */
     bool drain, apply_k8s; /* run drain.sh, gpuaccept-k8s.sh after the summary (docs/handoff.md) */
+    const char *srun_args, *container_image; /* for every srun under Slurm (launch_plan.h) */
 } run_opts;
 
 enum {
@@ -72,7 +73,9 @@ enum {
     OPT_PROFILE,
     OPT_DUMP_PROFILE,
     OPT_ARGS,
-    OPT_BURN
+    OPT_BURN,
+    OPT_SRUN_ARGS,
+    OPT_CONTAINER_IMAGE
 };
 
 static void usage(void)
@@ -115,6 +118,8 @@ static void usage(void)
            "                           of the GPU model, if any)\n"
            "      --tolerance PCT      how far below the baseline a figure may be, in percent (default: the "
            "file's)\n"
+           "      --srun-args 'OPTS'   under Slurm: extra srun options for every srun (split at blanks)\n"
+           "      --container-image IMG  under Slurm: every srun runs in IMG (Pyxis --container-image)\n"
            "      --dry-run            print the commands and exit\n"
            "      --verbose            programs print detail\n"
            "      --drain              run the drain.sh the summary leaves: scontrol drains failed nodes\n"
@@ -190,6 +195,12 @@ static int load_profile(run_opts *o, bool only_seen)
     return 0;
 }
 
+/* The last of repeated --srun-args / --container-image wins, as with the other options; checked by the plan. */
+static void set_srun_option(const char **slot, const char *arg)
+{
+    *slot = arg;
+}
+
 static int parse(int argc, char **argv, run_opts *o)
 {
     static const struct option longs[] = {
@@ -212,6 +223,8 @@ static int parse(int argc, char **argv, run_opts *o)
         {"preflight-timeout", required_argument, NULL, OPT_PREFLIGHT_TIMEOUT},
         {"drain", no_argument, NULL, OPT_DRAIN},
         {"apply-k8s", no_argument, NULL, OPT_APPLY_K8S},
+        {"srun-args", required_argument, NULL, OPT_SRUN_ARGS},
+        {"container-image", required_argument, NULL, OPT_CONTAINER_IMAGE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {0},
@@ -306,6 +319,10 @@ static int parse(int argc, char **argv, run_opts *o)
             break;
         case OPT_APPLY_K8S:
             o->apply_k8s = true;
+            break;
+        case OPT_SRUN_ARGS:
+        case OPT_CONTAINER_IMAGE:
+            set_srun_option(key == OPT_SRUN_ARGS ? &o->srun_args : &o->container_image, optarg);
             break;
         case 'h':
             usage();
@@ -430,11 +447,14 @@ static int make_plan(const run_opts *o, suite_launch *plan)
                           .local_gpus = suite_local_gpu_count(process_getenv),
                           .local_cores = cores > 0 ? (int)cores : 1,
                           .as_root = geteuid() == 0,
-                          .envp = environ};
+                          .envp = environ,
+                          .srun_args = o->srun_args,
+                          .container_image = o->container_image};
     char err[512];
-    if (suite_launch_plan(process_getenv, &in, plan, err, sizeof err) != 0) {
+    int rc = suite_launch_plan(process_getenv, &in, plan, err, sizeof err);
+    if (rc != 0) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
-        return GA_EXIT_ENV;
+        return rc == -2 ? GA_EXIT_USAGE : GA_EXIT_ENV;
     }
     return 0;
 }
@@ -562,7 +582,12 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
         char label[96];
         snprintf(label, sizeof label, "step %zu/%zu %s", k, c->n_sel, prog);
         double limit = c->o->step_timeout_s;
-        suite_step_spec spec = {sargv, limit, limit < 10 ? 1 : 5, 60, label};
+        suite_step_spec spec = {sargv, limit, limit < 10 ? 1 : 5, 60, label, NULL, NULL};
+        if (c->plan->kind == SUITE_LAUNCH_SLURM) {
+            spec.slurm_job = getenv("SLURM_JOB_ID");
+            const char *base = strrchr(path, '/');
+            spec.slurm_step_name = base ? base + 1 : path;
+        }
         if (suite_step_run(&spec, &res, err, sizeof err) != 0) {
             fprintf(stderr, "[SUITE] step %s could not start: %s\n", prog, err);
             res.signal = 0;

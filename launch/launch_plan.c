@@ -85,6 +85,40 @@ static int add_mpirun(const suite_launch_in *in, suite_launch *out, const char *
     return 0;
 }
 
+/* --srun-args is split at blanks, as a shell would without quotes; quotes and backslashes are refused rather
+ * than passed on literally to srun, where they would mean something else than the operator typed. */
+static int add_srun_extras(const suite_launch_in *in, suite_launch *out, char *err, size_t errlen)
+{
+    out->extra_first = out->argc;
+    if (in->srun_args) {
+        if (strpbrk(in->srun_args, "'\"\\")) {
+            snprintf(err, errlen, "--srun-args: quotes and backslashes are not interpreted; give options "
+                                  "without them (it is split at blanks)");
+            return -2;
+        }
+        char buf[4096];
+        if (strlen(in->srun_args) >= sizeof buf) {
+            snprintf(err, errlen, "--srun-args: longer than %zu characters", sizeof buf - 1);
+            return -2;
+        }
+        snprintf(buf, sizeof buf, "%s", in->srun_args);
+        char *save = NULL;
+        for (char *w = strtok_r(buf, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save))
+            if (WORD(w))
+                return -1;
+    }
+    if (in->container_image) {
+        if (!*in->container_image || strpbrk(in->container_image, " \t\n")) {
+            snprintf(err, errlen, "--container-image: '%s' is not an image name", in->container_image);
+            return -2;
+        }
+        if (add_word(out, err, errlen, "--container-image=%s", in->container_image, 0))
+            return -1;
+    }
+    out->extra_n = out->argc - out->extra_first;
+    return 0;
+}
+
 int suite_launch_plan(ga_getenv_fn get, const suite_launch_in *in, suite_launch *out, char *err,
                       size_t errlen)
 {
@@ -93,6 +127,16 @@ int suite_launch_plan(ga_getenv_fn get, const suite_launch_in *in, suite_launch 
     const char *slurm_job = get("SLURM_JOB_ID");
     const char *op_hostfile = get("OMPI_MCA_orte_default_hostfile");
 
+    if ((in->srun_args || in->container_image) && !nonempty(in->hostfile) && !nonempty(slurm_job)) {
+        snprintf(err, errlen, "--%s applies to srun, and this is not a Slurm allocation (no SLURM_JOB_ID)",
+                 in->srun_args ? "srun-args" : "container-image");
+        return -2;
+    }
+    if ((in->srun_args || in->container_image) && nonempty(in->hostfile)) {
+        snprintf(err, errlen, "--%s applies to srun, and --hostfile launches with mpirun",
+                 in->srun_args ? "srun-args" : "container-image");
+        return -2;
+    }
     if (nonempty(in->hostfile)) {
         out->kind = SUITE_LAUNCH_HOSTFILE;
         snprintf(out->detail, sizeof out->detail, "mpirun with hostfile %s%s", in->hostfile,
@@ -108,7 +152,7 @@ int suite_launch_plan(ga_getenv_fn get, const suite_launch_in *in, suite_launch 
             return -1;
         if (in->np > 0 && add_word(out, err, errlen, "--ntasks=%s%d", "", in->np))
             return -1;
-        return 0;
+        return add_srun_extras(in, out, err, errlen);
     }
     if (nonempty(op_hostfile) &&
         (strcmp(op_hostfile, MPIJOB_HOSTFILE) == 0 || nonempty(get("KUBERNETES_SERVICE_HOST")))) {

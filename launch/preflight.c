@@ -97,6 +97,9 @@ static int node_argv(const suite_launch *plan, const char *host, const char *gpu
         argv[n++] = "-n1";
         argv[n++] = "-w";
         argv[n++] = (char *)host;
+        /* The operator's srun options and container image: node-check must start where the steps will. */
+        for (int i = 0; i < plan->extra_n; i++)
+            argv[n++] = (char *)plan->argv[plan->extra_first + i];
     } else {
         for (int i = 0; i < plan->argc; i++) {
             const char *w = plan->argv[i];

@@ -14,6 +14,7 @@
 #include "ga_exit.h"
 #include "ga_time.h"
 #include "proc_tree.h"
+#include "slurm_steps.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -115,6 +116,21 @@ typedef struct {
     line_scan ls;
 } step_watch;
 
+/* Under srun, the step is also cancelled through Slurm, which reaches its tasks on every node. */
+static void cancel_slurm_step(const suite_step_spec *spec, suite_step_result *res)
+{
+    if (!spec->slurm_job || !*spec->slurm_job || !spec->slurm_step_name)
+        return;
+    char ids[512], err[256];
+    int n = suite_slurm_cancel_steps(spec->slurm_job, spec->slurm_step_name, ids, sizeof ids, err, sizeof err);
+    if (n < 0)
+        printf("[SUITE] %s: could not cancel the Slurm step: %s\n", spec->label, err);
+    else if (n > 0)
+        printf("[SUITE] %s: scancel %s\n", spec->label, ids);
+    fflush(stdout);
+    res->slurm_cancelled += n > 0 ? n : 0;
+}
+
 /* SIGTERM to the group at the deadline or on a stop request, SIGKILL after the grace; a heartbeat line after
  * a silence. */
 static void enforce_limits(const suite_step_spec *spec, step_watch *w, double t, suite_step_result *res)
@@ -127,6 +143,7 @@ static void enforce_limits(const suite_step_spec *spec, step_watch *w, double t,
         kill(-w->pid, SIGTERM);
         w->term_sent = true;
         w->kill_at = t + spec->grace_s;
+        cancel_slurm_step(spec, res);
     }
     if (w->term_sent && !w->kill_sent && t >= w->kill_at) {
         /* The launcher had its grace to stop its daemons and ranks: whatever is left goes now. */

@@ -16,6 +16,8 @@ typedef struct {
     double grace_s;     /* between SIGTERM and SIGKILL */
     double heartbeat_s; /* a progress line after this long without output, 0 = never */
     const char *label;  /* "step 2/5 gemm_flops", for the heartbeat */
+    const char *slurm_job;       /* under srun: the job id, whose step is scancelled at the deadline */
+    const char *slurm_step_name; /* the step's name in squeue (srun names it after its program) */
 } suite_step_spec;
 
 typedef struct {
@@ -27,6 +29,7 @@ typedef struct {
     double duration_s;
     char result_line[512]; /* the step's last "[RESULT] ..." line, "" if none */
     int survivors;         /* processes of the step still alive after it was reaped (0: none left) */
+    int slurm_cancelled;   /* Slurm steps scancelled at the deadline (srun only) */
     suite_attr_scan attr;  /* the node the step's output blames, if it died */
 } suite_step_result;
 

@@ -23,7 +23,7 @@ int ddp_dataset_synthetic(ddp_dataset *ds, int64_t n, int dim, int classes, uint
         free(t2);
         ddp_dataset_free(ds);
         snprintf(err, errlen, "out of memory for %lld synthetic samples of %d features", (long long)n, dim);
-        return -1;
+        return DDP_DATA_OUT_OF_MEMORY;
     }
     ddp_rng tr = ddp_rng_for(seed, DDP_STREAM_TEACHER, 0);
     for (size_t k = 0; k < (size_t)H * (size_t)dim; k++)
@@ -167,6 +167,7 @@ int ddp_dataset_load_idx(ddp_dataset *ds, const char *dir, char *err, size_t err
     if (!ds->xu8 || !ds->labels) {
         snprintf(err, errlen, "--data: out of memory for %llu images", (unsigned long long)n);
         ddp_dataset_free(ds);
+        rc = DDP_DATA_OUT_OF_MEMORY;
         goto out;
     }
     memcpy(ds->xu8, img + 16, n * rows * cols);

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include "ga_exit.h"
+#include "ga_deadline.h"
 #include "ga_fatal.h"
 #include "ga_time.h"
 
@@ -42,8 +43,8 @@ double ddp_host_reducer_finish(ddp_host_reducer *r)
         if (done)
             break;
         if (ga_now() > deadline)
-            GA_FATAL(GA_EXIT_TIMEOUT, "timeout: gradient allreduce (%d buckets) did not complete within %g s",
-                     r->launched, r->timeout_s);
+            ga_deadline_expired("timeout: gradient allreduce (%d buckets) did not complete within %g s",
+                                r->launched, r->timeout_s);
         sched_yield(); /* ranks may share cores: let the peer we wait for run */
     }
     r->launched = 0;

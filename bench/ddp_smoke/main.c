@@ -42,28 +42,39 @@ static const ga_program_spec spec = {
     .default_timeout_s = 1800,
 };
 
-/* Loads or generates the data on every rank. A file rank 0 cannot read is a usage error; one that only other
- * ranks cannot read is an environment error (the data is not visible on every node). */
-static int load_data(const ga_ctx *ctx, const ddp_opts *o, ddp_dataset *ds)
+/* Loads or generates the data on every rank. Out of memory on any rank is exit 5 on all of them. A file rank 0
+ * cannot read is a usage error; one that only other ranks cannot read is an environment error (the data is not
+ * visible on every node): those ranks end with exit 3, the others with 0, so that ga_program_end names the
+ * failing ranks. *stop tells every rank alike whether to end. */
+static int load_data(const ga_ctx *ctx, const ddp_opts *o, ddp_dataset *ds, bool *stop)
 {
     char err[1400] = "";
     int rc = o->data_idx ? ddp_dataset_load_idx(ds, o->idx_dir, err, sizeof err)
                          : ddp_dataset_synthetic(ds, o->samples, o->input_dim, o->classes, (uint64_t)o->seed,
                                                  err, sizeof err);
+    *stop = true;
+    int oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, rc == DDP_DATA_OUT_OF_MEMORY ? err : NULL);
+    if (oom) {
+        ddp_dataset_free(ds);
+        return oom;
+    }
     int failed = rc != 0, any = 0, rank0 = 0;
     GA_MPI_CHECK(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-    if (!any)
+    if (!any) {
+        *stop = false;
         return GA_EXIT_PASS;
+    }
+    ddp_dataset_free(ds);
     rank0 = failed;
     GA_MPI_CHECK(MPI_Bcast(&rank0, 1, MPI_INT, 0, MPI_COMM_WORLD));
     if (rank0) {
         ga_error_once(spec.name, "%s", err);
         return GA_EXIT_USAGE;
     }
-    if (failed) {
-        fprintf(stderr, "%s: %s rank %d: %s\n", spec.name, ctx->host, ctx->world_rank, err);
-        fflush(stderr);
-    }
+    if (!failed)
+        return GA_EXIT_PASS;
+    fprintf(stderr, "%s: %s rank %d: %s\n", spec.name, ctx->host, ctx->world_rank, err);
+    fflush(stderr);
     return GA_EXIT_ENV;
 }
 
@@ -221,8 +232,9 @@ int main(int argc, char **argv)
 
     ga_phase("loading the data");
     ddp_dataset ds;
-    rc = load_data(&ctx, &opts, &ds);
-    if (rc != GA_EXIT_PASS)
+    bool stop;
+    rc = load_data(&ctx, &opts, &ds, &stop);
+    if (stop)
         return ga_program_end(&ctx, rc);
     const int64_t global_batch = (int64_t)ctx.world_size * opts.batch;
     char serr[256];

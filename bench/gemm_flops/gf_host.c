@@ -149,8 +149,6 @@ static void describe(gf_record *r, const gf_opts *o)
 
 int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen)
 {
-    (void)err;
-    (void)errlen;
     describe(r, o);
     for (int d = 0; d < TP_DTYPE_COUNT; d++) {
         if (!(o->dtypes & (1u << d)))
@@ -166,10 +164,9 @@ int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen)
                  (long long)o->k, o->threads);
         host_gemm g;
         if (host_gemm_init(&g, d, o) != 0) {
-            x->state = GF_FAILED;
-            snprintf(x->note, sizeof x->note, "out of memory for %lldx%lldx%lld", (long long)o->m,
-                     (long long)o->n, (long long)o->k);
-            continue;
+            snprintf(err, errlen, "out of memory for the %s matrices of %lldx%lldx%lld", tp_dtype_name(d),
+                     (long long)o->m, (long long)o->n, (long long)o->k);
+            return GF_OUT_OF_MEMORY;
         }
         double one = 0;
         for (int w = 0; w < (o->warmup > 0 ? o->warmup : 1); w++) {
@@ -206,8 +203,9 @@ int gf_host_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen)
     describe(r, o);
     host_gemm g;
     if (host_gemm_init(&g, d, o) != 0) {
-        snprintf(err, errlen, "out of memory for the burn matrices");
-        return -1;
+        snprintf(err, errlen, "out of memory for the %s burn matrices of %lldx%lldx%lld", tp_dtype_name(d),
+                 (long long)o->m, (long long)o->n, (long long)o->k);
+        return GF_OUT_OF_MEMORY;
     }
     r->burn_dtype = d;
     r->intervals = gf_burn_intervals(o->duration_s, o->interval_s, &r->interval_s);

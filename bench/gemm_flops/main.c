@@ -277,6 +277,12 @@ int main(int argc, char **argv)
 #endif
     if (!gpu)
         mrc = gf_host_measure(o, mine, err, sizeof err);
+    /* Out of memory on any rank ends the job with exit 5 on all of them, before the burn's collective. */
+    int oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, mrc == GF_OUT_OF_MEMORY ? err : NULL);
+    if (oom) {
+        free(mine);
+        return ga_program_end(&ctx, oom);
+    }
     if (o->duration_s > 0) {
         /* Every rank takes part, whatever its measurement gave: a rank that failed and skipped this would
          * leave the others waiting. The count of failed ranks, agreed here, is the start line of the burn, so
@@ -292,6 +298,11 @@ int main(int argc, char **argv)
 #endif
         if (!gpu && mrc == 0)
             mrc = gf_host_burn(o, mine, err, sizeof err);
+        oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, mrc == GF_OUT_OF_MEMORY ? err : NULL);
+        if (oom) {
+            free(mine);
+            return ga_program_end(&ctx, oom);
+        }
     }
     if (mrc != 0)
         ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);

@@ -159,6 +159,12 @@ int main(int argc, char **argv)
         tp_cpu_model(mine->model, sizeof mine->model);
         mrc = mb_host_measure(&o, ctx.local_size, mine, err, sizeof err);
     }
+    /* Out of memory on any rank ends the job with exit 5 on all of them, decided together before the gather. */
+    int oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, mrc == MB_OUT_OF_MEMORY ? err : NULL);
+    if (oom) {
+        free(mine);
+        return ga_program_end(&ctx, oom);
+    }
     if (mrc != 0)
         ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
 

@@ -85,8 +85,8 @@ int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, s
     double *stamps = calloc(2 * (size_t)reps * (size_t)T, sizeof *stamps);
     int rc = 0;
     if (!a || !b || !c || !w || !tid || !times || !stamps) {
-        snprintf(err, errlen, "cannot allocate 3 x %zu bytes for the triad", n * sizeof(double));
-        rc = -1;
+        snprintf(err, errlen, "out of memory: cannot allocate 3 x %zu bytes for the triad", n * sizeof(double));
+        rc = MB_OUT_OF_MEMORY;
         goto out;
     }
     ga_phase("host triad: 3 x %.0f MiB, %d threads, %d repetitions", r->buffer_bytes / 1048576.0, T, reps);

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 ESIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "float": 4,
          "double": 8, "bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1}
@@ -95,6 +96,8 @@ def main():
     ap.add_argument("--suspect-rank", type=int, action="append", default=[])
     ap.add_argument("--no-report", action="store_true", help="the run must abort: check the output only")
     ap.add_argument("--output", action="append", default=[], help="a regex the output must match")
+    ap.add_argument("--not-output", action="append", default=[], help="a regex the output must not match")
+    ap.add_argument("--max-seconds", type=float, help="the run must end within this many seconds")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -102,14 +105,21 @@ def main():
     path = os.path.join(rdir, "allreduce_bw.json")
     if os.path.exists(path):
         os.unlink(path)
+    t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+    wall = time.monotonic() - t0
     out = p.stdout
     print(out[-6000:])
+    if a.max_seconds is not None and wall > a.max_seconds:
+        fail(f"ran {wall:.1f} s, more than {a.max_seconds} s")
     if p.returncode != a.expect_exit:
         fail(f"exit {p.returncode}, expected {a.expect_exit}")
     for rx in a.output:
         if not re.search(rx, out):
             fail(f"output does not match /{rx}/")
+    for rx in a.not_output:
+        if re.search(rx, out):
+            fail(f"output matches /{rx}/")
     if a.no_report:
         if os.path.exists(path):
             fail("a report was written by a run that should have aborted")

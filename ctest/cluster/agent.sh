@@ -21,6 +21,11 @@ node[0-9][0-9]) ;;
 *) echo "agent.sh: '$host' is not a node of cluster $name" >&2; exit 255 ;;
 esac
 [ -e "/run/netns/$name-$host" ] || { echo "agent.sh: node $host is not up" >&2; exit 255; }
+# `cluster.sh unreachable HOST`: what ssh says and does when the node's sshd is down.
+if [ -e "$state/unreachable/$host" ]; then
+    echo "ssh: connect to host $host port 22: Connection refused" >&2
+    exit 255
+fi
 envs=()
 if [ -s "$state/env/$host" ]; then
     while IFS= read -r kv; do envs+=("$kv"); done <"$state/env/$host"

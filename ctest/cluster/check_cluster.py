@@ -228,6 +228,43 @@ def case_suite_hostfile(bin_dir, work):
     check(all(h in md for h in NODES4), "summary.md lacks a node")
 
 
+def case_suite_node_down(bin_dir, work):
+    """gpuaccept run --hostfile with one node that cannot be launched on (its sshd down): the preflight names
+    it (PREFLIGHT_*), the steps run on the 3 others, the summary lists it as excluded, exit 1."""
+    cluster("up", "4", "1")
+    cluster("unreachable", "node03")
+    d = fresh(os.path.join(work, "node_down"))
+    # Two short steps keep the case's wall time small; the preflight is what is under test.
+    cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(), "--quick",
+           "--only", "env_audit,allreduce_bw", "--preflight-timeout", "30", "--baseline", "none",
+           "--report-dir", d]
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=200)
+    except subprocess.TimeoutExpired as ex:
+        raise Fail(f"gpuaccept run did not finish within 200 s:\n{ex.output}")
+    print(f"  gpuaccept run --hostfile, node03 unreachable: exit {p.returncode} in {time.time() - t0:.1f} s")
+    print(p.stdout[-3000:])
+    check(p.returncode == 1, f"gpuaccept run exit {p.returncode}, expected 1 (a node excluded)")
+    summary = load(os.path.join(d, "summary.json"))
+    excluded = summary.get("excluded_nodes") or []
+    check([x.get("host") for x in excluded] == ["node03"], f"excluded nodes {excluded}")
+    code = excluded[0].get("code") or excluded[0].get("fault_code") or ""
+    check(str(code).startswith("PREFLIGHT_"), f"node03's exclusion code {excluded[0]}")
+    check(any("node03" in l and "PREFLIGHT_" in l for l in p.stdout.splitlines()),
+          "the run's output names node03 with its PREFLIGHT_ code")
+    ran = [st for st in summary["steps"] if st["status"] != "skipped"]
+    check([st["program"] for st in ran] == ["env_audit", "allreduce_bw"], f"steps run: {ran}")
+    for st in ran:
+        check(st["status"] == "pass", f"step {st['program']}: {st['status']}")
+        check(st["node_count"] == 3, f"step {st['program']} ran on {st['node_count']} nodes, expected 3")
+    hosts = sorted(n["host"] for n in summary["nodes"] if any(v == "pass" for v in n["checks"].values()))
+    check(hosts == ["node01", "node02", "node04"], f"nodes measured: {hosts}")
+    check(summary["verdict"]["exit_code"] == 1 and any(c.startswith("PREFLIGHT_")
+                                                       for c in summary["verdict"]["fault_codes"]),
+          f"verdict {summary['verdict']}")
+
+
 CASES = {
     "env_audit": case_env_audit,
     "pairs_slow_node_4": lambda b, w: case_pairs_slow_node(b, w, 4),
@@ -237,6 +274,7 @@ CASES = {
     "pairs_healthy": case_pairs_healthy,
     "ddp_smoke": case_ddp_smoke,
     "suite_hostfile": case_suite_hostfile,
+    "suite_node_down": case_suite_node_down,
 }
 
 

@@ -8,6 +8,7 @@
 #   cluster.sh fabric RATE         every node's link at RATE: the cluster's normal (what clear returns to)
 #   cluster.sh clear               remove every fault (back to the fabric rate, or unshaped)
 #   cluster.sh setenv NODE VAR=VALUE...      daemons (and so ranks) started on NODE get these variables
+#   cluster.sh unreachable NODE    nothing can be launched on NODE any more, as with its sshd down
 #   cluster.sh run CMD...          run CMD on node01 (the head node) with Open MPI pointed at the cluster
 #   cluster.sh hostfile            print the hostfile's path
 #
@@ -188,6 +189,13 @@ setenv)
     for kv in "$@"; do
         case "$kv" in [A-Za-z_]*=*) printf '%s\n' "$kv" >>"$state/env/$nd" ;; *) die "not VAR=VALUE: $kv" ;; esac
     done
+    ;;
+unreachable)
+    need_root
+    nd=${1:?usage: cluster.sh unreachable NODE}
+    [ -f "$state/env/$nd" ] || die "node $nd is not up"
+    mkdir -p "$state/unreachable"
+    : >"$state/unreachable/$nd"
     ;;
 run) need_root; run "$@" ;;
 hostfile) echo "$state/hostfile" ;;

@@ -95,6 +95,53 @@ assert [a["host"] for a in s["abnormal_nodes"]] == [node]
 assert s["verdict"]["exit_code"] == rc and rc in (3, 5)
 PY
 
+# Extra srun options and a Pyxis image reach every srun gpuaccept run starts (GA_SRUN_ARGS, GA_CONTAINER_IMAGE
+# in the batch script). Pyxis is not installed here: the image is checked on the dry run's command line, the
+# options on a real run too.
+rc=0
+GA_BIN_DIR=$bin_dir GA_PROGRAMS=env_audit GA_ARGS="--dry-run" GA_SRUN_ARGS="--cpu-bind=none" \
+    GA_CONTAINER_IMAGE=example.org/gpuaccept:1 GA_REPORT_DIR=$work/pyxis timeout 120 sbatch --wait --quiet \
+    --ntasks-per-node=2 --gpus-per-node=0 --time=5 --output="$work/pyxis-%j.out" \
+    "$src/deploy/slurm/one-node.sbatch" || rc=$?
+cat "$work"/pyxis-*.out
+check "GA_CONTAINER_IMAGE with the suite: the job exits 0 (got $rc)" test "$rc" -eq 0
+check "the step's srun gets the options, the report directory mounted and the image" grep -qF -- \
+    "--kill-on-bad-exit=1 --cpu-bind=none --container-mounts=$work/pyxis:$work/pyxis --container-image=example.org/gpuaccept:1 $bin_dir/env_audit" \
+    "$work"/pyxis-*.out
+rc=0
+GA_BIN_DIR=$bin_dir GA_PROGRAMS=env_audit GA_ARGS="--quick --step-timeout 90" GA_SRUN_ARGS="--cpu-bind=none" \
+    GA_REPORT_DIR=$work/srunargs timeout 120 sbatch --wait --quiet --ntasks-per-node=2 --gpus-per-node=0 \
+    --time=5 --output="$work/srunargs-%j.out" "$src/deploy/slurm/one-node.sbatch" || rc=$?
+check "GA_SRUN_ARGS with the suite: a real run passes (got $rc)" test "$rc" -eq 0
+check "and its srun had the option" "$python" - "$work/srunargs/suite_run.json" <<'PY'
+import json, sys
+st = next(x for x in json.load(open(sys.argv[1]))["steps"] if x["program"] == "env_audit")
+print(st.get("command"))
+assert st["status"] == "pass" and "--cpu-bind=none" in st["command"]
+PY
+
+# A step that hangs past its limit with tasks that ignore SIGTERM: killing srun on this host does not end
+# them (slurmstepd started them, not srun), so gpuaccept run scancels the step. The next step lists the
+# job's steps: the hung one must be gone, and nothing of it may be left on the machine after the job.
+hang_bin=$work/hangbin
+mkdir -p "$hang_bin"
+ln -sf "$bin_dir/gpuaccept" "$hang_bin/gpuaccept"
+cp "$(command -v sleep)" "$hang_bin/hang-$$"
+printf '#!/bin/sh\ntrap "" TERM\nexec %s 300\n' "$hang_bin/hang-$$" >"$hang_bin/env_audit"
+printf '#!/bin/sh\n[ "$SLURM_PROCID" = 0 ] && squeue -h -s -j "$SLURM_JOB_ID" -o "%%i %%j" >%s\nexit 3\n' \
+    "$work/steps-after-hang" >"$hang_bin/mem_bw"
+chmod +x "$hang_bin/env_audit" "$hang_bin/mem_bw"
+rc=0
+GA_BIN_DIR=$hang_bin GA_PROGRAMS="env_audit mem_bw" GA_ARGS="--step-timeout 10 --preflight-timeout 0" \
+    GA_REPORT_DIR=$work/hang timeout 150 sbatch --wait --quiet --ntasks-per-node=2 --gpus-per-node=0 --time=5 \
+    --output="$work/hang-%j.out" "$src/deploy/slurm/one-node.sbatch" || rc=$?
+cat "$work"/hang-*.out
+echo "steps while the next step ran:"; cat "$work/steps-after-hang"
+check "the hung step timed out: the job exits 4 (got $rc)" test "$rc" -eq 4
+check "gpuaccept run scancelled it" grep -q 'env_audit: scancel [0-9]*\.[0-9]' "$work"/hang-*.out
+check "no step of the hung program is left in squeue -s" bash -c "[ -s '$work/steps-after-hang' ] && ! grep -q ' env_audit\$' '$work/steps-after-hang'"
+check "nothing of the hung step is left on the machine" bash -c "! ps -eo args | grep -q '^$hang_bin/hang-$$ '"
+
 # srun without PMIx. Debian's Open MPI 4.1 knows it was direct-launched and stops in MPI_Init itself.
 rc=0
 out=$(timeout 60 srun --mpi=none --ntasks=4 "$bin_dir/env_audit" --report-dir "$work/none" 2>&1) || rc=$?

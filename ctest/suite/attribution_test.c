@@ -47,12 +47,31 @@ int main(void)
     CHECK_STR(a.host, "gpu-042");
     CHECK_STR(a.source, "fatal");
 
+    /* A rank's own failing exit code at a normal end: mpirun's notice of it names no host, the program's line
+     * does; the fatal path still wins over it. */
+    const char *exited[] = {"mpirun detected that one or more processes exited with non-zero status, thus causing",
+                            "[EXIT] node-7 rank 5 code 3 (environment_error)",
+                            "mpirun noticed that process rank 0 with PID 0 on node gpu-001 exited on signal 9 "
+                            "(Killed).",
+                            NULL};
+    a = pick(exited);
+    CHECK(a.found && a.rank == 5);
+    CHECK_STR(a.host, "node-7");
+    CHECK_STR(a.source, "exit");
+    const char *both[] = {"[EXIT] node-7 rank 5 code 3 (environment_error)",
+                          "[FATAL] node-2 rank 1 (mb_host.c:88): out of memory", NULL};
+    a = pick(both);
+    CHECK(a.found && a.rank == 1);
+    CHECK_STR(a.source, "fatal");
+
     /* A fatal line from before the identity was known ("?") names no node; nor do look-alike lines. */
     const char *none[] = {"[FATAL] ? rank -1 (ga_runtime.c:45): MPI_Init_thread failed",
                           "[FATAL] MPI_Init_thread failed",
                           "srun: error: Unable to allocate resources: Invalid partition",
                           "mpirun noticed that the job aborted, but has no info as to the process",
                           "[ENV] node 0 vm: 2 ranks",
+                          "[EXIT] ? rank -1 code 3 (environment_error)",
+                          "[EXIT] node-7 rank five code 3",
                           NULL};
     a = pick(none);
     CHECK(!a.found);

@@ -38,6 +38,18 @@ static void expect(const char *label, const char *const *env, suite_launch_in in
     failures += !ok;
 }
 
+/* The plan must be refused as a usage error (-2), with a message naming want_in_err. */
+static void expect_usage(const char *label, const char *const *env, suite_launch_in in, const char *want_in_err)
+{
+    fixture_env = env;
+    suite_launch plan;
+    char err[256] = "";
+    int rc = suite_launch_plan(fixture_getenv, &in, &plan, err, sizeof err);
+    bool ok = rc == -2 && strstr(err, want_in_err) != NULL;
+    printf("%s %s: rc %d, '%s'\n", ok ? "ok  " : "FAIL", label, rc, err);
+    failures += !ok;
+}
+
 static void expect_status(const char *label, suite_step_result r, bool found, bool report, const char *want)
 {
     const char *got = suite_step_classify(&r, found, report);
@@ -85,6 +97,34 @@ int main(void)
     expect("--hostfile wins over Slurm", slurm,
            (suite_launch_in){.np = 16, .hostfile = "/tmp/hosts", .local_cores = 2},
            "mpirun --hostfile /tmp/hosts -np 16", SUITE_LAUNCH_HOSTFILE);
+    /* Every srun gets the operator's options and the Pyxis image, after the suite's own; the preflight
+     * copies them from extra_first/extra_n. */
+    expect("Slurm with --srun-args and --container-image", slurm,
+           (suite_launch_in){.np = 8, .local_cores = 2, .srun_args = " --cpu-bind=none\t--gpus-per-task=1 ",
+                             .container_image = "nvcr.io/nvidia/pytorch:25.01-py3"},
+           "srun --mpi=pmix --kill-on-bad-exit=1 --ntasks=8 --cpu-bind=none --gpus-per-task=1 "
+           "--container-image=nvcr.io/nvidia/pytorch:25.01-py3",
+           SUITE_LAUNCH_SLURM);
+    fixture_env = slurm;
+    suite_launch pl;
+    char perr[256];
+    int prc = suite_launch_plan(fixture_getenv,
+                                &(suite_launch_in){.srun_args = "-A x", .container_image = "img", .local_cores = 2},
+                                &pl, perr, sizeof perr);
+    bool extra_ok = prc == 0 && pl.extra_n == 3 && strcmp(pl.argv[pl.extra_first], "-A") == 0 &&
+                    strcmp(pl.argv[pl.extra_first + 2], "--container-image=img") == 0;
+    printf("%s the srun extras are marked for the preflight (first %d, %d words)\n", extra_ok ? "ok  " : "FAIL",
+           pl.extra_first, pl.extra_n);
+    failures += !extra_ok;
+    expect_usage("--srun-args outside Slurm", none, (suite_launch_in){.local_cores = 2, .srun_args = "-A x"},
+                 "not a Slurm allocation");
+    expect_usage("--container-image with a hostfile", slurm,
+                 (suite_launch_in){.hostfile = "/tmp/hosts", .local_cores = 2, .container_image = "img"},
+                 "--hostfile launches with mpirun");
+    expect_usage("quotes in --srun-args", slurm,
+                 (suite_launch_in){.local_cores = 2, .srun_args = "--export='A B'"}, "quotes");
+    expect_usage("an image name with a blank", slurm,
+                 (suite_launch_in){.local_cores = 2, .container_image = "a b"}, "not an image name");
 
     fixture_env = cvd;
     int n = suite_local_gpu_count(fixture_getenv);

@@ -13,9 +13,11 @@
 #   GA_MPI             srun's MPI plugin, checked before anything runs; gpuaccept run uses pmix   [pmix]
 #   GA_COMMAND         an MPI program to run per task instead of the suite (a site's own check), one srun
 #                      step; it gets --report-dir DIR and GA_ARGS appended, GA_SRUN_ARGS apply   [unset]
-#   GA_SRUN_ARGS       extra srun options, for GA_COMMAND only                                      [none]
+#   GA_SRUN_ARGS       extra srun options for every srun (gpuaccept run --srun-args; split at blanks)   [none]
+#   GA_CONTAINER_IMAGE Pyxis image every srun runs in (--container-image); the report directory is mounted
+#                      at the same path, plus GA_CONTAINER_MOUNTS (src:dst,...). The image must hold the
+#                      programs and gpuaccept at GA_BIN_DIR, as this host does                          [unset]
 #   GA_MERGE           after GA_COMMAND, `gpuaccept merge` the reports (1) or not (0)                [1]
-# GA_CONTAINER_IMAGE (Pyxis) is refused for the suite: gpuaccept run starts srun itself, on this host.
 # Exit status: gpuaccept run's, the verdict (0 pass, 1 a check failed, 2 usage, 3 environment, 4 timeout,
 # 5 crash); 3 when srun lacks the MPI plugin; 2 outside an allocation.
 set -euo pipefail
@@ -40,22 +42,27 @@ fi
 
 # --kill-on-bad-exit: one rank dying ends the step instead of leaving the others in a collective.
 srun_opts=(--mpi="$mpi" --kill-on-bad-exit=1 "${srun_opts[@]}")
+# The container writes its reports where this host merges them: the report directory, at the same path.
+mounts=()
 if [ -n "${GA_CONTAINER_IMAGE:-}" ]; then
-    srun_opts+=(--container-image="$GA_CONTAINER_IMAGE"
-        --container-mounts="$report_dir:$report_dir${GA_CONTAINER_MOUNTS:+,$GA_CONTAINER_MOUNTS}")
+    mounts=(--container-mounts="$report_dir:$report_dir${GA_CONTAINER_MOUNTS:+,$GA_CONTAINER_MOUNTS}")
+    srun_opts+=(--container-image="$GA_CONTAINER_IMAGE" "${mounts[@]}")
 fi
 
 if [ -z "${GA_COMMAND:-}" ]; then
-    if [ -n "${GA_CONTAINER_IMAGE:-}" ] || [ -n "${GA_SRUN_ARGS:-}" ]; then
-        say "GA_CONTAINER_IMAGE and GA_SRUN_ARGS apply to GA_COMMAND only: gpuaccept run starts srun itself" >&2
-        exit 2
-    fi
     [ -x "$bin_dir/gpuaccept" ] || {
         say "no $bin_dir/gpuaccept: set GA_PREFIX or GA_BIN_DIR" >&2
         exit 3
     }
     run=("$bin_dir/gpuaccept" run --report-dir "$report_dir")
     [ -z "${GA_PROGRAMS:-}" ] || run+=(--only "$(tr ' ' ',' <<<"$GA_PROGRAMS")")
+    # gpuaccept run starts every srun itself (preflight and steps): it gets the options to add to each.
+    extra="${GA_SRUN_ARGS:-}${mounts:+ ${mounts[*]}}"
+    extra=${extra# }
+    [ -z "$extra" ] || run+=(--srun-args "$extra")
+    [ -z "${GA_CONTAINER_IMAGE:-}" ] || run+=(--container-image "$GA_CONTAINER_IMAGE")
+    # The report directory must exist on this host before Pyxis can mount it.
+    [ -z "${GA_CONTAINER_IMAGE:-}" ] || mkdir -p "$report_dir"
     say "job $SLURM_JOB_ID: ${SLURM_JOB_NUM_NODES:-?} node(s), ${SLURM_NTASKS:-?} task(s): ${run[*]} ${args[*]}"
     # The programs beside gpuaccept; the exit status is the verdict.
     GPUACCEPT_BIN_DIR=$bin_dir exec "${run[@]}" "${args[@]}"
