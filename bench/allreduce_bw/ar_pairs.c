@@ -33,6 +33,55 @@ int ar_pairs_schedule(int members, int round, int (*out)[2])
     return n;
 }
 
+void ar_pairs_add_measurement(ar_pair *p, double busbw)
+{
+    if (p->measured == 0 || busbw > p->busbw)
+        p->busbw = busbw;
+    p->measured++;
+}
+
+int ar_pairs_untested(int members, const ar_pair *pairs, int n, int (*out)[2], int max_out)
+{
+    int count = 0;
+    for (int a = 0; a < members; a++)
+        for (int b = a + 1; b < members; b++) {
+            bool seen = false;
+            for (int i = 0; i < n && !seen; i++)
+                seen = (pairs[i].member[0] == a && pairs[i].member[1] == b) ||
+                       (pairs[i].member[0] == b && pairs[i].member[1] == a);
+            if (seen)
+                continue;
+            if (count < max_out)
+                out[count][0] = a, out[count][1] = b;
+            count++;
+        }
+    return count;
+}
+
+int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, int *batch_of)
+{
+    int batches = 0;
+    for (int i = 0; i < n; i++) {
+        batch_of[i] = -1;
+        if (!pairs[i].flagged)
+            continue;
+        /* first batch where neither member is busy yet */
+        for (int b = 0;; b++) {
+            bool busy = false;
+            for (int j = 0; j < i && !busy; j++)
+                busy = batch_of[j] == b &&
+                       (pairs[j].member[0] == pairs[i].member[0] || pairs[j].member[0] == pairs[i].member[1] ||
+                        pairs[j].member[1] == pairs[i].member[0] || pairs[j].member[1] == pairs[i].member[1]);
+            if (!busy) {
+                batch_of[i] = b;
+                batches = b + 1 > batches ? b + 1 : batches;
+                break;
+            }
+        }
+    }
+    return batches;
+}
+
 static ar_member_stat *member_of(ar_pairs_verdict *v, int member)
 {
     for (int i = 0; i < v->n_members; i++)

@@ -23,9 +23,26 @@ typedef struct {
     int member[2];                   /* node index, or world rank on a single node */
     char host[2][AR_PAIRS_HOST_MAX]; /* their hosts */
     int rank[2];                     /* the first world rank of each member */
-    double busbw;                    /* GB/s at the largest size, out-of-place */
+    double busbw;                    /* GB/s at the largest size, out-of-place: the best of its measurements */
+    int measured;                    /* how many times it was measured (1 + remeasurements) */
+    int iters;                       /* timed iterations it ran per size (fewer than -n when it was slow) */
     bool flagged;                    /* set by ar_pairs_analyse */
 } ar_pair;
+
+/* A pair measured again: its figure is the best of its measurements. Contention on a shared host (or a
+ * fabric busy with another job) only ever slows a measurement down, so the best of N is the estimate least
+ * disturbed by noise, while a real fault is slow every time and stays slow in its best. */
+void ar_pairs_add_measurement(ar_pair *p, double busbw);
+
+/* The pairs of members that no entry of pairs[] tested. Writes up to max_out of them to out (lower member
+ * first, in order) and returns how many there are in all; members * (members - 1) / 2 minus that is how many
+ * were tested. */
+int ar_pairs_untested(int members, const ar_pair *pairs, int n, int (*out)[2], int max_out);
+
+/* Batches in which to measure the flagged pairs again: batch_of[i] is the batch of pairs[i] (-1 when it is
+ * not flagged); no member is in two pairs of one batch, so a batch runs at once like a round. Returns how
+ * many batches. */
+int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, int *batch_of);
 
 typedef struct {
     int member;
