@@ -619,8 +619,8 @@ static void remeasure_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind
             ar_pairs_verdict v;
             if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
                 GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+            head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, &v, batch_of);
             ar_pairs_verdict_free(&v);
-            head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, batch_of);
             for (int i = 0; i < n_pairs; i++)
                 head[0] += batch_of[i] >= 0;
         }
@@ -644,8 +644,8 @@ static void remeasure_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind
         GA_MPI_CHECK(MPI_Bcast(list, 4 * head[0], MPI_INT, 0, MPI_COMM_WORLD));
         ga_deadline_disarm();
         if (root)
-            ga_log("COMM", "pairs: %d below %.0f%% of the median: measuring them again (pass %d of at most %d)",
-                   head[0], (1.0 - o->tolerance) * 100, pass + 1, o->remeasure);
+            ga_log("COMM", "pairs: %d pair%s would make a finding: measuring them again (pass %d of at most %d)",
+                   head[0], head[0] == 1 ? "" : "s", pass + 1, o->remeasure);
         int me = member_of_rank(ctx, plan);
         for (int b = 0; b < head[1]; b++) {
             int color = MPI_UNDEFINED;
