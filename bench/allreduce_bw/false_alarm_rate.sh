@@ -11,10 +11,10 @@ bin=$1
 np=${2:-8}
 runs=${3:-20}
 delay_rank=${4:-3}
-delay_us=${5:-20000}
+delay_us=${5:-100000}
 shift $(($# < 5 ? $# : 5))
 [ "${1:-}" = "--" ] && shift
-args="--pattern pairs --rounds all -b 64K -e 1M -f 4 -n 10 -w 2 $*"
+args="--pattern pairs --rounds all -b 256K -e 1M -f 4 -n 5 -w 1 $*"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
