@@ -583,7 +583,7 @@ static int run_pair_round(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, 
         if (sched[p][0] == me || sched[p][1] == me)
             color = p;
     char what[64];
-    snprintf(what, sizeof what, "round %d", r);
+    snprintf(what, sizeof what, "round %d", r + 1);
     run_groups(ctx, o, kind, c, sizes, n_sizes, color, what, round_bound, mine, round_records);
     if (ctx->world_rank != 0)
         return 0;
@@ -653,7 +653,7 @@ static void remeasure_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind
                 if (list[k][2] == b && (list[k][0] == me || list[k][1] == me))
                     color = k;
             char what[64];
-            snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b);
+            snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b + 1);
             ar_record *all = NULL;
             run_groups(ctx, o, kind, c, last, 1, color, what, bound, mine, &all);
             if (root) {
