@@ -248,7 +248,6 @@ typedef struct {
     ar_record *node_records; /* first combination (world) or first round (pairs) */
     json_t *pairs;           /* pairs pattern: the "pairs" object */
     json_t *node;            /* node pattern: the "node" object */
-    bool first_pattern;      /* the pattern running is the first of --pattern (its figures head the report) */
     bool ran[AR_PATTERNS];
     double node_busbw_min;
     int64_t wrong_total;
@@ -281,9 +280,10 @@ static ar_sweep_cfg cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int
                           o->per_iter && !o->pairs};
 }
 
-/* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. */
+/* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. check_busbw: hold its
+ * busbw to min_busbw; first: its figures are the world's headline ones. */
 static void account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set, double min_busbw,
-                          bool first, const char *pattern)
+                          bool check_busbw, bool first, const char *pattern)
 {
     ar_figures fig;
     json_t *entry = combination_json(d, set, &fig);
@@ -293,7 +293,7 @@ static void account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *
     st->out_of_bounds += fig.out_of_bounds;
     if (first)
         st->first_fig = fig;
-    ar_sweep_findings(d, set->recs, set->n, &fig, min_busbw, first, &st->findings);
+    ar_sweep_findings(d, set->recs, set->n, &fig, min_busbw, check_busbw, &st->findings);
 }
 
 /* This rank's "#  Rank" line: its GPU, or the host path's stand-in (device -1). */
@@ -375,7 +375,7 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
             gather(ctx, mine, &all, ga_deadline_wait_timeout(), "the world sweep");
             if (root) {
                 rec_set set = world_set(all, ctx->world_size);
-                account_sweep(st, &t.desc, &set, o->min_busbw, c == 0 && st->first_pattern, "world");
+                account_sweep(st, &t.desc, &set, o->min_busbw, c == 0, c == 0, "world");
                 rec_set_free(&set);
                 if (c == 0 && !st->node_records)
                     st->node_records = all;
@@ -728,7 +728,11 @@ static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_de
         base += most + 1;
     }
     set.n_groups = base;
-    account_sweep(st, d, &set, o->min_busbw, st->first_pattern, "pairs");
+    /* --min-busbw is the world's figure; without a world sweep it holds the pairs' (as pairs mode always did) */
+    bool world_too = false;
+    for (int i = 0; i < o->n_patterns; i++)
+        world_too = world_too || o->patterns[i] == AR_PATTERN_WORLD;
+    account_sweep(st, d, &set, o->min_busbw, !world_too, false, "pairs");
     rec_set_free(&set);
 
     ar_pairs_verdict v;
@@ -898,7 +902,7 @@ static void run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
         return;
 
     rec_set set = world_set(all, ctx->world_size);
-    account_sweep(st, &d, &set, 0, false, "node"); /* --min-busbw is the world's figure, not a node's */
+    account_sweep(st, &d, &set, 0, false, false, "node"); /* --min-busbw is the world's figure, not a node's */
     rec_set_free(&set);
     ar_nodes_verdict v;
     if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
@@ -1249,7 +1253,6 @@ int main(int argc, char **argv)
         report = ga_report_new(&job, spec.name, &common);
     }
     for (int i = 0; i < o.n_patterns; i++) {
-        st.first_pattern = i == 0;
         st.ran[o.patterns[i]] = true;
         if (o.patterns[i] == AR_PATTERN_PAIRS)
             run_pairs(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
