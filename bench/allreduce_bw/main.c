@@ -557,7 +557,7 @@ static void run_groups(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, com
     ga_deadline_disarm();
     if (pc != MPI_COMM_NULL) {
         char label[96];
-        snprintf(label, sizeof label, "pair %d of %s", color, what);
+        snprintf(label, sizeof label, "pair %d %s", color, what); /* names the NCCL communicator too */
         ar_sweep_cfg cfg = cfg_of(o, c, sizes, n_sizes, label);
         int pn;
         MPI_Comm_size(pc, &pn);
@@ -583,7 +583,7 @@ static int run_pair_round(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, 
         if (sched[p][0] == me || sched[p][1] == me)
             color = p;
     char what[64];
-    snprintf(what, sizeof what, "round %d", r + 1);
+    snprintf(what, sizeof what, "round %d", r);
     run_groups(ctx, o, kind, c, sizes, n_sizes, color, what, round_bound, mine, round_records);
     if (ctx->world_rank != 0)
         return 0;
