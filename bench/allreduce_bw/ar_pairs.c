@@ -67,12 +67,14 @@ static bool suspect_in(const ar_pairs_verdict *v, const ar_pair *p)
     return false;
 }
 
-int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int *batch_of)
+int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int max_measured,
+                               int *batch_of)
 {
     int batches = 0;
     for (int i = 0; i < n; i++) {
         batch_of[i] = -1;
-        if (!pairs[i].slow_link && !(pairs[i].flagged && suspect_in(v, &pairs[i])))
+        if (pairs[i].measured >= max_measured ||
+            (!pairs[i].slow_link && !(pairs[i].flagged && suspect_in(v, &pairs[i]))))
             continue;
         /* first batch where neither member is busy yet */
         for (int b = 0;; b++) {
@@ -177,10 +179,17 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
         bw[i] = out->members[i].figure;
     out->member_bound = outlier_bound(bw, out->n_members, tolerance, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
-     */
+     * Each member is held to the bound of the others' figures (leave one out): with few members a slow one
+     * would otherwise widen the very MAD it is measured against (4 ranks: its figure is one of four). */
     for (int i = 0; i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
-        m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < out->member_bound;
+        int k = 0;
+        for (int j = 0; j < out->n_members; j++)
+            if (j != i)
+                bw[k++] = out->members[j].figure;
+        double others_median, bound = k >= 2 ? outlier_bound(bw, k, tolerance, &others_median) : out->member_bound;
+        m->bound = bound;
+        m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < bound;
         out->n_suspects += m->suspect;
     }
 
@@ -225,10 +234,10 @@ void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, d
         ga_where w = {m->host, by_rank ? -1 : m->member, by_rank ? m->member : -1, -1};
         ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_NODE", w,
                         "%s%s%d is in %d slow pairs of %d (its median %.2f GB/s, lowest %.2f GB/s; median "
-                        "member %.2f GB/s, bound %.2f GB/s; median of all pairs %.2f GB/s, tolerance %.0f%%)",
+                        "member %.2f GB/s, the others' bound %.2f GB/s; median of all pairs %.2f GB/s, "
+                        "tolerance %.0f%%)",
                         m->host, by_rank ? " rank " : " node ", m->member, m->flagged_pairs, m->pairs,
-                        m->figure, m->min_busbw, v->member_median, v->member_bound, v->median_busbw,
-                        tolerance * 100);
+                        m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw, tolerance * 100);
     }
     for (int i = 0; i < n; i++) {
         const ar_pair *p = &pairs[i];

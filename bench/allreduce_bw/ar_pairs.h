@@ -2,8 +2,8 @@
  * every pair runs the sweep at once, over rounds of different pairings. A pair below (1 - tolerance) of the
  * median is flagged (the screen, and what is measured again). A member is a suspect when it is in at least two
  * flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
- * pairs) is an outlier among the members' figures: below their median by more than the tolerance and more
- * than AR_PAIRS_MAD_K scaled MADs of their logarithms. A flagged pair with no suspect in it is a slow link when it is an
+ * pairs) is an outlier among the other members' figures: below their median by more than the tolerance and
+ * more than AR_PAIRS_MAD_K scaled MADs of their logarithms. A flagged pair with no suspect in it is a slow link when it is an
  * outlier in the same sense against what its two ends reach with their other partners. The MAD terms are
  * the measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
  * difference the noise makes does not name a node (docs/allreduce_bw.md, "No false alarms").
@@ -51,10 +51,11 @@ int ar_pairs_untested(int members, const ar_pair *pairs, int n, int (*out)[2], i
 
 typedef struct ar_pairs_verdict ar_pairs_verdict;
 /* Batches in which to measure again the pairs that would make a finding (a slow link, or a flagged pair of a
- * suspect), per v from ar_pairs_analyse: batch_of[i] is the batch of pairs[i] (-1 when it is not measured
- * again); no member is in two pairs of one batch, so a batch runs at once like a round. Returns how many
- * batches. */
-int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int *batch_of);
+ * suspect), per v from ar_pairs_analyse, and were measured fewer than max_measured times: batch_of[i] is the
+ * batch of pairs[i] (-1 when it is not measured again); no member is in two pairs of one batch, so a batch
+ * runs at once like a round. Returns how many batches (0: every finding stands on max_measured figures). */
+int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int max_measured,
+                               int *batch_of);
 
 typedef struct {
     int member;
@@ -63,12 +64,13 @@ typedef struct {
     int pairs, flagged_pairs;
     double min_busbw; /* lowest busbw of the pairs it was in */
     double figure;    /* median busbw of the pairs it was in */
+    double bound;     /* a suspect's figure is below this: the outlier bound of the other members' figures */
     bool suspect;
 } ar_member_stat;
 
 struct ar_pairs_verdict {
     double median_busbw;
-    double member_median, member_bound; /* the members' figures: median, and the suspect bound */
+    double member_median, member_bound; /* the members' figures: median, and the bound over all of them */
     double link_bound;       /* a slow link is below this fraction of what its ends reach elsewhere */
     int flagged;             /* pairs flagged */
     int slow_links;

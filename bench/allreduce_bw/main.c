@@ -600,9 +600,11 @@ static int run_pair_round(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, 
     return got;
 }
 
-/* Collective: the pairs below the bound measured again at the largest size (--remeasure passes at most),
- * batch after batch of pairs with no member in common, each pair keeping the best of its figures. A pair
- * slowed by a moment of contention recovers; a slow node or link stays slow. */
+/* Collective: the pairs that would make a finding measured again at the largest size, batch after batch of
+ * pairs with no member in common, each pair keeping the best of its figures; then the analysis again, until
+ * every pair that would make a finding was measured 1 + --remeasure times (a pass that changes the median can
+ * make a new candidate, which is measured again in its turn). A pair slowed by a moment of contention
+ * recovers; a slow node or link stays slow. */
 static void remeasure_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
                             const uint64_t *sizes, int n_sizes, const pair_plan *plan, double bound,
                             ar_pair *pairs, int n_pairs, ar_record *mine)
@@ -613,13 +615,13 @@ static void remeasure_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind
     int *batch_of = root ? malloc((size_t)(n_pairs > 0 ? n_pairs : 1) * sizeof *batch_of) : NULL;
     if (root && !batch_of)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    for (int pass = 0; pass < o->remeasure; pass++) {
-        int head[2] = {0, 0}; /* flagged pairs, batches */
+    for (int pass = 0; o->remeasure > 0; pass++) {
+        int head[2] = {0, 0}; /* pairs to measure again, batches */
         if (root) {
             ar_pairs_verdict v;
             if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
                 GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-            head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, &v, batch_of);
+            head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, &v, 1 + o->remeasure, batch_of);
             ar_pairs_verdict_free(&v);
             for (int i = 0; i < n_pairs; i++)
                 head[0] += batch_of[i] >= 0;
@@ -644,7 +646,8 @@ static void remeasure_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind
         GA_MPI_CHECK(MPI_Bcast(list, 4 * head[0], MPI_INT, 0, MPI_COMM_WORLD));
         ga_deadline_disarm();
         if (root)
-            ga_log("COMM", "pairs: %d pair%s would make a finding: measuring them again (pass %d of at most %d)",
+            ga_log("COMM", "pairs: %d pair%s would make a finding: measuring them again (pass %d; each pair at most "
+                   "%d times)",
                    head[0], head[0] == 1 ? "" : "s", pass + 1, o->remeasure);
         int me = member_of_rank(ctx, plan);
         for (int b = 0; b < head[1]; b++) {
