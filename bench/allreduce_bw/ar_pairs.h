@@ -4,7 +4,7 @@
  * flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
  * pairs) is an outlier among the other members' figures: below their median by more than the tolerance and
  * more than AR_PAIRS_MAD_K scaled MADs of their logarithms. A flagged pair with no suspect in it is a slow link when it is an
- * outlier in the same sense against what its two ends reach with their other partners. The MAD terms are
+ * outlier in the same sense among the other pairs' figures. The MAD terms are
  * the measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
  * difference the noise makes does not name a node (docs/allreduce_bw.md, "No false alarms").
  * Pure: the schedule and the analysis take plain data, so fixtures of 16 nodes test them. */
@@ -35,8 +35,9 @@ typedef struct {
     int measured;                    /* how many times it was measured (1 + remeasurements) */
     int iters;                       /* timed iterations it ran per size (fewer than -n when it was slow) */
     bool flagged;                    /* set by ar_pairs_analyse: below (1 - tolerance) of the median pair */
-    double expected;                 /* set by ar_pairs_analyse: what its ends reach with other partners */
-    bool slow_link;                  /* set by ar_pairs_analyse: flagged, no suspect in it, an outlier */
+    double bound;                    /* set by ar_pairs_analyse for a flagged pair without a suspect: the other
+                                      * pairs' outlier bound */
+    bool slow_link;                  /* set by ar_pairs_analyse: flagged, no suspect in it, below bound */
 } ar_pair;
 
 /* A pair measured again: its figure is the best of its measurements. Contention on a shared host (or a
@@ -71,7 +72,6 @@ typedef struct {
 struct ar_pairs_verdict {
     double median_busbw;
     double member_median, member_bound; /* the members' figures: median, and the bound over all of them */
-    double link_bound;       /* a slow link is below this fraction of what its ends reach elsewhere */
     int flagged;             /* pairs flagged */
     int slow_links;
     int n_members;           /* entries of members[] (every member seen in a pair) */
