@@ -179,15 +179,18 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
         bw[i] = out->members[i].figure;
     out->member_bound = outlier_bound(bw, out->n_members, tolerance, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
-     * Each member is held to the bound of the others' figures (leave one out): with few members a slow one
-     * would otherwise widen the very MAD it is measured against (4 ranks: its figure is one of four). */
+     * With fewer than AR_PAIRS_FEW_MEMBERS members each is held to the bound of the others' figures (leave one
+     * out): a slow one would otherwise widen the very MAD it is measured against (4 ranks: its figure is one of
+     * four). With more, one member moves the MAD little, and the bound of all figures is the more cautious. */
     for (int i = 0; i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
         int k = 0;
         for (int j = 0; j < out->n_members; j++)
             if (j != i)
                 bw[k++] = out->members[j].figure;
-        double others_median, bound = k >= 2 ? outlier_bound(bw, k, tolerance, &others_median) : out->member_bound;
+        double others_median, bound = k >= 2 && out->n_members < AR_PAIRS_FEW_MEMBERS
+                                          ? outlier_bound(bw, k, tolerance, &others_median)
+                                          : out->member_bound;
         m->bound = bound;
         m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < bound;
         out->n_suspects += m->suspect;

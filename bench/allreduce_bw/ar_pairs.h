@@ -19,6 +19,8 @@
 /* Outliers are more than this many scaled MADs (1.4826 MAD: the standard deviation of normal noise) below the
  * median, in logarithms: one-sided 3.5 sigma, about 2 in 10,000 healthy figures of log-normal noise. */
 #define AR_PAIRS_MAD_K 3.5
+/* Below this many members a member is held to the others' figures alone (ar_pairs_analyse). */
+#define AR_PAIRS_FEW_MEMBERS 8
 
 /* Rounds a schedule can have without repeating a pair: m - 1 for an even m, m for an odd one (one member sits
  * out each round). */
@@ -65,7 +67,8 @@ typedef struct {
     int pairs, flagged_pairs;
     double min_busbw; /* lowest busbw of the pairs it was in */
     double figure;    /* median busbw of the pairs it was in */
-    double bound;     /* a suspect's figure is below this: the outlier bound of the other members' figures */
+    double bound;     /* a suspect's figure is below this: the outlier bound of the members' figures (of the
+                       * other members' with fewer than AR_PAIRS_FEW_MEMBERS) */
     bool suspect;
 } ar_member_stat;
 
