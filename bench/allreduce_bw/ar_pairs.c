@@ -236,7 +236,7 @@ void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, d
         ga_where w = {m->host, by_rank ? -1 : m->member, by_rank ? m->member : -1, -1};
         ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_NODE", w,
                         "%s%s%d is in %d slow pairs of %d (its median %.2f GB/s, lowest %.2f GB/s; median "
-                        "member %.2f GB/s, the others' bound %.2f GB/s; median of all pairs %.2f GB/s, "
+                        "member %.2f GB/s, its bound %.2f GB/s; median of all pairs %.2f GB/s, "
                         "tolerance %.0f%%)",
                         m->host, by_rank ? " rank " : " node ", m->member, m->flagged_pairs, m->pairs,
                         m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw, tolerance * 100);

@@ -552,7 +552,9 @@ static void run_groups(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, com
     ga_record_header_init(ctx, &mine->hdr);
     mine->group = color == MPI_UNDEFINED ? -1 : color;
     MPI_Comm pc = MPI_COMM_NULL;
-    ga_deadline_arm("splitting the world into the pairs of %s", what);
+    /* The gather that ended the previous round returns on a rank as soon as its record is sent, so the ranks
+     * of fast pairs wait here for the slowest pair of that round: the round's bound, not one wait's. */
+    ga_deadline_arm_for(bound, "splitting the world into the pairs of %s", what);
     GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &pc));
     ga_deadline_disarm();
     if (pc != MPI_COMM_NULL) {
@@ -626,7 +628,7 @@ static void remeasure_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind
             for (int i = 0; i < n_pairs; i++)
                 head[0] += batch_of[i] >= 0;
         }
-        ga_deadline_arm("sharing the pairs to measure again");
+        ga_deadline_arm_for(bound, "sharing the pairs to measure again"); /* after a round: its bound */
         GA_MPI_CHECK(MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD));
         ga_deadline_disarm();
         if (head[0] == 0)
@@ -794,6 +796,10 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
         n_pairs += run_pair_round(ctx, o, kind, c, sizes, n_sizes, &plan, r, rounds, round_bound, sched, mine,
                                   &rounds_all[r], &pairs[n_pairs]);
     remeasure_pairs(ctx, o, kind, c, sizes, n_sizes, &plan, round_bound, pairs, n_pairs, mine);
+    /* every rank leaves together, so that the next pattern's first wait is not the slowest pair's last round */
+    ga_deadline_arm_for(round_bound, "the last round of pairs");
+    GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    ga_deadline_disarm();
     if (ctx->world_rank == 0)
         analyse_pairs(ctx, o, &d, &plan, rounds_all, rounds, pairs, n_pairs, st, report);
     free(rounds_all);
@@ -877,7 +883,7 @@ static void run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
                 GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
             flagged = v.flagged;
         }
-        ga_deadline_arm("sharing the nodes to measure again");
+        ga_deadline_arm_for(bound, "sharing the nodes to measure again"); /* after every node's sweep */
         GA_MPI_CHECK(MPI_Bcast(&flagged, 1, MPI_INT, 0, MPI_COMM_WORLD));
         ga_deadline_disarm();
         if (!flagged)
@@ -901,6 +907,9 @@ static void run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
     b->destroy(b);
     MPI_Comm_free(&nc);
     free(mine);
+    ga_deadline_arm_for(bound, "the last node sweep"); /* leave together, as the pairs do */
+    GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    ga_deadline_disarm();
     if (!root)
         return;
 
