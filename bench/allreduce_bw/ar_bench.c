@@ -162,6 +162,7 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
 
     rec->n_sizes = cfg->n_sizes;
     rec->group_size = b->nranks;
+    rec->iters = cfg->iters;
     const char *cname = ar_coll_get(cfg->coll)->name;
     for (int s = 0; s < cfg->n_sizes; s++) {
         ar_sample *smp = &rec->samples[s];

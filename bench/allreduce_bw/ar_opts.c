@@ -14,7 +14,9 @@ enum {
     OPT_PATTERN,
     OPT_ROUNDS,
     OPT_TOLERANCE,
-    OPT_SHOW_SLOWEST
+    OPT_SHOW_SLOWEST,
+    OPT_REMEASURE,
+    OPT_MIN_NODE_BUSBW
 };
 
 /* Flags nccl-tests has that cannot apply to the backend that runs: accepted so that nccl-tests command lines
@@ -51,10 +53,17 @@ const ga_option ar_options[] = {
     {"backend", OPT_BACKEND, true, "B",
      "auto (default: NCCL where GPUs are visible), nccl, or mpi (host memory)"},
     {"min-busbw", OPT_MIN_BUSBW, true, "GB/s", "fail when the busbw at the largest size is below this"},
-    {"pattern", OPT_PATTERN, true, "P", "world (default), or pairs: isolate a slow node or link"},
-    {"rounds", OPT_ROUNDS, true, "N", "pairs: rounds of different pairings (default 3)"},
+    {"pattern", OPT_PATTERN, true, "LIST",
+     "comma list run in turn: world (default), node (every node's own sweep at once), pairs (isolate a slow "
+     "node or link)"},
+    {"rounds", OPT_ROUNDS, true, "N",
+     "pairs: rounds of different pairings (default 3), or all: every pair once (members - 1 rounds)"},
     {"tolerance", OPT_TOLERANCE, true, "PCT",
-     "pairs: flag a pair more than PCT percent below the median (default 10)"},
+     "pairs, node: flag a pair or node more than PCT percent below the median (default 10)"},
+    {"remeasure", OPT_REMEASURE, true, "N",
+     "pairs, node: measure a figure below its bound again up to N times, keep the best (default 2)"},
+    {"min-node-busbw", OPT_MIN_NODE_BUSBW, true, "GB/s",
+     "node: fail a node whose intra-node busbw at the largest size is below this"},
     {"nthreads", 't', true, "1", "nccl-tests' threads per process: 1 (one GPU per rank)"},
     {"ngpus", 'g', true, "1", "nccl-tests' GPUs per thread: 1 (one GPU per rank)"},
     {"agg_iters", 'm', true, "N", "operations per timed iteration; the time is per operation (default 1)"},
@@ -98,9 +107,52 @@ void ar_opts_defaults(ar_opts *o)
     o->timeout_s = 300;
     o->backend = GA_BACKEND_AUTO;
     o->tolerance = 0.1;
+    o->remeasure = 2;
+    o->n_patterns = 1;
+    o->patterns[0] = AR_PATTERN_WORLD;
     o->agg_iters = 1;
     o->cycles = 1;
     o->setup.cta_policy = -1;
+}
+
+const char *ar_pattern_name(ar_pattern_id p)
+{
+    static const char *const names[AR_PATTERNS] = {"world", "node", "pairs"};
+    return p >= 0 && p < AR_PATTERNS ? names[p] : "?";
+}
+
+/* --pattern LIST: names separated by commas, each once. */
+static int parse_patterns(const char *arg, ar_opts *o, char *err, size_t errlen)
+{
+    int n = 0;
+    const char *s = arg;
+    for (;;) {
+        size_t len = strcspn(s, ",");
+        int found = -1;
+        for (int p = 0; p < AR_PATTERNS; p++)
+            if (strlen(ar_pattern_name((ar_pattern_id)p)) == len &&
+                strncmp(s, ar_pattern_name((ar_pattern_id)p), len) == 0)
+                found = p;
+        if (found < 0) {
+            snprintf(err, errlen, "unknown pattern '%.*s' (world, node, pairs, or a comma list of them)",
+                     (int)len, s);
+            return -1;
+        }
+        for (int i = 0; i < n; i++)
+            if (o->patterns[i] == (ar_pattern_id)found) {
+                snprintf(err, errlen, "pattern '%s' given twice", ar_pattern_name((ar_pattern_id)found));
+                return -1;
+            }
+        o->patterns[n++] = (ar_pattern_id)found;
+        if (!s[len])
+            break;
+        s += len + 1;
+    }
+    o->n_patterns = n;
+    o->pairs = false;
+    for (int i = 0; i < n; i++)
+        o->pairs = o->pairs || o->patterns[i] == AR_PATTERN_PAIRS;
+    return 0;
 }
 
 void ar_ignored_warning(const ar_opts *o, int i, char *buf, size_t len)
@@ -201,14 +253,17 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
     case OPT_MIN_BUSBW:
         return ga_parse_double(arg, 0, 1e6, &o->min_busbw, err, errlen);
     case OPT_PATTERN:
-        if (strcmp(arg, "world") != 0 && strcmp(arg, "pairs") != 0) {
-            snprintf(err, errlen, "unknown pattern '%s' (world, pairs)", arg);
-            return -1;
-        }
-        o->pairs = strcmp(arg, "pairs") == 0;
-        return 0;
+        return parse_patterns(arg, o, err, errlen);
     case OPT_ROUNDS:
+        if (strcmp(arg, "all") == 0) {
+            o->rounds = AR_ROUNDS_ALL;
+            return 0;
+        }
         return parse_int(arg, 1, 1024, &o->rounds, err, errlen);
+    case OPT_REMEASURE:
+        return parse_int(arg, 0, 100, &o->remeasure, err, errlen);
+    case OPT_MIN_NODE_BUSBW:
+        return ga_parse_double(arg, 0, 1e6, &o->min_node_busbw, err, errlen);
     case OPT_TOLERANCE:
         return ga_cli_parse_pct_fraction(arg, 0, 99, &o->tolerance, err, errlen);
     case 't':

@@ -11,6 +11,11 @@
 #include "ga_cli.h"
 #include "ga_backend.h"
 
+/* --pattern: the world sweep, one sweep per node at once, and pairs of members over rounds. */
+typedef enum { AR_PATTERN_WORLD, AR_PATTERN_NODE, AR_PATTERN_PAIRS, AR_PATTERNS } ar_pattern_id;
+const char *ar_pattern_name(ar_pattern_id p);
+#define AR_ROUNDS_ALL (-1)
+
 /* nccl-tests flags that gpuaccept accepts and, where set to anything but their default and meaningless on
  * the backend that runs (the device API everywhere; streams, graphs, registration, CTA policy and GPU memory
  * on the host path), ignores with one warning line each (ar_ignored_warning). */
@@ -34,9 +39,13 @@ typedef struct {
     double timeout_s; /* -T/--wait-timeout: each wait (the whole run is the common --timeout) */
     ga_backend backend;
     double min_busbw;
-    bool pairs;
-    int rounds;       /* 0: default */
-    double tolerance; /* --tolerance, as a fraction */
+    bool pairs;                        /* pairs among the patterns: what the world-only flags are refused for */
+    int n_patterns;                    /* --pattern LIST, run in its order */
+    ar_pattern_id patterns[AR_PATTERNS];  /* no pattern twice */
+    int rounds;                        /* 0: default, AR_ROUNDS_ALL: every pair once */
+    double tolerance;                  /* --tolerance, as a fraction */
+    int remeasure;                     /* --remeasure: times a figure below its bound is measured again */
+    double min_node_busbw;             /* --min-node-busbw GB/s, 0 none */
     /* nccl-tests' flags (docs/allreduce_bw.md, "nccl-tests compatibility") */
     int agg_iters;            /* -m: operations per timed iteration (1) */
     int cycles;               /* -N: sweeps printed, 0 forever (1) */
@@ -52,7 +61,7 @@ typedef struct {
     char ignored_value[AR_N_IGNORED_MAX][16];
 } ar_opts;
 
-#define AR_N_OPTIONS 38
+#define AR_N_OPTIONS 40
 extern const ga_option ar_options[AR_N_OPTIONS];
 
 void ar_opts_defaults(ar_opts *o);

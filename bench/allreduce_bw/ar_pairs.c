@@ -1,5 +1,6 @@
 #include "ar_pairs.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,65 @@ int ar_pairs_schedule(int members, int round, int (*out)[2])
     return n;
 }
 
+void ar_pairs_add_measurement(ar_pair *p, double busbw)
+{
+    if (p->measured == 0 || busbw > p->busbw)
+        p->busbw = busbw;
+    p->measured++;
+}
+
+int ar_pairs_untested(int members, const ar_pair *pairs, int n, int (*out)[2], int max_out)
+{
+    int count = 0;
+    for (int a = 0; a < members; a++)
+        for (int b = a + 1; b < members; b++) {
+            bool seen = false;
+            for (int i = 0; i < n && !seen; i++)
+                seen = (pairs[i].member[0] == a && pairs[i].member[1] == b) ||
+                       (pairs[i].member[0] == b && pairs[i].member[1] == a);
+            if (seen)
+                continue;
+            if (count < max_out)
+                out[count][0] = a, out[count][1] = b;
+            count++;
+        }
+    return count;
+}
+
+static bool suspect_in(const ar_pairs_verdict *v, const ar_pair *p)
+{
+    for (int j = 0; j < v->n_members; j++)
+        if (v->members[j].suspect && (v->members[j].member == p->member[0] || v->members[j].member == p->member[1]))
+            return true;
+    return false;
+}
+
+int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int max_measured,
+                               int *batch_of)
+{
+    int batches = 0;
+    for (int i = 0; i < n; i++) {
+        batch_of[i] = -1;
+        if (pairs[i].measured >= max_measured ||
+            (!pairs[i].slow_link && !(pairs[i].flagged && suspect_in(v, &pairs[i]))))
+            continue;
+        /* first batch where neither member is busy yet */
+        for (int b = 0;; b++) {
+            bool busy = false;
+            for (int j = 0; j < i && !busy; j++)
+                busy = batch_of[j] == b &&
+                       (pairs[j].member[0] == pairs[i].member[0] || pairs[j].member[0] == pairs[i].member[1] ||
+                        pairs[j].member[1] == pairs[i].member[0] || pairs[j].member[1] == pairs[i].member[1]);
+            if (!busy) {
+                batch_of[i] = b;
+                batches = b + 1 > batches ? b + 1 : batches;
+                break;
+            }
+        }
+    }
+    return batches;
+}
+
 static ar_member_stat *member_of(ar_pairs_verdict *v, int member)
 {
     for (int i = 0; i < v->n_members; i++)
@@ -46,10 +106,37 @@ static int cmp_member(const void *a, const void *b)
     return ((const ar_member_stat *)a)->member - ((const ar_member_stat *)b)->member;
 }
 
+/* The bound below which a figure is an outlier among figures v[0..n-1] (sorted in place): their median less
+ * the larger of the tolerance and AR_PAIRS_MAD_K scaled MADs. The MAD is taken of the logarithms: contention
+ * slows a transfer by a factor (a time-shared CPU or link gives each user a share), so noise is a ratio, and a
+ * fault ten times slower stands out of noise that halves some figures. */
+static double outlier_bound(double *v, int n, double tolerance, double *median)
+{
+    *median = ga_median(v, (size_t)n);
+    for (int i = 0; i < n; i++)
+        v[i] = log(v[i] > 1e-12 ? v[i] : 1e-12);
+    double log_median = ga_median(v, (size_t)n);
+    for (int i = 0; i < n; i++)
+        v[i] = fabs(v[i] - log_median);
+    double mad = ga_median(v, (size_t)n);
+    double by_tol = 1.0 - tolerance, by_noise = exp(-AR_PAIRS_MAD_K * 1.4826 * mad);
+    return *median * (by_tol < by_noise ? by_tol : by_noise);
+}
+
+/* Median busbw of member's pairs other than pairs[skip] (skip -1: all of them); fallback when it has none. */
+static double member_figure(const ar_pair *pairs, int n, int member, int skip, double fallback, double *buf)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (i != skip && (pairs[i].member[0] == member || pairs[i].member[1] == member))
+            buf[k++] = pairs[i].busbw;
+    return k ? ga_median(buf, (size_t)k) : fallback;
+}
+
 int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *out)
 {
     memset(out, 0, sizeof *out);
-    double *bw = calloc((size_t)(n > 0 ? n : 1), sizeof *bw);
+    double *bw = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof *bw);
     out->members = calloc((size_t)(2 * n > 0 ? 2 * n : 1), sizeof *out->members);
     if (!bw || !out->members) {
         free(bw);
@@ -60,12 +147,12 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
     for (int i = 0; i < n; i++)
         bw[i] = pairs[i].busbw;
     out->median_busbw = ga_median(bw, (size_t)n);
-    free(bw);
 
     double threshold = out->median_busbw * (1.0 - tolerance);
     for (int i = 0; i < n; i++) {
         ar_pair *p = &pairs[i];
         p->flagged = p->busbw < threshold;
+        p->slow_link = false;
         out->flagged += p->flagged;
         for (int s = 0; s < 2; s++) {
             ar_member_stat *m = member_of(out, p->member[s]);
@@ -83,13 +170,52 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
         }
     }
     qsort(out->members, (size_t)out->n_members, sizeof *out->members, cmp_member);
+
+    /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow member
+     * is an outlier among the figures (at most half of them can be: the median member is taken as healthy). */
+    for (int i = 0; i < out->n_members; i++)
+        out->members[i].figure = member_figure(pairs, n, out->members[i].member, -1, 0, bw + n);
+    for (int i = 0; i < out->n_members; i++)
+        bw[i] = out->members[i].figure;
+    out->member_bound = outlier_bound(bw, out->n_members, tolerance, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
-     */
+     * With fewer than AR_PAIRS_FEW_MEMBERS members each is held to the bound of the others' figures (leave one
+     * out): a slow one would otherwise widen the very MAD it is measured against (4 ranks: its figure is one of
+     * four). With more, one member moves the MAD little, and the bound of all figures is the more cautious. */
     for (int i = 0; i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
-        m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs;
+        int k = 0;
+        for (int j = 0; j < out->n_members; j++)
+            if (j != i)
+                bw[k++] = out->members[j].figure;
+        double others_median, bound = k >= 2 && out->n_members < AR_PAIRS_FEW_MEMBERS
+                                          ? outlier_bound(bw, k, tolerance, &others_median)
+                                          : out->member_bound;
+        m->bound = bound;
+        m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < bound;
         out->n_suspects += m->suspect;
     }
+
+    /* Links: a flagged pair with no suspect in it, and an outlier among the figures of the other pairs (leave
+     * one out, as for members: with 6 pairs a slow one would otherwise widen the MAD it is held to). Comparing
+     * a pair with what its ends reach elsewhere was tried and dropped: with few members the slow link is among
+     * its ends' other pairs, and the ratios of every pair of those ends scatter as widely as the fault. */
+    for (int i = 0; i < n; i++) {
+        ar_pair *p = &pairs[i];
+        p->bound = 0;
+        p->slow_link = false;
+        if (!p->flagged || suspect_in(out, p) || n < 2)
+            continue;
+        int k = 0;
+        for (int j = 0; j < n; j++)
+            if (j != i)
+                bw[k++] = pairs[j].busbw;
+        double others_median;
+        p->bound = outlier_bound(bw, k, tolerance, &others_median);
+        p->slow_link = p->busbw < p->bound;
+        out->slow_links += p->slow_link;
+    }
+    free(bw);
     return 0;
 }
 
@@ -109,28 +235,23 @@ void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, d
             continue;
         ga_where w = {m->host, by_rank ? -1 : m->member, by_rank ? m->member : -1, -1};
         ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_NODE", w,
-                        "%s%s%d is in %d slow pairs of %d (lowest %.2f GB/s, median of all pairs %.2f GB/s, "
+                        "%s%s%d is in %d slow pairs of %d (its median %.2f GB/s, lowest %.2f GB/s; median "
+                        "member %.2f GB/s, its bound %.2f GB/s; median of all pairs %.2f GB/s, "
                         "tolerance %.0f%%)",
                         m->host, by_rank ? " rank " : " node ", m->member, m->flagged_pairs, m->pairs,
-                        m->min_busbw, v->median_busbw, tolerance * 100);
+                        m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw, tolerance * 100);
     }
     for (int i = 0; i < n; i++) {
         const ar_pair *p = &pairs[i];
-        if (!p->flagged)
-            continue;
-        bool explained = false;
-        for (int j = 0; j < v->n_members; j++)
-            if (v->members[j].suspect &&
-                (v->members[j].member == p->member[0] || v->members[j].member == p->member[1]))
-                explained = true;
-        if (explained)
+        if (!p->slow_link)
             continue;
         ga_where w = {p->host[0], by_rank ? -1 : p->member[0], by_rank ? p->member[0] : -1, -1};
         ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
-                        "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s, below %.0f%% of the median %.2f GB/s; "
-                        "neither end is slow with other partners: suspect the link or path between them",
+                        "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "
+                        "%.2f GB/s and the other pairs' bound %.2f GB/s; neither end is slow with other "
+                        "partners: suspect the link or path between them",
                         p->host[0], by_rank ? " rank " : " node ", p->member[0], p->host[1],
                         by_rank ? " rank " : " node ", p->member[1], p->round, p->busbw,
-                        (1.0 - tolerance) * 100, v->median_busbw);
+                        p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound);
     }
 }

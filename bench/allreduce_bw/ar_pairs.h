@@ -1,7 +1,12 @@
 /* Bad-link isolation: the world is split into pairs of members (nodes, or ranks when the job has one node),
  * every pair runs the sweep at once, over rounds of different pairings. A pair below (1 - tolerance) of the
- * median is flagged; a member in at least two flagged pairs, and in flagged pairs for most of the pairs it
- * was in, is a suspect. A flagged pair with no suspect in it is a slow link between two healthy members.
+ * median is flagged (the screen, and what is measured again). A member is a suspect when it is in at least two
+ * flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
+ * pairs) is an outlier among the other members' figures: below their median by more than the tolerance and
+ * more than AR_PAIRS_MAD_K scaled MADs of their logarithms. A flagged pair with no suspect in it is a slow link when it is an
+ * outlier in the same sense among the other pairs' figures. The MAD terms are
+ * the measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
+ * difference the noise makes does not name a node (docs/allreduce_bw.md, "No false alarms").
  * Pure: the schedule and the analysis take plain data, so fixtures of 16 nodes test them. */
 #ifndef AR_PAIRS_H
 #define AR_PAIRS_H
@@ -11,6 +16,11 @@
 #include "ga_findings.h"
 
 #define AR_PAIRS_HOST_MAX 64
+/* Outliers are more than this many scaled MADs (1.4826 MAD: the standard deviation of normal noise) below the
+ * median, in logarithms: one-sided 3.5 sigma, about 2 in 10,000 healthy figures of log-normal noise. */
+#define AR_PAIRS_MAD_K 3.5
+/* Below this many members a member is held to the others' figures alone (ar_pairs_analyse). */
+#define AR_PAIRS_FEW_MEMBERS 8
 
 /* Rounds a schedule can have without repeating a pair: m - 1 for an even m, m for an odd one (one member sits
  * out each round). */
@@ -23,9 +33,32 @@ typedef struct {
     int member[2];                   /* node index, or world rank on a single node */
     char host[2][AR_PAIRS_HOST_MAX]; /* their hosts */
     int rank[2];                     /* the first world rank of each member */
-    double busbw;                    /* GB/s at the largest size, out-of-place */
-    bool flagged;                    /* set by ar_pairs_analyse */
+    double busbw;                    /* GB/s at the largest size, out-of-place: the best of its measurements */
+    int measured;                    /* how many times it was measured (1 + remeasurements) */
+    int iters;                       /* timed iterations it ran per size (fewer than -n when it was slow) */
+    bool flagged;                    /* set by ar_pairs_analyse: below (1 - tolerance) of the median pair */
+    double bound;                    /* set by ar_pairs_analyse for a flagged pair without a suspect: the other
+                                      * pairs' outlier bound */
+    bool slow_link;                  /* set by ar_pairs_analyse: flagged, no suspect in it, below bound */
 } ar_pair;
+
+/* A pair measured again: its figure is the best of its measurements. Contention on a shared host (or a
+ * fabric busy with another job) only ever slows a measurement down, so the best of N is the estimate least
+ * disturbed by noise, while a real fault is slow every time and stays slow in its best. */
+void ar_pairs_add_measurement(ar_pair *p, double busbw);
+
+/* The pairs of members that no entry of pairs[] tested. Writes up to max_out of them to out (lower member
+ * first, in order) and returns how many there are in all; members * (members - 1) / 2 minus that is how many
+ * were tested. */
+int ar_pairs_untested(int members, const ar_pair *pairs, int n, int (*out)[2], int max_out);
+
+typedef struct ar_pairs_verdict ar_pairs_verdict;
+/* Batches in which to measure again the pairs that would make a finding (a slow link, or a flagged pair of a
+ * suspect), per v from ar_pairs_analyse, and were measured fewer than max_measured times: batch_of[i] is the
+ * batch of pairs[i] (-1 when it is not measured again); no member is in two pairs of one batch, so a batch
+ * runs at once like a round. Returns how many batches (0: every finding stands on max_measured figures). */
+int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int max_measured,
+                               int *batch_of);
 
 typedef struct {
     int member;
@@ -33,22 +66,27 @@ typedef struct {
     int rank;
     int pairs, flagged_pairs;
     double min_busbw; /* lowest busbw of the pairs it was in */
+    double figure;    /* median busbw of the pairs it was in */
+    double bound;     /* a suspect's figure is below this: the outlier bound of the members' figures (of the
+                       * other members' with fewer than AR_PAIRS_FEW_MEMBERS) */
     bool suspect;
 } ar_member_stat;
 
-typedef struct {
+struct ar_pairs_verdict {
     double median_busbw;
+    double member_median, member_bound; /* the members' figures: median, and the bound over all of them */
     int flagged;             /* pairs flagged */
+    int slow_links;
     int n_members;           /* entries of members[] (every member seen in a pair) */
     ar_member_stat *members; /* malloc'd, by member index order; free with ar_pairs_verdict_free */
     int n_suspects;
-} ar_pairs_verdict;
+};
 
 /* Flags pairs (sets pairs[i].flagged) and fills out. Returns 0, or -1 when out of memory. */
 int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *out);
 void ar_pairs_verdict_free(ar_pairs_verdict *v);
 
-/* Findings: COMM_SLOW_NODE for each suspect, COMM_SLOW_LINK for each flagged pair with no suspect in it.
+/* Findings: COMM_SLOW_NODE for each suspect, COMM_SLOW_LINK for each slow link.
  * by_rank: members are ranks of one node (names the rank and GPU rather than the node). */
 void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, double tolerance, bool by_rank,
                        ga_findings *f);

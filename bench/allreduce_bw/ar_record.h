@@ -20,7 +20,7 @@ typedef struct {
     int32_t group;      /* pairs mode: the pair this rank belonged to in the round, -1 sat out; else 0 */
     int32_t group_size; /* ranks in the communicator measured */
     int32_t n_sizes;
-    int32_t pad;
+    int32_t iters;      /* timed iterations run per size: -n, or fewer for a slow pair (pairs mode) */
     ar_sample samples[AR_MAX_SIZES];
 } ar_record;
 

@@ -13,6 +13,7 @@
 #include "ar_nccltests.h"
 #include "ga_deadline.h"
 #include "ar_opts.h"
+#include "ar_nodes.h"
 #include "ar_pairs.h"
 #include "ar_report.h"
 #include "ga_exit.h"
@@ -263,7 +264,10 @@ typedef struct {
     json_t *combos;
     ga_findings findings;
     ar_record *node_records; /* first combination (world) or first round (pairs) */
-    json_t *pairs;           /* pairs mode: the "pairs" object */
+    json_t *pairs;           /* pairs pattern: the "pairs" object */
+    json_t *node;            /* node pattern: the "node" object */
+    bool ran[AR_PATTERNS];
+    double node_busbw_min;
     int64_t wrong_total;
     int out_of_bounds;
     ar_figures first_fig; /* the first combination's figures: the headline ones */
@@ -294,17 +298,20 @@ static ar_sweep_cfg cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int
                           o->per_iter && !o->pairs};
 }
 
-/* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. */
+/* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. check_busbw: hold its
+ * busbw to min_busbw; first: its figures are the world's headline ones. */
 static void account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set, double min_busbw,
-                          bool first)
+                          bool check_busbw, bool first, const char *pattern)
 {
     ar_figures fig;
-    json_array_append_new(st->combos, combination_json(d, set, &fig));
+    json_t *entry = combination_json(d, set, &fig);
+    json_object_set_new(entry, "pattern", json_string(pattern));
+    json_array_append_new(st->combos, entry);
     st->wrong_total += fig.wrong_total;
     st->out_of_bounds += fig.out_of_bounds;
     if (first)
         st->first_fig = fig;
-    ar_sweep_findings(d, set->recs, set->n, &fig, min_busbw, first, &st->findings);
+    ar_sweep_findings(d, set->recs, set->n, &fig, min_busbw, check_busbw, &st->findings);
 }
 
 /* This rank's "#  Rank" line: its GPU, or the host path's stand-in (device -1). */
@@ -386,9 +393,9 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
             gather(ctx, mine, &all, ga_deadline_wait_timeout(), "the world sweep");
             if (root) {
                 rec_set set = world_set(all, ctx->world_size);
-                account_sweep(st, &t.desc, &set, o->min_busbw, c == 0);
+                account_sweep(st, &t.desc, &set, o->min_busbw, c == 0, c == 0, "world");
                 rec_set_free(&set);
-                if (c == 0)
+                if (c == 0 && !st->node_records)
                     st->node_records = all;
                 else
                     free(all);
@@ -418,6 +425,72 @@ static void run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, cons
     free(devs);
 }
 
+/* ---- bounded iterations (pairs and node patterns) ---- */
+
+/* -T bounds each wait, and a sweep's timed loop is one wait for -n operations: a slow member (a slow node, a
+ * slow link) would make its healthy partner wait -n times longer than one operation and turn a slow pair into a
+ * timeout naming the healthy end. So one timed operation at the largest size goes first, and the slowest rank's
+ * time sets how many iterations fit in a quarter of -T: a pair ten times slower runs fewer iterations and is
+ * measured and named. Collective on b's communicator; does nothing without -T. */
+static void bound_iterations(ar_backend *b, ar_sweep_cfg *cfg)
+{
+    double wait = ga_deadline_wait_timeout();
+    if (wait <= 0 || cfg->iters <= 1)
+        return;
+    ar_sweep_cfg probe = *cfg;
+    probe.sizes = cfg->sizes + cfg->n_sizes - 1;
+    probe.n_sizes = 1;
+    probe.iters = 1;
+    probe.warmup = cfg->warmup > 0 ? 1 : 0;
+    probe.check = 0;
+    probe.per_iter = false;
+    ar_record *scratch = calloc(1, sizeof *scratch);
+    if (!scratch)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ar_bench_sweep(b, &probe, scratch, NULL, NULL);
+    int agg = cfg->agg_iters > 0 ? cfg->agg_iters : 1;
+    double mine = 0, slowest = 0;
+    for (int pl = 0; pl < AR_PLACEMENTS; pl++)
+        mine = scratch->samples[0].time_s[pl] * agg > mine ? scratch->samples[0].time_s[pl] * agg : mine;
+    free(scratch);
+    ga_deadline_arm("agreeing on the iterations of %s", cfg->label);
+    GA_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, b->comm));
+    ga_deadline_disarm();
+    if (slowest <= 0)
+        return;
+    double fit = 0.25 * wait / slowest;
+    if (fit >= cfg->iters)
+        return;
+    cfg->iters = fit < 1 ? 1 : (int)fit;
+    if (cfg->warmup > cfg->iters)
+        cfg->warmup = cfg->iters;
+    if (b->rank == 0)
+        ga_log("COMM", "%s: one iteration takes %.3f s at %llu B: %d timed iterations per size, within -T %g s",
+               cfg->label, slowest, (unsigned long long)cfg->sizes[cfg->n_sizes - 1], cfg->iters, wait);
+}
+
+/* Rank 0: the busbw at the largest size of the ranks of one group (their records), and the iterations they
+ * ran. Returns 0 when no rank was in the group. */
+static double group_busbw(const ar_record *all, int n, int group, const ar_sweep_desc *d, int *iters)
+{
+    const ar_sample **samples = malloc((size_t)n * sizeof *samples);
+    int *group_of = calloc((size_t)n, sizeof *group_of);
+    if (!samples || !group_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i].group == group) {
+            samples[m++] = &all[i].samples[d->n_sizes - 1];
+            if (iters)
+                *iters = all[i].iters;
+        }
+    ar_line l;
+    double bw = m > 0 && ar_line_compute(d, d->n_sizes - 1, samples, group_of, m, 1, &l) == 0 ? l.busbw[0] : 0;
+    free(samples);
+    free(group_of);
+    return bw;
+}
+
 /* ---- pairs mode ---- */
 
 typedef struct {
@@ -430,66 +503,97 @@ static int member_of_rank(const ga_ctx *ctx, const pair_plan *p)
     return p->by_rank ? ctx->world_rank : ctx->node_index;
 }
 
+/* Rank 0: the host and first world rank of a member, from any round's records. */
+static void member_identity(const ar_record *all, int n, const pair_plan *plan, int member, char *host,
+                            size_t len, int *rank)
+{
+    snprintf(host, len, "?");
+    *rank = -1;
+    for (int i = 0; i < n; i++) {
+        int mem = plan->by_rank ? all[i].hdr.world_rank : all[i].hdr.node_index;
+        if (mem == member && (plan->by_rank || all[i].hdr.local_rank == 0)) {
+            snprintf(host, len, "%s", all[i].hdr.host);
+            *rank = all[i].hdr.world_rank;
+        }
+    }
+}
+
 /* Rank 0: the pairs of one round from its records. */
 static int round_pairs(const ar_record *all, int n, int round, const pair_plan *plan, const ar_sweep_desc *d,
                        ar_pair *out)
 {
     int(*sched)[2] = malloc((size_t)(plan->members / 2 + 1) * sizeof *sched);
-    const ar_sample **samples = malloc((size_t)n * sizeof *samples);
-    int *group_of = calloc((size_t)n, sizeof *group_of);
-    if (!sched || !samples || !group_of)
+    if (!sched)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     int np = ar_pairs_schedule(plan->members, round, sched);
     for (int p = 0; p < np; p++) {
         ar_pair *pr = &out[p];
         memset(pr, 0, sizeof *pr);
         pr->round = round;
-        int m = 0;
-        for (int i = 0; i < n; i++)
-            if (all[i].group == p)
-                samples[m++] = &all[i].samples[d->n_sizes - 1];
         for (int s = 0; s < 2; s++) {
             pr->member[s] = sched[p][s];
-            for (int i = 0; i < n; i++) {
-                int mem = plan->by_rank ? all[i].hdr.world_rank : all[i].hdr.node_index;
-                if (mem == sched[p][s] && (plan->by_rank || all[i].hdr.local_rank == 0)) {
-                    snprintf(pr->host[s], sizeof pr->host[s], "%s", all[i].hdr.host);
-                    pr->rank[s] = all[i].hdr.world_rank;
-                }
-            }
+            member_identity(all, n, plan, sched[p][s], pr->host[s], sizeof pr->host[s], &pr->rank[s]);
         }
-        ar_line l;
-        if (m > 0 && ar_line_compute(d, d->n_sizes - 1, samples, group_of, m, 1, &l) == 0)
-            pr->busbw = l.busbw[0];
+        ar_pairs_add_measurement(pr, group_busbw(all, n, p, d, &pr->iters));
     }
     free(sched);
-    free(samples);
-    free(group_of);
     return np;
 }
 
 static json_t *pairs_json(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int rounds,
-                          double tolerance, bool by_rank)
+                          double tolerance, bool by_rank, json_t *coverage)
 {
     json_t *arr = json_array(), *sus = json_array();
     for (int i = 0; i < n; i++) {
         const ar_pair *p = &pairs[i];
-        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:b}", "round", p->round, "hosts",
-                                             p->host[0], p->host[1], "ranks", p->rank[0], p->rank[1],
-                                             "busbw_GBps", p->busbw, "flagged", p->flagged));
+        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:b, s:i, s:i}", "round", p->round,
+                                             "hosts", p->host[0], p->host[1], "ranks", p->rank[0], p->rank[1],
+                                             "busbw_GBps", p->busbw, "flagged", p->flagged, "measured",
+                                             p->measured, "iters", p->iters));
     }
     for (int i = 0; i < v->n_members; i++)
         if (v->members[i].suspect)
             json_array_append_new(sus, json_pack("{s:s, s:i, s:i, s:i}", "host", v->members[i].host,
                                                  "flagged_pairs", v->members[i].flagged_pairs, "pairs",
                                                  v->members[i].pairs, "rank", v->members[i].rank));
-    return json_pack("{s:i, s:s, s:f, s:f, s:o, s:o}", "rounds", rounds, "unit", by_rank ? "rank" : "node",
+    return json_pack("{s:i, s:s, s:f, s:f, s:o, s:o, s:o}", "rounds", rounds, "unit", by_rank ? "rank" : "node",
                      "tolerance", tolerance, "median_busbw_GBps", v->median_busbw, "pairs", arr, "suspects",
-                     sus);
+                     sus, "coverage", coverage);
 }
 
-/* One round: this rank's pair (if it has one) on a communicator of its own, then the round's records at
- * rank 0, which appends the round's pairs to pairs and returns how many. */
+/* Collective: the ranks whose color is not MPI_UNDEFINED run the sweep with the others of their color, on a
+ * communicator of their own, and rank 0 gathers every rank's record into *records (group: the color, -1 for
+ * the ranks that sat out). */
+static void run_groups(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                       int n_sizes, int color, const char *what, double bound, ar_record *mine,
+                       ar_record **records)
+{
+    memset(mine, 0, sizeof *mine);
+    ga_record_header_init(ctx, &mine->hdr);
+    mine->group = color == MPI_UNDEFINED ? -1 : color;
+    MPI_Comm pc = MPI_COMM_NULL;
+    /* The gather that ended the previous round returns on a rank as soon as its record is sent, so the ranks
+     * of fast pairs wait here for the slowest pair of that round: the round's bound, not one wait's. */
+    ga_deadline_arm_for(bound, "splitting the world into the pairs of %s", what);
+    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &pc));
+    ga_deadline_disarm();
+    if (pc != MPI_COMM_NULL) {
+        char label[96];
+        snprintf(label, sizeof label, "pair %d %s", color, what); /* names the NCCL communicator too */
+        ar_sweep_cfg cfg = cfg_of(o, c, sizes, n_sizes, label);
+        int pn;
+        MPI_Comm_size(pc, &pn);
+        ar_backend *b = backend_new(kind, pc, ar_bench_max_bytes(&cfg, pn), label);
+        bound_iterations(b, &cfg);
+        ar_bench_sweep(b, &cfg, mine, NULL, NULL);
+        b->destroy(b);
+        MPI_Comm_free(&pc);
+    }
+    gather(ctx, mine, records, bound, what);
+}
+
+/* One round: this rank's pair (if it has one), then the round's records at rank 0, which appends the round's
+ * pairs to pairs and returns how many. */
 static int run_pair_round(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
                           const uint64_t *sizes, int n_sizes, const pair_plan *plan, int r, int rounds,
                           double round_bound, int (*sched)[2], ar_record *mine, ar_record **round_records,
@@ -500,27 +604,9 @@ static int run_pair_round(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, 
     for (int p = 0; p < np; p++)
         if (sched[p][0] == me || sched[p][1] == me)
             color = p;
-    memset(mine, 0, sizeof *mine);
-    ga_record_header_init(ctx, &mine->hdr);
-    mine->group = color == MPI_UNDEFINED ? -1 : color;
-    MPI_Comm pc = MPI_COMM_NULL;
-    ga_deadline_arm("splitting the world into the pairs of round %d", r);
-    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &pc));
-    ga_deadline_disarm();
-    if (pc != MPI_COMM_NULL) {
-        char label[64];
-        snprintf(label, sizeof label, "pair %d round %d", color, r);
-        ar_sweep_cfg cfg = cfg_of(o, c, sizes, n_sizes, label);
-        int pn;
-        MPI_Comm_size(pc, &pn);
-        ar_backend *b = backend_new(kind, pc, ar_bench_max_bytes(&cfg, pn), label);
-        ar_bench_sweep(b, &cfg, mine, NULL, NULL);
-        b->destroy(b);
-        MPI_Comm_free(&pc);
-    }
     char what[64];
-    snprintf(what, sizeof what, "round %d of pairs", r);
-    gather(ctx, mine, round_records, round_bound, what);
+    snprintf(what, sizeof what, "round %d", r);
+    run_groups(ctx, o, kind, c, sizes, n_sizes, color, what, round_bound, mine, round_records);
     if (ctx->world_rank != 0)
         return 0;
     ar_sweep_desc d = desc_of(o, c, sizes, n_sizes);
@@ -536,9 +622,117 @@ static int run_pair_round(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, 
     return got;
 }
 
+/* Collective: the pairs that would make a finding measured again at the largest size, batch after batch of
+ * pairs with no member in common, each pair keeping the best of its figures; then the analysis again, until
+ * every pair that would make a finding was measured 1 + --remeasure times (a pass that changes the median can
+ * make a new candidate, which is measured again in its turn). A pair slowed by a moment of contention
+ * recovers; a slow node or link stays slow. */
+static void remeasure_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
+                            const uint64_t *sizes, int n_sizes, const pair_plan *plan, double bound,
+                            ar_pair *pairs, int n_pairs, ar_record *mine)
+{
+    bool root = ctx->world_rank == 0;
+    const uint64_t *last = sizes + n_sizes - 1;
+    ar_sweep_desc d1 = desc_of(o, c, last, 1);
+    int *batch_of = root ? malloc((size_t)(n_pairs > 0 ? n_pairs : 1) * sizeof *batch_of) : NULL;
+    if (root && !batch_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int pass = 0; o->remeasure > 0; pass++) {
+        int head[2] = {0, 0}; /* pairs to measure again, batches */
+        if (root) {
+            ar_pairs_verdict v;
+            if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
+                GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+            head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, &v, 1 + o->remeasure, batch_of);
+            ar_pairs_verdict_free(&v);
+            for (int i = 0; i < n_pairs; i++)
+                head[0] += batch_of[i] >= 0;
+        }
+        ga_deadline_arm_for(bound, "sharing the pairs to measure again"); /* after a round: its bound */
+        GA_MPI_CHECK(MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD));
+        ga_deadline_disarm();
+        if (head[0] == 0)
+            break;
+        /* list[k]: members a, b, batch, and (rank 0) the pair's index */
+        int(*list)[4] = malloc((size_t)head[0] * sizeof *list);
+        if (!list)
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+        if (root)
+            for (int i = 0, k = 0; i < n_pairs; i++)
+                if (batch_of[i] >= 0) {
+                    list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
+                    list[k][2] = batch_of[i], list[k][3] = i;
+                    k++;
+                }
+        ga_deadline_arm("sharing the pairs to measure again");
+        GA_MPI_CHECK(MPI_Bcast(list, 4 * head[0], MPI_INT, 0, MPI_COMM_WORLD));
+        ga_deadline_disarm();
+        if (root)
+            ga_log("COMM", "pairs: %d pair%s would make a finding: measuring them again (pass %d; each pair at most "
+                   "%d times)",
+                   head[0], head[0] == 1 ? "" : "s", pass + 1, o->remeasure);
+        int me = member_of_rank(ctx, plan);
+        for (int b = 0; b < head[1]; b++) {
+            int color = MPI_UNDEFINED;
+            for (int k = 0; k < head[0]; k++)
+                if (list[k][2] == b && (list[k][0] == me || list[k][1] == me))
+                    color = k;
+            char what[64];
+            snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b + 1);
+            ar_record *all = NULL;
+            run_groups(ctx, o, kind, c, last, 1, color, what, bound, mine, &all);
+            if (root) {
+                for (int k = 0; k < head[0]; k++)
+                    if (list[k][2] == b)
+                        ar_pairs_add_measurement(&pairs[list[k][3]],
+                                                 group_busbw(all, ctx->world_size, k, &d1, NULL));
+                free(all);
+            }
+        }
+        free(list);
+    }
+    free(batch_of);
+}
+
+/* Rank 0: how many pairs of how many were tested, and which were not (the report and one stdout line). */
+static json_t *coverage_json(const ar_record *all, int n, const pair_plan *plan, const ar_pair *pairs,
+                             int n_pairs)
+{
+    int total = plan->members * (plan->members - 1) / 2;
+    int untested = ar_pairs_untested(plan->members, pairs, n_pairs, NULL, 0);
+    int(*list)[2] = malloc((size_t)(untested > 0 ? untested : 1) * sizeof *list);
+    if (!list)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ar_pairs_untested(plan->members, pairs, n_pairs, list, untested);
+    json_t *arr = json_array();
+    char line[1024];
+    size_t len = (size_t)snprintf(line, sizeof line, "pairs: %d of %d pairs tested", total - untested, total);
+    for (int i = 0; i < untested; i++) {
+        char h[2][GA_HOST_MAX];
+        int rk[2];
+        for (int s = 0; s < 2; s++)
+            member_identity(all, n, plan, list[i][s], h[s], sizeof h[s], &rk[s]);
+        json_array_append_new(arr, json_pack("{s:[i,i], s:[s,s], s:[i,i]}", "members", list[i][0], list[i][1],
+                                             "hosts", h[0], h[1], "ranks", rk[0], rk[1]));
+        if (len < sizeof line - 64) {
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %d-%d", i == 0 ? "; untested:" : ",",
+                                    plan->by_rank ? " rank" : " node", list[i][0], list[i][1]);
+            if (len >= sizeof line)
+                len = sizeof line - 1;
+        } else if (len < sizeof line - 5) {
+            len += (size_t)snprintf(line + len, sizeof line - len, " ...");
+            len = sizeof line; /* nothing more fits */
+        }
+    }
+    free(list);
+    ga_log("COMM", "%s%s", line,
+           untested ? " (--rounds all tests every pair)" : "");
+    return json_pack("{s:i, s:i, s:o}", "tested", total - untested, "of", total, "untested", arr);
+}
+
 /* Rank 0, after the rounds: the results (every pair of every round, each its own communicator), the pairs
  * verdict, its findings, metrics and report part. Takes rounds_all[1..] (the first round's records stay as
- * the ones the report shows under "nodes"). */
+ * the ones the report shows under "nodes" when pairs is the first pattern). */
 static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_desc *d, const pair_plan *plan,
                           ar_record **rounds_all, int rounds, ar_pair *pairs, int n_pairs, run_state *st,
                           json_t *report)
@@ -559,16 +753,24 @@ static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_de
         base += most + 1;
     }
     set.n_groups = base;
-    account_sweep(st, d, &set, o->min_busbw, true);
+    /* --min-busbw is the world's figure; without a world sweep it holds the pairs' (as pairs mode always did) */
+    bool world_too = false;
+    for (int i = 0; i < o->n_patterns; i++)
+        world_too = world_too || o->patterns[i] == AR_PATTERN_WORLD;
+    account_sweep(st, d, &set, o->min_busbw, !world_too, false, "pairs");
     rec_set_free(&set);
 
     ar_pairs_verdict v;
     if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan->by_rank, &st->findings);
-    st->pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan->by_rank);
-    ga_log("COMM", "pairs: median %.2f GB/s, %d of %d pairs flagged, %d suspect%s", v.median_busbw, v.flagged,
-           n_pairs, v.n_suspects, v.n_suspects == 1 ? "" : "s");
+    json_t *coverage = coverage_json(rounds_all[0], ctx->world_size, plan, pairs, n_pairs);
+    st->pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan->by_rank, coverage);
+    int remeasured = 0;
+    for (int i = 0; i < n_pairs; i++)
+        remeasured += pairs[i].measured > 1;
+    ga_log("COMM", "pairs: median %.2f GB/s, %d of %d pairs flagged (%d measured again), %d suspect%s",
+           v.median_busbw, v.flagged, n_pairs, remeasured, v.n_suspects, v.n_suspects == 1 ? "" : "s");
     for (int i = 0; i < v.n_members; i++) {
         const ar_member_stat *m = &v.members[i];
         ga_where w = {m->host, plan->by_rank ? -1 : m->member, plan->by_rank ? m->member : m->rank, -1};
@@ -579,7 +781,10 @@ static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_de
     st->pairs_flagged = v.flagged;
     st->pairs_tested = n_pairs;
     ar_pairs_verdict_free(&v);
-    st->node_records = rounds_all[0];
+    if (!st->node_records)
+        st->node_records = rounds_all[0];
+    else
+        free(rounds_all[0]);
     for (int r = 1; r < rounds; r++)
         free(rounds_all[r]);
 }
@@ -589,7 +794,7 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
 {
     pair_plan plan = {ctx->node_count >= 2 ? ctx->node_count : ctx->world_size, ctx->node_count < 2};
     int max_rounds = ar_pairs_max_rounds(plan.members);
-    int rounds = o->rounds > 0 ? o->rounds : 3;
+    int rounds = o->rounds == AR_ROUNDS_ALL ? max_rounds : o->rounds > 0 ? o->rounds : 3;
     if (rounds > max_rounds)
         rounds = max_rounds;
     ga_log("COMM", "pairs: %d %s, %d rounds of %d pairs, tolerance %.0f%% below the median", plan.members,
@@ -602,19 +807,156 @@ static void run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, comb
     ar_record **rounds_all = calloc((size_t)rounds, sizeof *rounds_all);
     if (!sched || !mine || !pairs || !rounds_all)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    /* A rank sitting out waits for the whole round: bound it by the waits the round can make. */
+    /* A rank sitting out waits for the whole round: bound it by the waits the round can make (the pairs'
+     * iterations are bounded so that each wait stays within -T, see bound_iterations). */
     double round_bound =
         ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
     int n_pairs = 0;
     for (int r = 0; r < rounds; r++)
         n_pairs += run_pair_round(ctx, o, kind, c, sizes, n_sizes, &plan, r, rounds, round_bound, sched, mine,
                                   &rounds_all[r], &pairs[n_pairs]);
+    remeasure_pairs(ctx, o, kind, c, sizes, n_sizes, &plan, round_bound, pairs, n_pairs, mine);
+    /* every rank leaves together, so that the next pattern's first wait is not the slowest pair's last round */
+    ga_deadline_arm_for(round_bound, "the last round of pairs");
+    GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    ga_deadline_disarm();
     if (ctx->world_rank == 0)
         analyse_pairs(ctx, o, &d, &plan, rounds_all, rounds, pairs, n_pairs, st, report);
     free(rounds_all);
     free(pairs);
     free(mine);
     free(sched);
+}
+
+/* ---- node pattern: every node's own sweep, at once ---- */
+
+static json_t *nodes_json(const ar_node_fig *nodes, int n, const ar_nodes_verdict *v, const ar_opts *o)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        const ar_node_fig *nd = &nodes[i];
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i, s:f, s:i, s:b, s:b}", "node", nd->node, "host",
+                                             nd->host, "rank", nd->rank, "ranks", nd->ranks, "busbw_GBps",
+                                             nd->busbw, "measured", nd->measured, "below_min", nd->below_min,
+                                             "below_median", nd->below_median));
+    }
+    return json_pack("{s:o, s:f, s:f, s:f, s:i}", "nodes", arr, "median_busbw_GBps", v->median_busbw,
+                     "min_node_busbw_GBps", o->min_node_busbw, "tolerance", o->tolerance, "flagged", v->flagged);
+}
+
+/* Collective: a sweep on a communicator per node (the ranks sharing memory: MPI_COMM_TYPE_SHARED, and on the
+ * GPU path an NCCL communicator over them), every node at once; the nodes below a bound make every node
+ * measure the largest size again (--remeasure), each keeping its best; rank 0 analyses. */
+static void run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                     int n_sizes, run_state *st, json_t *report)
+{
+    bool root = ctx->world_rank == 0;
+    MPI_Comm nc;
+    ga_deadline_arm("splitting the world into nodes");
+    GA_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx->world_rank, MPI_INFO_NULL, &nc));
+    ga_deadline_disarm();
+    char label[64];
+    snprintf(label, sizeof label, "node %d", ctx->node_index);
+    ar_sweep_cfg cfg = cfg_of(o, c, sizes, n_sizes, label);
+    int nn;
+    MPI_Comm_size(nc, &nn);
+    ar_backend *b = backend_new(kind, nc, ar_bench_max_bytes(&cfg, nn), label);
+    bound_iterations(b, &cfg);
+    ar_record *mine = calloc(1, sizeof *mine);
+    if (!mine)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ga_record_header_init(ctx, &mine->hdr);
+    mine->group = ctx->node_index;
+    ar_bench_sweep(b, &cfg, mine, NULL, NULL);
+    double bound = ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
+    ar_record *all = NULL;
+    gather(ctx, mine, &all, bound, "the node sweeps");
+
+    ar_sweep_desc d = desc_of(o, c, sizes, n_sizes), d1 = desc_of(o, c, sizes + n_sizes - 1, 1);
+    ar_node_fig *nodes = NULL;
+    int n_nodes = ctx->node_count;
+    if (root) {
+        nodes = calloc((size_t)n_nodes, sizeof *nodes);
+        if (!nodes)
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+        for (int k = 0; k < n_nodes; k++) {
+            nodes[k].node = k;
+            for (int i = 0; i < ctx->world_size; i++)
+                if (all[i].hdr.node_index == k) {
+                    nodes[k].ranks++;
+                    if (all[i].hdr.local_rank == 0) {
+                        snprintf(nodes[k].host, sizeof nodes[k].host, "%s", all[i].hdr.host);
+                        nodes[k].rank = all[i].hdr.world_rank;
+                    }
+                }
+            ar_nodes_add_measurement(&nodes[k], group_busbw(all, ctx->world_size, k, &d, NULL));
+        }
+    }
+    ar_sweep_cfg again = cfg;
+    again.sizes = sizes + n_sizes - 1;
+    again.n_sizes = 1;
+    for (int pass = 0; pass < o->remeasure; pass++) {
+        ar_nodes_verdict v = {0};
+        int flagged = 0;
+        if (root) {
+            if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
+                GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+            flagged = v.flagged;
+        }
+        ga_deadline_arm_for(bound, "sharing the nodes to measure again"); /* after every node's sweep */
+        GA_MPI_CHECK(MPI_Bcast(&flagged, 1, MPI_INT, 0, MPI_COMM_WORLD));
+        ga_deadline_disarm();
+        if (!flagged)
+            break;
+        if (root)
+            ga_log("COMM", "node: %d node%s below a bound: every node measures the largest size again (pass %d "
+                   "of at most %d)", flagged, flagged == 1 ? "" : "s", pass + 1, o->remeasure);
+        ar_record *rec = calloc(1, sizeof *rec), *got = NULL;
+        if (!rec)
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+        ga_record_header_init(ctx, &rec->hdr);
+        rec->group = ctx->node_index;
+        ar_bench_sweep(b, &again, rec, NULL, NULL);
+        gather(ctx, rec, &got, bound, "the node remeasurement");
+        if (root)
+            for (int k = 0; k < n_nodes; k++)
+                ar_nodes_add_measurement(&nodes[k], group_busbw(got, ctx->world_size, k, &d1, NULL));
+        free(got);
+        free(rec);
+    }
+    b->destroy(b);
+    MPI_Comm_free(&nc);
+    free(mine);
+    ga_deadline_arm_for(bound, "the last node sweep"); /* leave together, as the pairs do */
+    GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    ga_deadline_disarm();
+    if (!root)
+        return;
+
+    rec_set set = world_set(all, ctx->world_size);
+    account_sweep(st, &d, &set, 0, false, false, "node"); /* --min-busbw is the world's figure, not a node's */
+    rec_set_free(&set);
+    ar_nodes_verdict v;
+    if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ar_nodes_findings(nodes, n_nodes, &v, o->min_node_busbw, o->tolerance, &st->findings);
+    st->node = nodes_json(nodes, n_nodes, &v, o);
+    double lowest = 0;
+    for (int k = 0; k < n_nodes; k++) {
+        ga_where w = {nodes[k].host, k, nodes[k].rank, -1};
+        ga_report_add_metric(report, "node_busbw", nodes[k].busbw, "GB/s", true, w);
+        if (k == 0 || nodes[k].busbw < lowest)
+            lowest = nodes[k].busbw;
+    }
+    st->node_busbw_min = lowest;
+    ga_log("COMM", "node: %d node%s, intra-node busbw at %llu B: median %.2f GB/s, lowest %.2f GB/s, %d flagged",
+           n_nodes, n_nodes == 1 ? "" : "s", (unsigned long long)sizes[n_sizes - 1], v.median_busbw, lowest,
+           v.flagged);
+    free(nodes);
+    if (!st->node_records)
+        st->node_records = all;
+    else
+        free(all);
 }
 
 /* ---- set-up and report ---- */
@@ -783,17 +1125,35 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
         json_object_get(first, "max_bytes"), "wrong_total", (json_int_t)st->wrong_total, "out_of_bounds",
         (json_int_t)st->out_of_bounds, "iters", o->iters, "warmup_iters", o->warmup, "check", o->check,
         "average", o->average, "nranks", ctx->world_size, "timeout_s", o->timeout_s);
-    json_object_set_new(summary, "pattern", json_string(o->pairs ? "pairs" : "world"));
+    /* "pattern": the first one run (a report of one pattern reads as it always has); "patterns": all, in order */
+    json_t *patterns = json_array();
+    for (int i = 0; i < o->n_patterns; i++)
+        json_array_append_new(patterns, json_string(ar_pattern_name(o->patterns[i])));
+    json_object_set_new(summary, "pattern", json_string(ar_pattern_name(o->patterns[0])));
+    json_object_set_new(summary, "patterns", patterns);
     json_object_set_new(summary, "pairs", st->pairs ? st->pairs : json_null());
+    json_object_set_new(summary, "node", st->node ? st->node : json_null());
     json_object_set_new(summary, "combinations", st->combos);
     json_object_set_new(report, "summary", summary);
     const char *cname = ar_coll_get(o->coll)->name;
-    if (!o->pairs) {
+    if (st->ran[AR_PATTERN_WORLD]) {
         ga_report_add_metric(report, "busbw_at_max", st->first_fig.busbw_at_max, "GB/s", true,
                              GA_WHERE_CLUSTER);
         ga_report_add_metric(report, "avg_busbw", st->first_fig.avg_busbw, "GB/s", true, GA_WHERE_CLUSTER);
         ar_figures_headlines(report, &st->first_fig, cname, ctx->world_size, ctx->node_count);
-    } else {
+    }
+    if (st->ran[AR_PATTERN_NODE]) {
+        char label[96];
+        snprintf(label, sizeof label, "%s busbw of the slowest node (intra-node)", cname);
+        ga_report_add_headline(report, &(ga_headline){.name = "node_busbw_min",
+                                                      .label = label,
+                                                      .value = st->node_busbw_min,
+                                                      .unit = "GB/s",
+                                                      .higher_is_better = true,
+                                                      .reference = o->min_node_busbw > 0 ? o->min_node_busbw
+                                                                                         : NAN});
+    }
+    if (st->ran[AR_PATTERN_PAIRS]) {
         char label[96];
         snprintf(label, sizeof label, "%s busbw of the median pair", cname);
         ga_report_add_headline(report, &(ga_headline){.name = "pair_busbw_median",
@@ -862,21 +1222,28 @@ int main(int argc, char **argv)
     int split_rc = split_world(&ctx, &split, err, sizeof err);
     if (split_rc != 0)
         n_sizes = -1;
-    if (n_sizes > 0 && o.pairs && split.n_groups > 1)
-        snprintf(err, sizeof err, "NCCL_TESTS_SPLIT_MASK applies to the world sweep, not to --pattern pairs"),
+    bool world_only = o.n_patterns == 1 && o.patterns[0] == AR_PATTERN_WORLD;
+    if (n_sizes > 0 && !world_only && split.n_groups > 1)
+        snprintf(err, sizeof err, "NCCL_TESTS_SPLIT_MASK applies to the world sweep alone, not to --pattern "
+                                  "node or pairs"),
             n_sizes = -1;
-    int group = o.pairs ? (ctx.node_count >= 2 ? 2 * ctx.local_size : 2) : split.size;
     if (n_sizes > 0 && o.pairs && ctx.node_count < 2 && ctx.world_size < 2)
         snprintf(err, sizeof err, "--pattern pairs needs at least 2 nodes, or 2 ranks on one node"),
             n_sizes = -1;
-    if (n_sizes > 0 && ar_coll_get(o.coll)->rooted && o.root >= group)
-        snprintf(err, sizeof err, "--root %d: the communicator has %d ranks", o.root, group), n_sizes = -1;
-    if (n_sizes > 0 && ar_coll_unsupported(o.coll, group))
-        snprintf(err, sizeof err, "--collective %s: %s (%d)", ar_coll_get(o.coll)->name,
-                 ar_coll_unsupported(o.coll, group), group),
-            n_sizes = -1;
-    if (n_sizes > 0 && o.pairs && (o.json_path[0] || o.per_iter || o.cycles != 1))
-        snprintf(err, sizeof err, "-J, -I and -N apply to the world sweep, not to --pattern pairs"),
+    /* every communicator a pattern runs on must suit the collective */
+    for (int i = 0; i < o.n_patterns && n_sizes > 0; i++) {
+        int group = o.patterns[i] == AR_PATTERN_PAIRS  ? (ctx.node_count >= 2 ? 2 * ctx.local_size : 2)
+                    : o.patterns[i] == AR_PATTERN_NODE ? ctx.local_size
+                                                       : split.size;
+        if (ar_coll_get(o.coll)->rooted && o.root >= group)
+            snprintf(err, sizeof err, "--root %d: the communicator has %d ranks", o.root, group), n_sizes = -1;
+        else if (ar_coll_unsupported(o.coll, group))
+            snprintf(err, sizeof err, "--collective %s: %s (%d)", ar_coll_get(o.coll)->name,
+                     ar_coll_unsupported(o.coll, group), group),
+                n_sizes = -1;
+    }
+    if (n_sizes > 0 && !world_only && (o.json_path[0] || o.per_iter || o.cycles != 1))
+        snprintf(err, sizeof err, "-J, -I and -N apply to --pattern world alone, not to node or pairs"),
             n_sizes = -1;
     combo combos[AR_NTYPES * AR_NOPS];
     int n_combos = 0;
@@ -888,11 +1255,9 @@ int main(int argc, char **argv)
         split_free(&split);
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }
-    if (o.pairs && n_combos > 1) {
-        ga_log("COMM", "--pattern pairs runs the first combination only (%s %s)",
+    if (!world_only && n_combos > 1)
+        ga_log("COMM", "--pattern node and pairs run the first combination only (%s %s)",
                ar_dtype_get(combos[0].type)->name, ar_op_name(combos[0].op));
-        n_combos = 1;
-    }
 
     /* on --verbose only: by default stdout is nccl-tests' output and the report's lines after it */
     ga_debug("COMM",
@@ -923,10 +1288,15 @@ int main(int argc, char **argv)
         const ga_job job = ga_ctx_job(&ctx);
         report = ga_report_new(&job, spec.name, &common);
     }
-    if (o.pairs)
-        run_pairs(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
-    else
-        run_world(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st);
+    for (int i = 0; i < o.n_patterns; i++) {
+        st.ran[o.patterns[i]] = true;
+        if (o.patterns[i] == AR_PATTERN_PAIRS)
+            run_pairs(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
+        else if (o.patterns[i] == AR_PATTERN_NODE)
+            run_node(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
+        else
+            run_world(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st);
+    }
     json_decref(nt.json);
 
     int exit_code = GA_EXIT_PASS;

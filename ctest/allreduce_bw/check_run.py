@@ -95,6 +95,9 @@ def main():
     ap.add_argument("--pairs", type=int, help="pairs expected over all rounds")
     ap.add_argument("--suspect-rank", type=int, action="append", default=[])
     ap.add_argument("--no-report", action="store_true", help="the run must abort: check the output only")
+    ap.add_argument("--patterns", help="comma list: summary.patterns, in order")
+    ap.add_argument("--coverage", help="TESTED,OF: pairs tested of all pairs (and the untested listed)")
+    ap.add_argument("--nodes", type=int, help="entries of summary.node.nodes (the node pattern ran)")
     ap.add_argument("--output", action="append", default=[], help="a regex the output must match")
     ap.add_argument("--not-output", action="append", default=[], help="a regex the output must not match")
     ap.add_argument("--max-seconds", type=float, help="the run must end within this many seconds")
@@ -141,9 +144,19 @@ def main():
         fail(f"{len(combos)} combinations, expected {a.combinations}")
     if s["results"] != combos[0]["results"]:
         fail("top-level results are not the first combination's")
+    patterns = s.get("patterns", [s.get("pattern", "world")])
+    if a.patterns and patterns != a.patterns.split(","):
+        fail(f"patterns {patterns}, expected {a.patterns}")
+    if s["pattern"] != patterns[0]:
+        fail(f"pattern {s['pattern']} is not the first of {patterns}")
     for c in combos:
-        where = f"{coll} {c['datatype']} {c['op']}"
-        check_results(coll, c["results"], group, s["average"] == 1 and s["pairs"] is None, where)
+        where = f"{coll} {c['datatype']} {c['op']} ({c.get('pattern')})"
+        pattern = c.get("pattern", "world")
+        if pattern not in patterns:
+            fail(f"{where}: a combination of a pattern that did not run")
+        # a pair has 2 ranks here (one node); the node pattern's communicator is the node: every rank here
+        g = 2 if pattern == "pairs" else world if pattern == "node" else group
+        check_results(coll, c["results"], g, s["average"] == 1 and pattern != "pairs", where)
         check_figures(c, where)
         if a.sizes and len(c["results"]) != 2 * a.sizes:
             fail(f"{where}: {len(c['results'])} results, expected {2 * a.sizes}")
@@ -156,10 +169,10 @@ def main():
         fail("wrong_total is not the sum over combinations")
 
     # the stdout table: one line per size and combination, and nccl-tests' footer
-    if s["pairs"] is None:
+    if "world" in patterns:
         # hypercube's redop column is empty, as in nccl-tests
         lines = [l for l in out.splitlines() if re.match(r"^\s+\d+\s+\d+\s+\S+\s+(\S+\s+)?-?\d+\s", l)]
-        exp = sum(len(c["results"]) // 2 for c in combos)
+        exp = sum(len(c["results"]) // 2 for c in combos if c.get("pattern", "world") == "world")
         if len(lines) != exp:
             fail(f"{len(lines)} table lines, expected {exp}")
         # one table and one footer for the whole run, whatever the combinations
@@ -208,6 +221,29 @@ def main():
             fail(f"suspects {got}, expected {sorted(a.suspect_rank)}")
         if not any(m["name"] == "pair_busbw_min" for m in rep["metrics"]):
             fail("pair_busbw_min metric missing")
+        for x in pr["pairs"]:
+            if x["measured"] < 1 or x["iters"] < 1:
+                fail(f"pair {x}: measured and iters must be at least 1")
+    if a.coverage:
+        tested, of = (int(v) for v in a.coverage.split(","))
+        cov = s["pairs"]["coverage"]
+        if (cov["tested"], cov["of"]) != (tested, of) or len(cov["untested"]) != of - tested:
+            fail(f"coverage {cov}, expected {tested} of {of}")
+        pairs_seen = {tuple(sorted(x["ranks"])) for x in s["pairs"]["pairs"]}
+        for u in cov["untested"]:
+            if tuple(sorted(u["ranks"])) in pairs_seen:
+                fail(f"untested pair {u} was tested")
+        if not re.search(rf"pairs: {tested} of {of} pairs tested", out):
+            fail("no stdout line says how many pairs were tested")
+    if a.nodes is not None:
+        nd = s["node"]
+        if nd is None or len(nd["nodes"]) != a.nodes:
+            fail(f"node: {nd}, expected {a.nodes} nodes")
+        for x in nd["nodes"]:
+            if x["measured"] < 1 or (x["ranks"] >= 2 and x["busbw_GBps"] <= 0):
+                fail(f"node {x}: no figure")
+        if not any(m["name"] == "node_busbw" for m in rep["metrics"]):
+            fail("node_busbw metric missing")
     print("OK")
 
 

@@ -33,6 +33,14 @@ ga_double_test(allreduce_pairs_collective_never_completes --np 4 --exit 4 --with
                --env GA_DOUBLE_NCCL_HANG=AllReduce:2 --env GA_DOUBLE_FAULT_RANK=2
                --stderr "NCCL communicator 'pair [0-9] round 0' \\(rank [01] of 2\\) did not complete within 2 s"
                -- ${_ar} --pattern pairs -b 512 -e 512 -n 3 -w 1 -c 0 -T 2 --rounds 1)
+# The node and pairs patterns on the GPU path: an NCCL communicator per node (the 4 ranks here) and per pair,
+# every pair of --rounds all measured, one report.
+ga_double_test(allreduce_node_and_pairs --np 4 --exit 0 --within 40
+               --report "r['summary']['backend'] == 'nccl' and r['summary']['patterns'] == ['node', 'pairs']"
+               --report "[n['ranks'] for n in r['summary']['node']['nodes']] == [4] and r['summary']['node']['nodes'][0]['busbw_GBps'] > 0"
+               --report "r['summary']['pairs']['coverage']['tested'] == 6 and r['summary']['pairs']['coverage']['of'] == 6"
+               --stdout "pairs: 6 of 6 pairs tested"
+               -- ${_ar} --pattern node,pairs --rounds all -b 512 -e 4K -f 8 -n 3 -w 1 -T 5 --tolerance 99)
 # ddp_smoke's -T/--wait-timeout bounds its gradient allreduce the same way.
 ga_double_test(ddp_comm_timeout --exit 4 --within 12 --env GA_DOUBLE_NCCL_HANG=AllReduce
                --stderr "did not complete within 2 s"

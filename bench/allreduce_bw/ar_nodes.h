@@ -1,0 +1,39 @@
+/* Per-node collectives (--pattern node): every node runs its own sweep at once on a communicator of its own
+ * ranks, and each node's busbw at the largest size is held to an absolute floor (--min-node-busbw, the SKU's
+ * intra-node figure) and, with two nodes or more, to the median of the nodes less the tolerance. A node below
+ * either is named. Pure, so that fixtures describe clusters of any size. */
+#ifndef AR_NODES_H
+#define AR_NODES_H
+
+#include <stdbool.h>
+
+#include "ga_findings.h"
+
+#define AR_NODES_HOST_MAX 64
+
+typedef struct {
+    int node;                     /* node index */
+    char host[AR_NODES_HOST_MAX]; /* its host */
+    int rank;                     /* its first world rank */
+    int ranks;                    /* ranks on it (a node of one rank has no intra-node figure) */
+    double busbw;                 /* GB/s at the largest size, out-of-place: the best of its measurements */
+    int measured;
+    bool below_min, below_median; /* set by ar_nodes_analyse */
+} ar_node_fig;
+
+typedef struct {
+    double median_busbw; /* of the nodes with a figure */
+    int flagged;         /* nodes below either bound */
+} ar_nodes_verdict;
+
+/* The best of the node's measurements (why the best: ar_pairs_add_measurement). */
+void ar_nodes_add_measurement(ar_node_fig *n, double busbw);
+
+/* min_busbw <= 0: no absolute floor. Sets below_min/below_median; returns how many nodes are flagged. */
+int ar_nodes_analyse(ar_node_fig *nodes, int n, double min_busbw, double tolerance, ar_nodes_verdict *out);
+
+/* COMM_NODE_BUSBW_LOW for each flagged node, naming it and the bound it missed. */
+void ar_nodes_findings(const ar_node_fig *nodes, int n, const ar_nodes_verdict *v, double min_busbw,
+                       double tolerance, ga_findings *f);
+
+#endif
