@@ -31,7 +31,8 @@ def main():
     ap.add_argument("--name", required=True)
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--env", action="append", default=[])
-    ap.add_argument("--exit", type=int, default=0)
+    ap.add_argument("--exit", type=int, action="append",
+                    help="the exit code expected (repeat to allow several; default 0)")
     ap.add_argument("--within", type=float, default=45.0)
     ap.add_argument("--stderr", action="append", default=[])
     ap.add_argument("--stdout", action="append", default=[])
@@ -68,8 +69,9 @@ def main():
     print(out)
     print(err, file=sys.stderr)
     fails = []
-    if p.returncode != a.exit:
-        fails.append(f"exit code {p.returncode}, expected {a.exit}")
+    want = a.exit or [0]
+    if p.returncode not in want:
+        fails.append(f"exit code {p.returncode}, expected {' or '.join(map(str, want))}")
     if elapsed > a.within:
         fails.append(f"took {elapsed:.1f} s, limit {a.within:g} s")
     for rx in a.stderr:

@@ -34,8 +34,11 @@ ga_double_test(allreduce_pairs_collective_never_completes --np 4 --exit 4 --with
                --stderr "NCCL communicator 'pair [0-9] round 0' \\(rank [01] of 2\\) did not complete within 2 s"
                -- ${_ar} --pattern pairs -b 512 -e 512 -n 3 -w 1 -c 0 -T 2 --rounds 1)
 # The node and pairs patterns on the GPU path: an NCCL communicator per node (the 4 ranks here) and per pair,
-# every pair of --rounds all measured, one report.
-ga_double_test(allreduce_node_and_pairs --np 4 --exit 0 --within 40
+# every pair of --rounds all measured, one report. The double's times are host scheduling of 4 spinning processes
+# on few cores, so a pair's figure is noise that can name a slow link: such a finding (exit 1) is allowed, any
+# other finding is not. What this checks is the orchestration.
+ga_double_test(allreduce_node_and_pairs --np 4 --exit 0 --exit 1 --within 40
+               --report "all(f['code'] in ('COMM_SLOW_LINK', 'COMM_SLOW_NODE') for f in r['findings'])"
                --report "r['summary']['backend'] == 'nccl' and r['summary']['patterns'] == ['node', 'pairs']"
                --report "[n['ranks'] for n in r['summary']['node']['nodes']] == [4] and r['summary']['node']['nodes'][0]['busbw_GBps'] > 0"
                --report "r['summary']['pairs']['coverage']['tested'] == 6 and r['summary']['pairs']['coverage']['of'] == 6"
