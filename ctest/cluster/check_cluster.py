@@ -152,10 +152,11 @@ def case_pairs_slow_link(bin_dir, work, n):
 
 
 HEALTHY_RUNS = int(os.environ.get("GA_CLUSTER_HEALTHY_RUNS", "5"))
-# Pairs mode still compares single measurements against a 50 % tolerance, and ranks sharing 2 cores measured
-# 1 false alarm in 20 healthy runs here. Until its robust statistic lands (the acceptance-profile issue), the
-# test allows one alarm in HEALTHY_RUNS and fails on a second: a pairs analysis that flags healthy pairs
-# routinely still fails it, and the count is printed either way.
+# Pairs mode now remeasures what would make a finding and names only outliers beyond the noise (median and MAD,
+# docs/allreduce_bw.md "No false alarms"): 0 alarms in 20 healthy runs at 8 and at 16 oversubscribed ranks on this
+# machine (false_alarm_rate.sh), where the earlier single-measurement rule gave 1 in 20 on this cluster. 0 in 20 does
+# not prove a rate of 0, and CI machines are busier, so the test still tolerates one alarm in HEALTHY_RUNS and fails
+# on a second; the count is printed either way.
 HEALTHY_ALARMS_ALLOWED = int(os.environ.get("GA_CLUSTER_HEALTHY_ALARMS", "1"))
 
 
