@@ -225,9 +225,12 @@ extern "C" int mb_gpu_measure(const mb_opts *o, MPI_Comm node_comm, mb_record *r
     if (e == cudaSuccess)
         e = cudaMalloc((void **)&b.d_c, b.n * sizeof(double));
     if (e != cudaSuccess) {
+        /* out of device memory is exit 5 on every rank, as on the host path (main.c agrees on it) */
+        bool oom = e == cudaErrorMemoryAllocation;
         snprintf(err, errlen, "device buffers of 3 x %zu bytes: %s", b.n * sizeof(double),
-                 cudaGetErrorString(e));
-        return fail(&ns, &b);
+                 oom ? "out of memory" : cudaGetErrorString(e));
+        int rc = fail(&ns, &b);
+        return oom ? MB_OUT_OF_MEMORY : rc;
     }
     /* Pinned memory on the GPU's NUMA node: bound with hwloc, then registered; plain cudaHostAlloc when the
      * node is unknown or the binding fails (the report says which). */

@@ -100,6 +100,12 @@ ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"
                --report "all(t['check_ok'] for n in r['nodes'] for x in n['ranks'] for t in x['bandwidth'].values()) and len(r['nodes'][0]['ranks'][0]['bandwidth']) == 4"
                -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
 
+# Out of device memory (issue 18): the double's cudaMalloc fails for a buffer it cannot allocate on the host, as
+# cudaMalloc does beyond the GPU's memory. Every rank exits 5 and one line names the rank, as on the host path.
+ga_double_test(mem_bw_gpu_out_of_memory --exit 5 --within 20
+               --stderr "\\[FATAL\\] [^ ]+ rank 0 \\(.*out of memory" --absent "MEM_RANK_FAILED"
+               -- ${_mb} --device gpu --size 1T --pinned-size 256K)
+
 # env_audit's GPU queries (device count, properties, runtime and NCCL versions) on the double.
 ga_double_test(env_audit_gpu_queries --exit 0 --within 20 --stdout "2 ranks, 8 GPUs" --stdout "NCCL 2\\.[0-9]+"
                -- ${GA_BIN_DIR}/env_audit)
