@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <unistd.h>
 
 #include "ga_exit.h"
 #include "ga_fatal.h"
@@ -225,6 +226,19 @@ _Noreturn static void expire(const char *msg, long long seq)
             ga_fatal_quiet(GA_EXIT_TIMEOUT);
         }
     }
+    GA_FATAL(GA_EXIT_TIMEOUT, "%s", msg);
+}
+
+void ga_deadline_check_before_commit(const char *tmp_path)
+{
+    pthread_mutex_lock(&dl.lock);
+    bool late = dl.run_deadline > 0 && ga_now() > dl.run_deadline;
+    char msg[512];
+    snprintf(msg, sizeof msg, "timeout: --timeout %g s expired during '%s'", dl.run_timeout, dl.phase);
+    pthread_mutex_unlock(&dl.lock);
+    if (!late)
+        return;
+    unlink(tmp_path);
     GA_FATAL(GA_EXIT_TIMEOUT, "%s", msg);
 }
 

@@ -39,6 +39,11 @@ void ga_deadline_rearm(void);
  * does, naming the rank(s) that did not arrive when the others can be asked, else this rank. */
 void ga_deadline_expired(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
+/* The report's commit check (ga_report_set_commit_check): when the whole-run bound has passed by the clock,
+ * even if the watcher thread has not run yet (a loaded host), the temporary report is removed and the job ends
+ * with exit 4, so that a run past its --timeout never leaves a report. */
+void ga_deadline_check_before_commit(const char *tmp_path);
+
 /* Called on expiry, before the job is aborted (NULL to clear). */
 void ga_deadline_set_abort_hook(ga_abort_hook hook, void *user);
 

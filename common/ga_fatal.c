@@ -1,4 +1,5 @@
 #include "ga_fatal.h"
+#include "ga_report.h"
 
 #include <pthread.h>
 #include <limits.h>
@@ -33,6 +34,7 @@ void ga_fatal_set_identity(const char *host, int world_rank)
 /* Ends the process with exit_code: MPI_Abort where that is legal from this thread, else exit/_exit. */
 _Noreturn static void end_job(int exit_code)
 {
+    ga_report_abandon_pending(); /* nothing written half-way */
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);

@@ -31,6 +31,7 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
     }
     ga_log_set_verbose(common->verbose);
     ga_deadline_start_run(common->timeout_s);
+    ga_report_set_commit_check(ga_deadline_check_before_commit);
 
     /* Checked before measuring, so a long run never ends with nowhere to write its report. */
     char err[GA_PATH_MAX + 128] = "";

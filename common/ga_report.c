@@ -176,6 +176,21 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+static ga_report_commit_check commit_check;
+/* The temporary file of the write in progress, for the fatal path ('\0': none). One writer per process. */
+static char pending_tmp[GA_PATH_MAX + 128];
+
+void ga_report_set_commit_check(ga_report_commit_check check)
+{
+    commit_check = check;
+}
+
+void ga_report_abandon_pending(void)
+{
+    if (pending_tmp[0])
+        unlink(pending_tmp);
+}
+
 int ga_report_write_atomic(const char *dir, const char *program, json_t *report, char *err, size_t errlen)
 {
     char final_path[GA_PATH_MAX + 128], tmp_path[GA_PATH_MAX + 128];
@@ -193,6 +208,7 @@ int ga_report_write_atomic(const char *dir, const char *program, json_t *report,
         free(text);
         return -1;
     }
+    memcpy(pending_tmp, tmp_path, sizeof pending_tmp);
     int rc = write_all(fd, text, strlen(text));
     rc = rc ? rc : write_all(fd, "\n", 1);
     rc = rc ? rc : fchmod(fd, 0644);
@@ -203,10 +219,13 @@ int ga_report_write_atomic(const char *dir, const char *program, json_t *report,
         rc = -1;
         saved = errno;
     }
+    if (rc == 0 && commit_check)
+        commit_check(tmp_path);
     if (rc == 0 && rename(tmp_path, final_path) != 0) {
         rc = -1;
         saved = errno;
     }
+    pending_tmp[0] = '\0';
     if (rc != 0) {
         unlink(tmp_path);
         snprintf(err, errlen, "cannot write '%s': %s", final_path, strerror(saved));

@@ -40,6 +40,13 @@ void ga_report_add_metric(json_t *report, const char *name, double value, const 
 /* Writes <dir>/<program>.json via a temporary file in the same directory, fsync, then rename: a reader
  * never sees half a report. Returns 0, or -1 with a message. */
 int ga_report_write_atomic(const char *dir, const char *program, json_t *report, char *err, size_t errlen);
+/* Nothing written half-way, even when the job is ended during the write: the runtime's fatal path removes the
+ * temporary file of a write in progress (ga_report_abandon_pending), and the commit check, called just before
+ * the rename, may end the job instead (the run's --timeout has passed: a late report must not look complete).
+ * A check that does not return must remove tmp_path itself. */
+typedef void (*ga_report_commit_check)(const char *tmp_path);
+void ga_report_set_commit_check(ga_report_commit_check check);
+void ga_report_abandon_pending(void);
 
 /* The end of every program on rank 0: the verdict into the report, the report written atomically, its path
  * logged under tag, and the [RESULT] line. Returns the exit code: exit_code, or GA_EXIT_ENV when the report
