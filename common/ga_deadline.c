@@ -310,6 +310,14 @@ void ga_deadline_expired(const char *fmt, ...)
     expire(msg, seq);
 }
 
+double ga_deadline_run_end(void)
+{
+    pthread_mutex_lock(&dl.lock);
+    double end = dl.run_deadline;
+    pthread_mutex_unlock(&dl.lock);
+    return end;
+}
+
 void ga_deadline_start_run(double run_timeout_s)
 {
     pthread_mutex_lock(&dl.lock);

@@ -11,6 +11,8 @@ typedef void (*ga_abort_hook)(void *user);
 /* The whole-run bound (0: none), counted from now. Started by ga_program_begin from --timeout; a program may
  * restart it with a longer default when the user gave none (gemm_flops adds its --duration). */
 void ga_deadline_start_run(double run_timeout_s);
+/* When the whole-run bound expires, on ga_now()'s clock (0: no bound): what a program plans its work within. */
+double ga_deadline_run_end(void);
 /* The default bound of ga_deadline_arm (0: waits are not bounded individually). */
 void ga_deadline_set_wait_timeout(double wait_timeout_s);
 double ga_deadline_wait_timeout(void);

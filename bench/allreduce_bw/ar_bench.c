@@ -5,9 +5,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "ar_budget.h"
 #include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_log.h"
 #include "ga_runtime.h"
 #include "ga_time.h"
 
@@ -28,8 +30,8 @@ size_t ar_bench_max_bytes(const ar_sweep_cfg *cfg, int nranks)
 
 /* Test hooks, so that end-to-end tests can prove the check and the pairs analysis fail when they should:
  * ALLREDUCE_BW_TEST_WRONG_RANK=r corrupts one output element on world rank r before it is checked;
- * ALLREDUCE_BW_TEST_DELAY_RANK=r and ALLREDUCE_BW_TEST_DELAY_US=us make rank r late by us per timed
- * iteration (a slow node). Documented in docs/allreduce_bw.md; never set in production. */
+ * ALLREDUCE_BW_TEST_DELAY_RANK=r and ALLREDUCE_BW_TEST_DELAY_US=us make rank r late by us per operation
+ * it takes part in, timed or not (a slow node: every transfer through it is slow). Documented in docs/allreduce_bw.md; never set in production. */
 static int env_int(const char *name, int fallback)
 {
     const char *v = getenv(name);
@@ -132,6 +134,7 @@ static int64_t check(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call
             b->graph_capture(b, call, 1, what);
             b->graph_launch(b, 1, what);
         } else {
+            test_delay(1);
             b->run(b, call, 1, what);
         }
         b->get_output(b, call, out);
@@ -141,6 +144,90 @@ static int64_t check(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call
             wrong = w;
     }
     return wrong;
+}
+
+/* The share of the time left that the timed iterations of size s, placement pl get: the sweep's deadline
+ * spread over the sizes and placements still to run (warm-ups and checks take the rest), and a quarter of -T,
+ * the loop being one wait. 0: no bound; a negative value: the deadline has passed. */
+static double iteration_budget(const ar_sweep_cfg *cfg, int s, int pl)
+{
+    double budget = 0;
+    if (cfg->deadline > 0) {
+        int left = (cfg->n_sizes - s) * AR_PLACEMENTS - pl;
+        double per = (cfg->deadline - ga_now()) / (left > 0 ? left : 1);
+        budget = per > 0 ? 0.7 * per : -1;
+    }
+    if (cfg->wait_bound > 0 && (budget == 0 || budget > 0.25 * cfg->wait_bound))
+        budget = 0.25 * cfg->wait_bound;
+    return budget;
+}
+
+/* The first warm-up operation, timed after a barrier; the communicator agrees on the slowest rank's time and
+ * the smallest budget (every rank fits the same counts). Sets the further warm-ups and the timed iterations;
+ * returns true when the sweep's deadline has passed (this size is its last). */
+static bool fit_size(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call, int s, int pl, const char *what,
+                     int *warm, int *iters)
+{
+    barrier(b, what);
+    int agg = cfg->agg_iters > 0 ? cfg->agg_iters : 1;
+    double t0 = ga_now();
+    test_delay(1);
+    b->run(b, call, 1, what);
+    double v[2] = {(ga_now() - t0) * agg, -iteration_budget(cfg, s, pl)};
+    ga_deadline_arm("agreeing on the iterations of %s", what);
+    GA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, b->comm));
+    ga_deadline_disarm();
+    double budget = -v[1];
+    if (budget < 0) {
+        *warm = 0;
+        *iters = 1;
+        return true;
+    }
+    *warm = ar_budget_warmups(v[0], budget, cfg->warmup);
+    *iters = ar_budget_iters(v[0], budget, cfg->iters);
+    if (*iters < cfg->iters && b->rank == 0)
+        ga_debug("COMM", "%s: one operation takes %.3f s: %d timed iterations fit its share of %.1f s", what, v[0],
+                 *iters, budget);
+    return false;
+}
+
+/* One size and placement: warm-up, the timed loop, the check. one_op: the gate judged the group already (one
+ * timed operation, no more warm-up). Returns true when the sweep is out of time. */
+static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, bool one_op, void *in, void *out,
+                    double *iter_times, ar_sample *smp)
+{
+    ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1};
+    ar_coll_counts(cfg->coll, cfg->sizes[s], cfg->type, b->nranks, &call.counts);
+    char what[200];
+    snprintf(what, sizeof what, "%s %s %s %llu B %s (%s, rank %d of %d)", ar_coll_get(cfg->coll)->name,
+             ar_dtype_get(cfg->type)->name, ar_op_name(cfg->op), (unsigned long long)cfg->sizes[s],
+             placement_names[pl], cfg->label, b->rank, b->nranks);
+    ga_phase("%s", what);
+
+    bool fitted = (cfg->deadline > 0 || cfg->wait_bound > 0) && cfg->warmup > 0 && !cfg->per_iter;
+    int warm = cfg->warmup, iters = cfg->iters;
+    bool late = false;
+    if (fitted) {
+        late = fit_size(b, cfg, &call, s, pl, what, &warm, &iters);
+        if (one_op)
+            warm = 0, iters = 1;
+    }
+    if (warm > 0) {
+        test_delay(warm);
+        b->run(b, &call, warm, what);
+    }
+    barrier(b, what);
+    ar_sweep_cfg run = *cfg;
+    run.iters = iters;
+    smp->time_s[pl] = timed_loop(b, &run, &call, what, iter_times);
+    smp->iters[pl] = iters;
+    smp->warmups[pl] = warm + (fitted ? 1 : 0);
+
+    smp->wrong[pl] = -1;
+    if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)) &&
+        !(ar_coll_get(cfg->coll)->reduces && ar_check_skip_reason(cfg->type, cfg->op)))
+        smp->wrong[pl] = check(b, cfg, &call, s, in, out, what);
+    return late;
 }
 
 void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_size_done_fn on_size,
@@ -160,32 +247,17 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
         (n_iter && on_size && b->rank == 0 && !iters_all))
         GA_FATAL(GA_EXIT_ENV, "cannot allocate the check buffers (2 x %zu bytes)", max_bytes);
 
-    rec->n_sizes = cfg->n_sizes;
+    rec->n_sizes = 0;
     rec->group_size = b->nranks;
     rec->iters = cfg->iters;
-    const char *cname = ar_coll_get(cfg->coll)->name;
-    for (int s = 0; s < cfg->n_sizes; s++) {
+    bool one_op = false, stop = false;
+    for (int s = 0; s < cfg->n_sizes && !stop; s++) {
         ar_sample *smp = &rec->samples[s];
-        for (int pl = 0; pl < AR_PLACEMENTS; pl++) {
-            ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1};
-            ar_coll_counts(cfg->coll, cfg->sizes[s], cfg->type, b->nranks, &call.counts);
-            char what[200];
-            snprintf(what, sizeof what, "%s %s %s %llu B %s (%s, rank %d of %d)", cname,
-                     ar_dtype_get(cfg->type)->name, ar_op_name(cfg->op), (unsigned long long)cfg->sizes[s],
-                     placement_names[pl], cfg->label, b->rank, b->nranks);
-            ga_phase("%s", what);
-
-            if (cfg->warmup > 0)
-                b->run(b, &call, cfg->warmup, what);
-            barrier(b, what);
-            smp->time_s[pl] =
-                timed_loop(b, cfg, &call, what, n_iter ? iters_mine + (size_t)pl * cfg->iters : NULL);
-
-            smp->wrong[pl] = -1;
-            if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)) &&
-                !(ar_coll_get(cfg->coll)->reduces && ar_check_skip_reason(cfg->type, cfg->op)))
-                smp->wrong[pl] = check(b, cfg, &call, s, in, out, what);
-        }
+        for (int pl = 0; pl < AR_PLACEMENTS; pl++)
+            stop |= measure(b, cfg, s, pl, one_op, in, out, n_iter ? iters_mine + (size_t)pl * cfg->iters : NULL,
+                            smp);
+        rec->n_sizes = s + 1;
+        rec->iters = smp->iters[0];
         if (on_size) {
             ga_deadline_arm("gathering the times of %llu B (%s)", (unsigned long long)cfg->sizes[s],
                             cfg->label);
@@ -197,10 +269,22 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
             if (b->rank == 0)
                 on_size(user, s, all, iters_all, b->nranks);
         }
+        if (cfg->gate) {
+            int g = cfg->gate->after_size(cfg->gate, s, smp);
+            one_op = one_op || (g & AR_GATE_ONE_OP);
+            stop = (g & AR_GATE_STOP) != 0; /* the gate decides for every group at once, time included */
+        }
     }
     free(iters_mine);
     free(iters_all);
     free(all);
     free(in);
     free(out);
+}
+
+void ar_bench_sit_out(const ar_sweep_cfg *cfg)
+{
+    for (int s = 0; s < cfg->n_sizes; s++)
+        if (cfg->gate->after_size(cfg->gate, s, NULL) & AR_GATE_STOP)
+            return;
 }

@@ -13,7 +13,10 @@
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_report.h"
+#include "ar_budget.h"
+#include "ar_gate.h"
 #include "ar_nodes.h"
+#include "ga_time.h"
 
 /* ---- node pattern: every node's own sweep, at once ---- */
 
@@ -50,7 +53,15 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     int nn;
     MPI_Comm_size(nc, &nn);
     ar_backend *b = ar_backend_open(kind, nc, ar_bench_max_bytes(&cfg, nn), label);
-    ar_bound_iterations(b, &cfg);
+    /* every node at once, judged against the others after each size (ar_gate.h); the phase's time shared out */
+    ar_group_gate gate;
+    ar_group_gate_init(&gate, o->coll, c.type, sizes, n_sizes, ar_judge_size_index(sizes, n_sizes), false,
+                       st->phase_deadline);
+    ar_group_gate_begin(&gate, ctx->node_count, ctx->node_index);
+    gate.size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * (4.0 + o->check);
+    gate.what = "node";
+    cfg.deadline = st->phase_deadline;
+    cfg.gate = &gate.base;
     ar_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
@@ -60,8 +71,14 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     double bound = ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
     ar_record *all = NULL;
     ar_gather_records(ctx, mine, &all, bound, "the node sweeps");
+    /* the gate stops every node at the same size: out of time, the nodes are compared where they stopped */
+    int ran = mine->n_sizes;
+    if (gate.stopped_at >= 0 && root)
+        ar_run_not_covered(st, "node: sizes above %llu B not measured: out of time",
+                           (unsigned long long)sizes[ran - 1]);
+    bool all_judged = true; /* every node below a bound is beyond doubt: nothing to measure again */
 
-    ar_sweep_desc d = ar_desc_of(o, c, sizes, n_sizes), d1 = ar_desc_of(o, c, sizes + n_sizes - 1, 1);
+    ar_sweep_desc d = ar_desc_of(o, c, sizes, ran), d1 = ar_desc_of(o, c, sizes + ran - 1, 1);
     ar_node_fig *nodes = NULL;
     int n_nodes = ctx->node_count;
     if (root) {
@@ -82,20 +99,32 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
         }
     }
     ar_sweep_cfg again = cfg;
-    again.sizes = sizes + n_sizes - 1;
+    again.sizes = sizes + ran - 1;
     again.n_sizes = 1;
+    again.gate = NULL;
     for (int pass = 0; pass < o->remeasure; pass++) {
         ar_nodes_verdict v = {0};
-        int flagged = 0;
+        int flagged = 0, late = 0;
         if (root) {
             if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
                 GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
             flagged = v.flagged;
+            for (int k = 0; k < n_nodes; k++)
+                if (nodes[k].below_min || nodes[k].below_median)
+                    all_judged = all_judged && ar_group_gate_judged(&gate, k);
+            if (flagged && all_judged)
+                flagged = 0; /* far below the other nodes twice already: no doubt to remove */
+            late = flagged && st->phase_deadline > 0 && ga_now() > st->phase_deadline;
+            if (late)
+                ar_run_not_covered(st, "node: %d node%s below a bound not measured again: out of time",
+                                   flagged, flagged == 1 ? "" : "s");
         }
+        int head[2] = {flagged, late};
         ga_deadline_arm_for(bound, "sharing the nodes to measure again"); /* after every node's sweep */
-        GA_MPI_CHECK(MPI_Bcast(&flagged, 1, MPI_INT, 0, MPI_COMM_WORLD));
+        GA_MPI_CHECK(MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD));
         ga_deadline_disarm();
-        if (!flagged)
+        flagged = head[0];
+        if (!flagged || head[1])
             break;
         if (root)
             ga_log("COMM",
@@ -117,6 +146,7 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     }
     b->destroy(b);
     MPI_Comm_free(&nc);
+    ar_group_gate_free(&gate);
     free(mine);
     ga_deadline_arm_for(bound, "the last node sweep"); /* leave together, as the pairs do */
     GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
@@ -143,7 +173,7 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     st->node_busbw_min = lowest;
     ga_log("COMM",
            "node: %d node%s, intra-node busbw at %llu B: median %.2f GB/s, lowest %.2f GB/s, %d flagged",
-           n_nodes, n_nodes == 1 ? "" : "s", (unsigned long long)sizes[n_sizes - 1], v.median_busbw, lowest,
+           n_nodes, n_nodes == 1 ? "" : "s", (unsigned long long)sizes[ran - 1], v.median_busbw, lowest,
            v.flagged);
     free(nodes);
     if (!st->node_records)

@@ -70,6 +70,13 @@ typedef struct {
     /* --min-busbw on the world sweep: measurements of its largest size (1 + remeasures) and the best busbw */
     int world_measurements;
     double world_best_busbw;
+    /* Time as a budget (ar_budget.h): when the pattern running now should end (ga_now(); 0: no bound), on
+     * every rank */
+    double phase_deadline;
+    /* every rank: the screen before the world sweep found a pair far below the others: the world sweep stops
+     * at the judging size and isolation looks at small sizes */
+    bool fabric_slow;
+    json_t *not_covered; /* rank 0: what the plan cut, for the report's "not_covered" */
 } run_state;
 
 /* nccl-tests' -u -G -R -x -y -M as ar_opts_finish left them for the backend that runs; set once in main. */
@@ -90,8 +97,6 @@ ar_sweep_cfg ar_cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_s
  * busbw to min_busbw; first: its figures are the world's headline ones. */
 void ar_account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set, double min_busbw,
                       bool check_busbw, bool first, const char *pattern);
-/* Fewer iterations so that one wait stays within -T (collective on b's communicator). */
-void ar_bound_iterations(ar_backend *b, ar_sweep_cfg *cfg);
 /* Rank 0: the busbw at the largest size of the ranks of one group, and the iterations they ran. */
 double ar_group_busbw(const ar_record *all, int n, int group, const ar_sweep_desc *d, int *iters);
 
@@ -102,6 +107,13 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
                  int n_sizes, run_state *st, json_t *report);
 void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                   int n_sizes, run_state *st, json_t *report);
+
+/* Collective, before the world sweep: one round of pairs at the judging size, twice; true (on every rank) when
+ * a pair was far below the others both times, so that the world's answer is known before it is measured. */
+bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                     int n_sizes, run_state *st);
+/* Rank 0: one line of what the run did not cover (the report's "not_covered"), also logged. */
+void ar_run_not_covered(run_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Collective: the communicators of NCCL_TESTS_SPLIT_MASK, or the world; 0, or -1 with a message. */
 int ar_split_world(const ga_ctx *ctx, split_plan *sp, char *err, size_t errlen);

@@ -1,6 +1,7 @@
 /* allreduce_bw: the helpers every pattern uses (backend, records, descriptors, accounting, bounded
  * iterations). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,19 +74,21 @@ ar_sweep_desc ar_desc_of(const ar_opts *o, combo c, const uint64_t *sizes, int n
 
 ar_sweep_cfg ar_cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes, const char *label)
 {
-    return (ar_sweep_cfg){o->coll,
-                          c.type,
-                          c.op,
-                          o->root,
-                          o->iters,
-                          o->warmup,
-                          o->check,
-                          sizes,
-                          n_sizes,
-                          label,
-                          o->agg_iters,
-                          o->blocking,
-                          o->per_iter && !o->pairs};
+    /* -T bounds each timed loop, one wait; the runners add the phase's deadline and their gate */
+    return (ar_sweep_cfg){.coll = o->coll,
+                          .type = c.type,
+                          .op = c.op,
+                          .root = o->root,
+                          .iters = o->iters,
+                          .warmup = o->warmup,
+                          .check = o->check,
+                          .sizes = sizes,
+                          .n_sizes = n_sizes,
+                          .label = label,
+                          .agg_iters = o->agg_iters,
+                          .blocking = o->blocking,
+                          .per_iter = o->per_iter && !o->pairs,
+                          .wait_bound = ga_deadline_wait_timeout()};
 }
 
 /* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. check_busbw: hold its
@@ -113,49 +116,17 @@ void ar_account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set,
     ar_sweep_findings(d, set->recs, set->n, &held, min_busbw, check_busbw, &st->findings);
 }
 
-/* ---- bounded iterations (pairs and node patterns) ---- */
-
-/* -T bounds each wait, and a sweep's timed loop is one wait for -n operations: a slow member (a slow node, a
- * slow link) would make its healthy partner wait -n times longer than one operation and turn a slow pair into
- * a timeout naming the healthy end. So one timed operation at the largest size goes first, and the slowest
- * rank's time sets how many iterations fit in a quarter of -T: a pair ten times slower runs fewer iterations
- * and is measured and named. Collective on b's communicator; does nothing without -T. */
-void ar_bound_iterations(ar_backend *b, ar_sweep_cfg *cfg)
+void ar_run_not_covered(run_state *st, const char *fmt, ...)
 {
-    double wait = ga_deadline_wait_timeout();
-    if (wait <= 0 || cfg->iters <= 1)
-        return;
-    ar_sweep_cfg probe = *cfg;
-    probe.sizes = cfg->sizes + cfg->n_sizes - 1;
-    probe.n_sizes = 1;
-    probe.iters = 1;
-    probe.warmup = cfg->warmup > 0 ? 1 : 0;
-    probe.check = 0;
-    probe.per_iter = false;
-    ar_record *scratch = calloc(1, sizeof *scratch);
-    if (!scratch)
-        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ar_bench_sweep(b, &probe, scratch, NULL, NULL);
-    int agg = cfg->agg_iters > 0 ? cfg->agg_iters : 1;
-    double mine = 0, slowest = 0;
-    for (int pl = 0; pl < AR_PLACEMENTS; pl++)
-        mine = scratch->samples[0].time_s[pl] * agg > mine ? scratch->samples[0].time_s[pl] * agg : mine;
-    free(scratch);
-    ga_deadline_arm("agreeing on the iterations of %s", cfg->label);
-    GA_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, b->comm));
-    ga_deadline_disarm();
-    if (slowest <= 0)
-        return;
-    double fit = 0.25 * wait / slowest;
-    if (fit >= cfg->iters)
-        return;
-    cfg->iters = fit < 1 ? 1 : (int)fit;
-    if (cfg->warmup > cfg->iters)
-        cfg->warmup = cfg->iters;
-    if (b->rank == 0)
-        ga_log("COMM",
-               "%s: one iteration takes %.3f s at %llu B: %d timed iterations per size, within -T %g s",
-               cfg->label, slowest, (unsigned long long)cfg->sizes[cfg->n_sizes - 1], cfg->iters, wait);
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (!st->not_covered)
+        st->not_covered = json_array();
+    json_array_append_new(st->not_covered, json_string(line));
+    ga_log("COMM", "not covered: %s", line);
 }
 
 /* Rank 0: the busbw at the largest size of the ranks of one group (their records), and the iterations they

@@ -14,6 +14,8 @@
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_report.h"
+#include "ga_time.h"
+#include "ar_budget.h"
 #if GA_HAVE_CUDA
 #include <nccl.h>
 #endif
@@ -205,8 +207,15 @@ static void remeasure_world_max(const ga_ctx *ctx, const ar_opts *o, ar_backend 
     ar_record *rec = calloc(1, sizeof *rec);
     if (!rec)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    int far = 0; /* measurements far below the floor (ar_budget.h): twice leaves no doubt to remove */
     for (int pass = 0; pass < o->remeasure; pass++) {
-        int again = ctx->world_rank == 0 && st->world_best_busbw < o->min_busbw;
+        far += ar_far_below_floor(pass == 0 ? t->fig.busbw_at_max : st->world_best_busbw, o->min_busbw);
+        bool late = st->phase_deadline > 0 && ga_now() > st->phase_deadline;
+        int again = ctx->world_rank == 0 && st->world_best_busbw < o->min_busbw && far < AR_FAR_TIMES && !late;
+        if (ctx->world_rank == 0 && st->world_best_busbw < o->min_busbw && (late || far >= AR_FAR_TIMES))
+            ga_log("COMM", "busbw %.2f GB/s at %llu B: %s", st->world_best_busbw, (unsigned long long)*largest,
+                   late ? "below --min-busbw, not measured again: out of time"
+                        : "far below --min-busbw twice, beyond doubt: not measured again");
         ga_deadline_arm("deciding whether to measure the largest size again");
         GA_MPI_CHECK(MPI_Bcast(&again, 1, MPI_INT, 0, MPI_COMM_WORLD));
         ga_deadline_disarm();
@@ -263,11 +272,17 @@ void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const co
     ar_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    /* the screen found the fabric slow: the sweep stops at the judging size, its answer known */
+    int asked = n_sizes;
+    if (st->fabric_slow)
+        n_sizes = ar_judge_size_index(sizes, n_sizes) + 1;
+    bool stopped = false;
     /* -N: the sweep again and again, each printed; the report holds the last cycle (-N 0 never ends) */
-    for (int cycle = 0; o->cycles == 0 || cycle < o->cycles; cycle++) {
+    for (int cycle = 0; (o->cycles == 0 || cycle < o->cycles) && !stopped; cycle++) {
         bool last = o->cycles > 0 && cycle == o->cycles - 1;
-        for (int c = 0; c < n_combos; c++) {
+        for (int c = 0; c < n_combos && !stopped; c++) {
             ar_sweep_cfg cfg = ar_cfg_of(o, combos[c], sizes, n_sizes, "world");
+            cfg.deadline = st->phase_deadline;
             if (cycle > 0)
                 cfg.warmup = 0; /* nccl-tests warms up once, before its cycles */
             live_table t = {.desc = ar_desc_of(o, combos[c], sizes, n_sizes),
@@ -279,18 +294,31 @@ void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const co
             ga_record_header_init(ctx, &mine->hdr);
             mine->group = split->group;
             ar_bench_sweep(b, &cfg, mine, print_live_line, &t);
+            if (mine->n_sizes < n_sizes) { /* out of time: every rank agreed (ar_bench.c) */
+                stopped = last = true;
+                if (root)
+                    ar_run_not_covered(st, "world: %s %s sizes above %llu B not measured: out of time",
+                                       ar_dtype_get(combos[c].type)->name, ar_op_name(combos[c].op),
+                                       (unsigned long long)sizes[mine->n_sizes - 1]);
+                t.desc.n_sizes = mine->n_sizes;
+            }
             if (!last)
                 continue;
             if (root && c == 0)
                 ga_debug("COMM", "busbw at the largest size (%llu B): %g GB/s out-of-place, %g GB/s in-place",
                          (unsigned long long)t.fig.max_bytes, t.fig.busbw_at_max, t.fig.busbw_at_max_ip);
-            if (c == 0)
+            /* the floor holds the largest size asked for: a sweep cut short cannot be held to it */
+            bool whole = t.desc.n_sizes == asked;
+            if (c == 0 && whole)
                 remeasure_world_max(ctx, o, b, combos[c], sizes, n_sizes, split, &t, st);
+            if (root && c == 0 && !whole && o->min_busbw > 0)
+                ar_run_not_covered(st, "world: --min-busbw %.2f GB/s not held: the sweep did not reach %llu B",
+                                   o->min_busbw, (unsigned long long)sizes[asked - 1]);
             ar_record *all = NULL;
             ar_gather_records(ctx, mine, &all, ga_deadline_wait_timeout(), "the world sweep");
             if (root) {
                 rec_set set = ar_rec_set_world(all, ctx->world_size);
-                ar_account_sweep(st, &t.desc, &set, o->min_busbw, c == 0, c == 0, "world");
+                ar_account_sweep(st, &t.desc, &set, o->min_busbw, c == 0 && whole, c == 0, "world");
                 ar_rec_set_free(&set);
                 if (c == 0 && !st->node_records)
                     st->node_records = all;

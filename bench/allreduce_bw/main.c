@@ -9,6 +9,7 @@
 #include <nccl.h>
 #endif
 
+#include "ar_budget.h"
 #include "ar_run.h"
 #include "ga_deadline.h"
 #include "ga_exit.h"
@@ -18,6 +19,7 @@
 #include "ga_log.h"
 #include "ga_program.h"
 #include "ga_report.h"
+#include "ga_time.h"
 
 static const ga_program_spec spec = {
     .name = "allreduce_bw",
@@ -178,6 +180,8 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
                                                       .unit = "pairs",
                                                       .reference = NAN});
     }
+    json_object_set_new(report, "not_covered", st->not_covered ? st->not_covered : json_array());
+    st->not_covered = NULL;
     ga_report_add_nodes(report, st->node_records, ctx->world_size, sizeof(ar_record), ar_record_json, NULL);
 
     ga_findings_log(&st->findings, "COMM");
@@ -300,8 +304,21 @@ int main(int argc, char **argv)
         const ga_job job = ga_ctx_job(&ctx);
         report = ga_report_new(&job, spec.name, &common);
     }
+    /* Time as a budget: the patterns share what --timeout leaves, less a reserve for the report; each gets its
+     * share of what is left when it starts (ar_budget.h). Without --timeout, -T alone bounds each wait. */
+    double run_end = ga_deadline_run_end();
+    double reserve = run_end > 0 ? ar_budget_reserve(run_end - ga_now()) : 0;
+    bool pairs_later = false;
     for (int i = 0; i < o.n_patterns; i++) {
+        double left = run_end > 0 ? run_end - reserve - ga_now() : 0;
+        st.phase_deadline =
+            run_end > 0 ? ga_now() + (left > 0 ? ar_budget_phase(o.patterns, o.n_patterns, i, left) : 0) : 0;
         st.ran[o.patterns[i]] = true;
+        for (int k = i + 1; k < o.n_patterns; k++)
+            pairs_later = pairs_later || o.patterns[k] == AR_PATTERN_PAIRS;
+        /* isolation comes early when the fabric is slow: a round of pairs at the judging size first */
+        if (o.patterns[i] == AR_PATTERN_WORLD && pairs_later && split.n_groups == 1)
+            st.fabric_slow = ar_pairs_screen(&ctx, &o, kind, combos[0], sizes, n_sizes, &st);
         if (o.patterns[i] == AR_PATTERN_PAIRS)
             ar_run_pairs(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
         else if (o.patterns[i] == AR_PATTERN_NODE)
