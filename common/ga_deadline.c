@@ -23,6 +23,7 @@ static struct {
     bool running, stop;
     double run_timeout, run_deadline; /* run_deadline 0: none */
     char phase[160];
+    char progress[256];  /* how far the work got and at what rate (ga_progress), for a timeout's message */
     double wait_timeout; /* default bound of an armed wait, 0: none */
     bool wait_armed;
     double wait_deadline, wait_bound;
@@ -43,7 +44,8 @@ enum { TAG_PROBE = 7301, TAG_REPLY = 7302 };
 
 static struct {
     bool enabled;
-    pthread_mutex_t lock; /* the posted probe receive is tested by the watcher, and by a main thread expiring */
+    pthread_mutex_t
+        lock; /* the posted probe receive is tested by the watcher, and by a main thread expiring */
     MPI_Comm comm;
     int rank, size;
     char (*hosts)[GA_HOST_MAX];
@@ -93,7 +95,8 @@ static void answer_probes(long long seq, bool expired)
     int flag = 0;
     MPI_Status st;
     pthread_mutex_lock(&peers.lock);
-    while (peers.probe_req != MPI_REQUEST_NULL && MPI_Test(&peers.probe_req, &flag, &st) == MPI_SUCCESS && flag) {
+    while (peers.probe_req != MPI_REQUEST_NULL && MPI_Test(&peers.probe_req, &flag, &st) == MPI_SUCCESS &&
+           flag) {
         long long *reply = peers.replies[st.MPI_SOURCE];
         reply[0] = seq;
         reply[1] = expired;
@@ -101,22 +104,24 @@ static void answer_probes(long long seq, bool expired)
         /* Not waited for (the asker may be gone); its buffer is the asker's own slot, which outlives it. */
         if (MPI_Isend(reply, 2, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REPLY, peers.comm, &r) == MPI_SUCCESS)
             MPI_Request_free(&r);
-        if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm, &peers.probe_req) !=
-            MPI_SUCCESS)
+        if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm,
+                      &peers.probe_req) != MPI_SUCCESS)
             peers.probe_req = MPI_REQUEST_NULL;
     }
     pthread_mutex_unlock(&peers.lock);
 }
 
 /* On expiry: asks every other rank, for at most PEER_POLL_S, and names the late ones. Returns false when this
- * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when nothing
- * was learnt (then the caller names its own rank as before). On true, *late_rank is the first late rank and
- * text says who. */
-static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char *text, size_t textlen)
+ * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when
+ * nothing was learnt (then the caller names its own rank as before). On true, *late_rank is the first late
+ * rank and text says who. */
+static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, int *late_rank, char *text,
+                            size_t textlen)
 {
     *quiet = false;
+    *none_behind = false;
     int n = peers.size;
-    long long (*got)[2] = calloc((size_t)n, sizeof *got);
+    long long(*got)[2] = calloc((size_t)n, sizeof *got);
     MPI_Request *rq = calloc((size_t)n, sizeof *rq);
     bool *answered = calloc((size_t)n, sizeof *answered);
     if (!got || !rq || !answered) {
@@ -141,7 +146,8 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
         answer_probes(my_seq, true); /* the others ask too */
         for (int r = 0; r < n; r++) {
             int flag = 0;
-            if (rq[r] != MPI_REQUEST_NULL && MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
+            if (rq[r] != MPI_REQUEST_NULL && MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+                flag) {
                 answered[r] = true;
                 pending--;
             }
@@ -170,9 +176,11 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
         *quiet = true; /* a lower rank expired too, heard the same, and reports */
     } else if (silent || behind) {
         /* Silent ranks first: a stopped or dead rank; else the ranks whose wait count is behind. */
-        size_t len = (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
+        size_t len =
+            (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
         if (silent)
-            len += (size_t)snprintf(text + len, len < textlen ? textlen - len : 0, " %.0f s from", PEER_POLL_S);
+            len +=
+                (size_t)snprintf(text + len, len < textlen ? textlen - len : 0, " %.0f s from", PEER_POLL_S);
         int listed = 0;
         *late_rank = -1;
         for (int r = 0; r < n; r++) {
@@ -183,16 +191,22 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
                 *late_rank = r;
             if (listed++ < PEER_NAMED_MAX && len < textlen) {
                 if (silent)
-                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)", listed > 1 ? "," : "",
-                                            r, peers.hosts[r]);
+                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)",
+                                            listed > 1 ? "," : "", r, peers.hosts[r]);
                 else
-                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
-                                            listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
+                    len +=
+                        (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
+                                         listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
             }
         }
         if (listed > PEER_NAMED_MAX && len < textlen)
             snprintf(text + len, textlen - len, " and %d more", listed - PEER_NAMED_MAX);
         found = true;
+    } else {
+        /* every rank answered, none behind: they all waited at the same point, for work longer than the bound
+         */
+        *none_behind = true;
+        snprintf(text, textlen, "no rank behind the others: all %d at wait %lld", n, most);
     }
     /* With answers outstanding, a late one may still arrive into got[] (rq[] holds its request): both are
      * left to the process, which is ending. */
@@ -212,13 +226,23 @@ _Noreturn static void expire(const char *msg, long long seq)
     if (atomic_flag_test_and_set(&once))
         for (;;)
             pause();
+    char progress[sizeof dl.progress];
+    pthread_mutex_lock(&dl.lock);
+    snprintf(progress, sizeof progress, "%s", dl.progress);
+    pthread_mutex_unlock(&dl.lock);
     if (peers.enabled) {
-        bool quiet = false;
+        bool quiet = false, none_behind = false;
         int late = -1;
         char text[700];
-        if (find_late_ranks(seq, &quiet, &late, text, sizeof text))
+        if (find_late_ranks(seq, &quiet, &none_behind, &late, text, sizeof text))
             ga_fatal_for_at(peers.hosts[late], late, __FILE__, __LINE__, GA_EXIT_TIMEOUT,
-                            "%s: %s; seen from rank %d on %s", msg, text, peers.rank, peers.hosts[peers.rank]);
+                            "%s: %s; seen from rank %d on %s", msg, text, peers.rank,
+                            peers.hosts[peers.rank]);
+        /* No blame without evidence: the limit was too short for the work, which no node can be named for. */
+        if (none_behind)
+            ga_fatal_job_at(__FILE__, __LINE__, GA_EXIT_TIMEOUT, "%s: %s (reported by rank %d on %s)%s%s",
+                            msg, text, peers.rank, peers.hosts[peers.rank], progress[0] ? "; " : "",
+                            progress);
         if (quiet) {
             /* The lower rank's report takes the job down; if it cannot, this rank does, still quietly. */
             struct timespec wait = {5, 0};
@@ -226,7 +250,7 @@ _Noreturn static void expire(const char *msg, long long seq)
             ga_fatal_quiet(GA_EXIT_TIMEOUT);
         }
     }
-    GA_FATAL(GA_EXIT_TIMEOUT, "%s", msg);
+    GA_FATAL(GA_EXIT_TIMEOUT, "%s%s%s", msg, progress[0] ? "; " : "", progress);
 }
 
 void ga_deadline_check_before_commit(const char *tmp_path)
@@ -361,6 +385,18 @@ void ga_deadline_stop(void)
         peers.hosts = NULL;
         /* peers.replies stays: an answer sent just before may still be in flight from it. */
     }
+}
+
+void ga_progress(const char *fmt, ...)
+{
+    char buf[sizeof dl.progress];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&dl.lock);
+    memcpy(dl.progress, buf, sizeof buf);
+    pthread_mutex_unlock(&dl.lock);
 }
 
 void ga_phase(const char *fmt, ...)

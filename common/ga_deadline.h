@@ -26,6 +26,11 @@ void ga_deadline_stop(void);
 /* Names the phase the program is in, for the whole-run message. Cheap; call freely. */
 void ga_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* How far the work has got and at what rate ("size 3 of 4 of the world sweep, 0.45 s per operation, about 30 s
+ * more"): a timeout with no rank behind names no node but says this, so that the user sees what the limit cut
+ * short and how much longer the work needed. */
+void ga_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Bounds the wait that follows with the default wait timeout (no effect while it is 0), or with its own
  * bound (seconds > 0: always armed, whatever the default; e.g. NCCL waits with their caller's bound). One
  * wait is armed at a time: arming replaces the previous one. On expiry the watcher thread runs the abort hook

@@ -80,6 +80,23 @@ void ga_fatal_for_at(const char *host, int world_rank, const char *file, int lin
     vfatal(host, world_rank, file, line, exit_code, fmt, ap);
 }
 
+void ga_fatal_job_at(const char *file, int line, int exit_code, const char *fmt, ...)
+{
+    char msg[1024];
+    if (atomic_flag_test_and_set(&taken))
+        for (;;)
+            pause();
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *base = strrchr(file, '/');
+    fflush(stdout);
+    fprintf(stderr, "[FATAL] job (%s:%d): %s\n", base ? base + 1 : file, line, msg);
+    fflush(stderr);
+    end_job(exit_code);
+}
+
 void ga_fatal_quiet(int exit_code)
 {
     if (atomic_flag_test_and_set(&taken))
@@ -99,8 +116,8 @@ int ga_agree_failure_at(const char *file, int line, int exit_code, const char *m
     if (msg_or_null && lowest == fatal_rank) {
         const char *base = strrchr(file, '/');
         fflush(stdout);
-        fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file, line,
-                msg_or_null);
+        fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file,
+                line, msg_or_null);
         fflush(stderr);
     }
     return exit_code;

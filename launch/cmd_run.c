@@ -35,12 +35,12 @@ extern char **environ;
 
 typedef struct {
     bool verbose, dry_run, dump_profile;
-    const char *profile_spec;          /* --profile (--quick: "quick"), default SUITE_PROFILE_DEFAULT */
-    json_t *profile;                   /* the profile loaded */
-    char profile_source[4096];         /* "built-in" or its path */
-    double burn_s;                     /* --burn: the full profile's burn */
+    const char *profile_spec;               /* --profile (--quick: "quick"), default SUITE_PROFILE_DEFAULT */
+    json_t *profile;                        /* the profile loaded */
+    char profile_source[4096];              /* "built-in" or its path */
+    double burn_s;                          /* --burn: the full profile's burn */
     json_t *extra_args[SUITE_MAX_PROGRAMS]; /* --args PROGRAM='...', split: appended to its command */
-    double preflight_s; /* --preflight-timeout, 0 = none, < 0 = the default */
+    double preflight_s;                     /* --preflight-timeout, 0 = none, < 0 = the default */
     char report_dir[GA_PATH_MAX];
     long np;
     const char *hostfile;
@@ -48,7 +48,7 @@ typedef struct {
     double step_timeout_s;
     const char *baseline;
     double tolerance_pct;
-    int list_programs; /* --list-programs: 0 no, else 1 + suite_list_format */
+    int list_programs;     /* --list-programs: 0 no, else 1 + suite_list_format */
     bool drain, apply_k8s; /* run drain.sh, gpuaccept-k8s.sh after the summary (docs/handoff.md) */
     const char *srun_args, *container_image; /* for every srun under Slurm (launch_plan.h) */
 } run_opts;
@@ -195,7 +195,8 @@ static int load_profile(run_opts *o, bool only_seen)
     return 0;
 }
 
-/* The last of repeated --srun-args / --container-image wins, as with the other options; checked by the plan. */
+/* The last of repeated --srun-args / --container-image wins, as with the other options; checked by the plan.
+ */
 static void set_srun_option(const char **slot, const char *arg)
 {
     *slot = arg;
@@ -402,7 +403,8 @@ static size_t step_argv(const suite_launch *plan, const char *path, const run_op
         argv[n++] = "--verbose";
     size_t i;
     json_t *a;
-    json_array_foreach(args, i, a) argv[n++] = (char *)json_string_value(a);
+    json_array_foreach(args, i, a)
+        argv[n++] = (char *)json_string_value(a);
     argv[n] = NULL;
     return n;
 }
@@ -420,13 +422,13 @@ typedef struct {
     const run_opts *o;
     const suite_launch *plan;
     const char *bin_dir;
-    size_t n_sel;        /* steps selected */
-    double t0;           /* monotonic start of the run */
-    const char *run_id;  /* given to every step with --run-id; the merge takes only its reports */
-    json_t *preflight;   /* suite_run.json's "preflight", NULL when none ran */
+    size_t n_sel;             /* steps selected */
+    double t0;                /* monotonic start of the run */
+    const char *run_id;       /* given to every step with --run-id; the merge takes only its reports */
+    json_t *preflight;        /* suite_run.json's "preflight", NULL when none ran */
     json_t *const *step_args; /* per program: the profile's arguments, then --args' */
-    json_t *not_covered; /* what the profile and this run do not check, for the summary */
-    bool no_node;        /* the preflight passed no node: nothing to run the steps on */
+    json_t *not_covered;      /* what the profile and this run do not check, for the summary */
+    bool no_node;             /* the preflight passed no node: nothing to run the steps on */
 } run_ctx;
 
 /* Where the programs are: $GPUACCEPT_BIN_DIR, else beside gpuaccept, else ".". */
@@ -550,8 +552,7 @@ static json_t *load_step_reports(const run_ctx *c, const json_t *steps)
     json_t *reports = json_array();
     size_t i;
     json_t *st;
-    json_array_foreach(steps, i, st)
-    {
+    json_array_foreach(steps, i, st) {
         char path[4200], err[600];
         snprintf(path, sizeof path, "%s/%s.json", c->o->report_dir, sj_str(st, "program", "?"));
         if (access(path, F_OK) != 0)
@@ -608,7 +609,8 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
         fprintf(stderr, "[SUITE] step %s: %s; moved to %s\n", prog, rerr, aside);
         if (rename(report, aside) != 0)
             unlink(report);
-        if (ga_streq(status, "crashed") && (res.exit_code == GA_EXIT_PASS || res.exit_code == GA_EXIT_CHECK_FAILED))
+        if (ga_streq(status, "crashed") &&
+            (res.exit_code == GA_EXIT_PASS || res.exit_code == GA_EXIT_CHECK_FAILED))
             status = "bad_report";
         json_object_set_new(step, "report_error", json_string(rerr));
     }
@@ -619,7 +621,7 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     json_object_set_new(step, "duration_s", json_real(res.duration_s));
     json_object_set_new(step, "result_line", json_string(res.result_line));
     suite_attribution blame;
-    bool named = suite_attr_pick(&res.attr, &blame);
+    bool named = suite_attr_pick(&res.attr, status, &blame);
     if (suite_attr_wanted(status))
         json_object_set_new(step, "node", suite_attr_to_json(&blame));
     char clock[32];
@@ -634,6 +636,11 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     if (suite_attr_wanted(status) && named)
         printf("[SUITE] step %zu/%zu %s: host %s rank %d (from %s)\n", k, c->n_sel, prog, blame.host,
                blame.rank, blame.source);
+    else if (suite_attr_wanted(status) && ga_streq(blame.source, "job"))
+        printf(
+            "[SUITE] step %zu/%zu %s: no node named: every rank was at the same wait (the step needed more "
+            "time than its limit)\n",
+            k, c->n_sel, prog);
     else if (suite_attr_wanted(status))
         printf("[SUITE] step %zu/%zu %s: node unknown (no rank or launcher named one)\n", k, c->n_sel, prog);
     if (res.survivors)
@@ -700,6 +707,7 @@ static json_t *run_steps(const run_ctx *c)
         k++;
         if (stopped || c->no_node) {
             json_object_set_new(step, "status", json_string("not_run"));
+            json_object_set_new(step, "reason", json_string(stopped ? "the run was interrupted" : "no node"));
             continue;
         }
         run_step(c, i, k, step);
@@ -717,18 +725,19 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
         snprintf(launcher_cmd + strlen(launcher_cmd), sizeof launcher_cmd - strlen(launcher_cmd), "%s%s",
                  i ? " " : "", c->plan->argv[i]);
     ga_utc_timestamp(now, sizeof now);
-    json_t *opts = json_pack("{s:b, s:s, s:I, s:s?, s:f, s:s, s:s}", "quick",
-                             ga_streq(sj_str(o->profile, "name", ""), "quick"), "profile",
-                             sj_str(o->profile, "name", "?"), "np",
-                             (json_int_t)c->plan->np, "hostfile", o->hostfile, "step_timeout_s",
-                             o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
-    json_t *run = json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema",
-                            SUITE_RUN_SCHEMA, "schema_version", SUITE_RUN_SCHEMA_VERSION, "run_id", c->run_id,
-                            "gpuaccept_version", GA_VERSION, "created_utc", now,
-                            "launcher", "kind", suite_launch_kind_name(c->plan->kind), "detail",
-                            c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
+    json_t *opts = json_pack(
+        "{s:b, s:s, s:I, s:s?, s:f, s:s, s:s}", "quick", ga_streq(sj_str(o->profile, "name", ""), "quick"),
+        "profile", sj_str(o->profile, "name", "?"), "np", (json_int_t)c->plan->np, "hostfile", o->hostfile,
+        "step_timeout_s", o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
+    json_t *run =
+        json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema", SUITE_RUN_SCHEMA,
+                  "schema_version", SUITE_RUN_SCHEMA_VERSION, "run_id", c->run_id, "gpuaccept_version",
+                  GA_VERSION, "created_utc", now, "launcher", "kind", suite_launch_kind_name(c->plan->kind),
+                  "detail", c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
     if (c->preflight)
         json_object_set(run, "preflight", c->preflight);
+    if (suite_stop_signal_name())
+        json_object_set_new(run, "interrupted", json_string(suite_stop_signal_name()));
     json_object_set_new(run, "profile",
                         json_pack("{s:s, s:s, s:O, s:O}", "name", sj_str(o->profile, "name", "?"), "source",
                                   o->profile_source, "content", o->profile, "not_covered", c->not_covered));
@@ -757,6 +766,25 @@ static int run_handoff(const run_opts *o, int exit_code)
     return exit_code;
 }
 
+/* A stopped run: which signal, when, the step it cut short and the steps it left unrun. */
+static void print_interrupted(const json_t *steps, const char *clock)
+{
+    printf("[SUITE] interrupted by %s at %s elapsed", suite_stop_signal_name(), clock);
+    size_t i;
+    json_t *st;
+    json_array_foreach(steps, i, st)
+        if (ga_streq(sj_str(st, "status", ""), "interrupted"))
+            printf("; %s cut short", sj_str(st, "program", "?"));
+    printf("; not run:");
+    int none = 1;
+    json_array_foreach(steps, i, st)
+        if (ga_streq(sj_str(st, "status", ""), "not_run")) {
+            printf(" %s", sj_str(st, "program", "?"));
+            none = 0;
+        }
+    printf("%s\n", none ? " none" : "");
+}
+
 /* The merge, the baseline, summary.{json,md,html} and the verdict. Returns the run's exit code. */
 static int finish_run(const run_ctx *c, json_t *steps)
 {
@@ -776,7 +804,10 @@ static int finish_run(const run_ctx *c, json_t *steps)
     } else {
         char clock[32];
         fmt_clock(ga_now() - c->t0, clock, sizeof clock);
-        printf("[SUITE] all steps done in %s\n", clock);
+        if (suite_stop_signal_name())
+            print_interrupted(json_object_get(summary, "steps"), clock);
+        else
+            printf("[SUITE] all steps done in %s\n", clock);
         suite_print_verdict(summary, c->o->report_dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);
         exit_code = run_handoff(c->o, exit_code);
@@ -797,15 +828,17 @@ static void add_line(json_t *lines, const char *fmt, const char *a)
 static int build_step_args(const run_opts *o, const suite_launch *plan, const suite_hostlist *hosts,
                            json_t **args, json_t *not_covered)
 {
-    suite_profile_run_facts facts = {(int)plan->kind, plan->np, hosts, suite_local_gpu_count(process_getenv),
-                                     o->baseline, o->tolerance_pct, o->burn_s};
+    suite_profile_run_facts facts = {
+        (int)plan->kind, plan->np,         hosts,    suite_local_gpu_count(process_getenv),
+        o->baseline,     o->tolerance_pct, o->burn_s};
     suite_profile_env env;
     json_t *baseline, *v;
     char err[512];
     if (suite_profile_env_make(&facts, &env, &baseline, err, sizeof err) != 0)
         return suite_usage_error("run", "--baseline: %s", err);
     size_t i;
-    json_array_foreach(sj_arr(o->profile, "not_covered"), i, v) json_array_append(not_covered, v);
+    json_array_foreach(sj_arr(o->profile, "not_covered"), i, v)
+        json_array_append(not_covered, v);
     for (size_t k = 0; k < suite_n_programs; k++) {
         const char *name = suite_programs[k].name;
         args[k] = json_array();
@@ -884,13 +917,20 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
         strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&ts.tv_sec));
         snprintf(run_id, sizeof run_id, "run-%s-%ld-%06ld", stamp, (long)getpid(), ts.tv_nsec / 1000);
     }
-    run_ctx c = {.o = &o, .plan = &plan, .bin_dir = bin_dir, .n_sel = n_sel, .t0 = ga_now(), .run_id = run_id,
-                 .step_args = step_args, .not_covered = not_covered};
+    run_ctx c = {.o = &o,
+                 .plan = &plan,
+                 .bin_dir = bin_dir,
+                 .n_sel = n_sel,
+                 .t0 = ga_now(),
+                 .run_id = run_id,
+                 .step_args = step_args,
+                 .not_covered = not_covered};
     printf("[SUITE] run id %s\n", run_id);
     printf("[SUITE] profile %s (%s)\n", sj_str(o.profile, "name", "?"), o.profile_source);
     size_t i;
     json_t *v;
-    json_array_foreach(not_covered, i, v) printf("[SUITE] not covered: %s\n", json_string_value(v));
+    json_array_foreach(not_covered, i, v)
+        printf("[SUITE] not covered: %s\n", json_string_value(v));
     if (!o.dry_run && (rc = preflight(&c, &plan, &hosts)) != 0)
         return rc;
     json_t *steps = run_steps(&c);

@@ -23,10 +23,11 @@ typedef struct {
      * agg_iters means 1. */
     int agg_iters, blocking;
     bool per_iter;
-    /* Time as a budget (ar_budget.h). deadline: the ga_now() by which the sweep should be done (0: none), shared
-     * out over the sizes left; wait_bound: -T, one timed loop being one wait (0: none). With either, the first
-     * warm-up operation of each size and placement is timed, the communicator agrees on the slowest rank's
-     * time, and the warm-ups and timed iterations are fitted to the size's share (at least one of each). */
+    /* Time as a budget (ar_budget.h). deadline: the ga_now() by which the sweep should be done (0: none),
+     * shared out over the sizes left; wait_bound: -T, one timed loop being one wait (0: none). With either,
+     * the first warm-up operation of each size and placement is timed, the communicator agrees on the slowest
+     * rank's time, and the warm-ups and timed iterations are fitted to the size's share (at least one of
+     * each). */
     double deadline, wait_bound;
     /* Called after each size on every rank of the world when set (the pairs and node patterns judge their
      * groups against each other there); its answer must be the same on every rank of a communicator. */

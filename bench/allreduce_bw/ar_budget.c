@@ -8,8 +8,8 @@
 double ar_budget_reserve(double time_left_s)
 {
     /* the gathers, the analysis and an atomic report write: seconds, more on a large job's long run */
-    double r = 5.0 + 0.05 * time_left_s;
-    return r < time_left_s * 0.5 ? r : time_left_s * 0.5;
+    double r = 2.0 + 0.05 * time_left_s;
+    return r < time_left_s * 0.25 ? r : time_left_s * 0.25;
 }
 
 /* The weights of the patterns: the world sweep is the figure people compare, the pairs rounds are many

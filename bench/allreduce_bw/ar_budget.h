@@ -11,8 +11,9 @@
 
 /* "Far below": a figure below 1/AR_FAR_FACTOR of its reference (the floor, or the median of its peers at the
  * same size). Noise on a shared host or fabric slows a transfer by a share (two users: a half, three: a
- * third), and the pairs' screen already names members 10 % low once they stand out of that noise; a factor 4 is
- * beyond what contention by a few jobs does, and a node or link that slow leaves no doubt after two figures. */
+ * third), and the pairs' screen already names members 10 % low once they stand out of that noise; a factor 4
+ * is beyond what contention by a few jobs does, and a node or link that slow leaves no doubt after two
+ * figures. */
 #define AR_FAR_FACTOR 4.0
 /* Figures taken twice before a member is judged far below its peers (two sizes, or two operations). */
 #define AR_FAR_TIMES 2

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ar_budget.h"
+#include "ar_record.h"
 #include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
@@ -31,8 +32,9 @@ static void log_far(const ar_group_gate *g, int k, int s, double fig, int world)
     for (int r = 0, listed = 0; r < world && len < sizeof ranks - 16; r++)
         if ((int)g->times[r * SHARED] == k && listed++ < 4)
             len += (size_t)snprintf(ranks + len, sizeof ranks - len, "%s%d", listed > 1 ? "," : "", r);
-    ga_log("COMM", "%s %d (ranks %s%s): %.3f GB/s at %llu B, more than %.0fx below its peers: one timed "
-                   "operation per size from here",
+    ga_log("COMM",
+           "%s %d (ranks %s%s): %.3f GB/s at %llu B, more than %.0fx below its peers: one timed "
+           "operation per size from here",
            g->what ? g->what : "group", k, ranks, len >= sizeof ranks - 16 ? ",..." : "", fig,
            (unsigned long long)g->sizes[s], AR_FAR_FACTOR);
 }
@@ -42,13 +44,21 @@ static int after_size(ar_gate *base, int s, const ar_sample *mine)
     ar_group_gate *g = (ar_group_gate *)base;
     int world;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
+    /* late: the next size would not fit before the deadline (this one's time scaled, one operation per
+     * placement at least) */
+    double next = 0;
+    if (mine && s + 1 < g->n_sizes) {
+        double per_op = mine->time_s[0] > mine->time_s[1] ? mine->time_s[0] : mine->time_s[1];
+        next = per_op * (double)g->sizes[s + 1] / (double)(g->sizes[s] ? g->sizes[s] : 1) * AR_PLACEMENTS;
+    }
     double v[SHARED] = {mine ? g->my_group : -1, mine ? mine->time_s[0] : 0,
-                        g->deadline > 0 && ga_now() > g->deadline};
+                        g->deadline > 0 && ga_now() + next > g->deadline};
     if (!g->times)
         g->times = xcalloc((size_t)world * SHARED, sizeof *g->times);
     /* the ranks of fast groups wait here for the slowest group's size: its bound, not one wait's */
     if (g->size_bound > 0)
-        ga_deadline_arm_for(g->size_bound, "sharing the groups' times of %llu B", (unsigned long long)g->sizes[s]);
+        ga_deadline_arm_for(g->size_bound, "sharing the groups' times of %llu B",
+                            (unsigned long long)g->sizes[s]);
     else
         ga_deadline_arm("sharing the groups' times of %llu B", (unsigned long long)g->sizes[s]);
     GA_MPI_CHECK(MPI_Allgather(v, SHARED, MPI_DOUBLE, g->times, SHARED, MPI_DOUBLE, MPI_COMM_WORLD));
@@ -84,7 +94,8 @@ static int after_size(ar_gate *base, int s, const ar_sample *mine)
     ar_far_below_peers(fig, g->n_groups + n_prev, far);
     bool any_judged = false;
     for (int k = 0; k < g->n_groups; k++) {
-        /* from the judging size on, a group far below stays so at the sizes that follow: one operation each */
+        /* from the judging size on, a group far below stays so at the sizes that follow: one operation each
+         */
         if (far[k] && s >= g->judge_from) {
             if (!g->one_op[k])
                 log_far(g, k, s, fig[k], world);

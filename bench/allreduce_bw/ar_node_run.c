@@ -53,7 +53,8 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     int nn;
     MPI_Comm_size(nc, &nn);
     ar_backend *b = ar_backend_open(kind, nc, ar_bench_max_bytes(&cfg, nn), label);
-    /* every node at once, judged against the others after each size (ar_gate.h); the phase's time shared out */
+    /* every node at once, judged against the others after each size (ar_gate.h); the phase's time shared out
+     */
     ar_group_gate gate;
     ar_group_gate_init(&gate, o->coll, c.type, sizes, n_sizes, ar_judge_size_index(sizes, n_sizes), false,
                        st->phase_deadline);

@@ -175,12 +175,13 @@ static int run_pair_round(pairs_run *pr, int r, int rounds, int (*sched)[2], ar_
             lo = pairs[p].busbw, lo_i = p;
     }
     if (rounds > 0) /* 0: the screen, which says what it found itself */
-        ga_log("COMM", "round %d/%d: %d pairs, busbw at %llu B: lowest %.2f GB/s (%s rank %d <-> %s rank %d)%s",
-           r + 1, rounds, got, (unsigned long long)pr->sizes[pr->n_sizes - 1], lo, pairs[lo_i].host[0],
-           pairs[lo_i].rank[0], pairs[lo_i].host[1], pairs[lo_i].rank[1],
-           cut < 0         ? ""
-           : cut_judged    ? "; a pair far below its peers twice: sizes above this one not measured"
-                           : "; out of time: sizes above this one not measured");
+        ga_log("COMM",
+               "round %d/%d: %d pairs, busbw at %llu B: lowest %.2f GB/s (%s rank %d <-> %s rank %d)%s",
+               r + 1, rounds, got, (unsigned long long)pr->sizes[pr->n_sizes - 1], lo, pairs[lo_i].host[0],
+               pairs[lo_i].rank[0], pairs[lo_i].host[1], pairs[lo_i].rank[1],
+               cut < 0      ? ""
+               : cut_judged ? "; a pair far below its peers twice: sizes above this one not measured"
+                            : "; out of time: sizes above this one not measured");
     return got;
 }
 
@@ -203,13 +204,13 @@ static void mark_beyond_doubt(const ar_pair *pairs, int n, const bool *judged, b
 }
 
 /* Collective: the pairs that would make a finding measured again at the rounds' last size, batch after batch
- * of pairs with no member in common, each pair keeping the best of its figures; then the analysis again, until
- * every pair that would make a finding was measured 1 + --remeasure times (a pass that changes the median can
- * make a new candidate, which is measured again in its turn). A pair slowed by a moment of contention
- * recovers; a slow node or link stays slow. Pairs beyond doubt (doubtless, rank 0) are not measured again,
- * and no pass starts past the phase's deadline (*out_of_time). */
-static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bool *doubtless, ar_record *mine,
-                            bool *out_of_time)
+ * of pairs with no member in common, each pair keeping the best of its figures; then the analysis again,
+ * until every pair that would make a finding was measured 1 + --remeasure times (a pass that changes the
+ * median can make a new candidate, which is measured again in its turn). A pair slowed by a moment of
+ * contention recovers; a slow node or link stays slow. Pairs beyond doubt (doubtless, rank 0) are not
+ * measured again, and no pass starts past the phase's deadline (*out_of_time). */
+static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bool *doubtless,
+                            ar_record *mine, bool *out_of_time)
 {
     const ga_ctx *ctx = pr->ctx;
     const ar_opts *o = pr->o;
@@ -241,8 +242,10 @@ static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bo
         if (head[2]) {
             *out_of_time = true;
             if (root)
-                ga_log("COMM", "pairs: %d pair%s would make a finding, but the time for pairs is spent: not "
-                               "measured again", head[0], head[0] == 1 ? "" : "s");
+                ga_log("COMM",
+                       "pairs: %d pair%s would make a finding, but the time for pairs is spent: not "
+                       "measured again",
+                       head[0], head[0] == 1 ? "" : "s");
             break;
         }
         if (head[0] == 0)
@@ -262,10 +265,11 @@ static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bo
         GA_MPI_CHECK(MPI_Bcast(list, 4 * head[0], MPI_INT, 0, MPI_COMM_WORLD));
         ga_deadline_disarm();
         if (root)
-            ga_log("COMM",
-                   "pairs: %d pair%s would make a finding: measuring them again at %llu B (pass %d; each pair "
-                   "at most %d times)",
-                   head[0], head[0] == 1 ? "" : "s", (unsigned long long)*last, pass + 1, o->remeasure);
+            ga_log(
+                "COMM",
+                "pairs: %d pair%s would make a finding: measuring them again at %llu B (pass %d; each pair "
+                "at most %d times)",
+                head[0], head[0] == 1 ? "" : "s", (unsigned long long)*last, pass + 1, o->remeasure);
         int me = member_of_rank(ctx, &pr->plan);
         for (int b = 0; b < head[1]; b++) {
             int color = MPI_UNDEFINED;
@@ -413,8 +417,14 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
                   int n_sizes, run_state *st, json_t *report)
 {
     bool root = ctx->world_rank == 0;
-    pairs_run pr = {.ctx = ctx, .o = o, .kind = kind, .c = c, .plan = plan_of(ctx), .sizes = sizes,
-                    .n_sizes = n_sizes, .deadline = st->phase_deadline};
+    pairs_run pr = {.ctx = ctx,
+                    .o = o,
+                    .kind = kind,
+                    .c = c,
+                    .plan = plan_of(ctx),
+                    .sizes = sizes,
+                    .n_sizes = n_sizes,
+                    .deadline = st->phase_deadline};
     /* Once the fabric is known to be slow, isolation looks at the small sizes: enough to see a slow member,
      * quick on the slowest link. */
     if (st->fabric_slow && n_sizes > 1) {
@@ -444,7 +454,8 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     double slowest = 0;
     for (int r = 0; r < rounds && round_fits(&pr, r, slowest); r++, ran++) {
         double t0 = ga_now();
-        n_pairs += run_pair_round(&pr, r, rounds, sched, mine, &rounds_all[r], &pairs[n_pairs], &judged[n_pairs]);
+        n_pairs +=
+            run_pair_round(&pr, r, rounds, sched, mine, &rounds_all[r], &pairs[n_pairs], &judged[n_pairs]);
         slowest = ga_now() - t0 > slowest ? ga_now() - t0 : slowest;
     }
     if (root && ran < rounds)
@@ -459,7 +470,8 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     bool late = false;
     remeasure_pairs(&pr, pairs, n_pairs, doubtless, mine, &late);
     if (root && late)
-        ar_run_not_covered(st, "pairs: the pairs that would make a finding were not measured again: out of time");
+        ar_run_not_covered(st,
+                           "pairs: the pairs that would make a finding were not measured again: out of time");
     /* every rank leaves together, so that the next pattern's first wait is not the slowest pair's last round
      */
     ga_deadline_arm_for(pr.round_bound, "the last round of pairs");
@@ -489,7 +501,13 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
     uint64_t twice[2] = {sizes[j], sizes[j]};
     ar_opts one = *o;
     one.iters = 1, one.warmup = 1, one.check = 0;
-    pairs_run pr = {.ctx = ctx, .o = &one, .kind = kind, .c = c, .plan = plan, .sizes = twice, .n_sizes = 2,
+    pairs_run pr = {.ctx = ctx,
+                    .o = &one,
+                    .kind = kind,
+                    .c = c,
+                    .plan = plan,
+                    .sizes = twice,
+                    .n_sizes = 2,
                     .deadline = st->phase_deadline};
     pr.round_bound = ga_deadline_wait_timeout() * 8.0;
     pr.size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * 4.0;
@@ -519,14 +537,16 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
         double med = bw && n ? ga_median(bw, (size_t)n) : 0;
         free(bw);
         if (slow >= 0) {
-            ga_log("COMM",
-                   "screen: %s <-> %s at %llu B: %.3f GB/s, more than %.0fx below the median pair's %.3f GB/s "
-                   "twice: the fabric is slow; the world sweep stops at this size and isolation follows "
-                   "(%.1f s)",
-                   pairs[slow].host[0], pairs[slow].host[1], (unsigned long long)sizes[j], pairs[slow].busbw,
-                   AR_FAR_FACTOR, med, ga_now() - t0);
-            ar_run_not_covered(st, "world: sizes above %llu B not measured: %s <-> %s was far below the other "
-                                   "pairs at that size (screen)",
+            ga_log(
+                "COMM",
+                "screen: %s <-> %s at %llu B: %.3f GB/s, more than %.0fx below the median pair's %.3f GB/s "
+                "twice: the fabric is slow; the world sweep stops at this size and isolation follows "
+                "(%.1f s)",
+                pairs[slow].host[0], pairs[slow].host[1], (unsigned long long)sizes[j], pairs[slow].busbw,
+                AR_FAR_FACTOR, med, ga_now() - t0);
+            ar_run_not_covered(st,
+                               "world: sizes above %llu B not measured: %s <-> %s was far below the other "
+                               "pairs at that size (screen)",
                                (unsigned long long)sizes[j], pairs[slow].host[0], pairs[slow].host[1]);
         } else {
             ga_log("COMM", "screen: no pair far below the others at %llu B (median %.3f GB/s, %.1f s)",

@@ -23,6 +23,7 @@ typedef struct {
     int32_t group_size; /* ranks in the communicator measured */
     int32_t n_sizes;    /* sizes measured: the sweep's, or fewer when it was stopped */
     int32_t iters;      /* timed iterations at the last size measured (samples[].iters: each size's) */
+    int32_t unchecked;  /* sizes x placements whose check was skipped: no time was left for it */
     ar_sample samples[AR_MAX_SIZES];
 } ar_record;
 

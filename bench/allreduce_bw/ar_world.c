@@ -211,9 +211,11 @@ static void remeasure_world_max(const ga_ctx *ctx, const ar_opts *o, ar_backend 
     for (int pass = 0; pass < o->remeasure; pass++) {
         far += ar_far_below_floor(pass == 0 ? t->fig.busbw_at_max : st->world_best_busbw, o->min_busbw);
         bool late = st->phase_deadline > 0 && ga_now() > st->phase_deadline;
-        int again = ctx->world_rank == 0 && st->world_best_busbw < o->min_busbw && far < AR_FAR_TIMES && !late;
+        int again =
+            ctx->world_rank == 0 && st->world_best_busbw < o->min_busbw && far < AR_FAR_TIMES && !late;
         if (ctx->world_rank == 0 && st->world_best_busbw < o->min_busbw && (late || far >= AR_FAR_TIMES))
-            ga_log("COMM", "busbw %.2f GB/s at %llu B: %s", st->world_best_busbw, (unsigned long long)*largest,
+            ga_log("COMM", "busbw %.2f GB/s at %llu B: %s", st->world_best_busbw,
+                   (unsigned long long)*largest,
                    late ? "below --min-busbw, not measured again: out of time"
                         : "far below --min-busbw twice, beyond doubt: not measured again");
         ga_deadline_arm("deciding whether to measure the largest size again");
@@ -294,6 +296,10 @@ void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const co
             ga_record_header_init(ctx, &mine->hdr);
             mine->group = split->group;
             ar_bench_sweep(b, &cfg, mine, print_live_line, &t);
+            if (root && mine->unchecked)
+                ar_run_not_covered(st, "world: %s %s: %d size%s not checked: out of time",
+                                   ar_dtype_get(combos[c].type)->name, ar_op_name(combos[c].op),
+                                   mine->unchecked, mine->unchecked == 1 ? "" : "s");
             if (mine->n_sizes < n_sizes) { /* out of time: every rank agreed (ar_bench.c) */
                 stopped = last = true;
                 if (root)
@@ -312,7 +318,8 @@ void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const co
             if (c == 0 && whole)
                 remeasure_world_max(ctx, o, b, combos[c], sizes, n_sizes, split, &t, st);
             if (root && c == 0 && !whole && o->min_busbw > 0)
-                ar_run_not_covered(st, "world: --min-busbw %.2f GB/s not held: the sweep did not reach %llu B",
+                ar_run_not_covered(st,
+                                   "world: --min-busbw %.2f GB/s not held: the sweep did not reach %llu B",
                                    o->min_busbw, (unsigned long long)sizes[asked - 1]);
             ar_record *all = NULL;
             ar_gather_records(ctx, mine, &all, ga_deadline_wait_timeout(), "the world sweep");

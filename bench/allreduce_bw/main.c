@@ -304,8 +304,9 @@ int main(int argc, char **argv)
         const ga_job job = ga_ctx_job(&ctx);
         report = ga_report_new(&job, spec.name, &common);
     }
-    /* Time as a budget: the patterns share what --timeout leaves, less a reserve for the report; each gets its
-     * share of what is left when it starts (ar_budget.h). Without --timeout, -T alone bounds each wait. */
+    /* Time as a budget: the patterns share what --timeout leaves, less a reserve for the report; each gets
+     * its share of what is left when it starts (ar_budget.h). Without --timeout, -T alone bounds each wait.
+     */
     double run_end = ga_deadline_run_end();
     double reserve = run_end > 0 ? ar_budget_reserve(run_end - ga_now()) : 0;
     bool pairs_later = false;
