@@ -35,12 +35,12 @@ extern char **environ;
 
 typedef struct {
     bool verbose, dry_run, dump_profile;
-    const char *profile_spec;               /* --profile (--quick: "quick"), default SUITE_PROFILE_DEFAULT */
-    json_t *profile;                        /* the profile loaded */
-    char profile_source[4096];              /* "built-in" or its path */
-    double burn_s;                          /* --burn: the full profile's burn */
+    const char *profile_spec;          /* --profile (--quick: "quick"), default SUITE_PROFILE_DEFAULT */
+    json_t *profile;                   /* the profile loaded */
+    char profile_source[4096];         /* "built-in" or its path */
+    double burn_s;                     /* --burn: the full profile's burn */
     json_t *extra_args[SUITE_MAX_PROGRAMS]; /* --args PROGRAM='...', split: appended to its command */
-    double preflight_s;                     /* --preflight-timeout, 0 = none, < 0 = the default */
+    double preflight_s; /* --preflight-timeout, 0 = none, < 0 = the default */
     char report_dir[GA_PATH_MAX];
     long np;
     const char *hostfile;
@@ -48,7 +48,7 @@ typedef struct {
     double step_timeout_s;
     const char *baseline;
     double tolerance_pct;
-    int list_programs;     /* --list-programs: 0 no, else 1 + suite_list_format */
+    int list_programs; /* --list-programs: 0 no, else 1 + suite_list_format */
     bool drain, apply_k8s; /* run drain.sh, gpuaccept-k8s.sh after the summary (docs/handoff.md) */
     const char *srun_args, *container_image; /* for every srun under Slurm (launch_plan.h) */
 } run_opts;
@@ -195,8 +195,7 @@ static int load_profile(run_opts *o, bool only_seen)
     return 0;
 }
 
-/* The last of repeated --srun-args / --container-image wins, as with the other options; checked by the plan.
- */
+/* The last of repeated --srun-args / --container-image wins, as with the other options; checked by the plan. */
 static void set_srun_option(const char **slot, const char *arg)
 {
     *slot = arg;
@@ -403,8 +402,7 @@ static size_t step_argv(const suite_launch *plan, const char *path, const run_op
         argv[n++] = "--verbose";
     size_t i;
     json_t *a;
-    json_array_foreach(args, i, a)
-        argv[n++] = (char *)json_string_value(a);
+    json_array_foreach(args, i, a) argv[n++] = (char *)json_string_value(a);
     argv[n] = NULL;
     return n;
 }
@@ -422,13 +420,13 @@ typedef struct {
     const run_opts *o;
     const suite_launch *plan;
     const char *bin_dir;
-    size_t n_sel;             /* steps selected */
-    double t0;                /* monotonic start of the run */
-    const char *run_id;       /* given to every step with --run-id; the merge takes only its reports */
-    json_t *preflight;        /* suite_run.json's "preflight", NULL when none ran */
+    size_t n_sel;        /* steps selected */
+    double t0;           /* monotonic start of the run */
+    const char *run_id;  /* given to every step with --run-id; the merge takes only its reports */
+    json_t *preflight;   /* suite_run.json's "preflight", NULL when none ran */
     json_t *const *step_args; /* per program: the profile's arguments, then --args' */
-    json_t *not_covered;      /* what the profile and this run do not check, for the summary */
-    bool no_node;             /* the preflight passed no node: nothing to run the steps on */
+    json_t *not_covered; /* what the profile and this run do not check, for the summary */
+    bool no_node;        /* the preflight passed no node: nothing to run the steps on */
 } run_ctx;
 
 /* Where the programs are: $GPUACCEPT_BIN_DIR, else beside gpuaccept, else ".". */
@@ -552,7 +550,8 @@ static json_t *load_step_reports(const run_ctx *c, const json_t *steps)
     json_t *reports = json_array();
     size_t i;
     json_t *st;
-    json_array_foreach(steps, i, st) {
+    json_array_foreach(steps, i, st)
+    {
         char path[4200], err[600];
         snprintf(path, sizeof path, "%s/%s.json", c->o->report_dir, sj_str(st, "program", "?"));
         if (access(path, F_OK) != 0)
@@ -609,8 +608,7 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
         fprintf(stderr, "[SUITE] step %s: %s; moved to %s\n", prog, rerr, aside);
         if (rename(report, aside) != 0)
             unlink(report);
-        if (ga_streq(status, "crashed") &&
-            (res.exit_code == GA_EXIT_PASS || res.exit_code == GA_EXIT_CHECK_FAILED))
+        if (ga_streq(status, "crashed") && (res.exit_code == GA_EXIT_PASS || res.exit_code == GA_EXIT_CHECK_FAILED))
             status = "bad_report";
         json_object_set_new(step, "report_error", json_string(rerr));
     }
@@ -725,15 +723,16 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
         snprintf(launcher_cmd + strlen(launcher_cmd), sizeof launcher_cmd - strlen(launcher_cmd), "%s%s",
                  i ? " " : "", c->plan->argv[i]);
     ga_utc_timestamp(now, sizeof now);
-    json_t *opts = json_pack(
-        "{s:b, s:s, s:I, s:s?, s:f, s:s, s:s}", "quick", ga_streq(sj_str(o->profile, "name", ""), "quick"),
-        "profile", sj_str(o->profile, "name", "?"), "np", (json_int_t)c->plan->np, "hostfile", o->hostfile,
-        "step_timeout_s", o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
-    json_t *run =
-        json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema", SUITE_RUN_SCHEMA,
-                  "schema_version", SUITE_RUN_SCHEMA_VERSION, "run_id", c->run_id, "gpuaccept_version",
-                  GA_VERSION, "created_utc", now, "launcher", "kind", suite_launch_kind_name(c->plan->kind),
-                  "detail", c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
+    json_t *opts = json_pack("{s:b, s:s, s:I, s:s?, s:f, s:s, s:s}", "quick",
+                             ga_streq(sj_str(o->profile, "name", ""), "quick"), "profile",
+                             sj_str(o->profile, "name", "?"), "np",
+                             (json_int_t)c->plan->np, "hostfile", o->hostfile, "step_timeout_s",
+                             o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
+    json_t *run = json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema",
+                            SUITE_RUN_SCHEMA, "schema_version", SUITE_RUN_SCHEMA_VERSION, "run_id", c->run_id,
+                            "gpuaccept_version", GA_VERSION, "created_utc", now,
+                            "launcher", "kind", suite_launch_kind_name(c->plan->kind), "detail",
+                            c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
     if (c->preflight)
         json_object_set(run, "preflight", c->preflight);
     if (suite_stop_signal_name())
@@ -828,17 +827,15 @@ static void add_line(json_t *lines, const char *fmt, const char *a)
 static int build_step_args(const run_opts *o, const suite_launch *plan, const suite_hostlist *hosts,
                            json_t **args, json_t *not_covered)
 {
-    suite_profile_run_facts facts = {
-        (int)plan->kind, plan->np,         hosts,    suite_local_gpu_count(process_getenv),
-        o->baseline,     o->tolerance_pct, o->burn_s};
+    suite_profile_run_facts facts = {(int)plan->kind, plan->np, hosts, suite_local_gpu_count(process_getenv),
+                                     o->baseline, o->tolerance_pct, o->burn_s};
     suite_profile_env env;
     json_t *baseline, *v;
     char err[512];
     if (suite_profile_env_make(&facts, &env, &baseline, err, sizeof err) != 0)
         return suite_usage_error("run", "--baseline: %s", err);
     size_t i;
-    json_array_foreach(sj_arr(o->profile, "not_covered"), i, v)
-        json_array_append(not_covered, v);
+    json_array_foreach(sj_arr(o->profile, "not_covered"), i, v) json_array_append(not_covered, v);
     for (size_t k = 0; k < suite_n_programs; k++) {
         const char *name = suite_programs[k].name;
         args[k] = json_array();
@@ -917,20 +914,13 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
         strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&ts.tv_sec));
         snprintf(run_id, sizeof run_id, "run-%s-%ld-%06ld", stamp, (long)getpid(), ts.tv_nsec / 1000);
     }
-    run_ctx c = {.o = &o,
-                 .plan = &plan,
-                 .bin_dir = bin_dir,
-                 .n_sel = n_sel,
-                 .t0 = ga_now(),
-                 .run_id = run_id,
-                 .step_args = step_args,
-                 .not_covered = not_covered};
+    run_ctx c = {.o = &o, .plan = &plan, .bin_dir = bin_dir, .n_sel = n_sel, .t0 = ga_now(), .run_id = run_id,
+                 .step_args = step_args, .not_covered = not_covered};
     printf("[SUITE] run id %s\n", run_id);
     printf("[SUITE] profile %s (%s)\n", sj_str(o.profile, "name", "?"), o.profile_source);
     size_t i;
     json_t *v;
-    json_array_foreach(not_covered, i, v)
-        printf("[SUITE] not covered: %s\n", json_string_value(v));
+    json_array_foreach(not_covered, i, v) printf("[SUITE] not covered: %s\n", json_string_value(v));
     if (!o.dry_run && (rc = preflight(&c, &plan, &hosts)) != 0)
         return rc;
     json_t *steps = run_steps(&c);

@@ -46,22 +46,20 @@ void ar_nodes_findings(const ar_node_fig *nodes, int n, const ar_nodes_verdict *
             continue;
         ga_where w = {nd->host, nd->node, -1, -1};
         if (nd->below_min && nd->below_median)
-            ga_findings_add(
-                f, GA_SEV_FAIL, "COMM_NODE_BUSBW_LOW", w,
-                "%s node %d: intra-node busbw %.2f GB/s (best of %d) is below --min-node-busbw %.2f "
-                "GB/s and more than %.0f%% below the median node %.2f GB/s",
-                nd->host, nd->node, nd->busbw, nd->measured, min_busbw, tolerance * 100, v->median_busbw);
+            ga_findings_add(f, GA_SEV_FAIL, "COMM_NODE_BUSBW_LOW", w,
+                            "%s node %d: intra-node busbw %.2f GB/s (best of %d) is below --min-node-busbw %.2f "
+                            "GB/s and more than %.0f%% below the median node %.2f GB/s",
+                            nd->host, nd->node, nd->busbw, nd->measured, min_busbw, tolerance * 100,
+                            v->median_busbw);
         else if (nd->below_min)
-            ga_findings_add(
-                f, GA_SEV_FAIL, "COMM_NODE_BUSBW_LOW", w,
-                "%s node %d: intra-node busbw %.2f GB/s (best of %d) is below --min-node-busbw %.2f "
-                "GB/s",
-                nd->host, nd->node, nd->busbw, nd->measured, min_busbw);
+            ga_findings_add(f, GA_SEV_FAIL, "COMM_NODE_BUSBW_LOW", w,
+                            "%s node %d: intra-node busbw %.2f GB/s (best of %d) is below --min-node-busbw %.2f "
+                            "GB/s",
+                            nd->host, nd->node, nd->busbw, nd->measured, min_busbw);
         else
-            ga_findings_add(
-                f, GA_SEV_FAIL, "COMM_NODE_BUSBW_LOW", w,
-                "%s node %d: intra-node busbw %.2f GB/s (best of %d) is more than %.0f%% below the "
-                "median node %.2f GB/s",
-                nd->host, nd->node, nd->busbw, nd->measured, tolerance * 100, v->median_busbw);
+            ga_findings_add(f, GA_SEV_FAIL, "COMM_NODE_BUSBW_LOW", w,
+                            "%s node %d: intra-node busbw %.2f GB/s (best of %d) is more than %.0f%% below the "
+                            "median node %.2f GB/s",
+                            nd->host, nd->node, nd->busbw, nd->measured, tolerance * 100, v->median_busbw);
     }
 }

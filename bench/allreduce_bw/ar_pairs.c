@@ -62,8 +62,7 @@ int ar_pairs_untested(int members, const ar_pair *pairs, int n, int (*out)[2], i
 static bool suspect_in(const ar_pairs_verdict *v, const ar_pair *p)
 {
     for (int j = 0; j < v->n_members; j++)
-        if (v->members[j].suspect &&
-            (v->members[j].member == p->member[0] || v->members[j].member == p->member[1]))
+        if (v->members[j].suspect && (v->members[j].member == p->member[0] || v->members[j].member == p->member[1]))
             return true;
     return false;
 }
@@ -81,10 +80,9 @@ int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, const ar_pairs_verdi
         for (int b = 0;; b++) {
             bool busy = false;
             for (int j = 0; j < i && !busy; j++)
-                busy =
-                    batch_of[j] == b &&
-                    (pairs[j].member[0] == pairs[i].member[0] || pairs[j].member[0] == pairs[i].member[1] ||
-                     pairs[j].member[1] == pairs[i].member[0] || pairs[j].member[1] == pairs[i].member[1]);
+                busy = batch_of[j] == b &&
+                       (pairs[j].member[0] == pairs[i].member[0] || pairs[j].member[0] == pairs[i].member[1] ||
+                        pairs[j].member[1] == pairs[i].member[0] || pairs[j].member[1] == pairs[i].member[1]);
             if (!busy) {
                 batch_of[i] = b;
                 batches = b + 1 > batches ? b + 1 : batches;
@@ -110,8 +108,8 @@ static int cmp_member(const void *a, const void *b)
 
 /* The bound below which a figure is an outlier among figures v[0..n-1] (sorted in place): their median less
  * the larger of the tolerance and AR_PAIRS_MAD_K scaled MADs. The MAD is taken of the logarithms: contention
- * slows a transfer by a factor (a time-shared CPU or link gives each user a share), so noise is a ratio, and
- * a fault ten times slower stands out of noise that halves some figures. */
+ * slows a transfer by a factor (a time-shared CPU or link gives each user a share), so noise is a ratio, and a
+ * fault ten times slower stands out of noise that halves some figures. */
 static double outlier_bound(double *v, int n, double tolerance, double *median)
 {
     *median = ga_median(v, (size_t)n);
@@ -173,19 +171,17 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
     }
     qsort(out->members, (size_t)out->n_members, sizeof *out->members, cmp_member);
 
-    /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow
-     * member is an outlier among the figures (at most half of them can be: the median member is taken as
-     * healthy). */
+    /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow member
+     * is an outlier among the figures (at most half of them can be: the median member is taken as healthy). */
     for (int i = 0; i < out->n_members; i++)
         out->members[i].figure = member_figure(pairs, n, out->members[i].member, -1, 0, bw + n);
     for (int i = 0; i < out->n_members; i++)
         bw[i] = out->members[i].figure;
     out->member_bound = outlier_bound(bw, out->n_members, tolerance, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
-     * With fewer than AR_PAIRS_FEW_MEMBERS members each is held to the bound of the others' figures (leave
-     * one out): a slow one would otherwise widen the very MAD it is measured against (4 ranks: its figure is
-     * one of four). With more, one member moves the MAD little, and the bound of all figures is the more
-     * cautious. */
+     * With fewer than AR_PAIRS_FEW_MEMBERS members each is held to the bound of the others' figures (leave one
+     * out): a slow one would otherwise widen the very MAD it is measured against (4 ranks: its figure is one of
+     * four). With more, one member moves the MAD little, and the bound of all figures is the more cautious. */
     for (int i = 0; i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
         int k = 0;
@@ -201,10 +197,9 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
     }
 
     /* Links: a flagged pair with no suspect in it, and an outlier among the figures of the other pairs (leave
-     * one out, as for members: with 6 pairs a slow one would otherwise widen the MAD it is held to).
-     * Comparing a pair with what its ends reach elsewhere was tried and dropped: with few members the slow
-     * link is among its ends' other pairs, and the ratios of every pair of those ends scatter as widely as
-     * the fault. */
+     * one out, as for members: with 6 pairs a slow one would otherwise widen the MAD it is held to). Comparing
+     * a pair with what its ends reach elsewhere was tried and dropped: with few members the slow link is among
+     * its ends' other pairs, and the ratios of every pair of those ends scatter as widely as the fault. */
     for (int i = 0; i < n; i++) {
         ar_pair *p = &pairs[i];
         p->bound = 0;
@@ -244,21 +239,19 @@ void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, d
                         "member %.2f GB/s, its bound %.2f GB/s; median of all pairs %.2f GB/s, "
                         "tolerance %.0f%%)",
                         m->host, by_rank ? " rank " : " node ", m->member, m->flagged_pairs, m->pairs,
-                        m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw,
-                        tolerance * 100);
+                        m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw, tolerance * 100);
     }
     for (int i = 0; i < n; i++) {
         const ar_pair *p = &pairs[i];
         if (!p->slow_link)
             continue;
         ga_where w = {p->host[0], by_rank ? -1 : p->member[0], by_rank ? p->member[0] : -1, -1};
-        ga_findings_add(
-            f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
-            "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "
-            "%.2f GB/s and the other pairs' bound %.2f GB/s; neither end is slow with other "
-            "partners: suspect the link or path between them",
-            p->host[0], by_rank ? " rank " : " node ", p->member[0], p->host[1],
-            by_rank ? " rank " : " node ", p->member[1], p->round, p->busbw,
-            p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound);
+        ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
+                        "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "
+                        "%.2f GB/s and the other pairs' bound %.2f GB/s; neither end is slow with other "
+                        "partners: suspect the link or path between them",
+                        p->host[0], by_rank ? " rank " : " node ", p->member[0], p->host[1],
+                        by_rank ? " rank " : " node ", p->member[1], p->round, p->busbw,
+                        p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound);
     }
 }
