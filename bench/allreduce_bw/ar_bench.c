@@ -240,6 +240,8 @@ static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, bool 
     bool checkable = cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)) &&
                      !(ar_coll_get(cfg->coll)->reduces && ar_check_skip_reason(cfg->type, cfg->op));
 
+    if (b->prepare)
+        b->prepare(b, ar_coll_bytes(&call.counts, cfg->type));
     bool fitted = (cfg->deadline > 0 || cfg->wait_bound > 0) && cfg->warmup > 0 && !cfg->per_iter;
     size_plan p = {cfg->warmup, cfg->iters, false, false};
     double first_s = 0;
