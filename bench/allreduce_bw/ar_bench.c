@@ -225,9 +225,10 @@ static size_plan fit_size(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call 
     return p;
 }
 
-/* One size and placement: warm-up, the timed loop, the check. one_op: the gate judged the group already (its
- * first operation is its figure). Returns true when the sweep is out of time. */
-static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, bool one_op, void *in, void *out,
+/* One size and placement: warm-up, the timed loop, the check. gated: what the gate said after the sizes before
+ * (AR_GATE_ONE_OP: the first operation is the figure; AR_GATE_JUDGED: no check). Returns true when the sweep is
+ * out of time. */
+static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, int gated, void *in, void *out,
                     double *iter_times, ar_sample *smp, int *unchecked)
 {
     ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1};
@@ -247,8 +248,10 @@ static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, bool 
     double first_s = 0;
     if (fitted) {
         p = fit_size(b, cfg, &call, s, pl, what, checkable, &first_s);
-        if (one_op)
-            p.warm = 0, p.iters = 0;
+        /* far below its peers (the gate) or known slow: one operation is the figure; a group judged (far
+         * twice) is not checked at every size either (it fails anyway; the report says what was not checked) */
+        if ((gated & AR_GATE_ONE_OP) || cfg->first_is_figure)
+            p.warm = 0, p.iters = 0, p.skip_check = checkable && (gated & AR_GATE_JUDGED);
     }
     if (p.warm > 0) {
         test_delay(p.warm);
@@ -310,13 +313,14 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
     rec->n_sizes = 0;
     rec->group_size = b->nranks;
     rec->iters = cfg->iters;
-    bool one_op = false, stop = false;
+    int gated = 0;
+    bool stop = false;
     for (int s = 0; s < cfg->n_sizes && !stop; s++) {
         ar_sample *smp = &rec->samples[s];
         if (!size_fits(b, cfg, s, s > 0 ? &rec->samples[s - 1] : NULL))
             break;
-        for (int pl = 0; pl < AR_PLACEMENTS; pl++)
-            stop |= measure(b, cfg, s, pl, one_op, in, out,
+        for (int pl = 0; pl < (cfg->out_of_place_only ? 1 : AR_PLACEMENTS); pl++)
+            stop |= measure(b, cfg, s, pl, gated, in, out,
                             n_iter ? iters_mine + (size_t)pl * cfg->iters : NULL, smp, &rec->unchecked);
         rec->n_sizes = s + 1;
         rec->iters = smp->iters[0];
@@ -333,7 +337,7 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
         }
         if (cfg->gate) {
             int g = cfg->gate->after_size(cfg->gate, s, smp);
-            one_op = one_op || (g & AR_GATE_ONE_OP);
+            gated |= g & (AR_GATE_ONE_OP | AR_GATE_JUDGED);
             stop = (g & AR_GATE_STOP) != 0; /* the gate decides for every group at once, time included */
         }
     }

@@ -29,13 +29,17 @@ typedef struct {
      * rank's time, and the warm-ups and timed iterations are fitted to the size's share (at least one of
      * each). */
     double deadline, wait_bound;
+    /* The answer is known already (the fabric is slow): each size's first operation is its figure, as for a
+     * group the gate judged. */
+    bool first_is_figure;
+    bool out_of_place_only; /* the screen: one placement is enough to compare groups */
     /* Called after each size on every rank of the world when set (the pairs and node patterns judge their
      * groups against each other there); its answer must be the same on every rank of a communicator. */
     struct ar_gate *gate;
 } ar_sweep_cfg;
 
 /* What the gate answers about the sizes that follow. */
-enum { AR_GATE_GO = 0, AR_GATE_ONE_OP = 1, AR_GATE_STOP = 2 };
+enum { AR_GATE_GO = 0, AR_GATE_ONE_OP = 1, AR_GATE_STOP = 2, AR_GATE_JUDGED = 4 };
 typedef struct ar_gate {
     /* mine: this rank's sample of the size, NULL on a rank that sits the sweep out; returns AR_GATE_* bits */
     int (*after_size)(struct ar_gate *g, int size_index, const ar_sample *mine);

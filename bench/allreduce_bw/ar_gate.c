@@ -94,13 +94,15 @@ static int after_size(ar_gate *base, int s, const ar_sample *mine)
     ar_far_below_peers(fig, g->n_groups + n_prev, far);
     bool any_judged = false;
     for (int k = 0; k < g->n_groups; k++) {
-        /* from the judging size on, a group far below stays so at the sizes that follow: one operation each
-         */
-        if (far[k] && s >= g->judge_from) {
-            if (!g->one_op[k])
+        /* Far below its peers twice (any sizes): it stays so at the larger sizes that follow, one operation
+         * each; once is not enough, so that a moment of contention does not cost a healthy group its precision.
+         * From the judging size on, twice far is judged. */
+        if (far[k]) {
+            if (++g->far_seen[k] >= AR_FAR_TIMES && !g->one_op[k]) {
                 log_far(g, k, s, fig[k], world);
-            g->one_op[k] = true;
-            if (++g->far_count[k] >= AR_FAR_TIMES)
+                g->one_op[k] = true;
+            }
+            if (s >= g->judge_from && ++g->far_count[k] >= AR_FAR_TIMES)
                 g->judged[k] = true;
         }
         any_judged = any_judged || g->judged[k];
@@ -127,8 +129,9 @@ static int after_size(ar_gate *base, int s, const ar_sample *mine)
         g->stopped_judged = !late;
     }
     int mine_group = g->my_group;
-    return (stop ? AR_GATE_STOP : 0) |
-           (mine_group >= 0 && mine_group < g->n_groups && g->one_op[mine_group] ? AR_GATE_ONE_OP : 0);
+    bool in = mine_group >= 0 && mine_group < g->n_groups;
+    return (stop ? AR_GATE_STOP : 0) | (in && g->one_op[mine_group] ? AR_GATE_ONE_OP : 0) |
+           (in && g->judged[mine_group] ? AR_GATE_JUDGED : 0);
 }
 
 void ar_group_gate_init(ar_group_gate *g, ar_coll_id coll, ar_dtype type, const uint64_t *sizes, int n_sizes,
@@ -150,9 +153,11 @@ void ar_group_gate_init(ar_group_gate *g, ar_coll_id coll, ar_dtype type, const 
 void ar_group_gate_begin(ar_group_gate *g, int n_groups, int my_group)
 {
     free(g->far_count);
+    free(g->far_seen);
     free(g->one_op);
     free(g->judged);
     g->n_groups = n_groups;
+    g->far_seen = xcalloc((size_t)n_groups, sizeof *g->far_seen);
     g->my_group = my_group;
     g->far_count = xcalloc((size_t)n_groups, sizeof *g->far_count);
     g->one_op = xcalloc((size_t)n_groups, sizeof *g->one_op);
@@ -169,6 +174,7 @@ bool ar_group_gate_judged(const ar_group_gate *g, int k)
 void ar_group_gate_free(ar_group_gate *g)
 {
     free(g->far_count);
+    free(g->far_seen);
     free(g->one_op);
     free(g->judged);
     free(g->times);

@@ -1,6 +1,6 @@
 /* The judgement between groups that sweep at once (the pairs of a round, the nodes): after each size every
  * rank of the world shares its time, every rank computes each group's busbw and which groups are far below
- * their peers (ar_budget.h), and so every rank answers alike: a group far below at one size runs one timed
+ * their peers (ar_budget.h), and so every rank answers alike: a group far below at two sizes runs one timed
  * operation per size from then on; a group far below twice (ar_far_below_peers at AR_FAR_TIMES sizes from the
  * judging size) is judged, and with cut_on_judged the sweep of every group stops there, so that the groups
  * stay comparable at one size; past the deadline (any rank's clock) every group stops. The peers are the
@@ -33,7 +33,8 @@ typedef struct {
     double *hist[64];
     /* the sweep being run, per group: far counts, one-op flags, judged flags */
     int n_groups;
-    int *far_count;
+    int *far_count;     /* far below at sizes from judge_from on */
+    int *far_seen;      /* far below at any size */
     bool *one_op, *judged;
     /* why and where the last sweep stopped: -1 not stopped */
     int stopped_at;

@@ -41,6 +41,7 @@ typedef struct {
     double round_bound; /* a wait that can last a round (a rank sitting out, the gather after a round) */
     double size_bound;  /* a wait that can last one size of the slowest pair (ar_gate.h) */
     ar_group_gate gate;
+    bool screen; /* the screen before the world sweep (ar_pairs_screen) */
 } pairs_run;
 
 static int member_of_rank(const ga_ctx *ctx, const pair_plan *p)
@@ -127,6 +128,7 @@ static void run_groups(const pairs_run *pr, const uint64_t *sizes, int n_sizes, 
     ar_sweep_cfg cfg = ar_cfg_of(pr->o, pr->c, sizes, n_sizes, label);
     cfg.deadline = pr->deadline;
     cfg.gate = gate;
+    cfg.first_is_figure = cfg.out_of_place_only = pr->screen; /* one operation per size, one placement */
     if (pc != MPI_COMM_NULL) {
         int pn;
         MPI_Comm_size(pc, &pn);
@@ -388,6 +390,30 @@ static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_de
         free(rounds_all[r]);
 }
 
+/* Rank 0: the pairs whose sizes went unchecked (far below their peers, or out of time), for not_covered. */
+static void note_unchecked(run_state *st, ar_record **rounds_all, int rounds, int world)
+{
+    int pairs = 0, sizes = 0;
+    char *counted = calloc((size_t)(world > 0 ? world : 1), 1); /* one rank per pair: the first of its group */
+    if (!counted)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int r = 0; r < rounds; r++) {
+        memset(counted, 0, (size_t)world);
+        for (int i = 0; i < world; i++) {
+            const ar_record *rec = &rounds_all[r][i];
+            if (rec->group < 0 || rec->group >= world || rec->unchecked <= 0 || counted[rec->group])
+                continue;
+            counted[rec->group] = 1;
+            pairs++;
+            sizes += rec->unchecked;
+        }
+    }
+    free(counted);
+    if (pairs)
+        ar_run_not_covered(st, "pairs: %d size%s of %d pair%s not checked (judged far below their peers, or out of time)",
+                           sizes, sizes == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s");
+}
+
 /* How many rounds the options ask for among members. */
 static int rounds_asked(const ar_opts *o, int members)
 {
@@ -460,6 +486,8 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     }
     if (root && ran < rounds)
         ar_run_not_covered(st, "pairs: rounds %d-%d of %d not run: out of time", ran + 1, rounds, rounds);
+    if (root)
+        note_unchecked(st, rounds_all, ran, ctx->world_size);
     /* every pair at the one size all rounds reached, then the pairs that would make a finding again */
     if (root) {
         ar_sweep_desc d = ar_desc_of(o, c, sizes, pr.n_sizes);

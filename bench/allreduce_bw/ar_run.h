@@ -77,6 +77,7 @@ typedef struct {
      * at the judging size and isolation looks at small sizes */
     bool fabric_slow;
     json_t *not_covered; /* rank 0: what the plan cut, for the report's "not_covered" */
+    json_t *phases;      /* rank 0: each pattern's seconds and share of the time, for the report's summary */
 } run_state;
 
 /* nccl-tests' -u -G -R -x -y -M as ar_opts_finish left them for the backend that runs; set once in main. */

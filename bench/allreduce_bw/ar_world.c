@@ -284,7 +284,8 @@ void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const co
         bool last = o->cycles > 0 && cycle == o->cycles - 1;
         for (int c = 0; c < n_combos && !stopped; c++) {
             ar_sweep_cfg cfg = ar_cfg_of(o, combos[c], sizes, n_sizes, "world");
-            cfg.deadline = st->phase_deadline;
+            cfg.deadline = o->cycles == 0 ? 0 : st->phase_deadline; /* -N 0: until stopped, as nccl-tests */
+            cfg.first_is_figure = st->fabric_slow; /* its answer is known: one operation per size */
             if (cycle > 0)
                 cfg.warmup = 0; /* nccl-tests warms up once, before its cycles */
             live_table t = {.desc = ar_desc_of(o, combos[c], sizes, n_sizes),

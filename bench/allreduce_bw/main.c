@@ -180,6 +180,8 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
                                                       .unit = "pairs",
                                                       .reference = NAN});
     }
+    json_object_set_new(summary, "phases", st->phases ? st->phases : json_array());
+    st->phases = NULL;
     json_object_set_new(report, "not_covered", st->not_covered ? st->not_covered : json_array());
     st->not_covered = NULL;
     ga_report_add_nodes(report, st->node_records, ctx->world_size, sizeof(ar_record), ar_record_json, NULL);
@@ -187,6 +189,55 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
     ga_findings_log(&st->findings, "COMM");
     return ga_report_finish(report, common, spec.name, "COMM", &st->findings,
                             ga_findings_exit_code(&st->findings));
+}
+
+/* Rank 0: one phase's time (and its share of the budget, 0 without one) in the log and the report. */
+static void phase_done(run_state *st, const char *name, double t0, double budget_s)
+{
+    if (!st->phases)
+        return;
+    double took = ga_now() - t0;
+    json_array_append_new(st->phases, json_pack("{s:s, s:f, s:f}", "pattern", name, "seconds", took,
+                                                "budget_s", budget_s));
+    if (budget_s > 0)
+        ga_log("COMM", "%s: %.1f s (its share of the time: %.1f s)", name, took, budget_s);
+    else
+        ga_log("COMM", "%s: %.1f s", name, took);
+}
+
+/* The patterns in the order asked. Time as a budget: they share what --timeout leaves, less a reserve for the
+ * report; each gets its share of what is left when it starts (ar_budget.h). Without --timeout, -T alone
+ * bounds each wait. Before the world sweep, when pairs follow, a screen round looks for a pair far below the
+ * others: isolation comes early when the fabric is slow. Collective. */
+static void run_patterns(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
+                         const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt,
+                         run_state *st, json_t *report)
+{
+    double run_end = ga_deadline_run_end();
+    double reserve = run_end > 0 ? ar_budget_reserve(run_end - ga_now()) : 0;
+    if (ctx->world_rank == 0)
+        st->phases = json_array();
+    bool pairs_later = false;
+    for (int i = 0; i < o->n_patterns; i++) {
+        double left = run_end > 0 ? run_end - reserve - ga_now() : 0;
+        double budget = run_end > 0 && left > 0 ? ar_budget_phase(o->patterns, o->n_patterns, i, left) : 0;
+        double t0 = ga_now();
+        st->phase_deadline = run_end > 0 ? t0 + budget : 0;
+        st->ran[o->patterns[i]] = true;
+        for (int k = i + 1; k < o->n_patterns; k++)
+            pairs_later = pairs_later || o->patterns[k] == AR_PATTERN_PAIRS;
+        if (o->patterns[i] == AR_PATTERN_WORLD && pairs_later && split->n_groups == 1) {
+            st->fabric_slow = ar_pairs_screen(ctx, o, kind, combos[0], sizes, n_sizes, st);
+            phase_done(st, "screen", t0, 0);
+        }
+        if (o->patterns[i] == AR_PATTERN_PAIRS)
+            ar_run_pairs(ctx, o, kind, combos[0], sizes, n_sizes, st, report);
+        else if (o->patterns[i] == AR_PATTERN_NODE)
+            ar_run_node(ctx, o, kind, combos[0], sizes, n_sizes, st, report);
+        else
+            ar_run_world(ctx, o, kind, combos, n_combos, sizes, n_sizes, split, nt, st);
+        phase_done(st, ar_pattern_name(o->patterns[i]), t0, budget);
+    }
 }
 
 int main(int argc, char **argv)
@@ -304,29 +355,7 @@ int main(int argc, char **argv)
         const ga_job job = ga_ctx_job(&ctx);
         report = ga_report_new(&job, spec.name, &common);
     }
-    /* Time as a budget: the patterns share what --timeout leaves, less a reserve for the report; each gets
-     * its share of what is left when it starts (ar_budget.h). Without --timeout, -T alone bounds each wait.
-     */
-    double run_end = ga_deadline_run_end();
-    double reserve = run_end > 0 ? ar_budget_reserve(run_end - ga_now()) : 0;
-    bool pairs_later = false;
-    for (int i = 0; i < o.n_patterns; i++) {
-        double left = run_end > 0 ? run_end - reserve - ga_now() : 0;
-        st.phase_deadline =
-            run_end > 0 ? ga_now() + (left > 0 ? ar_budget_phase(o.patterns, o.n_patterns, i, left) : 0) : 0;
-        st.ran[o.patterns[i]] = true;
-        for (int k = i + 1; k < o.n_patterns; k++)
-            pairs_later = pairs_later || o.patterns[k] == AR_PATTERN_PAIRS;
-        /* isolation comes early when the fabric is slow: a round of pairs at the judging size first */
-        if (o.patterns[i] == AR_PATTERN_WORLD && pairs_later && split.n_groups == 1)
-            st.fabric_slow = ar_pairs_screen(&ctx, &o, kind, combos[0], sizes, n_sizes, &st);
-        if (o.patterns[i] == AR_PATTERN_PAIRS)
-            ar_run_pairs(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
-        else if (o.patterns[i] == AR_PATTERN_NODE)
-            ar_run_node(&ctx, &o, kind, combos[0], sizes, n_sizes, &st, report);
-        else
-            ar_run_world(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st);
-    }
+    run_patterns(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st, report);
     json_decref(nt.json);
 
     int exit_code = GA_EXIT_PASS;
