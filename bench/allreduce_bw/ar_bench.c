@@ -241,8 +241,13 @@ static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, int g
     bool checkable = cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)) &&
                      !(ar_coll_get(cfg->coll)->reduces && ar_check_skip_reason(cfg->type, cfg->op));
 
-    if (b->prepare)
-        b->prepare(b, ar_coll_bytes(&call.counts, cfg->type));
+    /* Mapping a size's buffers is local work, not a wait on the others: the ranks meet after it under a bound
+     * of its own, so that the next wait (bounded by -T) does not count one rank's page faults against it. */
+    if (b->prepare && b->prepare(b, ar_coll_bytes(&call.counts, cfg->type))) {
+        ga_deadline_arm_for(cfg->wait_bound > 30 ? cfg->wait_bound : 30, "mapping the buffers of %s", what);
+        GA_MPI_CHECK(MPI_Barrier(b->comm));
+        ga_deadline_disarm();
+    }
     bool fitted = (cfg->deadline > 0 || cfg->wait_bound > 0) && cfg->warmup > 0 && !cfg->per_iter;
     size_plan p = {cfg->warmup, cfg->iters, false, false};
     double first_s = 0;

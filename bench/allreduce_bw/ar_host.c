@@ -295,15 +295,16 @@ static void host_run(ar_backend *b, const ar_call *c, int iters, const char *wha
 }
 
 /* The pages a size needs are mapped before it is timed; a sweep cut short never touches the largest size's. */
-static void host_prepare(ar_backend *b, size_t bytes)
+static bool host_prepare(ar_backend *b, size_t bytes)
 {
     host_impl *h = b->impl;
     size_t want = bytes + h->pad < h->max_bytes + h->pad ? bytes + h->pad : h->max_bytes + h->pad;
     if (want <= h->touched)
-        return;
+        return false;
     memset(h->send_base + h->touched, 0, want - h->touched);
     memset(h->recv_base + h->touched, 0, want - h->touched);
     h->touched = want;
+    return true;
 }
 
 static void host_destroy(ar_backend *b)
