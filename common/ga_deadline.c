@@ -23,6 +23,7 @@ static struct {
     bool running, stop;
     double run_timeout, run_deadline; /* run_deadline 0: none */
     char phase[160];
+    char progress[256];  /* how far the work got and at what rate (ga_progress), for a timeout's message */
     double wait_timeout; /* default bound of an armed wait, 0: none */
     bool wait_armed;
     double wait_deadline, wait_bound;
@@ -112,9 +113,11 @@ static void answer_probes(long long seq, bool expired)
  * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when nothing
  * was learnt (then the caller names its own rank as before). On true, *late_rank is the first late rank and
  * text says who. */
-static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char *text, size_t textlen)
+static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, int *late_rank, char *text,
+                            size_t textlen)
 {
     *quiet = false;
+    *none_behind = false;
     int n = peers.size;
     long long (*got)[2] = calloc((size_t)n, sizeof *got);
     MPI_Request *rq = calloc((size_t)n, sizeof *rq);
@@ -193,6 +196,11 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
         if (listed > PEER_NAMED_MAX && len < textlen)
             snprintf(text + len, textlen - len, " and %d more", listed - PEER_NAMED_MAX);
         found = true;
+    } else {
+        /* every rank answered, none behind: they all waited at the same point, for work longer than the bound
+         */
+        *none_behind = true;
+        snprintf(text, textlen, "no rank behind the others: all %d at wait %lld", n, most);
     }
     /* With answers outstanding, a late one may still arrive into got[] (rq[] holds its request): both are
      * left to the process, which is ending. */
@@ -212,13 +220,21 @@ _Noreturn static void expire(const char *msg, long long seq)
     if (atomic_flag_test_and_set(&once))
         for (;;)
             pause();
+    char progress[sizeof dl.progress];
+    pthread_mutex_lock(&dl.lock);
+    snprintf(progress, sizeof progress, "%s", dl.progress);
+    pthread_mutex_unlock(&dl.lock);
     if (peers.enabled) {
-        bool quiet = false;
+        bool quiet = false, none_behind = false;
         int late = -1;
         char text[700];
-        if (find_late_ranks(seq, &quiet, &late, text, sizeof text))
+        if (find_late_ranks(seq, &quiet, &none_behind, &late, text, sizeof text))
             ga_fatal_for_at(peers.hosts[late], late, __FILE__, __LINE__, GA_EXIT_TIMEOUT,
                             "%s: %s; seen from rank %d on %s", msg, text, peers.rank, peers.hosts[peers.rank]);
+        /* No blame without evidence: the limit was too short for the work, which no node can be named for. */
+        if (none_behind)
+            ga_fatal_job_at(__FILE__, __LINE__, GA_EXIT_TIMEOUT, "%s: %s (reported by rank %d on %s)%s%s", msg,
+                            text, peers.rank, peers.hosts[peers.rank], progress[0] ? "; " : "", progress);
         if (quiet) {
             /* The lower rank's report takes the job down; if it cannot, this rank does, still quietly. */
             struct timespec wait = {5, 0};
@@ -226,7 +242,7 @@ _Noreturn static void expire(const char *msg, long long seq)
             ga_fatal_quiet(GA_EXIT_TIMEOUT);
         }
     }
-    GA_FATAL(GA_EXIT_TIMEOUT, "%s", msg);
+    GA_FATAL(GA_EXIT_TIMEOUT, "%s%s%s", msg, progress[0] ? "; " : "", progress);
 }
 
 void ga_deadline_check_before_commit(const char *tmp_path)
@@ -310,6 +326,14 @@ void ga_deadline_expired(const char *fmt, ...)
     expire(msg, seq);
 }
 
+double ga_deadline_run_end(void)
+{
+    pthread_mutex_lock(&dl.lock);
+    double end = dl.run_deadline;
+    pthread_mutex_unlock(&dl.lock);
+    return end;
+}
+
 void ga_deadline_start_run(double run_timeout_s)
 {
     pthread_mutex_lock(&dl.lock);
@@ -353,6 +377,18 @@ void ga_deadline_stop(void)
         peers.hosts = NULL;
         /* peers.replies stays: an answer sent just before may still be in flight from it. */
     }
+}
+
+void ga_progress(const char *fmt, ...)
+{
+    char buf[sizeof dl.progress];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&dl.lock);
+    memcpy(dl.progress, buf, sizeof buf);
+    pthread_mutex_unlock(&dl.lock);
 }
 
 void ga_phase(const char *fmt, ...)

@@ -11,6 +11,8 @@ typedef void (*ga_abort_hook)(void *user);
 /* The whole-run bound (0: none), counted from now. Started by ga_program_begin from --timeout; a program may
  * restart it with a longer default when the user gave none (gemm_flops adds its --duration). */
 void ga_deadline_start_run(double run_timeout_s);
+/* When the whole-run bound expires, on ga_now()'s clock (0: no bound): what a program plans its work within. */
+double ga_deadline_run_end(void);
 /* The default bound of ga_deadline_arm (0: waits are not bounded individually). */
 void ga_deadline_set_wait_timeout(double wait_timeout_s);
 double ga_deadline_wait_timeout(void);
@@ -23,6 +25,11 @@ void ga_deadline_stop(void);
 
 /* Names the phase the program is in, for the whole-run message. Cheap; call freely. */
 void ga_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* How far the work has got and at what rate ("size 3 of 4 of the world sweep, 0.45 s per operation, about 30 s
+ * more"): a timeout with no rank behind names no node but says this, so that the user sees what the limit cut
+ * short and how much longer the work needed. */
+void ga_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Bounds the wait that follows with the default wait timeout (no effect while it is 0), or with its own
  * bound (seconds > 0: always armed, whatever the default; e.g. NCCL waits with their caller's bound). One

@@ -80,6 +80,23 @@ void ga_fatal_for_at(const char *host, int world_rank, const char *file, int lin
     vfatal(host, world_rank, file, line, exit_code, fmt, ap);
 }
 
+void ga_fatal_job_at(const char *file, int line, int exit_code, const char *fmt, ...)
+{
+    char msg[1024];
+    if (atomic_flag_test_and_set(&taken))
+        for (;;)
+            pause();
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *base = strrchr(file, '/');
+    fflush(stdout);
+    fprintf(stderr, "[FATAL] job (%s:%d): %s\n", base ? base + 1 : file, line, msg);
+    fflush(stderr);
+    end_job(exit_code);
+}
+
 void ga_fatal_quiet(int exit_code)
 {
     if (atomic_flag_test_and_set(&taken))

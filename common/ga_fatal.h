@@ -26,6 +26,12 @@ _Noreturn void ga_fatal_at(const char *file, int line, int exit_code, const char
 _Noreturn void ga_fatal_for_at(const char *host, int world_rank, const char *file, int line, int exit_code,
                                const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* The same, for a fault of the job rather than of a node (a timeout that every rank reached at the same wait:
+ * the limit was too short for the work): "[FATAL] job (file:line): ...", which names no host, so that nothing
+ * reading it blames one. */
+_Noreturn void ga_fatal_job_at(const char *file, int line, int exit_code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Ends this process as part of a fatal error another rank is reporting: no line of its own, so that the
  * job's output names the one rank that was at fault. MPI_Abort where legal, else _exit. */
 _Noreturn void ga_fatal_quiet(int exit_code);

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ga_str.h"
+
 static void set(suite_attribution *a, const char *host, size_t host_len, int rank, const char *source,
                 const char *line)
 {
@@ -22,13 +24,22 @@ static size_t host_len(const char *p)
     return strcspn(p, " \t:,()[]");
 }
 
-/* "[FATAL] HOST rank R (file:line): ..." */
+/* "[FATAL] HOST rank R (file:line): ...", or "[FATAL] job (file:line): ..." for a job-level timeout */
 static void scan_fatal(suite_attr_scan *s, const char *line)
 {
     const char *p = strstr(line, "[FATAL] ");
     if (!p)
         return;
     p += 8;
+    if (strncmp(p, "job (", 5) == 0) {
+        if (!s->job.found) {
+            s->job.found = true;
+            s->job.rank = -1;
+            snprintf(s->job.source, sizeof s->job.source, "job");
+            snprintf(s->job.evidence, sizeof s->job.evidence, "%s", line);
+        }
+        return;
+    }
     size_t n = host_len(p);
     int rank;
     if (n && p[n] == ' ' && sscanf(p + n, " rank %d", &rank) == 1 && !(n == 1 && *p == '?'))
@@ -82,15 +93,24 @@ void suite_attr_scan_line(suite_attr_scan *scan, const char *line)
     scan_srun(scan, line);
 }
 
-bool suite_attr_pick(const suite_attr_scan *scan, suite_attribution *out)
+bool suite_attr_pick(const suite_attr_scan *scan, const char *status, suite_attribution *out)
 {
-    *out = scan->fatal.found ? scan->fatal : scan->exit.found ? scan->exit : scan->launcher;
+    bool timed_out = status && strcmp(status, "timeout") == 0;
+    if (scan->fatal.found)
+        *out = scan->fatal;
+    else if (scan->job.found) {
+        *out = scan->job;
+        return false;
+    } else if (timed_out)
+        memset(out, 0, sizeof *out); /* the launcher saw the kill, not its cause */
+    else
+        *out = scan->exit.found ? scan->exit : scan->launcher;
     return out->found;
 }
 
 bool suite_attr_wanted(const char *status)
 {
-    static const char *const died[] = {"crashed", "timeout", "internal_error", "env_error", "interrupted"};
+    static const char *const died[] = {"crashed", "timeout", "internal_error", "env_error"};
     for (size_t i = 0; i < sizeof died / sizeof died[0]; i++)
         if (status && strcmp(status, died[i]) == 0)
             return true;
@@ -99,6 +119,9 @@ bool suite_attr_wanted(const char *status)
 
 json_t *suite_attr_to_json(const suite_attribution *a)
 {
+    if (a->found && !a->host[0])
+        return json_pack("{s:n, s:n, s:s, s:s}", "host", "rank", "source", a->source, "evidence",
+                         a->evidence);
     if (!a->found)
         return json_pack("{s:n, s:n, s:n, s:n}", "host", "rank", "source", "evidence");
     return json_pack("{s:s, s:o, s:s, s:s}", "host", a->host, "rank",
@@ -120,6 +143,11 @@ void suite_attr_annotate_finding(json_t *finding, const json_t *run_step)
                  (long long)json_integer_value(rank));
     else if (host)
         snprintf(buf, sizeof buf, "%s; on host %s", msg ? msg : "", host);
+    else if (ga_streq(json_string_value(json_object_get(node, "source")), "job"))
+        snprintf(buf, sizeof buf,
+                 "%s; no node: every rank was at the same wait when the limit expired (the work needed more "
+                 "time than the limit gave it: %s)",
+                 msg ? msg : "", json_string_value(json_object_get(node, "evidence")));
     else
         snprintf(buf, sizeof buf, "%s; node unknown", msg ? msg : "");
     json_object_set_new(finding, "message", json_string(buf));

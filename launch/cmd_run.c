@@ -619,7 +619,7 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     json_object_set_new(step, "duration_s", json_real(res.duration_s));
     json_object_set_new(step, "result_line", json_string(res.result_line));
     suite_attribution blame;
-    bool named = suite_attr_pick(&res.attr, &blame);
+    bool named = suite_attr_pick(&res.attr, status, &blame);
     if (suite_attr_wanted(status))
         json_object_set_new(step, "node", suite_attr_to_json(&blame));
     char clock[32];
@@ -634,6 +634,11 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     if (suite_attr_wanted(status) && named)
         printf("[SUITE] step %zu/%zu %s: host %s rank %d (from %s)\n", k, c->n_sel, prog, blame.host,
                blame.rank, blame.source);
+    else if (suite_attr_wanted(status) && ga_streq(blame.source, "job"))
+        printf(
+            "[SUITE] step %zu/%zu %s: no node named: every rank was at the same wait (the step needed more "
+            "time than its limit)\n",
+            k, c->n_sel, prog);
     else if (suite_attr_wanted(status))
         printf("[SUITE] step %zu/%zu %s: node unknown (no rank or launcher named one)\n", k, c->n_sel, prog);
     if (res.survivors)
@@ -700,6 +705,7 @@ static json_t *run_steps(const run_ctx *c)
         k++;
         if (stopped || c->no_node) {
             json_object_set_new(step, "status", json_string("not_run"));
+            json_object_set_new(step, "reason", json_string(stopped ? "the run was interrupted" : "no node"));
             continue;
         }
         run_step(c, i, k, step);
@@ -729,6 +735,8 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
                             c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
     if (c->preflight)
         json_object_set(run, "preflight", c->preflight);
+    if (suite_stop_signal_name())
+        json_object_set_new(run, "interrupted", json_string(suite_stop_signal_name()));
     json_object_set_new(run, "profile",
                         json_pack("{s:s, s:s, s:O, s:O}", "name", sj_str(o->profile, "name", "?"), "source",
                                   o->profile_source, "content", o->profile, "not_covered", c->not_covered));
@@ -757,6 +765,25 @@ static int run_handoff(const run_opts *o, int exit_code)
     return exit_code;
 }
 
+/* A stopped run: which signal, when, the step it cut short and the steps it left unrun. */
+static void print_interrupted(const json_t *steps, const char *clock)
+{
+    printf("[SUITE] interrupted by %s at %s elapsed", suite_stop_signal_name(), clock);
+    size_t i;
+    json_t *st;
+    json_array_foreach(steps, i, st)
+        if (ga_streq(sj_str(st, "status", ""), "interrupted"))
+            printf("; %s cut short", sj_str(st, "program", "?"));
+    printf("; not run:");
+    int none = 1;
+    json_array_foreach(steps, i, st)
+        if (ga_streq(sj_str(st, "status", ""), "not_run")) {
+            printf(" %s", sj_str(st, "program", "?"));
+            none = 0;
+        }
+    printf("%s\n", none ? " none" : "");
+}
+
 /* The merge, the baseline, summary.{json,md,html} and the verdict. Returns the run's exit code. */
 static int finish_run(const run_ctx *c, json_t *steps)
 {
@@ -776,7 +803,10 @@ static int finish_run(const run_ctx *c, json_t *steps)
     } else {
         char clock[32];
         fmt_clock(ga_now() - c->t0, clock, sizeof clock);
-        printf("[SUITE] all steps done in %s\n", clock);
+        if (suite_stop_signal_name())
+            print_interrupted(json_object_get(summary, "steps"), clock);
+        else
+            printf("[SUITE] all steps done in %s\n", clock);
         suite_print_verdict(summary, c->o->report_dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);
         exit_code = run_handoff(c->o, exit_code);

@@ -34,7 +34,9 @@ static const struct {
     {"usage_error", "STEP_USAGE_ERROR", GA_EXIT_USAGE, "rejected its command line"},
     {"internal_error", "STEP_INTERNAL_ERROR", GA_EXIT_INTERNAL, "failed with an internal error"},
     {"missing", "STEP_MISSING", GA_EXIT_ENV, "is not installed beside gpuaccept"},
-    {"interrupted", "STEP_INTERRUPTED", GA_EXIT_TIMEOUT, "was interrupted"},
+    /* a step cut short by a stop request is no fault of a node, nor a timeout; the run's exit is 130 or 143
+     */
+    {"interrupted", "STEP_INTERRUPTED", GA_EXIT_ENV, "was interrupted (the run was stopped)"},
     {"fail", "STEP_FAILED", GA_EXIT_CHECK_FAILED, "failed without naming a fault"},
     {"bad_report", "STEP_BAD_REPORT", GA_EXIT_INTERNAL, "left no report that can be trusted"},
 };
@@ -430,6 +432,32 @@ static void sort_array(json_t *arr, int (*cmp)(const void *, const void *))
     free(items);
 }
 
+/* What each program's plan cut (its report's "not_covered": sizes, rounds, checks it had no time for, or
+ * whose answer was known) joins what the profile does not cover, "program: line". */
+static void merge_not_covered(json_t *s, const json_t *reports)
+{
+    size_t i, j;
+    json_t *r, *line;
+    json_array_foreach(reports, i, r)
+        json_array_foreach(sj_arr(r, "not_covered"), j, line) {
+            if (!json_is_string(line))
+                continue;
+            json_t *profile = json_object_get(s, "profile");
+            if (!json_is_object(profile)) {
+                profile = json_pack("{s:s, s:s, s:[]}", "name", "?", "source", "the reports", "not_covered");
+                json_object_set_new(s, "profile", profile);
+            }
+            json_t *nc = json_object_get(profile, "not_covered");
+            if (!json_is_array(nc)) {
+                nc = json_array();
+                json_object_set_new(profile, "not_covered", nc);
+            }
+            char buf[700];
+            snprintf(buf, sizeof buf, "%s: %s", sj_str(r, "program", "?"), json_string_value(line));
+            json_array_append_new(nc, json_string(buf));
+        }
+}
+
 json_t *suite_merge(const json_t *reports, const json_t *run, const char *report_dir)
 {
     char now[32];
@@ -491,6 +519,10 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     }
     json_decref(programs);
     json_decref(index);
+    merge_not_covered(s, reports);
+    /* A run stopped by SIGINT or SIGTERM: its verdict says so (suite_summary_finalize), never a timeout. */
+    const char *stopped = sj_str(run, "interrupted", NULL);
+    json_object_set_new(s, "interrupted", stopped ? json_string(stopped) : json_null());
     /* Nodes the preflight kept out of the steps are failures of their own, with why. */
     json_object_set_new(s, "excluded_nodes", suite_preflight_findings(run, findings));
 
@@ -693,9 +725,17 @@ void suite_summary_finalize(json_t *s)
     if (check_failed)
         exit_code = GA_EXIT_CHECK_FAILED;
     json_t *v = json_object_get(s, "verdict");
-    json_object_set_new(v, "result", json_string(exit_code == GA_EXIT_PASS ? "pass" : "fail"));
-    json_object_set_new(v, "exit_code", json_integer(exit_code));
-    json_object_set_new(v, "exit_name", json_string(ga_exit_code_name(exit_code)));
+    const char *stopped = sj_str(s, "interrupted", NULL);
+    if (stopped) {
+        /* the shell's convention for a process ended by a signal: 128 + SIGINT (2) or SIGTERM (15) */
+        json_object_set_new(v, "result", json_string("interrupted"));
+        json_object_set_new(v, "exit_code", json_integer(ga_streq(stopped, "SIGTERM") ? 143 : 130));
+        json_object_set_new(v, "exit_name", json_string("interrupted"));
+    } else {
+        json_object_set_new(v, "result", json_string(exit_code == GA_EXIT_PASS ? "pass" : "fail"));
+        json_object_set_new(v, "exit_code", json_integer(exit_code));
+        json_object_set_new(v, "exit_name", json_string(ga_exit_code_name(exit_code)));
+    }
     json_object_set_new(v, "failures", json_integer(failures));
     json_object_set_new(v, "warnings", json_integer(warnings));
     json_object_set_new(v, "abnormal_node_count", json_integer((json_int_t)json_array_size(abnormal)));

@@ -16,12 +16,12 @@
 #include "proc_tree.h"
 #include "slurm_steps.h"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested; /* the signal that asked the run to stop, 0 none */
 
 static void on_stop_signal(int sig)
 {
-    (void)sig;
-    stop_requested = 1;
+    if (!stop_requested)
+        stop_requested = sig;
 }
 
 void suite_step_install_signal_handlers(void)
@@ -37,6 +37,11 @@ void suite_step_install_signal_handlers(void)
 bool suite_stop_requested(void)
 {
     return stop_requested != 0;
+}
+
+const char *suite_stop_signal_name(void)
+{
+    return stop_requested == SIGTERM ? "SIGTERM" : stop_requested ? "SIGINT" : NULL;
 }
 
 /* Tracks the current output line to keep the last "[RESULT]" line. */

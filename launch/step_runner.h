@@ -40,6 +40,8 @@ int suite_step_run(const suite_step_spec *spec, suite_step_result *res, char *er
 /* Installs SIGINT/SIGTERM handlers that ask the running step to stop; suite_stop_requested() then stays true.
  */
 void suite_step_install_signal_handlers(void);
+/* "SIGINT" or "SIGTERM": the signal that stopped the run; NULL while none did. */
+const char *suite_stop_signal_name(void);
 bool suite_stop_requested(void);
 
 /* Status of a step from how it ended (pure):

@@ -177,10 +177,13 @@ void suite_print_verdict(const json_t *s, const char *dir)
 {
     const json_t *v = json_object_get(s, "verdict");
     bool pass = strcmp(sj_str(v, "result", "fail"), "pass") == 0;
+    const char *stopped = sj_str(s, "interrupted", NULL);
     printf("[SUITE] verdict: %s, exit %lld (%s): %lld failures, %lld warnings, %lld abnormal nodes of %lld\n",
-           pass ? "PASS" : "FAIL", sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"),
-           sj_int(v, "failures", 0), sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0),
-           sj_int(s, "node_count", 0));
+           pass      ? "PASS"
+           : stopped ? "INTERRUPTED"
+                     : "FAIL",
+           sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"), sj_int(v, "failures", 0),
+           sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0), sj_int(s, "node_count", 0));
     size_t i, j;
     json_t *a, *c;
     json_array_foreach(sj_arr(s, "abnormal_nodes"), i, a)
@@ -197,6 +200,8 @@ void suite_print_verdict(const json_t *s, const char *dir)
     printf("[SUITE] summary: %s/summary.html (also summary.md, summary.json)\n", dir);
     if (pass) {
         printf("[RESULT] SUCCESS\n");
+    } else if (stopped) {
+        printf("[RESULT] FAILURE: interrupted by %s; the steps not run are not judged\n", stopped);
     } else {
         printf("[RESULT] FAILURE:");
         json_array_foreach(sj_arr(v, "fault_codes"), j, c) printf(" %s", json_string_value(c));

@@ -1,13 +1,16 @@
 #include "ar_bench.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "ar_budget.h"
 #include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_log.h"
 #include "ga_runtime.h"
 #include "ga_time.h"
 
@@ -28,8 +31,9 @@ size_t ar_bench_max_bytes(const ar_sweep_cfg *cfg, int nranks)
 
 /* Test hooks, so that end-to-end tests can prove the check and the pairs analysis fail when they should:
  * ALLREDUCE_BW_TEST_WRONG_RANK=r corrupts one output element on world rank r before it is checked;
- * ALLREDUCE_BW_TEST_DELAY_RANK=r and ALLREDUCE_BW_TEST_DELAY_US=us make rank r late by us per timed
- * iteration (a slow node). Documented in docs/allreduce_bw.md; never set in production. */
+ * ALLREDUCE_BW_TEST_DELAY_RANK=r and ALLREDUCE_BW_TEST_DELAY_US=us make rank r late by us per operation
+ * it takes part in, timed or not (a slow node: every transfer through it is slow). Documented in
+ * docs/allreduce_bw.md; never set in production. */
 static int env_int(const char *name, int fallback)
 {
     const char *v = getenv(name);
@@ -132,6 +136,7 @@ static int64_t check(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call
             b->graph_capture(b, call, 1, what);
             b->graph_launch(b, 1, what);
         } else {
+            test_delay(1);
             b->run(b, call, 1, what);
         }
         b->get_output(b, call, out);
@@ -141,6 +146,156 @@ static int64_t check(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call
             wrong = w;
     }
     return wrong;
+}
+
+/* What one size and placement does after its first (timed) operation. */
+typedef struct {
+    int warm, iters; /* further warm-ups; timed iterations (0: the first operation is the figure) */
+    bool skip_check; /* no time left for the check */
+    bool late;       /* the sweep's deadline has passed: this size is its last */
+} size_plan;
+
+/* The whole share of the sweep's time left that size s, placement pl may take: the deadline spread over the
+ * sizes and placements still to run. Infinity without a deadline; 0 or less once it has passed. */
+static double size_share(const ar_sweep_cfg *cfg, int s, int pl)
+{
+    if (cfg->deadline <= 0)
+        return INFINITY;
+    int left = (cfg->n_sizes - s) * AR_PLACEMENTS - pl;
+    return (cfg->deadline - ga_now()) / (left > 0 ? left : 1);
+}
+
+/* For a timeout's message (ga_progress): where the sweep is, the rate, and what it would still need at -w, -n
+ * and -c (an operation of a larger size taking proportionally longer). */
+static void note_progress(const ar_sweep_cfg *cfg, int s, double first_s)
+{
+    double more = 0;
+    for (int k = s; k < cfg->n_sizes; k++)
+        more += first_s * (double)cfg->sizes[k] / (double)(cfg->sizes[s] ? cfg->sizes[s] : 1) *
+                (cfg->warmup + cfg->iters + cfg->check) * AR_PLACEMENTS;
+    ga_progress(
+        "%s at %llu B, size %d of %d: one operation took %.3f s; the sweep needed about %.0f s more at "
+        "-n %d",
+        cfg->label, (unsigned long long)cfg->sizes[s], s + 1, cfg->n_sizes, first_s, more, cfg->iters);
+}
+
+/* The plan of a size once its first operation took first_s (agreed) with share seconds left for it (agreed):
+ * the check first (correctness is not traded for iterations), then the warm-ups and the timed iterations in
+ * what is left, each timed loop within a quarter of -T, being one wait. Without time even for one more
+ * operation the first one is the figure; without time for the check either, the check is skipped. */
+static size_plan plan_size(const ar_sweep_cfg *cfg, double first_s, double share, bool checkable)
+{
+    size_plan p = {cfg->warmup - 1, cfg->iters, false, share <= 0};
+    double check_s = checkable ? first_s * cfg->check : 0;
+    double loop = cfg->wait_bound > 0 ? 0.25 * cfg->wait_bound : INFINITY;
+    if (p.late || share < first_s + check_s) {
+        p.warm = 0;
+        p.iters = 0;
+        p.skip_check = checkable && (p.late || share < first_s);
+        return p;
+    }
+    double avail = isinf(share) ? loop : 0.8 * (share - check_s);
+    avail = avail < loop ? avail : loop;
+    p.warm = ar_budget_warmups(first_s, avail, cfg->warmup);
+    p.iters = ar_budget_iters(first_s, avail, cfg->iters);
+    return p;
+}
+
+/* The first warm-up operation, timed after a barrier; the communicator agrees on the slowest rank's time and
+ * the smallest share of time left (every rank plans alike). Returns the plan; *first_s the agreed time. */
+static size_plan fit_size(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call, int s, int pl,
+                          const char *what, bool checkable, double *first_s)
+{
+    barrier(b, what);
+    int agg = cfg->agg_iters > 0 ? cfg->agg_iters : 1;
+    double t0 = ga_now();
+    test_delay(1);
+    b->run(b, call, 1, what);
+    double share = size_share(cfg, s, pl);
+    double v[2] = {(ga_now() - t0) * agg, isinf(share) ? -1e300 : -share};
+    ga_deadline_arm("agreeing on the iterations of %s", what);
+    GA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, b->comm));
+    ga_deadline_disarm();
+    *first_s = v[0];
+    note_progress(cfg, s, v[0]);
+    size_plan p = plan_size(cfg, v[0], v[1] <= -1e299 ? INFINITY : -v[1], checkable);
+    if (p.iters < cfg->iters && b->rank == 0)
+        ga_debug("COMM", "%s: one operation takes %.3f s: %d timed iterations fit its share", what, v[0],
+                 p.iters);
+    return p;
+}
+
+/* One size and placement: warm-up, the timed loop, the check. gated: what the gate said after the sizes before
+ * (AR_GATE_ONE_OP: the first operation is the figure; AR_GATE_JUDGED: no check). Returns true when the sweep is
+ * out of time. */
+static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, int gated, void *in, void *out,
+                    double *iter_times, ar_sample *smp, int *unchecked)
+{
+    ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1};
+    ar_coll_counts(cfg->coll, cfg->sizes[s], cfg->type, b->nranks, &call.counts);
+    char what[200];
+    snprintf(what, sizeof what, "%s %s %s %llu B %s (%s, rank %d of %d)", ar_coll_get(cfg->coll)->name,
+             ar_dtype_get(cfg->type)->name, ar_op_name(cfg->op), (unsigned long long)cfg->sizes[s],
+             placement_names[pl], cfg->label, b->rank, b->nranks);
+    ga_phase("%s", what);
+    bool checkable = cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)) &&
+                     !(ar_coll_get(cfg->coll)->reduces && ar_check_skip_reason(cfg->type, cfg->op));
+
+    /* Mapping a size's buffers is local work, not a wait on the others: the ranks meet after it under a bound
+     * of its own, so that the next wait (bounded by -T) does not count one rank's page faults against it. */
+    if (b->prepare && b->prepare(b, ar_coll_bytes(&call.counts, cfg->type))) {
+        ga_deadline_arm_for(cfg->wait_bound > 30 ? cfg->wait_bound : 30, "mapping the buffers of %s", what);
+        GA_MPI_CHECK(MPI_Barrier(b->comm));
+        ga_deadline_disarm();
+    }
+    bool fitted = (cfg->deadline > 0 || cfg->wait_bound > 0) && cfg->warmup > 0 && !cfg->per_iter;
+    size_plan p = {cfg->warmup, cfg->iters, false, false};
+    double first_s = 0;
+    if (fitted) {
+        p = fit_size(b, cfg, &call, s, pl, what, checkable, &first_s);
+        /* far below its peers (the gate) or known slow: one operation is the figure; a group judged (far
+         * twice) is not checked at every size either (it fails anyway; the report says what was not checked) */
+        if ((gated & AR_GATE_ONE_OP) || cfg->first_is_figure)
+            p.warm = 0, p.iters = 0, p.skip_check = checkable && (gated & AR_GATE_JUDGED);
+    }
+    if (p.warm > 0) {
+        test_delay(p.warm);
+        b->run(b, &call, p.warm, what);
+    }
+    if (p.iters > 0) {
+        barrier(b, what);
+        ar_sweep_cfg run = *cfg;
+        run.iters = p.iters;
+        smp->time_s[pl] = timed_loop(b, &run, &call, what, iter_times);
+    } else {
+        smp->time_s[pl] = first_s / (cfg->agg_iters > 0 ? cfg->agg_iters : 1); /* the first is the figure */
+    }
+    smp->iters[pl] = p.iters > 0 ? p.iters : 1;
+    smp->warmups[pl] = p.warm + (fitted && p.iters > 0 ? 1 : 0);
+
+    smp->wrong[pl] = -1;
+    if (checkable && !p.skip_check)
+        smp->wrong[pl] = check(b, cfg, &call, s, in, out, what);
+    *unchecked += checkable && p.skip_check;
+    return p.late;
+}
+
+/* Before size s of a sweep with a deadline and no gate: whether it can still start, from the last size's
+ * first operation scaled to this size (one operation per placement at least). Agreed over the communicator.
+ */
+static bool size_fits(ar_backend *b, const ar_sweep_cfg *cfg, int s, const ar_sample *prev)
+{
+    if (cfg->deadline <= 0 || cfg->gate || s == 0)
+        return true;
+    double per_op = prev->time_s[0] > prev->time_s[1] ? prev->time_s[0] : prev->time_s[1];
+    double est =
+        per_op * (double)cfg->sizes[s] / (double)(cfg->sizes[s - 1] ? cfg->sizes[s - 1] : 1) * AR_PLACEMENTS;
+    int late = ga_now() + est > cfg->deadline;
+    ga_deadline_arm("agreeing whether %llu B fits the time left (%s)", (unsigned long long)cfg->sizes[s],
+                    cfg->label);
+    GA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &late, 1, MPI_INT, MPI_MAX, b->comm));
+    ga_deadline_disarm();
+    return !late;
 }
 
 void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_size_done_fn on_size,
@@ -160,32 +315,20 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
         (n_iter && on_size && b->rank == 0 && !iters_all))
         GA_FATAL(GA_EXIT_ENV, "cannot allocate the check buffers (2 x %zu bytes)", max_bytes);
 
-    rec->n_sizes = cfg->n_sizes;
+    rec->n_sizes = 0;
     rec->group_size = b->nranks;
     rec->iters = cfg->iters;
-    const char *cname = ar_coll_get(cfg->coll)->name;
-    for (int s = 0; s < cfg->n_sizes; s++) {
+    int gated = 0;
+    bool stop = false;
+    for (int s = 0; s < cfg->n_sizes && !stop; s++) {
         ar_sample *smp = &rec->samples[s];
-        for (int pl = 0; pl < AR_PLACEMENTS; pl++) {
-            ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1};
-            ar_coll_counts(cfg->coll, cfg->sizes[s], cfg->type, b->nranks, &call.counts);
-            char what[200];
-            snprintf(what, sizeof what, "%s %s %s %llu B %s (%s, rank %d of %d)", cname,
-                     ar_dtype_get(cfg->type)->name, ar_op_name(cfg->op), (unsigned long long)cfg->sizes[s],
-                     placement_names[pl], cfg->label, b->rank, b->nranks);
-            ga_phase("%s", what);
-
-            if (cfg->warmup > 0)
-                b->run(b, &call, cfg->warmup, what);
-            barrier(b, what);
-            smp->time_s[pl] =
-                timed_loop(b, cfg, &call, what, n_iter ? iters_mine + (size_t)pl * cfg->iters : NULL);
-
-            smp->wrong[pl] = -1;
-            if (cfg->check > 0 && (!call.in_place || b->inplace_checkable(cfg->coll)) &&
-                !(ar_coll_get(cfg->coll)->reduces && ar_check_skip_reason(cfg->type, cfg->op)))
-                smp->wrong[pl] = check(b, cfg, &call, s, in, out, what);
-        }
+        if (!size_fits(b, cfg, s, s > 0 ? &rec->samples[s - 1] : NULL))
+            break;
+        for (int pl = 0; pl < (cfg->out_of_place_only ? 1 : AR_PLACEMENTS); pl++)
+            stop |= measure(b, cfg, s, pl, gated, in, out,
+                            n_iter ? iters_mine + (size_t)pl * cfg->iters : NULL, smp, &rec->unchecked);
+        rec->n_sizes = s + 1;
+        rec->iters = smp->iters[0];
         if (on_size) {
             ga_deadline_arm("gathering the times of %llu B (%s)", (unsigned long long)cfg->sizes[s],
                             cfg->label);
@@ -197,10 +340,22 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
             if (b->rank == 0)
                 on_size(user, s, all, iters_all, b->nranks);
         }
+        if (cfg->gate) {
+            int g = cfg->gate->after_size(cfg->gate, s, smp);
+            gated |= g & (AR_GATE_ONE_OP | AR_GATE_JUDGED);
+            stop = (g & AR_GATE_STOP) != 0; /* the gate decides for every group at once, time included */
+        }
     }
     free(iters_mine);
     free(iters_all);
     free(all);
     free(in);
     free(out);
+}
+
+void ar_bench_sit_out(const ar_sweep_cfg *cfg)
+{
+    for (int s = 0; s < cfg->n_sizes; s++)
+        if (cfg->gate->after_size(cfg->gate, s, NULL) & AR_GATE_STOP)
+            return;
 }

@@ -13,14 +13,17 @@
 typedef struct {
     double time_s[AR_PLACEMENTS]; /* seconds per iteration, measured by this rank around its loop */
     int64_t wrong[AR_PLACEMENTS]; /* wrong elements in this rank's output; -1 not checked */
+    int32_t iters[AR_PLACEMENTS]; /* timed iterations run: -n, or fewer when they did not fit the budget */
+    int32_t warmups[AR_PLACEMENTS];
 } ar_sample;
 
 typedef struct {
     ga_record_header hdr;
     int32_t group;      /* pairs mode: the pair this rank belonged to in the round, -1 sat out; else 0 */
     int32_t group_size; /* ranks in the communicator measured */
-    int32_t n_sizes;
-    int32_t iters;      /* timed iterations run per size: -n, or fewer for a slow pair (pairs mode) */
+    int32_t n_sizes;    /* sizes measured: the sweep's, or fewer when it was stopped */
+    int32_t iters;      /* timed iterations at the last size measured (samples[].iters: each size's) */
+    int32_t unchecked;  /* sizes x placements whose check was skipped: no time was left for it */
     ar_sample samples[AR_MAX_SIZES];
 } ar_record;
 

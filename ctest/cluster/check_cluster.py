@@ -266,7 +266,52 @@ def case_suite_node_down(bin_dir, work):
           f"verdict {summary['verdict']}")
 
 
+# Issue 24: a node whose link is 60x slower than the fabric, under the standard profile's allreduce step.
+BUDGET_FABRIC = "1gbit"   # the fabric: a 1 MiB pair exchange takes ~10 ms, above the scheduling noise here
+BUDGET_SLOW = "16mbit"    # the faulty node: 62x slower
+# The standard profile's patterns (world, node, pairs, --rounds all) over a sweep to 4 MiB: sizes enough to judge
+# (1 MiB and 2 MiB) and a fault-free step of tens of seconds on this machine, not minutes.
+BUDGET_ARGS = "allreduce_bw=-e 4M"
+
+
+def run_allreduce_step(bin_dir, d):
+    """gpuaccept run --profile standard --only allreduce_bw on the cluster; returns (summary, step, output)."""
+    cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(), "--profile",
+           "standard", "--only", "allreduce_bw", "--baseline", "none", "--preflight-timeout", "30",
+           "--args", BUDGET_ARGS, "--report-dir", fresh(d)]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=STEP_TIMEOUT * 2)
+    except subprocess.TimeoutExpired as ex:
+        raise Fail(f"gpuaccept run did not finish within {STEP_TIMEOUT * 2} s:\n{ex.output}")
+    summary = load(os.path.join(d, "summary.json"))
+    step = next(st for st in summary["steps"] if st["program"] == "allreduce_bw")
+    print(f"  allreduce_bw step: {step['status']} in {step['duration_s']:.1f} s")
+    return summary, step, p.stdout
+
+
+def case_budget_slow_node(bin_dir, work, n):
+    """One node 62x slower: the standard allreduce step names it, and only it, and ends within 3x the
+    fault-free step's time (it ran to its 30-minute limit and blamed rank 0's healthy node before)."""
+    cluster("up", str(n), "1")
+    cluster("fabric", BUDGET_FABRIC)
+    healthy, st0, out0 = run_allreduce_step(bin_dir, os.path.join(work, f"budget_healthy_{n}"))
+    check(st0["status"] == "pass", f"fault-free: allreduce_bw {st0['status']}\n{out0[-3000:]}")
+    cluster("slow", "node03", BUDGET_SLOW)
+    faulty, st1, out1 = run_allreduce_step(bin_dir, os.path.join(work, f"budget_slow_{n}"))
+    named = sorted({f["host"] for f in faulty["findings"] if f["severity"] == "fail"})
+    print(f"  named: {named}; fault-free {st0['duration_s']:.1f} s, slow node {st1['duration_s']:.1f} s "
+          f"({st1['duration_s'] / st0['duration_s']:.2f}x)")
+    check(st1["status"] == "fail", f"slow node: allreduce_bw {st1['status']}\n{out1[-3000:]}")
+    check(named == ["node03"], f"the slow node03 is named, and no other node: {named}\n{out1[-3000:]}")
+    check(any(f["code"] == "COMM_SLOW_NODE" and f["host"] == "node03" for f in faulty["findings"]),
+          f"COMM_SLOW_NODE on node03: {[(f['code'], f['host']) for f in faulty['findings']]}")
+    check(st1["duration_s"] <= 3 * st0["duration_s"],
+          f"the faulty step ends within 3x the fault-free one: {st1['duration_s']:.1f} s vs {st0['duration_s']:.1f} s")
+
+
 CASES = {
+    "budget_slow_node_4": lambda b, w: case_budget_slow_node(b, w, 4),
+    "budget_slow_node_6": lambda b, w: case_budget_slow_node(b, w, 6),
     "env_audit": case_env_audit,
     "pairs_slow_node_4": lambda b, w: case_pairs_slow_node(b, w, 4),
     "pairs_slow_node_6": lambda b, w: case_pairs_slow_node(b, w, 6),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end checks of the gpuaccept front-end. Usage: check_suite.py TEST GPUACCEPT FIXTURES WORKDIR
 TEST: cli | baseline_compare | run_quick | run_faults | run_nodes | html_chromium | html_scale | untrusted | profiles |
-baseline_sources | run_profiles. Exit 0 pass, 1 fail, 77 skipped."""
+baseline_sources | run_profiles | run_budget. Exit 0 pass, 1 fail, 77 skipped."""
 import glob
 import importlib.util
 import json
@@ -1076,7 +1076,100 @@ def t_run_profiles():
     check("not run: gemm_flops (--only/--skip)" in s["profile"]["not_covered"], "--only: the steps left out are said")
 
 
-{"profiles": t_profiles, "baseline_sources": t_baseline_sources, "run_profiles": t_run_profiles,
+def drain_actions(d):
+    """The node names drain.sh would act on (its scontrol lines), and whether the Kubernetes script labels any
+    node failed."""
+    drain = open(os.path.join(d, "drain.sh")).read() if os.path.exists(os.path.join(d, "drain.sh")) else ""
+    acts = [line for line in drain.splitlines() if "scontrol" in line and not line.lstrip().startswith("#")]
+    k8s = os.path.join(d, "gpuaccept-k8s.sh")
+    k8s_text = open(k8s).read() if os.path.exists(k8s) else ""
+    return acts, "verdict=fail" in k8s_text
+
+
+def interrupted_run(sig, code, name):
+    """gpuaccept run stopped by sig during a step: exit code, 'interrupted' everywhere, never a timeout."""
+    d = fresh("run-interrupted-%s" % name)
+    e = dict(os.environ)
+    for k in ("SLURM_JOB_ID", "OMPI_MCA_orte_default_hostfile", "KUBERNETES_SERVICE_HOST"):
+        e.pop(k, None)
+    proc = subprocess.Popen([GA, "run", "--np", "2", "--profile", "standard", "--baseline", "none",
+                             "--report-dir", d], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=e)
+    # Wait until a step is running (its starting line), then stop the run.
+    t0 = time.time()
+    out = ""
+    while time.time() - t0 < 60:
+        line = proc.stdout.readline()
+        out += line
+        if "step 3/" in line and "starting" in line:
+            break
+    time.sleep(1.0)
+    proc.send_signal(sig)
+    rest, _ = proc.communicate(timeout=120)
+    out += rest
+    print(out[-2500:])
+    check(proc.returncode == code, "%s: exit %d (%d)" % (name, code, proc.returncode))
+    check("interrupted by %s" % name in out and "all steps done" not in out,
+          "%s: 'interrupted by %s', never 'all steps done'" % (name, name))
+    verdict = [line for line in out.splitlines() if line.startswith("[SUITE] verdict:")]
+    check(verdict and "INTERRUPTED" in verdict[0] and "timeout" not in verdict[0],
+          "%s: the verdict says interrupted, not timeout (%s)" % (name, verdict))
+    check("node unknown" not in out, "%s: no node is looked for in an interrupted step" % name)
+    s = load(os.path.join(d, "summary.json"))
+    st = {x["program"]: x["status"] for x in s["steps"]}
+    check(s["interrupted"] == name and s["verdict"]["result"] == "interrupted" and s["verdict"]["exit_code"] == code,
+          "%s: summary.json verdict interrupted, exit %d (%s)" % (name, code, s["verdict"]))
+    later = PROGRAMS[3:]
+    check(st[PROGRAMS[2]] == "interrupted" and all(st[p] == "not_run" for p in later),
+          "%s: the step cut short is interrupted, the later ones not run (%s)" % (name, st))
+    check("STEP_TIMEOUT" not in s["verdict"]["fault_codes"], "%s: no STEP_TIMEOUT" % name)
+
+
+def t_run_budget():
+    """Issue 24 on one machine: a step limit too short for the work is planned within (what was cut is said),
+    a timeout where no rank was behind names no node and drains nothing, and SIGINT/SIGTERM give 130/143."""
+    # The sweep asked for (16 MiB to 512 MiB, -n 20: minutes here) cannot fit 10 s: allreduce_bw cuts it and
+    # says so, inside its limit (before, it ran to the limit and the suite blamed rank 0's node).
+    d = fresh("run-short-limit")
+    p = run(["run", "--np", "2", "--only", "allreduce_bw", "--step-timeout", "10", "--baseline", "none",
+             "--args", "allreduce_bw=-b 16M -e 512M", "--report-dir", d], timeout=100)
+    print(p.stdout[-3000:], p.stderr[-1500:])
+    s = load(os.path.join(d, "summary.json"))
+    st = {x["program"]: x for x in s["steps"]}["allreduce_bw"]
+    check(st["status"] == "pass" and p.returncode == 0,
+          "a sweep too long for its limit ends inside it with a verdict (%s, exit %d)" % (st["status"], p.returncode))
+    cut = [x for x in s["profile"]["not_covered"] if x.startswith("allreduce_bw:") and "out of time" in x]
+    check(cut, "what the plan cut is said in the summary's not covered (%s)" % s["profile"]["not_covered"])
+    acts, k8s_fail = drain_actions(d)
+    check(not acts and not k8s_fail, "nothing is drained or labelled failed (%s)" % acts)
+
+    # Every rank at the same wait when the bound expires (-T shorter than one 256 MiB allreduce): no node.
+    d = fresh("run-job-timeout")
+    p = run(["run", "--np", "2", "--only", "allreduce_bw", "--baseline", "none",
+             "--args", "allreduce_bw=-b 256M -e 256M -T 0.05", "--report-dir", d], timeout=100)
+    print(p.stdout[-3000:], p.stderr[-1500:])
+    s = load(os.path.join(d, "summary.json"))
+    st = {x["program"]: x for x in s["steps"]}["allreduce_bw"]
+    check(st["status"] == "timeout" and p.returncode == 4, "the step timed out: exit 4 (%s)" % p.returncode)
+    check(st["node"]["host"] is None and st["node"]["source"] == "job" and "no rank behind" in st["node"]["evidence"],
+          "a timeout with no rank behind names no node (%s)" % st["node"])
+    check(not s["abnormal_nodes"], "no node is abnormal (%s)" % s["abnormal_nodes"])
+    f = [x for x in s["findings"] if x["code"] == "STEP_TIMEOUT"]
+    check(f and f[0]["host"] is None and "every rank was at the same wait" in f[0]["message"],
+          "STEP_TIMEOUT is job-level and says why (%s)" % f)
+    acts, k8s_fail = drain_actions(d)
+    check(not acts and not k8s_fail, "drain.sh and the Kubernetes script act on no node (%s)" % acts)
+    junit = open(os.path.join(d, "gpuaccept-junit.xml")).read()
+    host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
+    check('name="%s"><failure' % host not in junit, "JUnit fails no node's test case")
+    check("[SUITE] step 1/1 allreduce_bw: no node named: every rank was at the same wait" in p.stdout,
+          "the console says no node was named, and why")
+
+    import signal
+    interrupted_run(signal.SIGINT, 130, "SIGINT")
+    interrupted_run(signal.SIGTERM, 143, "SIGTERM")
+
+
+{"run_budget": t_run_budget, "profiles": t_profiles, "baseline_sources": t_baseline_sources, "run_profiles": t_run_profiles,
  "cli": t_cli, "baseline_compare": t_baseline_compare, "run_quick": t_run_quick, "run_faults": t_run_faults,
  "run_nodes": t_run_nodes, "html_chromium": t_html_chromium, "html_scale": t_html_scale,
  "untrusted": t_untrusted}[TEST]()

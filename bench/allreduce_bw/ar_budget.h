@@ -1,0 +1,52 @@
+/* Time as a budget: how allreduce_bw shares the time its --timeout leaves between its patterns, how many
+ * operations a size gets once its first one is timed, and when a figure is so far below its reference that
+ * more operations cannot change the verdict. Pure: no MPI, no clock; the runners pass times in. */
+#ifndef AR_BUDGET_H
+#define AR_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ar_opts.h"
+
+/* "Far below": a figure below 1/AR_FAR_FACTOR of its reference (the floor, or the median of its peers at the
+ * same size). Noise on a shared host or fabric slows a transfer by a share (two users: a half, three: a
+ * third), and the pairs' screen already names members 10 % low once they stand out of that noise; a factor 4
+ * is beyond what contention by a few jobs does, and a node or link that slow leaves no doubt after two
+ * figures. */
+#define AR_FAR_FACTOR 4.0
+/* Figures taken twice before a member is judged far below its peers (two sizes, or two operations). */
+#define AR_FAR_TIMES 2
+/* The judging size: isolation looks from here up; 1 MiB is large enough that a transfer's time is its link's
+ * bandwidth rather than latency, and small enough to be quick even on a link 100 times slower. */
+#define AR_JUDGE_BYTES (1ull << 20)
+/* Sizes of isolation once the fabric is known to be slow: up to 16 MiB, enough to see a node 10x slower. */
+#define AR_ISOLATION_MAX_BYTES (16ull << 20)
+
+/* Seconds kept back from the patterns for the gathers, the analysis and the report. */
+double ar_budget_reserve(double time_left_s);
+
+/* The share of the time left that the pattern at position i of the list gets, its successors running after
+ * it: each later pattern gets its share of what is left when it starts, so time an earlier one did not use
+ * rolls on. time_left_s <= 0 means no bound (returns 0: unbounded). */
+double ar_budget_phase(const ar_pattern_id *patterns, int n_patterns, int i, double time_left_s);
+
+/* Timed iterations of one size and placement: -n (want) when they fit budget_s at first_s each, else as many
+ * as fit, and at least 1 (a figure is one operation). budget_s <= 0: want. */
+int ar_budget_iters(double first_s, double budget_s, int want);
+/* Warm-up operations after the first (timed) one: want - 1 when they fit a fifth of budget_s, else fewer. */
+int ar_budget_warmups(double first_s, double budget_s, int want);
+
+/* far[i] = fig[i] (> 0) is below 1/AR_FAR_FACTOR of the median of the other positive figures; needs at least
+ * one other. Returns how many are far. */
+int ar_far_below_peers(const double *fig, int n, bool *far);
+/* fig below 1/AR_FAR_FACTOR of floor (floor > 0). */
+bool ar_far_below_floor(double fig, double floor);
+
+/* The judging size's index in sizes[0..n-1]: the smallest at or above AR_JUDGE_BYTES, else the largest. */
+int ar_judge_size_index(const uint64_t *sizes, int n);
+/* How many of sizes[0..n-1] isolation keeps once the fabric is slow: those up to AR_ISOLATION_MAX_BYTES, and
+ * at least the first. */
+int ar_isolation_sizes(const uint64_t *sizes, int n);
+
+#endif

@@ -1,0 +1,184 @@
+/* allreduce_bw --pattern node: every node sweeps on a communicator of its own ranks, all nodes at once. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ar_run.h"
+#include "ga_deadline.h"
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_gather.h"
+#include "ga_gpu.h"
+#include "ga_log.h"
+#include "ga_report.h"
+#include "ar_budget.h"
+#include "ar_gate.h"
+#include "ar_nodes.h"
+#include "ga_time.h"
+
+/* ---- node pattern: every node's own sweep, at once ---- */
+
+static json_t *nodes_json(const ar_node_fig *nodes, int n, const ar_nodes_verdict *v, const ar_opts *o)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        const ar_node_fig *nd = &nodes[i];
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i, s:f, s:i, s:b, s:b}", "node", nd->node,
+                                             "host", nd->host, "rank", nd->rank, "ranks", nd->ranks,
+                                             "busbw_GBps", nd->busbw, "measured", nd->measured, "below_min",
+                                             nd->below_min, "below_median", nd->below_median));
+    }
+    return json_pack("{s:o, s:f, s:f, s:f, s:i}", "nodes", arr, "median_busbw_GBps", v->median_busbw,
+                     "min_node_busbw_GBps", o->min_node_busbw, "tolerance", o->tolerance, "flagged",
+                     v->flagged);
+}
+
+/* Collective: a sweep on a communicator per node (the ranks sharing memory: MPI_COMM_TYPE_SHARED, and on the
+ * GPU path an NCCL communicator over them), every node at once; the nodes below a bound make every node
+ * measure the largest size again (--remeasure), each keeping its best; rank 0 analyses. */
+void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                 int n_sizes, run_state *st, json_t *report)
+{
+    bool root = ctx->world_rank == 0;
+    MPI_Comm nc;
+    ga_deadline_arm("splitting the world into nodes");
+    GA_MPI_CHECK(
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx->world_rank, MPI_INFO_NULL, &nc));
+    ga_deadline_disarm();
+    char label[64];
+    snprintf(label, sizeof label, "node %d", ctx->node_index);
+    ar_sweep_cfg cfg = ar_cfg_of(o, c, sizes, n_sizes, label);
+    int nn;
+    MPI_Comm_size(nc, &nn);
+    ar_backend *b = ar_backend_open(kind, nc, ar_bench_max_bytes(&cfg, nn), label);
+    /* every node at once, judged against the others after each size (ar_gate.h); the phase's time shared out
+     */
+    ar_group_gate gate;
+    ar_group_gate_init(&gate, o->coll, c.type, sizes, n_sizes, ar_judge_size_index(sizes, n_sizes), false,
+                       st->phase_deadline);
+    ar_group_gate_begin(&gate, ctx->node_count, ctx->node_index);
+    gate.size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * (4.0 + o->check);
+    gate.what = "node";
+    cfg.deadline = st->phase_deadline;
+    cfg.gate = &gate.base;
+    ar_record *mine = calloc(1, sizeof *mine);
+    if (!mine)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ga_record_header_init(ctx, &mine->hdr);
+    mine->group = ctx->node_index;
+    ar_bench_sweep(b, &cfg, mine, NULL, NULL);
+    double bound = ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
+    ar_record *all = NULL;
+    ar_gather_records(ctx, mine, &all, bound, "the node sweeps");
+    /* the gate stops every node at the same size: out of time, the nodes are compared where they stopped */
+    int ran = mine->n_sizes;
+    if (gate.stopped_at >= 0 && root)
+        ar_run_not_covered(st, "node: sizes above %llu B not measured: out of time",
+                           (unsigned long long)sizes[ran - 1]);
+    bool all_judged = true; /* every node below a bound is beyond doubt: nothing to measure again */
+
+    ar_sweep_desc d = ar_desc_of(o, c, sizes, ran), d1 = ar_desc_of(o, c, sizes + ran - 1, 1);
+    ar_node_fig *nodes = NULL;
+    int n_nodes = ctx->node_count;
+    if (root) {
+        nodes = calloc((size_t)n_nodes, sizeof *nodes);
+        if (!nodes)
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+        for (int k = 0; k < n_nodes; k++) {
+            nodes[k].node = k;
+            for (int i = 0; i < ctx->world_size; i++)
+                if (all[i].hdr.node_index == k) {
+                    nodes[k].ranks++;
+                    if (all[i].hdr.local_rank == 0) {
+                        snprintf(nodes[k].host, sizeof nodes[k].host, "%s", all[i].hdr.host);
+                        nodes[k].rank = all[i].hdr.world_rank;
+                    }
+                }
+            ar_nodes_add_measurement(&nodes[k], ar_group_busbw(all, ctx->world_size, k, &d, NULL));
+        }
+    }
+    ar_sweep_cfg again = cfg;
+    again.sizes = sizes + ran - 1;
+    again.n_sizes = 1;
+    again.gate = NULL;
+    for (int pass = 0; pass < o->remeasure; pass++) {
+        ar_nodes_verdict v = {0};
+        int flagged = 0, late = 0;
+        if (root) {
+            if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
+                GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+            flagged = v.flagged;
+            for (int k = 0; k < n_nodes; k++)
+                if (nodes[k].below_min || nodes[k].below_median)
+                    all_judged = all_judged && ar_group_gate_judged(&gate, k);
+            if (flagged && all_judged)
+                flagged = 0; /* far below the other nodes twice already: no doubt to remove */
+            late = flagged && st->phase_deadline > 0 && ga_now() > st->phase_deadline;
+            if (late)
+                ar_run_not_covered(st, "node: %d node%s below a bound not measured again: out of time",
+                                   flagged, flagged == 1 ? "" : "s");
+        }
+        int head[2] = {flagged, late};
+        ga_deadline_arm_for(bound, "sharing the nodes to measure again"); /* after every node's sweep */
+        GA_MPI_CHECK(MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD));
+        ga_deadline_disarm();
+        flagged = head[0];
+        if (!flagged || head[1])
+            break;
+        if (root)
+            ga_log("COMM",
+                   "node: %d node%s below a bound: every node measures the largest size again (pass %d "
+                   "of at most %d)",
+                   flagged, flagged == 1 ? "" : "s", pass + 1, o->remeasure);
+        ar_record *rec = calloc(1, sizeof *rec), *got = NULL;
+        if (!rec)
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+        ga_record_header_init(ctx, &rec->hdr);
+        rec->group = ctx->node_index;
+        ar_bench_sweep(b, &again, rec, NULL, NULL);
+        ar_gather_records(ctx, rec, &got, bound, "the node remeasurement");
+        if (root)
+            for (int k = 0; k < n_nodes; k++)
+                ar_nodes_add_measurement(&nodes[k], ar_group_busbw(got, ctx->world_size, k, &d1, NULL));
+        free(got);
+        free(rec);
+    }
+    b->destroy(b);
+    MPI_Comm_free(&nc);
+    ar_group_gate_free(&gate);
+    free(mine);
+    ga_deadline_arm_for(bound, "the last node sweep"); /* leave together, as the pairs do */
+    GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    ga_deadline_disarm();
+    if (!root)
+        return;
+
+    rec_set set = ar_rec_set_world(all, ctx->world_size);
+    ar_account_sweep(st, &d, &set, 0, false, false,
+                     "node"); /* --min-busbw is the world's figure, not a node's */
+    ar_rec_set_free(&set);
+    ar_nodes_verdict v;
+    if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ar_nodes_findings(nodes, n_nodes, &v, o->min_node_busbw, o->tolerance, &st->findings);
+    st->node = nodes_json(nodes, n_nodes, &v, o);
+    double lowest = 0;
+    for (int k = 0; k < n_nodes; k++) {
+        ga_where w = {nodes[k].host, k, nodes[k].rank, -1};
+        ga_report_add_metric(report, "node_busbw", nodes[k].busbw, "GB/s", true, w);
+        if (k == 0 || nodes[k].busbw < lowest)
+            lowest = nodes[k].busbw;
+    }
+    st->node_busbw_min = lowest;
+    ga_log("COMM",
+           "node: %d node%s, intra-node busbw at %llu B: median %.2f GB/s, lowest %.2f GB/s, %d flagged",
+           n_nodes, n_nodes == 1 ? "" : "s", (unsigned long long)sizes[ran - 1], v.median_busbw, lowest,
+           v.flagged);
+    free(nodes);
+    if (!st->node_records)
+        st->node_records = all;
+    else
+        free(all);
+}

@@ -1,0 +1,591 @@
+/* allreduce_bw --pattern pairs: rounds of pairs of members, each pair its own communicator, every pair of a
+ * round at once; the pairs that would make a finding measured again; the analysis (ar_pairs.c) at rank 0. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ar_run.h"
+#include "ga_deadline.h"
+#include "ga_exit.h"
+#include "ga_fatal.h"
+#include "ga_gather.h"
+#include "ga_gpu.h"
+#include "ga_log.h"
+#include "ga_report.h"
+#include "ar_budget.h"
+#include "ar_gate.h"
+#include "ar_pairs.h"
+#include "ga_stats.h"
+#include "ga_time.h"
+
+/* ---- pairs mode ---- */
+
+typedef struct {
+    int members;
+    bool by_rank; /* one node: pairs of ranks */
+} pair_plan;
+
+/* The pairs phase as it runs: the sizes shrink to the size where a round was cut (so that every pair is
+ * compared at one size), rounds stop when the phase's time is spent. */
+typedef struct {
+    const ga_ctx *ctx;
+    const ar_opts *o;
+    ga_backend kind;
+    combo c;
+    pair_plan plan;
+    const uint64_t *sizes;
+    int n_sizes;        /* the rounds' sizes now: the phase's, or up to the size a round was cut at */
+    double deadline;    /* ga_now() by which the phase ends (0: none) */
+    double round_bound; /* a wait that can last a round (a rank sitting out, the gather after a round) */
+    double size_bound;  /* a wait that can last one size of the slowest pair (ar_gate.h) */
+    ar_group_gate gate;
+    bool screen; /* the screen before the world sweep (ar_pairs_screen) */
+} pairs_run;
+
+static int member_of_rank(const ga_ctx *ctx, const pair_plan *p)
+{
+    return p->by_rank ? ctx->world_rank : ctx->node_index;
+}
+
+/* Rank 0: the host and first world rank of a member, from any round's records. */
+static void member_identity(const ar_record *all, int n, const pair_plan *plan, int member, char *host,
+                            size_t len, int *rank)
+{
+    snprintf(host, len, "?");
+    *rank = -1;
+    for (int i = 0; i < n; i++) {
+        int mem = plan->by_rank ? all[i].hdr.world_rank : all[i].hdr.node_index;
+        if (mem == member && (plan->by_rank || all[i].hdr.local_rank == 0)) {
+            snprintf(host, len, "%s", all[i].hdr.host);
+            *rank = all[i].hdr.world_rank;
+        }
+    }
+}
+
+/* Rank 0: the pairs of one round from its records. */
+static int round_pairs(const ar_record *all, int n, int round, const pair_plan *plan, const ar_sweep_desc *d,
+                       ar_pair *out)
+{
+    int(*sched)[2] = malloc((size_t)(plan->members / 2 + 1) * sizeof *sched);
+    if (!sched)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    int np = ar_pairs_schedule(plan->members, round, sched);
+    for (int p = 0; p < np; p++) {
+        ar_pair *pr = &out[p];
+        memset(pr, 0, sizeof *pr);
+        pr->round = round;
+        for (int s = 0; s < 2; s++) {
+            pr->member[s] = sched[p][s];
+            member_identity(all, n, plan, sched[p][s], pr->host[s], sizeof pr->host[s], &pr->rank[s]);
+        }
+        ar_pairs_add_measurement(pr, ar_group_busbw(all, n, p, d, &pr->iters));
+    }
+    free(sched);
+    return np;
+}
+
+static json_t *pairs_json(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int rounds,
+                          double tolerance, bool by_rank, json_t *coverage)
+{
+    json_t *arr = json_array(), *sus = json_array();
+    for (int i = 0; i < n; i++) {
+        const ar_pair *p = &pairs[i];
+        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:b, s:i, s:i}", "round", p->round,
+                                             "hosts", p->host[0], p->host[1], "ranks", p->rank[0], p->rank[1],
+                                             "busbw_GBps", p->busbw, "flagged", p->flagged, "measured",
+                                             p->measured, "iters", p->iters));
+    }
+    for (int i = 0; i < v->n_members; i++)
+        if (v->members[i].suspect)
+            json_array_append_new(sus, json_pack("{s:s, s:i, s:i, s:i}", "host", v->members[i].host,
+                                                 "flagged_pairs", v->members[i].flagged_pairs, "pairs",
+                                                 v->members[i].pairs, "rank", v->members[i].rank));
+    return json_pack("{s:i, s:s, s:f, s:f, s:o, s:o, s:o}", "rounds", rounds, "unit",
+                     by_rank ? "rank" : "node", "tolerance", tolerance, "median_busbw_GBps", v->median_busbw,
+                     "pairs", arr, "suspects", sus, "coverage", coverage);
+}
+
+/* Collective: the ranks whose color is not MPI_UNDEFINED run the sweep with the others of their color, on a
+ * communicator of their own, and rank 0 gathers every rank's record into *records (group: the color, -1 for
+ * the ranks that sat out). With a gate, every rank (the ones sitting out too) answers it after each size. */
+static void run_groups(const pairs_run *pr, const uint64_t *sizes, int n_sizes, int color, const char *what,
+                       ar_gate *gate, ar_record *mine, ar_record **records)
+{
+    const ga_ctx *ctx = pr->ctx;
+    memset(mine, 0, sizeof *mine);
+    ga_record_header_init(ctx, &mine->hdr);
+    mine->group = color == MPI_UNDEFINED ? -1 : color;
+    MPI_Comm pc = MPI_COMM_NULL;
+    /* The gather that ended the previous round returns on a rank as soon as its record is sent, so the ranks
+     * of fast pairs wait here for the slowest pair of that round: the round's bound, not one wait's. */
+    ga_deadline_arm_for(pr->round_bound, "splitting the world into the pairs of %s", what);
+    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &pc));
+    ga_deadline_disarm();
+    char label[96];
+    snprintf(label, sizeof label, "pair %d %s", color, what); /* names the NCCL communicator too */
+    ar_sweep_cfg cfg = ar_cfg_of(pr->o, pr->c, sizes, n_sizes, label);
+    cfg.deadline = pr->deadline;
+    cfg.gate = gate;
+    cfg.first_is_figure = cfg.out_of_place_only = pr->screen; /* one operation per size, one placement */
+    if (pc != MPI_COMM_NULL) {
+        int pn;
+        MPI_Comm_size(pc, &pn);
+        ar_backend *b = ar_backend_open(pr->kind, pc, ar_bench_max_bytes(&cfg, pn), label);
+        ar_bench_sweep(b, &cfg, mine, NULL, NULL);
+        b->destroy(b);
+        MPI_Comm_free(&pc);
+    } else if (gate) {
+        ar_bench_sit_out(&cfg);
+    }
+    ar_gather_records(ctx, mine, records, pr->round_bound, what);
+}
+
+/* One round: this rank's pair (if it has one), then the round's records at rank 0, which appends the round's
+ * pairs to pairs and returns how many; judged[] (rank 0) marks the pairs the gate judged far below their
+ * peers. A round cut by the gate leaves pr->n_sizes at the size it stopped at, for the rounds that follow. */
+static int run_pair_round(pairs_run *pr, int r, int rounds, int (*sched)[2], ar_record *mine,
+                          ar_record **round_records, ar_pair *pairs, bool *judged)
+{
+    const ga_ctx *ctx = pr->ctx;
+    int np = ar_pairs_schedule(pr->plan.members, r, sched), color = MPI_UNDEFINED,
+        me = member_of_rank(ctx, &pr->plan);
+    for (int p = 0; p < np; p++)
+        if (sched[p][0] == me || sched[p][1] == me)
+            color = p;
+    char what[64];
+    snprintf(what, sizeof what, "round %d", r);
+    ar_group_gate_begin(&pr->gate, np, color == MPI_UNDEFINED ? -1 : color);
+    pr->gate.n_sizes = pr->n_sizes;
+    pr->gate.size_bound = pr->size_bound;
+    pr->gate.what = "pair";
+    run_groups(pr, pr->sizes, pr->n_sizes, color, what, &pr->gate.base, mine, round_records);
+    int cut = pr->gate.stopped_at;
+    bool cut_judged = pr->gate.stopped_judged;
+    if (cut >= 0)
+        pr->n_sizes = cut + 1;
+    if (ctx->world_rank != 0)
+        return 0;
+    ar_sweep_desc d = ar_desc_of(pr->o, pr->c, pr->sizes, pr->n_sizes);
+    int got = round_pairs(*round_records, ctx->world_size, r, &pr->plan, &d, pairs);
+    double lo = 0;
+    int lo_i = 0;
+    for (int p = 0; p < got; p++) {
+        judged[p] = ar_group_gate_judged(&pr->gate, p);
+        if (p == 0 || pairs[p].busbw < lo)
+            lo = pairs[p].busbw, lo_i = p;
+    }
+    if (rounds > 0) /* 0: the screen, which says what it found itself */
+        ga_log("COMM",
+               "round %d/%d: %d pairs, busbw at %llu B: lowest %.2f GB/s (%s rank %d <-> %s rank %d)%s",
+               r + 1, rounds, got, (unsigned long long)pr->sizes[pr->n_sizes - 1], lo, pairs[lo_i].host[0],
+               pairs[lo_i].rank[0], pairs[lo_i].host[1], pairs[lo_i].rank[1],
+               cut < 0      ? ""
+               : cut_judged ? "; a pair far below its peers twice: sizes above this one not measured"
+                            : "; out of time: sizes above this one not measured");
+    return got;
+}
+
+/* Rank 0: the pairs beyond doubt, which are not measured again: judged far below their peers twice (the
+ * gate), with a member in two such pairs or more, so that two partners saw the same slowness. */
+static void mark_beyond_doubt(const ar_pair *pairs, int n, const bool *judged, bool *doubtless)
+{
+    for (int i = 0; i < n; i++) {
+        doubtless[i] = false;
+        if (!judged[i])
+            continue;
+        for (int s = 0; s < 2 && !doubtless[i]; s++) {
+            int with = 0;
+            for (int j = 0; j < n; j++)
+                with += judged[j] && (pairs[j].member[0] == pairs[i].member[s] ||
+                                      pairs[j].member[1] == pairs[i].member[s]);
+            doubtless[i] = with >= 2;
+        }
+    }
+}
+
+/* Collective: the pairs that would make a finding measured again at the rounds' last size, batch after batch
+ * of pairs with no member in common, each pair keeping the best of its figures; then the analysis again,
+ * until every pair that would make a finding was measured 1 + --remeasure times (a pass that changes the
+ * median can make a new candidate, which is measured again in its turn). A pair slowed by a moment of
+ * contention recovers; a slow node or link stays slow. Pairs beyond doubt (doubtless, rank 0) are not
+ * measured again, and no pass starts past the phase's deadline (*out_of_time). */
+static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bool *doubtless,
+                            ar_record *mine, bool *out_of_time)
+{
+    const ga_ctx *ctx = pr->ctx;
+    const ar_opts *o = pr->o;
+    bool root = ctx->world_rank == 0;
+    const uint64_t *last = pr->sizes + pr->n_sizes - 1;
+    ar_sweep_desc d1 = ar_desc_of(o, pr->c, last, 1);
+    int *batch_of = root ? malloc((size_t)(n_pairs > 0 ? n_pairs : 1) * sizeof *batch_of) : NULL;
+    if (root && !batch_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    *out_of_time = false;
+    for (int pass = 0; o->remeasure > 0; pass++) {
+        int head[3] = {0, 0, 0}; /* pairs to measure again, batches, out of time */
+        if (root) {
+            ar_pairs_verdict v;
+            if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
+                GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+            head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, &v, 1 + o->remeasure, batch_of);
+            ar_pairs_verdict_free(&v);
+            for (int i = 0; i < n_pairs; i++) {
+                if (doubtless[i])
+                    batch_of[i] = -1;
+                head[0] += batch_of[i] >= 0;
+            }
+            head[2] = head[0] > 0 && pr->deadline > 0 && ga_now() > pr->deadline;
+        }
+        ga_deadline_arm_for(pr->round_bound, "sharing the pairs to measure again"); /* after a round */
+        GA_MPI_CHECK(MPI_Bcast(head, 3, MPI_INT, 0, MPI_COMM_WORLD));
+        ga_deadline_disarm();
+        if (head[2]) {
+            *out_of_time = true;
+            if (root)
+                ga_log("COMM",
+                       "pairs: %d pair%s would make a finding, but the time for pairs is spent: not "
+                       "measured again",
+                       head[0], head[0] == 1 ? "" : "s");
+            break;
+        }
+        if (head[0] == 0)
+            break;
+        /* list[k]: members a, b, batch, and (rank 0) the pair's index */
+        int(*list)[4] = malloc((size_t)head[0] * sizeof *list);
+        if (!list)
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+        if (root)
+            for (int i = 0, k = 0; i < n_pairs; i++)
+                if (batch_of[i] >= 0) {
+                    list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
+                    list[k][2] = batch_of[i], list[k][3] = i;
+                    k++;
+                }
+        ga_deadline_arm("sharing the pairs to measure again");
+        GA_MPI_CHECK(MPI_Bcast(list, 4 * head[0], MPI_INT, 0, MPI_COMM_WORLD));
+        ga_deadline_disarm();
+        if (root)
+            ga_log(
+                "COMM",
+                "pairs: %d pair%s would make a finding: measuring them again at %llu B (pass %d; each pair "
+                "at most %d times)",
+                head[0], head[0] == 1 ? "" : "s", (unsigned long long)*last, pass + 1, o->remeasure);
+        int me = member_of_rank(ctx, &pr->plan);
+        for (int b = 0; b < head[1]; b++) {
+            int color = MPI_UNDEFINED;
+            for (int k = 0; k < head[0]; k++)
+                if (list[k][2] == b && (list[k][0] == me || list[k][1] == me))
+                    color = k;
+            char what[64];
+            snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b + 1);
+            ar_record *all = NULL;
+            run_groups(pr, last, 1, color, what, NULL, mine, &all);
+            if (root) {
+                for (int k = 0; k < head[0]; k++)
+                    if (list[k][2] == b)
+                        ar_pairs_add_measurement(&pairs[list[k][3]],
+                                                 ar_group_busbw(all, ctx->world_size, k, &d1, NULL));
+                free(all);
+            }
+        }
+        free(list);
+    }
+    free(batch_of);
+}
+
+/* Rank 0: how many pairs of how many were tested, and which were not (the report and one stdout line). */
+static json_t *coverage_json(const ar_record *all, int n, const pair_plan *plan, const ar_pair *pairs,
+                             int n_pairs)
+{
+    int total = plan->members * (plan->members - 1) / 2;
+    int untested = ar_pairs_untested(plan->members, pairs, n_pairs, NULL, 0);
+    int(*list)[2] = malloc((size_t)(untested > 0 ? untested : 1) * sizeof *list);
+    if (!list)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ar_pairs_untested(plan->members, pairs, n_pairs, list, untested);
+    json_t *arr = json_array();
+    char line[1024];
+    size_t len = (size_t)snprintf(line, sizeof line, "pairs: %d of %d pairs tested", total - untested, total);
+    for (int i = 0; i < untested; i++) {
+        char h[2][GA_HOST_MAX];
+        int rk[2];
+        for (int s = 0; s < 2; s++)
+            member_identity(all, n, plan, list[i][s], h[s], sizeof h[s], &rk[s]);
+        json_array_append_new(arr, json_pack("{s:[i,i], s:[s,s], s:[i,i]}", "members", list[i][0], list[i][1],
+                                             "hosts", h[0], h[1], "ranks", rk[0], rk[1]));
+        if (len < sizeof line - 64) {
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %d-%d", i == 0 ? "; untested:" : ",",
+                                    plan->by_rank ? " rank" : " node", list[i][0], list[i][1]);
+            if (len >= sizeof line)
+                len = sizeof line - 1;
+        } else if (len < sizeof line - 5) {
+            len += (size_t)snprintf(line + len, sizeof line - len, " ...");
+            len = sizeof line; /* nothing more fits */
+        }
+    }
+    free(list);
+    ga_log("COMM", "%s%s", line, untested ? " (--rounds all tests every pair)" : "");
+    return json_pack("{s:i, s:i, s:o}", "tested", total - untested, "of", total, "untested", arr);
+}
+
+/* Rank 0, after the rounds: the results (every pair of every round, each its own communicator), the pairs
+ * verdict, its findings, metrics and report part. Takes rounds_all[1..] (the first round's records stay as
+ * the ones the report shows under "nodes" when pairs is the first pattern). */
+static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_desc *d, const pair_plan *plan,
+                          ar_record **rounds_all, int rounds, ar_pair *pairs, int n_pairs, run_state *st,
+                          json_t *report)
+{
+    rec_set set = {malloc((size_t)(rounds * ctx->world_size) * sizeof *set.recs),
+                   malloc((size_t)(rounds * ctx->world_size) * sizeof *set.group_of), 0, 0};
+    if (!set.recs || !set.group_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    int base = 0;
+    for (int r = 0; r < rounds; r++) {
+        int most = -1;
+        for (int i = 0; i < ctx->world_size; i++)
+            if (rounds_all[r][i].group >= 0) {
+                set.recs[set.n] = &rounds_all[r][i];
+                set.group_of[set.n++] = base + rounds_all[r][i].group;
+                most = rounds_all[r][i].group > most ? rounds_all[r][i].group : most;
+            }
+        base += most + 1;
+    }
+    set.n_groups = base;
+    /* --min-busbw is the world's figure; without a world sweep it holds the pairs' (as pairs mode always did)
+     */
+    bool world_too = false;
+    for (int i = 0; i < o->n_patterns; i++)
+        world_too = world_too || o->patterns[i] == AR_PATTERN_WORLD;
+    ar_account_sweep(st, d, &set, o->min_busbw, !world_too, false, "pairs");
+    ar_rec_set_free(&set);
+
+    ar_pairs_verdict v;
+    if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan->by_rank, &st->findings);
+    json_t *coverage = coverage_json(rounds_all[0], ctx->world_size, plan, pairs, n_pairs);
+    st->pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan->by_rank, coverage);
+    int remeasured = 0;
+    for (int i = 0; i < n_pairs; i++)
+        remeasured += pairs[i].measured > 1;
+    ga_log("COMM", "pairs: median %.2f GB/s, %d of %d pairs flagged (%d measured again), %d suspect%s",
+           v.median_busbw, v.flagged, n_pairs, remeasured, v.n_suspects, v.n_suspects == 1 ? "" : "s");
+    for (int i = 0; i < v.n_members; i++) {
+        const ar_member_stat *m = &v.members[i];
+        ga_where w = {m->host, plan->by_rank ? -1 : m->member, plan->by_rank ? m->member : m->rank, -1};
+        ga_report_add_metric(report, "pair_busbw_min", m->min_busbw, "GB/s", true, w);
+    }
+    ga_report_add_metric(report, "pair_busbw_median", v.median_busbw, "GB/s", true, GA_WHERE_CLUSTER);
+    st->pair_median_busbw = v.median_busbw;
+    st->pairs_flagged = v.flagged;
+    st->pairs_tested = n_pairs;
+    ar_pairs_verdict_free(&v);
+    if (!st->node_records)
+        st->node_records = rounds_all[0];
+    else
+        free(rounds_all[0]);
+    for (int r = 1; r < rounds; r++)
+        free(rounds_all[r]);
+}
+
+/* Rank 0: the pairs whose sizes went unchecked (far below their peers, or out of time), for not_covered. */
+static void note_unchecked(run_state *st, ar_record **rounds_all, int rounds, int world)
+{
+    int pairs = 0, sizes = 0;
+    char *counted = calloc((size_t)(world > 0 ? world : 1), 1); /* one rank per pair: the first of its group */
+    if (!counted)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int r = 0; r < rounds; r++) {
+        memset(counted, 0, (size_t)world);
+        for (int i = 0; i < world; i++) {
+            const ar_record *rec = &rounds_all[r][i];
+            if (rec->group < 0 || rec->group >= world || rec->unchecked <= 0 || counted[rec->group])
+                continue;
+            counted[rec->group] = 1;
+            pairs++;
+            sizes += rec->unchecked;
+        }
+    }
+    free(counted);
+    if (pairs)
+        ar_run_not_covered(st, "pairs: %d size%s of %d pair%s not checked (judged far below their peers, or out of time)",
+                           sizes, sizes == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s");
+}
+
+/* How many rounds the options ask for among members. */
+static int rounds_asked(const ar_opts *o, int members)
+{
+    int max_rounds = ar_pairs_max_rounds(members);
+    int rounds = o->rounds == AR_ROUNDS_ALL ? max_rounds : o->rounds > 0 ? o->rounds : 3;
+    return rounds > max_rounds ? max_rounds : rounds;
+}
+
+static pair_plan plan_of(const ga_ctx *ctx)
+{
+    return (pair_plan){ctx->node_count >= 2 ? ctx->node_count : ctx->world_size, ctx->node_count < 2};
+}
+
+/* Collective, rank 0 deciding: whether round r may start, from the time the slowest earlier round took. */
+static bool round_fits(const pairs_run *pr, int r, double slowest_round)
+{
+    int go = 1;
+    if (pr->ctx->world_rank == 0 && r > 0 && pr->deadline > 0)
+        go = ga_now() + slowest_round <= pr->deadline;
+    ga_deadline_arm_for(pr->round_bound, "deciding whether pairs round %d fits the time left", r + 1);
+    GA_MPI_CHECK(MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    ga_deadline_disarm();
+    return go != 0;
+}
+
+void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                  int n_sizes, run_state *st, json_t *report)
+{
+    bool root = ctx->world_rank == 0;
+    pairs_run pr = {.ctx = ctx,
+                    .o = o,
+                    .kind = kind,
+                    .c = c,
+                    .plan = plan_of(ctx),
+                    .sizes = sizes,
+                    .n_sizes = n_sizes,
+                    .deadline = st->phase_deadline};
+    /* Once the fabric is known to be slow, isolation looks at the small sizes: enough to see a slow member,
+     * quick on the slowest link. */
+    if (st->fabric_slow && n_sizes > 1) {
+        pr.n_sizes = ar_isolation_sizes(sizes, n_sizes);
+        if (root && pr.n_sizes < n_sizes)
+            ar_run_not_covered(st, "pairs: sizes above %llu B not measured (isolation of a slow fabric)",
+                               (unsigned long long)sizes[pr.n_sizes - 1]);
+    }
+    int rounds = rounds_asked(o, pr.plan.members);
+    ga_log("COMM", "pairs: %d %s, %d rounds of %d pairs, tolerance %.0f%% below the median", pr.plan.members,
+           pr.plan.by_rank ? "ranks of one node" : "nodes", rounds, pr.plan.members / 2, o->tolerance * 100);
+    int(*sched)[2] = malloc((size_t)(pr.plan.members / 2 + 1) * sizeof *sched);
+    ar_record *mine = calloc(1, sizeof *mine);
+    size_t cap = (size_t)(rounds * (pr.plan.members / 2) + 1);
+    ar_pair *pairs = calloc(cap, sizeof *pairs);
+    bool *judged = calloc(cap, sizeof *judged), *doubtless = calloc(cap, sizeof *doubtless);
+    ar_record **rounds_all = calloc((size_t)rounds, sizeof *rounds_all);
+    if (!sched || !mine || !pairs || !judged || !doubtless || !rounds_all)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    /* A rank sitting out waits for the whole round: bound it by the waits the round can make (each timed loop
+     * fits a quarter of -T, see ar_bench.c). */
+    pr.round_bound = ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
+    pr.size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * (4.0 + o->check);
+    ar_group_gate_init(&pr.gate, o->coll, c.type, sizes, pr.n_sizes, ar_judge_size_index(sizes, pr.n_sizes),
+                       true, pr.deadline);
+    int n_pairs = 0, ran = 0;
+    double slowest = 0;
+    for (int r = 0; r < rounds && round_fits(&pr, r, slowest); r++, ran++) {
+        double t0 = ga_now();
+        n_pairs +=
+            run_pair_round(&pr, r, rounds, sched, mine, &rounds_all[r], &pairs[n_pairs], &judged[n_pairs]);
+        slowest = ga_now() - t0 > slowest ? ga_now() - t0 : slowest;
+    }
+    if (root && ran < rounds)
+        ar_run_not_covered(st, "pairs: rounds %d-%d of %d not run: out of time", ran + 1, rounds, rounds);
+    if (root)
+        note_unchecked(st, rounds_all, ran, ctx->world_size);
+    /* every pair at the one size all rounds reached, then the pairs that would make a finding again */
+    if (root) {
+        ar_sweep_desc d = ar_desc_of(o, c, sizes, pr.n_sizes);
+        for (int r = 0, k = 0; r < ran; r++)
+            k += round_pairs(rounds_all[r], ctx->world_size, r, &pr.plan, &d, &pairs[k]);
+        mark_beyond_doubt(pairs, n_pairs, judged, doubtless);
+    }
+    bool late = false;
+    remeasure_pairs(&pr, pairs, n_pairs, doubtless, mine, &late);
+    if (root && late)
+        ar_run_not_covered(st,
+                           "pairs: the pairs that would make a finding were not measured again: out of time");
+    /* every rank leaves together, so that the next pattern's first wait is not the slowest pair's last round
+     */
+    ga_deadline_arm_for(pr.round_bound, "the last round of pairs");
+    GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    ga_deadline_disarm();
+    if (root && ran > 0) {
+        ar_sweep_desc d = ar_desc_of(o, c, sizes, pr.n_sizes);
+        analyse_pairs(ctx, o, &d, &pr.plan, rounds_all, ran, pairs, n_pairs, st, report);
+    }
+    ar_group_gate_free(&pr.gate);
+    free(rounds_all);
+    free(pairs);
+    free(judged);
+    free(doubtless);
+    free(mine);
+    free(sched);
+}
+
+bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                     int n_sizes, run_state *st)
+{
+    pair_plan plan = plan_of(ctx);
+    if (plan.members < 4)
+        return false; /* one pair a round: no peers to be far below */
+    bool root = ctx->world_rank == 0;
+    int j = ar_judge_size_index(sizes, n_sizes);
+    uint64_t twice[2] = {sizes[j], sizes[j]};
+    ar_opts one = *o;
+    one.iters = 1, one.warmup = 1, one.check = 0;
+    pairs_run pr = {.ctx = ctx,
+                    .o = &one,
+                    .kind = kind,
+                    .c = c,
+                    .plan = plan,
+                    .sizes = twice,
+                    .n_sizes = 2,
+                    .deadline = st->phase_deadline};
+    pr.round_bound = ga_deadline_wait_timeout() * 8.0;
+    pr.size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * 4.0;
+    ar_group_gate_init(&pr.gate, o->coll, c.type, twice, 2, 0, false, 0);
+    int(*sched)[2] = malloc((size_t)(plan.members / 2 + 1) * sizeof *sched);
+    ar_record *mine = calloc(1, sizeof *mine);
+    ar_pair *pairs = calloc((size_t)(plan.members / 2 + 1), sizeof *pairs);
+    bool *judged = calloc((size_t)(plan.members / 2 + 1), sizeof *judged);
+    if (!sched || !mine || !pairs || !judged)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ar_record *all = NULL;
+    double t0 = ga_now();
+    int n = 0;
+    if (root)
+        ga_log("COMM", "screen: one round of pairs at %llu B, twice, before the world sweep",
+               (unsigned long long)sizes[j]);
+    run_pair_round(&pr, 0, 0, sched, mine, &all, pairs, judged);
+    int slow = -1;
+    for (int p = 0; p < plan.members / 2; p++)
+        if (ar_group_gate_judged(&pr.gate, p) && slow < 0)
+            slow = p;
+    if (root) {
+        n = ar_pairs_schedule(plan.members, 0, sched);
+        double *bw = calloc((size_t)n, sizeof *bw);
+        for (int p = 0; bw && p < n; p++)
+            bw[p] = pairs[p].busbw;
+        double med = bw && n ? ga_median(bw, (size_t)n) : 0;
+        free(bw);
+        if (slow >= 0) {
+            ga_log(
+                "COMM",
+                "screen: %s <-> %s at %llu B: %.3f GB/s, more than %.0fx below the median pair's %.3f GB/s "
+                "twice: the fabric is slow; the world sweep stops at this size and isolation follows "
+                "(%.1f s)",
+                pairs[slow].host[0], pairs[slow].host[1], (unsigned long long)sizes[j], pairs[slow].busbw,
+                AR_FAR_FACTOR, med, ga_now() - t0);
+            ar_run_not_covered(st,
+                               "world: sizes above %llu B not measured: %s <-> %s was far below the other "
+                               "pairs at that size (screen)",
+                               (unsigned long long)sizes[j], pairs[slow].host[0], pairs[slow].host[1]);
+        } else {
+            ga_log("COMM", "screen: no pair far below the others at %llu B (median %.3f GB/s, %.1f s)",
+                   (unsigned long long)sizes[j], med, ga_now() - t0);
+        }
+    }
+    free(all);
+    ar_group_gate_free(&pr.gate);
+    free(sched);
+    free(mine);
+    free(pairs);
+    free(judged);
+    return slow >= 0;
+}

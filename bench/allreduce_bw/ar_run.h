@@ -1,0 +1,124 @@
+/* What allreduce_bw's patterns share: the run's state at rank 0, the sweep's descriptors from the options,
+ * the backend and record helpers, and one runner per pattern (ar_world.c, ar_node_run.c, ar_pairs_run.c). */
+#ifndef AR_RUN_H
+#define AR_RUN_H
+
+#include <jansson.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ar_backend.h"
+#include "ar_bench.h"
+#include "ar_nccltests.h"
+#include "ar_opts.h"
+#include "ar_record.h"
+#include "ar_report.h"
+#include "ga_backend.h"
+#include "ga_findings.h"
+#include "ga_runtime.h"
+
+typedef struct {
+    ar_dtype type;
+    ar_op op;
+} combo;
+
+/* ---- world mode: one sweep per combination over every rank, printed as nccl-tests prints it ---- */
+
+/* What the nccl-tests output accumulates over every line of every combination and cycle (rank 0). */
+typedef struct {
+    ar_nt_config cfg;
+    json_t *json; /* -J document, or NULL */
+    char json_path[1024];
+    double bw_sum; /* busbw of every line and placement: the footer's average */
+    int bw_count, out_of_bounds;
+} nt_state;
+
+/* nccl-tests' NCCL_TESTS_SPLIT_MASK: world rank r joins communicator (r & mask), each running the sweep on
+ * its own; the table's line of a size covers every communicator. */
+typedef struct {
+    MPI_Comm comm; /* this rank's communicator (MPI_COMM_WORLD without a mask) */
+    int color;     /* r & mask: the Group column */
+    int group;     /* dense index of the communicator, 0 .. n_groups-1, by color */
+    int n_groups, size;
+    MPI_Comm leaders;   /* rank 0 of each communicator, MPI_COMM_NULL elsewhere or without a mask */
+    int *world_rank_of; /* world rank 0: the world rank of each gathered sample, in gathered order */
+} split_plan;
+
+/* Every rank's record, as pointers, with the group each belongs to. */
+typedef struct {
+    const ar_record **recs;
+    int *group_of;
+    int n, n_groups;
+} rec_set;
+
+/* Rank 0 state of the whole run: the combinations' summaries, findings, the records shown under "nodes". */
+typedef struct {
+    json_t *combos;
+    ga_findings findings;
+    ar_record *node_records; /* first combination (world) or first round (pairs) */
+    json_t *pairs;           /* pairs pattern: the "pairs" object */
+    json_t *node;            /* node pattern: the "node" object */
+    bool ran[AR_PATTERNS];
+    double node_busbw_min;
+    int64_t wrong_total;
+    int out_of_bounds;
+    ar_figures first_fig; /* the first combination's figures: the headline ones */
+    double pair_median_busbw;
+    int pairs_flagged, pairs_tested;
+    double min_bw; /* NCCL_TESTS_MIN_BW, -1 when unset */
+    /* --min-busbw on the world sweep: measurements of its largest size (1 + remeasures) and the best busbw */
+    int world_measurements;
+    double world_best_busbw;
+    /* Time as a budget (ar_budget.h): when the pattern running now should end (ga_now(); 0: no bound), on
+     * every rank */
+    double phase_deadline;
+    /* every rank: the screen before the world sweep found a pair far below the others: the world sweep stops
+     * at the judging size and isolation looks at small sizes */
+    bool fabric_slow;
+    json_t *not_covered; /* rank 0: what the plan cut, for the report's "not_covered" */
+    json_t *phases;      /* rank 0: each pattern's seconds and share of the time, for the report's summary */
+} run_state;
+
+/* nccl-tests' -u -G -R -x -y -M as ar_opts_finish left them for the backend that runs; set once in main. */
+extern ar_backend_setup ar_backend_defaults;
+
+/* The backend of this run's kind over comm, buffers for max_bytes; what names its communicator. Collective.
+ */
+ar_backend *ar_backend_open(ga_backend kind, MPI_Comm comm, size_t max_bytes, const char *what);
+/* Every rank's record at rank 0 (*all, rank 0 only), the gather bounded by bound seconds. Collective. */
+void ar_gather_records(const ga_ctx *ctx, const ar_record *mine, ar_record **all, double bound,
+                       const char *what);
+void ar_rec_set_free(rec_set *s);
+/* Every rank's record in its communicator: one, or one per NCCL_TESTS_SPLIT_MASK group. */
+rec_set ar_rec_set_world(const ar_record *all, int n);
+ar_sweep_desc ar_desc_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes);
+ar_sweep_cfg ar_cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes, const char *label);
+/* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. check_busbw: hold its
+ * busbw to min_busbw; first: its figures are the world's headline ones. */
+void ar_account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set, double min_busbw,
+                      bool check_busbw, bool first, const char *pattern);
+/* Rank 0: the busbw at the largest size of the ranks of one group, and the iterations they ran. */
+double ar_group_busbw(const ar_record *all, int n, int group, const ar_sweep_desc *d, int *iters);
+
+/* The patterns. Collective over the world; rank 0 accounts in st (and report). */
+void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
+                  const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt, run_state *st);
+void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                 int n_sizes, run_state *st, json_t *report);
+void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                  int n_sizes, run_state *st, json_t *report);
+
+/* Collective, before the world sweep: one round of pairs at the judging size, twice; true (on every rank)
+ * when a pair was far below the others both times, so that the world's answer is known before it is measured.
+ */
+bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                     int n_sizes, run_state *st);
+/* Rank 0: one line of what the run did not cover (the report's "not_covered"), also logged. */
+void ar_run_not_covered(run_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Collective: the communicators of NCCL_TESTS_SPLIT_MASK, or the world; 0, or -1 with a message. */
+int ar_split_world(const ga_ctx *ctx, split_plan *sp, char *err, size_t errlen);
+void ar_split_free(split_plan *sp);
+
+#endif
