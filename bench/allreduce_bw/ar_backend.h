@@ -45,8 +45,8 @@ struct ar_backend {
     /* Whether the backend can check this collective in place (NCCL cannot run alltoall or sendrecv in
      * place; nccl-tests times them without a check). */
     bool (*inplace_checkable)(ar_coll_id coll);
-    /* Makes ready what a call of bytes needs before it is timed (the host path maps its pages); returns whether
-     * it had anything to do. NULL: nothing to do. */
+    /* Makes ready what a call of bytes needs before it is timed (the host path maps its pages); returns
+     * whether it had anything to do. NULL: nothing to do. */
     bool (*prepare)(ar_backend *b, size_t bytes);
     /* Poisons the output, then writes send_count elements of input where the call reads them. */
     void (*put_input)(ar_backend *b, const ar_call *c, const void *host);

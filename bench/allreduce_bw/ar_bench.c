@@ -57,6 +57,57 @@ static void test_delay(int iters)
     nanosleep(&ts, NULL);
 }
 
+/* GPUACCEPT_TEST_SLOW_RANK=r with GPUACCEPT_TEST_SLOW_FACTOR=F: world rank r's transfers take F times as
+ * long, as through a link F times slower, whatever the host's load: before each run of operations it waits (F
+ * - 1) times what its last operation took, scaled to this call's bytes, so the others wait for it in the
+ * collective. For the tests of issue 24 (a node 60x slower); never set in production. */
+static struct {
+    int rank;
+    double factor;
+    double s_per_byte[8]; /* the slow rank's own last runs, its wait excluded: the least is the estimate (a
+                           * moment of contention only slows a run, and would be multiplied by F) */
+    int n;
+} slow = {.rank = -2, .factor = 1};
+
+static double slow_estimate(void)
+{
+    if (slow.n == 0)
+        return 1e-9; /* before its first run: 1 ns per byte, a host's memory copy, so the first is slow too */
+    double best = 0;
+    for (int i = 0; i < slow.n && i < 8; i++)
+        best = i == 0 || slow.s_per_byte[i] < best ? slow.s_per_byte[i] : best;
+    return best;
+}
+
+static double slow_wait(const ar_call *call, int ops)
+{
+    if (slow.rank == -2) {
+        const char *r = getenv("GPUACCEPT_TEST_SLOW_RANK"), *f = getenv("GPUACCEPT_TEST_SLOW_FACTOR");
+        slow.rank = r && *r ? atoi(r) : -1;
+        slow.factor = f && *f ? atof(f) : 1;
+    }
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me != slow.rank || slow.factor <= 1 || slow_estimate() <= 0)
+        return 0;
+    double s = (slow.factor - 1) * slow_estimate() * (double)ar_coll_bytes(&call->counts, call->type) * ops;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+    return s;
+}
+
+/* Runs ops operations with the test hooks around them (both do nothing unless set). */
+static void run_ops(ar_backend *b, const ar_call *call, int ops, const char *what)
+{
+    test_delay(ops);
+    double waited = slow_wait(call, ops), t0 = ga_now();
+    b->run(b, call, ops, what);
+    double bytes = (double)ar_coll_bytes(&call->counts, call->type) * ops;
+    if (slow.rank >= 0 && bytes > 0)
+        slow.s_per_byte[slow.n++ % 8] = (ga_now() - t0) / bytes;
+    (void)waited;
+}
+
 static void test_corrupt(const ar_call *call, void *out)
 {
     int me;
@@ -94,21 +145,19 @@ static double timed_loop(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *
     }
     if (cfg->blocking == 0 && !iter_times) {
         double t0 = ga_now();
-        test_delay(cfg->iters);
-        b->run(b, call, cfg->iters * agg, what);
+        run_ops(b, call, cfg->iters * agg, what);
         return (ga_now() - t0) / ops;
     }
     double t0 = ga_now(), excluded = 0;
     for (int i = 0; i < cfg->iters; i++) {
         double ti = ga_now();
-        test_delay(1);
         if (cfg->blocking == 1)
             for (int k = 0; k < agg; k++) {
-                b->run(b, call, 1, what);
+                run_ops(b, call, 1, what);
                 barrier(b, what);
             }
         else
-            b->run(b, call, agg, what);
+            run_ops(b, call, agg, what);
         double tend = ga_now();
         if (iter_times)
             iter_times[i] = (tend - ti) / agg;
@@ -136,8 +185,7 @@ static int64_t check(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call
             b->graph_capture(b, call, 1, what);
             b->graph_launch(b, 1, what);
         } else {
-            test_delay(1);
-            b->run(b, call, 1, what);
+            run_ops(b, call, 1, what);
         }
         b->get_output(b, call, out);
         test_corrupt(call, out);
@@ -209,8 +257,7 @@ static size_plan fit_size(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call 
     barrier(b, what);
     int agg = cfg->agg_iters > 0 ? cfg->agg_iters : 1;
     double t0 = ga_now();
-    test_delay(1);
-    b->run(b, call, 1, what);
+    run_ops(b, call, 1, what);
     double share = size_share(cfg, s, pl);
     double v[2] = {(ga_now() - t0) * agg, isinf(share) ? -1e300 : -share};
     ga_deadline_arm("agreeing on the iterations of %s", what);
@@ -225,9 +272,9 @@ static size_plan fit_size(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call 
     return p;
 }
 
-/* One size and placement: warm-up, the timed loop, the check. gated: what the gate said after the sizes before
- * (AR_GATE_ONE_OP: the first operation is the figure; AR_GATE_JUDGED: no check). Returns true when the sweep is
- * out of time. */
+/* One size and placement: warm-up, the timed loop, the check. gated: what the gate said after the sizes
+ * before (AR_GATE_ONE_OP: the first operation is the figure; AR_GATE_JUDGED: no check). Returns true when the
+ * sweep is out of time. */
 static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, int gated, void *in, void *out,
                     double *iter_times, ar_sample *smp, int *unchecked)
 {
@@ -254,14 +301,13 @@ static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, int g
     if (fitted) {
         p = fit_size(b, cfg, &call, s, pl, what, checkable, &first_s);
         /* far below its peers (the gate) or known slow: one operation is the figure; a group judged (far
-         * twice) is not checked at every size either (it fails anyway; the report says what was not checked) */
+         * twice) is not checked at every size either (it fails anyway; the report says what was not checked)
+         */
         if ((gated & AR_GATE_ONE_OP) || cfg->first_is_figure)
             p.warm = 0, p.iters = 0, p.skip_check = checkable && (gated & AR_GATE_JUDGED);
     }
-    if (p.warm > 0) {
-        test_delay(p.warm);
-        b->run(b, &call, p.warm, what);
-    }
+    if (p.warm > 0)
+        run_ops(b, &call, p.warm, what);
     if (p.iters > 0) {
         barrier(b, what);
         ar_sweep_cfg run = *cfg;

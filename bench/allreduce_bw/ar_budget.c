@@ -92,10 +92,11 @@ int ar_judge_size_index(const uint64_t *sizes, int n)
     return n > 0 ? n - 1 : 0;
 }
 
-int ar_isolation_sizes(const uint64_t *sizes, int n)
+int ar_isolation_sizes(const uint64_t *sizes, int n, int *first)
 {
-    int k = 0;
+    *first = ar_judge_size_index(sizes, n);
+    int k = *first;
     while (k < n && sizes[k] <= AR_ISOLATION_MAX_BYTES)
         k++;
-    return k > 0 ? k : (n > 0 ? 1 : 0);
+    return k > *first ? k - *first : (n > 0 ? 1 : 0);
 }

@@ -45,8 +45,8 @@ bool ar_far_below_floor(double fig, double floor);
 
 /* The judging size's index in sizes[0..n-1]: the smallest at or above AR_JUDGE_BYTES, else the largest. */
 int ar_judge_size_index(const uint64_t *sizes, int n);
-/* How many of sizes[0..n-1] isolation keeps once the fabric is slow: those up to AR_ISOLATION_MAX_BYTES, and
- * at least the first. */
-int ar_isolation_sizes(const uint64_t *sizes, int n);
+/* The sizes isolation keeps once the fabric is slow: from the judging size (ar_judge_size_index) up to
+ * AR_ISOLATION_MAX_BYTES, at least that one. Sets *first to its index; returns how many. */
+int ar_isolation_sizes(const uint64_t *sizes, int n, int *first);
 
 #endif

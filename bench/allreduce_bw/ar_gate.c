@@ -95,8 +95,8 @@ static int after_size(ar_gate *base, int s, const ar_sample *mine)
     bool any_judged = false;
     for (int k = 0; k < g->n_groups; k++) {
         /* Far below its peers twice (any sizes): it stays so at the larger sizes that follow, one operation
-         * each; once is not enough, so that a moment of contention does not cost a healthy group its precision.
-         * From the judging size on, twice far is judged. */
+         * each; once is not enough, so that a moment of contention does not cost a healthy group its
+         * precision. From the judging size on, twice far is judged. */
         if (far[k]) {
             if (++g->far_seen[k] >= AR_FAR_TIMES && !g->one_op[k]) {
                 log_far(g, k, s, fig[k], world);

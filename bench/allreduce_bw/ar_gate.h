@@ -33,8 +33,8 @@ typedef struct {
     double *hist[64];
     /* the sweep being run, per group: far counts, one-op flags, judged flags */
     int n_groups;
-    int *far_count;     /* far below at sizes from judge_from on */
-    int *far_seen;      /* far below at any size */
+    int *far_count; /* far below at sizes from judge_from on */
+    int *far_seen;  /* far below at any size */
     bool *one_op, *judged;
     /* why and where the last sweep stopped: -1 not stopped */
     int stopped_at;

@@ -294,7 +294,8 @@ static void host_run(ar_backend *b, const ar_call *c, int iters, const char *wha
     ga_deadline_disarm();
 }
 
-/* The pages a size needs are mapped before it is timed; a sweep cut short never touches the largest size's. */
+/* The pages a size needs are mapped before it is timed; a sweep cut short never touches the largest size's.
+ */
 static bool host_prepare(ar_backend *b, size_t bytes)
 {
     host_impl *h = b->impl;

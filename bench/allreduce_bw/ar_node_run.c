@@ -63,6 +63,8 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     gate.what = "node";
     cfg.deadline = st->phase_deadline;
     cfg.gate = &gate.base;
+    /* one node: its communicator is the world's, whose answer the screen already knows */
+    cfg.first_is_figure = st->fabric_slow && ctx->node_count == 1;
     ar_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");

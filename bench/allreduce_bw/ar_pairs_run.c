@@ -41,7 +41,8 @@ typedef struct {
     double round_bound; /* a wait that can last a round (a rank sitting out, the gather after a round) */
     double size_bound;  /* a wait that can last one size of the slowest pair (ar_gate.h) */
     ar_group_gate gate;
-    bool screen; /* the screen before the world sweep (ar_pairs_screen) */
+    bool screen;    /* the screen before the world sweep (ar_pairs_screen) */
+    bool isolation; /* the fabric is slow: each size's first operation is its figure */
 } pairs_run;
 
 static int member_of_rank(const ga_ctx *ctx, const pair_plan *p)
@@ -129,6 +130,10 @@ static void run_groups(const pairs_run *pr, const uint64_t *sizes, int n_sizes, 
     cfg.deadline = pr->deadline;
     cfg.gate = gate;
     cfg.first_is_figure = cfg.out_of_place_only = pr->screen; /* one operation per size, one placement */
+    /* isolation of a slow fabric: one operation per size in the rounds and in each remeasurement (the best of
+     * them is kept): the fabric is known slow, and -n operations through its slowest link would cost minutes
+     */
+    cfg.first_is_figure = cfg.first_is_figure || pr->isolation;
     if (pc != MPI_COMM_NULL) {
         int pn;
         MPI_Comm_size(pc, &pn);
@@ -394,7 +399,8 @@ static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_de
 static void note_unchecked(run_state *st, ar_record **rounds_all, int rounds, int world)
 {
     int pairs = 0, sizes = 0;
-    char *counted = calloc((size_t)(world > 0 ? world : 1), 1); /* one rank per pair: the first of its group */
+    char *counted =
+        calloc((size_t)(world > 0 ? world : 1), 1); /* one rank per pair: the first of its group */
     if (!counted)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     for (int r = 0; r < rounds; r++) {
@@ -410,8 +416,9 @@ static void note_unchecked(run_state *st, ar_record **rounds_all, int rounds, in
     }
     free(counted);
     if (pairs)
-        ar_run_not_covered(st, "pairs: %d size%s of %d pair%s not checked (judged far below their peers, or out of time)",
-                           sizes, sizes == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s");
+        ar_run_not_covered(
+            st, "pairs: %d size%s of %d pair%s not checked (judged far below their peers, or out of time)",
+            sizes, sizes == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s");
 }
 
 /* How many rounds the options ask for among members. */
@@ -451,13 +458,18 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
                     .sizes = sizes,
                     .n_sizes = n_sizes,
                     .deadline = st->phase_deadline};
-    /* Once the fabric is known to be slow, isolation looks at the small sizes: enough to see a slow member,
-     * quick on the slowest link. */
+    /* Once the fabric is known to be slow, isolation looks at 1 to 16 MiB, one operation per size: enough to
+     * see a member 10x slower, quick on the slowest link; the pairs that would make a finding and are not
+     * beyond doubt are measured again at -n. */
     if (st->fabric_slow && n_sizes > 1) {
-        pr.n_sizes = ar_isolation_sizes(sizes, n_sizes);
+        int first;
+        pr.n_sizes = ar_isolation_sizes(sizes, n_sizes, &first);
+        pr.sizes = sizes + first;
+        pr.isolation = true;
         if (root && pr.n_sizes < n_sizes)
-            ar_run_not_covered(st, "pairs: sizes above %llu B not measured (isolation of a slow fabric)",
-                               (unsigned long long)sizes[pr.n_sizes - 1]);
+            ar_run_not_covered(
+                st, "pairs: sizes %llu-%llu B only, one operation each (isolation of a slow fabric)",
+                (unsigned long long)pr.sizes[0], (unsigned long long)pr.sizes[pr.n_sizes - 1]);
     }
     int rounds = rounds_asked(o, pr.plan.members);
     ga_log("COMM", "pairs: %d %s, %d rounds of %d pairs, tolerance %.0f%% below the median", pr.plan.members,
@@ -474,8 +486,8 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
      * fits a quarter of -T, see ar_bench.c). */
     pr.round_bound = ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
     pr.size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * (4.0 + o->check);
-    ar_group_gate_init(&pr.gate, o->coll, c.type, sizes, pr.n_sizes, ar_judge_size_index(sizes, pr.n_sizes),
-                       true, pr.deadline);
+    ar_group_gate_init(&pr.gate, o->coll, c.type, pr.sizes, pr.n_sizes,
+                       ar_judge_size_index(pr.sizes, pr.n_sizes), true, pr.deadline);
     int n_pairs = 0, ran = 0;
     double slowest = 0;
     for (int r = 0; r < rounds && round_fits(&pr, r, slowest); r++, ran++) {
@@ -490,7 +502,7 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
         note_unchecked(st, rounds_all, ran, ctx->world_size);
     /* every pair at the one size all rounds reached, then the pairs that would make a finding again */
     if (root) {
-        ar_sweep_desc d = ar_desc_of(o, c, sizes, pr.n_sizes);
+        ar_sweep_desc d = ar_desc_of(o, c, pr.sizes, pr.n_sizes);
         for (int r = 0, k = 0; r < ran; r++)
             k += round_pairs(rounds_all[r], ctx->world_size, r, &pr.plan, &d, &pairs[k]);
         mark_beyond_doubt(pairs, n_pairs, judged, doubtless);
@@ -506,7 +518,7 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     ga_deadline_disarm();
     if (root && ran > 0) {
-        ar_sweep_desc d = ar_desc_of(o, c, sizes, pr.n_sizes);
+        ar_sweep_desc d = ar_desc_of(o, c, pr.sizes, pr.n_sizes);
         analyse_pairs(ctx, o, &d, &pr.plan, rounds_all, ran, pairs, n_pairs, st, report);
     }
     ar_group_gate_free(&pr.gate);
@@ -518,15 +530,54 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     free(sched);
 }
 
+/* Rank 0: each pair's best busbw over the screen's operations (its records hold one per "size"). Contention
+ * only ever slows an operation: the best is the pair's link. */
+static void screen_best(const ar_record *all, int world, const pair_plan *plan, const ar_opts *o, combo c,
+                        const uint64_t *sizes, int times, int round, ar_pair *pairs, double *best)
+{
+    int(*sched)[2] = malloc((size_t)(plan->members / 2 + 1) * sizeof *sched);
+    if (!sched)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    int np = ar_pairs_schedule(plan->members, round, sched);
+    for (int k = 0; k < times; k++) {
+        ar_sweep_desc d = ar_desc_of(o, c, sizes, k + 1);
+        round_pairs(all, world, round, plan, &d, pairs);
+        for (int q = 0; q < np; q++)
+            best[q] = k == 0 || pairs[q].busbw > best[q] ? pairs[q].busbw : best[q];
+    }
+    free(sched);
+}
+
+/* Rank 0: the member in the most screened pairs far below the others, when that is two pairs or more (two
+ * partners saw it: a member, not one slow pairing); -1 when none. */
+static int screen_member(const ar_pair *pairs, const bool *far, int n, int members)
+{
+    int worst = -1, most = 1;
+    for (int m = 0; m < members; m++) {
+        int count = 0;
+        for (int i = 0; i < n; i++)
+            count += far[i] && (pairs[i].member[0] == m || pairs[i].member[1] == m);
+        if (count > most)
+            most = count, worst = m;
+    }
+    return worst;
+}
+
 bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                      int n_sizes, run_state *st)
 {
+    enum { TIMES = 2 };
     pair_plan plan = plan_of(ctx);
     if (plan.members < 4)
         return false; /* one pair a round: no peers to be far below */
     bool root = ctx->world_rank == 0;
-    int j = ar_judge_size_index(sizes, n_sizes);
-    uint64_t twice[2] = {sizes[j], sizes[j]};
+    int j = ar_judge_size_index(sizes, n_sizes), ppr = plan.members / 2;
+    /* two rounds at least, so that every member has two partners, and four pairs at least, so that the
+     * others' median is not one pair's (a pair that shares one core of a loaded host is slow every time) */
+    int rounds = (4 + ppr - 1) / ppr;
+    rounds = rounds < 2 ? 2 : rounds;
+    rounds = rounds > ar_pairs_max_rounds(plan.members) ? ar_pairs_max_rounds(plan.members) : rounds;
+    uint64_t at[TIMES] = {sizes[j], sizes[j]};
     ar_opts one = *o;
     one.iters = 1, one.warmup = 1, one.check = 0;
     pairs_run pr = {.ctx = ctx,
@@ -534,58 +585,76 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
                     .kind = kind,
                     .c = c,
                     .plan = plan,
-                    .sizes = twice,
-                    .n_sizes = 2,
-                    .deadline = st->phase_deadline};
+                    .sizes = at,
+                    .n_sizes = TIMES,
+                    .deadline = st->phase_deadline,
+                    .screen = true};
     pr.round_bound = ga_deadline_wait_timeout() * 8.0;
-    pr.size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * 4.0;
-    ar_group_gate_init(&pr.gate, o->coll, c.type, twice, 2, 0, false, 0);
-    int(*sched)[2] = malloc((size_t)(plan.members / 2 + 1) * sizeof *sched);
+    pr.size_bound = ga_deadline_wait_timeout() * 4.0;
+    ar_group_gate_init(&pr.gate, o->coll, c.type, at, TIMES, 0, false, 0);
+    int cap = rounds * ppr + 1;
+    int(*sched)[2] = malloc((size_t)(ppr + 1) * sizeof *sched);
     ar_record *mine = calloc(1, sizeof *mine);
-    ar_pair *pairs = calloc((size_t)(plan.members / 2 + 1), sizeof *pairs);
-    bool *judged = calloc((size_t)(plan.members / 2 + 1), sizeof *judged);
-    if (!sched || !mine || !pairs || !judged)
+    ar_pair *pairs = calloc((size_t)cap, sizeof *pairs);
+    bool *judged = calloc((size_t)cap, sizeof *judged), *far = calloc((size_t)cap, sizeof *far);
+    double *best = calloc((size_t)cap, sizeof *best), *copy = calloc((size_t)cap, sizeof *copy);
+    if (!sched || !mine || !pairs || !judged || !far || !best || !copy)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ar_record *all = NULL;
     double t0 = ga_now();
-    int n = 0;
     if (root)
-        ga_log("COMM", "screen: one round of pairs at %llu B, twice, before the world sweep",
-               (unsigned long long)sizes[j]);
-    run_pair_round(&pr, 0, 0, sched, mine, &all, pairs, judged);
+        ga_log("COMM", "screen: %d round%s of pairs at %llu B, %d operations each, before the world sweep",
+               rounds, rounds == 1 ? "" : "s", (unsigned long long)sizes[j], TIMES);
+    int n = 0;
+    for (int r = 0; r < rounds; r++) {
+        ar_record *all = NULL;
+        int got = run_pair_round(&pr, r, 0, sched, mine, &all, pairs + n, judged + n);
+        if (root)
+            screen_best(all, ctx->world_size, &plan, &one, c, at, TIMES, r, pairs + n, best + n);
+        n += got;
+        free(all);
+    }
     int slow = -1;
-    for (int p = 0; p < plan.members / 2; p++)
-        if (ar_group_gate_judged(&pr.gate, p) && slow < 0)
-            slow = p;
     if (root) {
-        n = ar_pairs_schedule(plan.members, 0, sched);
-        double *bw = calloc((size_t)n, sizeof *bw);
-        for (int p = 0; bw && p < n; p++)
-            bw[p] = pairs[p].busbw;
-        double med = bw && n ? ga_median(bw, (size_t)n) : 0;
-        free(bw);
+        ar_far_below_peers(best, n, far);
+        slow = screen_member(pairs, far, n, plan.members);
+        memcpy(copy, best, (size_t)n * sizeof *copy);
+        double med = ga_median(copy, (size_t)n);
+        char host[AR_PAIRS_HOST_MAX] = "?";
+        double lo = 0;
+        for (int i = 0; i < n; i++)
+            if (far[i] && (pairs[i].member[0] == slow || pairs[i].member[1] == slow)) {
+                snprintf(host, sizeof host, "%s", pairs[i].host[pairs[i].member[0] == slow ? 0 : 1]);
+                lo = lo == 0 || best[i] < lo ? best[i] : lo;
+            }
         if (slow >= 0) {
             ga_log(
                 "COMM",
-                "screen: %s <-> %s at %llu B: %.3f GB/s, more than %.0fx below the median pair's %.3f GB/s "
-                "twice: the fabric is slow; the world sweep stops at this size and isolation follows "
-                "(%.1f s)",
-                pairs[slow].host[0], pairs[slow].host[1], (unsigned long long)sizes[j], pairs[slow].busbw,
-                AR_FAR_FACTOR, med, ga_now() - t0);
-            ar_run_not_covered(st,
-                               "world: sizes above %llu B not measured: %s <-> %s was far below the other "
-                               "pairs at that size (screen)",
-                               (unsigned long long)sizes[j], pairs[slow].host[0], pairs[slow].host[1]);
+                "screen: %s %s %d in pairs more than %.0fx below the median pair at %llu B (its lowest best "
+                "%.3f GB/s, median %.3f GB/s): the fabric is slow; the world sweep stops at this size and "
+                "isolation follows (%.1f s)",
+                host, plan.by_rank ? "rank" : "node", slow, AR_FAR_FACTOR, (unsigned long long)sizes[j], lo,
+                med, ga_now() - t0);
+            ar_run_not_covered(
+                st,
+                "world: sizes above %llu B not measured: %s was far below its peers at that size "
+                "(screen)",
+                (unsigned long long)sizes[j], host);
         } else {
-            ga_log("COMM", "screen: no pair far below the others at %llu B (median %.3f GB/s, %.1f s)",
+            ga_log("COMM", "screen: no member far below its peers at %llu B (median pair %.3f GB/s, %.1f s)",
                    (unsigned long long)sizes[j], med, ga_now() - t0);
         }
     }
-    free(all);
+    int found = slow >= 0;
+    ga_deadline_arm("sharing what the screen found");
+    GA_MPI_CHECK(MPI_Bcast(&found, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    ga_deadline_disarm();
     ar_group_gate_free(&pr.gate);
     free(sched);
     free(mine);
     free(pairs);
     free(judged);
-    return slow >= 0;
+    free(far);
+    free(best);
+    free(copy);
+    return found != 0;
 }

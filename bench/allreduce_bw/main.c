@@ -197,8 +197,8 @@ static void phase_done(run_state *st, const char *name, double t0, double budget
     if (!st->phases)
         return;
     double took = ga_now() - t0;
-    json_array_append_new(st->phases, json_pack("{s:s, s:f, s:f}", "pattern", name, "seconds", took,
-                                                "budget_s", budget_s));
+    json_array_append_new(
+        st->phases, json_pack("{s:s, s:f, s:f}", "pattern", name, "seconds", took, "budget_s", budget_s));
     if (budget_s > 0)
         ga_log("COMM", "%s: %.1f s (its share of the time: %.1f s)", name, took, budget_s);
     else
@@ -209,9 +209,9 @@ static void phase_done(run_state *st, const char *name, double t0, double budget
  * report; each gets its share of what is left when it starts (ar_budget.h). Without --timeout, -T alone
  * bounds each wait. Before the world sweep, when pairs follow, a screen round looks for a pair far below the
  * others: isolation comes early when the fabric is slow. Collective. */
-static void run_patterns(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
-                         const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt,
-                         run_state *st, json_t *report)
+static void run_patterns(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos,
+                         int n_combos, const uint64_t *sizes, int n_sizes, const split_plan *split,
+                         nt_state *nt, run_state *st, json_t *report)
 {
     double run_end = ga_deadline_run_end();
     double reserve = run_end > 0 ? ar_budget_reserve(run_end - ga_now()) : 0;

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Issue 24 on one machine: the standard profile's allreduce patterns with one rank made slow by the test hook
+end within 3x the fault-free run's time, and name that rank alone.
+
+usage: check_budget.py BIN_DIR WORK_DIR NP FACTOR -- MPIEXEC...
+The fault-free run and the slowed run (GPUACCEPT_TEST_SLOW_RANK=2, GPUACCEPT_TEST_SLOW_FACTOR=FACTOR: every
+transfer rank 2 takes part in lasts FACTOR times as long, as through a link that much slower, whatever the
+host's load) run the same command; their wall times are compared. Exit 0 pass, 1 fail."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+BIN, WORK, NP, FACTOR = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+MPIEXEC = sys.argv[sys.argv.index("--") + 1:]
+# --pattern world,node,pairs --rounds all as the standard profile; sizes from 512 KiB so that a few lie below and
+# above the judging size (1 MiB); --timeout as gpuaccept run gives every program.
+ARGS = ["--pattern", "world,node,pairs", "--rounds", "all", "-b", "512K", "-e", "4M", "--timeout", "300"]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(name, env):
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    cmd = MPIEXEC + ["-np", str(NP)] + [x for k, v in env.items() for x in ("-x", f"{k}={v}")]
+    cmd += [os.path.join(BIN, "allreduce_bw")] + ARGS + ["--report-dir", d]
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=280)
+    wall = time.time() - t0
+    print(f"  {name}: exit {p.returncode} in {wall:.1f} s")
+    print("\n".join(line for line in p.stdout.splitlines() if line.startswith("[COMM]")))
+    with open(os.path.join(d, "allreduce_bw.json")) as f:
+        return p.returncode, wall, json.load(f)
+
+
+rc0, t0, rep0 = run("fault-free", {})
+rc1, t1, rep1 = run("slow-rank", {"GPUACCEPT_TEST_SLOW_RANK": "2", "GPUACCEPT_TEST_SLOW_FACTOR": FACTOR})
+named = sorted({(f["code"], f.get("rank")) for f in rep1["findings"] if f["severity"] == "fail"})
+check(rc0 == 0, f"fault-free: exit 0 ({rc0}; findings {[f['code'] for f in rep0['findings']]})")
+check(rc1 == 1 and named == [("COMM_SLOW_NODE", 2)],
+      f"slow rank: exit 1 naming rank 2 alone ({rc1}, {named})")
+check(t1 <= 3 * t0, f"the slow rank's run ends within 3x the fault-free one: {t1:.1f} s vs {t0:.1f} s "
+                    f"({t1 / t0:.2f}x)")
+print(f"{len(failures)} failures")
+sys.exit(1 if failures else 0)
