@@ -669,13 +669,15 @@ static void print_shell_word(const char *w, const char *before)
 static void print_estimate(const run_ctx *c, size_t i)
 {
     suite_est_step e;
+    char prefix[96];
     if (!c->est)
         return;
+    snprintf(prefix, sizeof prefix, "[SUITE] %s ", suite_programs[i].name);
     if (suite_estimate_step(suite_programs[i].name, c->step_args[i], c->est, &e) != 0) {
-        printf("[SUITE]   estimate: none (%s)\n", e.model);
+        printf("%sestimate: none (%s)\n", prefix, e.model);
         return;
     }
-    suite_estimate_print(stdout, "[SUITE]   ", &e);
+    suite_estimate_print(stdout, prefix, &e);
     for (int k = 0; k < SUITE_EST_CASES; k++)
         c->est_total[k] += e.s[k];
 }
@@ -900,7 +902,7 @@ static const suite_est_cluster *dry_run_cluster(const run_opts *o, const suite_l
                                     program_timeout(o->step_timeout_s), out);
     json_decref(baseline);
     if (rc != 0)
-        printf("[SUITE] estimate: none: the cluster's size is unknown (no hostfile here, no Slurm node count)\n");
+        printf("[SUITE] estimate: none: the cluster's size is unknown (no hostfile here, no Slurm nodes)\n");
     return rc == 0 ? out : NULL;
 }
 
