@@ -333,7 +333,8 @@ static void ar_model_line(const est_figures *f, const suite_est_cluster *c, cons
         c->program_timeout_s, EST_SLOW_FACTOR);
 }
 
-/* The pairs' coverage and what --rounds all and --rounds 3 cost (fault-free, no time limit). */
+/* The pairs' coverage and what --rounds all and, where it is fewer, --rounds 3 cost (fault-free, no time
+ * limit). */
 static void ar_pairs_note(est_figures *f, const suite_est_cluster *c, int argc, char **argv,
                           const est_ar_plan *p, char *buf, size_t len)
 {
@@ -344,13 +345,17 @@ static void ar_pairs_note(est_figures *f, const suite_est_cluster *c, int argc, 
                          sizeof err) ||
         est_allreduce_bw(f, argc, argv, c->nodes, c->ranks_per_node, 0, false, 3, &three, err, sizeof err))
         return;
-    snprintf(buf, len,
-             "pairs: %d of %d pairs tested (%d of %d rounds of %d %s); --rounds all is %d rounds, %.0f s of "
-             "pairs; "
-             "--rounds 3: %.0f s of pairs, every %s in every round with 3 different partners (%d pairs)",
-             p->pairs_tested, p->pairs_total, p->rounds_run, p->rounds_asked, p->members / 2,
-             p->by_rank ? "pairs of ranks" : "pairs of nodes", all.rounds_asked, all.pairs_s, three.pairs_s,
-             p->by_rank ? "rank" : "node", three.pairs_tested);
+    int n = snprintf(buf, len,
+                     "pairs: %d of %d pairs tested (%d of %d rounds of %d pairs of %ss); --rounds all is %d "
+                     "round%s, %.0f s of pairs",
+                     p->pairs_tested, p->pairs_total, p->rounds_run, p->rounds_asked, p->members / 2,
+                     p->by_rank ? "rank" : "node", all.rounds_asked, all.rounds_asked == 1 ? "" : "s",
+                     all.pairs_s);
+    if (all.rounds_asked > 3 && n > 0 && (size_t)n < len)
+        snprintf(
+            buf + n, len - (size_t)n,
+            "; --rounds 3: %.0f s of pairs, every %s in every round with 3 different partners (%d pairs)",
+            three.pairs_s, p->by_rank ? "rank" : "node", three.pairs_tested);
 }
 
 static int model_allreduce(est_figures *f, const suite_est_cluster *c, const json_t *args,
