@@ -174,8 +174,9 @@ static bool sim_gate(sweep_sim *w, int s, int n_sizes, const uint64_t *sizes, co
     for (int k = 0; k < 2; k++) {
         if (!w->kind[k].count)
             continue;
-        double next =
-            s + 1 < n_sizes ? per_op[k] * (double)sizes[s + 1] / (double)sizes[s] * AR_PLACEMENTS : 0;
+        double next = s + 1 < n_sizes ? per_op[k] * (double)sizes[s + 1] / (double)(sizes[s] ? sizes[s] : 1) *
+                                            AR_PLACEMENTS
+                                      : 0;
         late = late || (w->gate_deadline > 0 && end[k] + next > w->gate_deadline);
     }
     kind_state *sk = &w->kind[1];
@@ -204,7 +205,7 @@ static bool sim_size_fits(const sweep_sim *w, int s, const uint64_t *sizes, doub
     if (w->deadline <= 0 || w->gated || s == 0)
         return true;
     *now += est_mpi_small_s(w->f, w->ranks);
-    double est = prev_per_op * (double)sizes[s] / (double)sizes[s - 1] * AR_PLACEMENTS;
+    double est = prev_per_op * (double)sizes[s] / (double)(sizes[s - 1] ? sizes[s - 1] : 1) * AR_PLACEMENTS;
     return *now + est <= w->deadline;
 }
 
