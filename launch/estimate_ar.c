@@ -4,6 +4,7 @@
  * leaves out: noise (every healthy group measures alike, so nothing healthy is flagged or measured again),
  * and the time a rank takes to print. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +72,17 @@ typedef struct {
 } ar_sim;
 
 /* What the plan cut, as the program's not_covered says it; several joined by "; ". */
-static void note_cut(ar_sim *a, const char *fmt, unsigned long long x, int y, int z)
+static void note_cut(ar_sim *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_cut(ar_sim *a, const char *fmt, ...)
 {
     size_t len = strlen(a->cut);
     if (len && len + 2 < sizeof a->cut)
         len += (size_t)snprintf(a->cut + len, sizeof a->cut - len, "; ");
+    va_list ap;
+    va_start(ap, fmt);
     if (len < sizeof a->cut)
-        snprintf(a->cut + len, sizeof a->cut - len, fmt, x, y, z);
+        vsnprintf(a->cut + len, sizeof a->cut - len, fmt, ap);
+    va_end(ap);
 }
 
 static double gather_s(const est_figures *f, int ranks, size_t bytes_each)
@@ -324,12 +329,13 @@ static void sim_world(ar_sim *a)
             sweep_out r;
             a->now = sim_sweep(&w, a->sizes, n, a->now, &r);
             if (r.unchecked)
-                note_cut(a, "world: %llu sizes not checked: out of time", (unsigned long long)r.unchecked, 0,
-                         0);
+                note_cut(a, "world: %s %s: %d size%s not checked: out of time", ar_dtype_get(a->type)->name,
+                         ar_op_name(a->op), r.unchecked, r.unchecked == 1 ? "" : "s");
             if (r.n_run < n) {
                 stopped = true;
-                note_cut(a, "world: sizes above %llu B not measured: out of time",
-                         (unsigned long long)a->sizes[r.n_run > 0 ? r.n_run - 1 : 0], 0, 0);
+                note_cut(a, "world: %s %s sizes above %llu B not measured: out of time",
+                         ar_dtype_get(a->type)->name, ar_op_name(a->op),
+                         (unsigned long long)a->sizes[r.n_run > 0 ? r.n_run - 1 : 0]);
             }
             if (cycle == cycles - 1 && c == 0 && r.n_run == a->n_sizes)
                 sim_world_remeasure(a, &w, r.last_fig[a->slow]);
@@ -353,7 +359,7 @@ static void sim_node(ar_sim *a)
     a->now = sim_sweep(&w, a->sizes, a->n_sizes, a->now, &r) + record_gather_s(a);
     if (r.stopped_at >= 0)
         note_cut(a, "node: sizes above %llu B not measured: out of time",
-                 (unsigned long long)a->sizes[r.n_run - 1], 0, 0);
+                 (unsigned long long)a->sizes[r.n_run - 1]);
     /* --min-node-busbw above what the model gives: every node measures the largest size again */
     for (int pass = 0; o->min_node_busbw > r.last_fig[0] && pass < o->remeasure; pass++) {
         a->now += est_mpi_small_s(a->f, a->world);
@@ -411,8 +417,7 @@ static void sim_pairs_remeasure(ar_sim *a, sweep_sim *w, int slow_pairs, int jud
     for (int pass = 0; again > 0 && pass < a->o->remeasure; pass++) {
         a->now += est_mpi_small_s(a->f, a->world);
         if (a->deadline > 0 && a->now > a->deadline) {
-            note_cut(a, "pairs: the pairs that would make a finding were not measured again: out of time", 0,
-                     0, 0);
+            note_cut(a, "pairs: the pairs that would make a finding were not measured again: out of time");
             return;
         }
         sweep_sim one = *w;
@@ -453,8 +458,8 @@ static void sim_pairs(ar_sim *a)
     }
     a->rounds_run = r;
     if (r < a->rounds_asked)
-        note_cut(a, "pairs: rounds %llu-%d of %d not run: out of time", (unsigned long long)r + 1,
-                 a->rounds_asked, a->rounds_asked);
+        note_cut(a, "pairs: rounds %d-%d of %d not run: out of time", r + 1, a->rounds_asked,
+                 a->rounds_asked);
     sim_pairs_remeasure(a, &w, slow_pairs, judged, n_sizes);
     a->now += est_mpi_small_s(a->f, a->world);
     free(sched);
@@ -594,5 +599,6 @@ int est_allreduce_bw(const est_figures *f, int argc, char **argv, int nodes, int
     out->by_rank = a.by_rank;
     out->pairs_total = a.members * (a.members - 1) / 2;
     snprintf(out->cut, sizeof out->cut, "%s", a.cut);
+    out->timeout_s = a.run_timeout;
     return 0;
 }

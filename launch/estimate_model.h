@@ -61,8 +61,9 @@ typedef struct {
     double screen_s, world_s, node_s, pairs_s; /* its phases */
     int rounds_asked, rounds_run, pairs_tested, pairs_total, members;
     bool by_rank;
-    char cut[512]; /* what the plan cut, as the program's not_covered says it ("; " between) */
-    int n_sizes;   /* the sweep's sizes */
+    char cut[512];    /* what the plan cut, as the program's not_covered says it ("; " between) */
+    int n_sizes;      /* the sweep's sizes */
+    double timeout_s; /* the --timeout it ran under (the profile's words may give their own), 0 none */
 } est_ar_plan;
 
 /* Models allreduce_bw run with argv (argc words, argv[0] the program) on nodes x ranks_per_node, with
