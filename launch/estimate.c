@@ -329,8 +329,8 @@ static void ar_model_line(const est_figures *f, const suite_est_cluster *c, cons
         f->gpu && c->node_busbw_GBps > 0 ? " (baseline)" : "", f->busbw_inter,
         f->gpu ? " (46 GB/s per NDR NIC, one per GPU)" : " (10 Gb/s Ethernet)", f->alpha_intra * 1e6,
         f->alpha_inter * 1e6, f->alpha_per_doubling * 1e6, f->gpu ? "NCCL init" : "communicator",
-        f->comm_init_s, f->comm_init_per_rank * 1e3, f->check_per_byte * 1e9, p->n_sizes,
-        c->program_timeout_s, EST_SLOW_FACTOR);
+        f->comm_init_s, f->comm_init_per_rank * 1e3, f->check_per_byte * 1e9, p->n_sizes, p->timeout_s,
+        EST_SLOW_FACTOR);
 }
 
 /* The pairs' coverage and what --rounds all and, where it is fewer, --rounds 3 cost (fault-free, no time
