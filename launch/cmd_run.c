@@ -10,6 +10,7 @@
 
 #include "attribution.h"
 #include "baseline.h"
+#include "estimate.h"
 #include "ga_cli.h"
 #include "ga_exit.h"
 #include "ga_str.h"
@@ -427,6 +428,9 @@ typedef struct {
     json_t *const *step_args; /* per program: the profile's arguments, then --args' */
     json_t *not_covered; /* what the profile and this run do not check, for the summary */
     bool no_node;        /* the preflight passed no node: nothing to run the steps on */
+    /* --dry-run: the cluster the estimates are for (NULL: unknown), the estimates' sums (SUITE_EST_CASES) */
+    const suite_est_cluster *est;
+    double *est_total;
 } run_ctx;
 
 /* Where the programs are: $GPUACCEPT_BIN_DIR, else beside gpuaccept, else ".". */
@@ -661,6 +665,23 @@ static void print_shell_word(const char *w, const char *before)
     putchar('\'');
 }
 
+/* --dry-run: step i's estimate (estimate.h), added to the total. */
+static void print_estimate(const run_ctx *c, size_t i)
+{
+    suite_est_step e;
+    char prefix[96];
+    if (!c->est)
+        return;
+    snprintf(prefix, sizeof prefix, "[SUITE] %s ", suite_programs[i].name);
+    if (suite_estimate_step(suite_programs[i].name, c->step_args[i], c->est, &e) != 0) {
+        printf("%sestimate: none (%s)\n", prefix, e.model);
+        return;
+    }
+    suite_estimate_print(stdout, prefix, &e);
+    for (int k = 0; k < SUITE_EST_CASES; k++)
+        c->est_total[k] += e.s[k];
+}
+
 /* Step i, the k-th selected: its command, the progress line, then (unless --dry-run) the run itself. */
 static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
 {
@@ -683,6 +704,7 @@ static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
         for (char **p = sargv; *p; p++)
             print_shell_word(*p, p == sargv ? "[SUITE]   " : " ");
         printf("\n");
+        print_estimate(c, i);
     } else {
         execute_step(c, prog, k, path, sargv, step);
     }
@@ -822,13 +844,21 @@ static void add_line(json_t *lines, const char *fmt, const char *a)
     json_array_append_new(lines, json_string(line));
 }
 
+/* What the run knows for the profile's placeholders (profile.h) and the dry run's estimates. */
+static suite_profile_run_facts run_facts(const run_opts *o, const suite_launch *plan,
+                                         const suite_hostlist *hosts)
+{
+    suite_profile_run_facts facts = {(int)plan->kind, plan->np, hosts, suite_local_gpu_count(process_getenv),
+                                     o->baseline, o->tolerance_pct, o->burn_s};
+    return facts;
+}
+
 /* Every step's arguments (the profile's, placeholders filled, then --args'), and what the run does not
  * cover. 0, or a usage error (a baseline that cannot be read). */
 static int build_step_args(const run_opts *o, const suite_launch *plan, const suite_hostlist *hosts,
                            json_t **args, json_t *not_covered)
 {
-    suite_profile_run_facts facts = {(int)plan->kind, plan->np, hosts, suite_local_gpu_count(process_getenv),
-                                     o->baseline, o->tolerance_pct, o->burn_s};
+    suite_profile_run_facts facts = run_facts(o, plan, hosts);
     suite_profile_env env;
     json_t *baseline, *v;
     char err[512];
@@ -855,6 +885,26 @@ static int build_step_args(const run_opts *o, const suite_launch *plan, const su
 }
 
 static int run_main(run_opts *o, json_t **step_args, json_t *not_covered);
+
+/* --dry-run: the cluster the estimates are for, from the facts the profile is filled from (Slurm: its node
+ * count); NULL when its size is unknown here. */
+static const suite_est_cluster *dry_run_cluster(const run_opts *o, const suite_launch *plan,
+                                                const suite_hostlist *hosts, suite_est_cluster *out)
+{
+    suite_profile_run_facts facts = run_facts(o, plan, hosts);
+    suite_profile_env env;
+    json_t *baseline;
+    char err[512];
+    if (suite_profile_env_make(&facts, &env, &baseline, err, sizeof err) != 0)
+        return NULL;
+    const char *slurm = getenv("SLURM_JOB_NUM_NODES");
+    int rc = suite_estimate_cluster(&env, baseline, slurm ? atoi(slurm) : 0, o->step_timeout_s,
+                                    program_timeout(o->step_timeout_s), out);
+    json_decref(baseline);
+    if (rc != 0)
+        printf("[SUITE] estimate: none: the cluster's size is unknown (no hostfile here, no Slurm nodes)\n");
+    return rc == 0 ? out : NULL;
+}
 
 int cmd_run(int argc, char **argv)
 {
@@ -914,8 +964,10 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
         strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&ts.tv_sec));
         snprintf(run_id, sizeof run_id, "run-%s-%ld-%06ld", stamp, (long)getpid(), ts.tv_nsec / 1000);
     }
+    static suite_est_cluster est;
+    double est_total[SUITE_EST_CASES] = {0};
     run_ctx c = {.o = &o, .plan = &plan, .bin_dir = bin_dir, .n_sel = n_sel, .t0 = ga_now(), .run_id = run_id,
-                 .step_args = step_args, .not_covered = not_covered};
+                 .step_args = step_args, .not_covered = not_covered, .est_total = est_total};
     printf("[SUITE] run id %s\n", run_id);
     printf("[SUITE] profile %s (%s)\n", sj_str(o.profile, "name", "?"), o.profile_source);
     size_t i;
@@ -923,8 +975,16 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
     json_array_foreach(not_covered, i, v) printf("[SUITE] not covered: %s\n", json_string_value(v));
     if (!o.dry_run && (rc = preflight(&c, &plan, &hosts)) != 0)
         return rc;
+    if (o.dry_run)
+        c.est = dry_run_cluster(&o, &plan, &hosts, &est);
     json_t *steps = run_steps(&c);
     if (o.dry_run) {
+        char label[256];
+        if (c.est) {
+            suite_estimate_cluster_label(c.est, label, sizeof label);
+            printf("[SUITE] estimate: total %.0f s fault-free, %.0f s with one slow node, for %s\n",
+                   est_total[SUITE_EST_FAULT_FREE], est_total[SUITE_EST_SLOW_NODE], label);
+        }
         json_decref(steps);
         return GA_EXIT_PASS;
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end checks of the gpuaccept front-end. Usage: check_suite.py TEST GPUACCEPT FIXTURES WORKDIR
 TEST: cli | baseline_compare | run_quick | run_faults | run_nodes | html_chromium | html_scale | untrusted | profiles |
-baseline_sources | run_profiles | run_budget. Exit 0 pass, 1 fail, 77 skipped."""
+baseline_sources | run_profiles | run_budget | estimate. Exit 0 pass, 1 fail, 77 skipped."""
 import glob
 import importlib.util
 import json
@@ -1169,7 +1169,67 @@ def t_run_budget():
     interrupted_run(signal.SIGTERM, 143, "SIGTERM")
 
 
-{"run_budget": t_run_budget, "profiles": t_profiles, "baseline_sources": t_baseline_sources, "run_profiles": t_run_profiles,
+EST_LINE = re.compile(r"^\[SUITE\] (\w+) estimate: (\d+) s fault-free, (\d+) s with one slow node \(model: (.+)\)$")
+
+
+def estimates(p):
+    """program -> (fault-free s, slow-node s, model) from a dry run's estimate lines."""
+    return {m.group(1): (int(m.group(2)), int(m.group(3)), m.group(4))
+            for m in map(EST_LINE.match, p.stdout.splitlines()) if m}
+
+
+def t_estimate():
+    """Issue 24 item 6: --dry-run on 512 generated nodes x 8 GPUs (H100 baseline) prints each step's estimate,
+    fault-free and with one slow node; allreduce_bw's slow-node estimate stays within 3x the fault-free one; the
+    whole plan of --rounds all does not fit the step's limit, so the cut is named and the coverage printed."""
+    d = fresh("estimate")
+    # IP literals resolve without DNS: the dry run checks the hostfile, not the hosts
+    hosts = hostfile(d, "".join("10.%d.%d.1 slots=8\n" % (i // 250, i % 250) for i in range(512)))
+    h100 = os.path.join(os.environ["GPUACCEPT_BASELINE_DIR"], "h100-sxm.json")
+    p = run(["run", "--dry-run", "--hostfile", hosts, "--baseline", h100, "--report-dir", os.path.join(d, "r")],
+            timeout=60)
+    print(p.stdout[-6000:], p.stderr[-1000:])
+    check(p.returncode == 0, "the dry run on 512 nodes exits 0 (%d)" % p.returncode)
+    est = estimates(p)
+    check(sorted(est) == sorted(PROGRAMS), "every step has its estimate line (%s)" % sorted(est))
+    check(all(0 < ff and 0 < slow and model for ff, slow, model in est.values()),
+          "each estimate is positive and states its model")
+    ff, slow, model = est.get("allreduce_bw", (0, 0, ""))
+    check(0 < slow <= 3 * ff, "allreduce_bw: one slow node's estimate %d s is within 3x the fault-free %d s" % (slow, ff))
+    check("busbw" in model and "NCCL init" in model and "60x slower" in model,
+          "allreduce_bw's model names its figures (%s)" % model[:200])
+    limit = 1800
+    check(ff <= limit, "the plan's fault-free estimate %d s fits the step's limit %d s" % (ff, limit))
+    note = re.search(r"^\[SUITE\] allreduce_bw estimate: pairs: (\d+) of (\d+) pairs tested \((\d+) of (\d+) rounds.*"
+                     r"--rounds all is (\d+) rounds, (\d+) s of pairs; --rounds 3: (\d+) s of pairs", p.stdout, re.M)
+    check(note is not None, "the pairs' coverage and the cost of --rounds all and --rounds 3 are printed")
+    if note:
+        tested, total, ran, asked, all_rounds, all_s, three_s = map(int, note.groups())
+        check(total == 512 * 511 // 2 and asked == all_rounds == 511 and tested == ran * 256,
+              "coverage: %d of %d pairs, %d of %d rounds of 256 pairs" % (tested, total, ran, asked))
+        check(all_s > limit and three_s * 10 < all_s,
+              "--rounds all needs %d s of pairs, past the limit; --rounds 3 %d s, far less" % (all_s, three_s))
+        cut = re.search(r"^\[SUITE\] allreduce_bw estimate fault-free: cut: pairs: rounds (\d+)-511 of 511 not run: "
+                        r"out of time \(the whole plan needs (\d+) s, the step's limit is 1800 s\)$", p.stdout, re.M)
+        check(cut is not None and int(cut.group(1)) == ran + 1 and int(cut.group(2)) > limit,
+              "the whole plan exceeds the limit: the cut phase is named (%s)" % (cut.group(0) if cut else None))
+    total = re.search(r"^\[SUITE\] estimate: total (\d+) s fault-free, (\d+) s with one slow node, for 512 nodes x 8 "
+                      r"ranks, GPU paths", p.stdout, re.M)
+    check(total is not None and abs(int(total.group(1)) - sum(v[0] for v in est.values())) <= len(est),
+          "the total is the sum of the steps' estimates (each rounded to a second)")
+    # --rounds 3 covers every node in every round: nothing cut
+    p = run(["run", "--dry-run", "--hostfile", hosts, "--baseline", h100, "--only", "allreduce_bw",
+             "--args", "allreduce_bw=--rounds 3", "--report-dir", os.path.join(d, "r")], timeout=60)
+    check("allreduce_bw estimate: pairs: 768 of 130816 pairs tested (3 of 3 rounds" in p.stdout and
+          "cut:" not in p.stdout, "--rounds 3: 768 pairs, every node in 3 rounds, nothing cut")
+    # the host paths without a baseline: still an estimate, and it says which paths it assumed
+    p = run(["run", "--dry-run", "--hostfile", hosts, "--baseline", "none", "--only", "allreduce_bw",
+             "--report-dir", os.path.join(d, "r")], timeout=60)
+    check("allreduce_bw" in estimates(p) and "host paths (no SKU baseline)" in p.stdout,
+          "without a SKU the estimate is of the host paths, and says so")
+
+
+{"run_budget": t_run_budget, "estimate": t_estimate, "profiles": t_profiles, "baseline_sources": t_baseline_sources, "run_profiles": t_run_profiles,
  "cli": t_cli, "baseline_compare": t_baseline_compare, "run_quick": t_run_quick, "run_faults": t_run_faults,
  "run_nodes": t_run_nodes, "html_chromium": t_html_chromium, "html_scale": t_html_scale,
  "untrusted": t_untrusted}[TEST]()
