@@ -24,7 +24,8 @@ typedef struct {
     int count;
     bool slow;
     bool one_op, judged; /* the gate's answers for it */
-    int far_count;
+    int far_count;       /* far below at sizes from the judging size on */
+    int far_seen;        /* far below at any size: twice makes it one operation per size */
 } kind_state;
 
 /* The figures earlier sweeps of a gate left at one size (their peers in later rounds). */
@@ -47,6 +48,7 @@ typedef struct {
     double deadline;      /* the sweep's, shared out over its sizes; 0: none */
     double gate_deadline; /* the gate's (the screen's gate has none) */
     int warmup, iters, check;
+    bool first_is_figure; /* the answer is known (a slow fabric): each size's first operation is its figure */
     size_history *hist; /* AR_MAX_SIZES entries, kept across the sweeps of one gate; NULL without a gate */
 } sweep_sim;
 
@@ -135,8 +137,10 @@ static double sim_measure(const sweep_sim *w, const kind_state *k, int s, int pl
             warm = ar_budget_warmups(first, avail, w->warmup);
             iters = ar_budget_iters(first, avail, w->iters);
         }
-        if (k->one_op)
+        if (k->one_op || w->first_is_figure) {
             warm = iters = 0;
+            skip = checkable && k->judged; /* a judged group is not checked at every size */
+        }
     }
     t += warm * first;
     if (iters > 0)
@@ -185,9 +189,10 @@ static bool sim_gate(sweep_sim *w, int s, int n_sizes, const uint64_t *sizes, co
         late = late || (w->gate_deadline > 0 && end[k] + next > w->gate_deadline);
     }
     kind_state *sk = &w->kind[1];
-    if (sk->count && s >= w->judge_from && slow_far(w, s, fig)) {
-        sk->one_op = true;
-        if (++sk->far_count >= AR_FAR_TIMES)
+    if (sk->count && slow_far(w, s, fig)) {
+        if (++sk->far_seen >= AR_FAR_TIMES)
+            sk->one_op = true;
+        if (s >= w->judge_from && ++sk->far_count >= AR_FAR_TIMES)
             sk->judged = true;
     }
     size_history *h = &w->hist[s];
@@ -316,6 +321,7 @@ static void sim_world(ar_sim *a)
     w.kind[a->slow].count = 1;
     w.kind[a->slow].slow = a->slow;
     w.per_size_gather = true;
+    w.first_is_figure = a->fabric_slow; /* its answer is known: one operation per size */
     int combos = 0;
     for (int t = 0; t < AR_NTYPES; t++)
         for (int p = 0; p < AR_NOPS; p++)
@@ -355,6 +361,7 @@ static void sim_node(ar_sim *a)
     w.gated = true;
     w.judge_from = ar_judge_size_index(a->sizes, a->n_sizes);
     w.kind[0].count = a->nodes; /* a slow node's links are outside it: its own sweep is healthy */
+    w.first_is_figure = a->fabric_slow && a->nodes == 1; /* one node: the world's communicator */
     sweep_out r;
     a->now = sim_sweep(&w, a->sizes, a->n_sizes, a->now, &r) + record_gather_s(a);
     if (r.stopped_at >= 0)
@@ -392,6 +399,7 @@ static bool sim_round(ar_sim *a, sweep_sim *w, int r, int *n_sizes, int (*sched)
     w->kind[1].count = slow_in;
     w->kind[0].one_op = w->kind[1].one_op = w->kind[1].judged = false;
     w->kind[0].far_count = w->kind[1].far_count = 0;
+    w->kind[0].far_seen = w->kind[1].far_seen = 0;
     a->now += split_s(a->f, a->world) + comm_open_s(a->f, w->ranks);
     sweep_out out;
     a->now = sim_sweep(w, a->sizes, *n_sizes, a->now, &out) + record_gather_s(a);
@@ -434,8 +442,12 @@ static void sim_pairs_remeasure(ar_sim *a, sweep_sim *w, int slow_pairs, int jud
 static void sim_pairs(ar_sim *a)
 {
     int n_sizes = a->n_sizes;
-    if (a->fabric_slow && n_sizes > 1)
-        n_sizes = ar_isolation_sizes(a->sizes, n_sizes);
+    const uint64_t *all_sizes = a->sizes;
+    if (a->fabric_slow && n_sizes > 1) { /* 1-16 MiB, one operation per size (ar_pairs_run.c) */
+        int first;
+        n_sizes = ar_isolation_sizes(a->sizes, n_sizes, &first);
+        a->sizes += first;
+    }
     int(*sched)[2] = malloc((size_t)(a->members / 2 + 1) * sizeof *sched);
     if (!sched)
         return;
@@ -443,6 +455,7 @@ static void sim_pairs(ar_sim *a)
     size_history hist[AR_MAX_SIZES] = {{0}};
     w.hist = hist;
     w.gated = w.cut_on_judged = true;
+    w.first_is_figure = a->fabric_slow;
     w.judge_from = ar_judge_size_index(a->sizes, n_sizes);
     w.kind[1].slow = true;
     double slowest = 0;
@@ -462,11 +475,13 @@ static void sim_pairs(ar_sim *a)
                  a->rounds_asked);
     sim_pairs_remeasure(a, &w, slow_pairs, judged, n_sizes);
     a->now += est_mpi_small_s(a->f, a->world);
+    a->sizes = all_sizes;
     free(sched);
 }
 
-/* The screen before the world sweep (ar_pairs_screen): one round of pairs at the judging size, twice, one
- * operation each; a pair far below the others twice makes the fabric slow. */
+/* The screen before the world sweep (ar_pairs_screen): two rounds of pairs at least (four pairs at least), at
+ * the judging size, two operations each on one placement; a member in two pairs far below the others makes
+ * the fabric slow. */
 static void sim_screen(ar_sim *a)
 {
     if (a->members < 4)
@@ -477,23 +492,34 @@ static void sim_screen(ar_sim *a)
     twice[0] = twice[1] = a->sizes[ar_judge_size_index(a->sizes, a->n_sizes)];
     ar_sim s = *a;
     s.o = &one;
-    sweep_sim w = sweep_of(&s, a->by_rank ? 2 : 2 * a->rpn, a->by_rank ? 1 : 2, a->deadline);
-    size_history hist[AR_MAX_SIZES] = {{0}};
-    w.hist = hist;
-    w.gated = true;
-    w.gate_deadline = 0;
-    int(*sched)[2] = malloc((size_t)(a->members / 2 + 1) * sizeof *sched);
+    int ppr = a->members / 2, rounds = (4 + ppr - 1) / ppr;
+    rounds = rounds < 2 ? 2 : rounds;
+    rounds = rounds > ar_pairs_max_rounds(a->members) ? ar_pairs_max_rounds(a->members) : rounds;
+    int(*sched)[2] = malloc((size_t)(ppr + 1) * sizeof *sched);
     if (!sched)
         return;
-    int np = ar_pairs_schedule(a->members, 0, sched);
-    bool slow_in = a->slow && !a->by_rank && in_round(a->members, 0, a->members - 1, sched);
+    int slow_pairs = 0;
+    for (int r = 0; r < rounds; r++) {
+        sweep_sim w = sweep_of(&s, a->by_rank ? 2 : 2 * a->rpn, a->by_rank ? 1 : 2, a->deadline);
+        w.first_is_figure = true;
+        w.gate_deadline = 0;
+        w.gated = true;
+        size_history hist[AR_MAX_SIZES] = {{0}};
+        w.hist = hist;
+        int np = ar_pairs_schedule(a->members, r, sched);
+        bool slow_in = a->slow && !a->by_rank && in_round(a->members, r, a->members - 1, sched);
+        w.kind[0].count = np - slow_in;
+        w.kind[1].count = slow_in, w.kind[1].slow = true;
+        slow_pairs += slow_in;
+        a->now += split_s(a->f, a->world) + comm_open_s(a->f, w.ranks);
+        /* one placement: half of what the sweep of two placements takes */
+        double t0 = a->now;
+        sweep_out out;
+        double end = sim_sweep(&w, twice, 2, a->now, &out);
+        a->now = t0 + 0.5 * (end - t0) + record_gather_s(a);
+    }
     free(sched);
-    w.kind[0].count = np - slow_in;
-    w.kind[1].count = slow_in, w.kind[1].slow = true;
-    a->now += split_s(a->f, a->world) + comm_open_s(a->f, w.ranks);
-    sweep_out r;
-    a->now = sim_sweep(&w, twice, 2, a->now, &r) + record_gather_s(a);
-    a->fabric_slow = r.slow_judged;
+    a->fabric_slow = slow_pairs >= 2;
 }
 
 /* main.c's order: each pattern gets its share of what --timeout leaves, less the reserve. */
