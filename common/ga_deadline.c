@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <unistd.h>
 
 #include "ga_exit.h"
 #include "ga_fatal.h"
@@ -27,9 +26,9 @@ static struct {
     bool wait_armed;
     double wait_deadline, wait_bound;
     char wait_what[256];
-    ga_abort_hook hook;
-    void *hook_user;
-    long long seq; /* waits armed so far: a rank behind the others has a lower count */
+    bool hand_to_main; /* an expiry is the main thread's to act on first (ga_deadline_hand_expiry_to_main) */
+    char handed_msg[512]; /* the expiry handed over, for ga_deadline_expiry_pending */
+    long long seq;        /* waits armed so far: a rank behind the others has a lower count */
 } dl = {.lock = PTHREAD_MUTEX_INITIALIZER, .phase = "start-up"};
 
 /* Who did not arrive. A rank stopped or stuck outside MPI leaves every other rank blocked in the collective,
@@ -43,7 +42,8 @@ enum { TAG_PROBE = 7301, TAG_REPLY = 7302 };
 
 static struct {
     bool enabled;
-    pthread_mutex_t lock; /* the posted probe receive is tested by the watcher, and by a main thread expiring */
+    pthread_mutex_t
+        lock; /* the posted probe receive is tested by the watcher, and by a main thread expiring */
     MPI_Comm comm;
     int rank, size;
     char (*hosts)[GA_HOST_MAX];
@@ -93,7 +93,8 @@ static void answer_probes(long long seq, bool expired)
     int flag = 0;
     MPI_Status st;
     pthread_mutex_lock(&peers.lock);
-    while (peers.probe_req != MPI_REQUEST_NULL && MPI_Test(&peers.probe_req, &flag, &st) == MPI_SUCCESS && flag) {
+    while (peers.probe_req != MPI_REQUEST_NULL && MPI_Test(&peers.probe_req, &flag, &st) == MPI_SUCCESS &&
+           flag) {
         long long *reply = peers.replies[st.MPI_SOURCE];
         reply[0] = seq;
         reply[1] = expired;
@@ -101,22 +102,22 @@ static void answer_probes(long long seq, bool expired)
         /* Not waited for (the asker may be gone); its buffer is the asker's own slot, which outlives it. */
         if (MPI_Isend(reply, 2, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REPLY, peers.comm, &r) == MPI_SUCCESS)
             MPI_Request_free(&r);
-        if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm, &peers.probe_req) !=
-            MPI_SUCCESS)
+        if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm,
+                      &peers.probe_req) != MPI_SUCCESS)
             peers.probe_req = MPI_REQUEST_NULL;
     }
     pthread_mutex_unlock(&peers.lock);
 }
 
 /* On expiry: asks every other rank, for at most PEER_POLL_S, and names the late ones. Returns false when this
- * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when nothing
- * was learnt (then the caller names its own rank as before). On true, *late_rank is the first late rank and
- * text says who. */
+ * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when
+ * nothing was learnt (then the caller names its own rank as before). On true, *late_rank is the first late
+ * rank and text says who. */
 static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char *text, size_t textlen)
 {
     *quiet = false;
     int n = peers.size;
-    long long (*got)[2] = calloc((size_t)n, sizeof *got);
+    long long(*got)[2] = calloc((size_t)n, sizeof *got);
     MPI_Request *rq = calloc((size_t)n, sizeof *rq);
     bool *answered = calloc((size_t)n, sizeof *answered);
     if (!got || !rq || !answered) {
@@ -141,7 +142,8 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
         answer_probes(my_seq, true); /* the others ask too */
         for (int r = 0; r < n; r++) {
             int flag = 0;
-            if (rq[r] != MPI_REQUEST_NULL && MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
+            if (rq[r] != MPI_REQUEST_NULL && MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+                flag) {
                 answered[r] = true;
                 pending--;
             }
@@ -170,9 +172,11 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
         *quiet = true; /* a lower rank expired too, heard the same, and reports */
     } else if (silent || behind) {
         /* Silent ranks first: a stopped or dead rank; else the ranks whose wait count is behind. */
-        size_t len = (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
+        size_t len =
+            (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
         if (silent)
-            len += (size_t)snprintf(text + len, len < textlen ? textlen - len : 0, " %.0f s from", PEER_POLL_S);
+            len +=
+                (size_t)snprintf(text + len, len < textlen ? textlen - len : 0, " %.0f s from", PEER_POLL_S);
         int listed = 0;
         *late_rank = -1;
         for (int r = 0; r < n; r++) {
@@ -183,11 +187,12 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
                 *late_rank = r;
             if (listed++ < PEER_NAMED_MAX && len < textlen) {
                 if (silent)
-                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)", listed > 1 ? "," : "",
-                                            r, peers.hosts[r]);
+                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)",
+                                            listed > 1 ? "," : "", r, peers.hosts[r]);
                 else
-                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
-                                            listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
+                    len +=
+                        (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
+                                         listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
             }
         }
         if (listed > PEER_NAMED_MAX && len < textlen)
@@ -204,21 +209,26 @@ static bool find_late_ranks(long long my_seq, bool *quiet, int *late_rank, char 
     return found;
 }
 
+/* Set by whichever thread expires first (watcher or main thread); the other waits for the end. */
+static atomic_flag expiring = ATOMIC_FLAG_INIT;
+static atomic_bool expired_by_someone;
+static atomic_bool handed_over; /* the watcher has published an expiry for the main thread */
+
 /* The expiry: names the late rank(s) when the others can be asked, else this rank. Does not return. */
 _Noreturn static void expire(const char *msg, long long seq)
 {
-    /* Whichever thread gets here first reports; the other (watcher or main thread) waits for the end. */
-    static atomic_flag once = ATOMIC_FLAG_INIT;
-    if (atomic_flag_test_and_set(&once))
+    if (atomic_flag_test_and_set(&expiring))
         for (;;)
             pause();
+    atomic_store(&expired_by_someone, true);
     if (peers.enabled) {
         bool quiet = false;
         int late = -1;
         char text[700];
         if (find_late_ranks(seq, &quiet, &late, text, sizeof text))
             ga_fatal_for_at(peers.hosts[late], late, __FILE__, __LINE__, GA_EXIT_TIMEOUT,
-                            "%s: %s; seen from rank %d on %s", msg, text, peers.rank, peers.hosts[peers.rank]);
+                            "%s: %s; seen from rank %d on %s", msg, text, peers.rank,
+                            peers.hosts[peers.rank]);
         if (quiet) {
             /* The lower rank's report takes the job down; if it cannot, this rank does, still quietly. */
             struct timespec wait = {5, 0};
@@ -240,6 +250,19 @@ void ga_deadline_check_before_commit(const char *tmp_path)
         return;
     unlink(tmp_path);
     GA_FATAL(GA_EXIT_TIMEOUT, "%s", msg);
+}
+
+/* The main thread acts on a handed-over expiry at its next poll (it aborts the communicator it alone uses,
+ * then expires); one blocked inside a call that never returns is left behind after HANDOVER_S, and the
+ * process exit takes its GPU work down. The watcher calls no library of the main thread's meanwhile. */
+#define HANDOVER_S 1.0
+static void wait_for_main_thread(void)
+{
+    atomic_store(&handed_over, true);
+    for (double until = ga_now() + HANDOVER_S; ga_now() < until && !atomic_load(&expired_by_someone);) {
+        struct timespec tick = {0, 10 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
 }
 
 static void *watch(void *arg)
@@ -264,8 +287,9 @@ static void *watch(void *arg)
         else if (run_expired)
             snprintf(msg, sizeof msg, "timeout: --timeout %g s expired during '%s'", dl.run_timeout,
                      dl.phase);
-        ga_abort_hook hook = dl.hook;
-        void *user = dl.hook_user;
+        bool hand = dl.hand_to_main;
+        if ((wait_expired || run_expired) && hand)
+            snprintf(dl.handed_msg, sizeof dl.handed_msg, "%s", msg);
         long long seq = dl.seq;
         /* Sleep until the nearest bound, but at most 50 ms, so that a bound armed meanwhile is seen. */
         nap = 0.05;
@@ -278,8 +302,8 @@ static void *watch(void *arg)
         if (peers.enabled && !wait_expired && !run_expired)
             answer_probes(seq, false);
         if (wait_expired || run_expired) {
-            if (hook)
-                hook(user);
+            if (hand)
+                wait_for_main_thread();
             expire(msg, seq);
         }
     }
@@ -414,10 +438,19 @@ void ga_deadline_disarm(void)
     pthread_mutex_unlock(&dl.lock);
 }
 
-void ga_deadline_set_abort_hook(ga_abort_hook hook, void *user)
+void ga_deadline_hand_expiry_to_main(bool on)
 {
     pthread_mutex_lock(&dl.lock);
-    dl.hook = hook;
-    dl.hook_user = user;
+    dl.hand_to_main = on;
     pthread_mutex_unlock(&dl.lock);
+}
+
+bool ga_deadline_expiry_pending(char *msg, size_t len)
+{
+    if (!atomic_load(&handed_over))
+        return false;
+    pthread_mutex_lock(&dl.lock);
+    snprintf(msg, len, "%s", dl.handed_msg);
+    pthread_mutex_unlock(&dl.lock);
+    return true;
 }

@@ -103,6 +103,8 @@ typedef struct {
     long registered, deregistered, windows, windows_freed, mem_allocs, mem_frees;
     long default_stream_colls, colls, unaligned_colls; /* calls; unaligned: a buffer off a 16-byte boundary */
     long issued; /* collectives queued to run: a call outside a capture, and each launch of a captured one */
+    long groups, grouped_colls, max_group; /* ncclGroupEnd calls with collectives, those, the most in one */
+    long distinct_inputs;                  /* distinct input addresses the collectives read */
 } gd_counters;
 extern gd_counters gd_counts;
 

@@ -16,6 +16,21 @@ static int device_count(void)
 
 static int current_device;
 
+/* Settable properties: GA_DOUBLE_GPU_NAME, GA_DOUBLE_CC ("10.0"), GA_DOUBLE_SMS, GA_DOUBLE_GPU_MEM_GIB. */
+static void compute_capability(int *major, int *minor)
+{
+    const char *cc = getenv("GA_DOUBLE_CC");
+    *major = 9;
+    *minor = 0;
+    if (cc && *cc && sscanf(cc, "%d.%d", major, minor) < 1)
+        *major = 9;
+}
+
+static int sm_count(void)
+{
+    return (int)gd_env_long("GA_DOUBLE_SMS", 132);
+}
+
 EXPORT cudaError_t cudaGetDeviceCount(int *count)
 {
     *count = device_count();
@@ -50,25 +65,26 @@ EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
     memcpy(p->uuid.bytes, &h, 8);
     memcpy(p->uuid.bytes + 8, &device, sizeof device);
-    p->totalGlobalMem = (size_t)80 << 30;
-    p->multiProcessorCount = 132;
-    p->major = 9;
-    p->minor = 0;
+    p->totalGlobalMem = (size_t)gd_device_total();
+    p->multiProcessorCount = sm_count();
+    compute_capability(&p->major, &p->minor);
     return cudaSuccess;
 }
 
 EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
 {
     (void)device;
+    int major, minor;
+    compute_capability(&major, &minor);
     switch (attr) {
     case cudaDevAttrComputeCapabilityMajor:
-        *value = 9;
+        *value = major;
         break;
     case cudaDevAttrComputeCapabilityMinor:
-        *value = 0;
+        *value = minor;
         break;
     case cudaDevAttrMultiProcessorCount:
-        *value = 132;
+        *value = sm_count();
         break;
     default:
         *value = 0;
@@ -138,18 +154,19 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 /* ---- memory ---- */
 
 /* Device allocations carry their size in front, so that cudaMemGetInfo can answer what is in use. */
-#define DEVICE_TOTAL (80ULL << 30)
 #define ALLOC_HEADER 64
 uint64_t gd_device_used;
 
 uint64_t gd_device_total(void)
 {
-    return DEVICE_TOTAL;
+    return (uint64_t)gd_env_long("GA_DOUBLE_GPU_MEM_GIB", 80) << 30;
 }
 
+/* Fails beyond the device's memory, as cudaMalloc does, or when the host cannot back the buffer. */
 EXPORT cudaError_t cudaMalloc(void **p, size_t bytes)
 {
-    unsigned char *m = calloc(1, ALLOC_HEADER + (bytes ? bytes : 1));
+    unsigned char *m =
+        bytes <= gd_device_total() - gd_device_used ? calloc(1, ALLOC_HEADER + (bytes ? bytes : 1)) : NULL;
     if (!m) {
         *p = NULL;
         return gd_last_error = cudaErrorMemoryAllocation;
@@ -174,8 +191,8 @@ EXPORT cudaError_t cudaFree(void *p)
 
 EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
-    *free_bytes = (size_t)(DEVICE_TOTAL - gd_device_used);
-    *total = (size_t)DEVICE_TOTAL;
+    *free_bytes = (size_t)(gd_device_total() - gd_device_used);
+    *total = (size_t)gd_device_total();
     return cudaSuccess;
 }
 

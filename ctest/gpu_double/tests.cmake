@@ -23,6 +23,31 @@ ga_double_test(allreduce_async_error --exit 3 --within 10
                --stderr "\\[FATAL\\] [^ ]+ rank 1 .*NCCL error during allreduce .*remote process exited"
                --stderr "ncclCommAbort \\(rank 1 of 2\\)"
                -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 0 -T 20)
+# Issue 28 finding 1: the watcher never calls NCCL. A blocking collective call that blocks (rank 1 never
+# connects, so rank 0's first collective waits for it inside NCCL) used to meet the watcher's ncclCommAbort
+# from another thread: the double ends the process there, as two threads on one communicator may in NCCL
+# (before the fix: exit 134). Now the watcher waits a second for the main thread, then ends the job: exit 4.
+ga_double_test(allreduce_connect_never_completes --exit 4 --within 12
+               --env GA_DOUBLE_NCCL_CONNECT_HANG=1 --env GA_DOUBLE_FAULT_RANK=1
+               --stderr "did not complete within 2 s" --absent "\\[gpu-double\\] FATAL"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 0 -T 2)
+# Finding 9: NCCL_COMM_BLOCKING=0 in the environment overrides config.blocking; every call answers
+# ncclInProgress and is polled out (before the fix: exit 3 at the init). With a collective that never
+# completes, the main thread aborts the communicator itself: NCCL's documented abort pattern.
+ga_double_test(allreduce_nonblocking_env --exit 0 --within 20 --env NCCL_COMM_BLOCKING=0 --env GA_DOUBLE_TRACE=1
+               --stdout "NCCL_COMM_BLOCKING=0 in the environment"
+               --stderr "ncclCommInitRankConfig rank 0 of 2 .* blocking 0"
+               --report "r['summary']['backend'] == 'nccl' and r['summary']['wrong_total'] == 0"
+               -- ${_ar} -b 8 -e 4K -f 8 -n 3 -w 1 -c 1 -T 5 -R 2)
+ga_double_test(allreduce_nonblocking_collective_never_completes --exit 4 --within 10
+               --env NCCL_COMM_BLOCKING=0 --env GA_DOUBLE_NCCL_HANG=AllReduce:3 --env GA_DOUBLE_TRACE=1
+               --stderr "timeout: allreduce float sum 512 B out-of-place .* did not complete within 2 s\\x3b communicator aborted"
+               --stderr "ncclCommAbort \\(rank [01] of 2\\)" --absent "\\[gpu-double\\] FATAL"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 0 -T 2)
+ga_double_test(allreduce_nonblocking_init_never_finishes --exit 4 --within 10
+               --env NCCL_COMM_BLOCKING=0 --env GA_DOUBLE_NCCL_INIT_HANG=1 --env GA_DOUBLE_FAULT_RANK=1
+               --stderr "NCCL communicator init \\('world', rank [01] of 2\\) did not complete within 2 s\\x3b communicator aborted"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -T 2)
 # NCCL init that never finishes on one rank: exit 4 at -T, naming the init.
 ga_double_test(allreduce_init_never_finishes --exit 4 --within 10
                --env GA_DOUBLE_NCCL_INIT_HANG=1 --env GA_DOUBLE_FAULT_RANK=1
