@@ -240,6 +240,25 @@ void ga_nccl_enqueued(ncclComm_t comm, ncclResult_t result, double timeout_s, co
     }
 }
 
+void ga_nccl_mem_alloc(ncclComm_t comm, void **p, size_t bytes, const char *what)
+{
+    ncclResult_t r = ncclMemAlloc(p, bytes);
+    if (r == ncclSuccess)
+        return;
+    /* NCCL reports the driver's error in its last-error text ("Cuda failure 2 'out of memory'"); the free
+     * memory says the same when it is shorter than the request. */
+    const char *last = ncclGetLastError(comm);
+    size_t free_b = 0, total_b = 0;
+    bool oom = (last && strstr(last, "out of memory")) ||
+               (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && free_b < bytes);
+    char desc[512], why[768], name[160];
+    snprintf(name, sizeof name, "ncclMemAlloc of %s", what);
+    describe(comm, name, desc, sizeof desc);
+    snprintf(why, sizeof why, "%s: %zu bytes: %s%s%s%s%s", desc, bytes, oom ? "out of memory: " : "",
+             ncclGetErrorString(r), last && *last ? " (" : "", last ? last : "", last && *last ? ")" : "");
+    abort_comm(comm, oom ? GA_EXIT_INTERNAL : GA_EXIT_ENV, why);
+}
+
 void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s)
 {
     if (!comm)

@@ -41,6 +41,10 @@ void ga_nccl_unbound(void);
  * non-blocking communicator returns) is waited out, spinning, within timeout_s. */
 void ga_nccl_enqueued(ncclComm_t comm, ncclResult_t result, double timeout_s, const char *what);
 
+/* ncclMemAlloc of bytes (what names the buffer): out of device memory aborts the communicator and ends the
+ * job with exit 5, as out of memory is everywhere in the suite; any other failure exits 3. */
+void ga_nccl_mem_alloc(ncclComm_t comm, void **p, size_t bytes, const char *what);
+
 /* Finalizes (bounded by timeout_s) and destroys the communicator. */
 void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s);
 

@@ -167,7 +167,7 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
     for (int s = 0; s < cfg->n_sizes; s++) {
         ar_sample *smp = &rec->samples[s];
         for (int pl = 0; pl < AR_PLACEMENTS; pl++) {
-            ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1};
+            ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1, cfg->agg_iters};
             ar_coll_counts(cfg->coll, cfg->sizes[s], cfg->type, b->nranks, &call.counts);
             char what[200];
             snprintf(what, sizeof what, "%s %s %s %llu B %s (%s, rank %d of %d)", cname,
@@ -175,8 +175,8 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
                      placement_names[pl], cfg->label, b->rank, b->nranks);
             ga_phase("%s", what);
 
-            if (cfg->warmup > 0)
-                b->run(b, &call, cfg->warmup, what);
+            /* at least one untimed operation per size and placement, as nccl-tests' BenchTime runs one */
+            b->run(b, &call, cfg->warmup > 0 ? cfg->warmup : 1, what);
             barrier(b, what);
             smp->time_s[pl] =
                 timed_loop(b, cfg, &call, what, n_iter ? iters_mine + (size_t)pl * cfg->iters : NULL);

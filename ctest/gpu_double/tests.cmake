@@ -157,13 +157,14 @@ ga_double_test(gemm_event_record_fails --exit 1 --within 20
 # did with graphs, registrations and streams, and prints it at exit (GA_DOUBLE_TRACE). Orchestration only.
 # 4 sizes x 2 placements: one timed graph of -n 3 operations launched 3 times, and one graph of one operation
 # per check: 16 captures, instantiations and destructions, 8 x 3 + 8 = 32 launches; 8 warm-up calls + 8 x 3 x 3
-# timed + 8 checked = 88 collectives run, from 8 + 8 x 3 + 8 = 40 calls. Buffers aligned, on the own stream.
+# timed + 8 checked = 88 collectives run, from 8 + 8 x 3 + 8 = 40 calls, on the own stream. The buffers shift by
+# the size at every operation (nccl-tests'): the 8-byte size's shifts of 8 and 24 bytes are off 16 bytes (4).
 set(_ar_small -b 8 -e 4K -f 8 -n 3 -w 1 -c 1 -T 3)
 ga_double_test(allreduce_cuda_graphs --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
                --stdout "graph: 3 unalign: 0"
                --stderr "rank 0: captures 16 instantiated 16 launches 32 execs_destroyed 16 graphs_destroyed 16 "
                --stderr "rank 1: captures 16 instantiated 16 launches 32 execs_destroyed 16 graphs_destroyed 16 "
-               --stderr "rank 1: .* default_stream_colls 0 colls 40 unaligned_colls 0 issued 88"
+               --stderr "rank 1: .* default_stream_colls 0 colls 40 unaligned_colls 4 issued 88"
                --report "r['summary']['wrong_total'] == 0"
                -- ${_ar} ${_ar_small} -G 3)
 # -R 1: both buffers from ncclMemAlloc, registered after the communicator is made and deregistered before it
@@ -220,3 +221,24 @@ ga_double_test(allreduce_graph_collective_never_completes --exit 4 --within 10
 ga_double_test(allreduce_graphs_with_per_iter --exit 2 --within 10
                --stderr "-G 2: CUDA graph launches cannot be combined with -I or -z"
                -- ${_ar} ${_ar_small} -G 2 -I 1)
+
+# Issue 28, comparability with nccl-tests 2.19 (orchestration on the double, no figure): every communicator made
+# with nvlinkCentricSched 1 (finding 5); both buffers from ncclMemAlloc without -R (6); one untimed operation per
+# size and placement even with -w 0: 2 sizes x 2 placements x (1 + 8) = 36 collectives (15); the buffers shift by
+# the size at every operation through the 64-byte allocation: 8 addresses per placement of the 8-byte size, 16 in
+# all (8). Before: UNDEF, 0 allocations, 32 collectives, 2 addresses.
+ga_double_test(allreduce_like_nccl_tests --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
+               --stderr "ncclCommInitRankConfig rank 1 of 2 CTAPolicy [-0-9]+ nvlinkCentricSched 1 "
+               --stderr "rank 1: .* mem_allocs 2 mem_frees 2 .* issued 36 .* distinct_inputs 16"
+               -- ${_ar} -b 8 -e 64 -f 8 -n 8 -w 0 -c 0 -T 5)
+# -m 4: each iteration's 4 operations in one group (finding 7): 2 placements x 3 iterations = 6 groups of 4
+# (the warm-up and the check are single operations). Before: no group.
+ga_double_test(allreduce_grouped_aggregation --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
+               --stderr "rank 0: .* groups 6 grouped_colls 24 max_group 4 "
+               --report "r['summary']['wrong_total'] == 0"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 1 -m 4 -T 5)
+# Out of device memory (finding 16): ncclMemAlloc of 2 x 512 MiB on a 1 GiB GPU fails as NCCL's does; exit 5,
+# one [FATAL] line saying so (before: cudaMalloc, exit 3).
+ga_double_test(allreduce_gpu_out_of_memory --exit 5 --within 20 --env GA_DOUBLE_GPU_MEM_GIB=1
+               --stderr "\\[FATAL\\] [^ ]+ rank [01] .*ncclMemAlloc of the (send|receive) buffer .*out of memory"
+               -- ${_ar} -b 512M -e 512M -n 1 -w 0 -c 0 -T 5)
