@@ -64,7 +64,8 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
                 "node %d (%s) rank %d GPU %d: %s: the data read back is not what was written",
                 r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index, mb_test_name(t));
     }
-    tp_policy tp = {p->tolerance, p->min_efficiency};
+    bool host_link = t == MB_H2D || t == MB_D2H;
+    tp_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency};
     double median = tp_flag(s, n, &tp, v);
     tp_labels labels = {mb_test_name(t), "GB/s", "MEM_BELOW_MEDIAN", "MEM_BELOW_PEAK"};
     tp_add_findings(f, &labels, s, v, n, &tp);
@@ -76,8 +77,8 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
         fig->measured += s[i].value >= 0;
         fig->on_gpus = fig->on_gpus || s[i].gpu >= 0;
     }
-    json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median), "peak_GBps",
-                          num_or_null(fig->peak));
+    json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median),
+                          "peak_GBps", num_or_null(fig->peak));
     json_object_set_new(e, "gpus", tp_gpus_json(s, v, n, "GBps"));
 
     int *idx = malloc((size_t)n * sizeof *idx);
@@ -109,7 +110,8 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
         for (int i = 0; i < n; i++)
             ran += all[i].t[t].state != MB_NOT_RUN;
         if (ran)
-            json_array_append_new(tests, analyse_test(all, n, t, p, report, f, s, v, &out->tests[out->n_tests++]));
+            json_array_append_new(tests,
+                                  analyse_test(all, n, t, p, report, f, s, v, &out->tests[out->n_tests++]));
     }
     free(s);
     free(v);
@@ -120,9 +122,10 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
                                        all[i].hdr.device_index},
                             "node %d (%s) rank %d: %s", all[i].hdr.node_index, all[i].hdr.host,
                             all[i].hdr.world_rank, all[i].hdr.message);
-    json_t *summary =
-        json_pack("{s:s, s:o, s:f, s:o}", "backend", backend, "tests", tests, "tolerance", p->tolerance,
-                  "min_efficiency", p->min_efficiency > 0 ? json_real(p->min_efficiency) : json_null());
+    json_t *summary = json_pack(
+        "{s:s, s:o, s:f, s:o, s:o}", "backend", backend, "tests", tests, "tolerance", p->tolerance,
+        "min_efficiency", p->min_efficiency > 0 ? json_real(p->min_efficiency) : json_null(),
+        "min_host_efficiency", p->min_host_efficiency > 0 ? json_real(p->min_host_efficiency) : json_null());
     json_object_set_new(report, "summary", summary);
 }
 

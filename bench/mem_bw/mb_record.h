@@ -40,7 +40,7 @@ typedef struct {
     uint64_t pinned_size; /* bytes of the pinned transfer buffer, 0: default */
     int reps;
     int threads; /* host path, 0 automatic */
-    double tolerance, min_efficiency;
+    double tolerance, min_efficiency, min_host_efficiency;
     ga_backend device;
 } mb_opts;
 
