@@ -24,6 +24,10 @@ static void k_checksum(const uint64_t *w, dim3 grid)
 {
     (void)grid;
     *(unsigned long long *)(uintptr_t)w[3] += hash_bytes((const unsigned char *)(uintptr_t)w[0], w[1] * w[2]);
+    /* GA_DOUBLE_CHECKSUM_US: how long the checksum kernel takes (a slow one must not lower the burn figure)
+     */
+    for (double until = gd_now() + (double)gd_env_long("GA_DOUBLE_CHECKSUM_US", 0) * 1e-6; gd_now() < until;)
+        ;
 }
 
 /* gemm_flops check_kernel(a, b, c, int d, int64_t m, int64_t k, rows, cols, double *out): one block per
