@@ -60,6 +60,7 @@ typedef struct work {
     size_t bytes;
     int value;
     bool host_link; /* a copy between host and device: in flight until its stream is next polled */
+    bool started;
     struct CUevent_st *event;
     void (*kernel)(const uint64_t *words, dim3 grid);
     uint64_t words[12];

@@ -100,6 +100,13 @@ static bool run_op(work *o)
 {
     switch (o->kind) {
     case OP_COPY:
+        if (o->host_link && !o->started) { /* the link is busy until the stream is polled again */
+            memmove(o->dst, o->src, o->bytes);
+            o->started = true;
+            return false;
+        }
+        if (o->host_link)
+            return true;
         memmove(o->dst, o->src, o->bytes);
         for (double until = gd_now() + o->value * 1e-6; gd_now() < until;)
             ;
@@ -140,6 +147,15 @@ static bool stream_progress(struct CUstream_st *s)
         free(done);
     }
     return true;
+}
+
+/* For the NVML double (gd_nvml.c, found with dlsym): is a host copy in flight, the PCIe link under load? */
+EXPORT bool gd_host_link_busy(void)
+{
+    for (struct CUstream_st *s = gd_streams; s; s = s->next_stream)
+        if (s->head && s->head->kind == OP_COPY && s->head->host_link && s->head->started)
+            return true;
+    return false;
 }
 
 void gd_progress_all(void)

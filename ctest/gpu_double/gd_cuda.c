@@ -233,6 +233,7 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enu
     o->dst = dst;
     o->src = src;
     o->bytes = bytes;
+    o->host_link = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost;
     if (kind == cudaMemcpyDeviceToDevice && gd_fault_here())
         o->value = (int)gd_env_long("GA_DOUBLE_D2D_US", 0);
     static bool traced;
