@@ -98,6 +98,24 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
     return e;
 }
 
+/* A link that trained below what the GPU and its slot can do (a Gen4 link in a Gen5 slot, x8 of x16), as NVML
+ * read it while the host-link tests copied: the PCIe figure is then low on every run, and no peer comparison
+ * sees it where every GPU of a model is behind such a link. */
+static void check_link(const mb_record *r, ga_findings *f)
+{
+    if (r->hdr.device_index < 0 || r->pcie_gen_load <= 0 || r->pcie_max_gen <= 0)
+        return;
+    if (r->pcie_gen_load < r->pcie_max_gen ||
+        (r->pcie_max_width > 0 && r->pcie_width_load < r->pcie_max_width))
+        ga_findings_add(
+            f, GA_SEV_FAIL, "MEM_PCIE_DEGRADED",
+            (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index},
+            "node %d (%s) rank %d GPU %d: PCIe link at Gen%d x%d while copying, the GPU and its slot "
+            "can do Gen%d x%d",
+            r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index, r->pcie_gen_load,
+            r->pcie_width_load, r->pcie_max_gen, r->pcie_max_width);
+}
+
 void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *backend, json_t *report,
                 ga_findings *f, mb_outcome *out)
 {
@@ -115,6 +133,8 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
     }
     free(s);
     free(v);
+    for (int i = 0; i < n; i++)
+        check_link(&all[i], f);
     for (int i = 0; i < n; i++)
         if (all[i].hdr.status != 0)
             ga_findings_add(f, GA_SEV_FAIL, "MEM_RANK_FAILED",
@@ -154,6 +174,12 @@ json_t *mb_record_json(const void *record, void *user)
         json_object_set_new(o, "pinned_bytes", json_real(r->pinned_bytes));
         json_object_set_new(o, "pcie_link_GBps_now",
                             r->pcie_link_GBps > 0 ? json_real(r->pcie_link_GBps) : json_null());
+        json_object_set_new(o, "pcie_link",
+                            r->pcie_gen_load > 0
+                                ? json_pack("{s:i, s:i, s:i, s:i}", "gen_under_load", r->pcie_gen_load,
+                                            "width_under_load", r->pcie_width_load, "max_gen",
+                                            r->pcie_max_gen, "max_width", r->pcie_max_width)
+                                : json_null());
     }
     return o;
 }

@@ -129,7 +129,19 @@ ga_double_test(mem_bw_host_link_aligned --exit 1 --within 20
                -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K)
 # A healthy run: the GPU path's kernels (stand-ins on the double) leave what the checks expect.
 ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"
+               --env LD_LIBRARY_PATH=$<TARGET_FILE_DIR:ga_nvml_double>
                --report "all(t['check_ok'] for n in r['nodes'] for x in n['ranks'] for t in x['bandwidth'].values()) and len(r['nodes'][0]['ranks'][0]['bandwidth']) == 4"
+               --report "all(x['pcie_link'] == {'gen_under_load': 5, 'width_under_load': 16, 'max_gen': 5, 'max_width': 16} for n in r['nodes'] for x in n['ranks'])"
+               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
+
+# Issue 28 finding 10: a PCIe link trained below its generation (Gen4 in a Gen5 slot) passed: node_health sees
+# an idle GPU, whose link downshifts anyway. mem_bw samples NVML (the NVML double) while its host-link copies
+# run: GPU 1 is named, GPU 0 is not (before: no finding, exit 0).
+ga_double_test(mem_bw_pcie_trained_below --exit 1 --within 20
+               --env LD_LIBRARY_PATH=$<TARGET_FILE_DIR:ga_nvml_double> --env GA_DOUBLE_NVML_TRAINED_GEN=4
+               --env GA_DOUBLE_NVML_GPU=1
+               --stdout "MEM_PCIE_DEGRADED.*rank 1 GPU 1: PCIe link at Gen4 x16 while copying, the GPU and its slot can do Gen5 x16"
+               --absent "MEM_PCIE_DEGRADED.*GPU 0"
                -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
 
 # Out of device memory (issue 18): the double's cudaMalloc fails for a buffer it cannot allocate on the host, as
