@@ -244,6 +244,10 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_KERNEL_LOG_UNREADABLE", node_w, "Xids not checked: %s",
                         lead->kernel_log_why[0] ? lead->kernel_log_why : "the kernel log could not be read");
     }
+    if (lead->xids_older > 0)
+        ga_findings_add(f, GA_SEV_INFO, "HEALTH_XID_OLD", node_w,
+                        "%d Xid lines older than --xid-since %g s not judged", lead->xids_older,
+                        lead->xid_since_s);
     for (int x = 0; x < lead->xid_count && x < NH_MAX_XIDS; x++) {
         const nh_xid *xid = &lead->xids[x];
         const nh_record *owner = lead;

@@ -90,6 +90,8 @@ typedef struct {
     char kernel_log_source[96];
     char kernel_log_why[192];
     int32_t xid_count, xids_dropped;
+    int32_t xids_older; /* Xid lines older than --xid-since, not judged */
+    double xid_since_s; /* the window, 0: since boot */
     nh_xid xids[NH_MAX_XIDS];
     int32_t ib_read; /* 1 when the sysfs InfiniBand class could be listed (even empty) */
     char ib_why[192];
