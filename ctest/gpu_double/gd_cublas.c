@@ -4,6 +4,7 @@
 
 #include "gd.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,9 @@ typedef struct {
 
 typedef struct {
     int32_t fast_accum;
+    cublasComputeType_t compute;
+    cudaDataType_t scale;
+    cublasOperation_t transa, transb;
 } lt_desc;
 
 static long gemm_calls;
@@ -44,9 +48,12 @@ EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t h)
 EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
                                                cudaDataType_t scale)
 {
-    (void)compute, (void)scale;
-    *d = calloc(1, sizeof(lt_desc));
-    return *d ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
+    lt_desc *x = calloc(1, sizeof *x);
+    if (!x)
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    *x = (lt_desc){0, compute, scale, CUBLAS_OP_N, CUBLAS_OP_N};
+    *d = (cublasLtMatmulDesc_t)x;
+    return CUBLAS_STATUS_SUCCESS;
 }
 
 EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d)
@@ -58,6 +65,10 @@ EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d)
 EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a,
                                                      const void *buf, size_t size)
 {
+    if ((a == CUBLASLT_MATMUL_DESC_TRANSA || a == CUBLASLT_MATMUL_DESC_TRANSB) &&
+        size == sizeof(cublasOperation_t))
+        *(a == CUBLASLT_MATMUL_DESC_TRANSA ? &((lt_desc *)d)->transa : &((lt_desc *)d)->transb) =
+            *(const cublasOperation_t *)buf;
     if (a == CUBLASLT_MATMUL_DESC_FAST_ACCUM) {
         if (size != sizeof(int8_t) && size != sizeof(int32_t))
             return CUBLAS_STATUS_INVALID_VALUE;
@@ -116,16 +127,47 @@ EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPrefere
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* Why cuBLASLt has no algorithm for this GEMM, or NULL: what it documents for the 8-bit types (fp8 needs
+ * compute capability 8.9 or newer, the "TN" layout, fp32 compute and scale, dimensions multiple of 16; int8
+ * needs TN, int32 compute and dimensions multiple of 4). The double models these refusals only. */
+static const char *unsupported(const lt_desc *d, const lt_layout *a, const lt_layout *b, const lt_layout *c)
+{
+    bool fp8 = a->type == CUDA_R_8F_E4M3 || a->type == CUDA_R_8F_E5M2;
+    bool tn = d->transa == CUBLAS_OP_T && d->transb == CUBLAS_OP_N;
+    uint64_t m = d->transa == CUBLAS_OP_T ? a->cols : a->rows,
+             k = d->transa == CUBLAS_OP_T ? a->rows : a->cols;
+    uint64_t n = c->cols;
+    if (fp8) {
+        const char *cc = getenv("GA_DOUBLE_CC");
+        int major = 9, minor = 0;
+        if (cc && *cc)
+            sscanf(cc, "%d.%d", &major, &minor);
+        if (major * 10 + minor < 89)
+            return "fp8 needs compute capability 8.9";
+        if (!tn || d->compute != CUBLAS_COMPUTE_32F || d->scale != CUDA_R_32F)
+            return "fp8 needs TN, fp32 compute and scale";
+        if (m % 16 || n % 16 || k % 16 || a->ld % 16 || b->ld % 16)
+            return "fp8 needs dimensions and leading dimensions multiple of 16";
+    }
+    if (a->type == CUDA_R_8I &&
+        (!tn || d->compute != CUBLAS_COMPUTE_32I || c->type != CUDA_R_32I || m % 4 || n % 4 || k % 4))
+        return "int8 needs TN, int32 compute and output, dimensions multiple of 4";
+    return NULL;
+}
+
 EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
                                                      cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
                                                      cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t dl,
                                                      cublasLtMatmulPreference_t p, int requested,
                                                      cublasLtMatmulHeuristicResult_t *results, int *found)
 {
-    (void)h, (void)d, (void)a, (void)b, (void)c, (void)dl, (void)p;
+    (void)h, (void)dl, (void)p;
     if (requested < 1)
         return CUBLAS_STATUS_INVALID_VALUE;
     memset(results, 0, sizeof *results);
+    *found = 0;
+    if (unsupported((const lt_desc *)d, (const lt_layout *)a, (const lt_layout *)b, (const lt_layout *)c))
+        return CUBLAS_STATUS_NOT_SUPPORTED;
     *found = 1;
     return CUBLAS_STATUS_SUCCESS;
 }
