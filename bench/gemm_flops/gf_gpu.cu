@@ -172,7 +172,7 @@ __global__ void checksum_kernel(const void *c, size_t elem_size, size_t count, u
 }
 
 const size_t WORKSPACE = 32u << 20; /* what cuBLAS recommends for Hopper */
-const int BURN_BATCH_MAX = 256;      /* GEMMs between synchronisations of the burn */
+const int BURN_BATCH_MAX = 256;     /* GEMMs between synchronisations of the burn */
 
 struct gpu_gemm {
     int d;
