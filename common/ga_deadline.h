@@ -1,7 +1,7 @@
 /* Bounds on time, watched by one thread per process: the whole run (--timeout, with the phase named by
  * ga_phase) and the wait in progress (armed around each blocking call: a collective, a barrier, a gather,
  * NCCL init). On expiry ga_fatal takes the job down, naming what hung, on which host and rank; while the main
- * thread holds a library that only it may call (an NCCL communicator), the expiry is first handed to it. The
+ * thread holds a library only it may call (an NCCL communicator), the expiry is first handed to it. The
  * wait bound says which wait hung; the whole-run bound alone could not, and would have to be long enough for
  * the longest healthy run. */
 #ifndef GA_DEADLINE_H
@@ -16,9 +16,9 @@ void ga_deadline_start_run(double run_timeout_s);
 /* The default bound of ga_deadline_arm (0: waits are not bounded individually). */
 void ga_deadline_set_wait_timeout(double wait_timeout_s);
 double ga_deadline_wait_timeout(void);
-/* Collective over MPI_COMM_WORLD, called once by ga_init: lets the watcher ask the other ranks, on expiry,
- * which of them did not arrive (a communicator of its own, every rank's host). Without MPI_THREAD_MULTIPLE or
- * with one rank it does nothing, and an expiry names this rank only. */
+/* Collective over MPI_COMM_WORLD, called once by ga_init: lets the watcher ask the other ranks, on expiry, which
+ * of them did not arrive (a communicator of its own, every rank's host). Without MPI_THREAD_MULTIPLE or with
+ * one rank it does nothing, and an expiry names this rank only. */
 void ga_deadline_attach_mpi(const char *host, int world_rank, int world_size, int thread_level);
 /* Stops the watcher (and its MPI side); ga_program_end calls it. */
 void ga_deadline_stop(void);
@@ -34,17 +34,16 @@ void ga_deadline_arm(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 void ga_deadline_arm_for(double seconds, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ga_deadline_disarm(void);
 /* Starts the armed wait's bound afresh, keeping what it names: a loop of waits arms once and re-arms before
- * each, so that -T bounds every wait and not the whole loop. Cheap (no formatting); no effect when unarmed.
- */
+ * each, so that -T bounds every wait and not the whole loop. Cheap (no formatting); no effect when unarmed. */
 void ga_deadline_rearm(void);
 
-/* For a wait the program bounds itself (a polling loop): it has expired. Ends the job with exit 4 as the
- * watcher does, naming the rank(s) that did not arrive when the others can be asked, else this rank. */
+/* For a wait the program bounds itself (a polling loop): it has expired. Ends the job with exit 4 as the watcher
+ * does, naming the rank(s) that did not arrive when the others can be asked, else this rank. */
 void ga_deadline_expired(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 /* The report's commit check (ga_report_set_commit_check): when the whole-run bound has passed by the clock,
- * even if the watcher thread has not run yet (a loaded host), the temporary report is removed and the job
- * ends with exit 4, so that a run past its --timeout never leaves a report. */
+ * even if the watcher thread has not run yet (a loaded host), the temporary report is removed and the job ends
+ * with exit 4, so that a run past its --timeout never leaves a report. */
 void ga_deadline_check_before_commit(const char *tmp_path);
 
 /* While on, an expiry is handed to the main thread first: the watcher publishes it

@@ -33,9 +33,7 @@ static const ga_option options[] = {
     {"min-efficiency", OPT_MIN_EFF, true, "PCT",
      "flag a GPU below PCT percent of its HBM peak, device tests (default 0: off)"},
     {"min-host-efficiency", OPT_MIN_HOST_EFF, true, "PCT",
-     "flag a GPU below PCT percent of its PCIe line rate, H2D/D2H with every GPU of the node copying "
-     "(default 0: "
-     "off)"},
+     "flag a GPU below PCT percent of its PCIe line rate, H2D/D2H, all GPUs copying (default 0: off)"},
     {"threads", OPT_THREADS, true, "N", "host path: triad threads per rank (default: node cores / ranks)"},
 };
 
@@ -166,8 +164,7 @@ int main(int argc, char **argv)
         tp_cpu_model(mine->model, sizeof mine->model);
         mrc = mb_host_measure(&o, ctx.local_size, mine, err, sizeof err);
     }
-    /* Out of memory on any rank ends the job with exit 5 on all of them, decided together before the gather.
-     */
+    /* Out of memory on any rank ends the job with exit 5 on all of them, decided together before the gather. */
     int oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, mrc == MB_OUT_OF_MEMORY ? err : NULL);
     if (oom) {
         free(mine);

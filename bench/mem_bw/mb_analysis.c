@@ -77,8 +77,8 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
         fig->measured += s[i].value >= 0;
         fig->on_gpus = fig->on_gpus || s[i].gpu >= 0;
     }
-    json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median),
-                          "peak_GBps", num_or_null(fig->peak));
+    json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median), "peak_GBps",
+                          num_or_null(fig->peak));
     json_object_set_new(e, "gpus", tp_gpus_json(s, v, n, "GBps"));
 
     int *idx = malloc((size_t)n * sizeof *idx);
@@ -128,8 +128,7 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
         for (int i = 0; i < n; i++)
             ran += all[i].t[t].state != MB_NOT_RUN;
         if (ran)
-            json_array_append_new(tests,
-                                  analyse_test(all, n, t, p, report, f, s, v, &out->tests[out->n_tests++]));
+            json_array_append_new(tests, analyse_test(all, n, t, p, report, f, s, v, &out->tests[out->n_tests++]));
     }
     free(s);
     free(v);

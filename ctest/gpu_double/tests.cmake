@@ -97,11 +97,12 @@ ga_double_test(gemm_burn_one_corrupted_gemm --exit 1 --within 20
                --report "[g['gemms_mismatched'] for g in r['summary']['burn']['gpus']] == [0, 1]"
                -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2)
 # Issue 28 finding 12: the burn's TFLOP/s counts the GEMMs' own time, not that of the checksum kernel run after
-# each. On the double each 64 x 64 x 64 GEMM takes 1 ms (5.24e-4 TFLOP/s) and each checksum 10 ms here: every
-# interval's figure used to be about 1/11 of that; now it is above a quarter of it (host scheduling is the noise).
-ga_double_test(gemm_burn_figure_excludes_checksums --exit 0 --within 30 --env GA_DOUBLE_CHECKSUM_US=10000
+# each. On the double each 64 x 64 x 64 GEMM takes 1 ms (5.24e-4 TFLOP/s) and each checksum 30 ms here: the mean
+# interval figure used to be about 1/31 of that; now it is above a tenth of it (host scheduling on a loaded
+# machine stretches the double's GEMMs, never its checksums' share out of the figure).
+ga_double_test(gemm_burn_figure_excludes_checksums --exit 0 --within 30 --env GA_DOUBLE_CHECKSUM_US=30000
                --env GA_DOUBLE_GEMM_US=1000
-               --report "min(min(g['interval_tflops']) for g in r['summary']['burn']['gpus']) > 0.25 * 2 * 64**3 / 1e-3 / 1e12"
+               --report "sum(sum(g['interval_tflops']) / len(g['interval_tflops']) for g in r['summary']['burn']['gpus']) / len(r['summary']['burn']['gpus']) > 0.1 * 2 * 64**3 / 1e-3 / 1e12"
                -- ${_gf} ${_gf_args} -d bf16 --iters 20 -w 1 --duration 0.6 --interval 0.2)
 # One GPU whose GEMMs fail during the burn: no hang, that GPU named.
 ga_double_test(gemm_burn_gemm_fails --exit 1 --within 20
