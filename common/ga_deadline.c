@@ -28,9 +28,9 @@ static struct {
     bool wait_armed;
     double wait_deadline, wait_bound;
     char wait_what[256];
-    ga_abort_hook hook;
-    void *hook_user;
-    long long seq; /* waits armed so far: a rank behind the others has a lower count */
+    bool hand_to_main;    /* an expiry is the main thread's first (ga_deadline_hand_expiry_to_main) */
+    char handed_msg[512]; /* the expiry handed over, for ga_deadline_expiry_pending */
+    long long seq;        /* waits armed so far: a rank behind the others has a lower count */
 } dl = {.lock = PTHREAD_MUTEX_INITIALIZER, .phase = "start-up"};
 
 /* Who did not arrive. A rank stopped or stuck outside MPI leaves every other rank blocked in the collective,
@@ -212,14 +212,18 @@ static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, in
     return found;
 }
 
+/* Set by whichever thread expires first (watcher or main thread); the other waits for the end. */
+static atomic_flag expiring = ATOMIC_FLAG_INIT;
+static atomic_bool expired_by_someone;
+static atomic_bool handed_over; /* the watcher has published an expiry for the main thread */
+
 /* The expiry: names the late rank(s) when the others can be asked, else this rank. Does not return. */
 _Noreturn static void expire(const char *msg, long long seq)
 {
-    /* Whichever thread gets here first reports; the other (watcher or main thread) waits for the end. */
-    static atomic_flag once = ATOMIC_FLAG_INIT;
-    if (atomic_flag_test_and_set(&once))
+    if (atomic_flag_test_and_set(&expiring))
         for (;;)
             pause();
+    atomic_store(&expired_by_someone, true);
     char progress[sizeof dl.progress];
     pthread_mutex_lock(&dl.lock);
     snprintf(progress, sizeof progress, "%s", dl.progress);
@@ -258,6 +262,19 @@ void ga_deadline_check_before_commit(const char *tmp_path)
     GA_FATAL(GA_EXIT_TIMEOUT, "%s", msg);
 }
 
+/* The main thread acts on a handed-over expiry at its next poll (it aborts the communicator it alone uses,
+ * then expires); one blocked inside a call that never returns is left behind after HANDOVER_S, and the
+ * process exit takes its GPU work down. The watcher calls no library of the main thread's meanwhile. */
+#define HANDOVER_S 1.0
+static void wait_for_main_thread(void)
+{
+    atomic_store(&handed_over, true);
+    for (double until = ga_now() + HANDOVER_S; ga_now() < until && !atomic_load(&expired_by_someone);) {
+        struct timespec tick = {0, 10 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+}
+
 static void *watch(void *arg)
 {
     (void)arg;
@@ -280,8 +297,9 @@ static void *watch(void *arg)
         else if (run_expired)
             snprintf(msg, sizeof msg, "timeout: --timeout %g s expired during '%s'", dl.run_timeout,
                      dl.phase);
-        ga_abort_hook hook = dl.hook;
-        void *user = dl.hook_user;
+        bool hand = dl.hand_to_main;
+        if ((wait_expired || run_expired) && hand)
+            snprintf(dl.handed_msg, sizeof dl.handed_msg, "%s", msg);
         long long seq = dl.seq;
         /* Sleep until the nearest bound, but at most 50 ms, so that a bound armed meanwhile is seen. */
         nap = 0.05;
@@ -294,8 +312,8 @@ static void *watch(void *arg)
         if (peers.enabled && !wait_expired && !run_expired)
             answer_probes(seq, false);
         if (wait_expired || run_expired) {
-            if (hook)
-                hook(user);
+            if (hand)
+                wait_for_main_thread();
             expire(msg, seq);
         }
     }
@@ -450,10 +468,19 @@ void ga_deadline_disarm(void)
     pthread_mutex_unlock(&dl.lock);
 }
 
-void ga_deadline_set_abort_hook(ga_abort_hook hook, void *user)
+void ga_deadline_hand_expiry_to_main(bool on)
 {
     pthread_mutex_lock(&dl.lock);
-    dl.hook = hook;
-    dl.hook_user = user;
+    dl.hand_to_main = on;
     pthread_mutex_unlock(&dl.lock);
+}
+
+bool ga_deadline_expiry_pending(char *msg, size_t len)
+{
+    if (!atomic_load(&handed_over))
+        return false;
+    pthread_mutex_lock(&dl.lock);
+    snprintf(msg, len, "%s", dl.handed_msg);
+    pthread_mutex_unlock(&dl.lock);
+    return true;
 }

@@ -1,12 +1,14 @@
 /* Bounds on time, watched by one thread per process: the whole run (--timeout, with the phase named by
  * ga_phase) and the wait in progress (armed around each blocking call: a collective, a barrier, a gather,
- * NCCL init). On expiry the abort hook runs (e.g. ncclCommAbort) and ga_fatal takes the job down, naming what
- * hung, on which host and rank. The wait bound says which wait hung; the whole-run bound alone could not, and
- * would have to be long enough for the longest healthy run. */
+ * NCCL init). On expiry ga_fatal takes the job down, naming what hung, on which host and rank; while the main
+ * thread holds a library only it may call (an NCCL communicator), the expiry is first handed to it. The
+ * wait bound says which wait hung; the whole-run bound alone could not, and would have to be long enough for
+ * the longest healthy run. */
 #ifndef GA_DEADLINE_H
 #define GA_DEADLINE_H
 
-typedef void (*ga_abort_hook)(void *user);
+#include <stdbool.h>
+#include <stddef.h>
 
 /* The whole-run bound (0: none), counted from now. Started by ga_program_begin from --timeout; a program may
  * restart it with a longer default when the user gave none (gemm_flops adds its --duration). */
@@ -33,8 +35,8 @@ void ga_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Bounds the wait that follows with the default wait timeout (no effect while it is 0), or with its own
  * bound (seconds > 0: always armed, whatever the default; e.g. NCCL waits with their caller's bound). One
- * wait is armed at a time: arming replaces the previous one. On expiry the watcher thread runs the abort hook
- * and then GA_FATAL (MPI_Abort) from its own thread, which MPI_THREAD_MULTIPLE (ga_init) makes legal. */
+ * wait is armed at a time: arming replaces the previous one. On expiry the watcher thread calls GA_FATAL
+ * (MPI_Abort) from its own thread, which MPI_THREAD_MULTIPLE (ga_init) makes legal. */
 void ga_deadline_arm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ga_deadline_arm_for(double seconds, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ga_deadline_disarm(void);
@@ -51,7 +53,15 @@ void ga_deadline_expired(const char *fmt, ...) __attribute__((noreturn, format(p
  * with exit 4, so that a run past its --timeout never leaves a report. */
 void ga_deadline_check_before_commit(const char *tmp_path);
 
-/* Called on expiry, before the job is aborted (NULL to clear). */
-void ga_deadline_set_abort_hook(ga_abort_hook hook, void *user);
+/* While on, an expiry is handed to the main thread first: the watcher publishes it
+ * (ga_deadline_expiry_pending) and waits up to a second for the main thread to act on it (abort what only it
+ * may touch, e.g. its NCCL communicator, then ga_deadline_expired); a main thread blocked inside a call that
+ * never returns is left behind, and the watcher ends the job itself, calling nothing of the main thread's:
+ * the process exit takes the GPU work down. NCCL forbids calls on one communicator from two threads at once
+ * (ga_nccl sets this). */
+void ga_deadline_hand_expiry_to_main(bool on);
+/* Main thread: whether the watcher has handed over an expiry; its message into msg. Cheap (one atomic load)
+ * until it has. */
+bool ga_deadline_expiry_pending(char *msg, size_t len);
 
 #endif

@@ -2,11 +2,13 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_log.h"
 #include "ga_time.h"
 
 /* What the messages say about a communicator: its label and this rank's place in it. Programs hold a few
@@ -39,19 +41,50 @@ static double bound_of(double timeout_s)
     return timeout_s > 0 ? timeout_s : 1e9;
 }
 
-/* Called by the deadline watcher on expiry (from its own thread), before it takes the job down. */
-static void abort_on_expiry(void *user)
-{
-    ncclCommAbort((ncclComm_t)user);
-}
-
+/* Aborts the communicator, on the main thread (the only one that calls NCCL: the deadline watcher hands its
+ * expiries over, ga_deadline_hand_expiry_to_main), and ends the job. NCCL frees the communicator in the
+ * abort: nothing may touch it afterwards. */
 static _Noreturn void abort_comm(ncclComm_t comm, int exit_code, const char *why)
 {
-    ga_deadline_set_abort_hook(NULL, NULL);
     ncclCommAbort(comm);
     if (exit_code == GA_EXIT_TIMEOUT)
         ga_deadline_expired("%s; communicator aborted", why); /* names the rank(s) that did not arrive */
     GA_FATAL(exit_code, "%s; communicator aborted", why);
+}
+
+/* At every poll of a wait: an expiry the watcher handed over is acted on here, NCCL's abort pattern for a
+ * communicator whose calls do not block (the waits on a blocking one poll too). */
+static void act_on_expiry(ncclComm_t comm)
+{
+    char msg[512];
+    if (ga_deadline_expiry_pending(msg, sizeof msg))
+        abort_comm(comm, GA_EXIT_TIMEOUT, msg);
+}
+
+static void check_deadline(ncclComm_t comm, double deadline, double timeout_s, const char *desc);
+
+static size_t live_comms(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof comms / sizeof comms[0]; i++)
+        n += comms[i].comm != NULL;
+    return n;
+}
+
+/* Polls a non-blocking communicator's ncclInProgress out (ncclCommGetAsyncError), bounded by timeout_s and
+ * by the watcher's expiries; the final state. */
+static ncclResult_t poll_in_progress(ncclComm_t comm, double timeout_s, const char *desc)
+{
+    double bound = bound_of(timeout_s), deadline = ga_now() + bound;
+    ncclResult_t st = ncclInProgress;
+    while (st == ncclInProgress) {
+        ncclResult_t r = ncclCommGetAsyncError(comm, &st);
+        if (r != ncclSuccess)
+            return r;
+        act_on_expiry(comm);
+        check_deadline(comm, deadline, bound, desc);
+    }
+    return st;
 }
 
 /* Fatal, after aborting the communicator, on an asynchronous error. */
@@ -84,6 +117,31 @@ ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *label)
     return ga_nccl_comm_init_cta(comm, timeout_s, label, -1);
 }
 
+/* NCCL_COMM_BLOCKING=0 in the environment overrides config.blocking (NCCL 2.28): every call then answers
+ * ncclInProgress and completes on a thread of NCCL's. The waits here poll it out; the timed loops measure it
+ * (env_audit flags the variable). */
+static void note_nonblocking(const char *label)
+{
+    static bool said;
+    const char *env = getenv("NCCL_COMM_BLOCKING");
+    if (!said && env && strcmp(env, "0") == 0)
+        ga_log("SETUP",
+               "NCCL_COMM_BLOCKING=0 in the environment: communicator '%s' is non-blocking (every NCCL "
+               "call answers ncclInProgress and completes on NCCL's thread)",
+               label);
+    said = true;
+}
+
+static size_t free_slot(void)
+{
+    size_t slot = 0;
+    while (slot < sizeof comms / sizeof comms[0] && comms[slot].comm)
+        slot++;
+    if (slot == sizeof comms / sizeof comms[0])
+        GA_FATAL(GA_EXIT_INTERNAL, "more than %zu NCCL communicators at once", slot);
+    return slot;
+}
+
 ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *label, int cta_policy)
 {
     int rank, size;
@@ -95,6 +153,9 @@ ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *la
         if (r != ncclSuccess)
             GA_FATAL(GA_EXIT_ENV, "ncclGetUniqueId: %s", ncclGetErrorString(r));
     }
+    size_t slot = free_slot();
+    note_nonblocking(label);
+    ga_deadline_hand_expiry_to_main(true);
     ga_deadline_arm_for(bound_of(timeout_s), "NCCL communicator init ('%s', rank %d of %d)", label, rank,
                         size);
     GA_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm));
@@ -103,8 +164,19 @@ ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *la
     config.blocking = 1; /* see ga_nccl.h: the watcher bounds it */
     if (cta_policy >= 0)
         config.CTAPolicy = cta_policy;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+    /* As nccl-tests 2.19 does: NCCL applies it on compute capability 10 and newer with a CUDA 13 driver. */
+    config.nvlinkCentricSched = 1;
+#endif
     ncclComm_t nc = NULL;
     ncclResult_t r = ncclCommInitRankConfig(&nc, size, id, rank, &config);
+    comms[slot] = (comm_info){nc, "", rank, size};
+    snprintf(comms[slot].label, sizeof comms[slot].label, "%s", label);
+    if (r == ncclInProgress && nc) {
+        char desc[512];
+        snprintf(desc, sizeof desc, "NCCL communicator init ('%s', rank %d of %d)", label, rank, size);
+        r = poll_in_progress(nc, timeout_s, desc);
+    }
     ga_deadline_disarm();
     if (r != ncclSuccess) {
         if (nc)
@@ -112,16 +184,6 @@ ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *la
         GA_FATAL(GA_EXIT_ENV, "ncclCommInitRankConfig ('%s', rank %d of %d): %s", label, rank, size,
                  ncclGetErrorString(r));
     }
-    size_t slot = 0;
-    while (slot < sizeof comms / sizeof comms[0] && comms[slot].comm)
-        slot++;
-    if (slot == sizeof comms / sizeof comms[0])
-        GA_FATAL(GA_EXIT_INTERNAL, "more than %zu NCCL communicators at once", slot);
-    comms[slot].comm = nc;
-    snprintf(comms[slot].label, sizeof comms[slot].label, "%s", label);
-    comms[slot].rank = rank;
-    comms[slot].size = size;
-    ga_deadline_set_abort_hook(abort_on_expiry, nc);
     return nc;
 }
 
@@ -158,6 +220,7 @@ void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const 
             abort_comm(comm, GA_EXIT_ENV, why);
         }
         check_async(comm, desc);
+        act_on_expiry(comm);
         check_deadline(comm, deadline, bound, desc);
     }
     check_async(comm, desc);
@@ -168,21 +231,32 @@ void ga_nccl_enqueued(ncclComm_t comm, ncclResult_t result, double timeout_s, co
 {
     char desc[512];
     describe(comm, what, desc, sizeof desc);
-    if (result == ncclInProgress) {
-        double bound = bound_of(timeout_s), deadline = ga_now() + bound;
-        ncclResult_t st = ncclInProgress;
-        while (st == ncclInProgress) {
-            if (ncclCommGetAsyncError(comm, &st) != ncclSuccess)
-                break;
-            check_deadline(comm, deadline, bound, desc);
-        }
-        result = st;
-    }
+    if (result == ncclInProgress)
+        result = poll_in_progress(comm, timeout_s, desc);
     if (result != ncclSuccess) {
         char why[768];
         snprintf(why, sizeof why, "%s: %s (%s)", desc, ncclGetErrorString(result), ncclGetLastError(comm));
         abort_comm(comm, GA_EXIT_ENV, why);
     }
+}
+
+void ga_nccl_mem_alloc(ncclComm_t comm, void **p, size_t bytes, const char *what)
+{
+    ncclResult_t r = ncclMemAlloc(p, bytes);
+    if (r == ncclSuccess)
+        return;
+    /* NCCL reports the driver's error in its last-error text ("Cuda failure 2 'out of memory'"); the free
+     * memory says the same when it is shorter than the request. */
+    const char *last = ncclGetLastError(comm);
+    size_t free_b = 0, total_b = 0;
+    bool oom = (last && strstr(last, "out of memory")) ||
+               (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && free_b < bytes);
+    char desc[512], why[768], name[160];
+    snprintf(name, sizeof name, "ncclMemAlloc of %s", what);
+    describe(comm, name, desc, sizeof desc);
+    snprintf(why, sizeof why, "%s: %zu bytes: %s%s%s%s%s", desc, bytes, oom ? "out of memory: " : "",
+             ncclGetErrorString(r), last && *last ? " (" : "", last ? last : "", last && *last ? ")" : "");
+    abort_comm(comm, oom ? GA_EXIT_INTERNAL : GA_EXIT_ENV, why);
 }
 
 void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s)
@@ -191,8 +265,12 @@ void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s)
         return;
     ga_nccl_bound(comm, timeout_s, "NCCL communicator finalize");
     ncclResult_t r = ncclCommFinalize(comm);
+    if (r == ncclInProgress) {
+        char desc[512];
+        describe(comm, "NCCL communicator finalize", desc, sizeof desc);
+        r = poll_in_progress(comm, timeout_s, desc);
+    }
     ga_deadline_disarm();
-    ga_deadline_set_abort_hook(NULL, NULL);
     if (r != ncclSuccess) {
         char why[512];
         snprintf(why, sizeof why, "ncclCommFinalize: %s", ncclGetErrorString(r));
@@ -202,6 +280,8 @@ void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s)
     for (size_t i = 0; i < sizeof comms / sizeof comms[0]; i++)
         if (comms[i].comm == comm)
             memset(&comms[i], 0, sizeof comms[i]);
+    if (live_comms() == 0)
+        ga_deadline_hand_expiry_to_main(false);
 }
 
 void ga_nccl_versions(char *library, size_t liblen, char *header, size_t hdrlen)

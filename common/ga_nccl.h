@@ -1,12 +1,18 @@
 /* NCCL bootstrap and bounded waits (GPU builds only). Rank 0 of the MPI communicator creates the unique id,
  * MPI_Bcast sends it, every rank initialises a blocking communicator. Every call that can wait is bounded by
- * the deadline watcher (ga_deadline), armed here around the wait with the caller's bound: on expiry the
- * communicator is aborted and the job taken down (exit 4), naming the operation, communicator and rank. The
- * waits on a stream also check the bound themselves and spin (no sleep), so a timed loop measures the GPU.
+ * the deadline watcher (ga_deadline), armed here around the wait with the caller's bound. Only the main
+ * thread calls NCCL: on expiry the watcher hands the expiry over, and the main thread, polling in its waits,
+ * aborts the communicator and ends the job (exit 4, naming the operation, communicator and rank); a main
+ * thread blocked inside a call that never returns is left behind, and the watcher ends the job without
+ * touching NCCL (the process exit takes the kernels down). NCCL frees a communicator in ncclCommAbort and
+ * forbids two threads on one communicator at once: a watcher that aborted it would leave the main thread's
+ * next call a use after free. The waits on a stream also check the bound themselves and spin (no sleep), so a
+ * timed loop measures the GPU.
  *
  * Why blocking: a non-blocking communicator makes NCCL answer ncclInProgress at every group end, each single
- * collective included, and the caller then has to poll; with a blocking one a collective call returns once
- * enqueued. What a blocking call cannot do is bound itself; the watcher thread does that. */
+ * collective included (and start a thread for it), and the caller then has to poll; with a blocking one a
+ * collective call returns once enqueued. NCCL_COMM_BLOCKING=0 in the environment overrides the config: the
+ * calls here then poll ncclInProgress out, within the same bounds. */
 #ifndef GA_NCCL_H
 #define GA_NCCL_H
 
@@ -31,9 +37,13 @@ void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const 
 void ga_nccl_bound(ncclComm_t comm, double timeout_s, const char *what);
 void ga_nccl_unbound(void);
 
-/* For the result of an NCCL call: any error aborts the communicator and exits 3. ncclInProgress (which a
- * blocking communicator does not return) is waited out, spinning, within timeout_s. */
+/* For the result of an NCCL call: any error aborts the communicator and exits 3. ncclInProgress (which only a
+ * non-blocking communicator returns) is waited out, spinning, within timeout_s. */
 void ga_nccl_enqueued(ncclComm_t comm, ncclResult_t result, double timeout_s, const char *what);
+
+/* ncclMemAlloc of bytes (what names the buffer): out of device memory aborts the communicator and ends the
+ * job with exit 5, as out of memory is everywhere in the suite; any other failure exits 3. */
+void ga_nccl_mem_alloc(ncclComm_t comm, void **p, size_t bytes, const char *what);
 
 /* Finalizes (bounded by timeout_s) and destroys the communicator. */
 void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s);

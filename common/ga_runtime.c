@@ -23,7 +23,7 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
     /* Line-buffered even into mpirun's pipe, so progress lines appear as they happen. */
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-    /* MULTIPLE: the deadline watcher thread calls MPI_Abort (after ncclCommAbort) while the main thread may
+    /* MULTIPLE: the deadline watcher thread calls MPI_Abort (never NCCL) while the main thread may
      * be inside an MPI call, which only MPI_THREAD_MULTIPLE allows. Every other MPI call comes from the main
      * thread. Where the library provides less, the watcher ends the process instead (ga_fatal). */
     int provided = MPI_THREAD_SINGLE;

@@ -18,6 +18,7 @@ typedef struct {
     int root;
     ar_counts counts;
     bool in_place;
+    int agg; /* nccl-tests' -m: operations grouped per iteration (0 or 1: none) */
 } ar_call;
 
 /* Where a call reads its input and leaves its output, NCCL's convention: out of place the send and receive

@@ -278,7 +278,7 @@ static size_plan fit_size(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call 
 static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, int gated, void *in, void *out,
                     double *iter_times, ar_sample *smp, int *unchecked)
 {
-    ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1};
+    ar_call call = {cfg->coll, cfg->type, cfg->op, cfg->root, {0}, pl == 1, cfg->agg_iters};
     ar_coll_counts(cfg->coll, cfg->sizes[s], cfg->type, b->nranks, &call.counts);
     char what[200];
     snprintf(what, sizeof what, "%s %s %s %llu B %s (%s, rank %d of %d)", ar_coll_get(cfg->coll)->name,
@@ -306,8 +306,10 @@ static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, int g
         if ((gated & AR_GATE_ONE_OP) || cfg->first_is_figure)
             p.warm = 0, p.iters = 0, p.skip_check = checkable && (gated & AR_GATE_JUDGED);
     }
-    if (p.warm > 0)
-        run_ops(b, &call, p.warm, what);
+    /* at least one untimed operation per size and placement (the first, timed for the plan, or a warm-up), as
+     * nccl-tests' BenchTime runs one even with -w 0 */
+    if (p.warm > 0 || !fitted)
+        run_ops(b, &call, p.warm > 0 ? p.warm : 1, what);
     if (p.iters > 0) {
         barrier(b, what);
         ar_sweep_cfg run = *cfg;

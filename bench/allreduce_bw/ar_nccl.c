@@ -8,6 +8,7 @@
 #include <nccl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ar_backend.h"
 #include "ga_exit.h"
@@ -17,10 +18,11 @@
 
 typedef struct {
     ncclComm_t comm;
-    cudaStream_t stream;         /* NULL with -y 1: the legacy default stream */
-    char *send, *recv;           /* where the current call's buffers start (past -u's offset) */
-    char *send_base, *recv_base; /* the allocations (ncclMemAlloc with -R, else cudaMalloc) */
-    size_t max_bytes, pad;       /* pad: the -u padding after max_bytes */
+    cudaStream_t stream; /* NULL with -y 1: the legacy default stream */
+    char *send, *recv;   /* where the current call's buffers start (past -u's offset) */
+    char *send_base,
+        *recv_base;        /* the allocations (ncclMemAlloc, as nccl-tests: graph registration needs it) */
+    size_t max_bytes, pad; /* pad: the -u padding after max_bytes */
     double timeout_s;
     ar_backend_setup setup;
     void *send_reg, *recv_reg;       /* -R 1: ncclCommRegister handles */
@@ -29,6 +31,8 @@ typedef struct {
     cudaGraphExec_t graph_exec;
     int64_t free_before_init, free_after_setup, mem_used[2]; /* -M */
     const char *what;                                        /* names the communicator in messages */
+    ar_call last_call;                                       /* the call the shift counts operations of */
+    size_t ops_since_call; /* operations run of it so far: their buffers shift, as nccl-tests' */
 } nccl_impl;
 
 /* Every NCCL call's result is checked (an error aborts the communicator); the calls are bounded by -T through
@@ -82,10 +86,13 @@ static bool nccl_inplace_checkable(ar_coll_id coll)
     return coll != AR_ALLTOALL && coll != AR_SENDRECV;
 }
 
+static void restart_shift(nccl_impl *g, const ar_call *c);
+
 static void nccl_put_input(ar_backend *b, const ar_call *c, const void *host)
 {
     nccl_impl *g = b->impl;
     aim(b, c);
+    restart_shift(g, c); /* the checked operation reads this input, unshifted */
     /* On the NCCL stream: cudaMemset is asynchronous and a pageable cudaMemcpy may return before its DMA
      * lands, both on the legacy stream, which a cudaStreamNonBlocking stream does not wait for. */
     GA_CUDA_CHECK(cudaMemsetAsync(g->recv_base, 0xff, g->max_bytes + g->pad, g->stream));
@@ -168,15 +175,58 @@ static void enqueue(ar_backend *b, const ar_call *c)
     }
 }
 
+/* nccl-tests shifts both buffers by the operation's size at every iteration, through the whole allocation
+ * (max bytes / size steps), so that sizes below the caches do not read them warm. The count restarts with a
+ * new call (size, type, placement); the checks run unshifted (put_input aims at the base). */
+static bool same_call(const ar_call *a, const ar_call *b)
+{
+    return a->coll == b->coll && a->type == b->type && a->op == b->op && a->root == b->root &&
+           a->in_place == b->in_place && memcmp(&a->counts, &b->counts, sizeof a->counts) == 0;
+}
+
+static void restart_shift(nccl_impl *g, const ar_call *c)
+{
+    g->last_call = *c;
+    g->ops_since_call = 0;
+}
+
+static void aim_shifted(ar_backend *b, const ar_call *c)
+{
+    nccl_impl *g = b->impl;
+    if (!same_call(&g->last_call, c))
+        restart_shift(g, c);
+    size_t bytes = ar_coll_bytes(&c->counts, c->type), steps = bytes ? g->max_bytes / bytes : 1;
+    size_t shift = bytes * (g->ops_since_call++ % (steps ? steps : 1));
+    aim(b, c);
+    g->send += shift;
+    g->recv += shift;
+}
+
+/* iters operations, each iteration's agg of them in one group (nccl-tests' -m). */
+static void enqueue_iters(ar_backend *b, const ar_call *c, int iters)
+{
+    nccl_impl *g = b->impl;
+    int agg = c->agg > 1 ? c->agg : 1;
+    for (int i = 0; i < iters; i += agg) {
+        int n = iters - i < agg ? iters - i : agg;
+        if (n > 1)
+            NCCL_ENQUEUE(ncclGroupStart());
+        for (int k = 0; k < n; k++) {
+            aim_shifted(b, c);
+            enqueue(b, c);
+        }
+        if (n > 1)
+            NCCL_ENQUEUE(ncclGroupEnd());
+    }
+}
+
 static void nccl_run(ar_backend *b, const ar_call *c, int iters, const char *what)
 {
     nccl_impl *g = b->impl;
-    aim(b, c);
     /* A blocking communicator's call returns once enqueued, but may block (connecting to a peer that never
      * comes): the deadline watcher bounds the enqueues, then ga_nccl_wait the completion, each by -T. */
     ga_nccl_bound(g->comm, g->timeout_s, what);
-    for (int i = 0; i < iters; i++)
-        enqueue(b, c);
+    enqueue_iters(b, c, iters);
     ga_nccl_unbound();
     ga_nccl_wait(g->comm, g->stream, g->timeout_s, what);
 }
@@ -189,8 +239,7 @@ static void nccl_graph_capture(ar_backend *b, const ar_call *c, int iters, const
     aim(b, c);
     GA_CUDA_CHECK(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
     ga_nccl_bound(g->comm, g->timeout_s, what);
-    for (int i = 0; i < iters; i++)
-        enqueue(b, c);
+    enqueue_iters(b, c, iters);
     ga_nccl_unbound();
     GA_CUDA_CHECK(cudaStreamEndCapture(g->stream, &g->graph));
     GA_CUDA_CHECK(cudaGraphInstantiate(&g->graph_exec, g->graph, 0));
@@ -266,12 +315,10 @@ static void deregister_buffers(nccl_impl *g)
     ga_nccl_unbound();
 }
 
-static void free_buffer(const nccl_impl *g, void *p)
+static void free_buffer(void *p)
 {
-    if (g->setup.reg_mode > 0)
+    if (p)
         ncclMemFree(p);
-    else
-        cudaFree(p);
 }
 
 static void nccl_destroy(ar_backend *b)
@@ -279,8 +326,8 @@ static void nccl_destroy(ar_backend *b)
     nccl_impl *g = b->impl;
     deregister_buffers(g);
     ga_nccl_comm_destroy(g->comm, g->timeout_s);
-    free_buffer(g, g->send_base);
-    free_buffer(g, g->recv_base);
+    free_buffer(g->send_base);
+    free_buffer(g->recv_base);
     if (g->stream)
         cudaStreamDestroy(g->stream);
     free(g);
@@ -313,16 +360,10 @@ ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_
     /* bounded by -T, aborted on any expiry */
     g->comm = ga_nccl_comm_init_cta(comm, g->timeout_s, what, g->setup.cta_policy);
     int64_t after_init = g->setup.memory_report ? free_memory() : 0;
-    /* -R: NCCL's allocator, as nccl-tests uses (window registration needs memory it can map) */
-    if (g->setup.reg_mode > 0) {
-        ga_nccl_enqueued(g->comm, ncclMemAlloc((void **)&g->send_base, g->max_bytes + g->pad), g->timeout_s,
-                         "ncclMemAlloc of the send buffer");
-        ga_nccl_enqueued(g->comm, ncclMemAlloc((void **)&g->recv_base, g->max_bytes + g->pad), g->timeout_s,
-                         "ncclMemAlloc of the receive buffer");
-    } else {
-        GA_CUDA_CHECK(cudaMalloc((void **)&g->send_base, g->max_bytes + g->pad));
-        GA_CUDA_CHECK(cudaMalloc((void **)&g->recv_base, g->max_bytes + g->pad));
-    }
+    /* NCCL's allocator, always, as nccl-tests 2.19: window registration and the registration NCCL does
+     * itself when -G captures a graph (NVLS) need memory it can map; out of memory is exit 5 */
+    ga_nccl_mem_alloc(g->comm, (void **)&g->send_base, g->max_bytes + g->pad, "the send buffer");
+    ga_nccl_mem_alloc(g->comm, (void **)&g->recv_base, g->max_bytes + g->pad, "the receive buffer");
     g->send = g->send_base;
     g->recv = g->recv_base;
     register_buffers(g);

@@ -214,6 +214,8 @@ double ar_ulps(ar_dtype t, double got, double expected)
         return 0.0;
     int e = 0;
     frexp(fabs(expected) > 0 ? fabs(expected) : 1.0, &e);
-    double ulp = ldexp(1.0, e - 1 - d->man_bits);
+    /* below the smallest normal the spacing stays that of the subnormals */
+    int min_exp = 2 - (1 << (d->exp_bits - 1)); /* 1 - bias */
+    double ulp = ldexp(1.0, (e - 1 > min_exp ? e - 1 : min_exp) - d->man_bits);
     return fabs(got - expected) / ulp;
 }

@@ -248,6 +248,23 @@ static json_t *audit_field(const env_field *fd, const env_record *records, int n
     return entry;
 }
 
+/* NCCL_COMM_BLOCKING=0 overrides the programs' blocking communicators (NCCL 2.28): every NCCL call answers
+ * ncclInProgress and completes on a thread NCCL starts for it, which the timed loops then measure. The
+ * programs still run (they poll it out); the figures are not comparable with nccl-tests'. Once per node. */
+static void audit_nonblocking(const env_node *nodes, int node_count, ga_findings *f)
+{
+    for (int k = 0; k < node_count; k++) {
+        const env_record *r = nodes[k].leader;
+        for (int i = 0; r && i < r->var_count; i++)
+            if (strcmp(r->vars[i].name, "NCCL_COMM_BLOCKING") == 0 && strcmp(r->vars[i].value, "0") == 0)
+                ga_findings_add(
+                    f, GA_SEV_WARN, "ENV_NCCL_NONBLOCKING", (ga_where){nodes[k].host, k, -1, -1},
+                    "NCCL_COMM_BLOCKING=0: NCCL communicators are non-blocking, each call answers "
+                    "ncclInProgress and completes on a thread of NCCL's, and the bandwidth figures "
+                    "include that (not comparable with nccl-tests)");
+    }
+}
+
 json_t *env_audit_consistency(const env_record *records, int n, const env_audit_opts *opts, ga_findings *f)
 {
     int node_count = 0;
@@ -261,6 +278,7 @@ json_t *env_audit_consistency(const env_record *records, int n, const env_audit_
     }
     for (size_t i = 0; i < N_FIELDS; i++)
         json_array_append_new(summary, audit_field(&fields[i], records, n, nodes, node_count, values, f));
+    audit_nonblocking(nodes, node_count, f);
 
     for (int k = 0; opts->expect_gpus > 0 && k < node_count; k++) {
         if (!nodes[k].leader)

@@ -153,10 +153,26 @@ __global__ void checksum_kernel(const void *c, size_t elem_size, size_t count, u
             bits = ((const uint16_t *)c)[i];
         local += gf_checksum_term(bits, i);
     }
-    atomicAdd(sum, local); /* addition mod 2^64 commutes: the order of the atomics does not matter */
+    /* Reduced per warp, then per block: one atomic per block, not one per thread on the same address (the
+     * burn runs this after every GEMM). Addition mod 2^64 commutes: the order does not matter. */
+    for (int off = 16; off > 0; off /= 2)
+        local += __shfl_down_sync(0xffffffffu, local, off);
+    __shared__ unsigned long long per_warp[32];
+    unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0)
+        per_warp[warp] = local;
+    __syncthreads();
+    if (warp == 0) {
+        local = lane < (blockDim.x + 31) / 32 ? per_warp[lane] : 0;
+        for (int off = 16; off > 0; off /= 2)
+            local += __shfl_down_sync(0xffffffffu, local, off);
+        if (lane == 0)
+            atomicAdd(sum, local);
+    }
 }
 
 const size_t WORKSPACE = 32u << 20; /* what cuBLAS recommends for Hopper */
+const int BURN_BATCH_MAX = 256;     /* GEMMs between synchronisations of the burn */
 
 struct gpu_gemm {
     int d;
@@ -510,12 +526,19 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
     if (rc == 0 && gemm_time(&g, lt, 3, why_buf, sizeof why_buf) >= 0)
         one = gemm_time(&g, lt, 3, why_buf, sizeof why_buf) / 3;
     rc = one > 0 ? 0 : -1;
-    /* Batches of about 50 ms between synchronisations: the interval clock stays accurate and the queue short.
-     */
-    int batch = one > 0 ? (int)fmin(100000.0, fmax(1.0, 0.05 / one)) : 1;
+    /* Batches of about 50 ms between synchronisations (at most BURN_BATCH_MAX GEMMs: an event pair each). */
+    int batch = one > 0 ? (int)fmin((double)BURN_BATCH_MAX, fmax(1.0, 0.05 / one)) : 1;
     if (rc == 0 && (cudaMalloc((void **)&d_sums, (size_t)batch * sizeof *d_sums) != cudaSuccess ||
                     cudaMallocHost((void **)&h_sums, (size_t)batch * sizeof *h_sums) != cudaSuccess)) {
         snprintf(why_buf, sizeof why_buf, "cannot allocate %d checksums", batch);
+        rc = -1;
+    }
+    cudaEvent_t events[2 * BURN_BATCH_MAX];
+    int n_events = 0;
+    while (rc == 0 && n_events < 2 * batch && cudaEventCreate(&events[n_events]) == cudaSuccess)
+        n_events++;
+    if (rc == 0 && n_events < 2 * batch) {
+        snprintf(why_buf, sizeof why_buf, "cannot create %d events", 2 * batch);
         rc = -1;
     }
     /* The reference: the checksum of this GPU's first burn GEMM. Every later GEMM computes the same product
@@ -540,19 +563,25 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
     double flop = 2.0 * (double)o->m * (double)o->n * (double)o->k;
     for (int t = 0; t < r->intervals && rc == 0; t++) {
         ga_phase("burn interval %d of %d on GPU %d", t + 1, r->intervals, dev);
-        double t0 = ga_now(), now = t0;
+        double t0 = ga_now(), now = t0, gemm_s = 0;
         long done = 0;
         int bad = 0;
         while (now - t0 < r->interval_s && rc == 0) {
-            /* Every GEMM's output is folded into its own checksum before the next GEMM overwrites it. */
+            /* Every GEMM's output is folded into its own checksum before the next GEMM overwrites it; the
+             * figure counts the GEMMs' own time (an event pair around each), not the checksums'. */
             cudaError_t e = cudaSuccess;
             cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
             int queued = 0;
             for (; queued < batch && e == cudaSuccess; queued++) {
+                e = cudaEventRecord(events[2 * queued], g.stream);
+                if (e != cudaSuccess)
+                    break;
                 st = gemm_run(&g, lt);
                 if (st != CUBLAS_STATUS_SUCCESS)
                     break;
-                e = queue_checksum(&g, d_sums + queued);
+                e = cudaEventRecord(events[2 * queued + 1], g.stream);
+                if (e == cudaSuccess)
+                    e = queue_checksum(&g, d_sums + queued);
             }
             if (e == cudaSuccess && st == CUBLAS_STATUS_SUCCESS)
                 e = cudaMemcpyAsync(h_sums, d_sums, (size_t)queued * sizeof *h_sums, cudaMemcpyDeviceToHost,
@@ -568,6 +597,16 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
                 rc = -1;
                 break;
             }
+            for (int i = 0; i < queued && e == cudaSuccess; i++) {
+                float ms = 0;
+                e = cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]);
+                gemm_s += ms / 1e3;
+            }
+            if (e != cudaSuccess) {
+                snprintf(why_buf, sizeof why_buf, "GEMM timing: %s", cudaGetErrorString(e));
+                rc = -1;
+                break;
+            }
             for (int i = 0; i < queued; i++)
                 if (h_sums[i] != ref) {
                     if (bad++ == 0)
@@ -580,7 +619,7 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
             done += queued;
             now = ga_now();
         }
-        r->interval_tflops[t] = flop * done / (now - t0) / 1e12;
+        r->interval_tflops[t] = gemm_s > 0 ? flop * done / gemm_s / 1e12 : 0;
         r->interval_checksum[t] = ref;
         r->interval_gemms[t] = done;
         r->interval_bad_gemms[t] = bad;
@@ -590,6 +629,8 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
     }
     if (rc != 0)
         snprintf(err, errlen, "burn on GPU %d (%s GEMM): %s", dev, tp_dtype_name(d), why_buf);
+    for (int i = 0; i < n_events; i++)
+        cudaEventDestroy(events[i]);
     cudaFree(d_sums);
     cudaFreeHost(h_sums);
     gemm_free(&g);

@@ -19,7 +19,7 @@
 #include "tp_host.h"
 #include "tp_report.h"
 
-enum { OPT_DEVICE = 256, OPT_PINNED, OPT_REPS, OPT_TOLERANCE, OPT_MIN_EFF, OPT_THREADS };
+enum { OPT_DEVICE = 256, OPT_PINNED, OPT_REPS, OPT_TOLERANCE, OPT_MIN_EFF, OPT_MIN_HOST_EFF, OPT_THREADS };
 
 static const ga_option options[] = {
     {"size", 's', true, "BYTES",
@@ -30,7 +30,10 @@ static const ga_option options[] = {
      "what to measure (default auto: GPU when every rank has one)"},
     {"tolerance", OPT_TOLERANCE, true, "PCT",
      "flag a GPU more than PCT percent below its model's median (default 10)"},
-    {"min-efficiency", OPT_MIN_EFF, true, "PCT", "flag a GPU below PCT percent of its peak (default 0: off)"},
+    {"min-efficiency", OPT_MIN_EFF, true, "PCT",
+     "flag a GPU below PCT percent of its HBM peak, device tests (default 0: off)"},
+    {"min-host-efficiency", OPT_MIN_HOST_EFF, true, "PCT",
+     "flag a GPU below PCT percent of its PCIe line rate, H2D/D2H, all GPUs copying (default 0: off)"},
     {"threads", OPT_THREADS, true, "N", "host path: triad threads per rank (default: node cores / ranks)"},
 };
 
@@ -62,6 +65,8 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
         return ga_cli_parse_pct_fraction(arg, 0, 100, &o->tolerance, err, errlen);
     case OPT_MIN_EFF:
         return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_efficiency, err, errlen);
+    case OPT_MIN_HOST_EFF:
+        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_host_efficiency, err, errlen);
     case OPT_THREADS:
         if (ga_parse_long(arg, 1, 4096, &v, err, errlen))
             return -1;
@@ -180,7 +185,7 @@ int main(int argc, char **argv)
         const ga_job job = ga_ctx_job(&ctx);
         json_t *report = ga_report_new(&job, spec.name, &common);
         ga_report_add_nodes(report, all, ctx.world_size, sizeof *all, mb_record_json, NULL);
-        mb_policy p = {o.tolerance, o.min_efficiency};
+        mb_policy p = {o.tolerance, o.min_efficiency, o.min_host_efficiency};
         mb_outcome out;
         mb_analyse(all, ctx.world_size, &p, gpu ? "cuda" : "host", report, &f, &out);
         for (int t = 0; t < out.n_tests; t++) {

@@ -9,8 +9,11 @@
 #include "mb_record.h"
 #include "tp_flag.h"
 
+/* min_efficiency: the floor of the device tests against the HBM peak; min_host_efficiency: that of the
+ * host-link tests against the PCIe line rate, separate because every GPU of a node copies at once through
+ * shared switches and host memory (a per-GPU share under load, no fraction of the HBM's). 0: off. */
 typedef struct {
-    double tolerance, min_efficiency;
+    double tolerance, min_efficiency, min_host_efficiency;
 } mb_policy;
 
 /* Peak GB/s of a test on a rank's device, or -1 when unknown (host path, unknown model). */

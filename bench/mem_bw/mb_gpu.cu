@@ -19,6 +19,7 @@ extern "C" {
 #include "ga_log.h"
 #include "ga_topo.h"
 #include "mb_backend.h"
+#include "mb_link.h"
 #include "tp_host.h"
 }
 
@@ -63,6 +64,8 @@ struct bufs {
     bool h_bound, h_registered;
     cudaStream_t s;
     int sms;
+    mb_link *link; /* NVML's view of the PCIe link, sampled while the host-link copies run */
+    mb_record *rec;
 };
 
 cudaError_t issue(const bufs *b, op_kind op)
@@ -97,6 +100,8 @@ int time_op(const bufs *b, op_kind op, int reps, double bytes, mb_result *x)
         e = cudaEventRecord(e0, b->s);
         if (e == cudaSuccess)
             e = issue(b, op);
+        if (e == cudaSuccess && (op == OP_H2D || op == OP_D2H))
+            mb_link_sample(b->link, b->rec); /* the copy is in flight: the link is at its trained speed */
         if (e == cudaSuccess)
             e = cudaEventRecord(e1, b->s);
         if (e == cudaSuccess)
@@ -155,6 +160,8 @@ void free_bufs(bufs *b)
         cudaFreeHost(b->h);
     if (b->s)
         cudaStreamDestroy(b->s);
+    mb_link_close(b->link);
+    b->link = NULL;
 }
 
 /* The GPU's PCIe link as hwloc reads it (GB/s), 0 when unknown. */
@@ -216,6 +223,8 @@ extern "C" int mb_gpu_measure(const mb_opts *o, MPI_Comm node_comm, mb_record *r
     r->pinned_bytes = (double)b.hbytes;
     r->numa_node = ga_topo_numa_of_pci(ga_topo_get(), r->hdr.device_pci_bus_id);
     r->pcie_link_GBps = link_GBps(r->hdr.device_pci_bus_id);
+    b.rec = r;
+    b.link = mb_link_open(r->hdr.device_pci_bus_id, r);
 
     e = cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking);
     if (e == cudaSuccess)

@@ -30,8 +30,11 @@ typedef struct {
     int32_t numa_bound;    /* the binding took */
     int32_t threads;       /* host triad threads */
     double pcie_link_GBps; /* the GPU's PCIe link as hwloc reads it now (0 unknown; idle GPUs downshift) */
-    double buffer_bytes;   /* size of each device / host array */
-    double pinned_bytes;   /* size of the pinned H2D/D2H buffer */
+    /* NVML, under the host-link tests' load (the best seen), and the most the GPU and its slot can do; -1 or
+     * 0 unknown (no NVML, host path) */
+    int32_t pcie_gen_load, pcie_width_load, pcie_max_gen, pcie_max_width;
+    double buffer_bytes; /* size of each device / host array */
+    double pinned_bytes; /* size of the pinned H2D/D2H buffer */
     mb_result t[MB_TEST_COUNT];
 } mb_record;
 
@@ -40,7 +43,7 @@ typedef struct {
     uint64_t pinned_size; /* bytes of the pinned transfer buffer, 0: default */
     int reps;
     int threads; /* host path, 0 automatic */
-    double tolerance, min_efficiency;
+    double tolerance, min_efficiency, min_host_efficiency;
     ga_backend device;
 } mb_opts;
 

@@ -31,6 +31,7 @@ typedef struct {
     char sku_file[1024];
     int expect_gpus, expect_hcas;
     double expect_ib_rate_gbps;
+    double xid_since_s; /* 0: every Xid since boot */
     nh_sku_table skus;
     bool skus_loaded;
 } nh_opts;
@@ -42,7 +43,8 @@ enum {
     OPT_SKU_FILE,
     OPT_EXPECT_GPUS,
     OPT_EXPECT_HCAS,
-    OPT_EXPECT_IB_RATE
+    OPT_EXPECT_IB_RATE,
+    OPT_XID_SINCE
 };
 
 static const ga_option options[] = {
@@ -50,6 +52,8 @@ static const ga_option options[] = {
      "read InfiniBand ports, modules and NUMA nodes under DIR (default /sys)"},
     {"kernel-log", OPT_KERNEL_LOG, true, "FILE",
      "read Xids from FILE instead of the live kernel log (/dev/kmsg, then dmesg)"},
+    {"xid-since", OPT_XID_SINCE, true, "SECONDS",
+     "judge only the Xids logged in the last SECONDS (default: every Xid since boot)"},
     {"sku", OPT_SKU, true, "NAME",
      "hold every node to this SKU of the SKU file (default: match the GPU model)"},
     {"sku-file", OPT_SKU_FILE, true, "FILE", "expectations per SKU (default: the built-in skus.json)"},
@@ -78,6 +82,15 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
         }
         fclose(f);
         snprintf(o->kernel_log, sizeof o->kernel_log, "%s", arg);
+        return 0;
+    }
+    case OPT_XID_SINCE: {
+        char *end = NULL;
+        o->xid_since_s = strtod(arg, &end);
+        if (end == arg || *end || !(o->xid_since_s > 0 && o->xid_since_s < 1e9)) {
+            snprintf(err, errlen, "--xid-since '%s': a number of seconds above 0", arg);
+            return -1;
+        }
         return 0;
     }
     case OPT_SKU:
@@ -203,7 +216,15 @@ static void probe_node(const nh_opts *o, nh_record *r)
                                     r->kernel_log_why, sizeof r->kernel_log_why);
     if (text) {
         r->kernel_log_read = 1;
-        nh_kernel_log_parse(text, len, r);
+        /* the live log's window ends now (seconds since boot); a replayed one's at its newest line */
+        double now = -1;
+        FILE *up = o->kernel_log[0] ? NULL : fopen("/proc/uptime", "r");
+        if (up) {
+            if (fscanf(up, "%lf", &now) != 1)
+                now = -1;
+            fclose(up);
+        }
+        nh_kernel_log_parse(text, len, o->xid_since_s, now, r);
         free(text);
     }
 }

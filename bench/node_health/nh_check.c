@@ -8,7 +8,7 @@
 
 /* The Xids that name a bad GPU, its memory or its links. The others (13, 31, 43, 45, ...) are usually raised
  * by an application's fault and only warn. */
-static const int failing_xids[] = {48, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, 154};
+static const int failing_xids[] = {48, 62, 64, 74, 79, 92, 95, 119, 120, 140, 154};
 
 bool nh_xid_is_failure(int xid)
 {
@@ -52,11 +52,20 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
                         g->unreadable);
     if (g->ecc_mode == 0)
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_ECC_DISABLED", w, "%s: ECC is off", id);
-    if (g->ecc_uncorrected_volatile > 0 || g->ecc_uncorrected_aggregate > 0)
+    /* A GPU that remapped a row keeps its lifetime count for ever: the remap state (below) decides, as
+     * NVIDIA's memory error management does; errors since the driver loaded, a pending or a failed remap
+     * fail. */
+    if (g->ecc_uncorrected_volatile > 0)
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_ECC_UNCORRECTABLE", w,
-                        "%s: uncorrectable ECC errors: %" PRId64 " since boot, %" PRId64 " in its lifetime",
-                        id, g->ecc_uncorrected_volatile > 0 ? g->ecc_uncorrected_volatile : 0,
+                        "%s: %" PRId64 " uncorrectable ECC errors since the driver loaded (%" PRId64
+                        " in its lifetime)",
+                        id, g->ecc_uncorrected_volatile,
                         g->ecc_uncorrected_aggregate > 0 ? g->ecc_uncorrected_aggregate : 0);
+    else if (g->ecc_uncorrected_aggregate > 0)
+        ga_findings_add(f, GA_SEV_INFO, "HEALTH_ECC_UNCORRECTABLE_HISTORY", w,
+                        "%s: %" PRId64 " uncorrectable ECC errors in its lifetime, none since the driver "
+                        "loaded; remapped rows are checked below",
+                        id, g->ecc_uncorrected_aggregate);
     if (g->ecc_corrected_volatile > th->ecc_corrected_volatile)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_ECC_CORRECTABLE", w,
                         "%s: %" PRId64 " correctable ECC errors since boot (threshold %" PRId64 ")", id,
@@ -84,11 +93,17 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
                         "%s: PCIe link capable of Gen%d at most, expected Gen%d", id, g->pcie_max_gen,
                         e->pcie_gen);
     if (g->nvlinks >= 0) {
-        int want = e->nvlinks_per_gpu >= 0 ? e->nvlinks_per_gpu : g->nvlinks;
-        if (g->nvlinks_active < want)
+        /* Only a SKU says how many links the platform wires: PCIe parts without a bridge have NVLinks that
+         * NVML lists and that are never up. Without one, inactive links are reported, not failed. */
+        if (e->nvlinks_per_gpu >= 0 && g->nvlinks_active < e->nvlinks_per_gpu)
             ga_findings_add(f, GA_SEV_FAIL, "HEALTH_NVLINK_DOWN", w,
-                            "%s: %d of %d NVLinks active (down mask 0x%05x)", id, g->nvlinks_active, want,
-                            (unsigned)g->nvlink_down_mask);
+                            "%s: %d of %d NVLinks active (down mask 0x%05x)", id, g->nvlinks_active,
+                            e->nvlinks_per_gpu, (unsigned)g->nvlink_down_mask);
+        else if (e->nvlinks_per_gpu < 0 && g->nvlinks_active < g->nvlinks)
+            ga_findings_add(f, GA_SEV_INFO, "HEALTH_NVLINK_INACTIVE", w,
+                            "%s: %d of its %d NVLinks active (down mask 0x%05x); no SKU says how many this "
+                            "platform wires (a PCIe card without a bridge wires none): not failed",
+                            id, g->nvlinks_active, g->nvlinks, (unsigned)g->nvlink_down_mask);
         int64_t errors = (g->nvlink_crc > 0 ? g->nvlink_crc : 0) +
                          (g->nvlink_replay > 0 ? g->nvlink_replay : 0) +
                          (g->nvlink_recovery > 0 ? g->nvlink_recovery : 0);
@@ -97,6 +112,22 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
                             "%s: NVLink errors: CRC %" PRId64 ", replay %" PRId64 ", recovery %" PRId64
                             " (threshold %" PRId64 " in all)",
                             id, g->nvlink_crc, g->nvlink_replay, g->nvlink_recovery, th->nvlink_counter);
+    }
+    if (g->pcie_replay > th->pcie_replay_counter)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_PCIE_REPLAYS", w,
+                        "%s: %" PRId64 " PCIe replays (threshold %" PRId64 "): a marginal link", id,
+                        g->pcie_replay, th->pcie_replay_counter);
+    if (g->recovery_action > 0) {
+        static const char *const actions[] = {"none",
+                                              "a GPU reset",
+                                              "a node reboot",
+                                              "draining P2P",
+                                              "draining P2P and a GPU reset",
+                                              "recovering the IMEX domain"};
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_RECOVERY_ACTION", w,
+                        "%s: the driver asks for %s (recovery action %d)", id,
+                        g->recovery_action <= 5 ? actions[g->recovery_action] : "an unknown action",
+                        g->recovery_action);
     }
     if (g->clock_event_reasons > 0) {
         uint64_t why = (uint64_t)g->clock_event_reasons;
@@ -123,8 +154,12 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
                         "%s: %d C, at or above its slowdown %d C", id, g->temperature_c,
                         g->temperature_slowdown_c);
     if (g->persistence_mode == 0)
-        ga_findings_add(f, GA_SEV_WARN, "HEALTH_PERSISTENCE_OFF", w,
-                        "%s: persistence mode is off (the driver re-initialises the GPU for every job)", id);
+        ga_findings_add(
+            f, GA_SEV_WARN, "HEALTH_PERSISTENCE_OFF", w,
+            "%s: persistence mode is off: the driver unloads between jobs, which resets the volatile ECC "
+            "counters the ECC check reads (errors of an earlier job are not seen) and re-initialises "
+            "the GPU for every job",
+            id);
     if (g->mig_mode == 1)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_MIG_ENABLED", w,
                         "%s: MIG is on: the GPU is split into instances", id);
@@ -209,6 +244,10 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_KERNEL_LOG_UNREADABLE", node_w, "Xids not checked: %s",
                         lead->kernel_log_why[0] ? lead->kernel_log_why : "the kernel log could not be read");
     }
+    if (lead->xids_older > 0)
+        ga_findings_add(f, GA_SEV_INFO, "HEALTH_XID_OLD", node_w,
+                        "%d Xid lines older than --xid-since %g s not judged", lead->xids_older,
+                        lead->xid_since_s);
     for (int x = 0; x < lead->xid_count && x < NH_MAX_XIDS; x++) {
         const nh_xid *xid = &lead->xids[x];
         const nh_record *owner = lead;

@@ -251,9 +251,41 @@ static void add_xid(nh_record *r, int xid, const char *pci, const char *line, si
     x->first_line[n] = '\0';
 }
 
-void nh_kernel_log_parse(const char *text, size_t len, nh_record *r)
+/* The kernel's timestamp of a line, seconds since boot, or -1. */
+static double line_time(const char *line)
+{
+    double t = -1;
+    unsigned long long usec = 0;
+    if (line[0] == '[' && sscanf(line + 1, "%lf", &t) == 1)
+        return t;
+    if (sscanf(line, "%*u,%*u,%llu,", &usec) == 1 && strchr(line, ';'))
+        return (double)usec / 1e6;
+    return -1;
+}
+
+static double newest_time(const char *text, size_t len)
+{
+    double newest = -1;
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        char head[48];
+        size_t n = (size_t)((eol ? eol : end) - p);
+        n = n < sizeof head - 1 ? n : sizeof head - 1;
+        memcpy(head, p, n);
+        head[n] = '\0';
+        double t = line_time(head);
+        newest = t > newest ? t : newest;
+        p = eol ? eol + 1 : end;
+    }
+    return newest;
+}
+
+void nh_kernel_log_parse(const char *text, size_t len, double since_s, double now_s, nh_record *r)
 {
     static const char marker[] = "NVRM: Xid (PCI:";
+    r->xid_since_s = since_s > 0 ? since_s : 0;
+    if (since_s > 0 && now_s < 0)
+        now_s = newest_time(text, len);
     const char *p = text, *end = text + len;
     while (p < end) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -265,6 +297,11 @@ void nh_kernel_log_parse(const char *text, size_t len, nh_record *r)
         memcpy(line, p, n);
         line[n] = '\0';
         const char *m = strstr(line, marker);
+        double t = m && since_s > 0 ? line_time(line) : -1;
+        if (m && t >= 0 && now_s >= 0 && t < now_s - since_s) {
+            r->xids_older++;
+            m = NULL;
+        }
         if (m) {
             const char *pci = m + sizeof marker - 1, *close = strstr(pci, "):");
             char pci_buf[24];

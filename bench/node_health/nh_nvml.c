@@ -26,6 +26,20 @@ typedef struct {
     unsigned char state;
 } nvmlGpuFabricInfo_t;
 
+/* nvmlFieldValue_t, for nvmlDeviceGetFieldValues (its value is a union of at most 8 bytes). */
+typedef struct {
+    unsigned int fieldId, scopeId;
+    long long timestamp, latencyUsec;
+    int valueType;
+    nvmlReturn_t nvmlReturn;
+    union {
+        double dVal;
+        unsigned int uiVal;
+        unsigned long long ullVal;
+    } value;
+} nvmlFieldValue_t;
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+
 typedef struct {
     void *lib;
     nvmlReturn_t (*init)(void);
@@ -55,6 +69,8 @@ typedef struct {
     nvmlReturn_t (*persistence)(nvmlDevice_t, int *);
     nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned int *, unsigned int *);
     nvmlReturn_t (*fabric)(nvmlDevice_t, nvmlGpuFabricInfo_t *);
+    nvmlReturn_t (*pcie_replay)(nvmlDevice_t, unsigned int *);
+    nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t *);
 } nvml_api;
 
 static void *sym(void *lib, const char *name, const char *fallback)
@@ -101,6 +117,8 @@ static int nvml_open(nvml_api *a, nh_record *r)
     *(void **)&a->persistence = sym(a->lib, "nvmlDeviceGetPersistenceMode", NULL);
     *(void **)&a->mig_mode = sym(a->lib, "nvmlDeviceGetMigMode", NULL);
     *(void **)&a->fabric = sym(a->lib, "nvmlDeviceGetGpuFabricInfo", NULL);
+    *(void **)&a->pcie_replay = sym(a->lib, "nvmlDeviceGetPcieReplayCounter", NULL);
+    *(void **)&a->field_values = sym(a->lib, "nvmlDeviceGetFieldValues", NULL);
     if (!a->init || !a->shutdown || !a->count || !a->handle || !a->name || !a->uuid || !a->pci) {
         snprintf(r->nvml_why, sizeof r->nvml_why, "libnvidia-ml.so.1 lacks the basic device calls");
         dlclose(a->lib);
@@ -142,6 +160,7 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
     g->ecc_uncorrected_volatile = g->ecc_uncorrected_aggregate = -1;
     g->ecc_corrected_volatile = g->ecc_corrected_aggregate = -1;
     g->pcie_width = g->pcie_max_width = g->pcie_gen = g->pcie_max_gen = -1;
+    g->pcie_replay = g->recovery_action = -1;
     g->nvlinks = -1;
     g->nvlink_crc = g->nvlink_replay = g->nvlink_recovery = -1;
     g->clock_event_reasons = -1;
@@ -193,6 +212,15 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
         g->pcie_gen = (int32_t)u;
     if (answered(g, "pcie_max_gen", a->pcie_max_gen, a->pcie_max_gen ? a->pcie_max_gen(d, &u) : 0))
         g->pcie_max_gen = (int32_t)u;
+    if (answered(g, "pcie_replay", a->pcie_replay, a->pcie_replay ? a->pcie_replay(d, &u) : 0))
+        g->pcie_replay = u;
+    /* What the driver asks for before the GPU is used again (R550 and newer; older drivers lack the field).
+     */
+    nvmlFieldValue_t fv;
+    memset(&fv, 0, sizeof fv);
+    fv.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+    if (a->field_values && a->field_values(d, 1, &fv) == NVML_SUCCESS && fv.nvmlReturn == NVML_SUCCESS)
+        g->recovery_action = (int32_t)fv.value.uiVal;
     if (a->nvlink_state) {
         /* A link the GPU does not have answers NOT_SUPPORTED (or INVALID_ARGUMENT past the last). */
         int links = 0, active = 0;
@@ -284,6 +312,7 @@ void nh_nvml_probe(int local_rank, int local_size, const char *sysfs_root, nh_re
                 g->ecc_uncorrected_volatile = g->ecc_uncorrected_aggregate = g->ecc_corrected_volatile = -1;
                 g->ecc_corrected_aggregate = g->clock_event_reasons = -1;
                 g->power_limit_mw = g->temperature_c = g->numa_node = -1;
+                g->pcie_replay = g->recovery_action = -1;
             }
         }
     }

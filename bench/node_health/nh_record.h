@@ -29,7 +29,7 @@
 typedef struct {
     int32_t index; /* NVML index on the node */
     char name[96];
-    char uuid[48];
+    char uuid[96];       /* NVML_DEVICE_UUID_V2_BUFFER_SIZE: NVML documents up to 96 with the NUL */
     char pci_bus_id[24]; /* as NVML writes it: 00000000:1B:00.0 */
     int32_t numa_node;   /* from sysfs; -1 unknown */
     int32_t ecc_mode;    /* 1 on, 0 off, -1 unknown */
@@ -38,7 +38,10 @@ typedef struct {
     int32_t remap_pending, remap_failed; /* 0/1, -1 unknown */
     int32_t retired_pages_pending;       /* 0/1, -1 unknown */
     int32_t pcie_width, pcie_max_width, pcie_gen, pcie_max_gen;
-    int32_t nvlinks;        /* links the GPU has (NVML answers for them), -1 unknown */
+    int64_t pcie_replay; /* nvmlDeviceGetPcieReplayCounter, -1 unknown */
+    int32_t
+        recovery_action; /* NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (nvmlDeviceGpuRecoveryAction_t), -1 unknown */
+    int32_t nvlinks;     /* links the GPU has (NVML answers for them), -1 unknown */
     int32_t nvlinks_active; /* of those, active */
     uint32_t nvlink_down_mask;
     int64_t nvlink_replay, nvlink_recovery, nvlink_crc; /* summed over links, -1 unknown */
@@ -87,6 +90,8 @@ typedef struct {
     char kernel_log_source[96];
     char kernel_log_why[192];
     int32_t xid_count, xids_dropped;
+    int32_t xids_older; /* Xid lines older than --xid-since, not judged */
+    double xid_since_s; /* the window, 0: since boot */
     nh_xid xids[NH_MAX_XIDS];
     int32_t ib_read; /* 1 when the sysfs InfiniBand class could be listed (even empty) */
     char ib_why[192];

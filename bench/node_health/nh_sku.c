@@ -48,8 +48,9 @@ static int check_keys(const json_t *o, const char *const *allowed, const char *w
 
 static int parse_sku(const json_t *o, int i, nh_sku_table *t, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"name",       "match", "gpus",         "nvlinks_per_gpu", "pcie_gen",
-                                       "pcie_width", "hcas",  "ib_rate_gbps", "require_peermem", NULL};
+    static const char *const keys[] = {"name",     "match",      "exclude", "gpus",         "nvlinks_per_gpu",
+                                       "pcie_gen", "pcie_width", "hcas",    "ib_rate_gbps", "require_peermem",
+                                       NULL};
     char where[64];
     snprintf(where, sizeof where, "skus[%d]", i);
     if (!json_is_object(o)) {
@@ -77,6 +78,20 @@ static int parse_sku(const json_t *o, int i, nh_sku_table *t, char *err, size_t 
             return -1;
         }
         snprintf(t->match[i][m], sizeof t->match[i][m], "%s", json_string_value(s));
+    }
+    const json_t *exclude = json_object_get(o, "exclude");
+    if (exclude && (!json_is_array(exclude) || json_array_size(exclude) > NH_MAX_MATCH)) {
+        snprintf(err, errlen, "%s: \"exclude\" must list at most %d GPU name parts", where, NH_MAX_MATCH);
+        return -1;
+    }
+    for (size_t m = 0; exclude && m < json_array_size(exclude); m++) {
+        const json_t *s = json_array_get(exclude, m);
+        if (!json_is_string(s) || !json_string_length(s) ||
+            json_string_length(s) >= sizeof t->exclude[i][m]) {
+            snprintf(err, errlen, "%s: \"exclude\" entries must be short non-empty strings", where);
+            return -1;
+        }
+        snprintf(t->exclude[i][m], sizeof t->exclude[i][m], "%s", json_string_value(s));
     }
     if (int_field(o, "gpus", &e->gpus, where, err, errlen) ||
         int_field(o, "nvlinks_per_gpu", &e->nvlinks_per_gpu, where, err, errlen) ||
@@ -113,7 +128,7 @@ int nh_sku_table_parse(const char *json_text, nh_sku_table *t, char *err, size_t
     }
     static const char *const keys[] = {"comment", "thresholds", "skus", NULL};
     static const char *const th_keys[] = {"ecc_corrected_volatile", "ib_port_counter", "nvlink_counter",
-                                          NULL};
+                                          "pcie_replay_counter", NULL};
     int rc = -1;
     const json_t *th = json_object_get(root, "thresholds"), *skus = json_object_get(root, "skus");
     if (!json_is_object(root) || check_keys(root, keys, "the SKU file", err, errlen))
@@ -124,9 +139,12 @@ int nh_sku_table_parse(const char *json_text, nh_sku_table *t, char *err, size_t
         goto out;
     }
     int64_t *slots[] = {&t->thresholds.ecc_corrected_volatile, &t->thresholds.ib_port_counter,
-                        &t->thresholds.nvlink_counter};
+                        &t->thresholds.nvlink_counter, &t->thresholds.pcie_replay_counter};
+    t->thresholds.pcie_replay_counter = 100; /* optional: SKU files written before it still parse */
     for (int i = 0; th_keys[i]; i++) {
         const json_t *v = json_object_get(th, th_keys[i]);
+        if (!v && i == 3)
+            continue;
         if (!json_is_integer(v) || json_integer_value(v) < 0) {
             snprintf(err, errlen, "thresholds: \"%s\" must be a non-negative integer", th_keys[i]);
             goto out;
@@ -155,11 +173,19 @@ const nh_expect *nh_sku_by_name(const nh_sku_table *t, const char *name)
     return NULL;
 }
 
+static bool excluded(const nh_sku_table *t, int i, const char *gpu_name)
+{
+    for (int m = 0; m < NH_MAX_MATCH && t->exclude[i][m][0]; m++)
+        if (strstr(gpu_name, t->exclude[i][m]))
+            return true;
+    return false;
+}
+
 const nh_expect *nh_sku_match(const nh_sku_table *t, const char *gpu_name)
 {
     for (int i = 0; i < t->n; i++)
         for (int m = 0; m < NH_MAX_MATCH && t->match[i][m][0]; m++)
-            if (strstr(gpu_name, t->match[i][m]))
+            if (strstr(gpu_name, t->match[i][m]) && !excluded(t, i, gpu_name))
                 return &t->skus[i];
     return NULL;
 }

@@ -23,11 +23,13 @@ typedef struct {
     int64_t ecc_corrected_volatile; /* correctable ECC errors since boot above which a GPU warns */
     int64_t ib_port_counter;        /* an IB error counter above which a port warns */
     int64_t nvlink_counter;         /* NVLink CRC / replay / recovery sum above which a GPU warns */
+    int64_t pcie_replay_counter;    /* PCIe replays above which a GPU warns (optional in the file: 100) */
 } nh_thresholds;
 
 typedef struct {
     nh_expect skus[NH_MAX_SKUS];
-    char match[NH_MAX_SKUS][NH_MAX_MATCH][64]; /* substrings of the GPU name */
+    char match[NH_MAX_SKUS][NH_MAX_MATCH][64];   /* substrings of the GPU name, one of which it must have */
+    char exclude[NH_MAX_SKUS][NH_MAX_MATCH][64]; /* substrings it must not have ("GH200" for "H200") */
     int n;
     nh_thresholds thresholds;
 } nh_sku_table;
@@ -40,7 +42,8 @@ int nh_sku_table_parse(const char *json_text, nh_sku_table *t, char *err, size_t
 
 /* The SKU called name, or NULL. */
 const nh_expect *nh_sku_by_name(const nh_sku_table *t, const char *name);
-/* The first SKU one of whose match strings the GPU name contains, or NULL. */
+/* The first SKU one of whose match strings the GPU name contains and none of whose exclude strings, or NULL.
+ */
 const nh_expect *nh_sku_match(const nh_sku_table *t, const char *gpu_name);
 
 /* An expectation with nothing expected. */

@@ -213,10 +213,58 @@ static void check_codec(void)
                !ar_check_skip_reason(AR_FP8_E4M3, AR_SUM) && !ar_check_skip_reason(AR_HALF, AR_AVG) &&
                !ar_check_skip_reason(AR_FLOAT, AR_AVG),
            "fp8 avg is the one combination not checked");
-    CHECKF(ar_check_tolerance_ulps(AR_FLOAT, AR_AVG, 8) == 9 &&
+    CHECKF(ar_check_tolerance_ulps(AR_FLOAT, AR_AVG, 8) == 3 &&
+               ar_check_tolerance_ulps(AR_BFLOAT16, AR_AVG, 1024) == 3 &&
                ar_check_tolerance_ulps(AR_INT32, AR_AVG, 8) == 0 &&
                ar_check_tolerance_ulps(AR_FLOAT, AR_SUM, 8) == 0,
            "tolerances");
+}
+
+/* v rounded to the type, as a GPU stores it. */
+static double round_to(ar_dtype t, double v)
+{
+    unsigned char tmp[8];
+    ar_store(t, tmp, 0, v);
+    return ar_load(t, tmp, 0);
+}
+
+/* Issue 28 finding 17: avg of bf16 and half on large communicators, reduced as NCCL does it (each input times
+ * 1/n rounded to the type, partial sums rounded at every step, in ring order from every starting rank). The
+ * check passes that output and still sees an element 5 % off; the tolerance of n + 1 ULPs it had let a 5 %
+ * error pass at n = 1024 (and, with every rank contributing, the right answer could lie beyond it). */
+static void check_avg_large_communicators(void)
+{
+    const ar_dtype types[] = {AR_BFLOAT16, AR_HALF, AR_FLOAT};
+    const int sizes[] = {8, 1024, 4096};
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
+        for (size_t ni = 0; ni < sizeof sizes / sizeof sizes[0]; ni++) {
+            int n = sizes[ni];
+            ar_dtype t = types[ti];
+            ar_pattern p = {t, AR_AVG, n, 0, 3, {0}};
+            ar_coll_counts(AR_ALLREDUCE, 64 * ar_dtype_get(t)->size, t, n, &p.counts);
+            size_t count = p.counts.send_count, es = ar_dtype_get(t)->size;
+            unsigned char *in = malloc((size_t)n * count * es), *out = malloc(count * es);
+            for (int r = 0; r < n; r++)
+                ar_fill_input(AR_ALLREDUCE, &p, r, in + (size_t)r * count * es);
+            double scale = round_to(t, 1.0 / n);
+            for (size_t j = 0; j < count; j++) {
+                double acc = 0;
+                for (int k = 0; k < n; k++) {
+                    int r = (int)((j + (size_t)k) % (size_t)n); /* the ring starts at a different rank */
+                    acc = round_to(t, acc + round_to(t, ar_load(t, in + (size_t)r * count * es, j) * scale));
+                }
+                ar_store(t, out, j, acc);
+            }
+            int64_t w = ar_count_wrong(AR_ALLREDUCE, &p, 0, out);
+            CHECKF(w == 0, "%s avg n=%d: %lld wrong in NCCL's rounding", ar_dtype_get(t)->name, n,
+                   (long long)w);
+            ar_store(t, out, 5, ar_load(t, out, 5) * 1.05);
+            w = ar_count_wrong(AR_ALLREDUCE, &p, 0, out);
+            CHECKF(w == 1, "%s avg n=%d: an element 5 %% off counted %lld wrong", ar_dtype_get(t)->name, n,
+                   (long long)w);
+            free(in);
+            free(out);
+        }
 }
 
 static void check_sizes_and_aggregation(void)
@@ -285,6 +333,7 @@ int main(void)
     check_collectives();
     check_counts_and_factors();
     check_codec();
+    check_avg_large_communicators();
     check_sizes_and_aggregation();
     return ga_test_finish();
 }

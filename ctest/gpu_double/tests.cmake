@@ -23,6 +23,31 @@ ga_double_test(allreduce_async_error --exit 3 --within 10
                --stderr "\\[FATAL\\] [^ ]+ rank 1 .*NCCL error during allreduce .*remote process exited"
                --stderr "ncclCommAbort \\(rank 1 of 2\\)"
                -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 0 -T 20)
+# Issue 28 finding 1: the watcher never calls NCCL. A blocking collective call that blocks (rank 1 never
+# connects, so rank 0's first collective waits for it inside NCCL) used to meet the watcher's ncclCommAbort
+# from another thread: the double ends the process there, as two threads on one communicator may in NCCL
+# (before the fix: exit 134). Now the watcher waits a second for the main thread, then ends the job: exit 4.
+ga_double_test(allreduce_connect_never_completes --exit 4 --within 12
+               --env GA_DOUBLE_NCCL_CONNECT_HANG=1 --env GA_DOUBLE_FAULT_RANK=1
+               --stderr "did not complete within 2 s" --absent "\\[gpu-double\\] FATAL"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 0 -T 2)
+# Finding 9: NCCL_COMM_BLOCKING=0 in the environment overrides config.blocking; every call answers
+# ncclInProgress and is polled out (before the fix: exit 3 at the init). With a collective that never
+# completes, the main thread aborts the communicator itself: NCCL's documented abort pattern.
+ga_double_test(allreduce_nonblocking_env --exit 0 --within 20 --env NCCL_COMM_BLOCKING=0 --env GA_DOUBLE_TRACE=1
+               --stdout "NCCL_COMM_BLOCKING=0 in the environment"
+               --stderr "ncclCommInitRankConfig rank 0 of 2 .* blocking 0"
+               --report "r['summary']['backend'] == 'nccl' and r['summary']['wrong_total'] == 0"
+               -- ${_ar} -b 8 -e 4K -f 8 -n 3 -w 1 -c 1 -T 5 -R 2)
+ga_double_test(allreduce_nonblocking_collective_never_completes --exit 4 --within 10
+               --env NCCL_COMM_BLOCKING=0 --env GA_DOUBLE_NCCL_HANG=AllReduce:3 --env GA_DOUBLE_TRACE=1
+               --stderr "timeout: allreduce float sum 512 B out-of-place .* did not complete within 2 s\\x3b communicator aborted"
+               --stderr "ncclCommAbort \\(rank [01] of 2\\)" --absent "\\[gpu-double\\] FATAL"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 0 -T 2)
+ga_double_test(allreduce_nonblocking_init_never_finishes --exit 4 --within 10
+               --env NCCL_COMM_BLOCKING=0 --env GA_DOUBLE_NCCL_INIT_HANG=1 --env GA_DOUBLE_FAULT_RANK=1
+               --stderr "NCCL communicator init \\('world', rank [01] of 2\\) did not complete within 2 s\\x3b communicator aborted"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -T 2)
 # NCCL init that never finishes on one rank: exit 4 at -T, naming the init.
 ga_double_test(allreduce_init_never_finishes --exit 4 --within 10
                --env GA_DOUBLE_NCCL_INIT_HANG=1 --env GA_DOUBLE_FAULT_RANK=1
@@ -71,6 +96,14 @@ ga_double_test(gemm_burn_one_corrupted_gemm --exit 1 --within 20
                --absent "GEMM_SDC_MISMATCH.*rank 0 GPU 0"
                --report "[g['gemms_mismatched'] for g in r['summary']['burn']['gpus']] == [0, 1]"
                -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2)
+# Issue 28 finding 12: the burn's TFLOP/s counts the GEMMs' own time, not that of the checksum kernel run after
+# each. On the double each 64 x 64 x 64 GEMM takes 1 ms (5.24e-4 TFLOP/s) and each checksum 30 ms here: the mean
+# interval figure used to be about 1/31 of that; now it is above a tenth of it (host scheduling on a loaded
+# machine stretches the double's GEMMs, never its checksums' share out of the figure).
+ga_double_test(gemm_burn_figure_excludes_checksums --exit 0 --within 30 --env GA_DOUBLE_CHECKSUM_US=30000
+               --env GA_DOUBLE_GEMM_US=1000
+               --report "sum(sum(g['interval_tflops']) / len(g['interval_tflops']) for g in r['summary']['burn']['gpus']) / len(r['summary']['burn']['gpus']) > 0.1 * 2 * 64**3 / 1e-3 / 1e12"
+               -- ${_gf} ${_gf_args} -d bf16 --iters 20 -w 1 --duration 0.6 --interval 0.2)
 # One GPU whose GEMMs fail during the burn: no hang, that GPU named.
 ga_double_test(gemm_burn_gemm_fails --exit 1 --within 20
                --env GA_DOUBLE_GEMM_FAIL=20 --env GA_DOUBLE_FAULT_RANK=1
@@ -97,7 +130,19 @@ ga_double_test(mem_bw_host_link_aligned --exit 1 --within 20
                -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K)
 # A healthy run: the GPU path's kernels (stand-ins on the double) leave what the checks expect.
 ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"
+               --env LD_LIBRARY_PATH=$<TARGET_FILE_DIR:ga_nvml_double>
                --report "all(t['check_ok'] for n in r['nodes'] for x in n['ranks'] for t in x['bandwidth'].values()) and len(r['nodes'][0]['ranks'][0]['bandwidth']) == 4"
+               --report "all(x['pcie_link'] == {'gen_under_load': 5, 'width_under_load': 16, 'max_gen': 5, 'max_width': 16} for n in r['nodes'] for x in n['ranks'])"
+               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
+
+# Issue 28 finding 10: a PCIe link trained below its generation (Gen4 in a Gen5 slot) passed: node_health sees
+# an idle GPU, whose link downshifts anyway. mem_bw samples NVML (the NVML double) while its host-link copies
+# run: GPU 1 is named, GPU 0 is not (before: no finding, exit 0).
+ga_double_test(mem_bw_pcie_trained_below --exit 1 --within 20
+               --env LD_LIBRARY_PATH=$<TARGET_FILE_DIR:ga_nvml_double> --env GA_DOUBLE_NVML_TRAINED_GEN=4
+               --env GA_DOUBLE_NVML_GPU=1
+               --stdout "MEM_PCIE_DEGRADED.*rank 1 GPU 1: PCIe link at Gen4 x16 while copying, the GPU and its slot can do Gen5 x16"
+               --absent "MEM_PCIE_DEGRADED.*GPU 0"
                -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
 
 # Out of device memory (issue 18): the double's cudaMalloc fails for a buffer it cannot allocate on the host, as
@@ -132,13 +177,14 @@ ga_double_test(gemm_event_record_fails --exit 1 --within 20
 # did with graphs, registrations and streams, and prints it at exit (GA_DOUBLE_TRACE). Orchestration only.
 # 4 sizes x 2 placements: one timed graph of -n 3 operations launched 3 times, and one graph of one operation
 # per check: 16 captures, instantiations and destructions, 8 x 3 + 8 = 32 launches; 8 warm-up calls + 8 x 3 x 3
-# timed + 8 checked = 88 collectives run, from 8 + 8 x 3 + 8 = 40 calls. Buffers aligned, on the own stream.
+# timed + 8 checked = 88 collectives run, from 8 + 8 x 3 + 8 = 40 calls, on the own stream. The buffers shift by
+# the size at every operation (nccl-tests'): the 8-byte size's shifts of 8 and 24 bytes are off 16 bytes (4).
 set(_ar_small -b 8 -e 4K -f 8 -n 3 -w 1 -c 1 -T 3)
 ga_double_test(allreduce_cuda_graphs --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
                --stdout "graph: 3 unalign: 0"
                --stderr "rank 0: captures 16 instantiated 16 launches 32 execs_destroyed 16 graphs_destroyed 16 "
                --stderr "rank 1: captures 16 instantiated 16 launches 32 execs_destroyed 16 graphs_destroyed 16 "
-               --stderr "rank 1: .* default_stream_colls 0 colls 40 unaligned_colls 0 issued 88"
+               --stderr "rank 1: .* default_stream_colls 0 colls 40 unaligned_colls 4 issued 88"
                --report "r['summary']['wrong_total'] == 0"
                -- ${_ar} ${_ar_small} -G 3)
 # -R 1: both buffers from ncclMemAlloc, registered after the communicator is made and deregistered before it
@@ -195,3 +241,24 @@ ga_double_test(allreduce_graph_collective_never_completes --exit 4 --within 10
 ga_double_test(allreduce_graphs_with_per_iter --exit 2 --within 10
                --stderr "-G 2: CUDA graph launches cannot be combined with -I or -z"
                -- ${_ar} ${_ar_small} -G 2 -I 1)
+
+# Issue 28, comparability with nccl-tests 2.19 (orchestration on the double, no figure): every communicator made
+# with nvlinkCentricSched 1 (finding 5); both buffers from ncclMemAlloc without -R (6); one untimed operation per
+# size and placement even with -w 0: 2 sizes x 2 placements x (1 + 8) = 36 collectives (15); the buffers shift by
+# the size at every operation through the 64-byte allocation: 8 addresses per placement of the 8-byte size, 16 in
+# all (8). Before: UNDEF, 0 allocations, 32 collectives, 2 addresses.
+ga_double_test(allreduce_like_nccl_tests --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
+               --stderr "ncclCommInitRankConfig rank 1 of 2 CTAPolicy [-0-9]+ nvlinkCentricSched 1 "
+               --stderr "rank 1: .* mem_allocs 2 mem_frees 2 .* issued 36 .* distinct_inputs 16"
+               -- ${_ar} -b 8 -e 64 -f 8 -n 8 -w 0 -c 0 -T 5)
+# -m 4: each iteration's 4 operations in one group (finding 7): 2 placements x 3 iterations = 6 groups of 4
+# (the warm-up and the check are single operations). Before: no group.
+ga_double_test(allreduce_grouped_aggregation --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
+               --stderr "rank 0: .* groups 6 grouped_colls 24 max_group 4 "
+               --report "r['summary']['wrong_total'] == 0"
+               -- ${_ar} -b 512 -e 512 -n 3 -w 1 -c 1 -m 4 -T 5)
+# Out of device memory (finding 16): ncclMemAlloc of 2 x 512 MiB on a 1 GiB GPU fails as NCCL's does; exit 5,
+# one [FATAL] line saying so (before: cudaMalloc, exit 3).
+ga_double_test(allreduce_gpu_out_of_memory --exit 5 --within 20 --env GA_DOUBLE_GPU_MEM_GIB=1
+               --stderr "\\[FATAL\\] [^ ]+ rank [01] .*ncclMemAlloc of the (send|receive) buffer .*out of memory"
+               -- ${_ar} -b 512M -e 512M -n 1 -w 0 -c 0 -T 5)

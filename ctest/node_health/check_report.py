@@ -13,6 +13,8 @@ def main():
     ap.add_argument("--ranks", type=int, required=True)
     ap.add_argument("--result", default="pass")
     ap.add_argument("--finding", action="append", default=[], help="a fault code that must be present")
+    ap.add_argument("--absent", action="append", default=[], help="a fault code that must not be present")
+    ap.add_argument("--gpus", type=int, help="GPUs checked (the gpus_checked headline)")
     args = ap.parse_args()
     r = json.load(open(args.report))
     errors = []
@@ -42,6 +44,11 @@ def main():
     codes = {f["code"] for f in r["findings"]}
     for code in args.finding:
         expect(code in codes, f"finding {code} missing (have {sorted(codes)})")
+    for code in args.absent:
+        expect(code not in codes, f"finding {code} present: {[f['message'] for f in r['findings'] if f['code'] == code]}")
+    if args.gpus is not None:
+        got = next(h for h in r["headlines"] if h["name"] == "gpus_checked")["value"]
+        expect(got == args.gpus, f"gpus_checked {got}, expected {args.gpus}")
     for e in errors:
         print("FAIL:", e)
     print(f"{args.report}: {len(errors)} problems")
