@@ -94,7 +94,8 @@ typedef struct {
     int node_count;
 } ga_transport_policy;
 
-/* Per node: what was used between nodes and inside the node; the findings of the check (in node order);
+/* A run is multi-node when MPI counts several nodes, or (NCCL path) NCCL said a communicator spans several.
+ * Per node: what was used between nodes and inside the node; the findings of the check (in node order);
  * whether InfiniBand (or RoCE, or an RDMA plugin) carried traffic between nodes, and if not why. Returns the
  * report's "transport" object. */
 json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_transport_policy *pol,

@@ -132,22 +132,25 @@ static json_t *scope_json(const ga_transport_scope *s)
                      s->gdr_conns, "inside_node", intra_paths(s->intra));
 }
 
-static json_t *view_json(const node_view *v, bool nccl)
+static json_t *view_json(const node_view *v, bool nccl, bool multi)
 {
     json_t *scopes = json_object();
     for (int s = 0; s < GA_TR_SCOPES; s++)
         if (v->scope[s].comms)
             json_object_set_new(scopes, ga_transport_scope_name(s), scope_json(&v->scope[s]));
-    uint32_t net = nccl ? v->net : v->mpi_net;
+    uint32_t net = !multi ? 0 : nccl ? v->net : v->mpi_net; /* Open MPI opens its TCP BTL on one node too */
+    uint32_t intra = v->intra;
+    if (!nccl && (strstr(v->btl, "vader") || strstr(v->btl, "sm")))
+        intra |= GA_INTRA_SHM;
     json_t *between = json_pack("{s:o, s:o, s:s, s:i, s:i, s:s?}", "networks",
                                 net_kinds(net, nccl ? v->net_names : v->pml), "devices", strings(v->devices),
-                                "gdr", gdr_word(v->net_conns, v->gdr_conns), "connections", v->net_conns,
+                                "gdr", net & RDMA ? gdr_word(v->net_conns, v->gdr_conns) : "n/a", "connections", v->net_conns,
                                 "gdr_connections", v->gdr_conns, "forced_by",
                                 v->forced_text[0] ? v->forced_text : NULL);
     const char *link = v->intra & GA_INTRA_NVLINK ? "NVLink" : v->intra & GA_INTRA_PCIE ? "PCIe" : NULL;
     json_t *o = json_pack("{s:s, s:i, s:i, s:o, s:{s:o, s:s?}, s:o, s:{s:s, s:s, s:o}, s:i}", "host", v->host,
                           "node", v->node, "ranks", v->ranks, "between_nodes", between, "inside_node",
-                          "paths", intra_paths(v->intra), "link", link, "communicators", scopes, "mpi", "pml",
+                          "paths", intra_paths(intra), "link", link, "communicators", scopes, "mpi", "pml",
                           v->pml, "btl", v->btl, "networks", net_kinds(v->mpi_net, v->pml), "nccl_warnings",
                           v->warn_lines);
     json_object_set_new(o, "log", json_string(!nccl                 ? "not used (host path)"
@@ -175,9 +178,9 @@ static int check_node(const node_view *v, const ga_transport_policy *pol, bool m
             snprintf(what, sizeof what, "Open MPI's inter-node transport is TCP (pml %s, btl %s)", v->pml,
                      v->btl);
         ga_findings_add(f, GA_SEV_FAIL, "COMM_TRANSPORT_FALLBACK", w,
-                        "%s: %s%s%s%s; InfiniBand/RoCE is expected between nodes (--expect-net %s): "
+                        "%s%s%s%s; InfiniBand/RoCE is expected between nodes (--expect-net %s): "
                         "--allow-sockets if sockets are intended",
-                        v->host, what, what[0] && forced ? ", and " : "", forced ? v->forced_text : "",
+                        what, what[0] && forced ? ", and " : "", forced ? v->forced_text : "",
                         forced ? (v->forced & GA_FORCED_IB_DISABLE && v->forced & GA_FORCED_NET_SOCKET
                                       ? " are set"
                                       : " is set")
@@ -188,9 +191,8 @@ static int check_node(const node_view *v, const ga_transport_policy *pol, bool m
     bool unread = pol->nccl ? (v->silent > 0 || v->unreadable > 0) : v->mpi_net == 0;
     if (expect && !rdma && !sockets && unread) {
         ga_findings_add(f, GA_SEV_FAIL, "COMM_TRANSPORT_UNKNOWN", w,
-                        "%s: the transport between nodes could not be read (%s); a pass with --expect-net %s "
+                        "the transport between nodes could not be read (%s); a pass with --expect-net %s "
                         "needs it",
-                        v->host,
                         !pol->nccl        ? "Open MPI's MPI_T names no PML"
                         : v->unreadable   ? v->why
                                           : "NCCL's debug output said nothing about a communicator",
@@ -200,9 +202,9 @@ static int check_node(const node_view *v, const ga_transport_policy *pol, bool m
     if (multi && pol->nccl && pol->expect == GA_EXPECT_NET_IB_GDR && rdma && v->net_conns > 0 &&
         v->gdr_conns < v->net_conns)
         ga_findings_add(f, v->gdr_conns == 0 ? GA_SEV_FAIL : GA_SEV_WARN, "COMM_GDR_UNUSED", w,
-                        "%s: GPUDirect RDMA on %d of %d network connections; the SKU requires it "
+                        "GPUDirect RDMA on %d of %d network connections; the SKU requires it "
                         "(--expect-net ib-gdr)",
-                        v->host, v->gdr_conns, v->net_conns);
+                        v->gdr_conns, v->net_conns);
     if (!multi || (pol->nccl && v->multi == 0 && v->net_conns == 0))
         return -1;
     return sockets ? 0 : rdma ? 1 : -1;
@@ -221,7 +223,11 @@ json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_tra
         v[all[i].hdr.node_index].node = all[i].hdr.node_index;
         view_add(&v[all[i].hdr.node_index], &all[i]);
     }
+    /* NCCL's own count of nodes (its host hash) decides too: where it saw several, it used its network */
     bool multi = pol->node_count > 1;
+    for (int i = 0; i < n && pol->nccl && !multi; i++)
+        for (int s = 0; s < GA_TR_SCOPES; s++)
+            multi |= all[i].tr.scope[s].comms_multi_node > 0;
     int rdma_nodes = 0, socket_nodes = 0, crossing = 0, forced = 0;
     json_t *list = json_array();
     for (int k = 0; k < nodes; k++) {
@@ -230,7 +236,7 @@ json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_tra
         int r = check_node(&v[k], pol, multi, f);
         rdma_nodes += r == 1, socket_nodes += r == 0, crossing += r >= 0;
         forced += pol->nccl && v[k].forced != 0;
-        json_array_append_new(list, view_json(&v[k], pol->nccl));
+        json_array_append_new(list, view_json(&v[k], pol->nccl, multi));
     }
     free(v);
     bool exercised = multi && crossing > 0 && rdma_nodes == crossing;

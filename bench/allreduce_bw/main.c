@@ -16,6 +16,7 @@
 #include "ar_nodes.h"
 #include "ar_pairs.h"
 #include "ar_report.h"
+#include "ar_transport.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_gather.h"
@@ -1386,6 +1387,7 @@ int main(int argc, char **argv)
             run_world(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st);
     }
     json_decref(nt.json);
+    ar_transport_report(&ctx, &o, kind == GA_BACKEND_GPU, report, &st.findings); /* issue 25 */
 
     int exit_code = GA_EXIT_PASS;
     if (ctx.world_rank == 0) {

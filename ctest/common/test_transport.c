@@ -285,12 +285,23 @@ static void test_check(void)
     /* one node: nothing crosses nodes, nothing is judged, and IB was not exercised */
     pol.node_count = 1;
     cluster(all, (uint32_t[]){GA_NET_SOCKET, GA_NET_SOCKET}, (int[]){0, 0});
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         all[i].hdr.node_index = 0;
+        all[i].tr.scope[GA_TR_WORLD].comms_multi_node = 0;
+    }
     ga_findings_init(&f);
     t = ga_transport_analyse(all, 4, &pol, &f);
     CHECK(f.count == 0);
     CHECK_STR(json_string_value(json_object_get(t, "ib_not_exercised_why")), "one node: no traffic between nodes");
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* ... unless NCCL counted several nodes (its host hash) where MPI saw one: then it used its network */
+    all[3].tr.scope[GA_TR_WORLD].comms_multi_node = 1;
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECK(f.count == 1 && strcmp(f.items[0].code, "COMM_TRANSPORT_FALLBACK") == 0);
+    CHECK(json_is_true(json_object_get(t, "multi_node")));
     json_decref(t);
     ga_findings_free(&f);
 

@@ -51,6 +51,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "double_nccl_log.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 /* ---- environment ---- */
@@ -1132,6 +1134,7 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniq
         shm_unlink(id.internal);
     while (atomic_load(&c->h->attached) < nranks)
         nap();
+    double_nccl_log_comm(id.internal, c, rank, nranks); /* what NCCL's debug output says (issue 25) */
     *out = c;
     return ncclSuccess;
 }
