@@ -266,6 +266,57 @@ def case_suite_node_down(bin_dir, work):
           f"verdict {summary['verdict']}")
 
 
+def transport_findings(rep):
+    return sorted((f["code"], f["host"]) for f in rep["findings"] if f["code"].startswith("COMM_TRANSPORT"))
+
+
+def case_transport_host_tcp(bin_dir, work):
+    """The host path between 2 nodes x 2 ranks: Open MPI's components per node recorded (ob1 over TCP);
+    --expect-net ib fails both nodes with COMM_TRANSPORT_FALLBACK; --allow-sockets passes and says so."""
+    cluster("up", "2", "2")
+    d = fresh(os.path.join(work, "transport_host"))
+    args = ["--backend", "mpi", "--quick", "--report-dir", d, "--expect-net", "ib"]
+    mpirun(4, os.path.join(bin_dir, "allreduce_bw"), args, expect_exit=(1,))
+    rep = load(os.path.join(d, "allreduce_bw.json"))
+    t = rep["transport"]
+    check(t["multi_node"] and not t["ib_exercised"], f"transport {t}")
+    check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node01"), ("COMM_TRANSPORT_FALLBACK", "node02")],
+          f"transport findings {transport_findings(rep)}")
+    for n in t["nodes"]:
+        check(n["ranks"] == 2 and n["mpi"]["pml"] == "ob1" and "tcp" in n["mpi"]["btl"].split(","),
+              f"{n['host']}: {n['mpi']}")
+        check(n["between_nodes"]["networks"] == ["Socket"], f"{n['host']}: {n['between_nodes']}")
+    mpirun(4, os.path.join(bin_dir, "allreduce_bw"), args + ["--allow-sockets"], expect_exit=(0,))
+    rep = load(os.path.join(d, "allreduce_bw.json"))
+    check(rep["transport"]["sockets_intended"] and not transport_findings(rep), f"{rep['transport']}")
+
+
+def case_transport_double_fallback(bin_dir, work):
+    """The NCCL path on the GPU test double across 3 nodes x 2 ranks, node03 alone on sockets (its daemons
+    get GA_DOUBLE_NET=Socket): COMM_TRANSPORT_FALLBACK names node03 and no other node; node01 and node02 show
+    InfiniBand with GPUDirect RDMA, from the debug lines each rank's NCCL (the double) wrote."""
+    double = os.path.join(os.path.dirname(os.path.abspath(bin_dir)), "tests", "libga_gpu_double.so")
+    if not os.path.exists(double):
+        print(f"check_cluster: SKIP: no GPU test double at {double} (a build without the GPU paths)")
+        sys.exit(77)
+    cluster("up", "3", "2")
+    cluster("setenv", "node03", "GA_DOUBLE_NET=Socket")
+    d = fresh(os.path.join(work, "transport_double"))
+    cmd = [CLUSTER, "run", "mpirun", "--hostfile", hostfile(), "-np", "6", "-x", "LD_PRELOAD=" + double,
+           os.path.join(bin_dir, "allreduce_bw"), "-b", "8", "-e", "4K", "-f", "8", "-n", "3", "-w", "1",
+           "-T", "20", "--expect-net", "ib-gdr", "--report-dir", d]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=STEP_TIMEOUT)
+    print(f"  allreduce_bw on the double, node03 on sockets: exit {p.returncode}")
+    check(p.returncode == 1, f"exit {p.returncode}, expected 1\n{p.stdout[-3000:]}")
+    rep = load(os.path.join(d, "allreduce_bw.json"))
+    check(rep["summary"]["backend"] == "nccl", f"backend {rep['summary']['backend']}")
+    check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node03")],
+          f"transport findings {transport_findings(rep)}; all: {finding_codes(rep)}")
+    nets = {n["host"]: (n["between_nodes"]["networks"], n["between_nodes"]["gdr"]) for n in rep["transport"]["nodes"]}
+    check(nets == {"node01": (["IB"], "all"), "node02": (["IB"], "all"), "node03": (["Socket"], "n/a")},
+          f"networks per node {nets}")
+
+
 CASES = {
     "env_audit": case_env_audit,
     "pairs_slow_node_4": lambda b, w: case_pairs_slow_node(b, w, 4),
@@ -276,6 +327,8 @@ CASES = {
     "ddp_smoke": case_ddp_smoke,
     "suite_hostfile": case_suite_hostfile,
     "suite_node_down": case_suite_node_down,
+    "transport_host_tcp": case_transport_host_tcp,
+    "transport_double_fallback": case_transport_double_fallback,
 }
 
 
