@@ -317,6 +317,51 @@ def case_transport_double_fallback(bin_dir, work):
           f"networks per node {nets}")
 
 
+def case_suite_fabric_floor(bin_dir, work):
+    """gpuaccept run's standard profile on 2 nodes: node_health runs first (replaying a healthy HGX H100
+    node's sysfs: 8 active NDR ports), and allreduce_bw then gets --min-busbw from those HCA rates times the
+    H100 baseline's cited fabric efficiency, and --expect-net ib-gdr (the SKU requires GPUDirect RDMA).
+    Between these namespaces Open MPI runs over TCP: COMM_TRANSPORT_FALLBACK names both nodes, and the
+    summary shows the transport per node and says InfiniBand was not exercised."""
+    src = os.path.normpath(os.path.join(HERE, "..", ".."))
+    cluster("up", "2", "1")
+    d = fresh(os.path.join(work, "fabric_floor"))
+    nh = os.path.join(src, "ctest", "node_health")
+    baseline = os.path.join(src, "launch", "baselines", "h100-sxm.json")
+    cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(),
+           "--only", "node_health,allreduce_bw", "--baseline", baseline, "--preflight-timeout", "30",
+           "--args", "node_health=--sysfs-root {} --kernel-log {} --sku hgx-h100-8".format(
+               os.path.join(nh, "trees", "healthy"), os.path.join(nh, "logs", "healthy.log")),
+           "--args", "allreduce_bw=-b 1K -e 64K -n 3 -w 1 --rounds 1", "--report-dir", d]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=200)
+    except subprocess.TimeoutExpired as ex:
+        raise Fail(f"gpuaccept run did not finish within 200 s:\n{ex.output}")
+    print(f"  gpuaccept run --hostfile, standard profile: exit {p.returncode}")
+    check(p.returncode == 1, f"gpuaccept run exit {p.returncode}, expected 1\n{p.stdout[-3000:]}")
+    run = load(os.path.join(d, "suite_run.json"))
+    ar = next(st for st in run["steps"] if st["program"] == "allreduce_bw")["command"]
+    h100 = load(baseline)
+    per_node = 8 * 400.0  # the healthy tree: 8 active ports at 400 Gb/s
+    want = round(per_node / 8 * h100["fabric"]["busbw_per_line_rate"] * (1 - h100["tolerance_pct"] / 100), 1)
+    got = float(ar[ar.index("--min-busbw") + 1]) if "--min-busbw" in ar else None
+    check(got == want, f"allreduce_bw --min-busbw {got}, expected {want} (8 x 400 Gb/s x efficiency, less 10%)")
+    check(ar[ar.index("--expect-net") + 1] == "ib-gdr" if "--expect-net" in ar else False,
+          f"allreduce_bw --expect-net ib-gdr: {ar}")
+    check("--min-node-busbw" not in ar, f"no --min-node-busbw for 1 rank per node (the figure is 8 GPUs'): {ar}")
+    rep = load(os.path.join(d, "allreduce_bw.json"))
+    check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node01"), ("COMM_TRANSPORT_FALLBACK", "node02")],
+          f"transport findings {transport_findings(rep)}")
+    summary = load(os.path.join(d, "summary.json"))
+    fabric = summary["fabric"]
+    check([(n["host"], n["between_nodes"]) for n in fabric["nodes"]] == [("node01", "Socket"), ("node02", "Socket")],
+          f"summary.fabric per node: {fabric['nodes']}")
+    nc = summary["profile"]["not_covered"]
+    check(any(l.startswith("InfiniBand not exercised: inter-node traffic over sockets on 2 node(s)") for l in nc),
+          f"not covered: {nc}")
+    check("## Fabric" in open(os.path.join(d, "summary.md")).read(), "summary.md has the Fabric section")
+
+
 CASES = {
     "env_audit": case_env_audit,
     "pairs_slow_node_4": lambda b, w: case_pairs_slow_node(b, w, 4),
@@ -329,6 +374,7 @@ CASES = {
     "suite_node_down": case_suite_node_down,
     "transport_host_tcp": case_transport_host_tcp,
     "transport_double_fallback": case_transport_double_fallback,
+    "suite_fabric_floor": case_suite_fabric_floor,
 }
 
 
