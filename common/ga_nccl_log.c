@@ -153,8 +153,8 @@ static void parse_comm_line(ga_nccl_log_comm *c, const char *msg)
     int rank, nranks, nnodes, lranks, lrank, mnnvl;
     /* "comm 0x55d0c8 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0" (init.cc) */
     if (starts(msg, "comm ") &&
-        sscanf(msg, "comm %*s rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d", &rank, &nranks,
-               &nnodes, &lranks, &lrank, &mnnvl) == 6) {
+        sscanf(msg, "comm %*s rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d", &rank,
+               &nranks, &nnodes, &lranks, &lrank, &mnnvl) == 6) {
         c->nranks = nranks, c->nnodes = nnodes, c->local_ranks = lranks, c->mnnvl = mnnvl;
         return;
     }

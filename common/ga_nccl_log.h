@@ -1,9 +1,10 @@
-/* What NCCL says it chose, read from its own debug output (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH):
- * the network of each communicator, the network devices and GPUDirect RDMA of its connections, and the paths
- * inside a node (P2P, SHM, NVLS, NVLink or PCIe). NCCL 2.28 has no API that answers this (nccl.h offers the
- * communicator's count, device and rank only), so the debug lines are the record; the formats parsed here, and
- * where NCCL prints each, are listed in docs/allreduce_bw.md, "The transport NCCL used". Pure: lines in, counts
- * out; the capture (which file, which part of it belongs to which communicator) is ga_nccl_debug.c. */
+/* What NCCL says it chose, read from its own debug output (NCCL_DEBUG=INFO,
+ * NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH): the network of each communicator, the network devices and GPUDirect RDMA
+ * of its connections, and the paths inside a node (P2P, SHM, NVLS, NVLink or PCIe). NCCL 2.28 has no API that
+ * answers this (nccl.h offers the communicator's count, device and rank only), so the debug lines are the
+ * record; the formats parsed here, and where NCCL prints each, are listed in docs/allreduce_bw.md, "The
+ * transport NCCL used". Pure: lines in, counts out; the capture (which file, which part of it belongs to
+ * which communicator) is ga_nccl_debug.c. */
 #ifndef GA_NCCL_LOG_H
 #define GA_NCCL_LOG_H
 
@@ -17,7 +18,7 @@ typedef struct {
     char net[24];
     int n;
     char name[GA_NLOG_DEVS][32];
-    char link[GA_NLOG_DEVS][8];  /* "IB", "RoCE", "" (sockets, plugins) */
+    char link[GA_NLOG_DEVS][8];   /* "IB", "RoCE", "" (sockets, plugins) */
     char vname[GA_NLOG_DEVS][48]; /* "Made virtual device [d] name=..." (merged ports), "" when not said */
 } ga_nlog_devices;
 
@@ -31,15 +32,15 @@ typedef struct {
 
 /* What the log says about one communicator. -1 where it said nothing. */
 typedef struct {
-    int lines;                           /* NCCL INFO lines seen */
-    char net_name[24];                   /* "Using network X" */
+    int lines;                              /* NCCL INFO lines seen */
+    char net_name[24];                      /* "Using network X" */
     int nranks, nnodes, local_ranks, mnnvl; /* "comm 0x... rank R nRanks N nNodes K ..." */
-    char intra_type[8];                  /* the ring graph's path type inside a node: NVL, PIX, SYS, LOC, ... */
-    int net_conns, gdr_conns;            /* "[send]/[receive] via NET/..." lines, and those with /GDRDMA */
-    char conn_net[24];                   /* the network those lines name */
-    unsigned devs_used;                  /* a bit per device index of conn_net */
+    char intra_type[8];       /* the ring graph's path type inside a node: NVL, PIX, SYS, LOC, ... */
+    int net_conns, gdr_conns; /* "[send]/[receive] via NET/..." lines, and those with /GDRDMA */
+    char conn_net[24];        /* the network those lines name */
+    unsigned devs_used;       /* a bit per device index of conn_net */
     int p2p, p2p_indirect, p2p_mnnvl, shm, collnet;
-    int nvls_channels;                   /* "... %d nvls channels ..." */
+    int nvls_channels; /* "... %d nvls channels ..." */
 } ga_nccl_log_comm;
 
 void ga_nccl_log_process_init(ga_nccl_log_process *p);

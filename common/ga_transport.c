@@ -55,8 +55,8 @@ static uint32_t intra_of(const ga_nccl_log_comm *c)
     const char *t = c->intra_type;
     if (strcmp(t, "NVL") == 0 || strcmp(t, "NVB") == 0)
         b |= GA_INTRA_NVLINK;
-    else if (strcmp(t, "PIX") == 0 || strcmp(t, "PXB") == 0 || strcmp(t, "PHB") == 0 || strcmp(t, "SYS") == 0 ||
-             strcmp(t, "P2C") == 0 || strcmp(t, "PXN") == 0)
+    else if (strcmp(t, "PIX") == 0 || strcmp(t, "PXB") == 0 || strcmp(t, "PHB") == 0 ||
+             strcmp(t, "SYS") == 0 || strcmp(t, "P2C") == 0 || strcmp(t, "PXN") == 0)
         b |= GA_INTRA_PCIE;
     return b;
 }

@@ -18,10 +18,10 @@
 enum { GA_TR_WORLD, GA_TR_NODE, GA_TR_PAIRS, GA_TR_OTHER, GA_TR_SCOPES };
 
 /* networks between nodes */
-#define GA_NET_IB 0x1u      /* NCCL's IB network over InfiniBand ports, or Open MPI's openib/uct BTL */
-#define GA_NET_ROCE 0x2u    /* NCCL's IB network over RoCE (Ethernet) ports */
-#define GA_NET_SOCKET 0x4u  /* NCCL's Socket network, or Open MPI's TCP BTL */
-#define GA_NET_PLUGIN 0x8u  /* another NCCL network plugin, or an MPI layer that picks its own (UCX, OFI) */
+#define GA_NET_IB 0x1u       /* NCCL's IB network over InfiniBand ports, or Open MPI's openib/uct BTL */
+#define GA_NET_ROCE 0x2u     /* NCCL's IB network over RoCE (Ethernet) ports */
+#define GA_NET_SOCKET 0x4u   /* NCCL's Socket network, or Open MPI's TCP BTL */
+#define GA_NET_PLUGIN 0x8u   /* another NCCL network plugin, or an MPI layer that picks its own (UCX, OFI) */
 #define GA_NET_COLLNET 0x10u /* CollNet (SHARP) */
 /* paths inside a node */
 #define GA_INTRA_P2P 0x1u
@@ -51,12 +51,12 @@ typedef struct {
     int32_t log_state; /* GA_TR_LOG_*: NONE where no NCCL communicator was made */
     char log_why[128]; /* UNREADABLE: why */
     char log_path[160];
-    uint32_t forced;       /* GA_FORCED_* */
-    char forced_text[64];  /* "NCCL_IB_DISABLE=1" */
-    int32_t warn_lines;    /* NCCL WARN lines in the log */
-    char mpi_pml[16];      /* Open MPI's PML in use ("ob1", "ucx"), "" unknown */
-    char mpi_btl[64];      /* its BTLs in use ("self,tcp,vader") */
-    uint32_t mpi_net;      /* GA_NET_* of what Open MPI uses between nodes */
+    uint32_t forced;      /* GA_FORCED_* */
+    char forced_text[64]; /* "NCCL_IB_DISABLE=1" */
+    int32_t warn_lines;   /* NCCL WARN lines in the log */
+    char mpi_pml[16];     /* Open MPI's PML in use ("ob1", "ucx"), "" unknown */
+    char mpi_btl[64];     /* its BTLs in use ("self,tcp,vader") */
+    uint32_t mpi_net;     /* GA_NET_* of what Open MPI uses between nodes */
     ga_transport_scope scope[GA_TR_SCOPES];
 } ga_transport_rec;
 

@@ -164,9 +164,10 @@ static void finish_nccl(void)
         close_comm(0);
     if (cap.rec.log_state == GA_TR_LOG_READ && access(cap.path, R_OK) != 0) {
         cap.rec.log_state = GA_TR_LOG_UNREADABLE;
-        snprintf(cap.rec.log_why, sizeof cap.rec.log_why,
-                 "NCCL wrote no debug file (%s): its debug output was set up before gpuaccept could direct it",
-                 strerror(errno));
+        snprintf(
+            cap.rec.log_why, sizeof cap.rec.log_why,
+            "NCCL wrote no debug file (%s): its debug output was set up before gpuaccept could direct it",
+            strerror(errno));
     }
     cap.rec.warn_lines = cap.proc.warn_lines;
     if (cap.ours)

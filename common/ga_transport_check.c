@@ -110,8 +110,11 @@ static json_t *intra_paths(uint32_t intra)
     static const struct {
         uint32_t bit;
         const char *name;
-    } paths[] = {{GA_INTRA_P2P, "P2P"},   {GA_INTRA_P2P_INDIRECT, "P2P/indirect"}, {GA_INTRA_SHM, "SHM"},
-                 {GA_INTRA_NVLS, "NVLS"}, {GA_INTRA_MNNVL, "MNNVL"}};
+    } paths[] = {{GA_INTRA_P2P, "P2P"},
+                 {GA_INTRA_P2P_INDIRECT, "P2P/indirect"},
+                 {GA_INTRA_SHM, "SHM"},
+                 {GA_INTRA_NVLS, "NVLS"},
+                 {GA_INTRA_MNNVL, "MNNVL"}};
     json_t *a = json_array();
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
         if (intra & paths[i].bit)
@@ -127,9 +130,9 @@ static const char *gdr_word(int conns, int gdr)
 static json_t *scope_json(const ga_transport_scope *s)
 {
     return json_pack("{s:i, s:i, s:i, s:o, s:o, s:i, s:i, s:o}", "communicators", s->comms, "spanning_nodes",
-                     s->comms_multi_node, "unread", s->comms_silent, "networks", net_kinds(s->net, s->net_name),
-                     "devices", strings(s->devices), "connections", s->net_conns, "gdr_connections",
-                     s->gdr_conns, "inside_node", intra_paths(s->intra));
+                     s->comms_multi_node, "unread", s->comms_silent, "networks",
+                     net_kinds(s->net, s->net_name), "devices", strings(s->devices), "connections",
+                     s->net_conns, "gdr_connections", s->gdr_conns, "inside_node", intra_paths(s->intra));
 }
 
 static json_t *view_json(const node_view *v, bool nccl, bool multi)
@@ -142,21 +145,22 @@ static json_t *view_json(const node_view *v, bool nccl, bool multi)
     uint32_t intra = v->intra;
     if (!nccl && (strstr(v->btl, "vader") || strstr(v->btl, "sm")))
         intra |= GA_INTRA_SHM;
-    json_t *between = json_pack("{s:o, s:o, s:s, s:i, s:i, s:s?}", "networks",
-                                net_kinds(net, nccl ? v->net_names : v->pml), "devices", strings(v->devices),
-                                "gdr", net & RDMA ? gdr_word(v->net_conns, v->gdr_conns) : "n/a", "connections", v->net_conns,
-                                "gdr_connections", v->gdr_conns, "forced_by",
-                                v->forced_text[0] ? v->forced_text : NULL);
+    json_t *between =
+        json_pack("{s:o, s:o, s:s, s:i, s:i, s:s?}", "networks", net_kinds(net, nccl ? v->net_names : v->pml),
+                  "devices", strings(v->devices), "gdr",
+                  net & RDMA ? gdr_word(v->net_conns, v->gdr_conns) : "n/a", "connections", v->net_conns,
+                  "gdr_connections", v->gdr_conns, "forced_by", v->forced_text[0] ? v->forced_text : NULL);
     const char *link = v->intra & GA_INTRA_NVLINK ? "NVLink" : v->intra & GA_INTRA_PCIE ? "PCIe" : NULL;
-    json_t *o = json_pack("{s:s, s:i, s:i, s:o, s:{s:o, s:s?}, s:o, s:{s:s, s:s, s:o}, s:i}", "host", v->host,
-                          "node", v->node, "ranks", v->ranks, "between_nodes", between, "inside_node",
-                          "paths", intra_paths(intra), "link", link, "communicators", scopes, "mpi", "pml",
-                          v->pml, "btl", v->btl, "networks", net_kinds(v->mpi_net, v->pml), "nccl_warnings",
-                          v->warn_lines);
-    json_object_set_new(o, "log", json_string(!nccl                 ? "not used (host path)"
-                                              : v->unreadable       ? v->why
-                                              : v->comms == 0       ? "no NCCL communicator"
-                                                                    : "read"));
+    json_t *o =
+        json_pack("{s:s, s:i, s:i, s:o, s:{s:o, s:s?}, s:o, s:{s:s, s:s, s:o}, s:i}", "host", v->host, "node",
+                  v->node, "ranks", v->ranks, "between_nodes", between, "inside_node", "paths",
+                  intra_paths(intra), "link", link, "communicators", scopes, "mpi", "pml", v->pml, "btl",
+                  v->btl, "networks", net_kinds(v->mpi_net, v->pml), "nccl_warnings", v->warn_lines);
+    json_object_set_new(o, "log",
+                        json_string(!nccl           ? "not used (host path)"
+                                    : v->unreadable ? v->why
+                                    : v->comms == 0 ? "no NCCL communicator"
+                                                    : "read"));
     return o;
 }
 
@@ -172,8 +176,10 @@ static int check_node(const node_view *v, const ga_transport_policy *pol, bool m
     if (expect && (sockets || forced)) {
         char what[200] = "";
         if (sockets && pol->nccl)
-            snprintf(what, sizeof what, "NCCL sent its inter-node traffic over sockets (network %s, %d "
-                     "connections)", v->net_names[0] ? v->net_names : "Socket", v->net_conns);
+            snprintf(what, sizeof what,
+                     "NCCL sent its inter-node traffic over sockets (network %s, %d "
+                     "connections)",
+                     v->net_names[0] ? v->net_names : "Socket", v->net_conns);
         else if (sockets)
             snprintf(what, sizeof what, "Open MPI's inter-node transport is TCP (pml %s, btl %s)", v->pml,
                      v->btl);
@@ -193,9 +199,9 @@ static int check_node(const node_view *v, const ga_transport_policy *pol, bool m
         ga_findings_add(f, GA_SEV_FAIL, "COMM_TRANSPORT_UNKNOWN", w,
                         "the transport between nodes could not be read (%s); a pass with --expect-net %s "
                         "needs it",
-                        !pol->nccl        ? "Open MPI's MPI_T names no PML"
-                        : v->unreadable   ? v->why
-                                          : "NCCL's debug output said nothing about a communicator",
+                        !pol->nccl      ? "Open MPI's MPI_T names no PML"
+                        : v->unreadable ? v->why
+                                        : "NCCL's debug output said nothing about a communicator",
                         ga_expect_net_name(pol->expect));
         return -1;
     }
@@ -253,7 +259,8 @@ json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_tra
     else if (crossing == 0)
         snprintf(why, sizeof why, "the transport between nodes is unknown or no communicator spanned nodes");
     else if (!exercised)
-        snprintf(why, sizeof why, "the transport between nodes is unknown on %d node(s)", crossing - rdma_nodes);
+        snprintf(why, sizeof why, "the transport between nodes is unknown on %d node(s)",
+                 crossing - rdma_nodes);
     return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:s?, s:o}", "source",
                      pol->nccl ? "NCCL debug output (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH), one "
                                  "file per rank"

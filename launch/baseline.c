@@ -60,8 +60,8 @@ static bool metric_sources_bad(const json_t *b, const json_t *m, size_t i, char 
     return false;
 }
 
-/* "fabric": the allreduce busbw across nodes per unit of the HCAs' line rate (a fraction above 0, at most 1.5),
- * with its source, as every figure. */
+/* "fabric": the allreduce busbw across nodes per unit of the HCAs' line rate (a fraction above 0, at
+ * most 1.5), with its source, as every figure. */
 static bool fabric_bad(const json_t *b, char *err, size_t errlen)
 {
     json_t *f = json_object_get(b, "fabric");
@@ -69,7 +69,8 @@ static bool fabric_bad(const json_t *b, char *err, size_t errlen)
         return false;
     double eff = sj_num(f, "busbw_per_line_rate", NAN);
     if (!json_is_object(f) || !sj_is_num(f, "busbw_per_line_rate") || !(eff > 0 && eff <= 1.5)) {
-        snprintf(err, errlen, "baseline \"fabric\" needs busbw_per_line_rate, a fraction above 0 and at most 1.5");
+        snprintf(err, errlen,
+                 "baseline \"fabric\" needs busbw_per_line_rate, a fraction above 0 and at most 1.5");
         return true;
     }
     json_t *src = json_object_get(f, "source"), *est = json_object_get(f, "estimate");

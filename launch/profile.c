@@ -53,7 +53,8 @@ static const char standard_text[] =
     "    \"mem_bw\": [\"--min-efficiency\", \"{sku_eff:mem_bw/GBps_device_copy}\"],\n"
     "    \"allreduce_bw\": [\"--pattern\", \"world,node,pairs\", \"--rounds\", \"all\", \"--min-busbw\",\n"
     "                     \"{fabric_min:allreduce_bw/busbw_at_max}\", \"--min-node-busbw\",\n"
-    "                     \"{sku_node_min:allreduce_bw/busbw_at_max}\", \"--expect-net\", \"{fabric_net}\"],\n"
+    "                     \"{sku_node_min:allreduce_bw/busbw_at_max}\", \"--expect-net\", "
+    "\"{fabric_net}\"],\n"
     "    \"ddp_smoke\": []\n"
     "  },\n"
     "  \"not_covered\": [\n"
@@ -107,9 +108,18 @@ const char *suite_profile_builtin_names(void)
 
 /* A placeholder is a whole argument "{kind}" or "{kind:param}". Returns its kind's index, -1 for a plain
  * argument, -2 for an unknown placeholder. */
-static const char *const kinds[] = {"expect_gpus", "burn_s",       "gpu",       "sku_min",
+static const char *const kinds[] = {"expect_gpus", "burn_s",       "gpu",        "sku_min",
                                     "sku_eff",     "sku_node_min", "fabric_min", "fabric_net"};
-enum { PH_EXPECT_GPUS, PH_BURN_S, PH_GPU, PH_SKU_MIN, PH_SKU_EFF, PH_SKU_NODE_MIN, PH_FABRIC_MIN, PH_FABRIC_NET };
+enum {
+    PH_EXPECT_GPUS,
+    PH_BURN_S,
+    PH_GPU,
+    PH_SKU_MIN,
+    PH_SKU_EFF,
+    PH_SKU_NODE_MIN,
+    PH_FABRIC_MIN,
+    PH_FABRIC_NET
+};
 static const bool kind_takes_param[] = {false, false, true, true, true, true, true, false};
 
 static int placeholder(const char *arg, char *param, size_t len)
@@ -345,11 +355,13 @@ static int node_value(const suite_profile_env *env, const char *param, double *v
     }
     if (sj_is_num(m, "world_size") && sj_int(m, "world_size", 0) != per_node) {
         if (per_node > 0)
-            snprintf(why, len, "the baseline figure %s holds for %lld ranks on a node, this run has %d", param,
-                     sj_int(m, "world_size", 0), per_node);
+            snprintf(why, len, "the baseline figure %s holds for %lld ranks on a node, this run has %d",
+                     param, sj_int(m, "world_size", 0), per_node);
         else
-            snprintf(why, len, "the baseline figure %s holds for %lld ranks on a node, and the ranks per node "
-                     "are unknown", param, sj_int(m, "world_size", 0));
+            snprintf(why, len,
+                     "the baseline figure %s holds for %lld ranks on a node, and the ranks per node "
+                     "are unknown",
+                     param, sj_int(m, "world_size", 0));
         return -1;
     }
     *value = sj_num(m, "value", NAN) * (1 - profile_tolerance(env) / 100);
@@ -449,8 +461,8 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
     case PH_SKU_NODE_MIN:
     case PH_FABRIC_MIN:
         if (!env->baseline) {
-            note(not_covered, "no SKU thresholds: %s%s", env->no_baseline_why ? env->no_baseline_why
-                                                                            : "no baseline", "");
+            note(not_covered, "no SKU thresholds: %s%s",
+                 env->no_baseline_why ? env->no_baseline_why : "no baseline", "");
             return false;
         }
         if ((kind == PH_SKU_NODE_MIN ? node_value(env, param, &v, why, sizeof why)
@@ -468,8 +480,9 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
             return false; /* nothing goes between nodes; the summary says InfiniBand was not exercised */
         if (!env->fabric->have || env->fabric->nodes_with_hca == 0) {
             note(not_covered, "no --expect-net for %s: %s", program,
-                 !env->fabric->have ? env->fabric->why
-                                    : "no node has an active InfiniBand/RoCE port or expects HCAs (node_health)");
+                 !env->fabric->have
+                     ? env->fabric->why
+                     : "no node has an active InfiniBand/RoCE port or expects HCAs (node_health)");
             return false;
         }
         snprintf(out, len, "%s", env->fabric->gdr_required ? "ib-gdr" : "ib");
@@ -506,8 +519,7 @@ bool suite_profile_args_deferred(const json_t *args)
     size_t i;
     json_t *a;
     char param[128];
-    json_array_foreach(args, i, a)
-    {
+    json_array_foreach(args, i, a) {
         int kind = placeholder(json_string_value(a), param, sizeof param);
         if (kind == PH_FABRIC_MIN || kind == PH_FABRIC_NET)
             return true;
@@ -520,8 +532,7 @@ json_t *suite_profile_fill_deferred(const json_t *args, const suite_profile_env 
 {
     json_t *out = json_array(), *a;
     size_t i;
-    json_array_foreach(args, i, a)
-    {
+    json_array_foreach(args, i, a) {
         char word[512];
         size_t n = json_array_size(out);
         const char *prev = n ? json_string_value(json_array_get(out, n - 1)) : NULL;

@@ -63,7 +63,8 @@ const ga_option ar_options[] = {
     {"tolerance", OPT_TOLERANCE, true, "PCT",
      "pairs, node: flag a pair or node more than PCT percent below the median (default 10)"},
     {"remeasure", OPT_REMEASURE, true, "N",
-     "pairs, node, world under --min-busbw: measure a figure below its bound again up to N times, keep the best (default 2)"},
+     "pairs, node, world under --min-busbw: measure a figure below its bound again up to N times, keep the "
+     "best (default 2)"},
     {"min-node-busbw", OPT_MIN_NODE_BUSBW, true, "GB/s",
      "node: fail a node whose intra-node busbw at the largest size is below this"},
     {"nthreads", 't', true, "1", "nccl-tests' threads per process: 1 (one GPU per rank)"},

@@ -251,7 +251,8 @@ int main(int argc, char **argv)
     char gpu_only[192];
     gpu_only_request(&cli, gpu_only, sizeof gpu_only);
     if (o->device == GA_BACKEND_HOST && gpu_only[0]) {
-        ga_error_once(spec.name, "%s: the host path (--device cpu) has fp32 and fp64 only, and no datasheet peak",
+        ga_error_once(spec.name,
+                      "%s: the host path (--device cpu) has fp32 and fp64 only, and no datasheet peak",
                       gpu_only);
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }

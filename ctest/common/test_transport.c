@@ -15,7 +15,8 @@ static void feed(ga_nccl_log_process *p, ga_nccl_log_comm *c, const char *const 
         ga_nccl_log_line(p, one, c ? 1 : 0, *l);
 }
 
-/* A RoCE cluster through the RDMA plugin (DeepEP issue 106, NCCL 2.2x): net "IBext", devices listed as NET/IB.
+/* A RoCE cluster through the RDMA plugin (DeepEP issue 106, NCCL 2.2x): net "IBext", devices listed as
+ * NET/IB.
  */
 static const char *const roce_lines[] = {
     /* net_ib.cc:839 "NET/IB : Using%s %s; OOB %s:%s" */
@@ -27,7 +28,8 @@ static const char *const roce_lines[] = {
     /* format, init.cc:1170 "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d" */
     "VM-17-82-centos:11983:12550 [5] NCCL INFO comm 0x55d1e0c0 rank 5 nRanks 16 nNodes 2 localRanks 8 "
     "localRank 5 MNNVL 0",
-    /* format, search.cc:1201 "Pattern %d, crossNic %d, nChannels %d, bw %f/%f, type %s/%s, sameChannels %d" */
+    /* format, search.cc:1201 "Pattern %d, crossNic %d, nChannels %d, bw %f/%f, type %s/%s, sameChannels %d"
+     */
     "VM-17-82-centos:11983:12550 [5] NCCL INFO Pattern 4, crossNic 0, nChannels 16, bw 40.000000/40.000000, "
     "type NVL/PIX, sameChannels 1",
     "VM-17-82-centos:11983:12550 [5] NCCL INFO Pattern 1, crossNic 0, nChannels 16, bw 40.000000/40.000000, "
@@ -41,12 +43,12 @@ static const char *const roce_lines[] = {
     /* p2p.cc:393 "Channel %02d/%01d : %d[%d] -> %d[%d] via P2P/%s%s%s" (NCCL issue 1538) */
     "job-3bb8-worker-0:5663:5809 [0] NCCL INFO Channel 04/0 : 0[0] -> 7[7] via P2P/CUMEM",
     /* init.cc:1358 "%d coll channels, %d collnet channels, %d nvls channels, ..." (format) */
-    "VM-17-82-centos:11983:12550 [5] NCCL INFO 32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p "
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO 32 coll channels, 32 collnet channels, 16 nvls channels, 32 "
+    "p2p "
     "channels, 32 p2p channels per peer",
     /* a line of another kind, and a warning (debug.cc:360 "[%d] %s:%d NCCL WARN ") */
     "VM-17-82-centos:11983:12550 [5] NCCL INFO Connected all rings, use ring PXN 1 GDR 1",
-    "VM-17-82-centos:11983:12550 [5] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed",
-    NULL};
+    "VM-17-82-centos:11983:12550 [5] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed", NULL};
 
 static void test_roce_plugin(void)
 {
@@ -86,7 +88,8 @@ static const char *const socket_lines[] = {
     /* net_ib.cc:826 "NET/IB : No device found." */
     "<cluster_name>:926:1151 [7] NCCL INFO NET/IB : No device found.",
     /* net_socket.cc:76 "NET/Socket : Using%s" (format) */
-    "<cluster_name>:926:1151 [7] NCCL INFO NET/Socket : Using [0]ibp12s0:10.149.0.32<0> [1]enp1s0:10.1.0.32<0> "
+    "<cluster_name>:926:1151 [7] NCCL INFO NET/Socket : Using [0]ibp12s0:10.149.0.32<0> "
+    "[1]enp1s0:10.1.0.32<0> "
     "[2]enp2s0:10.2.0.32<0> [3]enp3s0:10.3.0.32<0>",
     "<cluster_name>:926:1151 [7] NCCL INFO Using network Socket",
     "<cluster_name>:926:1151 [7] NCCL INFO comm 0x7f00 rank 15 nRanks 16 nNodes 2 localRanks 8 localRank 7 "
@@ -97,8 +100,7 @@ static const char *const socket_lines[] = {
     /* p2p.cc:398 "... via P2P/IPC%s%s" (NCCL issue 952) */
     "<cluster_name>:919:1150 [0] NCCL INFO Channel 01/0 : 8[0] -> 15[7] via P2P/IPC/read",
     /* shm.cc:128 "Channel %02d : %d[%d] -> %d[%d] via SHM/%s/%s" (format) */
-    "<cluster_name>:919:1150 [0] NCCL INFO Channel 00 : 8[0] -> 9[1] via SHM/direct/direct",
-    NULL};
+    "<cluster_name>:919:1150 [0] NCCL INFO Channel 00 : 8[0] -> 9[1] via SHM/direct/direct", NULL};
 
 static void test_socket_fallback(void)
 {
@@ -131,8 +133,9 @@ static void test_scopes_and_silence(void)
     /* with a time stamp before it (debug.cc, NCCL_DEBUG_TIMESTAMP_FORMAT) */
     ga_nccl_log_line(&p, both, 2, "[2025-07-01 10:00:00] h1:1:2 [0] NCCL INFO Using network IB\n");
     ga_nccl_log_comm *one[1] = {&a};
-    ga_nccl_log_line(&p, one, 1, "h1:1:2 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 1 localRanks 8 "
-                                 "localRank 0 MNNVL 0\n");
+    ga_nccl_log_line(&p, one, 1,
+                     "h1:1:2 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 1 localRanks 8 "
+                     "localRank 0 MNNVL 0\n");
     ga_nccl_log_line(&p, one, 1, "not an NCCL line at all");
     CHECK(a.lines == 2 && b.lines == 1);
     CHECK_STR(b.net_name, "IB");
@@ -144,7 +147,8 @@ static void test_scopes_and_silence(void)
     ga_nccl_log_comm_init(&silent);
     ga_transport_add_comm(&r, "ddp_smoke gradients", &p, &silent);
     CHECK(r.scope[GA_TR_OTHER].comms == 1 && r.scope[GA_TR_OTHER].comms_silent == 1);
-    CHECK(ga_transport_scope_of("world") == GA_TR_WORLD && ga_transport_scope_of("pair 0 round 3") == GA_TR_PAIRS);
+    CHECK(ga_transport_scope_of("world") == GA_TR_WORLD &&
+          ga_transport_scope_of("pair 0 round 3") == GA_TR_PAIRS);
 }
 
 static void test_debug_file_expand(void)
@@ -171,8 +175,9 @@ static void test_mpi_and_env(void)
 {
     /* the valid categories Open MPI 4.1.4 listed after MPI_Init here (ob1 with tcp, vader, self; the psm2
      * MTL's stay registered though the ob1 PML uses none) */
-    const char *cats[] = {"ompi_pml",      "ompi_pml_base", "ompi_pml_ob1",  "opal_btl",     "opal_btl_base",
-                          "opal_btl_tcp",  "opal_btl_vader", "opal_btl_self", "ompi_mtl_psm2", "ompi_vprotocol"};
+    const char *cats[] = {"ompi_pml",      "ompi_pml_base", "ompi_pml_ob1",   "opal_btl",
+                          "opal_btl_base", "opal_btl_tcp",  "opal_btl_vader", "opal_btl_self",
+                          "ompi_mtl_psm2", "ompi_vprotocol"};
     ga_transport_rec r;
     memset(&r, 0, sizeof r);
     ga_transport_mpi_components(&r, cats, (int)(sizeof cats / sizeof cats[0]));
@@ -230,9 +235,8 @@ static void test_check(void)
           strcmp(f.items[0].host, "node01") == 0 && f.items[0].severity == GA_SEV_FAIL);
     CHECK(json_is_false(json_object_get(t, "ib_exercised")));
     const json_t *n0 = json_array_get(json_object_get(t, "nodes"), 0);
-    CHECK_STR(json_string_value(json_array_get(json_object_get(json_object_get(n0, "between_nodes"),
-                                                               "networks"),
-                                               0)),
+    CHECK_STR(json_string_value(
+                  json_array_get(json_object_get(json_object_get(n0, "between_nodes"), "networks"), 0)),
               "IB");
     CHECK_STR(str_at(n0, "between_nodes", "gdr"), "all");
     CHECK_STR(str_at(n0, "inside_node", "link"), "NVLink");
@@ -276,8 +280,9 @@ static void test_check(void)
     cluster(all, (uint32_t[]){GA_NET_IB, GA_NET_IB}, (int[]){2, 0});
     ga_findings_init(&f);
     t = ga_transport_analyse(all, 4, &pol, &f);
-    CHECK(f.count == 2 && strcmp(f.items[0].code, "COMM_GDR_UNUSED") == 0 && f.items[0].severity == GA_SEV_WARN &&
-          f.items[1].severity == GA_SEV_FAIL && strcmp(f.items[1].host, "node01") == 0);
+    CHECK(f.count == 2 && strcmp(f.items[0].code, "COMM_GDR_UNUSED") == 0 &&
+          f.items[0].severity == GA_SEV_WARN && f.items[1].severity == GA_SEV_FAIL &&
+          strcmp(f.items[1].host, "node01") == 0);
     CHECK(json_is_true(json_object_get(t, "ib_exercised")));
     json_decref(t);
     ga_findings_free(&f);
@@ -292,7 +297,8 @@ static void test_check(void)
     ga_findings_init(&f);
     t = ga_transport_analyse(all, 4, &pol, &f);
     CHECK(f.count == 0);
-    CHECK_STR(json_string_value(json_object_get(t, "ib_not_exercised_why")), "one node: no traffic between nodes");
+    CHECK_STR(json_string_value(json_object_get(t, "ib_not_exercised_why")),
+              "one node: no traffic between nodes");
     json_decref(t);
     ga_findings_free(&f);
 

@@ -1,9 +1,9 @@
 /* The test double's NCCL debug output: what NCCL 2.28 prints about the transport it chose, as NCCL prints it
- * (src/debug.cc: NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE with %h and %p, opened once per process at the
- * first line; each line "host:pid:tid [dev] NCCL INFO message"), so that the programs' capture and parsing run
- * as they would against NCCL. The messages follow NCCL's format strings (net_ib.cc, net_socket.cc, init.cc,
- * search.cc, net.cc, p2p.cc); every line is written when a communicator is made, as NCCL does with
- * NCCL_RUNTIME_CONNECT=0.
+ * (src/debug.cc: NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE with %h and %p, opened once per process at
+ * the first line; each line "host:pid:tid [dev] NCCL INFO message"), so that the programs' capture and
+ * parsing run as they would against NCCL. The messages follow NCCL's format strings (net_ib.cc,
+ * net_socket.cc, init.cc, search.cc, net.cc, p2p.cc); every line is written when a communicator is made, as
+ * NCCL does with NCCL_RUNTIME_CONNECT=0.
  *
  * The transport between nodes is chosen by GA_DOUBLE_NET: IB, IB_GDR (the default), RoCE, RoCE_GDR or Socket;
  * NCCL_IB_DISABLE=1 or NCCL_NET=Socket make it Socket, as they make NCCL. A communicator's nodes are its
@@ -96,8 +96,8 @@ static void info(unsigned flags, int dev, const char *fmt, ...)
     if (log_state != 1 || !(flags & log_mask))
         return;
     char line[1024];
-    int n = snprintf(line, sizeof line, "%s:%d:%d [%d] NCCL INFO ", host, (int)getpid(), (int)syscall(SYS_gettid),
-                     dev);
+    int n = snprintf(line, sizeof line, "%s:%d:%d [%d] NCCL INFO ", host, (int)getpid(),
+                     (int)syscall(SYS_gettid), dev);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
@@ -195,7 +195,8 @@ static void log_devices(const char *net, bool roce)
     }
     char line[512] = "";
     for (int d = 0; d < 8; d++)
-        snprintf(line + strlen(line), sizeof line - strlen(line), " [%d]mlx5_%d:1/%s", d, d, roce ? "RoCE" : "IB");
+        snprintf(line + strlen(line), sizeof line - strlen(line), " [%d]mlx5_%d:1/%s", d, d,
+                 roce ? "RoCE" : "IB");
     info(F_INIT | F_NET, 0, "NET/IB : Using%s [RO]; OOB eth0:10.0.0.1<0>", line);
 }
 
@@ -215,8 +216,10 @@ void double_nccl_log_comm(const char *id_name, const void *comm, int rank, int n
     bool roce, gdr;
     pick_net(net, sizeof net, &roce, &gdr);
     log_devices(net, roce);
-    info(F_INIT, lrank, "ncclCommInitRankConfig comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %x000 commId "
-         "0x%x - Init START", comm, rank, nranks, lrank, lrank, lrank + 1, (unsigned)nranks);
+    info(F_INIT, lrank,
+         "ncclCommInitRankConfig comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %x000 commId "
+         "0x%x - Init START",
+         comm, rank, nranks, lrank, lrank, lrank + 1, (unsigned)nranks);
     info(F_INIT, lrank, "Using network %s", net);
     info(F_INIT, lrank, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0", comm, rank,
          nranks, nnodes, local, lrank);
@@ -232,15 +235,18 @@ void double_nccl_log_comm(const char *id_name, const void *comm, int rank, int n
         for (int r = 0; r < nranks; r++)
             ln += node[r] == node[next] && r < next, lp += node[r] == node[prev] && r < prev;
         if (node[next] != node[rank])
-            info(F_INIT | F_NET, lrank, "Channel %02d/0 : %d[%d] -> %d[%d] [send] via NET/%s/%d%s", ch, rank, lrank,
-                 next, ln, net, dev, gdr ? "/GDRDMA" : "");
+            info(F_INIT | F_NET, lrank, "Channel %02d/0 : %d[%d] -> %d[%d] [send] via NET/%s/%d%s", ch, rank,
+                 lrank, next, ln, net, dev, gdr ? "/GDRDMA" : "");
         else
-            info(F_INIT, lrank, "Channel %02d/0 : %d[%d] -> %d[%d] via P2P/CUMEM/read", ch, rank, lrank, next, ln);
+            info(F_INIT, lrank, "Channel %02d/0 : %d[%d] -> %d[%d] via P2P/CUMEM/read", ch, rank, lrank, next,
+                 ln);
         if (node[prev] != node[rank])
-            info(F_INIT | F_NET, lrank, "Channel %02d/0 : %d[%d] -> %d[%d] [receive] via NET/%s/%d%s", ch, prev,
-                 lp, rank, lrank, net, dev, gdr ? "/GDRDMA" : "");
+            info(F_INIT | F_NET, lrank, "Channel %02d/0 : %d[%d] -> %d[%d] [receive] via NET/%s/%d%s", ch,
+                 prev, lp, rank, lrank, net, dev, gdr ? "/GDRDMA" : "");
     }
     info(F_INIT, lrank, "Connected all rings, use ring PXN 0 GDR %d", gdr ? 1 : 0);
-    info(F_INIT, lrank, "ncclCommInitRankConfig comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %x000 commId "
-         "0x%x - Init COMPLETE", comm, rank, nranks, lrank, lrank, lrank + 1, (unsigned)nranks);
+    info(F_INIT, lrank,
+         "ncclCommInitRankConfig comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %x000 commId "
+         "0x%x - Init COMPLETE",
+         comm, rank, nranks, lrank, lrank, lrank + 1, (unsigned)nranks);
 }
