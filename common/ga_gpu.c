@@ -161,7 +161,7 @@ ga_backend ga_backend_resolve(const ga_ctx *ctx, ga_backend requested)
     if (!lo) {
         /* One line, from the lowest rank without a GPU; the others wait for its MPI_Abort. */
         if (ctx->world_rank == first_without && requested == GA_BACKEND_GPU && !hi)
-            GA_FATAL(GA_EXIT_ENV, "--backend gpu, but no rank sees a GPU: %s", why);
+            GA_FATAL(GA_EXIT_ENV, "--backend gpu, but there is no GPU on any rank: %s", why);
         if (ctx->world_rank == first_without && requested == GA_BACKEND_GPU)
             GA_FATAL(GA_EXIT_ENV, "--backend gpu, but this rank sees no GPU: %s", why);
         if (ctx->world_rank == first_without)
