@@ -408,6 +408,41 @@ static bool deferred(const suite_profile_env *env, int kind, const char *arg, ch
     return true;
 }
 
+/* The floors and the network of the fabric (fill's last three kinds). */
+static bool fill_fabric(const suite_profile_env *env, int kind, const char *param, const char *program,
+                        const char *option, bool one_node, char *out, size_t len, json_t *not_covered)
+{
+    char why[256];
+    double v;
+    if (kind != PH_FABRIC_NET) {
+        if (!env->baseline) {
+            note(not_covered, "no SKU thresholds: %s%s",
+                 env->no_baseline_why ? env->no_baseline_why : "no baseline", "");
+            return false;
+        }
+        if ((kind == PH_SKU_NODE_MIN ? node_value(env, param, &v, why, sizeof why)
+                                     : fabric_floor(env, param, &v, why, sizeof why)) != 0) {
+            char what[160];
+            snprintf(what, sizeof what, "%s for %s%s", option ? option : param, program,
+                     kind == PH_FABRIC_MIN ? " across nodes" : "");
+            note(not_covered, "no %s: %s", what, why);
+            return false;
+        }
+        snprintf(out, len, "%.1f", v);
+        return true;
+    }
+    if (one_node)
+        return false; /* nothing goes between nodes; the summary says InfiniBand was not exercised */
+    if (!env->fabric->have || env->fabric->nodes_with_hca == 0) {
+        note(not_covered, "no --expect-net for %s: %s", program,
+             !env->fabric->have ? env->fabric->why
+                                : "no node has an active InfiniBand/RoCE port or expects HCAs (node_health)");
+        return false;
+    }
+    snprintf(out, len, "%s", env->fabric->gdr_required ? "ib-gdr" : "ib");
+    return true;
+}
+
 /* One argument of the profile, filled; false when it cannot be, with the line for the summary. */
 static bool fill(const suite_profile_env *env, const char *program, const char *arg, const char *option,
                  char *out, size_t len, json_t *not_covered)
@@ -460,33 +495,8 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
         return true;
     case PH_SKU_NODE_MIN:
     case PH_FABRIC_MIN:
-        if (!env->baseline) {
-            note(not_covered, "no SKU thresholds: %s%s",
-                 env->no_baseline_why ? env->no_baseline_why : "no baseline", "");
-            return false;
-        }
-        if ((kind == PH_SKU_NODE_MIN ? node_value(env, param, &v, why, sizeof why)
-                                     : fabric_floor(env, param, &v, why, sizeof why)) != 0) {
-            char what[160];
-            snprintf(what, sizeof what, "%s for %s%s", option ? option : param, program,
-                     kind == PH_FABRIC_MIN ? " across nodes" : "");
-            note(not_covered, "no %s: %s", what, why);
-            return false;
-        }
-        snprintf(out, len, "%.1f", v);
-        return true;
     case PH_FABRIC_NET:
-        if (one_node)
-            return false; /* nothing goes between nodes; the summary says InfiniBand was not exercised */
-        if (!env->fabric->have || env->fabric->nodes_with_hca == 0) {
-            note(not_covered, "no --expect-net for %s: %s", program,
-                 !env->fabric->have
-                     ? env->fabric->why
-                     : "no node has an active InfiniBand/RoCE port or expects HCAs (node_health)");
-            return false;
-        }
-        snprintf(out, len, "%s", env->fabric->gdr_required ? "ib-gdr" : "ib");
-        return true;
+        return fill_fabric(env, kind, param, program, option, one_node, out, len, not_covered);
     default:
         return false; /* validated away */
     }
