@@ -1,11 +1,13 @@
 #include "ga_gpu.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_log.h"
 
 #if GA_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -146,28 +148,45 @@ static int activate(int index, char *err, size_t errlen)
 
 ga_backend ga_backend_resolve(const ga_ctx *ctx, ga_backend requested)
 {
-    (void)ctx; /* the decision spans the world communicator */
     if (requested == GA_BACKEND_HOST)
         return GA_BACKEND_HOST;
     char why[256] = "";
     int has = ga_gpu_count(why, sizeof why) > 0;
-    int lo = 0, hi = 0;
+    int lo = 0, hi = 0, mine = has ? INT_MAX : ctx->world_rank, first_without = INT_MAX;
     GA_MPI_CHECK(MPI_Allreduce(&has, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     GA_MPI_CHECK(MPI_Allreduce(&has, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-    if (requested == GA_BACKEND_GPU && !has)
-        GA_FATAL(GA_EXIT_ENV, "--backend gpu, but this rank sees no GPU: %s", why);
+    GA_MPI_CHECK(MPI_Allreduce(&mine, &first_without, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     if (requested == GA_BACKEND_AUTO && !hi)
         return GA_BACKEND_HOST;
     if (!lo) {
-        /* Every GPU-less rank says so itself; the first one to reach MPI_Abort ends the job. */
-        if (!has)
+        /* One line, from the lowest rank without a GPU; the others wait for its MPI_Abort. */
+        if (ctx->world_rank == first_without && requested == GA_BACKEND_GPU && !hi)
+            GA_FATAL(GA_EXIT_ENV, "--backend gpu, but there is no GPU on any rank: %s", why);
+        if (ctx->world_rank == first_without && requested == GA_BACKEND_GPU)
+            GA_FATAL(GA_EXIT_ENV, "--backend gpu, but this rank sees no GPU: %s", why);
+        if (ctx->world_rank == first_without)
             GA_FATAL(GA_EXIT_ENV,
                      "other ranks see GPUs but this one does not (%s): fix GPU visibility, or run "
                      "the host path on every rank with --backend host",
                      why);
-        MPI_Barrier(MPI_COMM_WORLD); /* never completes: the GPU-less ranks abort the job */
+        MPI_Barrier(MPI_COMM_WORLD); /* never completes: that rank aborts the job */
     }
     return GA_BACKEND_GPU;
+}
+
+int ga_backend_gpu_only(const ga_ctx *ctx, ga_backend requested, ga_backend resolved, const char *program,
+                        const char *gpu_only)
+{
+    if (requested != GA_BACKEND_AUTO || resolved != GA_BACKEND_HOST || !gpu_only)
+        return -1;
+    char why[256] = "";
+    ga_gpu_count(why, sizeof why);
+    (void)ctx;
+    ga_error_once(program,
+                  "a GPU is needed for %s, and no rank sees one (%s); the host path runs when asked for "
+                  "(--backend host) and without GPU-only options",
+                  gpu_only, why);
+    return GA_EXIT_ENV;
 }
 
 void ga_gpu_select(const ga_ctx *ctx, ga_gpu_info *out)

@@ -32,6 +32,12 @@ int ga_cuda_runtime_version(char *why, size_t whylen);
  * rank sees a GPU and host when none does; a mix, or GPU asked for where none is visible, is fatal. */
 ga_backend ga_backend_resolve(const ga_ctx *ctx, ga_backend requested);
 
+/* No silent host fallback: gpu_only names what was asked that only a GPU does ("--dtype bf16",
+ * "--min-efficiency 60"), NULL when nothing was. Where auto resolved to the host path (no rank sees a GPU),
+ * that is one line from rank 0 and GA_EXIT_ENV to end with (every rank decides alike); else -1, go on. */
+int ga_backend_gpu_only(const ga_ctx *ctx, ga_backend requested, ga_backend resolved, const char *program,
+                        const char *gpu_only);
+
 /* Picks and activates this rank's GPU (collective over the node): the node-local rank indexes the visible
  * devices; a rank that sees exactly one device uses it (Slurm --gpu-bind, CUDA_VISIBLE_DEVICES per rank).
  * Two ranks of a node landing on the same GPU is fatal. */

@@ -10,6 +10,7 @@
 #include "ga_fatal.h"
 #include "ga_log.h"
 #include "ga_time.h"
+#include "ga_transport_capture.h"
 
 /* What the messages say about a communicator: its label and this rank's place in it. Programs hold a few
  * communicators at most (one per pair round, one at a time). */
@@ -147,6 +148,7 @@ ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *la
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    ga_nccl_debug_comm_begin(label); /* the transport NCCL chooses is read from its log (issue 25) */
     ncclUniqueId id;
     if (rank == 0) {
         ncclResult_t r = ncclGetUniqueId(&id);
@@ -263,6 +265,7 @@ void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s)
 {
     if (!comm)
         return;
+    ga_nccl_debug_comm_end(info_of(comm)->label);
     ga_nccl_bound(comm, timeout_s, "NCCL communicator finalize");
     ncclResult_t r = ncclCommFinalize(comm);
     if (r == ncclInProgress) {

@@ -60,6 +60,31 @@ static bool metric_sources_bad(const json_t *b, const json_t *m, size_t i, char 
     return false;
 }
 
+/* "fabric": the allreduce busbw across nodes per unit of the HCAs' line rate (a fraction above 0, at
+ * most 1.5), with its source, as every figure. */
+static bool fabric_bad(const json_t *b, char *err, size_t errlen)
+{
+    json_t *f = json_object_get(b, "fabric");
+    if (!f)
+        return false;
+    double eff = sj_num(f, "busbw_per_line_rate", NAN);
+    if (!json_is_object(f) || !sj_is_num(f, "busbw_per_line_rate") || !(eff > 0 && eff <= 1.5)) {
+        snprintf(err, errlen,
+                 "baseline \"fabric\" needs busbw_per_line_rate, a fraction above 0 and at most 1.5");
+        return true;
+    }
+    json_t *src = json_object_get(f, "source"), *est = json_object_get(f, "estimate");
+    if (!json_is_string(src) || !source_known(b, json_string_value(src))) {
+        snprintf(err, errlen, "baseline \"fabric\": \"source\" names no entry of \"sources\"");
+        return true;
+    }
+    if (est && !json_is_boolean(est)) {
+        snprintf(err, errlen, "baseline \"fabric\": \"estimate\" must be true or false");
+        return true;
+    }
+    return false;
+}
+
 int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
 {
     if (!json_is_object(b) || !ga_streq(sj_str(b, "schema", NULL), SUITE_BASELINE_SCHEMA)) {
@@ -73,6 +98,8 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
         snprintf(err, errlen, "baseline \"tolerance_pct\" must be a number from 0 to 100 (percent)");
         return -1;
     }
+    if (fabric_bad(b, err, errlen))
+        return -1;
     json_t *metrics = sj_arr(b, "metrics");
     if (!metrics) {
         snprintf(err, errlen, "baseline has no \"metrics\" array");

@@ -22,6 +22,7 @@
 #include "hostfile.h"
 #include "merge.h"
 #include "preflight.h"
+#include "fabric.h"
 #include "profile.h"
 #include "programs.h"
 #include "step_runner.h"
@@ -52,6 +53,8 @@ typedef struct {
     int list_programs; /* --list-programs: 0 no, else 1 + suite_list_format */
     bool drain, apply_k8s; /* run drain.sh, gpuaccept-k8s.sh after the summary (docs/handoff.md) */
     const char *srun_args, *container_image; /* for every srun under Slurm (launch_plan.h) */
+    long expect_gpus;   /* --expect-gpus: GPUs every node must have, 0: the hostfile's, Slurm's, here */
+    bool allow_sockets; /* --allow-sockets: sockets between nodes are intended (allreduce_bw) */
 } run_opts;
 
 enum {
@@ -76,7 +79,9 @@ enum {
     OPT_ARGS,
     OPT_BURN,
     OPT_SRUN_ARGS,
-    OPT_CONTAINER_IMAGE
+    OPT_CONTAINER_IMAGE,
+    OPT_EXPECT_GPUS,
+    OPT_ALLOW_SOCKETS
 };
 
 static void usage(void)
@@ -105,6 +110,10 @@ static void usage(void)
            "      --args PROG='ARGS'   append ARGS to PROG's command (split like a shell, no expansion;\n"
            "                           repeatable)\n"
            "      --dump-profile       print the profile in its file format and exit\n"
+           "      --expect-gpus N      GPUs every node must have (default: the hostfile's slots, Slurm's\n"
+           "                           GPUs per node, this machine's GPUs): a node that shows fewer fails\n"
+           "      --allow-sockets      traffic between nodes over sockets is intended: allreduce_bw does not\n"
+           "                           fail it, and the summary says so (InfiniBand not exercised)\n"
            "      --report-dir DIR     reports and summary go here (default: gpuaccept-<UTC time>); with\n"
            "                           several nodes, a directory the node of rank 0 shares with this one\n"
            "      --step-timeout SEC   kill a step after SEC seconds (default: the profile's, 600\n"
@@ -226,6 +235,8 @@ static int parse(int argc, char **argv, run_opts *o)
         {"apply-k8s", no_argument, NULL, OPT_APPLY_K8S},
         {"srun-args", required_argument, NULL, OPT_SRUN_ARGS},
         {"container-image", required_argument, NULL, OPT_CONTAINER_IMAGE},
+        {"expect-gpus", required_argument, NULL, OPT_EXPECT_GPUS},
+        {"allow-sockets", no_argument, NULL, OPT_ALLOW_SOCKETS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {0},
@@ -324,6 +335,13 @@ static int parse(int argc, char **argv, run_opts *o)
         case OPT_SRUN_ARGS:
         case OPT_CONTAINER_IMAGE:
             set_srun_option(key == OPT_SRUN_ARGS ? &o->srun_args : &o->container_image, optarg);
+            break;
+        case OPT_EXPECT_GPUS:
+            if (ga_parse_long(optarg, 1, 1024, &o->expect_gpus, err, sizeof err))
+                return suite_usage_error("run", "--expect-gpus: %s", err);
+            break;
+        case OPT_ALLOW_SOCKETS:
+            o->allow_sockets = true;
             break;
         case 'h':
             usage();
@@ -431,6 +449,7 @@ typedef struct {
     /* --dry-run: the cluster the estimates are for (NULL: unknown), the estimates' sums (SUITE_EST_CASES) */
     const suite_est_cluster *est;
     double *est_total;
+    const suite_profile_env *env; /* what filled the placeholders; the late ones wait for node_health */
 } run_ctx;
 
 /* Where the programs are: $GPUACCEPT_BIN_DIR, else beside gpuaccept, else ".". */
@@ -673,7 +692,21 @@ static void print_estimate(const run_ctx *c, size_t i)
     if (!c->est)
         return;
     snprintf(prefix, sizeof prefix, "[SUITE] %s ", suite_programs[i].name);
-    if (suite_estimate_step(suite_programs[i].name, c->step_args[i], c->est, &e) != 0) {
+    /* the words node_health's report fills at the step's start are left out of the estimate (no fabric facts
+     * here: the options they fill are dropped, as a run drops them when the report has none) */
+    json_t *args = json_incref(c->step_args[i]), *ignored = json_array();
+    if (suite_profile_args_deferred(args)) {
+        suite_fabric_facts none;
+        memset(&none, 0, sizeof none);
+        suite_profile_env env = *c->env;
+        env.fabric = &none;
+        json_decref(args);
+        args = suite_profile_fill_deferred(c->step_args[i], &env, suite_programs[i].name, ignored);
+    }
+    int rc = suite_estimate_step(suite_programs[i].name, args, c->est, &e);
+    json_decref(args);
+    json_decref(ignored);
+    if (rc != 0) {
         printf("%sestimate: none (%s)\n", prefix, e.model);
         return;
     }
@@ -682,18 +715,37 @@ static void print_estimate(const run_ctx *c, size_t i)
         c->est_total[k] += e.s[k];
 }
 
+/* A step's arguments, those that wait for node_health's report filled from it now (a new reference); what
+ * cannot be filled is said, and goes to the summary's not-covered list. */
+static json_t *late_args(const run_ctx *c, const char *prog, json_t *args)
+{
+    if (c->o->dry_run || !suite_profile_args_deferred(args))
+        return json_incref(args);
+    suite_fabric_facts facts;
+    suite_fabric_facts_read(c->o->report_dir, c->run_id, &facts);
+    suite_profile_env env = *c->env;
+    env.fabric = &facts;
+    size_t before = json_array_size(c->not_covered);
+    json_t *filled = suite_profile_fill_deferred(args, &env, prog, c->not_covered);
+    for (size_t k = before; k < json_array_size(c->not_covered); k++)
+        printf("[SUITE] not covered: %s\n", json_string_value(json_array_get(c->not_covered, k)));
+    return filled;
+}
+
 /* Step i, the k-th selected: its command, the progress line, then (unless --dry-run) the run itself. */
 static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
 {
     const char *prog = suite_programs[i].name;
     char path[4200], words[1][64];
     snprintf(path, sizeof path, "%s/%s", c->bin_dir, prog);
-    char **sargv = calloc(SUITE_LAUNCH_MAX_WORDS + 16 + json_array_size(c->step_args[i]) + 1, sizeof *sargv);
+    json_t *args = late_args(c, prog, c->step_args[i]);
+    char **sargv = calloc(SUITE_LAUNCH_MAX_WORDS + 16 + json_array_size(args) + 1, sizeof *sargv);
     if (!sargv) {
+        json_decref(args);
         json_object_set_new(step, "status", json_string("not_run"));
         return;
     }
-    step_argv(c->plan, path, c->o, c->run_id, c->step_args[i], words, sargv);
+    step_argv(c->plan, path, c->o, c->run_id, args, words, sargv);
     json_object_set_new(step, "command", argv_json(sargv));
     char remaining[256], clock[32];
     remaining_steps(c->o, i, remaining, sizeof remaining);
@@ -705,10 +757,13 @@ static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
             print_shell_word(*p, p == sargv ? "[SUITE]   " : " ");
         printf("\n");
         print_estimate(c, i);
+        if (suite_profile_args_deferred(args))
+            printf("[SUITE]   (the {...} words are filled from node_health's report when the step starts)\n");
     } else {
         execute_step(c, prog, k, path, sargv, step);
     }
     free(sargv);
+    json_decref(args);
 }
 
 /* Every program in table order: skipped, run, or not run after a stop request. Returns the steps. */
@@ -853,10 +908,28 @@ static suite_profile_run_facts run_facts(const run_opts *o, const suite_launch *
     return facts;
 }
 
+/* --expect-gpus (for the programs that take it, where the profile did not already give it) and
+ * --allow-sockets (allreduce_bw) after the profile's arguments. */
+static void add_run_options(const run_opts *o, const suite_profile_env *env, const char *name, json_t *args)
+{
+    bool takes_gpus = strcmp(name, "node_health") == 0 || strcmp(name, "env_audit") == 0, has = false;
+    size_t i;
+    json_t *a;
+    json_array_foreach(args, i, a) has |= ga_streq(json_string_value(a), "--expect-gpus");
+    if (o->expect_gpus > 0 && takes_gpus && !has) {
+        char n[32];
+        snprintf(n, sizeof n, "%d", env->expect_gpus);
+        json_array_append_new(args, json_string("--expect-gpus"));
+        json_array_append_new(args, json_string(n));
+    }
+    if (o->allow_sockets && strcmp(name, "allreduce_bw") == 0)
+        json_array_append_new(args, json_string("--allow-sockets"));
+}
+
 /* Every step's arguments (the profile's, placeholders filled, then --args'), and what the run does not
  * cover. 0, or a usage error (a baseline that cannot be read). */
 static int build_step_args(const run_opts *o, const suite_launch *plan, const suite_hostlist *hosts,
-                           json_t **args, json_t *not_covered)
+                           json_t **args, json_t *not_covered, suite_profile_env *envp, json_t **baselinep)
 {
     suite_profile_run_facts facts = run_facts(o, plan, hosts);
     suite_profile_env env;
@@ -864,6 +937,8 @@ static int build_step_args(const run_opts *o, const suite_launch *plan, const su
     char err[512];
     if (suite_profile_env_make(&facts, &env, &baseline, err, sizeof err) != 0)
         return suite_usage_error("run", "--baseline: %s", err);
+    if (o->expect_gpus > 0)
+        env.expect_gpus = (int)o->expect_gpus;
     size_t i;
     json_array_foreach(sj_arr(o->profile, "not_covered"), i, v) json_array_append(not_covered, v);
     for (size_t k = 0; k < suite_n_programs; k++) {
@@ -877,10 +952,12 @@ static int build_step_args(const run_opts *o, const suite_launch *plan, const su
             continue;
         }
         suite_profile_args(o->profile, name, &env, args[k], not_covered);
+        add_run_options(o, &env, name, args[k]);
         if (o->extra_args[k])
             json_array_extend(args[k], o->extra_args[k]);
     }
-    json_decref(baseline);
+    *envp = env;
+    *baselinep = baseline; /* the late placeholders need it when allreduce_bw starts */
     return 0;
 }
 
@@ -942,7 +1019,9 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
     static suite_hostlist hosts;
     if ((rc = check_hostfile(&plan, &o, &hosts)) != 0)
         return rc;
-    if ((rc = build_step_args(&o, &plan, &hosts, step_args, not_covered)) != 0)
+    static suite_profile_env env;
+    static json_t *baseline; /* the late placeholders need it when allreduce_bw starts */
+    if ((rc = build_step_args(&o, &plan, &hosts, step_args, not_covered, &env, &baseline)) != 0)
         return rc;
     if (!o.dry_run && ga_report_dir_prepare(o.report_dir, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
@@ -967,7 +1046,7 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
     static suite_est_cluster est;
     double est_total[SUITE_EST_CASES] = {0};
     run_ctx c = {.o = &o, .plan = &plan, .bin_dir = bin_dir, .n_sel = n_sel, .t0 = ga_now(), .run_id = run_id,
-                 .step_args = step_args, .not_covered = not_covered, .est_total = est_total};
+                 .step_args = step_args, .not_covered = not_covered, .est_total = est_total, .env = &env};
     printf("[SUITE] run id %s\n", run_id);
     printf("[SUITE] profile %s (%s)\n", sj_str(o.profile, "name", "?"), o.profile_source);
     size_t i;

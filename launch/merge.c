@@ -1,4 +1,6 @@
 #include "merge.h"
+
+#include "fabric.h"
 #include "handoff.h"
 
 #include <dirent.h>
@@ -559,6 +561,7 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "figures", figures);
     json_object_set_new(s, "headlines", headlines);
     json_object_set_new(s, "charts", charts);
+    suite_fabric_merge(s, reports); /* the transport per node; "InfiniBand not exercised" (issue 25) */
     suite_summary_finalize(s);
     return s;
 }

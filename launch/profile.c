@@ -52,7 +52,9 @@ static const char standard_text[] =
     "\"{sku_eff:gemm_flops/tflops_bf16}\"],\n"
     "    \"mem_bw\": [\"--min-efficiency\", \"{sku_eff:mem_bw/GBps_device_copy}\"],\n"
     "    \"allreduce_bw\": [\"--pattern\", \"world,node,pairs\", \"--rounds\", \"all\", \"--min-busbw\",\n"
-    "                     \"{sku_min:allreduce_bw/busbw_at_max}\"],\n"
+    "                     \"{fabric_min:allreduce_bw/busbw_at_max}\", \"--min-node-busbw\",\n"
+    "                     \"{sku_node_min:allreduce_bw/busbw_at_max}\", \"--expect-net\", "
+    "\"{fabric_net}\"],\n"
     "    \"ddp_smoke\": []\n"
     "  },\n"
     "  \"not_covered\": [\n"
@@ -77,7 +79,9 @@ static const char full_text[] =
     "\"{sku_eff:gemm_flops/tflops_bf16}\", \"--duration\", \"{burn_s}\"],\n"
     "    \"mem_bw\": [\"--min-efficiency\", \"{sku_eff:mem_bw/GBps_device_copy}\"],\n"
     "    \"allreduce_bw\": [\"--pattern\", \"world,node,pairs\", \"--rounds\", \"all\", \"--min-busbw\",\n"
-    "                     \"{sku_min:allreduce_bw/busbw_at_max}\", \"-e\", \"{gpu:8G}\"],\n"
+    "                     \"{fabric_min:allreduce_bw/busbw_at_max}\", \"--min-node-busbw\",\n"
+    "                     \"{sku_node_min:allreduce_bw/busbw_at_max}\", \"--expect-net\", \"{fabric_net}\",\n"
+    "                     \"-e\", \"{gpu:8G}\"],\n"
     "    \"ddp_smoke\": []\n"
     "  },\n"
     "  \"not_covered\": [\n"
@@ -104,9 +108,19 @@ const char *suite_profile_builtin_names(void)
 
 /* A placeholder is a whole argument "{kind}" or "{kind:param}". Returns its kind's index, -1 for a plain
  * argument, -2 for an unknown placeholder. */
-static const char *const kinds[] = {"expect_gpus", "burn_s", "gpu", "sku_min", "sku_eff"};
-enum { PH_EXPECT_GPUS, PH_BURN_S, PH_GPU, PH_SKU_MIN, PH_SKU_EFF };
-static const bool kind_takes_param[] = {false, false, true, true, true};
+static const char *const kinds[] = {"expect_gpus", "burn_s",       "gpu",        "sku_min",
+                                    "sku_eff",     "sku_node_min", "fabric_min", "fabric_net"};
+enum {
+    PH_EXPECT_GPUS,
+    PH_BURN_S,
+    PH_GPU,
+    PH_SKU_MIN,
+    PH_SKU_EFF,
+    PH_SKU_NODE_MIN,
+    PH_FABRIC_MIN,
+    PH_FABRIC_NET
+};
+static const bool kind_takes_param[] = {false, false, true, true, true, true, true, false};
 
 static int placeholder(const char *arg, char *param, size_t len)
 {
@@ -196,7 +210,8 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
             if (placeholder(json_string_value(a), param, sizeof param) == -2) {
                 snprintf(err, errlen,
                          "steps.%s[%zu]: unknown placeholder %s (known: {expect_gpus} {burn_s} {gpu:WORD} "
-                         "{sku_min:PROGRAM/METRIC} {sku_eff:PROGRAM/METRIC})",
+                         "{sku_min:PROGRAM/METRIC} {sku_eff:PROGRAM/METRIC} {sku_node_min:PROGRAM/METRIC} "
+                         "{fabric_min:PROGRAM/METRIC} {fabric_net})",
                          key, i, json_string_value(a));
                 return -1;
             }
@@ -274,6 +289,12 @@ static const json_t *baseline_metric(const json_t *baseline, const char *param)
     return NULL;
 }
 
+/* --tolerance, else the baseline's, else 10 (percent). */
+static double profile_tolerance(const suite_profile_env *env)
+{
+    return env->tolerance_pct >= 0 ? env->tolerance_pct : sj_num(env->baseline, "tolerance_pct", 10);
+}
+
 /* The SKU figure a placeholder asks for, in value; 0, or -1 with why it cannot be had. A baseline figure
  * measured on a job of another shape (8 GPUs of one node) is no threshold for this one. */
 static int sku_value(const suite_profile_env *env, int kind, const char *param, double *value, char *why,
@@ -294,8 +315,7 @@ static int sku_value(const suite_profile_env *env, int kind, const char *param, 
                  sj_int(m, "world_size", 0), env->world_size);
         return -1;
     }
-    double tol = env->tolerance_pct >= 0 ? env->tolerance_pct : sj_num(env->baseline, "tolerance_pct", 10);
-    double floor = sj_num(m, "value", NAN) * (1 - tol / 100);
+    double floor = sj_num(m, "value", NAN) * (1 - profile_tolerance(env) / 100);
     if (kind == PH_SKU_MIN) {
         *value = floor;
         return 0;
@@ -309,6 +329,120 @@ static int sku_value(const suite_profile_env *env, int kind, const char *param, 
     return 0;
 }
 
+/* Ranks on each node: the GPUs per node, else the ranks of a run on one node; 0 unknown. */
+static int ranks_per_node(const suite_profile_env *env)
+{
+    if (env->fabric && env->fabric->ranks_per_node > 0)
+        return env->fabric->ranks_per_node;
+    if (env->expect_gpus > 0)
+        return env->expect_gpus;
+    return env->node_count == 1 ? env->world_size : 0;
+}
+
+/* The SKU figure of one node's ranks (--min-node-busbw: the per-node sweep is that single-node job), less
+ * the tolerance. 0, or -1 with why. */
+static int node_value(const suite_profile_env *env, const char *param, double *value, char *why, size_t len)
+{
+    const json_t *m = baseline_metric(env->baseline, param);
+    int per_node = ranks_per_node(env);
+    if (!m) {
+        snprintf(why, len, "the baseline has no figure %s", param);
+        return -1;
+    }
+    if (sj_is_num(m, "node_count") && sj_int(m, "node_count", 0) != 1) {
+        snprintf(why, len, "the baseline figure %s is not one node's", param);
+        return -1;
+    }
+    if (sj_is_num(m, "world_size") && sj_int(m, "world_size", 0) != per_node) {
+        if (per_node > 0)
+            snprintf(why, len, "the baseline figure %s holds for %lld ranks on a node, this run has %d",
+                     param, sj_int(m, "world_size", 0), per_node);
+        else
+            snprintf(why, len,
+                     "the baseline figure %s holds for %lld ranks on a node, and the ranks per node "
+                     "are unknown",
+                     param, sj_int(m, "world_size", 0));
+        return -1;
+    }
+    *value = sj_num(m, "value", NAN) * (1 - profile_tolerance(env) / 100);
+    return 0;
+}
+
+/* --min-busbw across nodes: the lowest node's active HCA rate (node_health), in GB/s, times the baseline's
+ * fabric efficiency, no higher than the SKU's single-node figure (the ring crosses each node's NVLink too),
+ * less the tolerance. 0, or -1 with why. */
+static int fabric_floor(const suite_profile_env *env, const char *param, double *value, char *why, size_t len)
+{
+    const suite_fabric_facts *f = env->fabric;
+    const json_t *fab = json_object_get(env->baseline, "fabric");
+    double eff = sj_num(fab, "busbw_per_line_rate", NAN);
+    if (!f->have) {
+        snprintf(why, len, "%s (the floor across nodes is derived from its HCA rates)", f->why);
+        return -1;
+    }
+    if (!(f->min_rate_gbps > 0)) {
+        snprintf(why, len, "%s has no active InfiniBand/RoCE port (node_health)", f->min_host);
+        return -1;
+    }
+    if (!(eff > 0)) {
+        snprintf(why, len, "the baseline gives no fabric efficiency (\"fabric\": busbw_per_line_rate)");
+        return -1;
+    }
+    double floor = f->min_rate_gbps / 8 * eff, cap;
+    char cap_why[160];
+    if (node_value(env, param, &cap, cap_why, sizeof cap_why) == 0)
+        cap /= 1 - profile_tolerance(env) / 100; /* the figure itself, not its floor */
+    else
+        cap = floor;
+    *value = (floor < cap ? floor : cap) * (1 - profile_tolerance(env) / 100);
+    return 0;
+}
+
+/* Late placeholders: filled when the step starts, from node_health's report, where the run has several (or
+ * an unknown number of) nodes. true: out is the placeholder itself, kept for then. */
+static bool deferred(const suite_profile_env *env, int kind, const char *arg, char *out, size_t len)
+{
+    if ((kind != PH_FABRIC_MIN && kind != PH_FABRIC_NET) || env->fabric || env->node_count == 1)
+        return false;
+    snprintf(out, len, "%s", arg);
+    return true;
+}
+
+/* The floors and the network of the fabric (fill's last three kinds). */
+static bool fill_fabric(const suite_profile_env *env, int kind, const char *param, const char *program,
+                        const char *option, bool one_node, char *out, size_t len, json_t *not_covered)
+{
+    char why[256];
+    double v;
+    if (kind != PH_FABRIC_NET) {
+        if (!env->baseline) {
+            note(not_covered, "no SKU thresholds: %s%s",
+                 env->no_baseline_why ? env->no_baseline_why : "no baseline", "");
+            return false;
+        }
+        if ((kind == PH_SKU_NODE_MIN ? node_value(env, param, &v, why, sizeof why)
+                                     : fabric_floor(env, param, &v, why, sizeof why)) != 0) {
+            char what[160];
+            snprintf(what, sizeof what, "%s for %s%s", option ? option : param, program,
+                     kind == PH_FABRIC_MIN ? " across nodes" : "");
+            note(not_covered, "no %s: %s", what, why);
+            return false;
+        }
+        snprintf(out, len, "%.1f", v);
+        return true;
+    }
+    if (one_node)
+        return false; /* nothing goes between nodes; the summary says InfiniBand was not exercised */
+    if (!env->fabric->have || env->fabric->nodes_with_hca == 0) {
+        note(not_covered, "no --expect-net for %s: %s", program,
+             !env->fabric->have ? env->fabric->why
+                                : "no node has an active InfiniBand/RoCE port or expects HCAs (node_health)");
+        return false;
+    }
+    snprintf(out, len, "%s", env->fabric->gdr_required ? "ib-gdr" : "ib");
+    return true;
+}
+
 /* One argument of the profile, filled; false when it cannot be, with the line for the summary. */
 static bool fill(const suite_profile_env *env, const char *program, const char *arg, const char *option,
                  char *out, size_t len, json_t *not_covered)
@@ -316,6 +450,11 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
     char param[128], why[256];
     int kind = placeholder(arg, param, sizeof param);
     double v;
+    if (deferred(env, kind, arg, out, len))
+        return true;
+    bool one_node = env->fabric ? env->fabric->nodes == 1 : env->node_count == 1;
+    if (kind == PH_FABRIC_MIN && one_node)
+        kind = PH_SKU_MIN; /* the single-node figure, for a job of its shape */
     switch (kind) {
     case -1:
         snprintf(out, len, "%s", arg);
@@ -354,6 +493,10 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
         }
         snprintf(out, len, "%.1f", v);
         return true;
+    case PH_SKU_NODE_MIN:
+    case PH_FABRIC_MIN:
+    case PH_FABRIC_NET:
+        return fill_fabric(env, kind, param, program, option, one_node, out, len, not_covered);
     default:
         return false; /* validated away */
     }
@@ -379,6 +522,37 @@ int suite_profile_args(const json_t *p, const char *program, const suite_profile
             json_array_remove(args, n - 1); /* an option without its value would take the next word */
     }
     return 0;
+}
+
+bool suite_profile_args_deferred(const json_t *args)
+{
+    size_t i;
+    json_t *a;
+    char param[128];
+    json_array_foreach(args, i, a) {
+        int kind = placeholder(json_string_value(a), param, sizeof param);
+        if (kind == PH_FABRIC_MIN || kind == PH_FABRIC_NET)
+            return true;
+    }
+    return false;
+}
+
+json_t *suite_profile_fill_deferred(const json_t *args, const suite_profile_env *env, const char *program,
+                                    json_t *not_covered)
+{
+    json_t *out = json_array(), *a;
+    size_t i;
+    json_array_foreach(args, i, a) {
+        char word[512];
+        size_t n = json_array_size(out);
+        const char *prev = n ? json_string_value(json_array_get(out, n - 1)) : NULL;
+        const char *option = prev && prev[0] == '-' ? prev : NULL;
+        if (fill(env, program, json_string_value(a), option, word, sizeof word, not_covered))
+            json_array_append_new(out, json_string(word));
+        else if (option)
+            json_array_remove(out, n - 1);
+    }
+    return out;
 }
 
 int suite_split_words(const char *s, json_t *words, char *err, size_t errlen)

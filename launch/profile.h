@@ -18,6 +18,19 @@
 #define SUITE_PROFILE_DEFAULT "standard"
 #define SUITE_PROFILE_DEFAULT_BURN_S 600.0
 
+/* What node_health's report says about the fabric between nodes (launch/fabric.c), for the placeholders
+ * filled when allreduce_bw starts: {fabric_min:...} and {fabric_net}. */
+typedef struct {
+    bool have;             /* node_health's report was read */
+    char why[200];         /* when not: why */
+    int nodes;             /* nodes it checked */
+    int ranks_per_node;    /* its ranks per node, 0 unknown */
+    int nodes_with_hca;    /* nodes with an active InfiniBand/RoCE port, or whose SKU expects HCAs */
+    bool gdr_required;     /* such a node's SKU requires GPUDirect RDMA (nvidia_peermem) */
+    double min_rate_gbps;  /* the lowest node's active port rates summed (its SKU's HCA count at most), Gb/s */
+    char min_host[64];     /* that node */
+} suite_fabric_facts;
+
 /* What the run knows when it fills a profile's placeholders. */
 typedef struct {
     int expect_gpus;             /* GPUs per node (hostfile slots, Slurm, this machine); 0 = unknown */
@@ -29,6 +42,7 @@ typedef struct {
     int world_size;              /* ranks of the run, 0 = unknown */
     double burn_s;               /* --burn */
     bool gpu;                    /* GPUs to run on: the longest sweeps apply */
+    const suite_fabric_facts *fabric; /* node_health's, once it ran; NULL before (those placeholders wait) */
 } suite_profile_env;
 
 /* The text of a built-in profile (quick, standard, full), NULL for another name. */
@@ -55,6 +69,15 @@ double suite_profile_step_timeout(const json_t *profile);
  * adds one line to not_covered (no duplicates). 0, or -1 when the profile does not run program. */
 int suite_profile_args(const json_t *profile, const char *program, const suite_profile_env *env, json_t *args,
                        json_t *not_covered);
+
+/* Whether args (a step's, as suite_profile_args left them) hold a placeholder that waits for node_health's
+ * report: {fabric_min:...} and {fabric_net} of a run on more than one node (or an unknown number). */
+bool suite_profile_args_deferred(const json_t *args);
+
+/* args with those placeholders filled from env->fabric (set); an argument left out adds its line to
+ * not_covered, and takes its option with it. A new array. */
+json_t *suite_profile_fill_deferred(const json_t *args, const suite_profile_env *env, const char *program,
+                                    json_t *not_covered);
 
 /* Splits s into words as a POSIX shell would, without running one: blanks separate, '...' is literal, "..."
  * keeps \" \\ \$ \` escapes, a backslash outside quotes escapes the next character; no expansion of any

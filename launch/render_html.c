@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "handoff.h"
 #include "heatmap.h"
 #include "merge.h"
@@ -474,6 +475,7 @@ char *suite_render_html(const json_t *s)
     abnormal_section(&b, s);
     steps_section(&b, s);
     grid_section(&b, s);
+    suite_fabric_html(&b, s);
     size_t k;
     json_t *st;
     json_array_foreach(sj_arr(s, "steps"), k, st) program_section(&b, s, sj_str(st, "program", "?"));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "handoff.h"
 #include "merge.h"
 #include "render_common.h"
@@ -225,6 +226,7 @@ char *suite_render_md(const json_t *s)
     abnormal_nodes(&b, s);
     steps_table(&b, s);
     nodes_grid(&b, s);
+    suite_fabric_md(&b, s);
     figures(&b, s);
     findings_table(&b, s);
     if (b.failed) {

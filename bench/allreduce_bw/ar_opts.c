@@ -16,7 +16,9 @@ enum {
     OPT_TOLERANCE,
     OPT_SHOW_SLOWEST,
     OPT_REMEASURE,
-    OPT_MIN_NODE_BUSBW
+    OPT_MIN_NODE_BUSBW,
+    OPT_EXPECT_NET,
+    OPT_ALLOW_SOCKETS
 };
 
 /* Flags nccl-tests has that cannot apply to the backend that runs: accepted so that nccl-tests command lines
@@ -61,7 +63,8 @@ const ga_option ar_options[] = {
     {"tolerance", OPT_TOLERANCE, true, "PCT",
      "pairs, node: flag a pair or node more than PCT percent below the median (default 10)"},
     {"remeasure", OPT_REMEASURE, true, "N",
-     "pairs, node, world under --min-busbw: measure a figure below its bound again up to N times, keep the best (default 2)"},
+     "pairs, node, world under --min-busbw: measure a figure below its bound again up to N times, keep the "
+     "best (default 2)"},
     {"min-node-busbw", OPT_MIN_NODE_BUSBW, true, "GB/s",
      "node: fail a node whose intra-node busbw at the largest size is below this"},
     {"nthreads", 't', true, "1", "nccl-tests' threads per process: 1 (one GPU per rank)"},
@@ -90,6 +93,11 @@ const ga_option ar_options[] = {
     {"unalign", 'u', true, "N", "start the buffers N elements past their allocation (default 0)"},
     {"show-slowest", OPT_SHOW_SLOWEST, false, NULL,
      "add the slowest rank and its time after nccl-tests' columns"},
+    {"expect-net", OPT_EXPECT_NET, true, "NET",
+     "between nodes: any (default: recorded only), ib (InfiniBand, RoCE or an RDMA plugin: sockets fail), "
+     "ib-gdr (ib, with GPUDirect RDMA)"},
+    {"allow-sockets", OPT_ALLOW_SOCKETS, false, NULL,
+     "sockets between nodes are intended (NCCL_IB_DISABLE, NCCL_NET=Socket): not a failure, and said so"},
 };
 _Static_assert(sizeof ar_options / sizeof ar_options[0] == AR_N_OPTIONS, "AR_N_OPTIONS");
 
@@ -264,6 +272,11 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
         return parse_int(arg, 0, 100, &o->remeasure, err, errlen);
     case OPT_MIN_NODE_BUSBW:
         return ga_parse_double(arg, 0, 1e6, &o->min_node_busbw, err, errlen);
+    case OPT_EXPECT_NET:
+        return ga_parse_expect_net(arg, &o->expect_net, err, errlen);
+    case OPT_ALLOW_SOCKETS:
+        o->allow_sockets = true;
+        return 0;
     case OPT_TOLERANCE:
         return ga_cli_parse_pct_fraction(arg, 0, 99, &o->tolerance, err, errlen);
     case 't':

@@ -10,6 +10,7 @@
 #include "ar_setup.h"
 #include "ga_cli.h"
 #include "ga_backend.h"
+#include "ga_transport.h"
 
 /* --pattern: the world sweep, one sweep per node at once, and pairs of members over rounds. */
 typedef enum { AR_PATTERN_WORLD, AR_PATTERN_NODE, AR_PATTERN_PAIRS, AR_PATTERNS } ar_pattern_id;
@@ -46,6 +47,8 @@ typedef struct {
     double tolerance;                  /* --tolerance, as a fraction */
     int remeasure;                     /* --remeasure: times a figure below its bound is measured again */
     double min_node_busbw;             /* --min-node-busbw GB/s, 0 none */
+    ga_expect_net expect_net;          /* --expect-net: what must carry traffic between nodes */
+    bool allow_sockets;                /* --allow-sockets: sockets between nodes are intended */
     /* nccl-tests' flags (docs/allreduce_bw.md, "nccl-tests compatibility") */
     int agg_iters;            /* -m: operations per timed iteration (1) */
     int cycles;               /* -N: sweeps printed, 0 forever (1) */
@@ -61,7 +64,7 @@ typedef struct {
     char ignored_value[AR_N_IGNORED_MAX][16];
 } ar_opts;
 
-#define AR_N_OPTIONS 40
+#define AR_N_OPTIONS 42
 extern const ga_option ar_options[AR_N_OPTIONS];
 
 void ar_opts_defaults(ar_opts *o);

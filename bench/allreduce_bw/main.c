@@ -12,6 +12,7 @@
 #include "ar_budget.h"
 #include "ar_run.h"
 #include "ga_deadline.h"
+#include "ar_transport.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_gpu.h"
@@ -357,6 +358,7 @@ int main(int argc, char **argv)
     }
     run_patterns(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st, report);
     json_decref(nt.json);
+    ar_transport_report(&ctx, &o, kind == GA_BACKEND_GPU, report, &st.findings); /* issue 25 */
 
     int exit_code = GA_EXIT_PASS;
     if (ctx.world_rank == 0) {

@@ -22,6 +22,7 @@
 #include "ga_log.h"
 #include "ga_program.h"
 #include "ga_report.h"
+#include "ga_transport_capture.h"
 
 /* Test only: the rank named here moves one parameter by one ulp after training, to prove that the replica
  * check fails and names it. Never set it in production runs. */
@@ -157,8 +158,19 @@ static void fill_record(ddp_trainer *t, const ddp_layout *m, const ddp_loop_resu
 }
 
 /* Rank 0: checks, report, verdict. Returns the exit code. */
+/* Collective: the transport the gradients' allreduce used (ga_transport), for the report on rank 0. */
+static json_t *record_transport(const ga_ctx *ctx, ga_backend backend)
+{
+    ga_transport_policy pol = {.nccl = backend == GA_BACKEND_GPU, .node_count = ctx->node_count};
+    ga_findings none;
+    ga_findings_init(&none);
+    json_t *t = ga_transport_collect(ctx, &pol, &none);
+    ga_findings_free(&none);
+    return t;
+}
+
 static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const ddp_run_info *info,
-                              const ddp_record *all, const ddp_loop_result *res)
+                              const ddp_record *all, const ddp_loop_result *res, json_t *transport)
 {
     int n = ctx->world_size;
     ga_findings findings;
@@ -199,6 +211,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
         ga_report_add_metric(report, "samples_per_s_rank", all[i].samples_per_s, "samples/s", true,
                              (ga_where){all[i].hdr.host, all[i].hdr.node_index, all[i].hdr.world_rank,
                                         all[i].hdr.device_index});
+    json_object_set_new(report, "transport", transport); /* recorded, not judged: allreduce_bw checks it */
     exit_code = ga_report_finish(report, common, spec.name, "DDP", &findings, exit_code);
     json_decref(report);
     ddp_outcome_free(&out);
@@ -305,11 +318,12 @@ int main(int argc, char **argv)
                          .seed = (uint64_t)opts.seed};
 
     ga_phase("gathering %d records", ctx.world_size);
+    json_t *transport = record_transport(&ctx, backend);
     ddp_record *all = NULL;
     ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
     int exit_code = GA_EXIT_PASS;
     if (ctx.world_rank == 0)
-        exit_code = analyse_and_report(&ctx, &common, &info, all, &res);
+        exit_code = analyse_and_report(&ctx, &common, &info, all, &res, transport);
 
     free(all);
     free(mine);

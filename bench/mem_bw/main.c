@@ -27,7 +27,8 @@ static const ga_option options[] = {
     {"pinned-size", OPT_PINNED, true, "BYTES", "pinned buffer of the H2D/D2H tests (default 256M)"},
     {"reps", OPT_REPS, true, "N", "timed repetitions per test (default 20, --quick 5)"},
     {"device", OPT_DEVICE, true, "gpu|cpu|auto",
-     "what to measure (default auto: GPU when every rank has one)"},
+     "what to measure (default auto: GPU when every rank has one; --min-efficiency without one is exit 3)"},
+    {"backend", OPT_DEVICE, true, "gpu|host|auto", "the same as --device"},
     {"tolerance", OPT_TOLERANCE, true, "PCT",
      "flag a GPU more than PCT percent below its model's median (default 10)"},
     {"min-efficiency", OPT_MIN_EFF, true, "PCT",
@@ -135,7 +136,19 @@ int main(int argc, char **argv)
     if (!o.reps)
         o.reps = common.quick ? 5 : 20;
 
+    /* --min-efficiency is a percentage of a GPU's datasheet peak: the host path has none (issue 25) */
+    char gpu_only[64] = "";
+    if (o.min_efficiency > 0)
+        snprintf(gpu_only, sizeof gpu_only, "--min-efficiency %g", 100 * o.min_efficiency);
+    if ((ga_backend)o.device == GA_BACKEND_HOST && gpu_only[0]) {
+        ga_error_once(spec.name, "%s: the host path (--device cpu) has no datasheet peak", gpu_only);
+        return ga_program_end(&ctx, GA_EXIT_USAGE);
+    }
     bool gpu = ga_backend_resolve(&ctx, (ga_backend)o.device) == GA_BACKEND_GPU;
+    rc = ga_backend_gpu_only(&ctx, (ga_backend)o.device, gpu ? GA_BACKEND_GPU : GA_BACKEND_HOST, spec.name,
+                             gpu_only[0] ? gpu_only : NULL);
+    if (rc >= 0)
+        return ga_program_end(&ctx, rc);
     mb_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");

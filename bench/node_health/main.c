@@ -18,6 +18,7 @@
 #include "ga_program.h"
 #include "ga_report.h"
 #include "nh_check.h"
+#include "nh_fabric.h"
 #include "nh_json.h"
 #include "nh_node.h"
 #include "nh_nvml.h"
@@ -262,6 +263,8 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                   out.nodes_without_kernel_log, "nodes_without_ib", out.nodes_without_ib, "ports_checked",
                   out.ports_checked, "ports_active", out.ports_active, "xids", out.xids, "xids_failing",
                   out.xids_failing, "gpus_locality_unknown", out.gpus_locality_unknown));
+    /* what each node offers between nodes: gpuaccept run's floor across nodes and --expect-net (issue 25) */
+    json_object_set_new(json_object_get(report, "summary"), "fabric", nh_fabric_json(all, n, &copts));
     ga_report_add_headline(report,
                            &(ga_headline){.name = "gpus_checked",
                                           .label = "GPUs checked through NVML",

@@ -307,6 +307,100 @@ def case_budget_slow_node(bin_dir, work, n):
           f"COMM_SLOW_NODE on node03: {[(f['code'], f['host']) for f in faulty['findings']]}")
     check(st1["duration_s"] <= 3 * st0["duration_s"],
           f"the faulty step ends within 3x the fault-free one: {st1['duration_s']:.1f} s vs {st0['duration_s']:.1f} s")
+def transport_findings(rep):
+    return sorted((f["code"], f["host"]) for f in rep["findings"] if f["code"].startswith("COMM_TRANSPORT"))
+
+
+def case_transport_host_tcp(bin_dir, work):
+    """The host path between 2 nodes x 2 ranks: Open MPI's components per node recorded (ob1 over TCP);
+    --expect-net ib fails both nodes with COMM_TRANSPORT_FALLBACK; --allow-sockets passes and says so."""
+    cluster("up", "2", "2")
+    d = fresh(os.path.join(work, "transport_host"))
+    args = ["--backend", "mpi", "--quick", "--report-dir", d, "--expect-net", "ib"]
+    mpirun(4, os.path.join(bin_dir, "allreduce_bw"), args, expect_exit=(1,))
+    rep = load(os.path.join(d, "allreduce_bw.json"))
+    t = rep["transport"]
+    check(t["multi_node"] and not t["ib_exercised"], f"transport {t}")
+    check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node01"), ("COMM_TRANSPORT_FALLBACK", "node02")],
+          f"transport findings {transport_findings(rep)}")
+    for n in t["nodes"]:
+        check(n["ranks"] == 2 and n["mpi"]["pml"] == "ob1" and "tcp" in n["mpi"]["btl"].split(","),
+              f"{n['host']}: {n['mpi']}")
+        check(n["between_nodes"]["networks"] == ["Socket"], f"{n['host']}: {n['between_nodes']}")
+    mpirun(4, os.path.join(bin_dir, "allreduce_bw"), args + ["--allow-sockets"], expect_exit=(0,))
+    rep = load(os.path.join(d, "allreduce_bw.json"))
+    check(rep["transport"]["sockets_intended"] and not transport_findings(rep), f"{rep['transport']}")
+
+
+def case_transport_double_fallback(bin_dir, work):
+    """The NCCL path on the GPU test double across 3 nodes x 2 ranks, node03 alone on sockets (its daemons
+    get GA_DOUBLE_NET=Socket): COMM_TRANSPORT_FALLBACK names node03 and no other node; node01 and node02 show
+    InfiniBand with GPUDirect RDMA, from the debug lines each rank's NCCL (the double) wrote."""
+    double = os.path.join(os.path.dirname(os.path.abspath(bin_dir)), "tests", "libga_gpu_double.so")
+    if not os.path.exists(double):
+        print(f"check_cluster: SKIP: no GPU test double at {double} (a build without the GPU paths)")
+        sys.exit(77)
+    cluster("up", "3", "2")
+    cluster("setenv", "node03", "GA_DOUBLE_NET=Socket")
+    d = fresh(os.path.join(work, "transport_double"))
+    cmd = [CLUSTER, "run", "mpirun", "--hostfile", hostfile(), "-np", "6", "-x", "LD_PRELOAD=" + double,
+           os.path.join(bin_dir, "allreduce_bw"), "-b", "8", "-e", "4K", "-f", "8", "-n", "3", "-w", "1",
+           "-T", "20", "--expect-net", "ib-gdr", "--report-dir", d]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=STEP_TIMEOUT)
+    print(f"  allreduce_bw on the double, node03 on sockets: exit {p.returncode}")
+    check(p.returncode == 1, f"exit {p.returncode}, expected 1\n{p.stdout[-3000:]}")
+    rep = load(os.path.join(d, "allreduce_bw.json"))
+    check(rep["summary"]["backend"] == "nccl", f"backend {rep['summary']['backend']}")
+    check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node03")],
+          f"transport findings {transport_findings(rep)}; all: {finding_codes(rep)}")
+    nets = {n["host"]: (n["between_nodes"]["networks"], n["between_nodes"]["gdr"]) for n in rep["transport"]["nodes"]}
+    check(nets == {"node01": (["IB"], "all"), "node02": (["IB"], "all"), "node03": (["Socket"], "n/a")},
+          f"networks per node {nets}")
+
+
+def case_suite_fabric_floor(bin_dir, work):
+    """gpuaccept run's standard profile on 2 nodes: node_health runs first (replaying a healthy HGX H100
+    node's sysfs: 8 active NDR ports), and allreduce_bw then gets --min-busbw from those HCA rates times the
+    H100 baseline's cited fabric efficiency, and --expect-net ib-gdr (the SKU requires GPUDirect RDMA).
+    Between these namespaces Open MPI runs over TCP: COMM_TRANSPORT_FALLBACK names both nodes, and the
+    summary shows the transport per node and says InfiniBand was not exercised."""
+    src = os.path.normpath(os.path.join(HERE, "..", ".."))
+    cluster("up", "2", "1")
+    d = fresh(os.path.join(work, "fabric_floor"))
+    nh = os.path.join(src, "ctest", "node_health")
+    baseline = os.path.join(src, "launch", "baselines", "h100-sxm.json")
+    cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(),
+           "--only", "node_health,allreduce_bw", "--baseline", baseline, "--preflight-timeout", "30",
+           "--args", "node_health=--sysfs-root {} --kernel-log {} --sku hgx-h100-8".format(
+               os.path.join(nh, "trees", "healthy"), os.path.join(nh, "logs", "healthy.log")),
+           "--args", "allreduce_bw=-b 1K -e 64K -n 3 -w 1 --rounds 1", "--report-dir", d]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=200)
+    except subprocess.TimeoutExpired as ex:
+        raise Fail(f"gpuaccept run did not finish within 200 s:\n{ex.output}")
+    print(f"  gpuaccept run --hostfile, standard profile: exit {p.returncode}")
+    check(p.returncode == 1, f"gpuaccept run exit {p.returncode}, expected 1\n{p.stdout[-3000:]}")
+    run = load(os.path.join(d, "suite_run.json"))
+    ar = next(st for st in run["steps"] if st["program"] == "allreduce_bw")["command"]
+    h100 = load(baseline)
+    per_node = 8 * 400.0  # the healthy tree: 8 active ports at 400 Gb/s
+    want = round(per_node / 8 * h100["fabric"]["busbw_per_line_rate"] * (1 - h100["tolerance_pct"] / 100), 1)
+    got = float(ar[ar.index("--min-busbw") + 1]) if "--min-busbw" in ar else None
+    check(got == want, f"allreduce_bw --min-busbw {got}, expected {want} (8 x 400 Gb/s x efficiency, less 10%)")
+    check(ar[ar.index("--expect-net") + 1] == "ib-gdr" if "--expect-net" in ar else False,
+          f"allreduce_bw --expect-net ib-gdr: {ar}")
+    check("--min-node-busbw" not in ar, f"no --min-node-busbw for 1 rank per node (the figure is 8 GPUs'): {ar}")
+    rep = load(os.path.join(d, "allreduce_bw.json"))
+    check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node01"), ("COMM_TRANSPORT_FALLBACK", "node02")],
+          f"transport findings {transport_findings(rep)}")
+    summary = load(os.path.join(d, "summary.json"))
+    fabric = summary["fabric"]
+    check([(n["host"], n["between_nodes"]) for n in fabric["nodes"]] == [("node01", "Socket"), ("node02", "Socket")],
+          f"summary.fabric per node: {fabric['nodes']}")
+    nc = summary["profile"]["not_covered"]
+    check(any(l.startswith("InfiniBand not exercised: inter-node traffic over sockets on 2 node(s)") for l in nc),
+          f"not covered: {nc}")
+    check("## Fabric" in open(os.path.join(d, "summary.md")).read(), "summary.md has the Fabric section")
 
 
 CASES = {
@@ -321,6 +415,9 @@ CASES = {
     "ddp_smoke": case_ddp_smoke,
     "suite_hostfile": case_suite_hostfile,
     "suite_node_down": case_suite_node_down,
+    "transport_host_tcp": case_transport_host_tcp,
+    "transport_double_fallback": case_transport_double_fallback,
+    "suite_fabric_floor": case_suite_fabric_floor,
 }
 
 

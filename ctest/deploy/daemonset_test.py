@@ -75,6 +75,7 @@ REFUSED = [
     (["--memory", "much"], "not a Kubernetes quantity"),
     (["--runtime-class", "Nvidia"], "DNS-1123 subdomain"),
     (["--args", "'unclosed"], "--args"),
+    (["--cpu-only", "--request-gpus"], "--cpu-only and --request-gpus"),
 ]
 
 
@@ -111,6 +112,11 @@ def rendered():
     check(c["resources"]["limits"].get("nvidia.com/gpu") == 2
           and "NVIDIA_VISIBLE_DEVICES" not in {e["name"] for e in c["env"]},
           "--request-gpus requests nvidia.com/gpu instead of NVIDIA_VISIBLE_DEVICES=all")
+    script = c["command"][-1]
+    check("--np 2 --only node_health,env_audit,gemm_flops,mem_bw,allreduce_bw --report-dir /var/run/gpuaccept/reports "
+          "--expect-gpus 2" in script, "gpuaccept run --expect-gpus from --gpus-per-node")
+    cpu = by_kind(docs_of(["--cpu-only", "--gpus-per-node", "2"]), "DaemonSet")["spec"]["template"]["spec"]
+    check("--expect-gpus" not in cpu["initContainers"][0]["command"][-1], "--cpu-only: no --expect-gpus")
     check_refused(os.path.join(ds_dir, "render.py"), REFUSED)
 
 
@@ -159,11 +165,11 @@ def negative():
 def run():
     bin_dir = sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
-        def once(name, args):
+        def once(name, args, render_opts=("--cpu-only",)):
             status = os.path.join(tmp, name)
             os.makedirs(status)
             docs = docs_of(["--gpus-per-node", "2", "--prefix", os.path.dirname(bin_dir), "--status-dir", status,
-                            "--args=" + args])
+                            "--args=" + args] + list(render_opts))
             pod = by_kind(docs, "DaemonSet")["spec"]["template"]["spec"]
             check_c, label_c = pod["initContainers"]
             env = {"PATH": os.environ["PATH"], "HOME": tmp, "NODE_NAME": "gpu-node-07",
@@ -204,6 +210,12 @@ def run():
         check(labels["gpuaccept.io/verdict"] == node_verdict and summary["verdict"]["exit_code"] == 0
               and node_verdict in ("pass", "warn") and len(labels["gpuaccept.io/checked"]) == 16,
               "a passing node is labelled with its summary verdict ({}): {}".format(node_verdict, labels))
+        # GPUs the pod cannot see (this machine has none): --expect-gpus from --gpus-per-node fails the node;
+        # without it (before issue 25) node_health only warned and the node stayed schedulable.
+        summary, labels = once("invisible", "--quick --skip gemm_flops,mem_bw,allreduce_bw,ddp_smoke", ())
+        check(labels["gpuaccept.io/verdict"] == "fail" and "HEALTH_NVML_UNAVAILABLE" in summary["verdict"]["fault_codes"],
+              "GPUs invisible to the pod: the node is labelled fail: {}, {}".format(labels,
+                                                                                 summary["verdict"]["fault_codes"]))
         # A baseline 100x above what this machine reaches, as ctest handoff.drain_slurm makes one.
         r0 = os.path.join(tmp, "r0")
         subprocess.run([os.path.join(bin_dir, "gpuaccept"), "run", "--quick", "--np", "2", "--only", "gemm_flops",

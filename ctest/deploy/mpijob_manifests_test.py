@@ -69,7 +69,8 @@ def rendered():
     knobs = [[], ["--namespace", "ml-infra", "--report-pvc", "gpuaccept-reports", "--args=--quick --timeout 300",
                   "--shm-size", "64Gi", "--image", "registry.example.com:5000/gpuaccept:1.0"],
              ["--rdma-network", "sriov-ib", "--ib-hca", "mlx5", "--socket-ifname", "bond0", "--ssh-port", "2022"],
-             SCHEDULING, ["--non-root", "--run-as-user", "1001", "--no-default-toleration"]]
+             SCHEDULING, ["--non-root", "--run-as-user", "1001", "--no-default-toleration"],
+             ["--no-ib", "--socket-ifname", "bond0"], ["--rdma-resource", "nvidia.com/hca=8"]]
     with tempfile.TemporaryDirectory() as tmp:
         with open(AFFINITY_FILE, "w") as f:
             json.dump(AFFINITY, f)
@@ -84,6 +85,7 @@ def rendered():
               and worker["template"]["spec"]["containers"][0]["command"][-1] == "2022"
               and "hostNetwork" not in worker["template"]["spec"],
               "rdma network annotation and ssh port reach the rendered worker")
+        fabric()
         doc = yaml.safe_load(render_yaml(["--report-pvc", "gpuaccept-reports"]))
         vols = {role: {v["name"]: v for v in doc["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]["volumes"]}
                 for role in ("Launcher", "Worker")}
@@ -128,6 +130,37 @@ def rendered():
               "--non-root: sshAuthMountPath, runAsUser 1000, sshd on 2222, no run-as-root variables")
 
 
+def fabric():
+    """InfiniBand by default (issue 25): the RDMA resource and IPC_LOCK in every pod that runs ranks, NCCL not
+    kept off IB, gpuaccept run told the GPUs per node; --no-ib: sockets, declared intended (--allow-sockets)."""
+    def pods(doc):
+        return [doc["spec"]["mpiReplicaSpecs"][r]["template"]["spec"]["containers"][0] for r in ("Launcher", "Worker")]
+
+    def launcher_env(doc):
+        return {e["name"]: e["value"] for e in pods(doc)[0]["env"]}
+    doc = yaml.safe_load(render_yaml(["--nodes", "4", "--gpus-per-node", "8"]))
+    script = pods(doc)[0]["command"][-1]
+    check(all(c["resources"]["limits"].get("rdma/rdma_shared_device_a") == 1
+              and "IPC_LOCK" in c["securityContext"]["capabilities"]["add"] for c in pods(doc))
+          and launcher_env(doc)["NCCL_IB_DISABLE"] == "0"
+          and "gpuaccept run --report-dir /reports --expect-gpus 8 ||" in script and "--allow-sockets" not in script,
+          "default: InfiniBand (RDMA resource, IPC_LOCK) in both pods, --expect-gpus 8, no --allow-sockets")
+    doc = yaml.safe_load(render_yaml(["--rdma-resource", "nvidia.com/hca=8", "--rdma-resource", "rdma/ib"]))
+    check(all(c["resources"]["limits"].get("nvidia.com/hca") == 8 and c["resources"]["limits"].get("rdma/ib") == 1
+              and "rdma/rdma_shared_device_a" not in c["resources"]["limits"] for c in pods(doc)),
+          "--rdma-resource NAME=COUNT (repeatable) replaces the default resource")
+    doc = yaml.safe_load(render_yaml(["--no-ib"]))
+    script = pods(doc)[0]["command"][-1]
+    check(all(not any("rdma" in k for k in c["resources"]["limits"]) and "securityContext" not in c
+              for c in pods(doc)) and launcher_env(doc)["NCCL_IB_DISABLE"] == "1"
+          and "--expect-gpus 8 --allow-sockets ||" in script,
+          "--no-ib: no RDMA resource, no IPC_LOCK, NCCL_IB_DISABLE=1, and gpuaccept run --allow-sockets")
+    doc = yaml.safe_load(render_yaml(["--cpu-only", "--no-ib"]))
+    check("--expect-gpus" not in pods(doc)[0]["command"][-1], "--cpu-only: no --expect-gpus")
+    doc = yaml.safe_load(render_yaml(["--variant", "rdma"]))
+    check(doc == yaml.safe_load(render_yaml([])), "--variant rdma, the old name, renders the default")
+
+
 W = ["spec", "mpiReplicaSpecs", "Worker"]
 WC = W + ["template", "spec", "containers", 0]
 # (what is broken, where, the new value (None deletes), a phrase the rejection must contain)
@@ -155,6 +188,9 @@ NEGATIVE = [
     ("rank 0 on a worker", ["spec", "runLauncherAsWorker"], None, "runLauncherAsWorker"),
     ("BestEffort worker", WC + ["resources", "requests"], None, "BestEffort"),
     ("memory limit under /dev/shm", WC + ["resources", "limits", "memory"], "16Gi", "below its request plus"),
+    ("IB disabled without --allow-sockets", ["spec", "mpiReplicaSpecs", "Launcher", "template", "spec", "containers",
+                                             0, "env"], [{"name": "NCCL_IB_DISABLE", "value": "1"}],
+     "without gpuaccept run --allow-sockets"),
 ]
 
 
@@ -192,6 +228,9 @@ REFUSED = [
     (["--args", "--quick 'unclosed"], "--args"),
     (["--non-root", "--ssh-port", "22"], "--non-root"),
     (["--ib-gid-index", "-1"], "--ib-gid-index"),
+    (["--rdma-resource", "hca"], "not a device plugin resource name"),
+    (["--rdma-resource", "nvidia.com/hca=0"], "at least 1"),
+    (["--no-ib", "--rdma-network", "sriov-ib"], "--no-ib"),
 ]
 # Words that a shell would run or split if --args reached it unquoted.
 HOSTILE = ["--baseline", "/tmp/dir with spaces/b.json", "it's", 'say "hi"', "$(touch {pwned})", "`touch {pwned}`",
@@ -221,7 +260,7 @@ def refused():
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         with open(os.path.join(tmp, "argv")) as f:
             got = f.read().split("\0")[:-1]
-        want = ["run", "--report-dir", rd, "--only", "mem_bw"] + words
+        want = ["run", "--report-dir", rd, "--only", "mem_bw", "--expect-gpus", "8"] + words
         check(got == want, "--args reach gpuaccept run word for word: {}".format(got))
         check(not os.path.exists(pwned), "nothing in --args was run by the launcher's shell")
         check(r.returncode == 1, "the launcher exits with gpuaccept run's status (1), got {}".format(r.returncode))

@@ -7,6 +7,7 @@
  * - ncclCommAbort completes the aborted work (its collectives end, so their streams drain) and frees the
  *   communicator: any later call on it is a use after free, and so is a call made while another thread is
  *   inside one on the same communicator: the double ends the process there (gd_comm_enter). */
+#include "double_nccl_log.h"
 #include "gd_nccl.h"
 
 #include <errno.h>
@@ -218,6 +219,7 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniq
     ncclResult_t r = attach(c, &id);
     if (r != ncclSuccess)
         return r;
+    double_nccl_log_comm(id.internal, c, rank, nranks); /* what NCCL's debug output says (issue 25) */
     c->pending = PEND_INIT;
     if (c->nonblocking)
         return gd_comm_pending_done(c) ? (c->pending = PEND_NONE, ncclSuccess) : ncclInProgress;

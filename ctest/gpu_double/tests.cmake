@@ -262,3 +262,68 @@ ga_double_test(allreduce_grouped_aggregation --exit 0 --within 20 --env GA_DOUBL
 ga_double_test(allreduce_gpu_out_of_memory --exit 5 --within 20 --env GA_DOUBLE_GPU_MEM_GIB=1
                --stderr "\\[FATAL\\] [^ ]+ rank [01] .*ncclMemAlloc of the (send|receive) buffer .*out of memory"
                -- ${_ar} -b 512M -e 512M -n 1 -w 0 -c 0 -T 5)
+# The transport NCCL chose (issue 25): the double writes NCCL's debug lines (double_nccl_log.c) for a network
+# chosen by GA_DOUBLE_NET, and GA_DOUBLE_NCCL_NODES=2 makes its communicators span two nodes as NCCL counts them
+# (on this one machine every rank's host is the same: a fallback on one node of a real multi-node run is
+# cluster.transport_double_fallback). The program reads the lines from the per-rank file it directed them to.
+set(_tr_ar ${_ar} -b 8 -e 4K -f 8 -n 3 -w 1 -c 1 -T 5)
+# (The pairs' figures are host scheduling noise that may name a slow link, as in allreduce_node_and_pairs.)
+ga_double_test(allreduce_transport_ib_gdr --np 4 --exit 0 --exit 1 --within 30 --env GA_DOUBLE_NCCL_NODES=2
+               --stdout "transport between nodes: IB, GDR all on 1 of 1 nodes"
+               --report "r['transport']['multi_node'] and r['transport']['ib_exercised']"
+               --report "r['transport']['nodes'][0]['between_nodes']['networks'] == ['IB']"
+               --report "r['transport']['nodes'][0]['between_nodes']['devices'] == ['mlx5_0:1', 'mlx5_1:1']"
+               --report "r['transport']['nodes'][0]['between_nodes']['gdr'] == 'all'"
+               --report "r['transport']['nodes'][0]['inside_node'] == {'paths': ['P2P'], 'link': 'NVLink'}"
+               --report "r['transport']['nodes'][0]['communicators']['world']['communicators'] == 4"
+               --report "r['transport']['nodes'][0]['communicators']['pairs']['spanning_nodes'] >= 1"
+               --report "all(f['code'] in ('COMM_SLOW_LINK', 'COMM_SLOW_NODE') for f in r['findings'])"
+               -- ${_tr_ar} --pattern world,node,pairs --rounds 1 --expect-net ib-gdr)
+# Sockets between the nodes where InfiniBand is expected: a failure, not a pass.
+ga_double_test(allreduce_transport_socket_fallback --np 4 --exit 1 --within 20 --env GA_DOUBLE_NCCL_NODES=2
+               --env GA_DOUBLE_NET=Socket
+               --stdout "fail COMM_TRANSPORT_FALLBACK on vm: NCCL sent its inter-node traffic over sockets"
+               --report "[f['code'] for f in r['findings']] == ['COMM_TRANSPORT_FALLBACK']"
+               --report "r['transport']['nodes'][0]['between_nodes']['networks'] == ['Socket']"
+               -- ${_tr_ar} --expect-net ib)
+# NCCL_IB_DISABLE=1 in a multi-node run that expects InfiniBand is not a pass ...
+ga_double_test(allreduce_transport_ib_disabled --np 4 --exit 1 --within 20 --env GA_DOUBLE_NCCL_NODES=2
+               --env NCCL_IB_DISABLE=1
+               --stdout "COMM_TRANSPORT_FALLBACK on vm: .*, and NCCL_IB_DISABLE=1 is set"
+               --report "r['transport']['nodes'][0]['between_nodes']['forced_by'] == 'NCCL_IB_DISABLE=1'"
+               -- ${_tr_ar} --expect-net ib)
+# ... unless it is said to be intended, and then the report says so.
+ga_double_test(allreduce_transport_sockets_intended --np 4 --exit 0 --within 20 --env GA_DOUBLE_NCCL_NODES=2
+               --env NCCL_IB_DISABLE=1 --stdout "sockets intended \\(--allow-sockets\\)"
+               --report "r['transport']['sockets_intended'] and not r['transport']['ib_exercised']"
+               --report "'intended' in r['transport']['ib_not_exercised_why']"
+               -- ${_tr_ar} --expect-net ib --allow-sockets)
+# InfiniBand without GPUDirect RDMA where the SKU requires it: COMM_GDR_UNUSED.
+ga_double_test(allreduce_transport_no_gdr --np 4 --exit 1 --within 20 --env GA_DOUBLE_NCCL_NODES=2
+               --env GA_DOUBLE_NET=IB
+               --report "[f['code'] for f in r['findings']] == ['COMM_GDR_UNUSED']"
+               --report "r['transport']['nodes'][0]['between_nodes']['gdr'] == 'none'"
+               -- ${_tr_ar} --expect-net ib-gdr)
+# A NCCL_DEBUG_FILE of the user's without %p (the ranks of a node would share it) is not read: the report says
+# why (in a multi-node run under --expect-net ib that is COMM_TRANSPORT_UNKNOWN, no pass: common.transport).
+ga_double_test(allreduce_transport_shared_debug_file --np 4 --exit 0 --within 20
+               --env NCCL_DEBUG_FILE=${CMAKE_CURRENT_BINARY_DIR}/nccl-shared.log
+               --report "'has no %p' in r['transport']['nodes'][0]['log']"
+               -- ${_tr_ar} --expect-net ib)
+# ddp_smoke records the transport of its gradient allreduce (allreduce_bw is the one that checks it). The
+# double's GEMMs compute nothing, so the loss does not fall (exit 1): only the record is checked here.
+ga_double_test(ddp_transport_recorded --np 4 --exit 1 --within 30 --env GA_DOUBLE_NCCL_NODES=2
+               --env GA_DOUBLE_NET=RoCE_GDR
+               --report "r['transport']['nodes'][0]['between_nodes']['networks'] == ['RoCE']"
+               --report "r['transport']['nodes'][0]['communicators']['other']['communicators'] == 4"
+               -- ${_ddp} --backend gpu --quick --steps 5)
+# No silent host fallback: the CUDA runtime (the double, GA_DOUBLE_GPUS=0) sees no device, and a GPU-only
+# option is exit 3 with one line and no report, not a host-path pass with the option dropped.
+ga_double_test(gemm_gpu_only_no_gpu --exit 3 --within 20 --env GA_DOUBLE_GPUS=0
+               --stderr "^gemm_flops: a GPU is needed for --dtype bf16 and --min-efficiency 60, and no rank sees one"
+               --absent "COMPUTE. report: "
+               -- ${_gf} --dtype bf16 --min-efficiency 60 --quick)
+ga_double_test(mem_bw_gpu_only_no_gpu --exit 3 --within 20 --env GA_DOUBLE_GPUS=0
+               --stderr "^mem_bw: a GPU is needed for --min-efficiency 70, and no rank sees one"
+               --absent "COMPUTE. report: "
+               -- ${_mb} --min-efficiency 70 --quick)

@@ -71,9 +71,9 @@ check(render.PROGRAMS == names, "render.py reads the registry's list: %s" % rend
 # The MPIJob launcher runs `gpuaccept run`, whose order is the registry's: the suite with no --only, each
 # program alone with --only NAME, and every name the renderer accepts is one gpuaccept knows.
 suite = render.render(["--nodes", "1", "--gpus-per-node", "1"])
-check("/bin/gpuaccept run --report-dir /reports ||" in suite and "--only" not in suite,
+check("/bin/gpuaccept run --report-dir /reports --expect-gpus 1 ||" in suite and "--only" not in suite,
       "the rendered suite MPIJob runs gpuaccept run, every step in the registry's order")
-check(all("/bin/gpuaccept run --report-dir /reports --only %s ||" % n
+check(all("/bin/gpuaccept run --report-dir /reports --only %s --expect-gpus 1 ||" % n
           in render.render(["--program", n, "--nodes", "1", "--gpus-per-node", "1"]) for n in names),
       "a rendered one-program MPIJob runs gpuaccept run --only that program, for each of them")
 

@@ -113,6 +113,12 @@ def lay_out(report):
         nodes[r["rank"] // RANKS_PER_NODE]["ranks"].append(r)
     report["nodes"] = nodes
     report["node_count"] = NODES
+    # the transport per node (allreduce_bw, ddp_smoke): the one node's entry becomes each node's
+    transport = report.get("transport")
+    if transport is not None:
+        one_t = transport["nodes"][0]
+        transport["nodes"] = [dict(copy.deepcopy(one_t), host=host_of(n), node=n, ranks=RANKS_PER_NODE)
+                              for n in range(NODES)]
     relabel(report)
 
 

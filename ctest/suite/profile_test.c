@@ -3,6 +3,7 @@
 #include <jansson.h>
 
 #include "../ga_test.h"
+#include "fabric.h"
 #include "profile.h"
 
 /* The words of s joined with '|', or "ERR" when refused. */
@@ -46,8 +47,102 @@ static const char *args(const json_t *p, const char *program, const suite_profil
     return out;
 }
 
+/* The placeholders of the floor across nodes (issue 25): kept until node_health has run, then filled from
+ * its report's per-node ports, the baseline's fabric efficiency and its single-node figure. */
+static void test_fabric(void)
+{
+    json_error_t je;
+    json_t *p = json_loads("{\"schema\": \"gpuaccept-profile\", \"schema_version\": 1, \"name\": \"t\","
+                           " \"steps\": {\"allreduce_bw\": [\"--min-busbw\", \"{fabric_min:allreduce_bw/busbw_at_max}\","
+                           " \"--min-node-busbw\", \"{sku_node_min:allreduce_bw/busbw_at_max}\","
+                           " \"--expect-net\", \"{fabric_net}\"]}}",
+                           0, &je);
+    json_t *b = json_loads("{\"tolerance_pct\": 10, \"sources\": [{\"id\": \"s\"}], \"fabric\": "
+                           "{\"busbw_per_line_rate\": 0.96, \"source\": \"s\"}, \"metrics\": ["
+                           "{\"program\": \"allreduce_bw\", \"name\": \"busbw_at_max\", \"value\": 370,"
+                           " \"higher_is_better\": true, \"world_size\": 8, \"node_count\": 1}]}",
+                           0, &je);
+    char err[256];
+    CHECK(p && b && suite_profile_validate(p, err, sizeof err) == 0);
+    suite_profile_env env = {.expect_gpus = 8, .baseline = b, .tolerance_pct = -1, .node_count = 2,
+                             .world_size = 16, .gpu = true};
+    /* two nodes: the floor across nodes waits for node_health; the per-node sweep gets the SKU's figure */
+    json_t *a = json_array(), *n = json_array();
+    suite_profile_args(p, "allreduce_bw", &env, a, n);
+    CHECK(suite_profile_args_deferred(a) && json_array_size(n) == 0);
+    CHECK_STR(json_string_value(json_array_get(a, 1)), "{fabric_min:allreduce_bw/busbw_at_max}");
+    CHECK_STR(json_string_value(json_array_get(a, 3)), "333.0"); /* 370 less 10% */
+
+    /* node_health: node 1 has 8 NDR ports and a 100 Gb/s storage port (its SKU says 8 HCAs: the storage
+     * port is not counted); node 2 has one of its 8 ports at 200 Gb/s */
+    json_t *nh = json_loads(
+        "{\"world_size\": 16, \"node_count\": 2, \"summary\": {\"fabric\": {\"nodes\": ["
+        "{\"host\": \"n1\", \"expect_hcas\": 8, \"require_peermem\": true, \"ports_active\": ["
+        "{\"rate_gbps\": 400}, {\"rate_gbps\": 400}, {\"rate_gbps\": 400}, {\"rate_gbps\": 100},"
+        "{\"rate_gbps\": 400}, {\"rate_gbps\": 400}, {\"rate_gbps\": 400}, {\"rate_gbps\": 400},"
+        "{\"rate_gbps\": 400}]},"
+        "{\"host\": \"n2\", \"expect_hcas\": 8, \"require_peermem\": true, \"ports_active\": ["
+        "{\"rate_gbps\": 400}, {\"rate_gbps\": 400}, {\"rate_gbps\": 400}, {\"rate_gbps\": 200},"
+        "{\"rate_gbps\": 400}, {\"rate_gbps\": 400}, {\"rate_gbps\": 400}, {\"rate_gbps\": 400}]}]}}}",
+        0, &je);
+    suite_fabric_facts f;
+    suite_fabric_facts_from(nh, "unused", &f);
+    CHECK(f.have && f.nodes == 2 && f.nodes_with_hca == 2 && f.gdr_required && f.ranks_per_node == 8);
+    CHECKF(f.min_rate_gbps == 3000 && strcmp(f.min_host, "n2") == 0, "%g %s", f.min_rate_gbps, f.min_host);
+    env.fabric = &f;
+    json_t *filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
+    char line[256] = "";
+    size_t i;
+    json_t *v;
+    json_array_foreach(filled, i, v) {
+        snprintf(line + strlen(line), sizeof line - strlen(line), "%s%s", i ? " " : "", json_string_value(v));
+    }
+    /* 3000 Gb/s = 375 GB/s x 0.96 = 360, under the 370 of one node, less 10% */
+    CHECK_STR(line, "--min-busbw 324.0 --min-node-busbw 333.0 --expect-net ib-gdr");
+    json_decref(filled);
+
+    /* 8 NDR ports everywhere: 384 GB/s is above what one node's NVLink ring reaches, so 370 caps it */
+    json_t *port = json_array_get(json_object_get(json_array_get(json_object_get(json_object_get(
+                                                      json_object_get(nh, "summary"), "fabric"), "nodes"), 1),
+                                                  "ports_active"), 3);
+    json_object_set_new(port, "rate_gbps", json_real(400));
+    suite_fabric_facts_from(nh, "unused", &f);
+    filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
+    CHECK_STR(json_string_value(json_array_get(filled, 1)), "333.0");
+    json_decref(filled);
+
+    /* no node_health report: both left out, and said */
+    suite_fabric_facts_from(NULL, "node_health left no report (not run)", &f);
+    filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
+    CHECK(json_array_size(filled) == 2);
+    CHECK_STR(json_string_value(json_array_get(n, 0)),
+              "no --min-busbw for allreduce_bw across nodes: node_health left no report (not run) (the floor "
+              "across nodes is derived from its HCA rates)");
+    CHECK_STR(json_string_value(json_array_get(n, 1)),
+              "no --expect-net for allreduce_bw: node_health left no report (not run)");
+    json_decref(filled);
+    json_decref(nh);
+    json_decref(a);
+    json_decref(n);
+
+    /* one node: the floor is the single-node figure, and nothing is expected between nodes */
+    env.node_count = 1;
+    env.world_size = 8;
+    env.fabric = NULL;
+    a = json_array();
+    n = json_array();
+    suite_profile_args(p, "allreduce_bw", &env, a, n);
+    CHECK(!suite_profile_args_deferred(a) && json_array_size(a) == 4 && json_array_size(n) == 0);
+    CHECK_STR(json_string_value(json_array_get(a, 1)), "333.0");
+    json_decref(a);
+    json_decref(n);
+    json_decref(p);
+    json_decref(b);
+}
+
 int main(void)
 {
+    test_fabric();
     CHECK_STR(split("  -b 8  -e 1G "), "-b|8|-e|1G");
     CHECK_STR(split("--tag 'a b' \"c \\\"d\\\" \\$x\" e\\ f"), "--tag|a b|c \"d\" $x|e f");
     CHECK_STR(split("''"), "");                       /* an empty word stays a word */

@@ -20,7 +20,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, ".."))
-from k8s_common import (check_dns1123_label, check_env_names, check_node_selector,  # noqa: E402
+from k8s_common import (Refused, check_dns1123_label, check_env_names, check_node_selector,  # noqa: E402
                         check_quantities, check_subdomains, memory_limit, parse_key_value, parse_toleration,
                         quote_args, render_main, to_yaml)
 
@@ -37,6 +37,8 @@ def check_script(a):
     forever, and a failed check is a result (the label), not a reason to retry."""
     run = [a.prefix + "/bin/gpuaccept", "run", "--np", str(a.gpus_per_node), "--only", ",".join(CHECKS),
            "--report-dir", a.status_dir + "/reports"]
+    if not a.cpu_only:
+        run += ["--expect-gpus", str(a.gpus_per_node)]  # GPUs invisible to the pod fail the node, not warn
     run_line = " ".join(shlex.quote(w) for w in run) + ((" " + a.args_quoted) if a.args_quoted else "")
     return """set -u
 status={sd}
@@ -66,7 +68,7 @@ def daemonset(a):
     check = {
         "name": "check", "image": a.image, "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/sh", "-c", check_script(a)],
-        "env": env + ([] if a.request_gpus else [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]),
+        "env": env + ([] if a.request_gpus or a.cpu_only else [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]),
         "resources": {"requests": {"cpu": a.cpu, "memory": a.memory},
                       "limits": dict({"memory": a.memory_limit},
                                      **({"nvidia.com/gpu": a.gpus_per_node} if a.request_gpus else {}))},
@@ -137,6 +139,9 @@ def parse_args(argv):
     p.add_argument("--request-gpus", action="store_true",
                    help="request the GPUs (nvidia.com/gpu) instead of NVIDIA_VISIBLE_DEVICES=all; the pod then "
                    "holds them while it sleeps")
+    p.add_argument("--cpu-only", action="store_true",
+                   help="nodes without GPUs: the host paths, no GPUs expected [gpuaccept run --expect-gpus "
+                   "--gpus-per-node]")
     p.add_argument("--name", default="gpuaccept-node-check", help="name of every object [gpuaccept-node-check]")
     p.add_argument("--namespace", default="gpuaccept", help="namespace, rendered as an object too [gpuaccept]")
     p.add_argument("--node-selector", action="append", default=None, metavar="KEY=VALUE",
@@ -162,6 +167,8 @@ def parse_args(argv):
 def with_defaults(a):
     """Parses the structured options; raises Refused for what the API would reject."""
     a = argparse.Namespace(**vars(a))
+    if a.cpu_only and a.request_gpus:
+        raise Refused("--cpu-only and --request-gpus: a node without GPUs requests none")
     check_dns1123_label("--name", a.name)
     check_dns1123_label("--namespace", a.namespace)
     check_subdomains((("--priority-class", a.priority_class), ("--runtime-class", a.runtime_class)))

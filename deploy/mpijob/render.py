@@ -2,12 +2,14 @@
 """Renders a Kubeflow MPIJob (kubeflow.org/v2beta1) that runs gpuaccept, so nobody hand-edits YAML.
 
     render.py --nodes 4 --gpus-per-node 8 --image registry.example/gpuaccept:1.0 > job.yaml
-    render.py --program allreduce_bw --variant rdma --nodes 16 --gpus-per-node 8 --image ... > job.yaml
+    render.py --program allreduce_bw --nodes 16 --gpus-per-node 8 --rdma-resource nvidia.com/hca=8 ... > job.yaml
     render.py --examples deploy/mpijob/manifests      # rewrites the committed example manifests
 
-Variants: default (pod network), rdma (InfiniBand/RoCE device plugin resource, IPC_LOCK, optional
-Multus network), hostnetwork (pods on the nodes' network; sshd moves off port 22). Python 3 standard
-library only: it runs wherever kubectl does. See docs/deployment.md.
+NCCL goes between nodes over InfiniBand (or RoCE) by default: every pod gets the RDMA device plugin's resource
+(--rdma-resource, whose devices the plugin puts in the pod), IPC_LOCK (RDMA pins memory), an optional Multus
+network; --no-ib runs over sockets instead, and tells gpuaccept run that it is intended (--allow-sockets).
+Variants: default (pod network), hostnetwork (pods on the nodes' network; sshd moves off port 22); rdma is
+the default's old name. Python 3 standard library only: it runs wherever kubectl does. See docs/deployment.md.
 """
 import argparse
 import json
@@ -41,7 +43,8 @@ def read_programs(path=REGISTRY):
 
 
 PROGRAMS = read_programs()
-VARIANTS = ["default", "rdma", "hostnetwork"]
+VARIANTS = ["default", "hostnetwork"]
+OLD_VARIANTS = {"rdma": "default"}  # before InfiniBand was the default, "rdma" asked for it
 
 
 def launcher_script(a, programs):
@@ -52,6 +55,10 @@ def launcher_script(a, programs):
     run = [a.prefix + "/bin/gpuaccept", "run", "--report-dir", a.report_dir]
     if programs != PROGRAMS:
         run += ["--only", ",".join(programs)]
+    if not a.cpu_only:
+        run += ["--expect-gpus", str(a.gpus_per_node)]  # a pod whose GPUs are invisible fails, not warns
+    if a.no_ib:
+        run += ["--allow-sockets"]  # sockets between nodes are intended: said in the summary, not failed
     run_line = " ".join(shlex.quote(w) for w in run) + ((" " + a.args_quoted) if a.args_quoted else "")
     return """set -u
 # One run id for every program of this job: gpuaccept merge merges one run's reports and refuses a mix.
@@ -85,13 +92,13 @@ def launcher_env(a):
     if a.socket_ifname:
         env.append(("NCCL_SOCKET_IFNAME", a.socket_ifname))
     env.append(("NCCL_DEBUG", "WARN"))
-    if a.variant == "rdma":
+    if a.no_ib:
+        # Without RDMA devices in the pod NCCL would still probe for them; say what we mean.
+        env.append(("NCCL_IB_DISABLE", "1"))
+    else:
         env.append(("NCCL_IB_DISABLE", "0"))
         if a.ib_hca:
             env.append(("NCCL_IB_HCA", a.ib_hca))
-    else:
-        # Without RDMA devices in the pod NCCL would still probe for them; say what we mean.
-        env.append(("NCCL_IB_DISABLE", "1"))
     if a.ib_gid_index is not None:
         env.append(("NCCL_IB_GID_INDEX", str(a.ib_gid_index)))  # RoCE: which GID carries RoCEv2
     user = [kv for kv in a.env]
@@ -134,7 +141,7 @@ def pod_spec(a, container, extra_volumes=(), pvc=True):
 
 
 def pod_template(a, spec):
-    if a.variant == "rdma" and a.rdma_network:
+    if not a.no_ib and a.rdma_network:
         return {"metadata": {"annotations": {"k8s.v1.cni.cncf.io/networks": a.rdma_network}}, "spec": spec}
     return {"spec": spec}
 
@@ -144,8 +151,9 @@ def gpu_resources(a):
     BestEffort (the first evicted). The memory limit is the request plus /dev/shm, since a memory-backed
     emptyDir is charged to the pod's memory."""
     limits = {} if a.cpu_only else {"nvidia.com/gpu": a.gpus_per_node}
-    if a.variant == "rdma":
-        limits[a.rdma_resource] = 1
+    if not a.no_ib:
+        for name, count in a.rdma_resources:  # the RDMA device plugin mounts its devices for these
+            limits[name] = count
     limits["memory"] = memory_limit(a.memory, a.shm_size)
     return {"requests": {"cpu": a.cpu, "memory": a.memory}, "limits": limits}
 
@@ -172,7 +180,7 @@ def mpijob(a, program):
     }
     for c in (launcher, worker):
         sc = {}
-        if a.variant == "rdma":
+        if not a.no_ib:
             sc["capabilities"] = {"add": ["IPC_LOCK"]}  # RDMA pins memory
         if a.non_root:
             sc["allowPrivilegeEscalation"] = False
@@ -242,7 +250,11 @@ def check_names(a, program):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--program", default="suite", choices=["suite"] + PROGRAMS)
-    p.add_argument("--variant", default="default", choices=VARIANTS)
+    p.add_argument("--variant", default="default", choices=VARIANTS + sorted(OLD_VARIANTS),
+                   help="default (pod network) or hostnetwork; rdma: the default's old name [default]")
+    p.add_argument("--no-ib", action="store_true",
+                   help="NCCL between nodes over sockets (NCCL_IB_DISABLE=1, no RDMA resource), declared "
+                   "intended to gpuaccept run (--allow-sockets) [InfiniBand/RoCE through the RDMA device plugin]")
     p.add_argument("--nodes", type=int, default=2, help="nodes = pods: the launcher (rank 0) and nodes-1 workers [2]")
     p.add_argument("--gpus-per-node", type=int, default=8, help="GPUs per pod = ranks per pod [8]")
     p.add_argument("--cpu-only", action="store_true", help="request no GPUs; ranks per pod = --gpus-per-node")
@@ -277,10 +289,11 @@ def parse_args(argv):
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                    help="environment for the launcher and every rank (repeatable)")
     p.add_argument("--socket-ifname", help="NCCL_SOCKET_IFNAME [eth0; none with hostnetwork]")
-    p.add_argument("--rdma-resource", default="rdma/rdma_shared_device_a",
-                   help="device plugin resource for RDMA (rdma variant) [rdma/rdma_shared_device_a]")
-    p.add_argument("--rdma-network", help="Multus network attachment for RDMA (rdma variant) [none]")
-    p.add_argument("--ib-hca", help="NCCL_IB_HCA, e.g. mlx5 (rdma variant) [NCCL's choice]")
+    p.add_argument("--rdma-resource", action="append", default=[], metavar="NAME[=COUNT]",
+                   help="RDMA device plugin resource per pod, repeatable, e.g. nvidia.com/hca=8 (SR-IOV) "
+                   "[rdma/rdma_shared_device_a=1]")
+    p.add_argument("--rdma-network", help="Multus network attachment for RDMA [none]")
+    p.add_argument("--ib-hca", help="NCCL_IB_HCA, e.g. mlx5 [NCCL's choice]")
     p.add_argument("--ib-gid-index", type=int, help="NCCL_IB_GID_INDEX, the RoCE GID to use, e.g. 3 [NCCL's choice]")
     p.add_argument("--ssh-port", type=int, help="workers' sshd port [22; 2222 with hostnetwork or --non-root]")
     p.add_argument("--ttl", type=int, default=3600, help="runPolicy.ttlSecondsAfterFinished [3600]")
@@ -294,6 +307,21 @@ def parse_args(argv):
     return a
 
 
+DEFAULT_RDMA_RESOURCE = "rdma/rdma_shared_device_a"
+RESOURCE_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                           r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def parse_resource(text):
+    """NAME[=COUNT] of --rdma-resource: an extended resource name and a whole count of at least 1."""
+    name, _, count = text.partition("=")
+    if not RESOURCE_NAME.match(name) or "/" not in name or len(name) > 253:
+        raise Refused("--rdma-resource '{}': not a device plugin resource name (domain/name)".format(text))
+    if count and not (count.isdigit() and int(count) >= 1):
+        raise Refused("--rdma-resource '{}': the count must be a whole number of at least 1".format(text))
+    return name, int(count) if count else 1
+
+
 # handoff's taint on failed nodes (launch/handoff.h SUITE_K8S_KEY): re-testing such a node must land on it.
 ACCEPTANCE_TAINT = "gpuaccept.io/verdict"
 
@@ -302,7 +330,11 @@ def with_defaults(a):
     """Fills the defaults that depend on other options and parses the structured ones; returns a copy.
     Raises Refused for what Kubernetes would reject."""
     a = argparse.Namespace(**vars(a))
+    a.variant = OLD_VARIANTS.get(a.variant, a.variant)
     a.slots = a.gpus_per_node
+    a.rdma_resources = [parse_resource(r) for r in (a.rdma_resource or [DEFAULT_RDMA_RESOURCE])]
+    if a.no_ib and (a.rdma_resource or a.rdma_network or a.ib_hca):
+        raise Refused("--no-ib: --rdma-resource, --rdma-network and --ib-hca are for InfiniBand")
     if a.ssh_port is None:
         # On the host network port 22 belongs to the node's own sshd; a non-root sshd cannot bind it.
         a.ssh_port = 2222 if a.variant == "hostnetwork" or a.non_root else 22
@@ -339,17 +371,19 @@ def render(argv):
 
 
 def write_examples(a):
-    """The committed examples: every program on the default network, the suite in every variant."""
-    jobs = [(p, "default") for p in ["suite"] + PROGRAMS] + [("suite", v) for v in VARIANTS[1:]]
+    """The committed examples: every program over InfiniBand on the pod network, the suite on the host
+    network, and the suite over sockets (--no-ib)."""
+    jobs = ([(p, "default", False) for p in ["suite"] + PROGRAMS] + [("suite", v, False) for v in VARIANTS[1:]]
+            + [("suite", "default", True)])
     os.makedirs(a.examples, exist_ok=True)
-    for program, variant in jobs:
-        a.variant = variant
+    for program, variant, no_ib in jobs:
+        a.variant, a.no_ib = variant, no_ib
         b = with_defaults(a)
         check_names(b, program)
-        fname = program + ("" if variant == "default" else "-" + variant) + ".yaml"
+        fname = program + ("" if variant == "default" else "-" + variant) + ("-no-ib" if no_ib else "") + ".yaml"
         with open(os.path.join(a.examples, fname), "w") as f:
-            f.write("# Rendered by deploy/mpijob/render.py --program {} --variant {}; do not edit.\n"
-                    .format(program, variant))
+            f.write("# Rendered by deploy/mpijob/render.py --program {} --variant {}{}; do not edit.\n"
+                    .format(program, variant, " --no-ib" if no_ib else ""))
             f.write(to_yaml(mpijob(b, program)))
 
 

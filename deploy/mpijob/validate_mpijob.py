@@ -144,7 +144,20 @@ def suite_errors(doc):
         return errs + ["spec.mpiReplicaSpecs.Worker: gpuaccept needs workers"]
     for role in ranked:
         errs += rank_pod_errors(role, replicas[role].get("template", {}).get("spec", {}), spec)
-    return errs
+    return errs + sockets_errors(replicas.get("Launcher") or {})
+
+
+def sockets_errors(launcher):
+    """NCCL kept off InfiniBand (NCCL_IB_DISABLE=1, NCCL_NET=Socket) only where gpuaccept run is told that
+    sockets are intended (--allow-sockets, what render.py --no-ib writes): otherwise the run could not pass on a
+    cluster with HCAs, and one without would not say that InfiniBand was not exercised."""
+    for c in (launcher.get("template") or {}).get("spec", {}).get("containers", []):
+        env = {e.get("name"): str(e.get("value", "")) for e in c.get("env", [])}
+        forced = env.get("NCCL_IB_DISABLE", "0") not in ("", "0") or env.get("NCCL_NET", "").lower() == "socket"
+        if forced and not any("--allow-sockets" in str(w) for w in c.get("command", []) + c.get("args", [])):
+            return ["Launcher: container {} sets NCCL onto sockets (NCCL_IB_DISABLE/NCCL_NET) without "
+                    "gpuaccept run --allow-sockets (render.py --no-ib)".format(c.get("name"))]
+    return []
 
 
 QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$")

@@ -1,0 +1,347 @@
+/* The transport record (common/ga_nccl_log.c, ga_transport.c, ga_transport_check.c) on NCCL's own debug
+ * lines. Each line below is a line NCCL printed in a public log, or (marked "format") one written from the
+ * format string at the place in NCCL 2.28.9 that prints it; the comment names both. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_nccl_log.h"
+#include "ga_test.h"
+#include "ga_transport.h"
+
+static void feed(ga_nccl_log_process *p, ga_nccl_log_comm *c, const char *const *lines)
+{
+    ga_nccl_log_comm *one[1] = {c};
+    for (const char *const *l = lines; *l; l++)
+        ga_nccl_log_line(p, one, c ? 1 : 0, *l);
+}
+
+/* A RoCE cluster through the RDMA plugin (DeepEP issue 106, NCCL 2.2x): net "IBext", devices listed as
+ * NET/IB.
+ */
+static const char *const roce_lines[] = {
+    /* net_ib.cc:839 "NET/IB : Using%s %s; OOB %s:%s" */
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO NET/IB : Using [0]mlx5_bond_0:1/RoCE [1]mlx5_bond_1:1/RoCE "
+    "[2]mlx5_bond_2:1/RoCE [3]mlx5_bond_3:1/RoCE [4]mlx5_bond_4:1/RoCE [5]mlx5_bond_5:1/RoCE "
+    "[6]mlx5_bond_6:1/RoCE [7]mlx5_bond_7:1/RoCE [RO]; OOB eth0:172.21.17.82<0>",
+    /* init.cc:428 "Using network %s" */
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO Using network IBext",
+    /* format, init.cc:1170 "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d" */
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO comm 0x55d1e0c0 rank 5 nRanks 16 nNodes 2 localRanks 8 "
+    "localRank 5 MNNVL 0",
+    /* format, search.cc:1201 "Pattern %d, crossNic %d, nChannels %d, bw %f/%f, type %s/%s, sameChannels %d"
+     */
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO Pattern 4, crossNic 0, nChannels 16, bw 40.000000/40.000000, "
+    "type NVL/PIX, sameChannels 1",
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO Pattern 1, crossNic 0, nChannels 16, bw 40.000000/40.000000, "
+    "type SYS/PIX, sameChannels 1",
+    /* net.cc:359 "Channel %02d/%d : %d[%d] -> %d[%d] [receive] via NET/%s/%d%s%s%s" (DeepEP issue 106) */
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO Channel 12/0 : 13[5] -> 5[5] [receive] via NET/IBext/5/GDRDMA",
+    /* net.cc:313 "... [send] via NET/%s/%d%s%s%s" */
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO Channel 12/0 : 5[5] -> 13[5] [send] via NET/IBext/5/GDRDMA",
+    /* net.cc:317, through a PXN proxy rank: "... via NET/%s/%d(%d)%s%s%s" (format) */
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO Channel 13/0 : 5[5] -> 13[5] [send] via NET/IBext/4(4)/GDRDMA",
+    /* p2p.cc:393 "Channel %02d/%01d : %d[%d] -> %d[%d] via P2P/%s%s%s" (NCCL issue 1538) */
+    "job-3bb8-worker-0:5663:5809 [0] NCCL INFO Channel 04/0 : 0[0] -> 7[7] via P2P/CUMEM",
+    /* init.cc:1358 "%d coll channels, %d collnet channels, %d nvls channels, ..." (format) */
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO 32 coll channels, 32 collnet channels, 16 nvls channels, 32 "
+    "p2p "
+    "channels, 32 p2p channels per peer",
+    /* a line of another kind, and a warning (debug.cc:360 "[%d] %s:%d NCCL WARN ") */
+    "VM-17-82-centos:11983:12550 [5] NCCL INFO Connected all rings, use ring PXN 1 GDR 1",
+    "VM-17-82-centos:11983:12550 [5] misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed", NULL};
+
+static void test_roce_plugin(void)
+{
+    ga_nccl_log_process p;
+    ga_nccl_log_comm c;
+    ga_nccl_log_process_init(&p);
+    ga_nccl_log_comm_init(&c);
+    feed(&p, &c, roce_lines);
+    CHECK_STR(c.net_name, "IBext");
+    CHECK(c.nranks == 16 && c.nnodes == 2 && c.local_ranks == 8 && c.mnnvl == 0);
+    CHECK_STR(c.intra_type, "NVL"); /* the ring's, not the tree's */
+    CHECK(c.net_conns == 3 && c.gdr_conns == 3);
+    CHECK_STR(c.conn_net, "IBext");
+    CHECK(c.devs_used == ((1u << 5) | (1u << 4)));
+    CHECK(c.p2p == 1 && c.shm == 0 && c.nvls_channels == 16);
+    CHECK(p.warn_lines == 1);
+    char name[64];
+    const char *link;
+    ga_nccl_log_device(&p, "IBext", 5, name, sizeof name, &link);
+    CHECK_STR(name, "mlx5_bond_5:1");
+    CHECK_STR(link, "RoCE");
+
+    ga_transport_rec r;
+    memset(&r, 0, sizeof r);
+    ga_transport_add_comm(&r, "world", &p, &c);
+    const ga_transport_scope *s = &r.scope[GA_TR_WORLD];
+    CHECK(s->comms == 1 && s->comms_multi_node == 1 && s->comms_silent == 0);
+    CHECK(s->net == GA_NET_ROCE);
+    CHECK_STR(s->net_name, "IBext");
+    CHECK_STR(s->devices, "mlx5_bond_4:1,mlx5_bond_5:1");
+    CHECK(s->intra == (GA_INTRA_P2P | GA_INTRA_NVLS | GA_INTRA_NVLINK));
+    CHECK(s->net_conns == 3 && s->gdr_conns == 3);
+}
+
+/* No HCA found: NCCL falls back to sockets (NCCL issue 952, NCCL 2.18). */
+static const char *const socket_lines[] = {
+    /* net_ib.cc:826 "NET/IB : No device found." */
+    "<cluster_name>:926:1151 [7] NCCL INFO NET/IB : No device found.",
+    /* net_socket.cc:76 "NET/Socket : Using%s" (format) */
+    "<cluster_name>:926:1151 [7] NCCL INFO NET/Socket : Using [0]ibp12s0:10.149.0.32<0> "
+    "[1]enp1s0:10.1.0.32<0> "
+    "[2]enp2s0:10.2.0.32<0> [3]enp3s0:10.3.0.32<0>",
+    "<cluster_name>:926:1151 [7] NCCL INFO Using network Socket",
+    "<cluster_name>:926:1151 [7] NCCL INFO comm 0x7f00 rank 15 nRanks 16 nNodes 2 localRanks 8 localRank 7 "
+    "MNNVL 0",
+    /* net.cc:313 (NCCL issue 952) */
+    "<cluster_name>:926:1151 [7] NCCL INFO Channel 03/0 : 15[7] -> 6[6] [send] via NET/Socket/3",
+    "<cluster_name>:926:1151 [7] NCCL INFO Channel 07/0 : 15[7] -> 6[6] [send] via NET/Socket/3",
+    /* p2p.cc:398 "... via P2P/IPC%s%s" (NCCL issue 952) */
+    "<cluster_name>:919:1150 [0] NCCL INFO Channel 01/0 : 8[0] -> 15[7] via P2P/IPC/read",
+    /* shm.cc:128 "Channel %02d : %d[%d] -> %d[%d] via SHM/%s/%s" (format) */
+    "<cluster_name>:919:1150 [0] NCCL INFO Channel 00 : 8[0] -> 9[1] via SHM/direct/direct", NULL};
+
+static void test_socket_fallback(void)
+{
+    ga_nccl_log_process p;
+    ga_nccl_log_comm c;
+    ga_nccl_log_process_init(&p);
+    ga_nccl_log_comm_init(&c);
+    feed(&p, &c, socket_lines);
+    CHECK_STR(c.net_name, "Socket");
+    CHECK(c.net_conns == 2 && c.gdr_conns == 0 && c.p2p == 1 && c.shm == 1);
+    ga_transport_rec r;
+    memset(&r, 0, sizeof r);
+    ga_transport_add_comm(&r, "pair 2 round 0", &p, &c);
+    const ga_transport_scope *s = &r.scope[GA_TR_PAIRS];
+    CHECK(s->net == GA_NET_SOCKET);
+    CHECK_STR(s->devices, "enp3s0");
+    CHECK(s->intra == (GA_INTRA_P2P | GA_INTRA_SHM));
+}
+
+/* A communicator inside one node says nothing about a network; one the log never mentions is counted as
+ * unread; the lines written while two communicators lived count for both. */
+static void test_scopes_and_silence(void)
+{
+    ga_nccl_log_process p;
+    ga_nccl_log_comm a, b;
+    ga_nccl_log_process_init(&p);
+    ga_nccl_log_comm_init(&a);
+    ga_nccl_log_comm_init(&b);
+    ga_nccl_log_comm *both[2] = {&a, &b};
+    /* with a time stamp before it (debug.cc, NCCL_DEBUG_TIMESTAMP_FORMAT) */
+    ga_nccl_log_line(&p, both, 2, "[2025-07-01 10:00:00] h1:1:2 [0] NCCL INFO Using network IB\n");
+    ga_nccl_log_comm *one[1] = {&a};
+    ga_nccl_log_line(&p, one, 1,
+                     "h1:1:2 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 1 localRanks 8 "
+                     "localRank 0 MNNVL 0\n");
+    ga_nccl_log_line(&p, one, 1, "not an NCCL line at all");
+    CHECK(a.lines == 2 && b.lines == 1);
+    CHECK_STR(b.net_name, "IB");
+    ga_transport_rec r;
+    memset(&r, 0, sizeof r);
+    ga_transport_add_comm(&r, "node 0", &p, &a);
+    CHECK(r.scope[GA_TR_NODE].net == 0); /* one node: no network used */
+    ga_nccl_log_comm silent;
+    ga_nccl_log_comm_init(&silent);
+    ga_transport_add_comm(&r, "ddp_smoke gradients", &p, &silent);
+    CHECK(r.scope[GA_TR_OTHER].comms == 1 && r.scope[GA_TR_OTHER].comms_silent == 1);
+    CHECK(ga_transport_scope_of("world") == GA_TR_WORLD &&
+          ga_transport_scope_of("pair 0 round 3") == GA_TR_PAIRS);
+}
+
+static void test_debug_file_expand(void)
+{
+    char out[128];
+    CHECK(ga_nccl_debug_file_expand("/tmp/n.%h.%p.log", "gpu01.cluster.local", 4242, out, sizeof out) == 0);
+    CHECK_STR(out, "/tmp/n.gpu01.4242.log");
+    CHECK(ga_nccl_debug_file_expand("/a%%b/%x%", "h", 1, out, sizeof out) == 0);
+    CHECK_STR(out, "/a%b/%x%");
+    CHECK(ga_nccl_debug_file_expand("/tmp/%h.log", "averylonghostname", 1, out, 10) == -1);
+}
+
+static const char *env_value;
+static const char *fake_env(const char *name)
+{
+    if (strcmp(name, "NCCL_IB_DISABLE") == 0)
+        return env_value;
+    if (strcmp(name, "NCCL_NET") == 0)
+        return "socket";
+    return NULL;
+}
+
+static void test_mpi_and_env(void)
+{
+    /* the valid categories Open MPI 4.1.4 listed after MPI_Init here (ob1 with tcp, vader, self; the psm2
+     * MTL's stay registered though the ob1 PML uses none) */
+    const char *cats[] = {"ompi_pml",      "ompi_pml_base", "ompi_pml_ob1",   "opal_btl",
+                          "opal_btl_base", "opal_btl_tcp",  "opal_btl_vader", "opal_btl_self",
+                          "ompi_mtl_psm2", "ompi_vprotocol"};
+    ga_transport_rec r;
+    memset(&r, 0, sizeof r);
+    ga_transport_mpi_components(&r, cats, (int)(sizeof cats / sizeof cats[0]));
+    CHECK_STR(r.mpi_pml, "ob1");
+    CHECK_STR(r.mpi_btl, "tcp,vader,self");
+    CHECK(r.mpi_net == GA_NET_SOCKET);
+    const char *ucx[] = {"ompi_pml_ucx", "opal_btl_self"};
+    ga_transport_mpi_components(&r, ucx, 2);
+    CHECK(r.mpi_net == GA_NET_PLUGIN);
+    env_value = "1";
+    ga_transport_forced_from_env(&r, fake_env);
+    CHECK(r.forced == (GA_FORCED_IB_DISABLE | GA_FORCED_NET_SOCKET));
+    CHECK_STR(r.forced_text, "NCCL_IB_DISABLE=1 NCCL_NET=socket");
+    env_value = "0";
+    ga_transport_forced_from_env(&r, fake_env);
+    CHECK(r.forced == GA_FORCED_NET_SOCKET);
+}
+
+/* 2 nodes x 2 ranks; node i's world communicator over net (GA_NET_*), gdr of 4 connections. */
+static void cluster(ga_transport_record all[4], const uint32_t net[2], const int gdr[2])
+{
+    memset(all, 0, 4 * sizeof *all);
+    for (int i = 0; i < 4; i++) {
+        snprintf(all[i].hdr.host, sizeof all[i].hdr.host, "node%02d", i / 2);
+        all[i].hdr.world_rank = i;
+        all[i].hdr.node_index = i / 2;
+        all[i].tr.log_state = GA_TR_LOG_READ;
+        ga_transport_scope *s = &all[i].tr.scope[GA_TR_WORLD];
+        s->comms = s->comms_multi_node = 1;
+        s->net = net[i / 2];
+        s->net_conns = 4;
+        s->gdr_conns = gdr[i / 2];
+        snprintf(s->net_name, sizeof s->net_name, "%s", net[i / 2] == GA_NET_SOCKET ? "Socket" : "IB");
+        snprintf(s->devices, sizeof s->devices, "%s", net[i / 2] == GA_NET_SOCKET ? "eth0" : "mlx5_0:1");
+        s->intra = GA_INTRA_P2P | GA_INTRA_NVLINK;
+    }
+}
+
+static const char *str_at(const json_t *o, const char *path1, const char *path2)
+{
+    return json_string_value(json_object_get(json_object_get(o, path1), path2));
+}
+
+static void test_check(void)
+{
+    ga_transport_record all[4];
+    ga_transport_policy pol = {.expect = GA_EXPECT_NET_IB, .nccl = true, .node_count = 2};
+    ga_findings f;
+
+    /* node01 fell back to sockets: it alone is named */
+    cluster(all, (uint32_t[]){GA_NET_IB, GA_NET_SOCKET}, (int[]){4, 0});
+    ga_findings_init(&f);
+    json_t *t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECK(f.count == 1 && strcmp(f.items[0].code, "COMM_TRANSPORT_FALLBACK") == 0 &&
+          strcmp(f.items[0].host, "node01") == 0 && f.items[0].severity == GA_SEV_FAIL);
+    CHECK(json_is_false(json_object_get(t, "ib_exercised")));
+    const json_t *n0 = json_array_get(json_object_get(t, "nodes"), 0);
+    CHECK_STR(json_string_value(
+                  json_array_get(json_object_get(json_object_get(n0, "between_nodes"), "networks"), 0)),
+              "IB");
+    CHECK_STR(str_at(n0, "between_nodes", "gdr"), "all");
+    CHECK_STR(str_at(n0, "inside_node", "link"), "NVLink");
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* the same with sockets intended: no finding, and the report says so */
+    pol.allow_sockets = true;
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECK(f.count == 0);
+    CHECK(json_is_true(json_object_get(t, "sockets_intended")));
+    CHECK(strstr(json_string_value(json_object_get(t, "ib_not_exercised_why")), "intended") != NULL);
+    json_decref(t);
+    ga_findings_free(&f);
+    pol.allow_sockets = false;
+
+    /* NCCL_IB_DISABLE=1 on node00 fails it even where the log shows IB (the setting is the fault) */
+    cluster(all, (uint32_t[]){GA_NET_IB, GA_NET_IB}, (int[]){4, 4});
+    all[0].tr.forced = GA_FORCED_IB_DISABLE;
+    snprintf(all[0].tr.forced_text, sizeof all[0].tr.forced_text, "NCCL_IB_DISABLE=1");
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECK(f.count == 1 && strcmp(f.items[0].host, "node00") == 0 &&
+          strstr(f.items[0].message, "NCCL_IB_DISABLE=1 is set") != NULL);
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* a log that said nothing: unknown, not a pass, under --expect-net ib */
+    cluster(all, (uint32_t[]){GA_NET_IB, 0}, (int[]){4, 0});
+    all[2].tr.scope[GA_TR_WORLD].comms_silent = all[3].tr.scope[GA_TR_WORLD].comms_silent = 1;
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECK(f.count == 1 && strcmp(f.items[0].code, "COMM_TRANSPORT_UNKNOWN") == 0 &&
+          strcmp(f.items[0].host, "node01") == 0);
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* ib-gdr: no GPUDirect RDMA on node01 fails, some on node00 warns */
+    pol.expect = GA_EXPECT_NET_IB_GDR;
+    cluster(all, (uint32_t[]){GA_NET_IB, GA_NET_IB}, (int[]){2, 0});
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECK(f.count == 2 && strcmp(f.items[0].code, "COMM_GDR_UNUSED") == 0 &&
+          f.items[0].severity == GA_SEV_WARN && f.items[1].severity == GA_SEV_FAIL &&
+          strcmp(f.items[1].host, "node01") == 0);
+    CHECK(json_is_true(json_object_get(t, "ib_exercised")));
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* one node: nothing crosses nodes, nothing is judged, and IB was not exercised */
+    pol.node_count = 1;
+    cluster(all, (uint32_t[]){GA_NET_SOCKET, GA_NET_SOCKET}, (int[]){0, 0});
+    for (int i = 0; i < 4; i++) {
+        all[i].hdr.node_index = 0;
+        all[i].tr.scope[GA_TR_WORLD].comms_multi_node = 0;
+    }
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECK(f.count == 0);
+    CHECK_STR(json_string_value(json_object_get(t, "ib_not_exercised_why")),
+              "one node: no traffic between nodes");
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* ... unless NCCL counted several nodes (its host hash) where MPI saw one: then it used its network */
+    all[3].tr.scope[GA_TR_WORLD].comms_multi_node = 1;
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECK(f.count == 1 && strcmp(f.items[0].code, "COMM_TRANSPORT_FALLBACK") == 0);
+    CHECK(json_is_true(json_object_get(t, "multi_node")));
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* the host path: Open MPI over TCP between two nodes */
+    pol = (ga_transport_policy){.expect = GA_EXPECT_NET_IB, .nccl = false, .node_count = 2};
+    cluster(all, (uint32_t[]){0, 0}, (int[]){0, 0});
+    for (int i = 0; i < 4; i++) {
+        all[i].tr.mpi_net = GA_NET_SOCKET;
+        snprintf(all[i].tr.mpi_pml, sizeof all[i].tr.mpi_pml, "ob1");
+        snprintf(all[i].tr.mpi_btl, sizeof all[i].tr.mpi_btl, "tcp,vader,self");
+    }
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECK(f.count == 2 && strstr(f.items[0].message, "TCP (pml ob1, btl tcp,vader,self)") != NULL);
+    json_decref(t);
+    ga_findings_free(&f);
+}
+
+static void test_expect_net(void)
+{
+    ga_expect_net e;
+    char err[128];
+    CHECK(ga_parse_expect_net("ib-gdr", &e, err, sizeof err) == 0 && e == GA_EXPECT_NET_IB_GDR);
+    CHECK(ga_parse_expect_net("IB", &e, err, sizeof err) == -1 && strstr(err, "any, ib, ib-gdr"));
+}
+
+int main(void)
+{
+    test_roce_plugin();
+    test_socket_fallback();
+    test_scopes_and_silence();
+    test_debug_file_expand();
+    test_mpi_and_env();
+    test_check();
+    test_expect_net();
+    return ga_test_finish();
+}
