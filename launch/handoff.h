@@ -20,7 +20,11 @@ char *suite_handoff_drain(const json_t *summary);
 char *suite_handoff_k8s_script(const json_t *summary);
 json_t *suite_handoff_k8s_patches(const json_t *summary);
 char *suite_handoff_prom(const json_t *summary);
-char *suite_handoff_junit(const json_t *summary);
+char *suite_handoff_junit(const json_t *summary); /* handoff_junit.c */
+
+/* s as text XML 1.0 can hold, whatever its bytes: each byte that is a control character XML forbids or
+ * not part of valid UTF-8 is written "\xHH". New string, NULL when out of memory. */
+char *suite_xml_text(const char *s);
 
 /* Writes the five files into dir, atomically. 0, or -1 with a message. */
 int suite_handoff_write(const json_t *summary, const char *dir, char *err, size_t errlen);
