@@ -50,6 +50,17 @@ _Noreturn static void end_job(int exit_code)
  * second waits for the first to end the job. */
 static atomic_flag taken = ATOMIC_FLAG_INIT;
 
+/* The line every run ends with (README), for a run that ends here: after the [FATAL] line, on stdout where
+ * [RESULT] SUCCESS would have been. */
+static void result_line(int exit_code, const char *msg)
+{
+    const char *name = ga_exit_code_name(exit_code);
+    size_t n = strlen(name);
+    bool named = strncmp(msg, name, n) == 0 && msg[n] == ':'; /* "timeout: --timeout 3 s expired ..." */
+    printf("[RESULT] FAILURE: %s%s%s\n", named ? "" : name, named ? "" : ": ", msg);
+    fflush(stdout);
+}
+
 _Noreturn static void vfatal(const char *host, int rank, const char *file, int line, int exit_code,
                              const char *fmt, va_list ap)
 {
@@ -62,6 +73,7 @@ _Noreturn static void vfatal(const char *host, int rank, const char *file, int l
     fflush(stdout);
     fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", host, rank, base ? base + 1 : file, line, msg);
     fflush(stderr);
+    result_line(exit_code, msg);
     end_job(exit_code);
 }
 
@@ -99,9 +111,10 @@ int ga_agree_failure_at(const char *file, int line, int exit_code, const char *m
     if (msg_or_null && lowest == fatal_rank) {
         const char *base = strrchr(file, '/');
         fflush(stdout);
-        fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file, line,
-                msg_or_null);
+        fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file,
+                line, msg_or_null);
         fflush(stderr);
+        result_line(exit_code, msg_or_null);
     }
     return exit_code;
 }

@@ -33,6 +33,9 @@ int suite_handoff_write(const json_t *summary, const char *dir, char *err, size_
  * it could not be started or was killed. */
 int suite_handoff_exec(const char *dir, const char *script);
 
+/* The fault code of a --drain or --apply-k8s script that failed: an environment error of the run (exit 3). */
+#define SUITE_HANDOFF_FAILED "HANDOFF_FAILED"
+
 /* The hand-off file that ends in .json but is no report: the loaders pass it over. */
 #define SUITE_HANDOFF_K8S_JSON "gpuaccept-k8s.json"
 

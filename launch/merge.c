@@ -1,5 +1,4 @@
 #include "merge.h"
-#include "handoff.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -13,6 +12,7 @@
 #include "ga_str.h"
 #include "ga_time.h"
 #include "attribution.h"
+#include "handoff.h"
 #include "preflight.h"
 #include "render_common.h"
 #include "step_runner.h"
@@ -154,6 +154,8 @@ int suite_run_check(const json_t *run, char *err, size_t errlen)
 
 int suite_fault_exit_class(const char *code)
 {
+    if (strcmp(code, SUITE_HANDOFF_FAILED) == 0)
+        return GA_EXIT_ENV;
     for (size_t i = 0; i < sizeof step_faults / sizeof step_faults[0]; i++)
         if (strcmp(step_faults[i].code, code) == 0)
             return step_faults[i].exit_class;

@@ -163,7 +163,7 @@ int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_
         for (int i = 0; i < 3; i++)
             if (tmps[i][0])
                 unlink(tmps[i]); /* gone after a rename; what a failure left behind */
-        if (rc == 0) /* drain.sh, Kubernetes, Prometheus, JUnit: docs/handoff.md */
+        if (rc == 0)             /* drain.sh, Kubernetes, Prometheus, JUnit: docs/handoff.md */
             rc = suite_handoff_write(summary, dir, err, errlen);
     }
     free(json);
@@ -183,15 +183,15 @@ void suite_print_verdict(const json_t *s, const char *dir)
            sj_int(s, "node_count", 0));
     size_t i, j;
     json_t *a, *c;
-    json_array_foreach(sj_arr(s, "abnormal_nodes"), i, a)
-    {
+    json_array_foreach(sj_arr(s, "abnormal_nodes"), i, a) {
         if (i == 20) {
             printf("[SUITE]   ... and %zu more abnormal nodes\n",
                    json_array_size(sj_arr(s, "abnormal_nodes")) - 20);
             break;
         }
         printf("[SUITE]   abnormal node %s:", sj_str(a, "host", "?"));
-        json_array_foreach(sj_arr(a, "fault_codes"), j, c) printf(" %s", json_string_value(c));
+        json_array_foreach(sj_arr(a, "fault_codes"), j, c)
+            printf(" %s", json_string_value(c));
         printf("\n");
     }
     printf("[SUITE] summary: %s/summary.html (also summary.md, summary.json)\n", dir);
@@ -199,8 +199,47 @@ void suite_print_verdict(const json_t *s, const char *dir)
         printf("[RESULT] SUCCESS\n");
     } else {
         printf("[RESULT] FAILURE:");
-        json_array_foreach(sj_arr(v, "fault_codes"), j, c) printf(" %s", json_string_value(c));
+        json_array_foreach(sj_arr(v, "fault_codes"), j, c)
+            printf(" %s", json_string_value(c));
         printf("\n");
     }
     fflush(stdout);
+}
+
+int suite_print_failure(int exit_code, const char *why)
+{
+    printf("[RESULT] FAILURE: %s: %s\n", ga_exit_code_name(exit_code), why);
+    fflush(stdout);
+    return exit_code;
+}
+
+int suite_handoff_act(json_t *summary, const char *dir, bool drain, bool apply_k8s, char *err, size_t errlen)
+{
+    const char *scripts[2] = {drain ? "drain.sh" : NULL, apply_k8s ? "gpuaccept-k8s.sh" : NULL};
+    const char *what[2] = {"failed nodes not drained", "nodes not labelled and tainted as the verdict says"};
+    bool failed = false;
+    for (int i = 0; i < 2; i++) {
+        if (!scripts[i])
+            continue;
+        printf("[SUITE] running %s/%s\n", dir, scripts[i]);
+        fflush(stdout);
+        int rc = suite_handoff_exec(dir, scripts[i]);
+        if (rc == 0)
+            continue;
+        char msg[600];
+        if (rc < 0)
+            snprintf(msg, sizeof msg, "%s/%s could not be run or was killed: %s", dir, scripts[i], what[i]);
+        else
+            snprintf(msg, sizeof msg, "%s/%s failed (exit %d): %s", dir, scripts[i], rc, what[i]);
+        fprintf(stderr, "gpuaccept run: %s\n", msg);
+        json_array_append_new(sj_arr(summary, "findings"),
+                              json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program", "handoff",
+                                        "severity", "fail", "code", SUITE_HANDOFF_FAILED, "host",
+                                        "node_index", "rank", "gpu", "message", msg));
+        failed = true;
+    }
+    if (!failed)
+        return 0;
+    suite_summary_finalize(summary);
+    return suite_write_outputs(summary, dir, err, errlen);
 }
