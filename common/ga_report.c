@@ -33,7 +33,8 @@ void ga_report_run_id(const ga_common_opts *common, char *out, size_t len)
         gethostname(host, sizeof host);
         host[sizeof host - 1] = '\0';
         for (char *c = host; *c; c++)
-            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-'))
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                  *c == '-'))
                 *c = '-';
         snprintf(out, len, "%lld-%.24s-%ld", (long long)time(NULL), host, (long)getpid());
     }
@@ -106,6 +107,8 @@ void ga_report_add_nodes(json_t *report, const void *records, int n, size_t reco
         if (!node) {
             node = nodes[h->node_index] = json_pack("{s:s, s:i, s:i, s:[]}", "host", h->host, "node_index",
                                                     h->node_index, "local_ranks", h->local_size, "ranks");
+            if (node && h->slurm_node[0])
+                json_object_set_new(node, "slurm_node", json_string(h->slurm_node));
         }
         json_t *rank = ga_record_header_json(h);
         if (fn) {

@@ -148,16 +148,111 @@ static int verdict_value(const char *v)
     return ga_streq(v, "fail") ? 2 : ga_streq(v, "warn") ? 1 : 0;
 }
 
-/* The fault codes of a node, joined with commas. */
-static void join_codes(sbuf *b, const json_t *node)
+/* The name Slurm knows a node by: SLURMD_NODENAME as its ranks recorded it (a node whose NodeName is not
+ * its host name), else the host name. */
+static const char *slurm_name(const json_t *node)
 {
+    const char *s = sj_str(node, "slurm_node", NULL);
+    return s && *s ? s : sj_str(node, "host", "");
+}
+
+/* The codes of a host's failures, not its warnings, once each in order, joined with commas: NHC's Reason
+ * says why the node is out, nothing else. */
+static void join_fail_codes(sbuf *b, const json_t *host_findings)
+{
+    json_t *seen = json_object();
     size_t i;
-    json_t *c;
-    json_array_foreach(sj_arr(node, "fault_codes"), i, c)
-        sbuf_printf(b, "%s%s", i ? "," : "", json_string_value(c));
+    json_t *f;
+    json_array_foreach(host_findings, i, f) {
+        const char *code = sj_str(f, "code", "?");
+        if (!ga_streq(sj_str(f, "severity", ""), "fail") || json_object_get(seen, code))
+            continue;
+        sbuf_printf(b, "%s%s", json_object_size(seen) ? "," : "", code);
+        json_object_set_new(seen, code, json_true());
+    }
+    json_decref(seen);
 }
 
 /* ---- Slurm: drain.sh ---- */
+
+/* One `scontrol update ... State=DRAIN` per distinct set of failing codes. Returns how many nodes. */
+static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
+{
+    size_t n = json_array_size(nodes), drained = 0;
+    char **reasons = calloc(n ? n : 1, sizeof *reasons);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    for (size_t i = 0; reasons && names && i < n; i++) {
+        const json_t *node = json_array_get(nodes, i);
+        if (!ga_streq(sj_str(node, "verdict", ""), "fail"))
+            continue;
+        sbuf r;
+        sbuf_init(&r);
+        join_fail_codes(&r, json_object_get(by_host, sj_str(node, "host", "")));
+        reasons[i] = r.failed ? NULL : strdup(sbuf_str(&r));
+        sbuf_free(&r);
+    }
+    for (size_t i = 0; reasons && names && i < n; i++) {
+        if (!reasons[i])
+            continue;
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (reasons[j] && (j == i || strcmp(reasons[j], reasons[i]) == 0)) {
+                names[k++] = slurm_name(json_array_get(nodes, j));
+                if (j != i) {
+                    free(reasons[j]);
+                    reasons[j] = NULL;
+                }
+            }
+        char *hl = suite_hostlist_compress(names, k);
+        char why[1024];
+        snprintf(why, sizeof why, SUITE_DRAIN_REASON_PREFIX "%s", reasons[i]);
+        sbuf_puts(b, "scontrol update NodeName=");
+        sbuf_shq(b, hl ? hl : "");
+        sbuf_puts(b, " State=DRAIN Reason=");
+        sbuf_shq(b, why);
+        sbuf_puts(b, "\n");
+        drained += k;
+        free(hl);
+        free(reasons[i]);
+        reasons[i] = NULL;
+    }
+    if (!reasons || !names)
+        b->failed = true;
+    free(reasons);
+    free(names);
+    return drained;
+}
+
+/* The nodes that passed (or warned) are resumed where gpuaccept drained them, as NHC resumes only the nodes
+ * whose Reason it wrote: one sinfo for the drained nodes, then a RESUME for each of ours. A drained node
+ * cannot run a Slurm job, so its re-check runs outside Slurm and knows only its host name: a node matches by
+ * NodeName or NodeHostname. */
+static void resume_lines(sbuf *b, const json_t *nodes)
+{
+    sbuf passed;
+    sbuf_init(&passed);
+    size_t i;
+    json_t *node;
+    json_array_foreach(nodes, i, node)
+        if (!ga_streq(sj_str(node, "verdict", ""), "fail"))
+            sbuf_printf(&passed, " %s", slurm_name(node));
+    if (passed.len == 0) {
+        sbuf_free(&passed);
+        return;
+    }
+    sbuf_puts(&passed, " ");
+    sbuf_puts(
+        b, "# Nodes that passed: resumed only where the Reason shows that gpuaccept drained them.\npassed=");
+    sbuf_shq(b, sbuf_str(&passed));
+    sbuf_puts(b, "\ndrained=$(sinfo -h -N -t drain -o '%N|%n|%E')\n"
+                 "printf '%s\\n' \"$drained\" | sort -u | while IFS='|' read -r node host reason; do\n"
+                 "    case \"$reason\" in \"" SUITE_DRAIN_REASON_PREFIX "\"*) ;; *) continue ;; esac\n"
+                 "    case \"$passed\" in *\" $node \"* | *\" $host \"*) ;; *) continue ;; esac\n"
+                 "    scontrol update NodeName=\"$node\" State=RESUME\n"
+                 "done\n");
+    b->failed |= passed.failed;
+    sbuf_free(&passed);
+}
 
 char *suite_handoff_drain(const json_t *s)
 {
@@ -165,55 +260,14 @@ char *suite_handoff_drain(const json_t *s)
     sbuf_init(&b);
     sbuf_puts(&b,
               "#!/bin/sh\n# gpuaccept: drains the nodes that failed acceptance, one line per distinct set of "
-              "fault codes.\n# Written by gpuaccept from summary.json; `gpuaccept run --drain` runs it.\n"
-              "set -e\n");
+              "failing fault codes,\n# and resumes the nodes that passed where gpuaccept had drained them.\n"
+              "# Written by gpuaccept from summary.json; `gpuaccept run --drain` runs it.\nset -e\n");
     const json_t *nodes = sj_arr(s, "nodes");
-    size_t n = json_array_size(nodes), drained = 0;
-    bool *done = calloc(n ? n : 1, sizeof *done);
-    const char **hosts = calloc(n ? n : 1, sizeof *hosts);
-    if (!done || !hosts) {
-        free(done);
-        free(hosts);
-        sbuf_free(&b);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const json_t *node = json_array_get(nodes, i);
-        if (done[i] || !ga_streq(sj_str(node, "verdict", ""), "fail"))
-            continue;
-        sbuf reason;
-        sbuf_init(&reason);
-        join_codes(&reason, node);
-        size_t k = 0;
-        for (size_t j = i; j < n; j++) {
-            const json_t *o = json_array_get(nodes, j);
-            if (done[j] || !ga_streq(sj_str(o, "verdict", ""), "fail"))
-                continue;
-            sbuf other;
-            sbuf_init(&other);
-            join_codes(&other, o);
-            if (strcmp(sbuf_str(&other), sbuf_str(&reason)) == 0) {
-                done[j] = true;
-                hosts[k++] = sj_str(o, "host", "");
-            }
-            sbuf_free(&other);
-        }
-        char *hl = suite_hostlist_compress(hosts, k);
-        char why[1024];
-        snprintf(why, sizeof why, "gpuaccept: %s", sbuf_str(&reason));
-        sbuf_puts(&b, "scontrol update NodeName=");
-        sbuf_shq(&b, hl ? hl : "");
-        sbuf_puts(&b, " State=DRAIN Reason=");
-        sbuf_shq(&b, why);
-        sbuf_puts(&b, "\n");
-        drained += k;
-        free(hl);
-        sbuf_free(&reason);
-    }
-    if (!drained)
+    json_t *by_host = suite_findings_by_host(sj_arr(s, "findings"));
+    if (!drain_lines(&b, nodes, by_host))
         sbuf_puts(&b, "# no node failed: nothing to drain\n");
-    free(done);
-    free(hosts);
+    resume_lines(&b, nodes);
+    json_decref(by_host);
     return finish(&b);
 }
 
@@ -229,8 +283,7 @@ char *suite_handoff_k8s_script(const json_t *s)
                   "set -e\nKUBECTL=${KUBECTL:-kubectl}\n");
     size_t i;
     json_t *node;
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-    {
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *host = sj_str(node, "host", ""), *v = sj_str(node, "verdict", "fail");
         sbuf_puts(&b, "\"$KUBECTL\" label node --overwrite ");
         sbuf_shq(&b, host);
@@ -254,8 +307,7 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
     json_t *list = json_array();
     size_t i;
     json_t *node;
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-    {
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *v = sj_str(node, "verdict", "fail");
         /* RFC 6902: "~1" is the "/" of the label key. "add" replaces a label that exists. */
         json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path",
@@ -292,16 +344,14 @@ char *suite_handoff_prom(const json_t *s)
     size_t i, j;
     json_t *node, *g, *f, *m;
     prom_head(&b, "gpuaccept_node_verdict", "Verdict of a node: 0 pass, 1 warn, 2 fail.");
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-    {
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
         sbuf_puts(&b, "gpuaccept_node_verdict{node=\"");
         sbuf_promq(&b, sj_str(node, "host", ""));
         sbuf_printf(&b, "\"} %d\n", verdict_value(sj_str(node, "verdict", "")));
     }
     prom_head(&b, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.");
     json_array_foreach(sj_arr(s, "nodes"), i, node)
-        json_array_foreach(sj_arr(node, "gpus"), j, g)
-        {
+        json_array_foreach(sj_arr(node, "gpus"), j, g) {
             sbuf_puts(&b, "gpuaccept_gpu_verdict{node=\"");
             sbuf_promq(&b, sj_str(node, "host", ""));
             sbuf_printf(&b, "\",gpu=\"%lld\"} %d\n", sj_int(g, "gpu", -1),
@@ -310,8 +360,7 @@ char *suite_handoff_prom(const json_t *s)
 
     /* Findings (warnings and failures) counted by node and code. */
     json_t *counts = json_object(), *order = json_array();
-    json_array_foreach(sj_arr(s, "findings"), i, f)
-    {
+    json_array_foreach(sj_arr(s, "findings"), i, f) {
         const char *sev = sj_str(f, "severity", "");
         if (!ga_streq(sev, "fail") && !ga_streq(sev, "warn"))
             continue;
@@ -347,8 +396,7 @@ char *suite_handoff_prom(const json_t *s)
               "A figure measured by a gpuaccept program on a node (and GPU or rank), "
               "in the unit its label names.");
     json_t *seen = json_object();
-    json_array_foreach(sj_arr(s, "metrics"), i, m)
-    {
+    json_array_foreach(sj_arr(s, "metrics"), i, m) {
         if (!sj_is_num(m, "value") || !sj_str(m, "host", NULL))
             continue;
         sbuf l;

@@ -8,6 +8,9 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* What drain.sh writes first in a Slurm Reason, and what it looks for before it resumes a node. */
+#define SUITE_DRAIN_REASON_PREFIX "gpuaccept: "
+
 /* The label and taint key on Kubernetes nodes. */
 #define SUITE_K8S_KEY "gpuaccept.io/verdict"
 
