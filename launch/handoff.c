@@ -283,7 +283,8 @@ char *suite_handoff_k8s_script(const json_t *s)
                   "set -e\nKUBECTL=${KUBECTL:-kubectl}\n");
     size_t i;
     json_t *node;
-    json_array_foreach(sj_arr(s, "nodes"), i, node) {
+    json_array_foreach(sj_arr(s, "nodes"), i, node)
+    {
         const char *host = sj_str(node, "host", ""), *v = sj_str(node, "verdict", "fail");
         sbuf_puts(&b, "\"$KUBECTL\" label node --overwrite ");
         sbuf_shq(&b, host);
@@ -307,7 +308,8 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
     json_t *list = json_array();
     size_t i;
     json_t *node;
-    json_array_foreach(sj_arr(s, "nodes"), i, node) {
+    json_array_foreach(sj_arr(s, "nodes"), i, node)
+    {
         const char *v = sj_str(node, "verdict", "fail");
         /* RFC 6902: "~1" is the "/" of the label key. "add" replaces a label that exists. */
         json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path",
@@ -344,14 +346,16 @@ char *suite_handoff_prom(const json_t *s)
     size_t i, j;
     json_t *node, *g, *f, *m;
     prom_head(&b, "gpuaccept_node_verdict", "Verdict of a node: 0 pass, 1 warn, 2 fail.");
-    json_array_foreach(sj_arr(s, "nodes"), i, node) {
+    json_array_foreach(sj_arr(s, "nodes"), i, node)
+    {
         sbuf_puts(&b, "gpuaccept_node_verdict{node=\"");
         sbuf_promq(&b, sj_str(node, "host", ""));
         sbuf_printf(&b, "\"} %d\n", verdict_value(sj_str(node, "verdict", "")));
     }
     prom_head(&b, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.");
     json_array_foreach(sj_arr(s, "nodes"), i, node)
-        json_array_foreach(sj_arr(node, "gpus"), j, g) {
+        json_array_foreach(sj_arr(node, "gpus"), j, g)
+        {
             sbuf_puts(&b, "gpuaccept_gpu_verdict{node=\"");
             sbuf_promq(&b, sj_str(node, "host", ""));
             sbuf_printf(&b, "\",gpu=\"%lld\"} %d\n", sj_int(g, "gpu", -1),
@@ -360,7 +364,8 @@ char *suite_handoff_prom(const json_t *s)
 
     /* Findings (warnings and failures) counted by node and code. */
     json_t *counts = json_object(), *order = json_array();
-    json_array_foreach(sj_arr(s, "findings"), i, f) {
+    json_array_foreach(sj_arr(s, "findings"), i, f)
+    {
         const char *sev = sj_str(f, "severity", "");
         if (!ga_streq(sev, "fail") && !ga_streq(sev, "warn"))
             continue;
@@ -396,7 +401,8 @@ char *suite_handoff_prom(const json_t *s)
               "A figure measured by a gpuaccept program on a node (and GPU or rank), "
               "in the unit its label names.");
     json_t *seen = json_object();
-    json_array_foreach(sj_arr(s, "metrics"), i, m) {
+    json_array_foreach(sj_arr(s, "metrics"), i, m)
+    {
         if (!sj_is_num(m, "value") || !sj_str(m, "host", NULL))
             continue;
         sbuf l;
