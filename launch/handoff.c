@@ -2,10 +2,12 @@
 #include "merge.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,25 +129,6 @@ static void sbuf_shq(sbuf *b, const char *s)
         }
     }
     sbuf_puts(b, "'");
-}
-
-/* A Prometheus label value: backslash, double quote and newline escaped. */
-static void sbuf_promq(sbuf *b, const char *s)
-{
-    while (s && *s) {
-        size_t run = strcspn(s, "\\\"\n"); /* written as is, in one piece: a series has many labels */
-        if (run)
-            sbuf_printf(b, "%.*s", (int)run, s);
-        s += run;
-        if (*s)
-            sbuf_puts(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\");
-        s += *s != '\0';
-    }
-}
-
-static int verdict_value(const char *v)
-{
-    return ga_streq(v, "fail") ? 2 : ga_streq(v, "warn") ? 1 : 0;
 }
 
 /* The name Slurm knows a node by: SLURMD_NODENAME as its ranks recorded it (a node whose NodeName is not
@@ -324,113 +307,54 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
     return list;
 }
 
-/* ---- Prometheus textfile ---- */
-
-static void prom_head(sbuf *b, const char *name, const char *help)
-{
-    sbuf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-}
-
-char *suite_handoff_prom(const json_t *s)
-{
-    sbuf b;
-    sbuf_init(&b);
-    const json_t *v = json_object_get(s, "verdict");
-    prom_head(&b, "gpuaccept_run_exit_code",
-              "Exit code of the last gpuaccept run (0 pass, 1 a check failed, 2-5 a "
-              "step could not measure).");
-    sbuf_printf(&b, "gpuaccept_run_exit_code %lld\n", sj_int(v, "exit_code", -1));
-    prom_head(&b, "gpuaccept_run_abnormal_nodes", "Nodes that failed acceptance in the last run.");
-    sbuf_printf(&b, "gpuaccept_run_abnormal_nodes %lld\n", sj_int(v, "abnormal_node_count", 0));
-
-    size_t i, j;
-    json_t *node, *g, *f, *m;
-    prom_head(&b, "gpuaccept_node_verdict", "Verdict of a node: 0 pass, 1 warn, 2 fail.");
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-    {
-        sbuf_puts(&b, "gpuaccept_node_verdict{node=\"");
-        sbuf_promq(&b, sj_str(node, "host", ""));
-        sbuf_printf(&b, "\"} %d\n", verdict_value(sj_str(node, "verdict", "")));
-    }
-    prom_head(&b, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.");
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-        json_array_foreach(sj_arr(node, "gpus"), j, g)
-        {
-            sbuf_puts(&b, "gpuaccept_gpu_verdict{node=\"");
-            sbuf_promq(&b, sj_str(node, "host", ""));
-            sbuf_printf(&b, "\",gpu=\"%lld\"} %d\n", sj_int(g, "gpu", -1),
-                        verdict_value(sj_str(g, "verdict", "")));
-        }
-
-    /* Findings (warnings and failures) counted by node and code. */
-    json_t *counts = json_object(), *order = json_array();
-    json_array_foreach(sj_arr(s, "findings"), i, f)
-    {
-        const char *sev = sj_str(f, "severity", "");
-        if (!ga_streq(sev, "fail") && !ga_streq(sev, "warn"))
-            continue;
-        sbuf key;
-        sbuf_init(&key);
-        sbuf_puts(&key, "node=\"");
-        sbuf_promq(&key, sj_str(f, "host", ""));
-        sbuf_puts(&key, "\",code=\"");
-        sbuf_promq(&key, sj_str(f, "code", "?"));
-        sbuf_puts(&key, "\"");
-        json_t *c = json_object_get(counts, sbuf_str(&key));
-        if (c) {
-            json_integer_set(c, json_integer_value(c) + 1);
-        } else {
-            json_object_set_new(counts, sbuf_str(&key), json_integer(1));
-            json_array_append_new(order, json_string(sbuf_str(&key)));
-        }
-        sbuf_free(&key);
-    }
-    prom_head(&b, "gpuaccept_faults",
-              "Findings (warnings and failures) of the last run by node and fault code; "
-              "node is empty for a finding of the whole job.");
-    json_t *k;
-    json_array_foreach(order, i, k)
-        sbuf_printf(&b, "gpuaccept_faults{%s} %lld\n", json_string_value(k),
-                    (long long)json_integer_value(json_object_get(counts, json_string_value(k))));
-    json_decref(counts);
-    json_decref(order);
-
-    /* Every measured figure that names where it was measured: TFLOP/s, GB/s, busbw, ... A series repeated
-     * with the same labels is written once (a textfile may not hold a series twice). */
-    prom_head(&b, "gpuaccept_measurement",
-              "A figure measured by a gpuaccept program on a node (and GPU or rank), "
-              "in the unit its label names.");
-    json_t *seen = json_object();
-    json_array_foreach(sj_arr(s, "metrics"), i, m)
-    {
-        if (!sj_is_num(m, "value") || !sj_str(m, "host", NULL))
-            continue;
-        sbuf l;
-        sbuf_init(&l);
-        sbuf_puts(&l, "program=\"");
-        sbuf_promq(&l, sj_str(m, "program", "?"));
-        sbuf_puts(&l, "\",metric=\"");
-        sbuf_promq(&l, sj_str(m, "name", "?"));
-        sbuf_puts(&l, "\",unit=\"");
-        sbuf_promq(&l, sj_str(m, "unit", ""));
-        sbuf_puts(&l, "\",node=\"");
-        sbuf_promq(&l, sj_str(m, "host", ""));
-        sbuf_puts(&l, "\"");
-        if (sj_int(m, "gpu", -1) >= 0)
-            sbuf_printf(&l, ",gpu=\"%lld\"", sj_int(m, "gpu", -1));
-        if (sj_int(m, "rank", -1) >= 0)
-            sbuf_printf(&l, ",rank=\"%lld\"", sj_int(m, "rank", -1));
-        if (!json_object_get(seen, sbuf_str(&l))) {
-            json_object_set_new(seen, sbuf_str(&l), json_true());
-            sbuf_printf(&b, "gpuaccept_measurement{%s} %.17g\n", sbuf_str(&l), sj_num(m, "value", 0));
-        }
-        sbuf_free(&l);
-    }
-    json_decref(seen);
-    return finish(&b);
-}
-
 /* ---- files and actions ---- */
+
+/* A host as a file name: what a name may not hold ('/', a leading '.') becomes '_'. */
+static void host_file_name(const char *host, char *out, size_t len)
+{
+    snprintf(out, len, "%s", *host ? host : "_");
+    for (char *c = out; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_' || (*c == '.' && c != out)))
+            *c = '_';
+}
+
+/* gpuaccept-nodes/<host>.prom for each node, and none left from an earlier run of other nodes. */
+static int write_node_proms(const json_t *s, const char *dir, char *err, size_t errlen)
+{
+    char sub[4096], path[4400], file[200];
+    snprintf(sub, sizeof sub, "%s/%s", dir, SUITE_PROM_NODE_DIR);
+    if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", sub, strerror(errno));
+        return -1;
+    }
+    DIR *d = opendir(sub);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && strcmp(e->d_name + l - 5, ".prom") == 0) {
+            snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+            unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    size_t i;
+    json_t *node;
+    json_array_foreach(sj_arr(s, "nodes"), i, node)
+    {
+        const char *host = sj_str(node, "host", "");
+        char *text = suite_handoff_prom_node(s, host);
+        host_file_name(host, file, sizeof file);
+        snprintf(path, sizeof path, "%s/%s.prom", sub, file);
+        int rc = text ? suite_write_text_atomic(path, text, err, errlen) : -1;
+        if (!text)
+            snprintf(err, errlen, "out of memory writing %s", path);
+        free(text);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
 
 int suite_handoff_write(const json_t *s, const char *dir, char *err, size_t errlen)
 {
@@ -453,6 +377,8 @@ int suite_handoff_write(const json_t *s, const char *dir, char *err, size_t errl
         snprintf(path, sizeof path, "%s/%s", dir, SUITE_HANDOFF_K8S_JSON);
         rc = patches ? suite_write_json_atomic(path, patches, err, errlen) : -1;
     }
+    if (rc == 0)
+        rc = write_node_proms(s, dir, err, errlen);
     for (int i = 0; i < 4; i++)
         free(texts[i]);
     json_decref(patches);

@@ -22,7 +22,11 @@ char *suite_hostlist_compress(const char *const *hosts, size_t n);
 char *suite_handoff_drain(const json_t *summary);
 char *suite_handoff_k8s_script(const json_t *summary);
 json_t *suite_handoff_k8s_patches(const json_t *summary);
-char *suite_handoff_prom(const json_t *summary);
+char *suite_handoff_prom(const json_t *summary); /* handoff_prom.c */
+/* What gpuaccept.prom says about one node (the run's identity, its verdicts, faults and figures): the file a
+ * per-node collector reads, SUITE_PROM_NODE_DIR/<host>.prom. */
+char *suite_handoff_prom_node(const json_t *summary, const char *host);
+#define SUITE_PROM_NODE_DIR "gpuaccept-nodes"
 char *suite_handoff_junit(const json_t *summary); /* handoff_junit.c */
 
 /* s as text XML 1.0 can hold, whatever its bytes: each byte that is a control character XML forbids or

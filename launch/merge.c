@@ -442,6 +442,11 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "schema", json_string(SUITE_SUMMARY_SCHEMA));
     json_object_set_new(s, "schema_version", json_integer(SUITE_SUMMARY_SCHEMA_VERSION));
     json_object_set_new(s, "gpuaccept_version", json_string(GA_VERSION));
+    /* The run the reports are of (the loader accepts one run only): what monitoring tells runs apart by. */
+    const char *run_id = sj_str(run, "run_id", NULL);
+    for (size_t k = 0; !run_id && k < json_array_size(reports); k++)
+        run_id = sj_str(json_array_get(reports, k), "run_id", NULL);
+    json_object_set_new(s, "run_id", run_id ? json_string(run_id) : json_null());
     json_object_set_new(s, "created_utc", json_string(now));
     json_object_set_new(s, "report_dir", report_dir ? json_string(report_dir) : json_null());
     json_t *launcher = json_object_get(run, "launcher");
