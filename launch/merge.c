@@ -252,6 +252,9 @@ static json_t *make_step(const char *program, const json_t *report, const json_t
                         report ? null_or_int(sj_int(report, "world_size", -1)) : json_null());
     json_object_set_new(step, "node_count",
                         report ? null_or_int(sj_int(report, "node_count", -1)) : json_null());
+    /* What the program's figures depend on (problem size, backend): what compare and baselines check. */
+    if (report && json_is_object(json_object_get(report, "conditions")))
+        json_object_set(step, "conditions", json_object_get(report, "conditions"));
     if (run_step && json_object_get(run_step, "command"))
         json_object_set(step, "command", json_object_get(run_step, "command"));
     if (run_step && json_object_get(run_step, "node"))
