@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ga_str.h"
@@ -294,7 +295,10 @@ static int sku_value(const suite_profile_env *env, int kind, const char *param, 
                  sj_int(m, "world_size", 0), env->world_size);
         return -1;
     }
-    double tol = env->tolerance_pct >= 0 ? env->tolerance_pct : sj_num(env->baseline, "tolerance_pct", 10);
+    /* the figure's own tolerance first, as when the baseline is applied (baseline.c) */
+    double tol = sj_is_num(m, "tolerance_pct") ? sj_num(m, "tolerance_pct", 10)
+                 : env->tolerance_pct >= 0     ? env->tolerance_pct
+                                               : sj_num(env->baseline, "tolerance_pct", 10);
     double floor = sj_num(m, "value", NAN) * (1 - tol / 100);
     if (kind == PH_SKU_MIN) {
         *value = floor;
@@ -307,6 +311,18 @@ static int sku_value(const suite_profile_env *env, int kind, const char *param, 
     }
     *value = 100 * floor / peak;
     return 0;
+}
+
+/* v with the fewest decimals that parse back to v exactly (no exponent: a command line a person reads),
+ * then suffix. */
+static void shortest_number(double v, const char *suffix, char *out, size_t len)
+{
+    for (int decimals = 0; decimals <= 20; decimals++) {
+        snprintf(out, len, "%.*f%s", decimals, v, suffix);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+    snprintf(out, len, "%.17g%s", v, suffix);
 }
 
 /* One argument of the profile, filled; false when it cannot be, with the line for the summary. */
@@ -352,7 +368,9 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
             note(not_covered, "no %s: %s", what, why);
             return false;
         }
-        snprintf(out, len, "%.1f", v);
+        /* the shortest text that reads back as v: 0.6376 stays 0.6376 (it was "0.6"); a percentage keeps its
+         * sign, so that the program never reads a value below 1 as a fraction */
+        shortest_number(v, kind == PH_SKU_EFF ? "%" : "", out, len);
         return true;
     default:
         return false; /* validated away */
