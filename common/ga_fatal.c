@@ -73,6 +73,9 @@ _Noreturn static void vfatal(const char *host, int rank, const char *file, int l
     fflush(stdout);
     fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", host, rank, base ? base + 1 : file, line, msg);
     fflush(stderr);
+    /* The process ends here: stdout stays locked, so that no other thread (the main thread printing its table
+     * while the watcher reports) writes after the [RESULT] line. */
+    flockfile(stdout);
     result_line(exit_code, msg);
     end_job(exit_code);
 }
