@@ -1,6 +1,7 @@
 #include "ga_fatal.h"
 #include "ga_report.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -73,10 +74,12 @@ _Noreturn static void vfatal(const char *host, int rank, const char *file, int l
     fflush(stdout);
     fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", host, rank, base ? base + 1 : file, line, msg);
     fflush(stderr);
-    /* The process ends here: stdout stays locked, so that no other thread (the main thread printing its table
-     * while the watcher reports) writes after the [RESULT] line. */
-    flockfile(stdout);
     result_line(exit_code, msg);
+    /* The process ends here: what another thread prints from now on (the main thread's table while the watcher
+     * reports) goes nowhere, so that [RESULT] stays the last line. No lock is held: MPI_Abort may still print. */
+    int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd >= 0)
+        dup2(null_fd, STDOUT_FILENO);
     end_job(exit_code);
 }
 

@@ -112,6 +112,16 @@ static void sbuf_promq(sbuf *b, const char *s)
     }
 }
 
+/* HELP text: backslash and newline escaped, as the text format requires. */
+static void help_text(sbuf *b, const char *s)
+{
+    for (; *s; s++)
+        if (*s == '\\' || *s == '\n')
+            sbuf_puts(b, *s == '\n' ? "\\n" : "\\\\");
+        else
+            sbuf_printf(b, "%c", *s);
+}
+
 /* ---- families ---- */
 
 /* The series of one text file, by family: a family's lines must stand together under one HELP and TYPE,
@@ -296,7 +306,9 @@ static char *prom_text(const json_t *s, const char *host)
     {
         const char *n = json_string_value(name);
         json_t *f = json_object_get(p.family, n);
-        sbuf_printf(&b, "# HELP %s %s\n# TYPE %s gauge\n", n, sj_str(f, "help", ""), n);
+        sbuf_printf(&b, "# HELP %s ", n);
+        help_text(&b, sj_str(f, "help", "")); /* names a report gave: a newline would end the comment */
+        sbuf_printf(&b, "\n# TYPE %s gauge\n", n);
         json_array_foreach(sj_arr(f, "lines"), j, line) sbuf_printf(&b, "%s\n", json_string_value(line));
     }
     json_decref(p.order);
