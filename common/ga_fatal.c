@@ -75,8 +75,9 @@ _Noreturn static void vfatal(const char *host, int rank, const char *file, int l
     fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", host, rank, base ? base + 1 : file, line, msg);
     fflush(stderr);
     result_line(exit_code, msg);
-    /* The process ends here: what another thread prints from now on (the main thread's table while the watcher
-     * reports) goes nowhere, so that [RESULT] stays the last line. No lock is held: MPI_Abort may still print. */
+    /* The process ends here: what another thread prints from now on (the main thread's table while the
+     * watcher reports) goes nowhere, so that [RESULT] stays the last line. No lock is held: MPI_Abort may
+     * still print. */
     int null_fd = open("/dev/null", O_WRONLY);
     if (null_fd >= 0)
         dup2(null_fd, STDOUT_FILENO);

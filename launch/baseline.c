@@ -52,7 +52,8 @@ static bool metric_sources_bad(const json_t *b, const json_t *m, size_t i, char 
     json_t *est = json_object_get(m, "estimate"), *peak = json_object_get(m, "peak");
     json_t *tol = json_object_get(m, "tolerance_pct");
     if (tol && !(json_is_number(tol) && json_number_value(tol) >= 0 && json_number_value(tol) <= 100)) {
-        snprintf(err, errlen, "baseline metric %zu: \"tolerance_pct\" must be a number from 0 to 100 (percent)", i);
+        snprintf(err, errlen,
+                 "baseline metric %zu: \"tolerance_pct\" must be a number from 0 to 100 (percent)", i);
         return true;
     }
     json_t *cond = json_object_get(m, "conditions");
@@ -114,7 +115,8 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
 /* A baseline figure holds only for what it was measured under: a job of its shape (8 GPUs of one node over
  * NVLink, say), the same conditions (problem size, sweep, backend), the same profile. Only what the
  * baseline states is compared: the shipped files state the job's shape alone. true, or false and why. */
-static bool baseline_holds(const json_t *baseline, const json_t *bm, const json_t *summary, char *why, size_t len)
+static bool baseline_holds(const json_t *baseline, const json_t *bm, const json_t *summary, char *why,
+                           size_t len)
 {
     json_t *want = json_object(), *have = suite_measured_under(summary, sj_str(bm, "program", ""));
     const char *keys[] = {"world_size", "node_count", "conditions"};
@@ -130,8 +132,9 @@ static bool baseline_holds(const json_t *baseline, const json_t *bm, const json_
         json_t *only = json_object();
         const char *key;
         json_t *v;
-        json_object_foreach(want_c, key, v) if (json_object_get(have_c, key))
-            json_object_set(only, key, json_object_get(have_c, key));
+        json_object_foreach(want_c, key, v)
+            if (json_object_get(have_c, key))
+                json_object_set(only, key, json_object_get(have_c, key));
         json_object_set_new(have, "conditions", only);
     }
     for (const char *const *f = facts; *f; f++)
@@ -148,8 +151,10 @@ static void note_not_comparable(json_t *list, const json_t *bm, const char *why)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(list, i, e) if (ga_streq(sj_str(e, "program", NULL), sj_str(bm, "program", NULL)) &&
-                                      ga_streq(sj_str(e, "name", NULL), sj_str(bm, "name", NULL))) return;
+    json_array_foreach(list, i, e)
+        if (ga_streq(sj_str(e, "program", NULL), sj_str(bm, "program", NULL)) &&
+            ga_streq(sj_str(e, "name", NULL), sj_str(bm, "name", NULL)))
+            return;
     json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "program", sj_str(bm, "program", "?"), "name",
                                           sj_str(bm, "name", "?"), "why", why));
 }
@@ -160,20 +165,20 @@ static void warn_not_comparable(json_t *findings, const json_t *list)
 {
     size_t i, j;
     json_t *e, *o;
-    json_array_foreach(list, i, e)
-    {
+    json_array_foreach(list, i, e) {
         bool seen = false;
-        json_array_foreach(list, j, o) if (j < i && ga_streq(sj_str(o, "program", NULL), sj_str(e, "program", NULL)))
-            seen = true;
+        json_array_foreach(list, j, o)
+            if (j < i && ga_streq(sj_str(o, "program", NULL), sj_str(e, "program", NULL)))
+                seen = true;
         if (seen)
             continue;
         char msg[700];
         snprintf(msg, sizeof msg, "%s figures not held to the baseline: not comparable (%s)",
                  sj_str(e, "program", "?"), sj_str(e, "why", ""));
         json_array_append_new(findings,
-                              json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program", "baseline", "severity",
-                                        "warn", "code", "BASELINE_NOT_COMPARABLE", "host", "node_index", "rank",
-                                        "gpu", "message", msg));
+                              json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program", "baseline",
+                                        "severity", "warn", "code", "BASELINE_NOT_COMPARABLE", "host",
+                                        "node_index", "rank", "gpu", "message", msg));
     }
 }
 

@@ -54,9 +54,12 @@ static void conditions_differ(sbuf *b, const json_t *a, const json_t *c)
 {
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)a, key, v) if (!json_equal(v, json_object_get(c, key)))
-        add_reason(b, key, v, json_object_get(c, key));
-    json_object_foreach((json_t *)c, key, v) if (!json_object_get(a, key)) add_reason(b, key, NULL, v);
+    json_object_foreach((json_t *)a, key, v)
+        if (!json_equal(v, json_object_get(c, key)))
+            add_reason(b, key, v, json_object_get(c, key));
+    json_object_foreach((json_t *)c, key, v)
+        if (!json_object_get(a, key))
+            add_reason(b, key, NULL, v);
 }
 
 bool suite_comparable(const json_t *o, const json_t *n, const char *const *keys, char *why, size_t len)

@@ -100,7 +100,8 @@ static void add_unique(json_t *arr, const char *s)
 }
 
 /* Why a program's figures of the two runs cannot be compared, "" when they can: cached in whys. */
-static const char *program_why(json_t *whys, const json_t *old_run, const json_t *new_run, const char *program)
+static const char *program_why(json_t *whys, const json_t *old_run, const json_t *new_run,
+                               const char *program)
 {
     json_t *w = json_object_get(whys, program);
     if (!w) {
@@ -122,8 +123,9 @@ static void whys_text(const json_t *whys, char *out, size_t len)
     sbuf_init(&b);
     const char *program;
     json_t *w;
-    json_object_foreach((json_t *)whys, program, w) if (*json_string_value(w))
-        sbuf_printf(&b, "%s%s: %s", b.len ? "; " : "", program, json_string_value(w));
+    json_object_foreach((json_t *)whys, program, w)
+        if (*json_string_value(w))
+            sbuf_printf(&b, "%s%s: %s", b.len ? "; " : "", program, json_string_value(w));
     snprintf(out, len, "%s", sbuf_str(&b));
     sbuf_free(&b);
 }
@@ -234,11 +236,11 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         json_decref(new_hosts);
         return NULL;
     }
-    json_t *cmp = json_pack("{s:s, s:i, s:f, s:i, s:i, s:i, s:i, s:i, s:b}", "schema", "gpuaccept-compare",
-                            "schema_version", 1, "tolerance_pct", tol_pct, "compared",
-                            (int)json_array_size(rows), "regressions", regressions, "improvements",
-                            improvements, "missing_in_new", (int)missing, "not_comparable", not_comparable,
-                            "forced", force);
+    json_t *cmp =
+        json_pack("{s:s, s:i, s:f, s:i, s:i, s:i, s:i, s:i, s:b}", "schema", "gpuaccept-compare",
+                  "schema_version", 1, "tolerance_pct", tol_pct, "compared", (int)json_array_size(rows),
+                  "regressions", regressions, "improvements", improvements, "missing_in_new", (int)missing,
+                  "not_comparable", not_comparable, "forced", force);
     json_object_set_new(cmp, "not_comparable_why", *why_all ? json_string(why_all) : json_null());
     json_decref(whys);
     json_object_set_new(cmp, "old_created_utc", json_string(sj_str(old_run, "created_utc", "?")));
@@ -295,10 +297,10 @@ void suite_compare_print(const json_t *cmp, FILE *out, bool all)
             snprintf(change, sizeof change, "%+.1f%%", sj_num(r, "change_pct", 0));
         fprintf(out, "%-58s %12.5g %12.5g %-9s %9s  %s\n", sj_str(r, "key", "?"), sj_num(r, "old", NAN),
                 sj_num(r, "new", NAN), sj_str(r, "unit", ""), change,
-                reg      ? "REGRESSION"
-                : imp    ? "improved"
-                : apart  ? "not comparable"
-                         : "");
+                reg     ? "REGRESSION"
+                : imp   ? "improved"
+                : apart ? "not comparable"
+                        : "");
     }
     fprintf(out,
             "%lld metrics compared: %lld regressions, %lld improvements beyond %.4g%%; %zu only in OLD, %zu "

@@ -17,8 +17,8 @@
  * nodes_only_new: [host], regressed_nodes: [host]}, or NULL with a message if an input is neither a summary
  * nor a report, or no metric is comparable (comparable.h) and force is false. A metric measured under other
  * conditions is listed and never counted as a regression or improvement, unless force. */
-json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tolerance_pct, bool force, char *err,
-                      size_t errlen);
+json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tolerance_pct, bool force,
+                      char *err, size_t errlen);
 
 /* A table for people: regressions and changes beyond the tolerance (every row with all). */
 void suite_compare_print(const json_t *cmp, FILE *out, bool all);

@@ -340,8 +340,7 @@ static int write_node_proms(const json_t *s, const char *dir, char *err, size_t 
         closedir(d);
     size_t i;
     json_t *node;
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-    {
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *host = sj_str(node, "host", "");
         char *text = suite_handoff_prom_node(s, host);
         host_file_name(host, file, sizeof file);

@@ -143,7 +143,8 @@ static void add_series(prom_set *p, const char *name, const char *help, const ch
         return;
     json_object_set_new(json_object_get(f, "seen"), labels, json_true());
     char line[2048];
-    snprintf(line, sizeof line, "%s%s%s%s %.17g", name, *labels ? "{" : "", labels, *labels ? "}" : "", value);
+    snprintf(line, sizeof line, "%s%s%s%s %.17g", name, *labels ? "{" : "", labels, *labels ? "}" : "",
+             value);
     json_array_append_new(json_object_get(f, "lines"), json_string(line));
 }
 
@@ -186,12 +187,13 @@ static void run_series(prom_set *p, const json_t *s, const char *host)
     sbuf_puts(&l, "\",version=\"");
     sbuf_promq(&l, sj_str(s, "gpuaccept_version", ""));
     sbuf_puts(&l, "\"");
-    add_series(p, "gpuaccept_info", "The gpuaccept run the series of this file are of (always 1).", sbuf_str(&l), 1);
+    add_series(p, "gpuaccept_info", "The gpuaccept run the series of this file are of (always 1).",
+               sbuf_str(&l), 1);
     sbuf_free(&l);
     double t = utc_seconds(sj_str(s, "created_utc", NULL));
     if (isfinite(t))
-        add_series(p, "gpuaccept_run_timestamp_seconds", "When the run's verdict was reached, in Unix time.", "",
-                   t);
+        add_series(p, "gpuaccept_run_timestamp_seconds", "When the run's verdict was reached, in Unix time.",
+                   "", t);
     add_series(p, "gpuaccept_run_exit_code",
                "Exit code of the run (0 pass, 1 a check failed, 2-5 a step could not measure or the hand-off "
                "failed).",
@@ -205,8 +207,7 @@ static void verdict_series(prom_set *p, const json_t *s, const char *host)
 {
     size_t i, j;
     json_t *node, *g;
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-    {
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
         if (!concerns(node, host))
             continue;
         sbuf l;
@@ -214,8 +215,7 @@ static void verdict_series(prom_set *p, const json_t *s, const char *host)
         node_label(&l, sj_str(node, "host", ""));
         add_series(p, "gpuaccept_node_verdict", "Verdict of a node: 0 pass, 1 warn, 2 fail.", sbuf_str(&l),
                    verdict_value(sj_str(node, "verdict", "")));
-        json_array_foreach(sj_arr(node, "gpus"), j, g)
-        {
+        json_array_foreach(sj_arr(node, "gpus"), j, g) {
             char gl[2200];
             snprintf(gl, sizeof gl, "%s,gpu=\"%lld\"", sbuf_str(&l), sj_int(g, "gpu", -1));
             add_series(p, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.", gl,
@@ -231,8 +231,7 @@ static void fault_series(prom_set *p, const json_t *s, const char *host)
     json_t *counts = json_object(), *order = json_array();
     size_t i;
     json_t *f;
-    json_array_foreach(sj_arr(s, "findings"), i, f)
-    {
+    json_array_foreach(sj_arr(s, "findings"), i, f) {
         const char *sev = sj_str(f, "severity", "");
         if ((!ga_streq(sev, "fail") && !ga_streq(sev, "warn")) || !concerns(f, host))
             continue;
@@ -256,7 +255,8 @@ static void fault_series(prom_set *p, const json_t *s, const char *host)
         add_series(p, "gpuaccept_faults",
                    "Findings (warnings and failures) of the run by node and fault code; node is empty for a "
                    "finding of the whole job.",
-                   json_string_value(k), (double)json_integer_value(json_object_get(counts, json_string_value(k))));
+                   json_string_value(k),
+                   (double)json_integer_value(json_object_get(counts, json_string_value(k))));
     json_decref(counts);
     json_decref(order);
 }
@@ -267,8 +267,7 @@ static void figure_series(prom_set *p, const json_t *s, const char *host)
 {
     size_t i;
     json_t *m;
-    json_array_foreach(sj_arr(s, "metrics"), i, m)
-    {
+    json_array_foreach(sj_arr(s, "metrics"), i, m) {
         const char *mhost = sj_str(m, "host", NULL);
         if (!sj_is_num(m, "value") || (host && !ga_streq(mhost, host)))
             continue;
@@ -302,14 +301,14 @@ static char *prom_text(const json_t *s, const char *host)
     sbuf_init(&b);
     size_t i, j;
     json_t *name, *line;
-    json_array_foreach(p.order, i, name)
-    {
+    json_array_foreach(p.order, i, name) {
         const char *n = json_string_value(name);
         json_t *f = json_object_get(p.family, n);
         sbuf_printf(&b, "# HELP %s ", n);
         help_text(&b, sj_str(f, "help", "")); /* names a report gave: a newline would end the comment */
         sbuf_printf(&b, "\n# TYPE %s gauge\n", n);
-        json_array_foreach(sj_arr(f, "lines"), j, line) sbuf_printf(&b, "%s\n", json_string_value(line));
+        json_array_foreach(sj_arr(f, "lines"), j, line)
+            sbuf_printf(&b, "%s\n", json_string_value(line));
     }
     json_decref(p.order);
     json_decref(p.family);

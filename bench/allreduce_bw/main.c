@@ -1222,7 +1222,8 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
     json_object_set_new(summary, "combinations", st->combos);
     json_object_set_new(report, "summary", summary);
     json_object_set_new(report, "conditions",
-                        ar_conditions_json(o, backend_name, json_string_value(json_object_get(summary, "datatype")),
+                        ar_conditions_json(o, backend_name,
+                                           json_string_value(json_object_get(summary, "datatype")),
                                            json_string_value(json_object_get(summary, "op"))));
     const char *cname = ar_coll_get(o->coll)->name;
     if (st->ran[AR_PATTERN_WORLD]) {
