@@ -1,6 +1,7 @@
 #include "ga_fatal.h"
 #include "ga_report.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -50,6 +51,17 @@ _Noreturn static void end_job(int exit_code)
  * second waits for the first to end the job. */
 static atomic_flag taken = ATOMIC_FLAG_INIT;
 
+/* The line every run ends with (README), for a run that ends here: after the [FATAL] line, on stdout where
+ * [RESULT] SUCCESS would have been. */
+static void result_line(int exit_code, const char *msg)
+{
+    const char *name = ga_exit_code_name(exit_code);
+    size_t n = strlen(name);
+    bool named = strncmp(msg, name, n) == 0 && msg[n] == ':'; /* "timeout: --timeout 3 s expired ..." */
+    printf("[RESULT] FAILURE: %s%s%s\n", named ? "" : name, named ? "" : ": ", msg);
+    fflush(stdout);
+}
+
 _Noreturn static void vfatal(const char *host, int rank, const char *file, int line, int exit_code,
                              const char *fmt, va_list ap)
 {
@@ -60,8 +72,18 @@ _Noreturn static void vfatal(const char *host, int rank, const char *file, int l
     vsnprintf(msg, sizeof msg, fmt, ap);
     const char *base = strrchr(file, '/');
     fflush(stdout);
-    fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", host, rank, base ? base + 1 : file, line, msg);
+    if (rank < 0 && strcmp(host, "job") == 0) /* a fault of the job, no node's (ga_fatal_job_at) */
+        fprintf(stderr, "[FATAL] job (%s:%d): %s\n", base ? base + 1 : file, line, msg);
+    else
+        fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", host, rank, base ? base + 1 : file, line, msg);
     fflush(stderr);
+    result_line(exit_code, msg);
+    /* The process ends here: what another thread prints from now on (the main thread's table while the
+     * watcher reports) goes nowhere, so that [RESULT] stays the last line. No lock is held: MPI_Abort may
+     * still print. */
+    int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd >= 0)
+        dup2(null_fd, STDOUT_FILENO);
     end_job(exit_code);
 }
 
@@ -82,19 +104,9 @@ void ga_fatal_for_at(const char *host, int world_rank, const char *file, int lin
 
 void ga_fatal_job_at(const char *file, int line, int exit_code, const char *fmt, ...)
 {
-    char msg[1024];
-    if (atomic_flag_test_and_set(&taken))
-        for (;;)
-            pause();
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const char *base = strrchr(file, '/');
-    fflush(stdout);
-    fprintf(stderr, "[FATAL] job (%s:%d): %s\n", base ? base + 1 : file, line, msg);
-    fflush(stderr);
-    end_job(exit_code);
+    vfatal("job", -1, file, line, exit_code, fmt, ap);
 }
 
 void ga_fatal_quiet(int exit_code)
@@ -119,6 +131,7 @@ int ga_agree_failure_at(const char *file, int line, int exit_code, const char *m
         fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file, line,
                 msg_or_null);
         fflush(stderr);
+        result_line(exit_code, msg_or_null);
     }
     return exit_code;
 }

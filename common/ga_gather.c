@@ -12,6 +12,9 @@ void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr)
 {
     memset(hdr, 0, sizeof *hdr);
     snprintf(hdr->host, sizeof hdr->host, "%s", ctx->host);
+    /* Slurm's name for the node may not be its host name (NodeHostname differs): drain.sh needs Slurm's. */
+    const char *slurm = getenv("SLURMD_NODENAME");
+    snprintf(hdr->slurm_node, sizeof hdr->slurm_node, "%s", slurm ? slurm : "");
     hdr->world_rank = ctx->world_rank;
     hdr->local_rank = ctx->local_rank;
     hdr->local_size = ctx->local_size;

@@ -106,6 +106,8 @@ void ga_report_add_nodes(json_t *report, const void *records, int n, size_t reco
         if (!node) {
             node = nodes[h->node_index] = json_pack("{s:s, s:i, s:i, s:[]}", "host", h->host, "node_index",
                                                     h->node_index, "local_ranks", h->local_size, "ranks");
+            if (node && h->slurm_node[0])
+                json_object_set_new(node, "slurm_node", json_string(h->slurm_node));
         }
         json_t *rank = ga_record_header_json(h);
         if (fn) {

@@ -10,6 +10,7 @@
 #include "ga_stats.h"
 #include "ga_str.h"
 #include "ga_time.h"
+#include "comparable.h"
 #include "merge.h"
 #include "suite_util.h"
 
@@ -49,6 +50,17 @@ static bool metric_sources_bad(const json_t *b, const json_t *m, size_t i, char 
         }
     }
     json_t *est = json_object_get(m, "estimate"), *peak = json_object_get(m, "peak");
+    json_t *tol = json_object_get(m, "tolerance_pct");
+    if (tol && !(json_is_number(tol) && json_number_value(tol) >= 0 && json_number_value(tol) <= 100)) {
+        snprintf(err, errlen,
+                 "baseline metric %zu: \"tolerance_pct\" must be a number from 0 to 100 (percent)", i);
+        return true;
+    }
+    json_t *cond = json_object_get(m, "conditions");
+    if (cond && !json_is_object(cond)) {
+        snprintf(err, errlen, "baseline metric %zu: \"conditions\" must be an object", i);
+        return true;
+    }
     if (est && !json_is_boolean(est)) {
         snprintf(err, errlen, "baseline metric %zu: \"estimate\" must be true or false", i);
         return true;
@@ -127,22 +139,81 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
     return 0;
 }
 
-/* A baseline figure can hold only for a job of some shape (8 GPUs of one node over NVLink, say). */
-static bool conditions_hold(const json_t *bm, const json_t *step)
+/* A baseline figure holds only for what it was measured under: a job of its shape (8 GPUs of one node over
+ * NVLink, say), the same conditions (problem size, sweep, backend), the same profile. Only what the
+ * baseline states is compared: the shipped files state the job's shape alone. true, or false and why. */
+static bool baseline_holds(const json_t *baseline, const json_t *bm, const json_t *summary, char *why,
+                           size_t len)
 {
-    const char *keys[] = {"world_size", "node_count"};
-    for (size_t k = 0; k < 2; k++)
-        if (sj_is_num(bm, keys[k]) && sj_int(step, keys[k], -1) != sj_int(bm, keys[k], -2))
-            return false;
-    return true;
+    json_t *want = json_object(), *have = suite_measured_under(summary, sj_str(bm, "program", ""));
+    const char *keys[] = {"world_size", "node_count", "conditions"};
+    for (size_t k = 0; k < 3; k++)
+        if (json_object_get(bm, keys[k]))
+            json_object_set(want, keys[k], json_object_get(bm, keys[k]));
+    if (json_is_string(json_object_get(baseline, "profile")))
+        json_object_set(want, "profile", json_object_get(baseline, "profile"));
+    /* Compare only the facts the baseline states; a condition it does not name is not checked. */
+    const char *const facts[] = {"profile", "world_size", "node_count", "conditions", NULL};
+    json_t *have_c = json_object_get(have, "conditions"), *want_c = json_object_get(want, "conditions");
+    if (json_is_object(want_c) && json_is_object(have_c)) {
+        json_t *only = json_object();
+        const char *key;
+        json_t *v;
+        json_object_foreach(want_c, key, v)
+            if (json_object_get(have_c, key))
+                json_object_set(only, key, json_object_get(have_c, key));
+        json_object_set_new(have, "conditions", only);
+    }
+    for (const char *const *f = facts; *f; f++)
+        if (!json_object_get(want, *f))
+            json_object_del(have, *f);
+    bool same = suite_comparable(want, have, NULL, why, len);
+    json_decref(want);
+    json_decref(have);
+    return same;
+}
+
+/* Records once per program and metric that a baseline figure was not applied, and why. */
+static void note_not_comparable(json_t *list, const json_t *bm, const char *why)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+        if (ga_streq(sj_str(e, "program", NULL), sj_str(bm, "program", NULL)) &&
+            ga_streq(sj_str(e, "name", NULL), sj_str(bm, "name", NULL)))
+            return;
+    json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "program", sj_str(bm, "program", "?"), "name",
+                                          sj_str(bm, "name", "?"), "why", why));
+}
+
+/* One warning per program whose baseline figures could not be applied: a baseline that checked nothing must
+ * not read as a pass. */
+static void warn_not_comparable(json_t *findings, const json_t *list)
+{
+    size_t i, j;
+    json_t *e, *o;
+    json_array_foreach(list, i, e) {
+        bool seen = false;
+        json_array_foreach(list, j, o)
+            if (j < i && ga_streq(sj_str(o, "program", NULL), sj_str(e, "program", NULL)))
+                seen = true;
+        if (seen)
+            continue;
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s figures not held to the baseline: not comparable (%s)",
+                 sj_str(e, "program", "?"), sj_str(e, "why", ""));
+        json_array_append_new(findings,
+                              json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program", "baseline",
+                                        "severity", "warn", "code", "BASELINE_NOT_COMPARABLE", "host",
+                                        "node_index", "rank", "gpu", "message", msg));
+    }
 }
 
 int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *source, double tolerance_pct)
 {
     if (tolerance_pct < 0)
         tolerance_pct = sj_num(baseline, "tolerance_pct", SUITE_BASELINE_DEFAULT_TOLERANCE_PCT);
-    double tol = tolerance_pct / 100.0;
-    json_t *findings = sj_arr(summary, "findings");
+    json_t *findings = sj_arr(summary, "findings"), *apart = json_array();
     int checked = 0, regressions = 0;
     size_t i, j;
     json_t *m, *bm;
@@ -153,9 +224,16 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
         {
             if (!ga_streq(sj_str(bm, "program", NULL), program) ||
                 !ga_streq(sj_str(bm, "name", NULL), name) ||
-                !ga_streq(sj_str(bm, "scope", NULL), suite_metric_scope(m)) ||
-                !conditions_hold(bm, suite_summary_step(summary, program)) || !sj_is_num(m, "value"))
+                !ga_streq(sj_str(bm, "scope", NULL), suite_metric_scope(m)) || !sj_is_num(m, "value"))
                 continue;
+            char why[600];
+            if (!baseline_holds(baseline, bm, summary, why, sizeof why)) {
+                note_not_comparable(apart, bm, why);
+                continue;
+            }
+            /* A figure's own tolerance (a noisy one gets a wider band) before the run's and the file's. */
+            double tol_pct = sj_is_num(bm, "tolerance_pct") ? sj_num(bm, "tolerance_pct", 0) : tolerance_pct;
+            double tol = tol_pct / 100.0;
             double value = sj_num(m, "value", 0), base = sj_num(bm, "value", 0);
             bool hib = sj_bool(bm, "higher_is_better", true);
             double limit = hib ? base * (1 - tol) : base * (1 + tol);
@@ -175,7 +253,7 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
             snprintf(msg, sizeof msg,
                      "%s %s %.4g %s%s is %s the baseline %.4g %s by %.1f%% (tolerance %.4g%%%s%s)", program,
                      name, value, unit, where, hib ? "below" : "above", base, unit,
-                     base != 0 ? fabs(value - base) / fabs(base) * 100 : 0.0, tolerance_pct,
+                     base != 0 ? fabs(value - base) / fabs(base) * 100 : 0.0, tol_pct,
                      sj_str(bm, "source", NULL) ? "; source " : "", sj_str(bm, "source", ""));
             json_t *f = json_pack(
                 "{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:s}", "program", "baseline", "severity", "fail", "code",
@@ -185,10 +263,11 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
             json_array_append_new(findings, f);
         }
     }
+    warn_not_comparable(findings, apart);
     json_object_set_new(summary, "baseline",
-                        json_pack("{s:s, s:s?, s:f, s:i, s:i}", "file", source ? source : "", "model",
+                        json_pack("{s:s, s:s?, s:f, s:i, s:i, s:o}", "file", source ? source : "", "model",
                                   sj_str(baseline, "model", NULL), "tolerance_pct", tolerance_pct, "checked",
-                                  checked, "regressions", regressions));
+                                  checked, "regressions", regressions, "not_comparable", apart));
     return regressions;
 }
 
@@ -249,6 +328,9 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
         note, "tolerance_pct", tolerance_pct >= 0 ? tolerance_pct : SUITE_BASELINE_DEFAULT_TOLERANCE_PCT,
         "sources", "id", "site-run", "title", "Acceptance run of this site", "note", note, "metrics");
     json_object_set_new(b, "match", model ? json_pack("[s]", model) : json_array());
+    const char *profile = sj_str(json_object_get(summary, "profile"), "name", NULL);
+    if (profile) /* a quick run's figures are no floor for a standard run's, nor the reverse */
+        json_object_set_new(b, "profile", json_string(profile));
     json_t *key;
     json_array_foreach(order, i, key)
     {
@@ -267,10 +349,12 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
                       "name", json_object_get(g, "name"), "scope", json_object_get(g, "scope"), "value", med,
                       "unit", json_object_get(g, "unit"), "higher_is_better",
                       json_object_get(g, "higher_is_better"), "source", "site-run", "samples", (json_int_t)n);
+        const json_t *step = suite_summary_step(summary, json_string_value(json_object_get(g, "program")));
+        /* Every figure depends on what it was measured under (problem size, backend). */
+        if (json_is_object(json_object_get(step, "conditions")))
+            json_object_set(bm, "conditions", json_object_get(step, "conditions"));
         /* A job-wide figure depends on the job's shape: it holds only for the same shape. */
         if (ga_streq(json_string_value(json_object_get(g, "scope")), "cluster")) {
-            const json_t *step =
-                suite_summary_step(summary, json_string_value(json_object_get(g, "program")));
             if (sj_int(step, "world_size", -1) > 0)
                 json_object_set_new(bm, "world_size", json_integer(sj_int(step, "world_size", 0)));
             if (sj_int(step, "node_count", -1) > 0)

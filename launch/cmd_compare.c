@@ -12,18 +12,22 @@
 #define GA_VERSION "unknown"
 #endif
 
-enum { OPT_TOLERANCE = 1000, OPT_JSON, OPT_ALL, OPT_VERSION };
+enum { OPT_TOLERANCE = 1000, OPT_JSON, OPT_ALL, OPT_FORCE, OPT_VERSION };
 
 static void usage(void)
 {
     printf(
-        "usage: gpuaccept compare [--tolerance PCT] [--json FILE] [--all] OLD.json NEW.json\n"
+        "usage: gpuaccept compare [--tolerance PCT] [--json FILE] [--all] [--force] OLD.json NEW.json\n"
         "Compares two runs' metrics (summary.json, or two reports of one program) per program, metric, node\n"
         "and GPU: old, new, change, and a regression where a figure moved the wrong way (by its\n"
         "higher_is_better) by more than the tolerance. Lists the metrics and nodes present in one run only.\n"
         "  --tolerance PCT  default %.0f\n"
         "  --json FILE      also write the comparison as JSON\n"
         "  --all            list every metric, not only the changed ones\n"
+        "  --force          count metrics measured under other conditions too\n"
+        "A program's metrics are comparable only when both runs had the same profile, ranks, nodes and\n"
+        "conditions (problem size, sweep, model, backend); the others are listed as not comparable and not\n"
+        "counted, and when none is comparable the comparison is refused (exit 2) unless --force.\n"
         "A metric or node of OLD that NEW lacks, or a value NEW lost (null), counts as a regression.\n"
         "Exit code: 0 no regression, 1 a regression, 2 usage or inputs that cannot be compared (another\n"
         "schema or version, different programs, no metric in common).\n",
@@ -35,13 +39,14 @@ int cmd_compare(int argc, char **argv)
     static const struct option longs[] = {{"tolerance", required_argument, NULL, OPT_TOLERANCE},
                                           {"json", required_argument, NULL, OPT_JSON},
                                           {"all", no_argument, NULL, OPT_ALL},
+                                          {"force", no_argument, NULL, OPT_FORCE},
                                           {"help", no_argument, NULL, 'h'},
                                           {"version", no_argument, NULL, OPT_VERSION},
                                           {0}};
     double tol = SUITE_COMPARE_DEFAULT_TOLERANCE_PCT;
     char perr[160];
     const char *json_out = NULL;
-    bool all = false;
+    bool all = false, force = false;
     optind = 0;
     opterr = 0;
     int key;
@@ -56,6 +61,9 @@ int cmd_compare(int argc, char **argv)
             break;
         case OPT_ALL:
             all = true;
+            break;
+        case OPT_FORCE:
+            force = true;
             break;
         case 'h':
             usage();
@@ -72,7 +80,7 @@ int cmd_compare(int argc, char **argv)
     char err[512];
     json_t *old_run = suite_load_json(argv[optind], err, sizeof err);
     json_t *new_run = old_run ? suite_load_json(argv[optind + 1], err, sizeof err) : NULL;
-    json_t *cmp = new_run ? suite_compare(old_run, new_run, tol, err, sizeof err) : NULL;
+    json_t *cmp = new_run ? suite_compare(old_run, new_run, tol, force, err, sizeof err) : NULL;
     json_decref(old_run);
     json_decref(new_run);
     if (!cmp)

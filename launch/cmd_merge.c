@@ -106,7 +106,7 @@ int cmd_merge(int argc, char **argv)
         exit_code = suite_usage_error("merge", "--baseline: %s", err);
     } else if (suite_write_outputs(summary, out ? out : dir, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept merge: %s\n", err);
-        exit_code = GA_EXIT_ENV;
+        exit_code = suite_print_failure(GA_EXIT_ENV, err);
     } else {
         suite_print_verdict(summary, out ? out : dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);

@@ -823,25 +823,6 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
     return run;
 }
 
-/* --drain, --apply-k8s: the scripts the summary left. One that fails turns a pass into an environment
- * error; a failed verdict stays what it was. */
-static int run_handoff(const run_opts *o, int exit_code)
-{
-    const char *scripts[2] = {o->drain ? "drain.sh" : NULL, o->apply_k8s ? "gpuaccept-k8s.sh" : NULL};
-    for (int i = 0; i < 2; i++) {
-        if (!scripts[i])
-            continue;
-        printf("[SUITE] running %s/%s\n", o->report_dir, scripts[i]);
-        int rc = suite_handoff_exec(o->report_dir, scripts[i]);
-        if (rc != 0) {
-            fprintf(stderr, "gpuaccept run: %s/%s failed (exit %d)\n", o->report_dir, scripts[i], rc);
-            if (exit_code == GA_EXIT_PASS)
-                exit_code = GA_EXIT_ENV;
-        }
-    }
-    return exit_code;
-}
-
 /* A stopped run: which signal, when, the step it cut short and the steps it left unrun. */
 static void print_interrupted(const json_t *steps, const char *clock)
 {
@@ -874,9 +855,10 @@ static int finish_run(const run_ctx *c, json_t *steps)
     if (suite_apply_baseline_option(summary, c->o->baseline, c->o->tolerance_pct, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept run: --baseline: %s\n", err);
         exit_code = GA_EXIT_USAGE;
-    } else if (suite_write_outputs(summary, c->o->report_dir, err, sizeof err) != 0) {
+    } else if (suite_write_outputs(summary, c->o->report_dir, err, sizeof err) != 0 ||
+               suite_handoff_act(summary, c->o->report_dir, c->o->drain, c->o->apply_k8s, err, sizeof err)) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
-        exit_code = GA_EXIT_ENV;
+        exit_code = suite_print_failure(GA_EXIT_ENV, err);
     } else {
         char clock[32];
         fmt_clock(ga_now() - c->t0, clock, sizeof clock);
@@ -886,7 +868,6 @@ static int finish_run(const run_ctx *c, json_t *steps)
             printf("[SUITE] all steps done in %s\n", clock);
         suite_print_verdict(summary, c->o->report_dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);
-        exit_code = run_handoff(c->o, exit_code);
     }
     json_decref(summary);
     return exit_code;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "comparable.h"
 #include "ga_str.h"
 #include "merge.h"
 #include "suite_util.h"
@@ -98,7 +99,39 @@ static void add_unique(json_t *arr, const char *s)
     json_array_append_new(arr, json_string(s));
 }
 
-json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_pct, char *err, size_t errlen)
+/* Why a program's figures of the two runs cannot be compared, "" when they can: cached in whys. */
+static const char *program_why(json_t *whys, const json_t *old_run, const json_t *new_run,
+                               const char *program)
+{
+    json_t *w = json_object_get(whys, program);
+    if (!w) {
+        json_t *o = suite_measured_under(old_run, program), *n = suite_measured_under(new_run, program);
+        char why[600];
+        suite_comparable(o, n, NULL, why, sizeof why);
+        w = json_string(why);
+        json_object_set_new(whys, program, w);
+        json_decref(o);
+        json_decref(n);
+    }
+    return json_string_value(w);
+}
+
+/* "gemm_flops: world_size 2 -> 4; ..." for each program that is not comparable. */
+static void whys_text(const json_t *whys, char *out, size_t len)
+{
+    sbuf b;
+    sbuf_init(&b);
+    const char *program;
+    json_t *w;
+    json_object_foreach((json_t *)whys, program, w)
+        if (*json_string_value(w))
+            sbuf_printf(&b, "%s%s: %s", b.len ? "; " : "", program, json_string_value(w));
+    snprintf(out, len, "%s", sbuf_str(&b));
+    sbuf_free(&b);
+}
+
+json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_pct, bool force, char *err,
+                      size_t errlen)
 {
     json_t *old_hosts = json_object(), *new_hosts = json_object();
     json_t *old_m = metrics_of(old_run, "OLD", old_hosts, err, errlen);
@@ -120,8 +153,9 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
     }
     json_t *old_idx = index_by_key(old_m), *new_idx = index_by_key(new_m);
     json_t *rows = json_array(), *only_old = json_array(), *only_new = json_array(),
-           *regressed = json_array();
-    int regressions = 0, improvements = 0;
+           *regressed = json_array(), *whys = json_object();
+    int regressions = 0, improvements = 0, not_comparable = 0, comparable = 0;
+    size_t missing_old = 0;
     size_t i;
     json_t *m;
     char key[512];
@@ -131,8 +165,10 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         json_t *nm = json_object_get(new_idx, key);
         if (json_object_get(old_idx, key) != m)
             continue; /* a repeated key: compared once, with its last value */
+        const char *why = program_why(whys, old_run, new_run, sj_str(m, "program", "?"));
         if (!nm) {
             json_array_append_new(only_old, json_string(key));
+            missing_old += !*why || force; /* a figure another sweep or profile does not have is no loss */
             continue;
         }
         double o = sj_num(m, "value", NAN), n = sj_num(nm, "value", NAN);
@@ -142,8 +178,12 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         double worse = hib ? -change : change;
         /* A figure OLD had and NEW lost (null, not finite) is a regression: nothing shows it held. */
         bool lost = isfinite(o) && !isfinite(n);
-        bool regression = lost || (isfinite(worse) && worse > tol_pct);
-        bool improvement = isfinite(worse) && -worse > tol_pct;
+        /* Figures measured under other conditions are shown, never counted (unless --force). */
+        bool counted = !*why || force;
+        bool regression = counted && (lost || (isfinite(worse) && worse > tol_pct));
+        bool improvement = counted && isfinite(worse) && -worse > tol_pct;
+        not_comparable += *why != 0;
+        comparable += counted;
         regressions += regression;
         improvements += improvement;
         if (regression && sj_str(nm, "host", NULL))
@@ -161,6 +201,8 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         json_object_set_new(row, "change_pct", isfinite(change) ? json_real(change) : json_null());
         json_object_set_new(row, "regression", json_boolean(regression));
         json_object_set_new(row, "improvement", json_boolean(improvement));
+        json_object_set_new(row, "comparable", json_boolean(!*why));
+        json_object_set_new(row, "not_comparable_why", *why ? json_string(why) : json_null());
         json_array_append_new(rows, row);
     }
     json_array_foreach(new_m, i, m)
@@ -171,9 +213,16 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
     }
     json_t *gone_nodes = hosts_only_in(old_hosts, new_hosts);
     /* Metrics or nodes of OLD that NEW does not have are checks NEW did not pass: they count against it. */
-    size_t missing = json_array_size(only_old) + json_array_size(gone_nodes);
-    if (json_array_size(rows) == 0) {
-        snprintf(err, errlen, "OLD and NEW have no metric in common");
+    size_t missing = missing_old + json_array_size(gone_nodes);
+    char why_all[1200];
+    whys_text(whys, why_all, sizeof why_all);
+    if (json_array_size(rows) == 0 || comparable == 0) {
+        if (json_array_size(rows) == 0)
+            snprintf(err, errlen, "OLD and NEW have no metric in common");
+        else
+            snprintf(err, errlen, "no metric of OLD and NEW is comparable (%s); --force compares them anyway",
+                     why_all);
+        json_decref(whys);
         json_decref(rows);
         json_decref(only_old);
         json_decref(only_new);
@@ -187,10 +236,13 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         json_decref(new_hosts);
         return NULL;
     }
-    json_t *cmp = json_pack("{s:s, s:i, s:f, s:i, s:i, s:i, s:i}", "schema", "gpuaccept-compare",
-                            "schema_version", 1, "tolerance_pct", tol_pct, "compared",
-                            (int)json_array_size(rows), "regressions", regressions, "improvements",
-                            improvements, "missing_in_new", (int)missing);
+    json_t *cmp =
+        json_pack("{s:s, s:i, s:f, s:i, s:i, s:i, s:i, s:i, s:b}", "schema", "gpuaccept-compare",
+                  "schema_version", 1, "tolerance_pct", tol_pct, "compared", (int)json_array_size(rows),
+                  "regressions", regressions, "improvements", improvements, "missing_in_new", (int)missing,
+                  "not_comparable", not_comparable, "forced", force);
+    json_object_set_new(cmp, "not_comparable_why", *why_all ? json_string(why_all) : json_null());
+    json_decref(whys);
     json_object_set_new(cmp, "old_created_utc", json_string(sj_str(old_run, "created_utc", "?")));
     json_object_set_new(cmp, "new_created_utc", json_string(sj_str(new_run, "created_utc", "?")));
     json_object_set_new(cmp, "regressed_nodes", regressed);
@@ -231,28 +283,34 @@ void suite_compare_print(const json_t *cmp, FILE *out, bool all)
     double tol = sj_num(cmp, "tolerance_pct", 0);
     fprintf(out, "gpuaccept compare: %s -> %s, tolerance %.4g%%\n", sj_str(cmp, "old_created_utc", "?"),
             sj_str(cmp, "new_created_utc", "?"), tol);
-    fprintf(out, "%-58s %12s %12s %9s  %s\n", "metric", "old", "new", "change", "");
+    fprintf(out, "%-58s %12s %12s %-9s %9s  %s\n", "metric", "old", "new", "unit", "change", "");
     size_t i;
     json_t *r;
     json_array_foreach(sj_arr(cmp, "rows"), i, r)
     {
         bool reg = sj_bool(r, "regression", false), imp = sj_bool(r, "improvement", false);
-        if (!all && !reg && !imp)
+        bool apart = !sj_bool(r, "comparable", true);
+        if (!all && !reg && !imp && !apart)
             continue;
         char change[32] = "n/a";
         if (sj_is_num(r, "change_pct"))
             snprintf(change, sizeof change, "%+.1f%%", sj_num(r, "change_pct", 0));
-        fprintf(out, "%-58s %12.5g %12.5g %9s  %s\n", sj_str(r, "key", "?"), sj_num(r, "old", NAN),
-                sj_num(r, "new", NAN), change,
-                reg   ? "REGRESSION"
-                : imp ? "improved"
-                      : "");
+        fprintf(out, "%-58s %12.5g %12.5g %-9s %9s  %s\n", sj_str(r, "key", "?"), sj_num(r, "old", NAN),
+                sj_num(r, "new", NAN), sj_str(r, "unit", ""), change,
+                reg     ? "REGRESSION"
+                : imp   ? "improved"
+                : apart ? "not comparable"
+                        : "");
     }
     fprintf(out,
             "%lld metrics compared: %lld regressions, %lld improvements beyond %.4g%%; %zu only in OLD, %zu "
             "only in NEW\n",
             sj_int(cmp, "compared", 0), sj_int(cmp, "regressions", 0), sj_int(cmp, "improvements", 0), tol,
             json_array_size(sj_arr(cmp, "only_old")), json_array_size(sj_arr(cmp, "only_new")));
+    if (sj_int(cmp, "not_comparable", 0) > 0)
+        fprintf(out, "%lld metrics not comparable%s: %s\n", sj_int(cmp, "not_comparable", 0),
+                sj_bool(cmp, "forced", false) ? " (compared anyway: --force)" : ", not counted",
+                sj_str(cmp, "not_comparable_why", ""));
     if (sj_int(cmp, "missing_in_new", 0) > 0)
         fprintf(out, "NEW lacks %lld metrics or nodes that OLD has: not a pass\n", sj_int(cmp, "missing_in_new", 0));
     print_list(out, "regressed nodes", sj_arr(cmp, "regressed_nodes"));

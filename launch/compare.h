@@ -11,12 +11,14 @@
 
 #define SUITE_COMPARE_DEFAULT_TOLERANCE_PCT 5.0
 
-/* Returns {schema, tolerance_pct, compared, regressions, improvements, rows: [{program, name, host, gpu,
- * rank, unit, higher_is_better, old, new, change_pct, regression, improvement}], only_old: [key], only_new:
- * [key], nodes_only_old: [host], nodes_only_new: [host], regressed_nodes: [host]}, or NULL with a message if
- * an input is neither a summary nor a report. */
-json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tolerance_pct, char *err,
-                      size_t errlen);
+/* Returns {schema, tolerance_pct, compared, regressions, improvements, not_comparable, not_comparable_why,
+ * forced, rows: [{program, name, host, gpu, rank, unit, higher_is_better, old, new, change_pct, regression,
+ * improvement, comparable, not_comparable_why}], only_old: [key], only_new: [key], nodes_only_old: [host],
+ * nodes_only_new: [host], regressed_nodes: [host]}, or NULL with a message if an input is neither a summary
+ * nor a report, or no metric is comparable (comparable.h) and force is false. A metric measured under other
+ * conditions is listed and never counted as a regression or improvement, unless force. */
+json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tolerance_pct, bool force,
+                      char *err, size_t errlen);
 
 /* A table for people: regressions and changes beyond the tolerance (every row with all). */
 void suite_compare_print(const json_t *cmp, FILE *out, bool all);

@@ -43,15 +43,17 @@ test)
     launch/install-deps.sh --test --slurm
     configure_and_build build "${cuda_args[@]}"
     configure_and_build build-host -DGPUACCEPT_CUDA=OFF
-    # The host paths again under ASan and UBSan (float-cast-overflow included): the front-end's tests and the
-    # fuzzer of everything it reads, where undefined behaviour fails the test instead of passing unseen.
+    # The host paths again under ASan and UBSan (float-cast-overflow included): the front-end's tests, the
+    # hand-off writers (JUnit, Prometheus) and the fuzzer of everything it reads, where undefined behaviour
+    # fails the test instead of passing unseen.
     configure_and_build build-asan -DGPUACCEPT_CUDA=OFF -DGPUACCEPT_SANITIZE=ON
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     status=0
     echo "dev.sh: tests of the host-only build (GPUACCEPT_CUDA=OFF): unit and analysis tests"
     (cd build-host && ctest --output-on-failure -LE 'e2e|deploy|suite|cluster' "$@") || status=1
     echo "dev.sh: the front-end's tests and the fuzzer under ASan+UBSan (GPUACCEPT_SANITIZE=ON)"
-    (cd build-asan && ctest --output-on-failure -R '^suite\.(fixtures|merge\.|untrusted|cli|baseline_compare|fuzz)' \
+    (cd build-asan && ctest --output-on-failure \
+        -R '^(suite\.(fixtures|merge\.|untrusted|cli|baseline_compare|fuzz|comparable)|handoff\.consumers)' \
         "$@") || status=1
     # Includes the label `cluster` (the namespace cluster, ctest/cluster/): run as root, skipped (77) otherwise.
     echo "dev.sh: all tests of the default build (${cuda_args[*]})"

@@ -2,10 +2,12 @@
 #include "merge.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,35 +131,111 @@ static void sbuf_shq(sbuf *b, const char *s)
     sbuf_puts(b, "'");
 }
 
-/* A Prometheus label value: backslash, double quote and newline escaped. */
-static void sbuf_promq(sbuf *b, const char *s)
+/* The name Slurm knows a node by: SLURMD_NODENAME as its ranks recorded it (a node whose NodeName is not
+ * its host name), else the host name. */
+static const char *slurm_name(const json_t *node)
 {
-    while (s && *s) {
-        size_t run = strcspn(s, "\\\"\n"); /* written as is, in one piece: a series has many labels */
-        if (run)
-            sbuf_printf(b, "%.*s", (int)run, s);
-        s += run;
-        if (*s)
-            sbuf_puts(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\");
-        s += *s != '\0';
-    }
+    const char *s = sj_str(node, "slurm_node", NULL);
+    return s && *s ? s : sj_str(node, "host", "");
 }
 
-static int verdict_value(const char *v)
+/* The codes of a host's failures, not its warnings, once each in order, joined with commas: NHC's Reason
+ * says why the node is out, nothing else. */
+static void join_fail_codes(sbuf *b, const json_t *host_findings)
 {
-    return ga_streq(v, "fail") ? 2 : ga_streq(v, "warn") ? 1 : 0;
-}
-
-/* The fault codes of a node, joined with commas. */
-static void join_codes(sbuf *b, const json_t *node)
-{
+    json_t *seen = json_object();
     size_t i;
-    json_t *c;
-    json_array_foreach(sj_arr(node, "fault_codes"), i, c)
-        sbuf_printf(b, "%s%s", i ? "," : "", json_string_value(c));
+    json_t *f;
+    json_array_foreach(host_findings, i, f) {
+        const char *code = sj_str(f, "code", "?");
+        if (!ga_streq(sj_str(f, "severity", ""), "fail") || json_object_get(seen, code))
+            continue;
+        sbuf_printf(b, "%s%s", json_object_size(seen) ? "," : "", code);
+        json_object_set_new(seen, code, json_true());
+    }
+    json_decref(seen);
 }
 
 /* ---- Slurm: drain.sh ---- */
+
+/* One `scontrol update ... State=DRAIN` per distinct set of failing codes. Returns how many nodes. */
+static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
+{
+    size_t n = json_array_size(nodes), drained = 0;
+    char **reasons = calloc(n ? n : 1, sizeof *reasons);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    for (size_t i = 0; reasons && names && i < n; i++) {
+        const json_t *node = json_array_get(nodes, i);
+        if (!ga_streq(sj_str(node, "verdict", ""), "fail"))
+            continue;
+        sbuf r;
+        sbuf_init(&r);
+        join_fail_codes(&r, json_object_get(by_host, sj_str(node, "host", "")));
+        reasons[i] = r.failed ? NULL : strdup(sbuf_str(&r));
+        sbuf_free(&r);
+    }
+    for (size_t i = 0; reasons && names && i < n; i++) {
+        if (!reasons[i])
+            continue;
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (reasons[j] && (j == i || strcmp(reasons[j], reasons[i]) == 0)) {
+                names[k++] = slurm_name(json_array_get(nodes, j));
+                if (j != i) {
+                    free(reasons[j]);
+                    reasons[j] = NULL;
+                }
+            }
+        char *hl = suite_hostlist_compress(names, k);
+        char why[1024];
+        snprintf(why, sizeof why, SUITE_DRAIN_REASON_PREFIX "%s", reasons[i]);
+        sbuf_puts(b, "scontrol update NodeName=");
+        sbuf_shq(b, hl ? hl : "");
+        sbuf_puts(b, " State=DRAIN Reason=");
+        sbuf_shq(b, why);
+        sbuf_puts(b, "\n");
+        drained += k;
+        free(hl);
+        free(reasons[i]);
+        reasons[i] = NULL;
+    }
+    if (!reasons || !names)
+        b->failed = true;
+    free(reasons);
+    free(names);
+    return drained;
+}
+
+/* The nodes that passed (or warned) are resumed where gpuaccept drained them, as NHC resumes only the nodes
+ * whose Reason it wrote: one sinfo for the drained nodes, then a RESUME for each of ours. A drained node
+ * cannot run a Slurm job, so its re-check runs outside Slurm and knows only its host name: a node matches by
+ * NodeName or NodeHostname. */
+static void resume_lines(sbuf *b, const json_t *nodes)
+{
+    sbuf passed;
+    sbuf_init(&passed);
+    size_t i;
+    json_t *node;
+    json_array_foreach(nodes, i, node)
+        if (!ga_streq(sj_str(node, "verdict", ""), "fail"))
+            sbuf_printf(&passed, " %s", slurm_name(node));
+    if (passed.len == 0) {
+        sbuf_free(&passed);
+        return;
+    }
+    sbuf_puts(&passed, " ");
+    sbuf_puts(
+        b, "# Nodes that passed: resumed only where the Reason shows that gpuaccept drained them.\npassed=");
+    sbuf_shq(b, sbuf_str(&passed));
+    sbuf_puts(b, "\ndrained=$(sinfo -h -N -t drain -o '%N|%n|%E')\n"
+                 "printf '%s\\n' \"$drained\" | sort -u | while IFS='|' read -r node host reason; do\n"
+                 "    case \"$reason\" in \"" SUITE_DRAIN_REASON_PREFIX "\"*) ;; *) continue ;; esac\n"
+                 "    case \"$passed\" in *\" $node \"* | *\" $host \"*) ;; *) continue ;; esac\n"
+                 "    scontrol update NodeName=\"$node\" State=RESUME\n"
+                 "done\n");
+    b->failed |= passed.failed;
+    sbuf_free(&passed);
+}
 
 char *suite_handoff_drain(const json_t *s)
 {
@@ -165,55 +243,14 @@ char *suite_handoff_drain(const json_t *s)
     sbuf_init(&b);
     sbuf_puts(&b,
               "#!/bin/sh\n# gpuaccept: drains the nodes that failed acceptance, one line per distinct set of "
-              "fault codes.\n# Written by gpuaccept from summary.json; `gpuaccept run --drain` runs it.\n"
-              "set -e\n");
+              "failing fault codes,\n# and resumes the nodes that passed where gpuaccept had drained them.\n"
+              "# Written by gpuaccept from summary.json; `gpuaccept run --drain` runs it.\nset -e\n");
     const json_t *nodes = sj_arr(s, "nodes");
-    size_t n = json_array_size(nodes), drained = 0;
-    bool *done = calloc(n ? n : 1, sizeof *done);
-    const char **hosts = calloc(n ? n : 1, sizeof *hosts);
-    if (!done || !hosts) {
-        free(done);
-        free(hosts);
-        sbuf_free(&b);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const json_t *node = json_array_get(nodes, i);
-        if (done[i] || !ga_streq(sj_str(node, "verdict", ""), "fail"))
-            continue;
-        sbuf reason;
-        sbuf_init(&reason);
-        join_codes(&reason, node);
-        size_t k = 0;
-        for (size_t j = i; j < n; j++) {
-            const json_t *o = json_array_get(nodes, j);
-            if (done[j] || !ga_streq(sj_str(o, "verdict", ""), "fail"))
-                continue;
-            sbuf other;
-            sbuf_init(&other);
-            join_codes(&other, o);
-            if (strcmp(sbuf_str(&other), sbuf_str(&reason)) == 0) {
-                done[j] = true;
-                hosts[k++] = sj_str(o, "host", "");
-            }
-            sbuf_free(&other);
-        }
-        char *hl = suite_hostlist_compress(hosts, k);
-        char why[1024];
-        snprintf(why, sizeof why, "gpuaccept: %s", sbuf_str(&reason));
-        sbuf_puts(&b, "scontrol update NodeName=");
-        sbuf_shq(&b, hl ? hl : "");
-        sbuf_puts(&b, " State=DRAIN Reason=");
-        sbuf_shq(&b, why);
-        sbuf_puts(&b, "\n");
-        drained += k;
-        free(hl);
-        sbuf_free(&reason);
-    }
-    if (!drained)
+    json_t *by_host = suite_findings_by_host(sj_arr(s, "findings"));
+    if (!drain_lines(&b, nodes, by_host))
         sbuf_puts(&b, "# no node failed: nothing to drain\n");
-    free(done);
-    free(hosts);
+    resume_lines(&b, nodes);
+    json_decref(by_host);
     return finish(&b);
 }
 
@@ -270,206 +307,53 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
     return list;
 }
 
-/* ---- Prometheus textfile ---- */
-
-static void prom_head(sbuf *b, const char *name, const char *help)
-{
-    sbuf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-}
-
-char *suite_handoff_prom(const json_t *s)
-{
-    sbuf b;
-    sbuf_init(&b);
-    const json_t *v = json_object_get(s, "verdict");
-    prom_head(&b, "gpuaccept_run_exit_code",
-              "Exit code of the last gpuaccept run (0 pass, 1 a check failed, 2-5 a "
-              "step could not measure).");
-    sbuf_printf(&b, "gpuaccept_run_exit_code %lld\n", sj_int(v, "exit_code", -1));
-    prom_head(&b, "gpuaccept_run_abnormal_nodes", "Nodes that failed acceptance in the last run.");
-    sbuf_printf(&b, "gpuaccept_run_abnormal_nodes %lld\n", sj_int(v, "abnormal_node_count", 0));
-
-    size_t i, j;
-    json_t *node, *g, *f, *m;
-    prom_head(&b, "gpuaccept_node_verdict", "Verdict of a node: 0 pass, 1 warn, 2 fail.");
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-    {
-        sbuf_puts(&b, "gpuaccept_node_verdict{node=\"");
-        sbuf_promq(&b, sj_str(node, "host", ""));
-        sbuf_printf(&b, "\"} %d\n", verdict_value(sj_str(node, "verdict", "")));
-    }
-    prom_head(&b, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.");
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-        json_array_foreach(sj_arr(node, "gpus"), j, g)
-        {
-            sbuf_puts(&b, "gpuaccept_gpu_verdict{node=\"");
-            sbuf_promq(&b, sj_str(node, "host", ""));
-            sbuf_printf(&b, "\",gpu=\"%lld\"} %d\n", sj_int(g, "gpu", -1),
-                        verdict_value(sj_str(g, "verdict", "")));
-        }
-
-    /* Findings (warnings and failures) counted by node and code. */
-    json_t *counts = json_object(), *order = json_array();
-    json_array_foreach(sj_arr(s, "findings"), i, f)
-    {
-        const char *sev = sj_str(f, "severity", "");
-        if (!ga_streq(sev, "fail") && !ga_streq(sev, "warn"))
-            continue;
-        sbuf key;
-        sbuf_init(&key);
-        sbuf_puts(&key, "node=\"");
-        sbuf_promq(&key, sj_str(f, "host", ""));
-        sbuf_puts(&key, "\",code=\"");
-        sbuf_promq(&key, sj_str(f, "code", "?"));
-        sbuf_puts(&key, "\"");
-        json_t *c = json_object_get(counts, sbuf_str(&key));
-        if (c) {
-            json_integer_set(c, json_integer_value(c) + 1);
-        } else {
-            json_object_set_new(counts, sbuf_str(&key), json_integer(1));
-            json_array_append_new(order, json_string(sbuf_str(&key)));
-        }
-        sbuf_free(&key);
-    }
-    prom_head(&b, "gpuaccept_faults",
-              "Findings (warnings and failures) of the last run by node and fault code; "
-              "node is empty for a finding of the whole job.");
-    json_t *k;
-    json_array_foreach(order, i, k)
-        sbuf_printf(&b, "gpuaccept_faults{%s} %lld\n", json_string_value(k),
-                    (long long)json_integer_value(json_object_get(counts, json_string_value(k))));
-    json_decref(counts);
-    json_decref(order);
-
-    /* Every measured figure that names where it was measured: TFLOP/s, GB/s, busbw, ... A series repeated
-     * with the same labels is written once (a textfile may not hold a series twice). */
-    prom_head(&b, "gpuaccept_measurement",
-              "A figure measured by a gpuaccept program on a node (and GPU or rank), "
-              "in the unit its label names.");
-    json_t *seen = json_object();
-    json_array_foreach(sj_arr(s, "metrics"), i, m)
-    {
-        if (!sj_is_num(m, "value") || !sj_str(m, "host", NULL))
-            continue;
-        sbuf l;
-        sbuf_init(&l);
-        sbuf_puts(&l, "program=\"");
-        sbuf_promq(&l, sj_str(m, "program", "?"));
-        sbuf_puts(&l, "\",metric=\"");
-        sbuf_promq(&l, sj_str(m, "name", "?"));
-        sbuf_puts(&l, "\",unit=\"");
-        sbuf_promq(&l, sj_str(m, "unit", ""));
-        sbuf_puts(&l, "\",node=\"");
-        sbuf_promq(&l, sj_str(m, "host", ""));
-        sbuf_puts(&l, "\"");
-        if (sj_int(m, "gpu", -1) >= 0)
-            sbuf_printf(&l, ",gpu=\"%lld\"", sj_int(m, "gpu", -1));
-        if (sj_int(m, "rank", -1) >= 0)
-            sbuf_printf(&l, ",rank=\"%lld\"", sj_int(m, "rank", -1));
-        if (!json_object_get(seen, sbuf_str(&l))) {
-            json_object_set_new(seen, sbuf_str(&l), json_true());
-            sbuf_printf(&b, "gpuaccept_measurement{%s} %.17g\n", sbuf_str(&l), sj_num(m, "value", 0));
-        }
-        sbuf_free(&l);
-    }
-    json_decref(seen);
-    return finish(&b);
-}
-
-/* ---- JUnit XML ---- */
-
-char *suite_handoff_junit(const json_t *s)
-{
-    /* The findings of each host, once, so a test case does not scan them all. */
-    json_t *by_host = suite_findings_by_host(sj_arr(s, "findings"));
-    size_t i, j;
-    json_t *st, *node;
-    sbuf b;
-    sbuf_init(&b);
-    const json_t *v = json_object_get(s, "verdict");
-    sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    sbuf_printf(&b, "<testsuites name=\"gpuaccept\" failures=\"%lld\">\n",
-                sj_int(v, "abnormal_node_count", 0));
-    json_array_foreach(sj_arr(s, "steps"), i, st)
-    {
-        const char *program = sj_str(st, "program", "?");
-        sbuf cases;
-        sbuf_init(&cases);
-        int tests = 0, failures = 0, skipped = 0;
-        json_array_foreach(sj_arr(s, "nodes"), j, node)
-        {
-            const char *host = sj_str(node, "host", "");
-            const char *check = sj_str(json_object_get(node, "checks"), program, "not_run");
-            tests++;
-            sbuf_puts(&cases, "    <testcase classname=\"gpuaccept.");
-            sbuf_html(&cases, program);
-            sbuf_puts(&cases, "\" name=\"");
-            sbuf_html(&cases, host);
-            sbuf_puts(&cases, "\">");
-            if (ga_streq(check, "pass") || ga_streq(check, "warn")) {
-                /* A warning passes; it is told in the output. */
-            } else if (ga_streq(check, "fail") || ga_streq(check, "crashed") || ga_streq(check, "timeout") ||
-                       ga_streq(check, "env_error") || ga_streq(check, "internal_error") ||
-                       ga_streq(check, "usage_error") || ga_streq(check, "interrupted")) {
-                failures++;
-                sbuf_puts(&cases, "<failure type=\"");
-                sbuf_html(&cases, check);
-                sbuf_puts(&cases, "\" message=\"");
-                size_t k, shown = 0;
-                json_t *e;
-                sbuf text;
-                sbuf_init(&text);
-                json_array_foreach(json_object_get(by_host, host), k, e)
-                {
-                    if (!ga_streq(sj_str(e, "program", ""), program) ||
-                        !ga_streq(sj_str(e, "severity", ""), "fail"))
-                        continue;
-                    if (!shown++)
-                        sbuf_html(&cases, sj_str(e, "code", "?"));
-                    sbuf_printf(&text, "%s: %s\n", sj_str(e, "code", "?"), sj_str(e, "message", ""));
-                }
-                if (!shown)
-                    sbuf_html(&cases, check);
-                sbuf_puts(&cases, "\">");
-                sbuf_html(&cases, sbuf_str(&text));
-                sbuf_puts(&cases, "</failure>");
-                sbuf_free(&text);
-            } else {
-                skipped++;
-                sbuf_puts(&cases, "<skipped message=\"");
-                sbuf_html(&cases, check);
-                sbuf_puts(&cases, "\"/>");
-            }
-            if (ga_streq(check, "warn")) {
-                sbuf_puts(&cases, "<system-out>");
-                size_t k;
-                json_t *e;
-                json_array_foreach(json_object_get(by_host, host), k, e)
-                    if (ga_streq(sj_str(e, "program", ""), program)) {
-                        sbuf_html(&cases, sj_str(e, "code", "?"));
-                        sbuf_puts(&cases, ": ");
-                        sbuf_html(&cases, sj_str(e, "message", ""));
-                        sbuf_puts(&cases, "\n");
-                    }
-                sbuf_puts(&cases, "</system-out>");
-            }
-            sbuf_puts(&cases, "</testcase>\n");
-        }
-        sbuf_puts(&b, "  <testsuite name=\"");
-        sbuf_html(&b, program);
-        sbuf_printf(&b, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\">\n", tests, failures,
-                    skipped);
-        sbuf_puts(&b, sbuf_str(&cases));
-        sbuf_puts(&b, "  </testsuite>\n");
-        b.failed |= cases.failed;
-        sbuf_free(&cases);
-    }
-    sbuf_puts(&b, "</testsuites>\n");
-    json_decref(by_host);
-    return finish(&b);
-}
-
 /* ---- files and actions ---- */
+
+/* A host as a file name: what a name may not hold ('/', a leading '.') becomes '_'. */
+static void host_file_name(const char *host, char *out, size_t len)
+{
+    snprintf(out, len, "%s", *host ? host : "_");
+    for (char *c = out; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_' || (*c == '.' && c != out)))
+            *c = '_';
+}
+
+/* gpuaccept-nodes/<host>.prom for each node, and none left from an earlier run of other nodes. */
+static int write_node_proms(const json_t *s, const char *dir, char *err, size_t errlen)
+{
+    char sub[4096], path[4400], file[200];
+    snprintf(sub, sizeof sub, "%s/%s", dir, SUITE_PROM_NODE_DIR);
+    if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", sub, strerror(errno));
+        return -1;
+    }
+    DIR *d = opendir(sub);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && strcmp(e->d_name + l - 5, ".prom") == 0) {
+            snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+            unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    size_t i;
+    json_t *node;
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
+        const char *host = sj_str(node, "host", "");
+        char *text = suite_handoff_prom_node(s, host);
+        host_file_name(host, file, sizeof file);
+        snprintf(path, sizeof path, "%s/%s.prom", sub, file);
+        int rc = text ? suite_write_text_atomic(path, text, err, errlen) : -1;
+        if (!text)
+            snprintf(err, errlen, "out of memory writing %s", path);
+        free(text);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
 
 int suite_handoff_write(const json_t *s, const char *dir, char *err, size_t errlen)
 {
@@ -492,6 +376,8 @@ int suite_handoff_write(const json_t *s, const char *dir, char *err, size_t errl
         snprintf(path, sizeof path, "%s/%s", dir, SUITE_HANDOFF_K8S_JSON);
         rc = patches ? suite_write_json_atomic(path, patches, err, errlen) : -1;
     }
+    if (rc == 0)
+        rc = write_node_proms(s, dir, err, errlen);
     for (int i = 0; i < 4; i++)
         free(texts[i]);
     json_decref(patches);

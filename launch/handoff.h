@@ -8,6 +8,9 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* What drain.sh writes first in a Slurm Reason, and what it looks for before it resumes a node. */
+#define SUITE_DRAIN_REASON_PREFIX "gpuaccept: "
+
 /* The label and taint key on Kubernetes nodes. */
 #define SUITE_K8S_KEY "gpuaccept.io/verdict"
 
@@ -19,8 +22,16 @@ char *suite_hostlist_compress(const char *const *hosts, size_t n);
 char *suite_handoff_drain(const json_t *summary);
 char *suite_handoff_k8s_script(const json_t *summary);
 json_t *suite_handoff_k8s_patches(const json_t *summary);
-char *suite_handoff_prom(const json_t *summary);
-char *suite_handoff_junit(const json_t *summary);
+char *suite_handoff_prom(const json_t *summary); /* handoff_prom.c */
+/* What gpuaccept.prom says about one node (the run's identity, its verdicts, faults and figures): the file a
+ * per-node collector reads, SUITE_PROM_NODE_DIR/<host>.prom. */
+char *suite_handoff_prom_node(const json_t *summary, const char *host);
+#define SUITE_PROM_NODE_DIR "gpuaccept-nodes"
+char *suite_handoff_junit(const json_t *summary); /* handoff_junit.c */
+
+/* s as text XML 1.0 can hold, whatever its bytes: each byte that is a control character XML forbids or
+ * not part of valid UTF-8 is written "\xHH". New string, NULL when out of memory. */
+char *suite_xml_text(const char *s);
 
 /* Writes the five files into dir, atomically. 0, or -1 with a message. */
 int suite_handoff_write(const json_t *summary, const char *dir, char *err, size_t errlen);
@@ -28,6 +39,9 @@ int suite_handoff_write(const json_t *summary, const char *dir, char *err, size_
 /* Runs `bash dir/script` (--drain, --apply-k8s), its output streamed through. Its exit status, or -1 when
  * it could not be started or was killed. */
 int suite_handoff_exec(const char *dir, const char *script);
+
+/* The fault code of a --drain or --apply-k8s script that failed: an environment error of the run (exit 3). */
+#define SUITE_HANDOFF_FAILED "HANDOFF_FAILED"
 
 /* The hand-off file that ends in .json but is no report: the loaders pass it over. */
 #define SUITE_HANDOFF_K8S_JSON "gpuaccept-k8s.json"

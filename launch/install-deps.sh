@@ -19,9 +19,11 @@ for a in "$@"; do
     esac
 done
 
-pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libjansson-dev libhwloc-dev libopenblas-dev)
+pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libjansson-dev libhwloc-dev libopenblas-dev
+    libxml2-dev)
 if [ "$want_test" = 1 ]; then
-    pkgs+=(python3 python3-jsonschema python3-yaml chromium prometheus python3-junitparser python3-jsonpatch)
+    pkgs+=(python3 python3-jsonschema python3-yaml chromium prometheus python3-junitparser python3-jsonpatch
+        libxml2-utils)
 fi
 if [ "$want_slurm" = 1 ]; then
     # --- slurm packages (deployment tests) ---

@@ -15,6 +15,7 @@
 #include "ga_str.h"
 #include "ga_time.h"
 #include "attribution.h"
+#include "handoff.h"
 #include "preflight.h"
 #include "render_common.h"
 #include "step_runner.h"
@@ -158,6 +159,8 @@ int suite_run_check(const json_t *run, char *err, size_t errlen)
 
 int suite_fault_exit_class(const char *code)
 {
+    if (strcmp(code, SUITE_HANDOFF_FAILED) == 0)
+        return GA_EXIT_ENV;
     for (size_t i = 0; i < sizeof step_faults / sizeof step_faults[0]; i++)
         if (strcmp(step_faults[i].code, code) == 0)
             return step_faults[i].exit_class;
@@ -254,6 +257,9 @@ static json_t *make_step(const char *program, const json_t *report, const json_t
                         report ? null_or_int(sj_int(report, "world_size", -1)) : json_null());
     json_object_set_new(step, "node_count",
                         report ? null_or_int(sj_int(report, "node_count", -1)) : json_null());
+    /* What the program's figures depend on (problem size, backend): what compare and baselines check. */
+    if (report && json_is_object(json_object_get(report, "conditions")))
+        json_object_set(step, "conditions", json_object_get(report, "conditions"));
     if (run_step && json_object_get(run_step, "command"))
         json_object_set(step, "command", json_object_get(run_step, "command"));
     if (run_step && json_object_get(run_step, "node"))
@@ -361,6 +367,8 @@ static void merge_nodes(const json_t *report, const char *program, json_t *nodes
             continue;
         json_t *node = get_node(nodes, index, host, sj_int(n, "node_index", -1));
         json_array_append_new(json_object_get(node, "in_reports"), json_string(program));
+        if (json_is_string(json_object_get(n, "slurm_node")))
+            set_if_null(node, "slurm_node", json_object_get(n, "slurm_node"));
         long long ranks = json_array_size(sj_arr(n, "ranks"));
         if (ranks > sj_int(node, "ranks", 0))
             json_object_set_new(node, "ranks", json_integer(ranks));
@@ -468,6 +476,11 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "schema", json_string(SUITE_SUMMARY_SCHEMA));
     json_object_set_new(s, "schema_version", json_integer(SUITE_SUMMARY_SCHEMA_VERSION));
     json_object_set_new(s, "gpuaccept_version", json_string(GA_VERSION));
+    /* The run the reports are of (the loader accepts one run only): what monitoring tells runs apart by. */
+    const char *run_id = sj_str(run, "run_id", NULL);
+    for (size_t k = 0; !run_id && k < json_array_size(reports); k++)
+        run_id = sj_str(json_array_get(reports, k), "run_id", NULL);
+    json_object_set_new(s, "run_id", run_id ? json_string(run_id) : json_null());
     json_object_set_new(s, "created_utc", json_string(now));
     json_object_set_new(s, "report_dir", report_dir ? json_string(report_dir) : json_null());
     json_t *launcher = json_object_get(run, "launcher");

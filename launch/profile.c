@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ga_str.h"
@@ -295,6 +296,12 @@ static double profile_tolerance(const suite_profile_env *env)
     return env->tolerance_pct >= 0 ? env->tolerance_pct : sj_num(env->baseline, "tolerance_pct", 10);
 }
 
+/* A figure's own tolerance (tolerance_pct beside it in the baseline), else profile_tolerance. */
+static double metric_tolerance(const suite_profile_env *env, const json_t *m)
+{
+    return sj_is_num(m, "tolerance_pct") ? sj_num(m, "tolerance_pct", 10) : profile_tolerance(env);
+}
+
 /* The SKU figure a placeholder asks for, in value; 0, or -1 with why it cannot be had. A baseline figure
  * measured on a job of another shape (8 GPUs of one node) is no threshold for this one. */
 static int sku_value(const suite_profile_env *env, int kind, const char *param, double *value, char *why,
@@ -315,7 +322,8 @@ static int sku_value(const suite_profile_env *env, int kind, const char *param, 
                  sj_int(m, "world_size", 0), env->world_size);
         return -1;
     }
-    double floor = sj_num(m, "value", NAN) * (1 - profile_tolerance(env) / 100);
+    /* the figure's own tolerance first, as when the baseline is applied (baseline.c) */
+    double floor = sj_num(m, "value", NAN) * (1 - metric_tolerance(env, m) / 100);
     if (kind == PH_SKU_MIN) {
         *value = floor;
         return 0;
@@ -364,7 +372,7 @@ static int node_value(const suite_profile_env *env, const char *param, double *v
                      param, sj_int(m, "world_size", 0));
         return -1;
     }
-    *value = sj_num(m, "value", NAN) * (1 - profile_tolerance(env) / 100);
+    *value = sj_num(m, "value", NAN) * (1 - metric_tolerance(env, m) / 100);
     return 0;
 }
 
@@ -408,6 +416,8 @@ static bool deferred(const suite_profile_env *env, int kind, const char *arg, ch
     return true;
 }
 
+static void shortest_number(double v, const char *suffix, char *out, size_t len);
+
 /* The floors and the network of the fabric (fill's last three kinds). */
 static bool fill_fabric(const suite_profile_env *env, int kind, const char *param, const char *program,
                         const char *option, bool one_node, char *out, size_t len, json_t *not_covered)
@@ -428,7 +438,7 @@ static bool fill_fabric(const suite_profile_env *env, int kind, const char *para
             note(not_covered, "no %s: %s", what, why);
             return false;
         }
-        snprintf(out, len, "%.1f", v);
+        shortest_number(v, "", out, len); /* exact, as the other thresholds */
         return true;
     }
     if (one_node)
@@ -441,6 +451,18 @@ static bool fill_fabric(const suite_profile_env *env, int kind, const char *para
     }
     snprintf(out, len, "%s", env->fabric->gdr_required ? "ib-gdr" : "ib");
     return true;
+}
+
+/* v with the fewest decimals that parse back to v exactly (no exponent: a command line a person reads),
+ * then suffix. */
+static void shortest_number(double v, const char *suffix, char *out, size_t len)
+{
+    for (int decimals = 0; decimals <= 20; decimals++) {
+        snprintf(out, len, "%.*f%s", decimals, v, suffix);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+    snprintf(out, len, "%.17g%s", v, suffix);
 }
 
 /* One argument of the profile, filled; false when it cannot be, with the line for the summary. */
@@ -491,7 +513,9 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
             note(not_covered, "no %s: %s", what, why);
             return false;
         }
-        snprintf(out, len, "%.1f", v);
+        /* the shortest text that reads back as v: 0.6376 stays 0.6376 (it was "0.6"); a percentage keeps its
+         * sign, so that the program never reads a value below 1 as a fraction */
+        shortest_number(v, kind == PH_SKU_EFF ? "%" : "", out, len);
         return true;
     case PH_SKU_NODE_MIN:
     case PH_FABRIC_MIN:

@@ -4,6 +4,7 @@
 #define SUITE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 int cmd_run(int argc, char **argv);
@@ -38,5 +39,15 @@ int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_
 
 /* The closing lines: verdict, abnormal nodes with their fault codes, where the summary is, [RESULT]. */
 void suite_print_verdict(const json_t *summary, const char *dir);
+
+/* "[RESULT] FAILURE: NAME: why" for a run that ends without a verdict to print (no summary could be
+ * written). Returns exit_code. */
+int suite_print_failure(int exit_code, const char *why);
+
+/* --drain, --apply-k8s: runs drain.sh and gpuaccept-k8s.sh from dir. A script that fails is a HANDOFF_FAILED
+ * finding of the job (exit 3 unless a check failed); the summary is then finalized again and every output
+ * rewritten, so that the exit code, [RESULT], summary.json and gpuaccept.prom say the same. 0, or -1 with a
+ * message when the outputs could not be rewritten. */
+int suite_handoff_act(json_t *summary, const char *dir, bool drain, bool apply_k8s, char *err, size_t errlen);
 
 #endif

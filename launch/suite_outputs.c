@@ -209,3 +209,41 @@ void suite_print_verdict(const json_t *s, const char *dir)
     }
     fflush(stdout);
 }
+
+int suite_print_failure(int exit_code, const char *why)
+{
+    printf("[RESULT] FAILURE: %s: %s\n", ga_exit_code_name(exit_code), why);
+    fflush(stdout);
+    return exit_code;
+}
+
+int suite_handoff_act(json_t *summary, const char *dir, bool drain, bool apply_k8s, char *err, size_t errlen)
+{
+    const char *scripts[2] = {drain ? "drain.sh" : NULL, apply_k8s ? "gpuaccept-k8s.sh" : NULL};
+    const char *what[2] = {"failed nodes not drained", "nodes not labelled and tainted as the verdict says"};
+    bool failed = false;
+    for (int i = 0; i < 2; i++) {
+        if (!scripts[i])
+            continue;
+        printf("[SUITE] running %s/%s\n", dir, scripts[i]);
+        fflush(stdout);
+        int rc = suite_handoff_exec(dir, scripts[i]);
+        if (rc == 0)
+            continue;
+        char msg[600];
+        if (rc < 0)
+            snprintf(msg, sizeof msg, "%s/%s could not be run or was killed: %s", dir, scripts[i], what[i]);
+        else
+            snprintf(msg, sizeof msg, "%s/%s failed (exit %d): %s", dir, scripts[i], rc, what[i]);
+        fprintf(stderr, "gpuaccept run: %s\n", msg);
+        json_array_append_new(sj_arr(summary, "findings"),
+                              json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program", "handoff",
+                                        "severity", "fail", "code", SUITE_HANDOFF_FAILED, "host",
+                                        "node_index", "rank", "gpu", "message", msg));
+        failed = true;
+    }
+    if (!failed)
+        return 0;
+    suite_summary_finalize(summary);
+    return suite_write_outputs(summary, dir, err, errlen);
+}

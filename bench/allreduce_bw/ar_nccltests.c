@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -368,6 +369,11 @@ void ar_nt_json_finish(json_t *doc, int out_of_bounds, double avg_busbw, double 
 int ar_nt_json_reserve(const char *path, char *used, size_t usedlen, char *err, size_t errlen)
 {
     int fd = -1;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* nccl-tests would write DIR.0 beside it */
+        snprintf(err, errlen, "-J %s: is a directory, not a file", path);
+        return -1;
+    }
     snprintf(used, usedlen, "%s", path);
     for (int i = 0; fd < 0 && i < 10000; i++) {
         fd = open(used, O_WRONLY | O_CREAT | O_EXCL, 0644);

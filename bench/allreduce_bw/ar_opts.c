@@ -129,6 +129,18 @@ const char *ar_pattern_name(ar_pattern_id p)
     return p >= 0 && p < AR_PATTERNS ? names[p] : "?";
 }
 
+json_t *ar_conditions_json(const ar_opts *o, const char *backend, const char *dtype, const char *op)
+{
+    json_t *patterns = json_array();
+    for (int i = 0; i < o->n_patterns; i++)
+        json_array_append_new(patterns, json_string(ar_pattern_name(o->patterns[i])));
+    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:i, s:o}", "backend", backend,
+                     "collective", ar_coll_get(o->coll)->name, "datatype", dtype, "op", op, "min_bytes",
+                     (json_int_t)o->min_bytes, "max_bytes", (json_int_t)o->max_bytes, "step_bytes",
+                     (json_int_t)o->step_bytes, "step_factor", (json_int_t)o->step_factor, "iters", o->iters,
+                     "agg_iters", o->agg_iters, "patterns", patterns);
+}
+
 /* --pattern LIST: names separated by commas, each once. */
 static int parse_patterns(const char *arg, ar_opts *o, char *err, size_t errlen)
 {

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "ar_coll.h"
 #include "ar_setup.h"
 #include "ga_cli.h"
@@ -68,6 +70,9 @@ typedef struct {
 extern const ga_option ar_options[AR_N_OPTIONS];
 
 void ar_opts_defaults(ar_opts *o);
+/* What the figures depend on (gpuaccept compare): backend, collective, the first combination's type and op,
+ * the sweep, the iterations and the patterns. */
+json_t *ar_conditions_json(const ar_opts *o, const char *backend, const char *dtype, const char *op);
 int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen);
 /* The warning line of ignored flag i (ar_opts.ignored bit i). */
 void ar_ignored_warning(const ar_opts *o, int i, char *buf, size_t len);

@@ -148,6 +148,10 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
     json_object_set_new(summary, "node", st->node ? st->node : json_null());
     json_object_set_new(summary, "combinations", st->combos);
     json_object_set_new(report, "summary", summary);
+    json_object_set_new(report, "conditions",
+                        ar_conditions_json(o, backend_name,
+                                           json_string_value(json_object_get(summary, "datatype")),
+                                           json_string_value(json_object_get(summary, "op"))));
     const char *cname = ar_coll_get(o->coll)->name;
     if (st->ran[AR_PATTERN_WORLD]) {
         ga_report_add_metric(report, "busbw_at_max", st->first_fig.busbw_at_max, "GB/s", true,
@@ -339,15 +343,19 @@ int main(int argc, char **argv)
     const char *min_bw = getenv("NCCL_TESTS_MIN_BW");
     st.min_bw = min_bw && *min_bw ? atof(min_bw) : -1;
     nt_state nt = {.cfg = nt_config(&o, program, kind)};
+    char jerr[256] = "";
     if (ctx.world_rank == 0 && o.json_path[0]) {
-        char jerr[256];
-        /* as nccl-tests: the file is taken at the start, and a failure only skips the JSON */
+        /* as nccl-tests: the file is taken at the start */
         if (ar_nt_json_reserve(o.json_path, nt.json_path, sizeof nt.json_path, jerr, sizeof jerr) == 0) {
             printf("# Writing JSON output to %s\n", nt.json_path);
             nt.json = ar_nt_json_new(&nt.cfg, argc0, argv0, environ);
-        } else {
-            printf("# skipping json output; %s not accessible\n", o.json_path);
         }
+    }
+    /* unlike nccl-tests, a -J file that cannot be created stops the run before it measures (issue 26) */
+    int jbad = o.json_path[0] ? GA_AGREE_FAILURE(GA_EXIT_USAGE, jerr[0] ? jerr : NULL) : 0;
+    if (jbad) {
+        ar_split_free(&split);
+        return ga_program_end(&ctx, jbad);
     }
     json_t *report = NULL;
     if (ctx.world_rank == 0) {

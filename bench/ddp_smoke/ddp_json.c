@@ -54,6 +54,14 @@ static json_t *buckets_json(const ddp_bucket_plan *plan, size_t elem_size)
     return arr;
 }
 
+json_t *ddp_conditions_json(const ddp_run_info *info, int steps)
+{
+    return json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:{s:i, s:i, s:i, s:i}}", "backend", info->backend,
+                     "dtype", info->dtype, "data", info->data, "local_batch", info->local_batch,
+                     "global_batch", info->global_batch, "steps", steps, "model", "input", info->input_dim,
+                     "hidden_layers", info->hidden_layers, "hidden", info->hidden, "classes", info->classes);
+}
+
 json_t *ddp_summary_json(const ddp_run_info *info, const ddp_outcome *out, const double *curve, int steps)
 {
     json_t *s = json_object();

@@ -27,6 +27,9 @@ json_t *ddp_record_json(const void *record, void *user);
 /* Every step up to 1000 steps, then a fixed stride so that the curve keeps about 1000 points. */
 int ddp_curve_stride(int steps);
 
+/* What the figures depend on (gpuaccept compare): backend, data, batch, steps and model. */
+json_t *ddp_conditions_json(const ddp_run_info *info, int steps);
+
 /* curve: the global loss of each of `steps` steps (identical on every rank; rank 0's is used). */
 json_t *ddp_summary_json(const ddp_run_info *info, const ddp_outcome *out, const double *curve, int steps);
 

@@ -202,6 +202,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     json_t *report = ga_report_new(&job, spec.name, common);
     ga_report_add_nodes(report, all, n, sizeof *all, ddp_record_json, NULL);
     json_object_set_new(report, "summary", ddp_summary_json(info, &out, res->loss_curve, res->steps_done));
+    json_object_set_new(report, "conditions", ddp_conditions_json(info, out.steps));
     ddp_add_headlines(report, &out, res->loss_curve, res->steps_done);
     ga_report_add_metric(report, "samples_per_s", out.samples_per_s, "samples/s", true, GA_WHERE_CLUSTER);
     ga_report_add_metric(report, "loss_improvement", out.improvement, "fraction", true, GA_WHERE_CLUSTER);

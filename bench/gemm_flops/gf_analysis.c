@@ -318,6 +318,11 @@ void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *bac
         p->tolerance, "min_efficiency", p->min_efficiency > 0 ? json_real(p->min_efficiency) : json_null());
     json_object_set_new(summary, "burn", analyse_burn(all, n, p, report, f, out));
     json_object_set_new(report, "summary", summary);
+    /* What the figures depend on: a GEMM of another shape or library is another figure (compare). */
+    json_object_set_new(report, "conditions",
+                        json_pack("{s:s, s:I, s:I, s:I}", "backend", backend, "m",
+                                  (json_int_t)(n ? all[0].m : 0), "n", (json_int_t)(n ? all[0].n : 0), "k",
+                                  (json_int_t)(n ? all[0].k : 0)));
 }
 
 json_t *gf_record_json(const void *record, void *user)

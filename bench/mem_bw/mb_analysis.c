@@ -146,6 +146,11 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
         "min_efficiency", p->min_efficiency > 0 ? json_real(p->min_efficiency) : json_null(),
         "min_host_efficiency", p->min_host_efficiency > 0 ? json_real(p->min_host_efficiency) : json_null());
     json_object_set_new(report, "summary", summary);
+    /* What the figures depend on: arrays of another size (cache, not memory) are another figure. */
+    json_object_set_new(report, "conditions",
+                        json_pack("{s:s, s:f, s:f}", "backend", backend, "buffer_bytes",
+                                  n ? all[0].buffer_bytes : 0.0, "pinned_bytes",
+                                  n ? all[0].pinned_bytes : 0.0));
 }
 
 json_t *mb_record_json(const void *record, void *user)

@@ -63,8 +63,10 @@ ga_slurm_start() {
         return 1
     }
 
-    local host ports ctld_port slurmd_port
+    local host ports ctld_port slurmd_port node
     host=$(hostname -s)
+    # GA_SLURM_NODENAME: a NodeName other than the host name (NodeHostname), as some sites name their nodes.
+    node=${GA_SLURM_NODENAME:-$host}
     ports=$(ga_slurm_free_ports 2) || return 1
     read -r ctld_port slurmd_port <<<"$ports"
     # CPUs=8 with config_overrides lets a 2-core machine accept 4 (or 8) tasks, as a GPU node would.
@@ -96,13 +98,13 @@ SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 ReturnToService=2
 MailProg=/bin/true
-NodeName=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
-PartitionName=ga Nodes=$host Default=YES MaxTime=INFINITE State=UP
+NodeName=$node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
+PartitionName=ga Nodes=$node Default=YES MaxTime=INFINITE State=UP
 CONF
     export SLURM_CONF=$d/slurm.conf
     slurmctld -D -i >"$d/log/slurmctld.out" 2>&1 &
     ga_slurm_pids+=($!)
-    slurmd -D >"$d/log/slurmd.out" 2>&1 &
+    slurmd -D -N "$node" >"$d/log/slurmd.out" 2>&1 &
     ga_slurm_pids+=($!)
     if ! ga_slurm_wait_for ga_slurm_node_idle; then
         ga_slurm_log "node never became idle; logs:"

@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 root, gpuaccept = pathlib.Path(sys.argv[1]), sys.argv[2]
-# The front-end's own codes (launch/merge.c, launch/baseline.c, launch/preflight.c): it is no program of the
+# The front-end's own codes (launch/merge.c, launch/baseline.c, launch/preflight.c, launch/handoff.h): it is no program of the
 # registry.
-FRONT_END = ["STEP", "BASELINE", "PREFLIGHT"]
+FRONT_END = ["STEP", "BASELINE", "PREFLIGHT", "HANDOFF"]
 
 listing = subprocess.run([gpuaccept, "run", "--list-programs"], capture_output=True, text=True, timeout=30)
 if listing.returncode != 0:

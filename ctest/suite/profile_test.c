@@ -177,12 +177,22 @@ int main(void)
                              .burn_s = 90,
                              .gpu = true};
     CHECK_STR(args(p, "env_audit", &env, nc, sizeof nc), "--expect-gpus 8 -v");
-    CHECK_STR(args(p, "allreduce_bw", &env, nc, sizeof nc), "--min-busbw 360.0 -e 8G");
+    CHECK_STR(args(p, "allreduce_bw", &env, nc, sizeof nc), "--min-busbw 360 -e 8G");
     CHECK_STR(nc, "");
-    CHECK_STR(args(p, "mem_bw", &env, nc, sizeof nc), "--min-efficiency 75.0"); /* 3000 less 10% of 3600 */
+    CHECK_STR(args(p, "mem_bw", &env, nc, sizeof nc), "--min-efficiency 75%"); /* 3000 less 10% of 3600 */
     CHECK_STR(args(p, "gemm_flops", &env, nc, sizeof nc), "--duration 90");
     env.tolerance_pct = 20; /* --tolerance wins over the file's */
-    CHECK_STR(args(p, "allreduce_bw", &env, nc, sizeof nc), "--min-busbw 320.0 -e 8G");
+    CHECK_STR(args(p, "allreduce_bw", &env, nc, sizeof nc), "--min-busbw 320 -e 8G");
+    /* Not rounded away (issue 26: 0.6376 became 0.6): 0.7084 less 10% is 0.63756, written so it reads back
+     * exactly; and a figure's own tolerance wins over --tolerance and the file's. */
+    json_object_set_new(json_array_get(json_object_get(b, "metrics"), 0), "value", json_real(0.7084));
+    env.tolerance_pct = -1;
+    CHECK_STR(args(p, "allreduce_bw", &env, nc, sizeof nc), "--min-busbw 0.63756 -e 8G");
+    json_object_set_new(json_array_get(json_object_get(b, "metrics"), 0), "tolerance_pct", json_integer(50));
+    env.tolerance_pct = 20;
+    CHECK_STR(args(p, "allreduce_bw", &env, nc, sizeof nc), "--min-busbw 0.3542 -e 8G");
+    json_object_del(json_array_get(json_object_get(b, "metrics"), 0), "tolerance_pct");
+    json_object_set_new(json_array_get(json_object_get(b, "metrics"), 0), "value", json_integer(400));
 
     /* What cannot be filled is left out with its option, and said. */
     env.node_count = 4;

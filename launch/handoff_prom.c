@@ -1,0 +1,328 @@
+/* gpuaccept.prom and gpuaccept-nodes/<host>.prom: the verdict and the figures in Prometheus' text format,
+ * for node-exporter's textfile collector. Every figure is a metric of its own, named after its program and
+ * metric, in base units (bytes per second, FLOP/s, seconds, ratios), as Prometheus names metrics. Format:
+ * docs/handoff.md. */
+#include "handoff.h"
+#include "merge.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ga_str.h"
+#include "suite_util.h"
+
+/* ---- names and units ---- */
+
+/* A unit as the programs write it, its factor to the base unit, the base unit's suffix, and the words a
+ * metric name uses for the unit it is in ("tflops_bf16", "GBps_device_copy", "step_time_ms"), dropped from
+ * the name so that the suffix says the unit once. */
+static const struct {
+    const char *unit;
+    double scale;
+    const char *suffix;
+    const char *drop[3];
+} units[] = {
+    {"GB/s", 1e9, "bytes_per_second", {"gbps", "gb_s", NULL}},
+    {"MB/s", 1e6, "bytes_per_second", {"mbps", "mb_s", NULL}},
+    {"B", 1, "bytes", {"bytes", "b", NULL}},
+    {"TFLOP/s", 1e12, "flops", {"tflops", NULL, NULL}},
+    {"TOP/s", 1e12, "ops", {"tops", "tflops", NULL}},
+    {"s", 1, "seconds", {"s", "sec", NULL}},
+    {"ms", 1e-3, "seconds", {"ms", NULL, NULL}},
+    {"us", 1e-6, "seconds", {"us", NULL, NULL}},
+    {"fraction", 1, "ratio", {"fraction", NULL, NULL}},
+    {"%", 0.01, "ratio", {"pct", "percent", NULL}},
+    {"samples/s", 1, "samples_per_second", {"samples_per_s", NULL, NULL}},
+};
+
+/* s lower-cased, with every run of characters a metric name may not hold made one '_', trimmed. */
+static void snake(const char *s, char *out, size_t len)
+{
+    size_t n = 0;
+    for (; s && *s && n + 1 < len; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (isalnum(c))
+            out[n++] = (char)tolower(c);
+        else if (n && out[n - 1] != '_')
+            out[n++] = '_';
+    }
+    while (n && out[n - 1] == '_')
+        n--;
+    out[n] = '\0';
+}
+
+/* Removes word (one or more '_'-joined tokens) from the '_'-joined name wherever it stands whole. */
+static void drop_word(char *name, const char *word)
+{
+    size_t wl = strlen(word);
+    char *p = name;
+    while ((p = strstr(p, word)) != NULL) {
+        bool starts = p == name || p[-1] == '_', ends = p[wl] == '\0' || p[wl] == '_';
+        if (!starts || !ends) {
+            p++;
+            continue;
+        }
+        char *rest = p + wl + (p[wl] == '_');
+        memmove(p, rest, strlen(rest) + 1);
+    }
+    size_t n = strlen(name);
+    while (n && name[n - 1] == '_')
+        name[--n] = '\0';
+}
+
+/* The series name of a program's metric and the factor to its base unit: gemm_flops tflops_bf16 [TFLOP/s]
+ * is gpuaccept_gemm_flops_bf16_flops, mem_bw GBps_device_copy [GB/s] gpuaccept_mem_bw_device_copy_bytes_per_
+ * second. A unit not in the table is kept as the suffix, factor 1. */
+static double metric_name(const char *program, const char *metric, const char *unit, char *out, size_t len)
+{
+    char prog[128], name[160], suffix[64] = "";
+    double scale = 1;
+    snake(program, prog, sizeof prog);
+    snake(metric, name, sizeof name);
+    size_t u = 0, n_units = sizeof units / sizeof units[0];
+    while (u < n_units && !ga_streq(units[u].unit, unit))
+        u++;
+    if (u < n_units) {
+        for (int k = 0; k < 3 && units[u].drop[k]; k++)
+            drop_word(name, units[u].drop[k]);
+        snprintf(suffix, sizeof suffix, "%s", units[u].suffix);
+        scale = units[u].scale;
+    } else {
+        snake(unit, suffix, sizeof suffix);
+    }
+    snprintf(out, len, "gpuaccept_%s%s%s%s%s", prog, *name ? "_" : "", name, *suffix ? "_" : "", suffix);
+    return scale;
+}
+
+/* A label value: backslash, double quote and newline escaped, as the text format requires. */
+static void sbuf_promq(sbuf *b, const char *s)
+{
+    while (s && *s) {
+        size_t run = strcspn(s, "\\\"\n"); /* written as is, in one piece: a series has many labels */
+        if (run)
+            sbuf_printf(b, "%.*s", (int)run, s);
+        s += run;
+        if (*s)
+            sbuf_puts(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\");
+        s += *s != '\0';
+    }
+}
+
+/* HELP text: backslash and newline escaped, as the text format requires. */
+static void help_text(sbuf *b, const char *s)
+{
+    for (; *s; s++)
+        if (*s == '\\' || *s == '\n')
+            sbuf_puts(b, *s == '\n' ? "\\n" : "\\\\");
+        else
+            sbuf_printf(b, "%c", *s);
+}
+
+/* ---- families ---- */
+
+/* The series of one text file, by family: a family's lines must stand together under one HELP and TYPE,
+ * and a series (name and labels) may appear once. */
+typedef struct {
+    json_t *order;  /* family names, first seen first */
+    json_t *family; /* name -> {help, lines: [...], seen: {labels: true}} */
+} prom_set;
+
+static void add_series(prom_set *p, const char *name, const char *help, const char *labels, double value)
+{
+    json_t *f = json_object_get(p->family, name);
+    if (!f) {
+        f = json_pack("{s:s, s:[], s:{}}", "help", help, "lines", "seen");
+        json_object_set_new(p->family, name, f);
+        json_array_append_new(p->order, json_string(name));
+    }
+    if (json_object_get(json_object_get(f, "seen"), labels))
+        return;
+    json_object_set_new(json_object_get(f, "seen"), labels, json_true());
+    char line[2048];
+    snprintf(line, sizeof line, "%s%s%s%s %.17g", name, *labels ? "{" : "", labels, *labels ? "}" : "",
+             value);
+    json_array_append_new(json_object_get(f, "lines"), json_string(line));
+}
+
+/* labels: "node=\"h\"" and the like, built in b; the text is copied by add_series. */
+static void node_label(sbuf *b, const char *host)
+{
+    sbuf_puts(b, "node=\"");
+    sbuf_promq(b, host);
+    sbuf_puts(b, "\"");
+}
+
+static int verdict_value(const char *v)
+{
+    return ga_streq(v, "fail") ? 2 : ga_streq(v, "warn") ? 1 : 0;
+}
+
+/* host NULL: the whole run; else what concerns that node. */
+static bool concerns(const json_t *entry, const char *host)
+{
+    return !host || ga_streq(sj_str(entry, "host", NULL), host);
+}
+
+/* Unix time of "YYYY-MM-DDTHH:MM:SSZ", or NAN. */
+static double utc_seconds(const char *stamp)
+{
+    struct tm tm = {0};
+    const char *end = stamp ? strptime(stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+    return end && !*end ? (double)timegm(&tm) : NAN;
+}
+
+static void run_series(prom_set *p, const json_t *s, const char *host)
+{
+    const json_t *v = json_object_get(s, "verdict");
+    sbuf l;
+    sbuf_init(&l);
+    sbuf_puts(&l, "run_id=\"");
+    sbuf_promq(&l, sj_str(s, "run_id", ""));
+    sbuf_puts(&l, "\",profile=\"");
+    sbuf_promq(&l, sj_str(json_object_get(s, "profile"), "name", ""));
+    sbuf_puts(&l, "\",version=\"");
+    sbuf_promq(&l, sj_str(s, "gpuaccept_version", ""));
+    sbuf_puts(&l, "\"");
+    add_series(p, "gpuaccept_info", "The gpuaccept run the series of this file are of (always 1).",
+               sbuf_str(&l), 1);
+    sbuf_free(&l);
+    double t = utc_seconds(sj_str(s, "created_utc", NULL));
+    if (isfinite(t))
+        add_series(p, "gpuaccept_run_timestamp_seconds", "When the run's verdict was reached, in Unix time.",
+                   "", t);
+    add_series(p, "gpuaccept_run_exit_code",
+               "Exit code of the run (0 pass, 1 a check failed, 2-5 a step could not measure or the hand-off "
+               "failed).",
+               "", (double)sj_int(v, "exit_code", -1));
+    if (!host)
+        add_series(p, "gpuaccept_run_abnormal_nodes", "Nodes that failed acceptance in the run.", "",
+                   (double)sj_int(v, "abnormal_node_count", 0));
+}
+
+static void verdict_series(prom_set *p, const json_t *s, const char *host)
+{
+    size_t i, j;
+    json_t *node, *g;
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
+        if (!concerns(node, host))
+            continue;
+        sbuf l;
+        sbuf_init(&l);
+        node_label(&l, sj_str(node, "host", ""));
+        add_series(p, "gpuaccept_node_verdict", "Verdict of a node: 0 pass, 1 warn, 2 fail.", sbuf_str(&l),
+                   verdict_value(sj_str(node, "verdict", "")));
+        json_array_foreach(sj_arr(node, "gpus"), j, g) {
+            char gl[2200];
+            snprintf(gl, sizeof gl, "%s,gpu=\"%lld\"", sbuf_str(&l), sj_int(g, "gpu", -1));
+            add_series(p, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.", gl,
+                       verdict_value(sj_str(g, "verdict", "")));
+        }
+        sbuf_free(&l);
+    }
+}
+
+/* Findings (warnings and failures) counted by node and code. */
+static void fault_series(prom_set *p, const json_t *s, const char *host)
+{
+    json_t *counts = json_object(), *order = json_array();
+    size_t i;
+    json_t *f;
+    json_array_foreach(sj_arr(s, "findings"), i, f) {
+        const char *sev = sj_str(f, "severity", "");
+        if ((!ga_streq(sev, "fail") && !ga_streq(sev, "warn")) || !concerns(f, host))
+            continue;
+        sbuf key;
+        sbuf_init(&key);
+        node_label(&key, sj_str(f, "host", ""));
+        sbuf_puts(&key, ",code=\"");
+        sbuf_promq(&key, sj_str(f, "code", "?"));
+        sbuf_puts(&key, "\"");
+        json_t *c = json_object_get(counts, sbuf_str(&key));
+        if (c) {
+            json_integer_set(c, json_integer_value(c) + 1);
+        } else {
+            json_object_set_new(counts, sbuf_str(&key), json_integer(1));
+            json_array_append_new(order, json_string(sbuf_str(&key)));
+        }
+        sbuf_free(&key);
+    }
+    json_t *k;
+    json_array_foreach(order, i, k)
+        add_series(p, "gpuaccept_faults",
+                   "Findings (warnings and failures) of the run by node and fault code; node is empty for a "
+                   "finding of the whole job.",
+                   json_string_value(k),
+                   (double)json_integer_value(json_object_get(counts, json_string_value(k))));
+    json_decref(counts);
+    json_decref(order);
+}
+
+/* Every figure: a node's with its node (and GPU or rank) label; in the whole run's file, the job's own
+ * figures (busbw of the world sweep, samples/s) without one. */
+static void figure_series(prom_set *p, const json_t *s, const char *host)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach(sj_arr(s, "metrics"), i, m) {
+        const char *mhost = sj_str(m, "host", NULL);
+        if (!sj_is_num(m, "value") || (host && !ga_streq(mhost, host)))
+            continue;
+        char name[320], help[400];
+        const char *program = sj_str(m, "program", "?"), *metric = sj_str(m, "name", "?");
+        const char *unit = sj_str(m, "unit", "");
+        double scale = metric_name(program, metric, unit, name, sizeof name);
+        snprintf(help, sizeof help, "%s %s, measured in %s, here in base units.", program, metric,
+                 *unit ? unit : "no unit");
+        sbuf l;
+        sbuf_init(&l);
+        if (mhost)
+            node_label(&l, mhost);
+        if (mhost && sj_int(m, "gpu", -1) >= 0)
+            sbuf_printf(&l, ",gpu=\"%lld\"", sj_int(m, "gpu", -1));
+        if (mhost && sj_int(m, "rank", -1) >= 0)
+            sbuf_printf(&l, ",rank=\"%lld\"", sj_int(m, "rank", -1));
+        add_series(p, name, help, sbuf_str(&l), sj_num(m, "value", 0) * scale);
+        sbuf_free(&l);
+    }
+}
+
+static char *prom_text(const json_t *s, const char *host)
+{
+    prom_set p = {json_array(), json_object()};
+    run_series(&p, s, host);
+    verdict_series(&p, s, host);
+    fault_series(&p, s, host);
+    figure_series(&p, s, host);
+    sbuf b;
+    sbuf_init(&b);
+    size_t i, j;
+    json_t *name, *line;
+    json_array_foreach(p.order, i, name) {
+        const char *n = json_string_value(name);
+        json_t *f = json_object_get(p.family, n);
+        sbuf_printf(&b, "# HELP %s ", n);
+        help_text(&b, sj_str(f, "help", "")); /* names a report gave: a newline would end the comment */
+        sbuf_printf(&b, "\n# TYPE %s gauge\n", n);
+        json_array_foreach(sj_arr(f, "lines"), j, line)
+            sbuf_printf(&b, "%s\n", json_string_value(line));
+    }
+    json_decref(p.order);
+    json_decref(p.family);
+    char *out = b.failed ? NULL : strdup(sbuf_str(&b));
+    sbuf_free(&b);
+    return out;
+}
+
+char *suite_handoff_prom(const json_t *s)
+{
+    return prom_text(s, NULL);
+}
+
+char *suite_handoff_prom_node(const json_t *s, const char *host)
+{
+    return prom_text(s, host);
+}
