@@ -718,12 +718,61 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Files the report directory holds that are no report: the front-end's own outputs. */
-static bool front_end_file(const json_t *j)
+/* The base name of path. */
+static const char *base_name(const char *path)
 {
-    const char *schema = sj_str(j, "schema", "");
-    return ga_streq(schema, SUITE_SUMMARY_SCHEMA) || ga_streq(schema, SUITE_RUN_SCHEMA) ||
-           ga_streq(schema, "gpuaccept-baseline") || ga_streq(schema, "gpuaccept-compare");
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int suite_report_file_check(const char *path, const json_t *j, char *err, size_t errlen)
+{
+    char why[400];
+    if (suite_report_check(j, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return -1;
+    }
+    const char *name = base_name(path), *program = sj_str(j, "program", "");
+    size_t pl = strlen(program);
+    if (strncmp(name, program, pl) != 0 || strcmp(name + pl, ".json") != 0) {
+        snprintf(err, errlen, "%s holds a report of %s: a report is named after its program (%s.json)", path,
+                 program, program);
+        return -1;
+    }
+    return 0;
+}
+
+/* The front-end's own files, by name: each must be what its name says, or the directory is refused (a report
+ * renamed summary.json, or a summary renamed gemm_flops.json, must not drop out of the merge). 1 when name is
+ * one of them and holds what it should, 0 when name is none of them, -1 with a message. */
+static int front_end_file(const char *dir, const char *name, char *err, size_t errlen)
+{
+    char path[4096], why[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    bool summary = strcmp(name, "summary.json") == 0, run = strcmp(name, "suite_run.json") == 0;
+    bool k8s = strcmp(name, SUITE_HANDOFF_K8S_JSON) == 0;
+    if (!summary && !run && !k8s)
+        return 0;
+    json_t *j = k8s ? suite_load_json_array(path, why, sizeof why) : suite_load_json(path, why, sizeof why);
+    int rc = j ? 1 : -1;
+    if (summary && j &&
+        (!ga_streq(sj_str(j, "schema", NULL), SUITE_SUMMARY_SCHEMA) ||
+         !json_is_integer(json_object_get(j, "schema_version")) ||
+         sj_int(j, "schema_version", 0) != SUITE_SUMMARY_SCHEMA_VERSION)) {
+        snprintf(why, sizeof why, "%s: not a version %d %s", path, SUITE_SUMMARY_SCHEMA_VERSION,
+                 SUITE_SUMMARY_SCHEMA);
+        rc = -1;
+    } else if (run && j) {
+        char rwhy[400];
+        if (suite_run_check(j, rwhy, sizeof rwhy) != 0) {
+            snprintf(why, sizeof why, "%s: %s", path, rwhy);
+            rc = -1;
+        }
+    }
+    if (rc < 0)
+        snprintf(err, errlen, "%s", why);
+    json_decref(j);
+    return rc;
 }
 
 /* The checks across the reports of one run: one report per program, one cluster. */
@@ -763,8 +812,7 @@ json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_
     bool oom = false;
     while ((e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
-        if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.' ||
-            strcmp(e->d_name, SUITE_HANDOFF_K8S_JSON) == 0)
+        if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
@@ -790,19 +838,18 @@ json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_
         json_decref(reports);
         reports = NULL;
     }
-    /* Every file that looks like a report must be one: a report that cannot be read is a step whose
-     * verdict is unknown, never a step that is left out. */
+    /* Every *.json is, by its name and content together, one of the front-end's own files or the report of
+     * the program it is named after; anything else stops the merge (docs/suite.md, "gpuaccept merge"). */
     for (size_t i = 0; i < n && reports; i++) {
-        char path[4096], lerr[512];
+        char path[4096], lerr[600];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        json_t *j = suite_load_json(path, lerr, sizeof lerr);
-        if (j && front_end_file(j)) {
-            json_decref(j);
+        int own = front_end_file(dir, names[i], lerr, sizeof lerr);
+        if (own == 1)
             continue;
-        }
-        char why[400];
-        if (j && suite_report_check(j, why, sizeof why) != 0) {
-            snprintf(lerr, sizeof lerr, "%s: %s", path, why);
+        json_t *j = own < 0 ? NULL : suite_load_json(path, lerr, sizeof lerr);
+        char why[700];
+        if (j && suite_report_file_check(path, j, why, sizeof why) != 0) {
+            snprintf(lerr, sizeof lerr, "%s", why);
             json_decref(j);
             j = NULL;
         }
