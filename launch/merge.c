@@ -13,6 +13,7 @@
 #include "ga_str.h"
 #include "ga_time.h"
 #include "attribution.h"
+#include "node_name.h"
 #include "preflight.h"
 #include "render_common.h"
 #include "step_runner.h"
@@ -57,18 +58,28 @@ static bool int_in(const json_t *obj, const char *key, long long lo, long long h
     return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
 }
 
+/* A host an entry names, when it names one, is a node name (node_name.h): it reaches file names, command
+ * lines and pages. */
+static bool host_ok(const json_t *e, bool required)
+{
+    json_t *h = json_object_get(e, "host");
+    if (!h || json_is_null(h))
+        return !required;
+    return json_is_string(h) && suite_node_name_ok(json_string_value(h));
+}
+
 /* The entries the merge reads: a node without its host, a finding without its severity or a metric
  * without its direction would be dropped or misread silently. */
 static int entries_check(const json_t *r, const char *program, char *err, size_t errlen)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(sj_arr(r, "nodes"), i, e) if (!sj_str(e, "host", NULL) || !*sj_str(e, "host", "") ||
-                                                     !sj_arr(e, "ranks"))
-    {
-        snprintf(err, errlen, "%s report node %zu has no host or ranks", program, i);
-        return -1;
-    }
+    json_array_foreach(sj_arr(r, "nodes"), i, e)
+        if (!host_ok(e, true) || !sj_arr(e, "ranks")) {
+            snprintf(err, errlen, "%s report node %zu has no host that is a node name, or no ranks", program,
+                     i);
+            return -1;
+        }
     json_array_foreach(sj_arr(r, "findings"), i, e)
     {
         const char *sev = sj_str(e, "severity", "");
@@ -76,14 +87,21 @@ static int entries_check(const json_t *r, const char *program, char *err, size_t
             snprintf(err, errlen, "%s report finding %zu has no severity (info|warn|fail) or code", program, i);
             return -1;
         }
+        if (!host_ok(e, false)) {
+            snprintf(err, errlen, "%s report finding %zu names a host that is not a node name", program, i);
+            return -1;
+        }
     }
     json_array_foreach(sj_arr(r, "metrics"), i, e)
     {
         json_t *v = json_object_get(e, "value");
         if (!sj_str(e, "name", NULL) || !(json_is_number(v) || json_is_null(v)) ||
-            !json_is_boolean(json_object_get(e, "higher_is_better"))) {
-            snprintf(err, errlen, "%s report metric %zu needs a name, a value (or null) and higher_is_better",
-                     program, i);
+            !json_is_boolean(json_object_get(e, "higher_is_better")) || !host_ok(e, false)) {
+            snprintf(
+                err, errlen,
+                "%s report metric %zu needs a name, a value (or null), higher_is_better and no host but a "
+                "node name",
+                program, i);
             return -1;
         }
     }
@@ -148,7 +166,16 @@ int suite_run_check(const json_t *run, char *err, size_t errlen)
                                   "duration", i);
             return -1;
         }
+        if (json_is_object(json_object_get(st, "node")) && !host_ok(json_object_get(st, "node"), false)) {
+            snprintf(err, errlen, "run record step %zu blames a host that is not a node name", i);
+            return -1;
+        }
     }
+    json_array_foreach(sj_arr(json_object_get(run, "preflight"), "nodes"), i, st)
+        if (!host_ok(st, true)) {
+            snprintf(err, errlen, "run record preflight node %zu has no host that is a node name", i);
+            return -1;
+        }
     return 0;
 }
 
