@@ -15,6 +15,7 @@
 #include "ga_time.h"
 #include "node_name.h"
 #include "proc_tree.h"
+#include "suite.h"
 
 #define PF_ARGV_MAX (SUITE_LAUNCH_MAX_WORDS + 8)
 
@@ -37,8 +38,16 @@ static const char *plain_getenv(const char *name)
 
 int cmd_node_check(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    /* It takes no option but --help: anything else is a command line this gpuaccept did not write. */
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: gpuaccept node-check\n"
+               "Prints \"[NODE] HOST gpus=N\" for this node and exits 0: what gpuaccept run's preflight "
+               "launches "
+               "on every node.\n");
+        return GA_EXIT_PASS;
+    }
+    if (argc > 1)
+        return suite_usage_error("node-check", "unexpected argument '%s' (it takes none)", argv[1]);
     char host[256] = "?";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = '\0';

@@ -147,8 +147,9 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
             return -1;
         }
     }
-    if (sj_int(p, "schema_version", -1) != SUITE_PROFILE_SCHEMA_VERSION) {
-        snprintf(err, errlen, "\"schema_version\" must be %d", SUITE_PROFILE_SCHEMA_VERSION);
+    json_t *ver = json_object_get(p, "schema_version");
+    if (!json_is_integer(ver) || json_integer_value(ver) != SUITE_PROFILE_SCHEMA_VERSION) {
+        snprintf(err, errlen, "\"schema_version\" must be the integer %d", SUITE_PROFILE_SCHEMA_VERSION);
         return -1;
     }
     const char *name = sj_str(p, "name", NULL);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "baseline.h"
@@ -105,6 +106,31 @@ int suite_apply_baseline_option(json_t *summary, const char *spec, double tolera
     suite_baseline_apply(summary, b, path, tolerance_pct);
     suite_summary_finalize(summary);
     json_decref(b);
+    return 0;
+}
+
+int suite_output_path_check(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!path || !*path) {
+        snprintf(err, errlen, "'' is not a file name");
+        return -1;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is a directory, not a file", path);
+        return -1;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: no directory %s to write it in", path, dir);
+        return -1;
+    }
     return 0;
 }
 
