@@ -77,6 +77,15 @@ int ga_program_end(ga_ctx *ctx, int exit_code)
     int agreed = all[0], lowest = -all[1], rank0 = all[2];
     if (lowest != agreed && exit_code == agreed && rank0 != agreed)
         ga_exit_notice(exit_code);
+    /* Every rank got here: the report rank 0 staged is the job's, if the job ends as it says. */
+    char err[GA_PATH_MAX + 256];
+    int committed = ga_report_commit_staged(agreed, err, sizeof err);
+    if (committed != 0) {
+        fflush(stdout);
+        fprintf(stderr, "%s\n", err);
+        if (committed < 0)
+            agreed = GA_EXIT_ENV;
+    }
     if (ctx->node_comm != MPI_COMM_NULL && ctx->node_comm != 0)
         MPI_Comm_free(&ctx->node_comm);
     free(ctx->argv);

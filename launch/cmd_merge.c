@@ -101,12 +101,14 @@ int cmd_merge(int argc, char **argv)
     json_t *summary = suite_merge(reports, run, dir);
     json_decref(reports);
     json_decref(run);
-    int exit_code;
+    int exit_code, written;
     if (suite_apply_baseline_option(summary, baseline, tol, err, sizeof err) != 0) {
         exit_code = suite_usage_error("merge", "--baseline: %s", err);
-    } else if (suite_write_outputs(summary, out ? out : dir, err, sizeof err) != 0) {
-        fprintf(stderr, "gpuaccept merge: %s\n", err);
-        exit_code = GA_EXIT_ENV;
+    } else if ((written = suite_write_outputs(summary, out ? out : dir, err, sizeof err)) != 0) {
+        /* Inputs too large to summarise are refused like any other input (exit 2); a failed write is 3. */
+        exit_code = written == SUITE_OUTPUTS_TOO_LARGE ? refuse("%s", err) : GA_EXIT_ENV;
+        if (written != SUITE_OUTPUTS_TOO_LARGE)
+            fprintf(stderr, "gpuaccept merge: %s\n", err);
     } else {
         suite_print_verdict(summary, out ? out : dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);

@@ -176,7 +176,7 @@ static int parse_args_option(run_opts *o, const char *arg)
     }
     if (!o->extra_args[k])
         o->extra_args[k] = json_array();
-    if (suite_split_words(eq + 1, o->extra_args[k], err, sizeof err) != 0)
+    if (suite_split_program_args(eq + 1, o->extra_args[k], err, sizeof err) != 0)
         return suite_usage_error("run", "--args %s: %s", prog, err);
     return 0;
 }

@@ -25,6 +25,7 @@ static const char *const slot_words[] = {"slots", "count", "cpu"};
 static const char *const max_words[] = {"max_slots", "max-slots", "slots_max", "slots-max",
                                         "max_cpu",   "max-cpu",   "cpu_max",   "cpu-max",
                                         "max_count", "max-count", "count_max", "count-max"};
+static const char *const user_words[] = {"username", "user-name", "user_name"};
 
 static bool word_in(const char *w, size_t len, const char *const *list, size_t n)
 {
@@ -35,9 +36,9 @@ static bool word_in(const char *w, size_t len, const char *const *list, size_t n
 }
 
 /* The words after a host's name: slots=N and max_slots=N (and Open MPI's other spellings of them), each at
- * most once, N a whole number from 1 to 100000 and max_slots not below slots. Anything else (a value mpirun
- * cannot read, username=, a word gpuaccept does not know) is refused here rather than by every step's mpirun.
- * 0, or -1 with why. */
+ * most once, N a whole number from 1 to 100000 and max_slots not below slots, and username=NAME. Anything
+ * else (a value mpirun cannot read, a word gpuaccept does not know) is refused here rather than by every
+ * step's mpirun. 0, or -1 with why. */
 static int parse_attrs(char *s, suite_host *h, char *why, size_t whylen)
 {
     int max = 0;
@@ -46,9 +47,12 @@ static int parse_attrs(char *s, suite_host *h, char *why, size_t whylen)
         size_t klen = eq ? (size_t)(eq - w) : strlen(w);
         bool is_slots = eq && word_in(w, klen, slot_words, sizeof slot_words / sizeof *slot_words);
         bool is_max = eq && word_in(w, klen, max_words, sizeof max_words / sizeof *max_words);
+        if (eq && word_in(w, klen, user_words, sizeof user_words / sizeof *user_words) &&
+            suite_node_name_ok(eq + 1))
+            continue; /* a login name: the same characters as a node name */
         long v = eq ? strtol(eq + 1, &end, 10) : 0;
         if (!is_slots && !is_max) {
-            snprintf(why, whylen, "'%s' is not slots=N or max_slots=N (the words gpuaccept run reads)", w);
+            snprintf(why, whylen, "'%s' is not slots=N, max_slots=N or username=NAME", w);
             return -1;
         }
         if (end == eq + 1 || *end || v < 1 || v > 100000 || (is_slots ? h->slots : max) != 0) {

@@ -21,7 +21,8 @@ done
 
 pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libjansson-dev libhwloc-dev libopenblas-dev)
 if [ "$want_test" = 1 ]; then
-    pkgs+=(python3 python3-jsonschema python3-yaml chromium prometheus python3-junitparser python3-jsonpatch)
+    pkgs+=(python3 python3-jsonschema python3-yaml chromium prometheus python3-junitparser python3-jsonpatch
+        python3-html5lib python3-markdown-it)
 fi
 if [ "$want_slurm" = 1 ]; then
     # --- slurm packages (deployment tests) ---

@@ -171,6 +171,14 @@ int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_
     texts[2] = json_nl;
     if (!json_nl || !md || !html) {
         snprintf(err, errlen, "out of memory rendering the summary");
+    } else if (jl + 1 > SUITE_MAX_INPUT_BYTES) {
+        /* A summary compare and baseline would refuse to read is not written (issue 27). */
+        snprintf(
+            err, errlen,
+            "summary.json would be %.1f MiB, more than the %d MiB gpuaccept reads back (compare, baseline): "
+            "the reports are too large to merge",
+            (double)(jl + 1) / (1 << 20), SUITE_MAX_INPUT_BYTES >> 20);
+        rc = SUITE_OUTPUTS_TOO_LARGE;
     } else {
         for (; written < 3; written++) {
             snprintf(path, sizeof path, "%s/%s", dir, names[written]);
