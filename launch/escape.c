@@ -107,15 +107,6 @@ static bool md_quote(sbuf *b, char c)
     return true;
 }
 
-/* Inside a code span nothing is markup and a backslash is literal: only a backtick could end it early. */
-static bool code_quote(sbuf *b, char c)
-{
-    if (c != '`')
-        return false;
-    sbuf_puts(b, "'");
-    return true;
-}
-
 void sbuf_html(sbuf *b, const char *s)
 {
     walk(b, s, true, html_quote);
@@ -128,7 +119,15 @@ void sbuf_md(sbuf *b, const char *s)
 
 void sbuf_md_code(sbuf *b, const char *s)
 {
-    sbuf_puts(b, "`");
-    walk(b, s, false, code_quote);
-    sbuf_puts(b, "`");
+    /* Inside a code span nothing is markup, but a backtick ends it and a GFM table splits it at '|': only an
+     * identifier (a fault code, a host list) goes in one; anything else is written as escaped text. */
+    const char *t = s ? s : "";
+    if (*t &&
+        strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.,:[]-") == strlen(t)) {
+        sbuf_puts(b, "`");
+        sbuf_puts(b, t);
+        sbuf_puts(b, "`");
+    } else {
+        sbuf_md(b, t);
+    }
 }

@@ -14,7 +14,8 @@
 void sbuf_html(sbuf *b, const char *s);
 /* Markdown inline text, a table cell included: \ ` [ ] < > & | get a backslash. */
 void sbuf_md(sbuf *b, const char *s);
-/* A Markdown code span `s` (a fault code, a host list): a backtick in s becomes '. */
+/* A Markdown code span `s` for an identifier (a fault code, a host list: letters, digits, _ . , : [ ] -);
+ * anything else is written as sbuf_md writes it. */
 void sbuf_md_code(sbuf *b, const char *s);
 
 #endif
