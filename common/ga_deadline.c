@@ -276,6 +276,10 @@ static void *watch(void *arg)
         if (wait_expired)
             snprintf(msg, sizeof msg, "timeout: %s did not complete within %g s", dl.wait_what,
                      dl.wait_bound);
+        else if (run_expired && dl.starting)
+            snprintf(msg, sizeof msg,
+                     "timeout: MPI_Init and the ranks' first exchanges did not complete within %g s",
+                     dl.run_timeout);
         else if (run_expired)
             snprintf(msg, sizeof msg, "timeout: --timeout %g s expired during '%s'", dl.run_timeout,
                      dl.phase);

@@ -57,7 +57,8 @@ wall = time.time() - t0
 check(not hung, "rank 1 stopped %s MPI's start-up: the job ended by itself (%.1f s)" % (WHEN, wall))
 fatal = [l for l in err.splitlines() if l.startswith("[FATAL]")]
 check(not hung and p.returncode == 4, "exit 4 (got %s)" % (None if hung else p.returncode))
-check(fatal and all(l.startswith("[FATAL] start-up: timeout: --timeout 5 s expired") for l in fatal),
+check(fatal and all(l.startswith("[FATAL] start-up: timeout: MPI_Init and the ranks' first exchanges did not "
+                                 "complete within 5 s; seen from rank ") for l in fatal),
       "every [FATAL] line is the start-up's, naming no host to blame (%s)" % fatal[:2])
 check(not hung and wall < 40, "within 40 s of a 5 s bound (%.1f s)" % wall)
 check(not os.path.exists(os.path.join(rd, "env_audit.json")), "no report")
