@@ -28,8 +28,8 @@ static void usage(void)
         "suite_run.json when `gpuaccept run` left one, else from each report's verdict.\n"
         "Only one run's reports are merged (the run suite_run.json names, else the one run every report\n"
         "must share); a file that cannot be trusted (unreadable, truncated, another schema version, another\n"
-        "cluster, a report not named after its program, any other *.json but summary.json, suite_run.json and\n"
-        "gpuaccept-k8s.json) stops the merge with exit 2 and writes no summary.\n"
+        "cluster, a report not named after its program, any *.json but those and summary.json,\n"
+        "suite_run.json, gpuaccept-k8s.json) stops the merge with exit 2 and writes no summary.\n"
         "Exit code: the verdict (0 pass, 1 a check failed, 2-5 a step could not measure); 2 also for a\n"
         "refused input.\n");
 }
