@@ -218,6 +218,21 @@ static int program_on_option(const ga_program_spec *spec, int key, const char *a
     return spec->on_option(program_opts, key, arg, err, errlen);
 }
 
+double ga_cli_scan_timeout(const ga_program_spec *spec, int argc, char **argv)
+{
+    double t = spec->default_timeout_s;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *v = strcmp(argv[i], "--timeout") == 0         ? (i + 1 < argc ? argv[i + 1] : NULL)
+                        : strncmp(argv[i], "--timeout=", 10) == 0 ? argv[i] + 10
+                                                                  : NULL;
+        char err[128];
+        double parsed;
+        if (v && ga_parse_double(v, 0, 7 * 24 * 3600, &parsed, err, sizeof err) == 0)
+            t = parsed; /* the last one wins, as in the parse; a bad value is the parse's to refuse */
+    }
+    return t;
+}
+
 ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, ga_common_opts *common,
                            void *program_opts, bool print)
 {

@@ -68,6 +68,10 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
 
 void ga_cli_print_help(const ga_program_spec *spec);
 
+/* The --timeout of argv (--timeout SEC or --timeout=SEC, the last one), else the program's default, without
+ * parsing anything else: read before MPI is up, so that the watchdog bounds the start-up too. */
+double ga_cli_scan_timeout(const ga_program_spec *spec, int argc, char **argv);
+
 /* Parses a percentage, "10" or "10%", within [min_pct, max_pct], into *pct (in percent). Every relative
  * threshold on the command line is a percentage (docs/options.md). A value strictly between -1 and 1 written
  * without '%' is refused with a hint: it reads as a fraction (0.1 for 10%), which taken as 0.1% would be a

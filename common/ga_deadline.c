@@ -31,6 +31,8 @@ static struct {
     bool hand_to_main;    /* an expiry is the main thread's first (ga_deadline_hand_expiry_to_main) */
     char handed_msg[512]; /* the expiry handed over, for ga_deadline_expiry_pending */
     long long seq;        /* waits armed so far: a rank behind the others has a lower count */
+    bool starting;        /* before ga_deadline_start_run: MPI may not be up, no rank can be asked */
+    char who[160];        /* this process as the launcher names it, while starting */
 } dl = {.lock = PTHREAD_MUTEX_INITIALIZER, .phase = "start-up"};
 
 /* Who did not arrive. A rank stopped or stuck outside MPI leaves every other rank blocked in the collective,
@@ -275,6 +277,19 @@ static void wait_for_main_thread(void)
     }
 }
 
+/* Expiry before the start-up ended: MPI_Init, or the first exchanges of ga_init, did not complete on every
+ * rank. MPI may be half up, so nothing of it is called: one line and _exit, which the launcher sees as a
+ * rank that failed and so ends the job (the stopped rank with it). The rank that never arrived cannot be
+ * named without MPI, so the line names none: "[FATAL] start-up:" leads with no host to blame. */
+_Noreturn static void expire_starting(const char *msg)
+{
+    fflush(stdout);
+    fprintf(stderr, "[FATAL] start-up: %s; seen from %s, which cannot name the rank that did not start\n",
+            msg, dl.who);
+    fflush(stderr);
+    _exit(GA_EXIT_TIMEOUT);
+}
+
 static void *watch(void *arg)
 {
     (void)arg;
@@ -294,9 +309,14 @@ static void *watch(void *arg)
         if (wait_expired)
             snprintf(msg, sizeof msg, "timeout: %s did not complete within %g s", dl.wait_what,
                      dl.wait_bound);
+        else if (run_expired && dl.starting)
+            snprintf(msg, sizeof msg,
+                     "timeout: MPI_Init and the ranks' first exchanges did not complete within %g s",
+                     dl.run_timeout);
         else if (run_expired)
             snprintf(msg, sizeof msg, "timeout: --timeout %g s expired during '%s'", dl.run_timeout,
                      dl.phase);
+        bool starting = dl.starting;
         bool hand = dl.hand_to_main;
         if ((wait_expired || run_expired) && hand)
             snprintf(dl.handed_msg, sizeof dl.handed_msg, "%s", msg);
@@ -311,6 +331,8 @@ static void *watch(void *arg)
         pthread_mutex_unlock(&dl.lock);
         if (peers.enabled && !wait_expired && !run_expired)
             answer_probes(seq, false);
+        if (run_expired && starting)
+            expire_starting(msg);
         if (wait_expired || run_expired) {
             if (hand)
                 wait_for_main_thread();
@@ -352,9 +374,22 @@ double ga_deadline_run_end(void)
     return end;
 }
 
+void ga_deadline_start_startup(double timeout_s, const char *who)
+{
+    pthread_mutex_lock(&dl.lock);
+    dl.starting = timeout_s > 0;
+    dl.run_timeout = timeout_s;
+    dl.run_deadline = timeout_s > 0 ? ga_now() + timeout_s : 0;
+    snprintf(dl.phase, sizeof dl.phase, "start-up (MPI_Init and the ranks' first exchanges)");
+    snprintf(dl.who, sizeof dl.who, "%s", who);
+    pthread_mutex_unlock(&dl.lock);
+    ensure_watcher();
+}
+
 void ga_deadline_start_run(double run_timeout_s)
 {
     pthread_mutex_lock(&dl.lock);
+    dl.starting = false;
     dl.run_timeout = run_timeout_s;
     dl.run_deadline = run_timeout_s > 0 ? ga_now() + run_timeout_s : 0;
     pthread_mutex_unlock(&dl.lock);

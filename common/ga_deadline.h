@@ -10,6 +10,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The bound of the start-up (0: none), counted from now, before MPI_Init: on expiry, while no rank can be
+ * asked, this process prints one "[FATAL] start-up: ..." line naming itself as the one that saw it (who) and
+ * exits 4, which makes the launcher end the job. ga_deadline_start_run ends the start-up. */
+void ga_deadline_start_startup(double timeout_s, const char *who);
 /* The whole-run bound (0: none), counted from now. Started by ga_program_begin from --timeout; a program may
  * restart it with a longer default when the user gave none (gemm_flops adds its --duration). */
 void ga_deadline_start_run(double run_timeout_s);

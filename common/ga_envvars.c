@@ -88,81 +88,321 @@ bool ga_envvar_is_secret(const char *name)
     return false;
 }
 
-/* Whether s starts with prefix followed by at least n characters of [A-Za-z0-9]. */
-static bool shaped(const char *s, const char *prefix, size_t n)
+/* ---- values: credentials by their shape, wherever they sit in a value ---- */
+
+/* Where the redacted value goes: written up to len - 1 bytes, always terminated. */
+typedef struct {
+    char *out;
+    size_t len, used;
+} red_buf;
+
+static void put(red_buf *w, const char *s, size_t n)
 {
-    size_t pl = strlen(prefix), k = 0;
-    if (strncmp(s, prefix, pl) != 0)
-        return false;
-    while (isalnum((unsigned char)s[pl + k]))
-        k++;
-    return k >= n;
+    if (w->used + 1 >= w->len)
+        return;
+    if (n > w->len - 1 - w->used)
+        n = w->len - 1 - w->used;
+    memcpy(w->out + w->used, s, n);
+    w->used += n;
+    w->out[w->used] = '\0';
 }
 
-bool ga_envvar_value_is_secret(const char *value)
+static void put_redacted(red_buf *w)
 {
-    /* Credentials by the shape their issuers give them: cloud access keys, API keys, private keys. */
-    static const struct {
-        const char *prefix;
-        size_t min_tail;
-    } shapes[] = {{"AKIA", 16},   {"ASIA", 16},  {"sk-live-", 8}, {"sk_live_", 8}, {"sk-", 20},
-                  {"ghp_", 20},   {"gho_", 20},  {"github_pat_", 20}, {"xoxb-", 8}, {"xoxp-", 8},
-                  {"AIza", 30},   {"glpat-", 16}};
-    for (const char *p = value; p && *p; p++) {
-        if (p != value && isalnum((unsigned char)p[-1]))
-            continue; /* a shape starts a word */
-        if (strncmp(p, "-----BEGIN", 10) == 0)
-            return true;
-        for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
-            if (shaped(p, shapes[i].prefix, shapes[i].min_tail))
+    put(w, GA_REDACTED, strlen(GA_REDACTED));
+}
+
+enum { ALNUM = 1, DASH = 2, UNDER = 4, DOT = 8, HEX_ONLY = 16, UPPER_DIGIT = 32 };
+
+static bool in_class(unsigned char c, int cls)
+{
+    if (cls & HEX_ONLY)
+        return isxdigit(c);
+    if (cls & UPPER_DIGIT)
+        return isupper(c) || isdigit(c);
+    return isalnum(c) || ((cls & DASH) && c == '-') || ((cls & UNDER) && c == '_') ||
+           ((cls & DOT) && c == '.');
+}
+
+static size_t run_of(const char *s, int cls)
+{
+    size_t n = 0;
+    while (s[n] && in_class((unsigned char)s[n], cls))
+        n++;
+    return n;
+}
+
+/* Credentials whose issuers give them a prefix: the prefix, the characters that follow it and how many at
+ * least. ctest/common/secrets/corpus.tsv holds an example of each. */
+static const struct {
+    const char *prefix;
+    int cls;
+    size_t min_tail;
+} shapes[] = {
+    {"AKIA", UPPER_DIGIT, 16},
+    {"ASIA", UPPER_DIGIT, 16},
+    {"AGPA", UPPER_DIGIT, 16},
+    {"AIDA", UPPER_DIGIT, 16},
+    {"AROA", UPPER_DIGIT, 16},
+    {"ANPA", UPPER_DIGIT, 16},
+    {"sk-", ALNUM | DASH | UNDER, 20},
+    {"sk_live_", ALNUM, 10},
+    {"sk_test_", ALNUM, 10},
+    {"rk_live_", ALNUM, 10},
+    {"whsec_", ALNUM, 20},
+    {"ghp_", ALNUM, 30},
+    {"gho_", ALNUM, 30},
+    {"ghu_", ALNUM, 30},
+    {"ghs_", ALNUM, 30},
+    {"ghr_", ALNUM, 30},
+    {"github_pat_", ALNUM | UNDER, 40},
+    {"glpat-", ALNUM | DASH | UNDER, 20},
+    {"xoxb-", ALNUM | DASH, 10},
+    {"xoxp-", ALNUM | DASH, 10},
+    {"xoxa-", ALNUM | DASH, 10},
+    {"xapp-", ALNUM | DASH, 10},
+    {"AIza", ALNUM | DASH | UNDER, 30},
+    {"ya29.", ALNUM | DASH | UNDER | DOT, 20},
+    {"hf_", ALNUM, 30},
+    {"npm_", ALNUM, 30},
+    {"pypi-", ALNUM | DASH | UNDER, 50},
+    {"SG.", ALNUM | DASH | UNDER | DOT, 40},
+    {"dop_v1_", HEX_ONLY, 40},
+    {"shpat_", HEX_ONLY, 20},
+    {"shpss_", HEX_ONLY, 20},
+    {"sq0atp-", ALNUM | DASH | UNDER, 20},
+    {"sq0csp-", ALNUM | DASH | UNDER, 20},
+    {"glsa_", ALNUM | UNDER, 20},
+    {"nvapi-", ALNUM | DASH | UNDER, 40},
+    {"r8_", ALNUM, 30},
+    {"pcsk_", ALNUM | UNDER, 30},
+    {"dckr_pat_", ALNUM | DASH | UNDER, 20},
+    {"tskey-", ALNUM | DASH, 20},
+    {"dapi", HEX_ONLY, 32},
+    {"SK", HEX_ONLY, 32},
+    {"key-", HEX_ONLY, 32},
+    {"gsk_", ALNUM, 40},
+    {"xai-", ALNUM, 40},
+};
+
+/* A credential with a known prefix at s (s starts a word): its length, else 0. */
+static size_t shaped(const char *s)
+{
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        size_t pl = strlen(shapes[i].prefix);
+        if (strncmp(s, shapes[i].prefix, pl) != 0)
+            continue;
+        size_t tail = run_of(s + pl, shapes[i].cls);
+        if (tail >= shapes[i].min_tail)
+            return pl + tail;
+    }
+    return 0;
+}
+
+/* A JSON Web Token at s: eyJ..., three base64url parts joined by dots (the last may be empty). Its length,
+ * else 0. */
+static size_t jwt(const char *s)
+{
+    if (strncmp(s, "eyJ", 3) != 0)
+        return 0;
+    size_t a = run_of(s, ALNUM | DASH | UNDER);
+    if (a < 10 || s[a] != '.')
+        return 0;
+    size_t b = run_of(s + a + 1, ALNUM | DASH | UNDER);
+    if (b < 4 || s[a + 1 + b] != '.')
+        return 0;
+    return a + 1 + b + 1 + run_of(s + a + 1 + b + 1, ALNUM | DASH | UNDER);
+}
+
+/* Whether the len characters at name name a parameter that holds a credential (token=, sig=, AccountKey=,
+ * X-Amz-Signature=, password=, client_secret=): the words of ga_envvar_is_secret, and a signature, a key or a
+ * password by their short names, in any of its '_', '-' or '.' separated parts. */
+static bool secret_param(const char *name, size_t len)
+{
+    static const char *const words[] = {"TOKEN",  "SECRET",     "PASSWORD", "PASSWD",   "PASSPHRASE",
+                                        "APIKEY", "CREDENTIAL", "PRIVATE",  "SIGNATURE"};
+    static const char *const whole[] = {"SIG", "PWD", "PASS", "AUTH", "KEY", "CODE", "SESSION"};
+    for (size_t i = 0; i < len;) {
+        size_t n = 0;
+        while (i + n < len && !strchr("_-.", name[i + n]))
+            n++;
+        for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+            if (part_has(name + i, n, words[k]))
                 return true;
+        for (size_t k = 0; k < sizeof whole / sizeof *whole; k++)
+            if (part_is(name + i, n, whole[k]))
+                return true;
+        /* AccountKey, AccessKey, SharedKey: a part ending in KEY (a partition key, PKEY, is configuration) */
+        if (n > 3 && part_is(name + i + n - 3, 3, "KEY") && !part_is(name + i, n, "PKEY"))
+            return true;
+        i += n + 1;
     }
     return false;
 }
 
-void ga_envvar_redact_value(const char *value, char *out, size_t len)
+/* The characters that end a URL or a parameter's value inside a value (lists use ',' and ';'; ':' is not
+ * one: passwords and ports hold it). */
+static size_t token_len(const char *s, const char *stops)
+{
+    size_t n = 0;
+    while (s[n] && !isspace((unsigned char)s[n]) && !strchr(stops, s[n]))
+        n++;
+    return n;
+}
+
+/* At s, just past "://": the length of user:password@ up to the '@', else 0. The last '@' of the URL ends it
+ * when nothing before it looks like a host and a path ("mirror.example.com/a@b" is a path holding an '@');
+ * a password may hold '/', so a ':' before the first '/' also marks user:password. */
+static size_t userinfo(const char *s)
+{
+    size_t n = token_len(s, ",;\"'<>");
+    const char *at = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '@')
+            at = s + i;
+    if (!at)
+        return 0;
+    size_t pre = (size_t)(at - s), slash = strcspn(s, "/");
+    bool colon_first = memchr(s, ':', slash < pre ? slash : pre) != NULL;
+    return slash >= pre || colon_first ? pre : 0;
+}
+
+/* n characters without '/' that read as random: at least 20, with upper case, lower case and digits, or 32
+ * hex digits and more. */
+static bool random_chars(const char *t, size_t n)
+{
+    size_t upper = 0, lower = 0, digit = 0, hex = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)t[i];
+        upper += isupper(c) != 0;
+        lower += islower(c) != 0;
+        digit += isdigit(c) != 0;
+        hex += isxdigit(c) != 0;
+    }
+    return n >= 20 && ((upper && lower && digit) || (n >= 32 && hex == n));
+}
+
+/* A run of base64, base64url or hex characters that reads as random: a key without a prefix (an AWS secret
+ * access key, which may hold a '/' or two). A path (starting with '/', or with more than two) is judged by
+ * its parts: a webhook's secret is one of them. */
+static bool looks_random(const char *t, size_t n)
+{
+    size_t slashes = 0;
+    for (size_t i = 0; i < n; i++)
+        slashes += t[i] == '/';
+    if (t[0] != '/' && slashes <= 2)
+        return random_chars(t, n);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && t[j] != '/')
+            j++;
+        if (random_chars(t + i, j - i))
+            return true;
+        i = j + 1;
+    }
+    return false;
+}
+
+/* The maximal run at s of the characters keys are written in. */
+static size_t key_run(const char *s)
+{
+    size_t n = 0;
+    while (s[n] && (isalnum((unsigned char)s[n]) || strchr("+/=_-", s[n])))
+        n++;
+    return n;
+}
+
+/* Variables whose values a report needs as they are, and whose ordinary values (GPU UUID lists, device and
+ * interface names, host lists, library paths) would read as random: the run-of-random-characters rule does
+ * not apply to them. Every other rule (prefixed keys, JWTs, URL passwords, secret parameters, PEM) does. */
+static const char *const plain_values[] = {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                                           "SLURM_STEP_GPUS",      "SLURM_JOB_NODELIST",
+                                           "LD_LIBRARY_PATH",      "NCCL_IB_HCA",
+                                           "NCCL_SOCKET_IFNAME",   "UCX_NET_DEVICES"};
+
+bool ga_envvar_value_plain(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof plain_values / sizeof *plain_values; i++)
+        if (strcmp(name, plain_values[i]) == 0)
+            return true;
+    return false;
+}
+
+/* One step of the scan at p (prev: the character before it, '\0' at the start): writes what p starts and
+ * returns how many characters it took. */
+static size_t redact_step(red_buf *w, const char *p, char prev, bool plain)
+{
+    bool word_start = !isalnum((unsigned char)prev);
+    size_t n;
+    if (strncmp(p, "-----BEGIN", 10) == 0) { /* a PEM block: everything after it is the key */
+        put_redacted(w);
+        return strlen(p);
+    }
+    if (strncmp(p, "://", 3) == 0) {
+        put(w, p, 3);
+        if ((n = userinfo(p + 3)) > 0)
+            put_redacted(w);
+        return 3 + n;
+    }
+    if (!prev || !(isalnum((unsigned char)prev) || strchr("_-.", prev))) {
+        size_t name = run_of(p, ALNUM | DASH | UNDER | DOT);
+        if (name && p[name] == '=' && secret_param(p, name)) {
+            put(w, p, name + 1);
+            n = token_len(p + name + 1, "&;,#\"'");
+            if (n)
+                put_redacted(w);
+            return name + 1 + n;
+        }
+    }
+    if (word_start && ((n = jwt(p)) > 0 || (n = shaped(p)) > 0)) {
+        put_redacted(w);
+        return n;
+    }
+    if (!plain && !(isalnum((unsigned char)prev) || (prev && strchr("+/=_-", prev))) &&
+        (n = key_run(p)) > 0 && looks_random(p, n)) {
+        put_redacted(w);
+        return n;
+    }
+    put(w, p, 1);
+    return 1;
+}
+
+static void redact(const char *name, const char *value, char *out, size_t len)
 {
     if (!len)
         return;
-    if (ga_envvar_value_is_secret(value)) {
-        snprintf(out, len, "%s", GA_REDACTED);
-        return;
+    red_buf w = {out, len, 0};
+    out[0] = '\0';
+    bool plain = ga_envvar_value_plain(name);
+    char prev = '\0';
+    for (const char *p = value ? value : ""; *p;) {
+        size_t n = redact_step(&w, p, prev, plain);
+        prev = p[n - 1];
+        p += n;
     }
-    /* URLs keep their host and path, not their user:password@ (a proxy or a mirror in a search path). */
-    size_t o = 0;
-    const char *p = value;
-    while (*p && o + 1 < len) {
-        const char *scheme = strstr(p, "://");
-        if (!scheme) {
-            size_t n = strlen(p);
-            if (n > len - 1 - o)
-                n = len - 1 - o;
-            memcpy(out + o, p, n);
-            o += n;
-            break;
-        }
-        const char *auth = scheme + 3;
-        size_t auth_len = strcspn(auth, "/ \t;,");
-        const char *at = NULL;
-        for (size_t i = 0; i < auth_len; i++)
-            if (auth[i] == '@')
-                at = auth + i;
-        const char *copy_to = at ? auth : auth + auth_len;
-        size_t n = (size_t)(copy_to - p);
-        if (n > len - 1 - o)
-            n = len - 1 - o;
-        memcpy(out + o, p, n);
-        o += n;
-        if (at) {
-            o += (size_t)snprintf(out + o, len - o, "%s", GA_REDACTED);
-            if (o >= len)
-                o = len - 1;
-            p = at;
-        } else {
-            p = copy_to;
-        }
-    }
-    out[o] = '\0';
+}
+
+void ga_envvar_redact_value(const char *value, char *out, size_t len)
+{
+    redact(NULL, value, out, len);
+}
+
+void ga_envvar_redact(const char *name, const char *value, char *out, size_t len)
+{
+    redact(name, value, out, len);
+}
+
+bool ga_envvar_value_is_secret(const char *value)
+{
+    /* Redaction only ever adds GA_REDACTED in place of what it hides: anything else changed is a secret. */
+    size_t n = value ? strlen(value) : 0;
+    char *buf = malloc(n * (sizeof GA_REDACTED) + 2);
+    if (!buf)
+        return true;
+    redact(NULL, value, buf, n * (sizeof GA_REDACTED) + 2);
+    bool secret = strcmp(buf, value ? value : "") != 0;
+    free(buf);
+    return secret;
 }
 
 static int compare_strings(const void *a, const void *b)
@@ -199,7 +439,7 @@ void ga_envvars_collect(char *const *envp, ga_envvar_fn fn, void *user)
             continue;
         }
         char value[8192];
-        ga_envvar_redact_value(eq + 1, value, sizeof value);
+        ga_envvar_redact(name, eq + 1, value, sizeof value);
         fn(name, value, user);
     }
     free(sorted);

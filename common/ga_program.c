@@ -1,7 +1,9 @@
 #include "ga_program.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ga_deadline.h"
 #include "ga_exit.h"
@@ -10,9 +12,28 @@
 #include "ga_report.h"
 #include "ga_topo.h"
 
+/* "rank R on HOST" as far as it can be known before MPI is up: the launcher's variables, gethostname. */
+static void who_before_mpi(char *buf, size_t len)
+{
+    static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PMI_RANK"};
+    const char *rank = NULL;
+    for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars && !rank; i++)
+        rank = getenv(rank_vars[i]);
+    char host[GA_HOST_MAX] = "unknown";
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    snprintf(buf, len, "rank %s on %s (pid %ld)", rank ? rank : "?", host, (long)getpid());
+}
+
 int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ctx *ctx,
                      ga_common_opts *common, void *program_opts)
 {
+    /* The start-up is bounded like the rest (a rank stopped inside MPI_Init would otherwise hang the job for
+     * ever): by --timeout, else the program's default, else GA_STARTUP_TIMEOUT_S. */
+    double startup_s = ga_cli_scan_timeout(spec, *argc, *argv);
+    char who[128];
+    who_before_mpi(who, sizeof who);
+    ga_deadline_start_startup(startup_s > 0 ? startup_s : GA_STARTUP_TIMEOUT_S, who);
     ga_init(argc, argv, ctx);
     /* getopt permutes argv: keep the command line as typed for the report. */
     ctx->argc = *argc;
@@ -21,16 +42,13 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     memcpy(ctx->argv, *argv, (size_t)*argc * sizeof(char *));
 
-    switch (ga_cli_parse(spec, *argc, *argv, common, program_opts, ctx->world_rank == 0)) {
-    case GA_CLI_EXIT:
-        return GA_EXIT_PASS;
-    case GA_CLI_ERROR:
-        return GA_EXIT_USAGE;
-    case GA_CLI_RUN:
-        break;
+    ga_cli_result parsed = ga_cli_parse(spec, *argc, *argv, common, program_opts, ctx->world_rank == 0);
+    if (parsed != GA_CLI_RUN) {
+        ga_deadline_start_run(0); /* the start-up is over; ga_program_end has its own bounds */
+        return parsed == GA_CLI_EXIT ? GA_EXIT_PASS : GA_EXIT_USAGE;
     }
     ga_log_set_verbose(common->verbose);
-    ga_deadline_start_run(common->timeout_s);
+    ga_deadline_start_run(common->timeout_s); /* the start-up is over */
     ga_report_set_commit_check(ga_deadline_check_before_commit);
 
     /* Checked before measuring, so a long run never ends with nowhere to write its report. */
@@ -59,6 +77,15 @@ int ga_program_end(ga_ctx *ctx, int exit_code)
     int agreed = all[0], lowest = -all[1], rank0 = all[2];
     if (lowest != agreed && exit_code == agreed && rank0 != agreed)
         ga_exit_notice(exit_code);
+    /* Every rank got here: the report rank 0 staged is the job's, if the job ends as it says. */
+    char err[GA_PATH_MAX + 256];
+    int committed = ga_report_commit_staged(agreed, err, sizeof err);
+    if (committed != 0) {
+        fflush(stdout);
+        fprintf(stderr, "%s\n", err);
+        if (committed < 0)
+            agreed = GA_EXIT_ENV;
+    }
     if (ctx->node_comm != MPI_COMM_NULL && ctx->node_comm != 0)
         MPI_Comm_free(&ctx->node_comm);
     free(ctx->argv);

@@ -1,5 +1,6 @@
 #include "ga_report.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -179,8 +180,10 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 static ga_report_commit_check commit_check;
-/* The temporary file of the write in progress, for the fatal path ('\0': none). One writer per process. */
-static char pending_tmp[GA_PATH_MAX + 128];
+/* The report written but not yet renamed into place ('\0': none), for the fatal path and the commit. One
+ * writer per process. */
+static char pending_tmp[GA_PATH_MAX + 128], pending_final[GA_PATH_MAX + 128];
+static int pending_code;
 
 void ga_report_set_commit_check(ga_report_commit_check check)
 {
@@ -193,11 +196,28 @@ void ga_report_abandon_pending(void)
         unlink(pending_tmp);
 }
 
-int ga_report_write_atomic(const char *dir, const char *program, json_t *report, char *err, size_t errlen)
+/* Temporary files of program that a write killed midway left in dir (.<program>.json.XXXXXX): hidden from
+ * every reader, but nothing else would ever remove them. */
+static void remove_stale_temps(const char *dir, const char *program)
+{
+    char prefix[GA_PATH_MAX];
+    int pl = snprintf(prefix, sizeof prefix, ".%s.json.", program);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && pl > 0 && (e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, prefix, (size_t)pl) == 0 && strlen(e->d_name) == (size_t)pl + 6)
+            unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
+}
+
+int ga_report_stage(const char *dir, const char *program, json_t *report, int exit_code, char *err,
+                    size_t errlen)
 {
     char final_path[GA_PATH_MAX + 128], tmp_path[GA_PATH_MAX + 128];
     snprintf(final_path, sizeof final_path, "%s/%s.json", dir, program);
     snprintf(tmp_path, sizeof tmp_path, "%s/.%s.json.XXXXXX", dir, program);
+    remove_stale_temps(dir, program);
 
     char *text = json_dumps(report, JSON_INDENT(2) | JSON_ENSURE_ASCII);
     if (!text) {
@@ -211,6 +231,8 @@ int ga_report_write_atomic(const char *dir, const char *program, json_t *report,
         return -1;
     }
     memcpy(pending_tmp, tmp_path, sizeof pending_tmp);
+    memcpy(pending_final, final_path, sizeof pending_final);
+    pending_code = exit_code;
     int rc = write_all(fd, text, strlen(text));
     rc = rc ? rc : write_all(fd, "\n", 1);
     rc = rc ? rc : fchmod(fd, 0644);
@@ -221,18 +243,42 @@ int ga_report_write_atomic(const char *dir, const char *program, json_t *report,
         rc = -1;
         saved = errno;
     }
-    if (rc == 0 && commit_check)
-        commit_check(tmp_path);
-    if (rc == 0 && rename(tmp_path, final_path) != 0) {
-        rc = -1;
-        saved = errno;
-    }
-    pending_tmp[0] = '\0';
     if (rc != 0) {
         unlink(tmp_path);
+        pending_tmp[0] = '\0';
         snprintf(err, errlen, "cannot write '%s': %s", final_path, strerror(saved));
     }
     return rc;
+}
+
+int ga_report_commit_staged(int agreed_exit_code, char *err, size_t errlen)
+{
+    if (!pending_tmp[0])
+        return 0;
+    int rc = 0;
+    if (agreed_exit_code != pending_code) {
+        snprintf(err, errlen, "'%s' not written: the job ended with exit %d, the report says %d",
+                 pending_final, agreed_exit_code, pending_code);
+        rc = 1;
+    } else {
+        if (commit_check)
+            commit_check(pending_tmp);
+        if (rename(pending_tmp, pending_final) != 0) {
+            snprintf(err, errlen, "cannot write '%s': %s", pending_final, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (rc != 0)
+        unlink(pending_tmp);
+    pending_tmp[0] = '\0';
+    return rc;
+}
+
+int ga_report_write_atomic(const char *dir, const char *program, json_t *report, char *err, size_t errlen)
+{
+    if (ga_report_stage(dir, program, report, 0, err, errlen) != 0)
+        return -1;
+    return ga_report_commit_staged(0, err, errlen) == 0 ? 0 : -1;
 }
 
 int ga_report_finish(json_t *report, const ga_common_opts *common, const char *program, const char *tag,
@@ -240,7 +286,8 @@ int ga_report_finish(json_t *report, const ga_common_opts *common, const char *p
 {
     ga_report_set_verdict(report, f, exit_code);
     char err[GA_PATH_MAX + 256] = "";
-    if (ga_report_write_atomic(common->report_dir, program, report, err, sizeof err) != 0)
+    /* Renamed into place by ga_program_end once every rank has agreed on the exit code. */
+    if (ga_report_stage(common->report_dir, program, report, exit_code, err, sizeof err) != 0)
         exit_code = GA_EXIT_ENV;
     else
         ga_log(tag, "report: %s/%s.json", common->report_dir, program);

@@ -37,9 +37,18 @@ void ga_report_set_verdict(json_t *report, const ga_findings *f, int exit_code);
 void ga_report_add_metric(json_t *report, const char *name, double value, const char *unit,
                           bool higher_is_better, ga_where where);
 
-/* Writes <dir>/<program>.json via a temporary file in the same directory, fsync, then rename: a reader
- * never sees half a report. Returns 0, or -1 with a message. */
+/* Writes <dir>/<program>.json via a temporary file in the same directory (.<program>.json.XXXXXX), fsync,
+ * then rename: a reader never sees half a report. Temporary files of program an earlier write left (a kill
+ * midway) are removed first. Returns 0, or -1 with a message. */
 int ga_report_write_atomic(const char *dir, const char *program, json_t *report, char *err, size_t errlen);
+/* The two halves of it. Staged: written, synced, not yet visible, remembered with the exit code the report
+ * states. Committed: renamed into place when agreed_exit_code (the job's, agreed by every rank) is that code;
+ * else removed, so that a job that did not end as its report says (a rank failed or was killed after the
+ * report was written) leaves no report a later merge could read as the step's verdict. commit: 0 committed or
+ * nothing staged, 1 removed (err says why), -1 with a message. */
+int ga_report_stage(const char *dir, const char *program, json_t *report, int exit_code, char *err,
+                    size_t errlen);
+int ga_report_commit_staged(int agreed_exit_code, char *err, size_t errlen);
 /* Nothing written half-way, even when the job is ended during the write: the runtime's fatal path removes the
  * temporary file of a write in progress (ga_report_abandon_pending), and the commit check, called just before
  * the rename, may end the job instead (the run's --timeout has passed: a late report must not look complete).
@@ -48,9 +57,9 @@ typedef void (*ga_report_commit_check)(const char *tmp_path);
 void ga_report_set_commit_check(ga_report_commit_check check);
 void ga_report_abandon_pending(void);
 
-/* The end of every program on rank 0: the verdict into the report, the report written atomically, its path
- * logged under tag, and the [RESULT] line. Returns the exit code: exit_code, or GA_EXIT_ENV when the report
- * cannot be written (the [RESULT] line says why). */
+/* The end of every program on rank 0: the verdict into the report, the report staged (ga_program_end commits
+ * it once the ranks agree on the exit code), its path logged under tag, and the [RESULT] line. Returns the
+ * exit code: exit_code, or GA_EXIT_ENV when the report cannot be written (the [RESULT] line says why). */
 int ga_report_finish(json_t *report, const ga_common_opts *common, const char *program, const char *tag,
                      const ga_findings *f, int exit_code);
 

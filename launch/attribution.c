@@ -1,4 +1,5 @@
 #include "attribution.h"
+#include "node_name.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +9,8 @@
 static void set(suite_attribution *a, const char *host, size_t host_len, int rank, const char *source,
                 const char *line)
 {
-    if (a->found || host_len == 0 || host_len >= sizeof a->host)
+    /* A name from a program's output goes on to drain.sh and kubectl: only a node name is taken. */
+    if (a->found || host_len == 0 || host_len >= sizeof a->host || !suite_node_name_ok_n(host, host_len))
         return;
     a->found = true;
     memcpy(a->host, host, host_len);

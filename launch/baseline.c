@@ -97,10 +97,36 @@ static bool fabric_bad(const json_t *b, char *err, size_t errlen)
     return false;
 }
 
+/* A figure given twice (same program, name, scope and job shape) is refused: which one holds? */
+static bool metric_repeated(const json_t *metrics, const json_t *m, size_t i, char *err, size_t errlen)
+{
+    static const char *const same[] = {"program", "name", "scope", "world_size", "node_count"};
+    for (size_t j = 0; j < i; j++) {
+        const json_t *o = json_array_get(metrics, j);
+        bool equal = true;
+        for (size_t k = 0; k < sizeof same / sizeof *same && equal; k++)
+            equal = json_equal(json_object_get(o, same[k]), json_object_get(m, same[k])) ||
+                    (!json_object_get(o, same[k]) && !json_object_get(m, same[k]));
+        if (equal) {
+            snprintf(err, errlen, "baseline metrics %zu and %zu are the same figure (%s %s, scope %s)", j, i,
+                     sj_str(m, "program", "?"), sj_str(m, "name", "?"), sj_str(m, "scope", "?"));
+            return true;
+        }
+    }
+    return false;
+}
+
 int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
 {
     if (!json_is_object(b) || !ga_streq(sj_str(b, "schema", NULL), SUITE_BASELINE_SCHEMA)) {
         snprintf(err, errlen, "not a baseline: \"schema\" is not \"%s\"", SUITE_BASELINE_SCHEMA);
+        return -1;
+    }
+    json_t *ver = json_object_get(b, "schema_version");
+    if (!json_is_integer(ver) || json_integer_value(ver) != SUITE_BASELINE_SCHEMA_VERSION) {
+        snprintf(err, errlen,
+                 "baseline \"schema_version\" must be the integer %d (the version this gpuaccept reads)",
+                 SUITE_BASELINE_SCHEMA_VERSION);
         return -1;
     }
     /* A tolerance is a percentage like every other (1e6 would pass anything, a string used to become the
@@ -133,7 +159,7 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
                      i);
             return -1;
         }
-        if (metric_sources_bad(b, m, i, err, errlen))
+        if (metric_sources_bad(b, m, i, err, errlen) || metric_repeated(metrics, m, i, err, errlen))
             return -1;
     }
     return 0;
@@ -324,9 +350,10 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
              sj_str(summary, "created_utc", "?"));
     json_t *b = json_pack(
         "{s:s, s:i, s:s, s:s, s:s, s:f, s:[{s:s, s:s, s:s}], s:[]}", "schema", SUITE_BASELINE_SCHEMA,
-        "schema_version", 1, "model", model ? model : "host (no GPU)", "created_utc", created, "description",
-        note, "tolerance_pct", tolerance_pct >= 0 ? tolerance_pct : SUITE_BASELINE_DEFAULT_TOLERANCE_PCT,
-        "sources", "id", "site-run", "title", "Acceptance run of this site", "note", note, "metrics");
+        "schema_version", SUITE_BASELINE_SCHEMA_VERSION, "model", model ? model : "host (no GPU)",
+        "created_utc", created, "description", note, "tolerance_pct",
+        tolerance_pct >= 0 ? tolerance_pct : SUITE_BASELINE_DEFAULT_TOLERANCE_PCT, "sources", "id",
+        "site-run", "title", "Acceptance run of this site", "note", note, "metrics");
     json_object_set_new(b, "match", model ? json_pack("[s]", model) : json_array());
     const char *profile = sj_str(json_object_get(summary, "profile"), "name", NULL);
     if (profile) /* a quick run's figures are no floor for a standard run's, nor the reverse */

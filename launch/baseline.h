@@ -9,12 +9,15 @@
 #include <stddef.h>
 
 #define SUITE_BASELINE_SCHEMA "gpuaccept-baseline"
+#define SUITE_BASELINE_SCHEMA_VERSION 1
 #define SUITE_BASELINE_DEFAULT_TOLERANCE_PCT 10.0
 
 /* Where a metric applies: "gpu" (it names a GPU), "rank", "node" (a host only) or "cluster". */
 const char *suite_metric_scope(const json_t *metric);
 
-/* Checks a baseline's shape. 0, or -1 with a message. */
+/* Checks a baseline's shape: its schema and integer schema_version, a tolerance in percent, and metrics each
+ * with program, name, value, direction, scope and known sources, none given twice. 0, or -1 with a message.
+ */
 int suite_baseline_validate(const json_t *baseline, char *err, size_t errlen);
 
 /* Compares the summary's metrics with the baseline: each metric worse than its baseline value by more than

@@ -76,6 +76,8 @@ int cmd_baseline(int argc, char **argv)
     if (!from)
         return suite_usage_error("baseline", "--from SUMMARY.json is required");
     char err[512];
+    if (out && suite_output_path_check(out, err, sizeof err) != 0)
+        return suite_usage_error("baseline", "-o: %s", err);
     json_t *summary = suite_load_json(from, err, sizeof err);
     if (!summary)
         return suite_usage_error("baseline", "%s", err);

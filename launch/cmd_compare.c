@@ -78,6 +78,8 @@ int cmd_compare(int argc, char **argv)
     if (argc - optind != 2)
         return suite_usage_error("compare", "needs two files, OLD.json and NEW.json");
     char err[512];
+    if (json_out && suite_output_path_check(json_out, err, sizeof err) != 0)
+        return suite_usage_error("compare", "--json: %s", err);
     json_t *old_run = suite_load_json(argv[optind], err, sizeof err);
     json_t *new_run = old_run ? suite_load_json(argv[optind + 1], err, sizeof err) : NULL;
     json_t *cmp = new_run ? suite_compare(old_run, new_run, tol, force, err, sizeof err) : NULL;

@@ -28,7 +28,8 @@ static void usage(void)
         "suite_run.json when `gpuaccept run` left one, else from each report's verdict.\n"
         "Only one run's reports are merged (the run suite_run.json names, else the one run every report\n"
         "must share); a file that cannot be trusted (unreadable, truncated, another schema version, another\n"
-        "cluster) stops the merge with exit 2 and writes no summary.\n"
+        "cluster, a report not named after its program, any *.json but those and summary.json,\n"
+        "suite_run.json, gpuaccept-k8s.json) stops the merge with exit 2 and writes no summary.\n"
         "Exit code: the verdict (0 pass, 1 a check failed, 2-5 a step could not measure); 2 also for a\n"
         "refused input.\n");
 }
@@ -101,12 +102,17 @@ int cmd_merge(int argc, char **argv)
     json_t *summary = suite_merge(reports, run, dir);
     json_decref(reports);
     json_decref(run);
-    int exit_code;
+    int exit_code, written;
     if (suite_apply_baseline_option(summary, baseline, tol, err, sizeof err) != 0) {
         exit_code = suite_usage_error("merge", "--baseline: %s", err);
-    } else if (suite_write_outputs(summary, out ? out : dir, err, sizeof err) != 0) {
-        fprintf(stderr, "gpuaccept merge: %s\n", err);
-        exit_code = suite_print_failure(GA_EXIT_ENV, err);
+    } else if ((written = suite_write_outputs(summary, out ? out : dir, err, sizeof err)) != 0) {
+        /* Inputs too large to summarise are refused like any other input (exit 2); a failed write is 3. */
+        if (written == SUITE_OUTPUTS_TOO_LARGE) {
+            exit_code = refuse("%s", err);
+        } else {
+            fprintf(stderr, "gpuaccept merge: %s\n", err);
+            exit_code = suite_print_failure(GA_EXIT_ENV, err);
+        }
     } else {
         suite_print_verdict(summary, out ? out : dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);

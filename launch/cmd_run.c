@@ -186,7 +186,7 @@ static int parse_args_option(run_opts *o, const char *arg)
     }
     if (!o->extra_args[k])
         o->extra_args[k] = json_array();
-    if (suite_split_words(eq + 1, o->extra_args[k], err, sizeof err) != 0)
+    if (suite_split_program_args(eq + 1, o->extra_args[k], err, sizeof err) != 0)
         return suite_usage_error("run", "--args %s: %s", prog, err);
     return 0;
 }
@@ -558,10 +558,9 @@ static bool step_report_ok(const char *path, const char *run_id, char *err, size
         snprintf(err, errlen, "%s", why);
         return false;
     }
-    bool ok = suite_report_check(r, why, sizeof why) == 0;
-    if (!ok)
-        snprintf(err, errlen, "%s: %s", path, why);
-    else if (!(ok = ga_streq(sj_str(r, "run_id", ""), run_id)))
+    /* Named after its program, of this gpuaccept's schema (merge.h), and of this run. */
+    bool ok = suite_report_file_check(path, r, err, errlen) == 0;
+    if (ok && !(ok = ga_streq(sj_str(r, "run_id", ""), run_id)))
         snprintf(err, errlen, "%s: of run %s, not this run %s", path, sj_str(r, "run_id", ""), run_id);
     json_decref(r);
     return ok;

@@ -34,9 +34,17 @@ static json_t *metrics_of(const json_t *run, const char *which, json_t *hosts, c
     json_t *m, *n;
     json_array_foreach(sj_arr(run, "metrics"), i, m)
     {
-        /* A metric compare cannot key or read is no figure of either run. */
-        if (!json_is_object(m) || !sj_str(m, "name", NULL) || (summary && !sj_str(m, "program", NULL)))
-            continue;
+        /* A metric compare cannot key, read or direct is refused, never skipped or given a default
+         * direction: either could turn a regression into an improvement. */
+        json_t *v = json_object_get(m, "value");
+        if (!json_is_object(m) || !sj_str(m, "name", NULL) || (summary && !sj_str(m, "program", NULL)) ||
+            !(json_is_number(v) || json_is_null(v)) ||
+            !json_is_boolean(json_object_get(m, "higher_is_better"))) {
+            snprintf(err, errlen, "%s metric %zu needs a name%s, a value (or null) and higher_is_better",
+                     which, i, summary ? ", a program" : "");
+            json_decref(out);
+            return NULL;
+        }
         json_t *c = json_deep_copy(m);
         if (!summary)
             json_object_set_new(c, "program", json_string(sj_str(run, "program", "?")));
@@ -65,7 +73,9 @@ static void metric_key(const json_t *m, char *key, size_t len)
         snprintf(key, len, "%s %s %s", sj_str(m, "program", "?"), sj_str(m, "name", "?"), host);
 }
 
-static json_t *index_by_key(const json_t *metrics)
+/* The metrics by key. A key twice in one run is refused: which of its values is the run's figure? Keeping
+ * one would let the other hide a regression (issue 27). NULL with a message. */
+static json_t *index_by_key(const json_t *metrics, const char *which, char *err, size_t errlen)
 {
     json_t *idx = json_object();
     size_t i;
@@ -74,9 +84,30 @@ static json_t *index_by_key(const json_t *metrics)
     json_array_foreach(metrics, i, m)
     {
         metric_key(m, key, sizeof key);
-        json_object_set(idx, key, m); /* a repeated key keeps the last value */
+        if (json_object_get(idx, key)) {
+            snprintf(err, errlen, "%s has the metric \"%s\" twice: it cannot be compared", which, key);
+            json_decref(idx);
+            return NULL;
+        }
+        json_object_set(idx, key, m);
     }
     return idx;
+}
+
+/* Whether every metric of both runs is better the same way in each: one that turned around would make a
+ * regression read as an improvement. */
+static bool directions_agree(json_t *old_idx, json_t *new_idx, char *err, size_t errlen)
+{
+    const char *key;
+    json_t *m;
+    json_object_foreach(old_idx, key, m) {
+        json_t *nm = json_object_get(new_idx, key);
+        if (nm && sj_bool(nm, "higher_is_better", true) != sj_bool(m, "higher_is_better", true)) {
+            snprintf(err, errlen, "OLD and NEW disagree on which way \"%s\" is better", key);
+            return false;
+        }
+    }
+    return true;
 }
 
 static json_t *hosts_only_in(const json_t *a, const json_t *b)
@@ -151,7 +182,17 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         json_decref(new_hosts);
         return NULL;
     }
-    json_t *old_idx = index_by_key(old_m), *new_idx = index_by_key(new_m);
+    json_t *old_idx = index_by_key(old_m, "OLD", err, errlen);
+    json_t *new_idx = old_idx ? index_by_key(new_m, "NEW", err, errlen) : NULL;
+    if (!new_idx || !directions_agree(old_idx, new_idx, err, errlen)) {
+        json_decref(new_idx);
+        json_decref(old_idx);
+        json_decref(old_m);
+        json_decref(new_m);
+        json_decref(old_hosts);
+        json_decref(new_hosts);
+        return NULL;
+    }
     json_t *rows = json_array(), *only_old = json_array(), *only_new = json_array(),
            *regressed = json_array(), *whys = json_object();
     int regressions = 0, improvements = 0, not_comparable = 0, comparable = 0;
@@ -163,8 +204,6 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
     {
         metric_key(m, key, sizeof key);
         json_t *nm = json_object_get(new_idx, key);
-        if (json_object_get(old_idx, key) != m)
-            continue; /* a repeated key: compared once, with its last value */
         const char *why = program_why(whys, old_run, new_run, sj_str(m, "program", "?"));
         if (!nm) {
             json_array_append_new(only_old, json_string(key));
@@ -172,7 +211,7 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
             continue;
         }
         double o = sj_num(m, "value", NAN), n = sj_num(nm, "value", NAN);
-        bool hib = sj_bool(nm, "higher_is_better", sj_bool(m, "higher_is_better", true));
+        bool hib = sj_bool(nm, "higher_is_better", true); /* the same in OLD: directions_agree */
         double change = (isfinite(o) && isfinite(n) && o != 0) ? (n - o) / fabs(o) * 100 : NAN;
         /* A change of the metric's good direction is an improvement, of its bad direction a regression. */
         double worse = hib ? -change : change;
@@ -208,7 +247,7 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
     json_array_foreach(new_m, i, m)
     {
         metric_key(m, key, sizeof key);
-        if (!json_object_get(old_idx, key) && json_object_get(new_idx, key) == m)
+        if (!json_object_get(old_idx, key))
             json_array_append_new(only_new, json_string(key));
     }
     json_t *gone_nodes = hosts_only_in(old_hosts, new_hosts);

@@ -1,5 +1,7 @@
 #include "fabric.h"
 
+#include "escape.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,9 +109,11 @@ void suite_fabric_md(sbuf *b, const json_t *s)
         return;
     char line[400];
     sbuf_puts(b, "\n## Fabric\n\n");
-    sbuf_md_cell(b, between_line(f, line, sizeof line));
-    sbuf_printf(b, ". From %s: ", sj_str(f, "program", "?"));
-    sbuf_md_cell(b, sj_str(f, "source", "?"));
+    sbuf_md(b, between_line(f, line, sizeof line));
+    sbuf_puts(b, ". From ");
+    sbuf_md(b, sj_str(f, "program", "?"));
+    sbuf_puts(b, ": ");
+    sbuf_md(b, sj_str(f, "source", "?"));
     sbuf_puts(b, ".\n");
     if (sj_bool(f, "sockets_intended", false))
         sbuf_puts(b, "\n**Sockets between nodes were intended (--allow-sockets).**\n");
@@ -126,7 +130,7 @@ void suite_fabric_md(sbuf *b, const json_t *s)
                                sj_str(n, "inside_node", "?")};
         for (size_t c = 0; c < 4; c++) {
             sbuf_puts(b, "| ");
-            sbuf_md_cell(b, cells[c]);
+            sbuf_md(b, cells[c]);
             sbuf_puts(b, " ");
         }
         sbuf_puts(b, "|\n");

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "ga_str.h"
 #include "suite_util.h"
 
@@ -269,16 +270,17 @@ char *suite_handoff_k8s_script(const json_t *s)
     json_array_foreach(sj_arr(s, "nodes"), i, node)
     {
         const char *host = sj_str(node, "host", ""), *v = sj_str(node, "verdict", "fail");
-        sbuf_puts(&b, "\"$KUBECTL\" label node --overwrite ");
+        /* The name after "--": whatever it is, kubectl never reads it as an option (node_name.h). */
+        sbuf_puts(&b, "\"$KUBECTL\" label node --overwrite -- ");
         sbuf_shq(&b, host);
         sbuf_printf(&b, " " SUITE_K8S_KEY "=%s\n", v);
         if (ga_streq(v, "fail")) {
-            sbuf_puts(&b, "\"$KUBECTL\" taint node --overwrite ");
+            sbuf_puts(&b, "\"$KUBECTL\" taint node --overwrite -- ");
             sbuf_shq(&b, host);
             sbuf_puts(&b, " " SUITE_K8S_KEY "=fail:NoSchedule\n");
         } else {
             /* Removing a taint the node does not carry is an error to kubectl: not to us. */
-            sbuf_puts(&b, "\"$KUBECTL\" taint node ");
+            sbuf_puts(&b, "\"$KUBECTL\" taint node -- ");
             sbuf_shq(&b, host);
             sbuf_puts(&b, " " SUITE_K8S_KEY ":NoSchedule- 2>/dev/null || true\n");
         }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "render_common.h"
 
 /* Rows of one panel: 1,024 nodes as one strip would be metres tall, so the nodes are cut into panels laid

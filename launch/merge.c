@@ -16,6 +16,7 @@
 #include "ga_time.h"
 #include "attribution.h"
 #include "handoff.h"
+#include "node_name.h"
 #include "preflight.h"
 #include "render_common.h"
 #include "step_runner.h"
@@ -62,18 +63,28 @@ static bool int_in(const json_t *obj, const char *key, long long lo, long long h
     return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
 }
 
+/* A host an entry names, when it names one, is a node name (node_name.h): it reaches file names, command
+ * lines and pages. */
+static bool host_ok(const json_t *e, bool required)
+{
+    json_t *h = json_object_get(e, "host");
+    if (!h || json_is_null(h))
+        return !required;
+    return json_is_string(h) && suite_node_name_ok(json_string_value(h));
+}
+
 /* The entries the merge reads: a node without its host, a finding without its severity or a metric
  * without its direction would be dropped or misread silently. */
 static int entries_check(const json_t *r, const char *program, char *err, size_t errlen)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(sj_arr(r, "nodes"), i, e) if (!sj_str(e, "host", NULL) || !*sj_str(e, "host", "") ||
-                                                     !sj_arr(e, "ranks"))
-    {
-        snprintf(err, errlen, "%s report node %zu has no host or ranks", program, i);
-        return -1;
-    }
+    json_array_foreach(sj_arr(r, "nodes"), i, e)
+        if (!host_ok(e, true) || !sj_arr(e, "ranks")) {
+            snprintf(err, errlen, "%s report node %zu has no host that is a node name, or no ranks", program,
+                     i);
+            return -1;
+        }
     json_array_foreach(sj_arr(r, "findings"), i, e)
     {
         const char *sev = sj_str(e, "severity", "");
@@ -81,14 +92,21 @@ static int entries_check(const json_t *r, const char *program, char *err, size_t
             snprintf(err, errlen, "%s report finding %zu has no severity (info|warn|fail) or code", program, i);
             return -1;
         }
+        if (!host_ok(e, false)) {
+            snprintf(err, errlen, "%s report finding %zu names a host that is not a node name", program, i);
+            return -1;
+        }
     }
     json_array_foreach(sj_arr(r, "metrics"), i, e)
     {
         json_t *v = json_object_get(e, "value");
         if (!sj_str(e, "name", NULL) || !(json_is_number(v) || json_is_null(v)) ||
-            !json_is_boolean(json_object_get(e, "higher_is_better"))) {
-            snprintf(err, errlen, "%s report metric %zu needs a name, a value (or null) and higher_is_better",
-                     program, i);
+            !json_is_boolean(json_object_get(e, "higher_is_better")) || !host_ok(e, false)) {
+            snprintf(
+                err, errlen,
+                "%s report metric %zu needs a name, a value (or null), higher_is_better and no host but a "
+                "node name",
+                program, i);
             return -1;
         }
     }
@@ -153,7 +171,16 @@ int suite_run_check(const json_t *run, char *err, size_t errlen)
                                   "duration", i);
             return -1;
         }
+        if (json_is_object(json_object_get(st, "node")) && !host_ok(json_object_get(st, "node"), false)) {
+            snprintf(err, errlen, "run record step %zu blames a host that is not a node name", i);
+            return -1;
+        }
     }
+    json_array_foreach(sj_arr(json_object_get(run, "preflight"), "nodes"), i, st)
+        if (!host_ok(st, true)) {
+            snprintf(err, errlen, "run record preflight node %zu has no host that is a node name", i);
+            return -1;
+        }
     return 0;
 }
 
@@ -774,12 +801,61 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Files the report directory holds that are no report: the front-end's own outputs. */
-static bool front_end_file(const json_t *j)
+/* The base name of path. */
+static const char *base_name(const char *path)
 {
-    const char *schema = sj_str(j, "schema", "");
-    return ga_streq(schema, SUITE_SUMMARY_SCHEMA) || ga_streq(schema, SUITE_RUN_SCHEMA) ||
-           ga_streq(schema, "gpuaccept-baseline") || ga_streq(schema, "gpuaccept-compare");
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int suite_report_file_check(const char *path, const json_t *j, char *err, size_t errlen)
+{
+    char why[400];
+    if (suite_report_check(j, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return -1;
+    }
+    const char *name = base_name(path), *program = sj_str(j, "program", "");
+    size_t pl = strlen(program);
+    if (strncmp(name, program, pl) != 0 || strcmp(name + pl, ".json") != 0) {
+        snprintf(err, errlen, "%s holds a report of %s: a report is named after its program (%s.json)", path,
+                 program, program);
+        return -1;
+    }
+    return 0;
+}
+
+/* The front-end's own files, by name: each must be what its name says, or the directory is refused (a report
+ * renamed summary.json, or a summary renamed gemm_flops.json, must not drop out of the merge). 1 when name is
+ * one of them and holds what it should, 0 when name is none of them, -1 with a message. */
+static int front_end_file(const char *dir, const char *name, char *err, size_t errlen)
+{
+    char path[4096], why[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    bool summary = strcmp(name, "summary.json") == 0, run = strcmp(name, "suite_run.json") == 0;
+    bool k8s = strcmp(name, SUITE_HANDOFF_K8S_JSON) == 0;
+    if (!summary && !run && !k8s)
+        return 0;
+    json_t *j = k8s ? suite_load_json_array(path, why, sizeof why) : suite_load_json(path, why, sizeof why);
+    int rc = j ? 1 : -1;
+    if (summary && j &&
+        (!ga_streq(sj_str(j, "schema", NULL), SUITE_SUMMARY_SCHEMA) ||
+         !json_is_integer(json_object_get(j, "schema_version")) ||
+         sj_int(j, "schema_version", 0) != SUITE_SUMMARY_SCHEMA_VERSION)) {
+        snprintf(why, sizeof why, "%s: not a version %d %s", path, SUITE_SUMMARY_SCHEMA_VERSION,
+                 SUITE_SUMMARY_SCHEMA);
+        rc = -1;
+    } else if (run && j) {
+        char rwhy[400];
+        if (suite_run_check(j, rwhy, sizeof rwhy) != 0) {
+            snprintf(why, sizeof why, "%s: %s", path, rwhy);
+            rc = -1;
+        }
+    }
+    if (rc < 0)
+        snprintf(err, errlen, "%s", why);
+    json_decref(j);
+    return rc;
 }
 
 /* The checks across the reports of one run: one report per program, one cluster. */
@@ -819,8 +895,7 @@ json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_
     bool oom = false;
     while ((e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
-        if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.' ||
-            strcmp(e->d_name, SUITE_HANDOFF_K8S_JSON) == 0)
+        if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
@@ -846,19 +921,18 @@ json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_
         json_decref(reports);
         reports = NULL;
     }
-    /* Every file that looks like a report must be one: a report that cannot be read is a step whose
-     * verdict is unknown, never a step that is left out. */
+    /* Every *.json is, by its name and content together, one of the front-end's own files or the report of
+     * the program it is named after; anything else stops the merge (docs/suite.md, "gpuaccept merge"). */
     for (size_t i = 0; i < n && reports; i++) {
-        char path[4096], lerr[512];
+        char path[4096], lerr[600];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        json_t *j = suite_load_json(path, lerr, sizeof lerr);
-        if (j && front_end_file(j)) {
-            json_decref(j);
+        int own = front_end_file(dir, names[i], lerr, sizeof lerr);
+        if (own == 1)
             continue;
-        }
-        char why[400];
-        if (j && suite_report_check(j, why, sizeof why) != 0) {
-            snprintf(lerr, sizeof lerr, "%s: %s", path, why);
+        json_t *j = own < 0 ? NULL : suite_load_json(path, lerr, sizeof lerr);
+        char why[700];
+        if (j && suite_report_file_check(path, j, why, sizeof why) != 0) {
+            snprintf(lerr, sizeof lerr, "%s", why);
             json_decref(j);
             j = NULL;
         }

@@ -43,11 +43,17 @@ int suite_fault_exit_class(const char *code);
  * nodes, findings, metrics and a verdict. 0, or -1 with a message. */
 int suite_report_check(const json_t *report, char *err, size_t errlen);
 
+/* suite_report_check, and the file at path is named after the report's program: gemm_flops.json holds
+ * program gemm_flops, so that no report can stand in for, or hide behind, another file (path: where it was
+ * read, for the message). 0, or -1 with a message that names path. */
+int suite_report_file_check(const char *path, const json_t *report, char *err, size_t errlen);
+
 /* suite_run.json is one this gpuaccept wrote: schema, version, run id, and steps with known statuses. */
 int suite_run_check(const json_t *run, char *err, size_t errlen);
 
-/* The reports of one run in dir, as an array. Every *.json in dir must be a report that passes
- * suite_report_check or one of the front-end's own files (summary, run record, baseline, comparison).
+/* The reports of one run in dir, as an array. Every *.json in dir (hidden ones aside) is, by its name:
+ * summary.json (a summary of this version), suite_run.json (passing suite_run_check), gpuaccept-k8s.json (the
+ * hand-off's patches), or a report that passes suite_report_file_check; anything else is refused.
  * run_id: the run's reports only (others are skipped with a note on stderr); NULL: every report must be of
  * one run. Two reports of one program, or of different node counts, are refused. NULL with a message
  * when anything cannot be trusted. */

@@ -13,13 +13,16 @@
 
 #include "ga_exit.h"
 #include "ga_time.h"
+#include "node_name.h"
 #include "proc_tree.h"
+#include "suite.h"
 
 #define PF_ARGV_MAX (SUITE_LAUNCH_MAX_WORDS + 8)
 
 typedef struct {
     char host[128];
-    char log[4200];
+    char log[4200]; /* work_dir/<host>.log, for the record */
+    int log_fd;     /* this run's own log file, open until the node's command has it */
     pid_t pid;
     bool done, timed_out;
     int status;
@@ -35,8 +38,16 @@ static const char *plain_getenv(const char *name)
 
 int cmd_node_check(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    /* It takes no option but --help: anything else is a command line this gpuaccept did not write. */
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: gpuaccept node-check\n"
+               "Prints \"[NODE] HOST gpus=N\" for this node and exits 0: what gpuaccept run's preflight "
+               "launches "
+               "on every node.\n");
+        return GA_EXIT_PASS;
+    }
+    if (argc > 1)
+        return suite_usage_error("node-check", "unexpected argument '%s' (it takes none)", argv[1]);
     char host[256] = "?";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = '\0';
@@ -44,17 +55,41 @@ int cmd_node_check(int argc, char **argv)
     return GA_EXIT_PASS;
 }
 
-/* The node list of the Slurm allocation, from scontrol's expansion of SLURM_JOB_NODELIST. */
+/* `scontrol show hostnames -- LIST`, run without a shell (the list is the environment's, not ours to quote):
+ * its output, or NULL. */
+static FILE *scontrol_hostnames(const char *list, pid_t *pid)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return NULL;
+    fflush(stdout);
+    fflush(stderr);
+    *pid = fork();
+    if (*pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        execlp("scontrol", "scontrol", "show", "hostnames", "--", list, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE *f = *pid > 0 ? fdopen(fds[0], "r") : NULL;
+    if (!f)
+        close(fds[0]);
+    return f;
+}
+
+/* The node list of the Slurm allocation, from scontrol's expansion of SLURM_JOB_NODELIST. Every name must be
+ * a node name (node_name.h): it becomes a file name and an srun -w argument. */
 static int slurm_nodes(pf_node **out, size_t *n, char *err, size_t errlen)
 {
     const char *list = getenv("SLURM_JOB_NODELIST");
-    if (!list || !*list || strchr(list, '\'')) {
+    if (!list || !*list) {
         snprintf(err, errlen, "preflight: SLURM_JOB_NODELIST is not set: no node list");
         return -1;
     }
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "scontrol show hostnames '%s'", list);
-    FILE *p = popen(cmd, "r");
+    pid_t pid = -1;
+    FILE *p = scontrol_hostnames(list, &pid);
     if (!p) {
         snprintf(err, errlen, "preflight: cannot run scontrol");
         return -1;
@@ -62,11 +97,18 @@ static int slurm_nodes(pf_node **out, size_t *n, char *err, size_t errlen)
     size_t cap = 16;
     *out = calloc(cap, sizeof **out);
     *n = 0;
-    char line[256];
+    char line[512];
+    bool bad = false;
     while (*out && fgets(line, sizeof line, p)) {
         line[strcspn(line, "\r\n")] = '\0';
         if (!*line)
             continue;
+        if (!suite_node_name_ok(line) || strlen(line) >= sizeof(*out)->host) {
+            snprintf(err, errlen,
+                     "preflight: scontrol show hostnames gave '%.200s', which is not a node name", line);
+            bad = true;
+            break;
+        }
         if (*n == cap) {
             pf_node *nv = realloc(*out, 2 * cap * sizeof **out);
             if (!nv)
@@ -77,9 +119,13 @@ static int slurm_nodes(pf_node **out, size_t *n, char *err, size_t errlen)
         }
         snprintf((*out)[(*n)++].host, sizeof(*out)->host, "%s", line);
     }
-    int rc = pclose(p);
-    if (!*out || *n == 0 || rc != 0) {
-        snprintf(err, errlen, "preflight: scontrol show hostnames '%s' gave no node", list);
+    fclose(p);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (bad || !*out || *n == 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        if (!bad)
+            snprintf(err, errlen, "preflight: scontrol show hostnames -- '%.200s' gave no node", list);
         free(*out);
         *out = NULL;
         return -1;
@@ -130,7 +176,7 @@ static pid_t start_node(const suite_launch *plan, const suite_preflight_in *in, 
     if (pid != 0)
         return pid;
     setsid(); /* its own session: a node that hangs is killed whole (proc_tree.h) */
-    int fd = open(node->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = node->log_fd;
     int devnull = open("/dev/null", O_RDONLY);
     if (fd < 0 || devnull < 0)
         _exit(127);
@@ -142,6 +188,34 @@ static pid_t start_node(const suite_launch *plan, const suite_preflight_in *in, 
     execvp(argv[0], argv);
     fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
+}
+
+/* The preflight's directory, made by this run: whatever else sits at its path (a symlink, a file) is removed,
+ * never followed, and the directory is opened without following a link, so that the logs below are created
+ * in it and nowhere else. A descriptor, or -1 with a message. */
+static int open_work_dir(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+        unlink(path);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "preflight: cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        snprintf(err, errlen, "preflight: cannot use %s as a directory: %s", path, strerror(errno));
+    return fd;
+}
+
+/* A node's log, new: an older file or link of that name is removed first, and the file is created only if
+ * nothing took its place meanwhile (O_EXCL | O_NOFOLLOW), so a planted link can never be written through. */
+static int create_log(int dir_fd, const char *host)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s.log", host);
+    unlinkat(dir_fd, name, 0);
+    return openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
 /* Waits for every node until the bound; what has not answered then is killed, session and all. */
@@ -179,13 +253,19 @@ static void wait_nodes(pf_node *nodes, size_t n, double limit_s)
 }
 
 /* The node's answer ("[NODE] HOST gpus=N") and, failing that, its last line as the reason. */
-static void read_answer(pf_node *node)
+static void read_answer(int dir_fd, pf_node *node)
 {
     node->gpus = -1;
     node->why[0] = '\0';
-    FILE *f = fopen(node->log, "r");
-    if (!f)
+    char name[160];
+    snprintf(name, sizeof name, "%s.log", node->host);
+    int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
     char line[512];
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\r\n")] = '\0';
@@ -198,11 +278,11 @@ static void read_answer(pf_node *node)
     fclose(f);
 }
 
-static void classify(pf_node *nodes, size_t n, double limit_s)
+static void classify(int dir_fd, pf_node *nodes, size_t n, double limit_s)
 {
     int most = 0;
     for (size_t i = 0; i < n; i++) {
-        read_answer(&nodes[i]);
+        read_answer(dir_fd, &nodes[i]);
         bool ok = !nodes[i].timed_out && WIFEXITED(nodes[i].status) && WEXITSTATUS(nodes[i].status) == 0;
         if (ok && nodes[i].gpus > most)
             most = nodes[i].gpus;
@@ -286,8 +366,8 @@ int suite_preflight_run(suite_launch *plan, const suite_preflight_in *in, json_t
         for (size_t i = 0; i < n; i++)
             snprintf(nodes[i].host, sizeof nodes[i].host, "%s", in->hosts->host[i].name);
     }
-    if (mkdir(in->work_dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "preflight: cannot create %s: %s", in->work_dir, strerror(errno));
+    int dir_fd = open_work_dir(in->work_dir, err, errlen);
+    if (dir_fd < 0) {
         free(nodes);
         return -1;
     }
@@ -295,14 +375,18 @@ int suite_preflight_run(suite_launch *plan, const suite_preflight_in *in, json_t
     printf("[SUITE] preflight: %zu nodes, each alone, at most %.0f s\n", n, in->limit_s);
     for (size_t i = 0; i < n; i++) {
         snprintf(nodes[i].log, sizeof nodes[i].log, "%s/%s.log", in->work_dir, nodes[i].host);
-        nodes[i].pid = start_node(plan, in, &nodes[i]);
+        nodes[i].log_fd = create_log(dir_fd, nodes[i].host);
+        nodes[i].pid = nodes[i].log_fd >= 0 ? start_node(plan, in, &nodes[i]) : -1;
+        if (nodes[i].log_fd >= 0)
+            close(nodes[i].log_fd);
         if (nodes[i].pid < 0) {
             nodes[i].done = true;
             nodes[i].status = 127 << 8;
         }
     }
     wait_nodes(nodes, n, in->limit_s);
-    classify(nodes, n, in->limit_s);
+    classify(dir_fd, nodes, n, in->limit_s);
+    close(dir_fd);
     json_t *list = json_array();
     for (size_t i = 0; i < n; i++) {
         const pf_node *d = &nodes[i];

@@ -139,6 +139,33 @@ static int placeholder(const char *arg, char *param, size_t len)
     return -2;
 }
 
+const char *suite_owned_option(const char *word)
+{
+    static const char *const owned[] = {"report-dir", "run-id", "timeout"};
+    if (strncmp(word, "--", 2) != 0)
+        return NULL;
+    size_t n = strcspn(word + 2, "=");
+    for (size_t i = 0; n && i < sizeof owned / sizeof *owned; i++)
+        if (n <= strlen(owned[i]) && strncmp(word + 2, owned[i], n) == 0)
+            return owned[i]; /* the option itself, or a prefix getopt_long would take for it */
+    return NULL;
+}
+
+int suite_split_program_args(const char *text, json_t *words, char *err, size_t errlen)
+{
+    size_t start = json_array_size(words);
+    if (suite_split_words(text, words, err, errlen) != 0)
+        return -1;
+    for (size_t i = start; i < json_array_size(words); i++) {
+        const char *w = json_string_value(json_array_get(words, i)), *own = suite_owned_option(w);
+        if (own) {
+            snprintf(err, errlen, "'%s' would set --%s, which gpuaccept run gives every step itself", w, own);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int suite_profile_validate(const json_t *p, char *err, size_t errlen)
 {
     static const char *const keys[] = {"schema",         "schema_version", "name",       "description",
@@ -162,8 +189,9 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
             return -1;
         }
     }
-    if (sj_int(p, "schema_version", -1) != SUITE_PROFILE_SCHEMA_VERSION) {
-        snprintf(err, errlen, "\"schema_version\" must be %d", SUITE_PROFILE_SCHEMA_VERSION);
+    json_t *ver = json_object_get(p, "schema_version");
+    if (!json_is_integer(ver) || json_integer_value(ver) != SUITE_PROFILE_SCHEMA_VERSION) {
+        snprintf(err, errlen, "\"schema_version\" must be the integer %d", SUITE_PROFILE_SCHEMA_VERSION);
         return -1;
     }
     const char *name = sj_str(p, "name", NULL);
@@ -206,6 +234,12 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
             char param[128];
             if (!json_is_string(a) || json_string_length(a) >= 512) {
                 snprintf(err, errlen, "steps.%s[%zu] must be a string of fewer than 512 bytes", key, i);
+                return -1;
+            }
+            if (suite_owned_option(json_string_value(a))) {
+                snprintf(err, errlen,
+                         "steps.%s[%zu]: %s would set --%s, which gpuaccept run gives every step itself", key,
+                         i, json_string_value(a), suite_owned_option(json_string_value(a)));
                 return -1;
             }
             if (placeholder(json_string_value(a), param, sizeof param) == -2) {

@@ -84,6 +84,17 @@ json_t *suite_profile_fill_deferred(const json_t *args, const suite_profile_env 
  * kind. Appends the words to words. 0, or -1 with a message (an unterminated quote, a trailing backslash). */
 int suite_split_words(const char *s, json_t *words, char *err, size_t errlen);
 
+/* The step option gpuaccept run owns that word would set ("report-dir", "run-id", "timeout": the option
+ * itself,
+ * --opt=VALUE, or a prefix getopt_long would take for it), else NULL. The run gives every step its own report
+ * directory, run id and timeout; a profile or --args that set them again would send the report elsewhere,
+ * into another run, or past the step's bound. */
+const char *suite_owned_option(const char *word);
+
+/* suite_split_words for --args PROGRAM='...', refusing a word suite_owned_option names. 0, or -1 with a
+ * message. */
+int suite_split_program_args(const char *text, json_t *words, char *err, size_t errlen);
+
 /* The facts of a run that suite_profile_env_make turns into a suite_profile_env. */
 typedef struct {
     int launch_kind;             /* suite_launch_kind */

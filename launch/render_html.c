@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fabric.h"
+#include "escape.h"
 #include "handoff.h"
 #include "heatmap.h"
 #include "merge.h"
@@ -36,7 +37,9 @@ static const char css[] =
 
 static void badge(sbuf *b, const char *status)
 {
-    sbuf_printf(b, "<span class=\"badge\" style=\"background:%s\">", svg_status_color(status));
+    sbuf_puts(b, "<span class=\"badge\" style=\"background:");
+    sbuf_puts(b, svg_status_color(status)); /* a colour of svg.c's table */
+    sbuf_puts(b, "\">");
     sbuf_html(b, status);
     sbuf_puts(b, "</span>");
 }
@@ -58,9 +61,11 @@ static void header(sbuf *b, const json_t *s)
     const json_t *v = json_object_get(s, "verdict");
     const char *result = sj_str(v, "result", "fail");
     bool pass = strcmp(result, "pass") == 0;
-    sbuf_printf(b, "<header class=\"verdict %s\" id=\"verdict\"><h1>Cluster acceptance: %s</h1>",
-                pass ? "pass" : "fail", pass ? "PASS" : "FAIL");
-    sbuf_printf(b, "<p>exit code %lld (%s)", sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"));
+    sbuf_puts(b, pass ? "<header class=\"verdict pass\" id=\"verdict\"><h1>Cluster acceptance: PASS</h1>"
+                      : "<header class=\"verdict fail\" id=\"verdict\"><h1>Cluster acceptance: FAIL</h1>");
+    sbuf_printf(b, "<p>exit code %lld (", sj_int(v, "exit_code", -1));
+    sbuf_html(b, sj_str(v, "exit_name", "?"));
+    sbuf_puts(b, ")");
     if (!pass)
         sbuf_printf(b, " &middot; %lld failures, %lld abnormal nodes", sj_int(v, "failures", 0),
                     sj_int(v, "abnormal_node_count", 0));
@@ -194,7 +199,9 @@ static void steps_section(sbuf *b, const json_t *s)
         sbuf_puts(b, "</td><td class=\"num\">");
         if (sj_int(st, "node_count", -1) >= 0)
             sbuf_printf(b, "%lld", sj_int(st, "node_count", -1));
-        sbuf_printf(b, "</td><td class=\"num\">%s</td><td>", dur);
+        sbuf_puts(b, "</td><td class=\"num\">");
+        sbuf_html(b, dur);
+        sbuf_puts(b, "</td><td>");
         sbuf_html(b, sj_str(st, "result_line", ""));
         sbuf_puts(b, "</td></tr>");
     }
@@ -286,8 +293,11 @@ static void device_chart(sbuf *b, const json_t *s, const char *program, const js
     if (bars && n)
         svg_bar_chart(b, title, item, sj_str(h, "unit", ""), bars, n, sj_num(h, "value", 0),
                       sj_num(h, "reference", 0), sj_str(h, "reference_label", "reference"));
-    else
-        sbuf_printf(b, "<p class=\"missing\">%s: no per-device figures.</p>", sj_str(h, "label", "?"));
+    else {
+        sbuf_puts(b, "<p class=\"missing\">");
+        sbuf_html(b, sj_str(h, "label", "?"));
+        sbuf_puts(b, ": no per-device figures.</p>");
+    }
     free(bars);
     json_decref(values);
 }
@@ -353,8 +363,9 @@ static void program_section(sbuf *b, const json_t *s, const char *program)
         sbuf_html(b, sj_str(h, "label", "?"));
         sbuf_puts(b, "</td><td class=\"num\">");
         sbuf_html(b, value);
-        sbuf_printf(b, "</td><td>%s</td></tr>",
-                    strcmp(sj_str(h, "scope", ""), "per_device") == 0 ? "median per device" : "the job");
+        sbuf_puts(b, strcmp(sj_str(h, "scope", ""), "per_device") == 0
+                         ? "</td><td>median per device</td></tr>"
+                         : "</td><td>the job</td></tr>");
     }
     sbuf_puts(b, "</table>");
     json_array_foreach(sj_arr(s, "headlines"), i, h) if (strcmp(sj_str(h, "program", ""), program) == 0 &&
@@ -464,11 +475,13 @@ char *suite_render_html(const json_t *s)
     sbuf b;
     sbuf_init(&b);
     const char *result = sj_str(json_object_get(s, "verdict"), "result", "fail");
-    sbuf_printf(&b,
-                "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                "<title>gpuaccept: %s</title><style>%s</style></head><body>\n",
-                strcmp(result, "pass") == 0 ? "PASS" : "FAIL", css);
+    sbuf_puts(&b,
+              "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>gpuaccept: ");
+    sbuf_puts(&b, strcmp(result, "pass") == 0 ? "PASS" : "FAIL");
+    sbuf_puts(&b, "</title><style>");
+    sbuf_puts(&b, css); /* the page's own style sheet, a literal above */
+    sbuf_puts(&b, "</style></head><body>\n");
     header(&b, s);
     sbuf_puts(&b, "<main>\n");
     profile_section(&b, s);
@@ -481,9 +494,11 @@ char *suite_render_html(const json_t *s)
     json_array_foreach(sj_arr(s, "steps"), k, st) program_section(&b, s, sj_str(st, "program", "?"));
     findings_section(&b, s);
     metrics_section(&b, s);
-    sbuf_printf(&b, "<footer>gpuaccept %s &middot; %s v%lld &middot; report directory ",
-                sj_str(s, "gpuaccept_version", "?"), sj_str(s, "schema", "?"),
-                sj_int(s, "schema_version", 0));
+    sbuf_puts(&b, "<footer>gpuaccept ");
+    sbuf_html(&b, sj_str(s, "gpuaccept_version", "?"));
+    sbuf_puts(&b, " &middot; ");
+    sbuf_html(&b, sj_str(s, "schema", "?"));
+    sbuf_printf(&b, " v%lld &middot; report directory ", sj_int(s, "schema_version", 0));
     sbuf_html(&b, sj_str(s, "report_dir", "?"));
     sbuf_puts(&b, "</footer></main></body></html>\n");
     if (b.failed) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fabric.h"
+#include "escape.h"
 #include "handoff.h"
 #include "merge.h"
 #include "render_common.h"
@@ -15,7 +16,10 @@ static void codes(sbuf *b, const json_t *arr)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(arr, i, c) sbuf_printf(b, "%s`%s`", i ? " " : "", json_string_value(c));
+    json_array_foreach(arr, i, c) {
+        sbuf_puts(b, i ? " " : "");
+        sbuf_md_code(b, json_string_value(c));
+    }
 }
 
 /* Every program's headline figures, in step order, from the summary's generic list: no program is known
@@ -29,7 +33,11 @@ static void figures(sbuf *b, const json_t *s)
     {
         const char *program = sj_str(st, "program", "?");
         if (!render_has_headlines(s, program)) {
-            sbuf_printf(b, "- %s: no figures (step %s)\n", program, sj_str(st, "status", "not_run"));
+            sbuf_puts(b, "- ");
+            sbuf_md(b, program);
+            sbuf_puts(b, ": no figures (step ");
+            sbuf_md(b, sj_str(st, "status", "not_run"));
+            sbuf_puts(b, ")\n");
             continue;
         }
         json_array_foreach(sj_arr(s, "headlines"), i, h)
@@ -38,15 +46,22 @@ static void figures(sbuf *b, const json_t *s)
                 continue;
             char value[128];
             render_headline_value(h, value, sizeof value);
-            sbuf_printf(b, "- %s, ", program);
-            sbuf_md_cell(b, sj_str(h, "label", "?"));
+            sbuf_puts(b, "- ");
+            sbuf_md(b, program);
+            sbuf_puts(b, ", ");
+            sbuf_md(b, sj_str(h, "label", "?"));
             if (strcmp(sj_str(h, "scope", ""), "per_device") == 0) {
                 json_t *values = render_device_values(s, program, sj_str(h, "name", ""));
-                sbuf_printf(b, ": median %s over %zu %ss\n", value, json_array_size(values),
-                            render_item_word(values));
+                sbuf_puts(b, ": median ");
+                sbuf_md(b, value);
+                sbuf_printf(b, " over %zu ", json_array_size(values));
+                sbuf_puts(b, render_item_word(values)); /* "GPU" or "rank" */
+                sbuf_puts(b, "s\n");
                 json_decref(values);
             } else {
-                sbuf_printf(b, ": %s\n", value);
+                sbuf_puts(b, ": ");
+                sbuf_md(b, value);
+                sbuf_puts(b, "\n");
             }
         }
     }
@@ -57,16 +72,22 @@ static void verdict_head(sbuf *b, const json_t *s)
 {
     const json_t *v = json_object_get(s, "verdict");
     bool pass = strcmp(sj_str(v, "result", "fail"), "pass") == 0;
-    sbuf_printf(b, "# Cluster acceptance: %s\n\n", pass ? "PASS" : "FAIL");
-    sbuf_printf(
-        b, "Exit code %lld (%s): %lld failures, %lld warnings, %lld abnormal nodes. %lld nodes, %lld GPUs",
-        sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"), sj_int(v, "failures", 0),
-        sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0), sj_int(s, "node_count", 0),
-        sj_int(s, "gpu_count", 0));
-    if (sj_str(s, "gpu_model", NULL))
-        sbuf_printf(b, " (%s)", sj_str(s, "gpu_model", ""));
-    sbuf_printf(b, ". %s, %s.\n", sj_str(json_object_get(s, "launcher"), "detail", "launcher unknown"),
-                sj_str(s, "created_utc", "?"));
+    sbuf_puts(b, pass ? "# Cluster acceptance: PASS\n\n" : "# Cluster acceptance: FAIL\n\n");
+    sbuf_printf(b, "Exit code %lld (", sj_int(v, "exit_code", -1));
+    sbuf_md(b, sj_str(v, "exit_name", "?"));
+    sbuf_printf(b, "): %lld failures, %lld warnings, %lld abnormal nodes. %lld nodes, %lld GPUs",
+                sj_int(v, "failures", 0), sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0),
+                sj_int(s, "node_count", 0), sj_int(s, "gpu_count", 0));
+    if (sj_str(s, "gpu_model", NULL)) {
+        sbuf_puts(b, " (");
+        sbuf_md(b, sj_str(s, "gpu_model", ""));
+        sbuf_puts(b, ")");
+    }
+    sbuf_puts(b, ". ");
+    sbuf_md(b, sj_str(json_object_get(s, "launcher"), "detail", "launcher unknown"));
+    sbuf_puts(b, ", ");
+    sbuf_md(b, sj_str(s, "created_utc", "?"));
+    sbuf_puts(b, ".\n");
     if (json_array_size(sj_arr(v, "fault_codes"))) {
         sbuf_puts(b, "\nFault codes: ");
         codes(b, sj_arr(v, "fault_codes"));
@@ -82,16 +103,16 @@ static void profile_line(sbuf *b, const json_t *s)
     if (!json_is_object(p))
         return;
     sbuf_puts(b, "\nProfile: ");
-    sbuf_md_cell(b, sj_str(p, "name", "?"));
+    sbuf_md(b, sj_str(p, "name", "?"));
     sbuf_puts(b, " (");
-    sbuf_md_cell(b, sj_str(p, "source", "?"));
+    sbuf_md(b, sj_str(p, "source", "?"));
     sbuf_puts(b, ").");
     size_t i;
     json_t *v;
     json_array_foreach(sj_arr(p, "not_covered"), i, v)
     {
         sbuf_puts(b, i ? "; " : " Not covered: ");
-        sbuf_md_cell(b, json_is_string(v) ? json_string_value(v) : "?");
+        sbuf_md(b, json_is_string(v) ? json_string_value(v) : "?");
     }
     sbuf_puts(b, json_array_size(sj_arr(p, "not_covered")) ? ".\n" : "\n");
 }
@@ -110,7 +131,7 @@ static void abnormal_nodes(sbuf *b, const json_t *s)
     json_array_foreach(abn, i, e)
     {
         sbuf_puts(b, "| ");
-        sbuf_md_cell(b, sj_str(e, "host", "?"));
+        sbuf_md(b, sj_str(e, "host", "?"));
         sbuf_puts(b, " | ");
         codes(b, sj_arr(e, "fault_codes"));
         sbuf_puts(b, " |\n");
@@ -119,8 +140,11 @@ static void abnormal_nodes(sbuf *b, const json_t *s)
     const char **hosts = calloc(json_array_size(abn) + 1, sizeof *hosts);
     json_array_foreach(abn, i, e) if (hosts) hosts[i] = sj_str(e, "host", "?");
     char *list = hosts && json_array_size(abn) ? suite_hostlist_compress(hosts, json_array_size(abn)) : NULL;
-    if (list)
-        sbuf_printf(b, "\nAbnormal nodes, to copy: `%s`\n", list);
+    if (list) {
+        sbuf_puts(b, "\nAbnormal nodes, to copy: ");
+        sbuf_md_code(b, list);
+        sbuf_puts(b, "\n");
+    }
     free(list);
     free(hosts);
 }
@@ -142,17 +166,25 @@ static void steps_table(sbuf *b, const json_t *s)
             snprintf(ws, sizeof ws, "%lld", sj_int(e, "world_size", -1));
         if (sj_int(e, "node_count", -1) >= 0)
             snprintf(nc, sizeof nc, "%lld", sj_int(e, "node_count", -1));
-        sbuf_printf(b, "| %s | %s | %s | %s | %s | %s | ", sj_str(e, "program", "?"),
-                    sj_str(e, "status", "?"), ex, ws, nc, dur);
-        sbuf_md_cell(b, sj_str(e, "result_line", ""));
+        const char *cells[6] = {sj_str(e, "program", "?"), sj_str(e, "status", "?"), ex, ws, nc, dur};
+        for (size_t c = 0; c < 6; c++) {
+            sbuf_puts(b, "| ");
+            sbuf_md(b, cells[c]);
+            sbuf_puts(b, " ");
+        }
+        sbuf_puts(b, "| ");
+        sbuf_md(b, sj_str(e, "result_line", ""));
         sbuf_puts(b, " |\n");
     }
     const json_t *bl = json_object_get(s, "baseline");
-    if (json_is_object(bl))
-        sbuf_printf(b, "\nBaseline %s (%s), tolerance %.4g%%: %lld figures checked, %lld regressions.\n",
-                    sj_str(bl, "model", "?"), sj_str(bl, "file", ""), sj_num(bl, "tolerance_pct", 0),
-                    sj_int(bl, "checked", 0), sj_int(bl, "regressions", 0));
-
+    if (json_is_object(bl)) {
+        sbuf_puts(b, "\nBaseline ");
+        sbuf_md(b, sj_str(bl, "model", "?"));
+        sbuf_puts(b, " (");
+        sbuf_md(b, sj_str(bl, "file", ""));
+        sbuf_printf(b, "), tolerance %.4g%%: %lld figures checked, %lld regressions.\n",
+                    sj_num(bl, "tolerance_pct", 0), sj_int(bl, "checked", 0), sj_int(bl, "regressions", 0));
+    }
 }
 
 /* The verdict of each check on each node (abnormal nodes first, healthy ones up to a limit). */
@@ -165,17 +197,25 @@ static void nodes_grid(sbuf *b, const json_t *s)
     if (nodes && total) {
         size_t nr = render_pick_nodes(s, nodes, SUITE_RENDER_MAX_NODE_ROWS, &hidden);
         sbuf_puts(b, "\n## Nodes by check\n\n| node | verdict |");
-        json_array_foreach(sj_arr(s, "steps"), i, e) sbuf_printf(b, " %s |", sj_str(e, "program", "?"));
+        json_array_foreach(sj_arr(s, "steps"), i, e) {
+            sbuf_puts(b, " ");
+            sbuf_md(b, sj_str(e, "program", "?"));
+            sbuf_puts(b, " |");
+        }
         sbuf_puts(b, " fault codes |\n|---|---|");
         json_array_foreach(sj_arr(s, "steps"), i, e) sbuf_puts(b, "---|");
         sbuf_puts(b, "---|\n");
         for (size_t r = 0; r < nr; r++) {
             sbuf_puts(b, "| ");
-            sbuf_md_cell(b, sj_str(nodes[r], "host", "?"));
-            sbuf_printf(b, " | %s |", sj_str(nodes[r], "verdict", "?"));
-            json_array_foreach(sj_arr(s, "steps"), i, e) sbuf_printf(
-                b, " %s |",
-                sj_str(json_object_get(nodes[r], "checks"), sj_str(e, "program", "?"), "not_run"));
+            sbuf_md(b, sj_str(nodes[r], "host", "?"));
+            sbuf_puts(b, " | ");
+            sbuf_md(b, sj_str(nodes[r], "verdict", "?"));
+            sbuf_puts(b, " |");
+            json_array_foreach(sj_arr(s, "steps"), i, e) {
+                sbuf_puts(b, " ");
+                sbuf_md(b, sj_str(json_object_get(nodes[r], "checks"), sj_str(e, "program", "?"), "not_run"));
+                sbuf_puts(b, " |");
+            }
             sbuf_puts(b, " ");
             codes(b, sj_arr(nodes[r], "fault_codes"));
             sbuf_puts(b, " |\n");
@@ -206,11 +246,16 @@ static void findings_table(sbuf *b, const json_t *s)
             shown++;
             char where[160];
             render_where(e, where, sizeof where);
-            sbuf_printf(b, "| %s | `%s` | %s | ", order[o], sj_str(e, "code", "?"),
-                        sj_str(e, "program", "?"));
-            sbuf_md_cell(b, where);
+            sbuf_puts(b, "| ");
+            sbuf_puts(b, order[o]); /* fail, warn or info */
             sbuf_puts(b, " | ");
-            sbuf_md_cell(b, sj_str(e, "message", ""));
+            sbuf_md_code(b, sj_str(e, "code", "?"));
+            sbuf_puts(b, " | ");
+            sbuf_md(b, sj_str(e, "program", "?"));
+            sbuf_puts(b, " | ");
+            sbuf_md(b, where);
+            sbuf_puts(b, " | ");
+            sbuf_md(b, sj_str(e, "message", ""));
             sbuf_puts(b, " |\n");
         }
     if (shown < json_array_size(fs))

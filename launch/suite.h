@@ -34,8 +34,16 @@ int suite_apply_baseline_option(json_t *summary, const char *spec, double tolera
  * source tree. 0 with its path, or -1 when none matches. */
 int suite_baseline_find_shipped(const char *model, char *path, size_t len);
 
-/* Writes summary.json, summary.md and summary.html into dir. 0, or -1 with a message. */
+/* Whether path can be the file an option names for output (baseline -o, compare --json): not empty, not a
+ * directory, in a directory that exists. Checked before any work, so a bad path is a usage error up front. 0,
+ * or -1 with a message. */
+int suite_output_path_check(const char *path, char *err, size_t errlen);
+
+/* Writes summary.json, summary.md and summary.html into dir. 0, or -1 with a message, or
+ * SUITE_OUTPUTS_TOO_LARGE when summary.json would be larger than the front-end reads (SUITE_MAX_INPUT_BYTES):
+ * then nothing is written. */
 int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_t errlen);
+#define SUITE_OUTPUTS_TOO_LARGE (-2)
 
 /* The closing lines: verdict, abnormal nodes with their fault codes, where the summary is, [RESULT]. */
 void suite_print_verdict(const json_t *summary, const char *dir);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "baseline.h"
@@ -108,6 +109,31 @@ int suite_apply_baseline_option(json_t *summary, const char *spec, double tolera
     return 0;
 }
 
+int suite_output_path_check(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!path || !*path) {
+        snprintf(err, errlen, "'' is not a file name");
+        return -1;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is a directory, not a file", path);
+        return -1;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: no directory %s to write it in", path, dir);
+        return -1;
+    }
+    return 0;
+}
+
 /* Temporary files a merge killed midway left behind (summary.json.tmp.XXXXXX and the like). */
 static void remove_stale_temps(const char *dir)
 {
@@ -145,6 +171,14 @@ int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_
     texts[2] = json_nl;
     if (!json_nl || !md || !html) {
         snprintf(err, errlen, "out of memory rendering the summary");
+    } else if (jl + 1 > SUITE_MAX_INPUT_BYTES) {
+        /* A summary compare and baseline would refuse to read is not written (issue 27). */
+        snprintf(
+            err, errlen,
+            "summary.json would be %.1f MiB, more than the %d MiB gpuaccept reads back (compare, baseline): "
+            "the reports are too large to merge",
+            (double)(jl + 1) / (1 << 20), SUITE_MAX_INPUT_BYTES >> 20);
+        rc = SUITE_OUTPUTS_TOO_LARGE;
     } else {
         for (; written < 3; written++) {
             snprintf(path, sizeof path, "%s/%s", dir, names[written]);

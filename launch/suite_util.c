@@ -68,43 +68,6 @@ void sbuf_printf(sbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void sbuf_html(sbuf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&':
-            sbuf_puts(b, "&amp;");
-            break;
-        case '<':
-            sbuf_puts(b, "&lt;");
-            break;
-        case '>':
-            sbuf_puts(b, "&gt;");
-            break;
-        case '"':
-            sbuf_puts(b, "&quot;");
-            break;
-        case '\'':
-            sbuf_puts(b, "&#39;");
-            break;
-        default:
-            sbuf_append(b, s, 1);
-        }
-    }
-}
-
-void sbuf_md_cell(sbuf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '|')
-            sbuf_puts(b, "\\|");
-        else if (*s == '\n' || *s == '\r')
-            sbuf_puts(b, " ");
-        else
-            sbuf_append(b, s, 1);
-    }
-}
-
 const char *sbuf_str(const sbuf *b)
 {
     return b->data ? b->data : "";
@@ -168,7 +131,8 @@ void suite_format_bytes(double bytes, char *out, size_t len)
         snprintf(out, len, "%.1f %s", bytes, units[u]);
 }
 
-json_t *suite_load_json(const char *path, char *err, size_t errlen)
+/* A file's JSON value of any type, with every check of suite_load_json but the object one. */
+static json_t *load_json_value(const char *path, char *err, size_t errlen)
 {
     /* O_NONBLOCK: a FIFO must not hang the front-end; it is refused below as not a regular file. */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -224,12 +188,28 @@ json_t *suite_load_json(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not valid JSON: %s (line %d)", path, je.text, je.line);
     else if (!j)
         snprintf(err, errlen, "%s: empty file", path);
-    else if (!json_is_object(j)) {
-        snprintf(err, errlen, "%s: not a JSON object", path);
+    return j;
+}
+
+static json_t *load_json_of(const char *path, bool object, char *err, size_t errlen)
+{
+    json_t *j = load_json_value(path, err, errlen);
+    if (j && (object ? !json_is_object(j) : !json_is_array(j))) {
+        snprintf(err, errlen, "%s: not a JSON %s", path, object ? "object" : "array");
         json_decref(j);
         j = NULL;
     }
     return j;
+}
+
+json_t *suite_load_json(const char *path, char *err, size_t errlen)
+{
+    return load_json_of(path, true, err, errlen);
+}
+
+json_t *suite_load_json_array(const char *path, char *err, size_t errlen)
+{
+    return load_json_of(path, false, err, errlen);
 }
 
 int suite_write_text_atomic(const char *path, const char *text, char *err, size_t errlen)

@@ -18,10 +18,7 @@ void sbuf_init(sbuf *b);
 void sbuf_free(sbuf *b);
 void sbuf_puts(sbuf *b, const char *s);
 void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends s with &, <, >, " and ' escaped: for HTML text and attribute values alike. */
-void sbuf_html(sbuf *b, const char *s);
-/* Appends s with | and newlines escaped: for a Markdown table cell. */
-void sbuf_md_cell(sbuf *b, const char *s);
+/* Text from a report reaches a page only through escape.h. */
 const char *sbuf_str(const sbuf *b);
 
 /* Tolerant getters: the default when the key is absent or of another type (sj_int: also when a real
@@ -44,6 +41,8 @@ void suite_format_bytes(double bytes, char *out, size_t len);
 /* Loads a JSON object from a regular file of at most SUITE_MAX_INPUT_BYTES (a FIFO, a device, an empty or
  * truncated file, a top-level array, duplicate keys are refused); NULL with a one-line message in err. */
 json_t *suite_load_json(const char *path, char *err, size_t errlen);
+/* The same for a file whose top level is an array (the Kubernetes patches). */
+json_t *suite_load_json_array(const char *path, char *err, size_t errlen);
 /* Writes text to path via a temporary file in the same directory and a rename. 0, or -1 with a message. */
 int suite_write_text_atomic(const char *path, const char *text, char *err, size_t errlen);
 /* The first half of that: text in a new temporary file beside path (its name in tmp), synced, not yet renamed.

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "escape.h"
+
 #define W 900.0
 #define ML 72.0
 #define MR 24.0

@@ -1,11 +1,13 @@
 #include "ddp_data.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ddp_rng.h"
 
@@ -70,21 +72,41 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
 
+/* path opened for reading if it is a regular file (a FIFO would block until --timeout, a device never end);
+ * NULL with errno set, EINVAL for another kind of file. */
+static FILE *open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 /* Reads DIR/<base> or DIR/<dotted> whole; NULL with a message. */
 static unsigned char *read_idx_file(const char *dir, const char *base, const char *dotted, size_t *len,
                                     char *path, size_t pathlen, char *err, size_t errlen)
 {
     snprintf(path, pathlen, "%s/%s", dir, base);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    FILE *f = open_regular(path);
+    if (!f && errno == ENOENT) {
         char alt[1100];
         snprintf(alt, sizeof alt, "%s/%s", dir, dotted);
-        f = fopen(alt, "rb");
-        if (f)
+        f = open_regular(alt);
+        if (f || errno != ENOENT)
             snprintf(path, pathlen, "%s", alt);
     }
     if (!f) {
-        snprintf(err, errlen, "--data idx:%s: cannot open %s: %s", dir, path, strerror(errno));
+        snprintf(err, errlen, "--data idx:%s: cannot open %s: %s", dir, path,
+                 errno == EINVAL ? "not a regular file" : strerror(errno));
         return NULL;
     }
     struct stat st;

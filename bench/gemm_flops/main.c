@@ -62,6 +62,7 @@ static const ga_option options[] = {
 typedef struct {
     gf_opts o;
     char dtype_arg[128];
+    const char *burn_only; /* the first option that means something only in burn mode, NULL: none */
 } gf_cli;
 
 static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
@@ -69,6 +70,11 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
     gf_cli *c = opts;
     gf_opts *o = &c->o;
     long v = 0;
+    if (!c->burn_only)
+        c->burn_only = key == OPT_INTERVAL     ? "--interval"
+                       : key == OPT_MAX_DROP   ? "--max-drop"
+                       : key == OPT_BURN_DTYPE ? "--burn-dtype"
+                                               : NULL;
     switch (key) {
     case 'm':
     case 'n':
@@ -244,6 +250,11 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
     gf_opts *o = &cli.o;
+    if (cli.burn_only && !(o->duration_s > 0)) {
+        ga_error_once(spec.name, "%s belongs to burn mode: give --duration SEC too (see --help)",
+                      cli.burn_only);
+        return ga_program_end(&ctx, GA_EXIT_USAGE);
+    }
     /* The default whole-run bound is for the measurement alone: a burn of --duration comes on top. */
     if (!common.timeout_given && o->duration_s > 0)
         ga_deadline_start_run(spec.default_timeout_s + o->duration_s);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ga_exit.h"
@@ -76,12 +77,18 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
         snprintf(o->sysfs_root, sizeof o->sysfs_root, "%s", arg);
         return 0;
     case OPT_KERNEL_LOG: {
-        FILE *f = fopen(arg, "r");
-        if (!f) {
-            snprintf(err, errlen, "--kernel-log: cannot read '%s': %s", arg, strerror(errno));
+        /* A saved log, a regular file: a directory reads as nothing, a FIFO would block every rank. */
+        int fd = open(arg, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        int saved = errno;
+        if (fd >= 0)
+            close(fd);
+        if (!regular) {
+            snprintf(err, errlen, "cannot read '%s': %s", arg,
+                     fd < 0 ? strerror(saved) : "not a regular file");
             return -1;
         }
-        fclose(f);
         snprintf(o->kernel_log, sizeof o->kernel_log, "%s", arg);
         return 0;
     }

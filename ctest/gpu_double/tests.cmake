@@ -83,11 +83,12 @@ ga_double_test(allreduce_check_wrong_rank_no_hang --exit 1 --within 10 --env ALL
                -- ${_ar} -b 512 -e 4K -f 8 -n 2 -w 1 -c 2 -T 3)
 
 # gemm_flops: small GEMMs on two "GPUs"; the double's GEMM writes the same output on every rank.
-set(_gf_args --device gpu -d bf16,fp8 -m 64 -n 64 -k 64 --tolerance 90 --max-drop 100) # (timings: not under test)
+set(_gf_args --device gpu -d bf16,fp8 -m 64 -n 64 -k 64 --tolerance 90) # (timings: not under test)
+set(_gf_burn --max-drop 100) # burn-mode only: without --duration it is a usage error (issue 27)
 ga_double_test(gemm_healthy_burn --exit 0 --within 20
                --report "all(x['gemm']['fp8']['fast_accum'] is True for n in r['nodes'] for x in n['ranks'])"
                --report "all(g['gemms_checked'] > 1000 and g['gemms_mismatched'] == 0 for g in r['summary']['burn']['gpus'])"
-               -- ${_gf} ${_gf_args} --iters 5 -w 1 --duration 0.6 --interval 0.2)
+               -- ${_gf} ${_gf_args} --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})
 # Defect 5: one corrupted GEMM among thousands in a burn interval (call 500 of rank 1; the measurement and the
 # burn's warm-up take the first 13) is found and its GPU named, and only that GPU.
 ga_double_test(gemm_burn_one_corrupted_gemm --exit 1 --within 20
@@ -95,7 +96,7 @@ ga_double_test(gemm_burn_one_corrupted_gemm --exit 1 --within 20
                --stdout "GEMM_SDC_MISMATCH.*rank 1 GPU 1"
                --absent "GEMM_SDC_MISMATCH.*rank 0 GPU 0"
                --report "[g['gemms_mismatched'] for g in r['summary']['burn']['gpus']] == [0, 1]"
-               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2)
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})
 # Issue 28 finding 12: the burn's TFLOP/s counts the GEMMs' own time, not that of the checksum kernel run after
 # each. On the double each 64 x 64 x 64 GEMM takes 1 ms (5.24e-4 TFLOP/s) and each checksum 30 ms here: the mean
 # interval figure used to be about 1/31 of that; now it is above a tenth of it (host scheduling on a loaded
@@ -108,13 +109,13 @@ ga_double_test(gemm_burn_figure_excludes_checksums --exit 0 --within 30 --env GA
 ga_double_test(gemm_burn_gemm_fails --exit 1 --within 20
                --env GA_DOUBLE_GEMM_FAIL=20 --env GA_DOUBLE_FAULT_RANK=1
                --stdout "GEMM_RANK_FAILED.*rank 1: burn on GPU 1 \\(bf16 GEMM\\): cublasLtMatmul"
-               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2)
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})
 # Defect 4: a GPU whose measurement cannot start must still join the agreement before the burn (it used to
 # skip the barrier and wait in the gather while the others waited in the barrier).
 ga_double_test(gemm_measure_fails_before_burn --exit 1 --within 20
                --env GA_DOUBLE_LT_CREATE_FAIL=1 --env GA_DOUBLE_FAULT_RANK=1 --env GA_DOUBLE_TRACE=1
                --stdout "GEMM_RANK_FAILED.*rank 1: cublasLtCreate"
-               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 --timeout 15)
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn} --timeout 15)
 # Defect 7: the iteration count is calibrated after the warm-up, whose first GEMM is slow (lazy loading).
 ga_double_test(gemm_calibrated_after_warmup --exit 0 --within 20 --env GA_DOUBLE_GEMM_FIRST_US=300000
                --report "all(x['gemm']['bf16']['iters'] >= 100 for n in r['nodes'] for x in n['ranks'])"

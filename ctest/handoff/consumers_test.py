@@ -220,8 +220,8 @@ for case in ("cluster_bad", "cluster_good"):
     check(r.returncode == 0, f"{case}: gpuaccept-k8s.sh exited {r.returncode}")
     calls = open(rec).read().splitlines()
     for host, n in nodes.items():
-        check(f"label node --overwrite {host} gpuaccept.io/verdict={n['verdict']}" in calls, f"{case}: label {host}")
-        check((f"taint node --overwrite {host} gpuaccept.io/verdict=fail:NoSchedule" in calls) == (n["verdict"] == "fail"),
+        check(f"label node --overwrite -- {host} gpuaccept.io/verdict={n['verdict']}" in calls, f"{case}: label {host}")
+        check((f"taint node --overwrite -- {host} gpuaccept.io/verdict=fail:NoSchedule" in calls) == (n["verdict"] == "fail"),
               f"{case}: taint {host}")
 
     # drain.sh: the failed nodes with their failing codes (never a warning's), and only them.

@@ -788,8 +788,8 @@ def t_untrusted():
     shutil.copy(os.path.join(FX, "cluster_good", "reports", "gemm_flops.json"), os.path.join(d, "a_gemm.json"))
     refused(d, "a passing gemm report of the same run id beside the failing one")
     d = copy_case("steps_failed", "stale")
-    shutil.copy(os.path.join(bad, "gemm_flops.json"), os.path.join(d, "a_old_gemm_flops.json"))
-    edit(os.path.join(d, "a_old_gemm_flops.json"), lambda j: j.update(run_id="older-run"))
+    shutil.copy(os.path.join(bad, "gemm_flops.json"), os.path.join(d, "gemm_flops.json"))
+    edit(os.path.join(d, "gemm_flops.json"), lambda j: j.update(run_id="older-run"))
     p = run(["merge", "--report-dir", d, "--out-dir", fresh("stale-out"), "--baseline", "none"])
     s = load(os.path.join(WORK, "stale-out", "summary.json")) if p.returncode == 5 else {"steps": []}
     st = {x["program"]: x["status"] for x in s["steps"]}

@@ -23,6 +23,7 @@
 #include "baseline.h"
 #include "compare.h"
 #include "ddp_data.h"
+#include "fuzz.h"
 #include "ga_str.h"
 #include "merge.h"
 #include "render.h"
@@ -30,7 +31,7 @@
 
 static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
 
-static unsigned long long rnd(void)
+unsigned long long rnd(void)
 {
     /* xorshift64*: the same sequence every run, so a failure is reproduced by running again. */
     rng_state ^= rng_state >> 12;
@@ -39,14 +40,10 @@ static unsigned long long rnd(void)
     return rng_state * 2685821657736338717ull;
 }
 
-static size_t below(size_t n)
+size_t below(size_t n)
 {
     return n ? (size_t)(rnd() % n) : 0;
 }
-
-typedef struct {
-    long rounds, loaded, refused, merged, passed_broken, idx_rounds, idx_loaded;
-} counts;
 
 /* A value that a careless conversion would trip on. */
 static json_t *weird_value(void)
@@ -88,7 +85,7 @@ static json_t *weird_value(void)
 }
 
 /* Replaces (or removes) one randomly chosen value somewhere in j. */
-static void mutate_tree(json_t *j)
+void mutate_tree(json_t *j)
 {
     json_t *cur = j;
     for (int depth = 0; depth < 8; depth++) {
@@ -122,7 +119,7 @@ static void mutate_tree(json_t *j)
 }
 
 /* Flips, cuts or inserts bytes of text (len bytes, buffer of cap). Returns the new length. */
-static size_t mutate_bytes(char *text, size_t len, size_t cap)
+size_t mutate_bytes(char *text, size_t len, size_t cap)
 {
     int edits = 1 + (int)below(4);
     for (int e = 0; e < edits && len > 0; e++) {
@@ -149,7 +146,7 @@ static size_t mutate_bytes(char *text, size_t len, size_t cap)
     return len;
 }
 
-static int write_file(const char *path, const void *data, size_t len)
+int write_file(const char *path, const void *data, size_t len)
 {
     FILE *f = fopen(path, "wb");
     if (!f)
@@ -220,8 +217,39 @@ static void exercise_summary(json_t *summary, const json_t *seed_summary)
     json_decref(b);
 }
 
-/* One round on the reports of one case: mutate one file, load the directory as merge does, merge. */
-static int merge_round(const char *case_dir, const char *work, const json_t *seed_summary, counts *c)
+/* The names and schemas issue 27 found a report hiding behind. */
+static const char *const other_schemas[] = {"gpuaccept-summary", "gpuaccept-suite-run", "gpuaccept-baseline",
+                                            "gpuaccept-compare"};
+static const char *const other_names[] = {"summary.json",    "suite_run.json", "a_copy.json",
+                                          "gemm_flops.json", "mem_bw.json",    "gpuaccept-k8s.json"};
+
+/* An issue-27 mutation of the victim report j, or none (then the round's usual ones apply): its schema
+ * relabelled as a front-end file's, a key given twice (as text, *dup), or a new file name (*name). Returns
+ * whether it made one. */
+static bool issue27_mutation(json_t *j, char *name, size_t namelen, bool *dup, counts *c)
+{
+    switch (below(6)) {
+    case 0:
+        json_object_set_new(j, "schema", json_string(other_schemas[below(4)]));
+        c->relabelled++;
+        return true;
+    case 1:
+        *dup = true;
+        c->dup_keys++;
+        return true;
+    case 2:
+        snprintf(name, namelen, "%s", other_names[below(6)]);
+        c->renamed++;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* One round on the reports of one case: mutate one file, load the directory as merge does, merge. seed_pass:
+ * whether the case's intact reports and run record pass; a mutation can only take a pass away. */
+static int merge_round(const char *case_dir, const char *work, const json_t *seed_summary, bool seed_pass,
+                       counts *c)
 {
     char src[4200], dst[4200], err[512];
     snprintf(src, sizeof src, "%s/reports", case_dir);
@@ -246,17 +274,30 @@ static int merge_round(const char *case_dir, const char *work, const json_t *see
         json_t *j = suite_load_json(src, err, sizeof err);
         if (!j)
             return -1;
-        char *text = NULL;
+        char *text = NULL, name[256];
         size_t len = 0;
-        if (i == victim && below(2) == 0) {
+        bool dup = false;
+        snprintf(name, sizeof name, "%s", names[i]);
+        if (i == victim && issue27_mutation(j, name, sizeof name, &dup, c)) {
+            broken = true;
+            for (size_t k = 0; k < n; k++) /* a new name, never one of the case's other files */
+                if (k != i && strcmp(name, names[k]) == 0)
+                    snprintf(name, sizeof name, "a_copy.json");
+        } else if (i == victim && below(2) == 0) {
             mutate_tree(j);
             broken = true; /* maybe harmless: the oracle below asks only that a pass be earned */
         }
         text = json_dumps(j, JSON_COMPACT);
         json_decref(j);
+        if (text && dup) {
+            char *edited = duplicate_key(text, "\"verdict\":{\"result\":\"pass\",\"exit_code\":0}");
+            free(text);
+            text = edited;
+        }
         if (!text)
             return -1;
         len = strlen(text);
+        snprintf(dst, sizeof dst, "%s/%s", work, name);
         if (i == victim && !broken) {
             size_t cap = len + 16;
             char *grown = realloc(text, cap);
@@ -286,7 +327,7 @@ static int merge_round(const char *case_dir, const char *work, const json_t *see
     if (verdict < 0 || verdict > 5) {
         fprintf(stderr, "FAIL: verdict exit code %lld out of 0..5\n", verdict);
         c->passed_broken++;
-    } else if (verdict == 0 && broken && !pass_is_earned(reports, run)) {
+    } else if (verdict == 0 && broken && (!seed_pass || !pass_is_earned(reports, run))) {
         fprintf(stderr, "FAIL: a merge passed although a report or step did not (round %ld)\n", c->rounds);
         c->passed_broken++;
     }
@@ -337,13 +378,50 @@ static int idx_round(const char *work, counts *c)
     return 0;
 }
 
+/* Whether each case's intact reports pass (the oracle of merge rounds). */
+static void seed_passes(char (*case_dirs)[4096], size_t n, bool *pass)
+{
+    for (size_t i = 0; i < n; i++) {
+        char p[4200], err[512];
+        json_t *reports, *run;
+        snprintf(p, sizeof p, "%s/reports", case_dirs[i]);
+        pass[i] = suite_load_run_dir(p, &reports, &run, err, sizeof err) == 0 && pass_is_earned(reports, run);
+        if (pass[i] || reports) {
+            json_decref(reports);
+            json_decref(run);
+        }
+    }
+}
+
+/* One round of the kind its number picks: merges most often, then each other input in turn. */
+static int one_round(long round, char (*case_dirs)[4096], const bool *pass, size_t n_cases, const char *work,
+                     const char *baselines, const json_t *seed_summary, counts *c)
+{
+    char dir[4200];
+    size_t k = below(n_cases);
+    switch (round % 8) {
+    case 3:
+        snprintf(dir, sizeof dir, "%s/idx", work);
+        return idx_round(dir, c);
+    case 5:
+        return baseline_round(work, baselines, seed_summary, c);
+    case 6:
+        return profile_round(work, c);
+    case 7:
+        return round % 16 == 7 ? hostfile_round(work, c) : compare_round(seed_summary, c);
+    default:
+        snprintf(dir, sizeof dir, "%s/reports", work);
+        return merge_round(case_dirs[k], dir, seed_summary, pass[k], c);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: suite_fuzz CASES_DIR WORK_DIR SECONDS\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: suite_fuzz CASES_DIR WORK_DIR SECONDS [BASELINES_DIR]\n");
         return 2;
     }
-    const char *cases = argv[1], *work = argv[2];
+    const char *cases = argv[1], *work = argv[2], *baselines = argc == 5 ? argv[4] : NULL;
     double seconds = atof(argv[3]);
     mkdir(work, 0755);
     char rdir[4200], idir[4200];
@@ -381,6 +459,8 @@ int main(int argc, char **argv)
     json_decref(reports);
     json_decref(run);
 
+    bool pass[16];
+    seed_passes(case_dirs, n_cases, pass);
     counts c = {0};
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -388,7 +468,7 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &t);
         if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >= seconds)
             break;
-        int rc = round % 4 == 3 ? idx_round(idir, &c) : merge_round(case_dirs[below(n_cases)], rdir, seed_summary, &c);
+        int rc = one_round(round, case_dirs, pass, n_cases, work, baselines, seed_summary, &c);
         if (rc != 0) {
             fprintf(stderr, "FAIL: could not prepare round %ld in %s\n", round, work);
             json_decref(seed_summary);
@@ -398,10 +478,17 @@ int main(int argc, char **argv)
     json_decref(seed_summary);
     remove_dir_files(rdir);
     remove_dir_files(idir);
-    printf("suite_fuzz: %ld merge rounds (%ld refused, %ld loaded and merged), %ld IDX rounds (%ld loaded); "
-           "%ld passed while broken\n",
-           c.rounds, c.refused, c.merged, c.idx_rounds, c.idx_loaded, c.passed_broken);
-    if (c.rounds < 10 || c.idx_rounds < 3) {
+    printf(
+        "suite_fuzz: %ld merge rounds (%ld refused, %ld loaded and merged; %ld relabelled, %ld renamed, %ld "
+        "with a key twice), %ld IDX rounds (%ld loaded), %ld baselines (%ld taken), %ld profiles (%ld "
+        "taken), "
+        "%ld hostfiles (%ld taken), %ld comparisons (%ld refused); %ld passed while broken\n",
+        c.rounds, c.refused, c.merged, c.relabelled, c.renamed, c.dup_keys, c.idx_rounds, c.idx_loaded,
+        c.baseline_rounds, c.baseline_taken, c.profile_rounds, c.profile_taken, c.hostfile_rounds,
+        c.hostfile_taken, c.compare_rounds, c.compare_refused, c.passed_broken);
+    /* Long enough to reach the cases issue 27 found: each kind, and each of its mutations, several times. */
+    if (c.rounds < 10 || c.idx_rounds < 3 || c.relabelled < 3 || c.renamed < 3 || c.dup_keys < 3 ||
+        c.baseline_rounds < 3 || c.profile_rounds < 3 || c.hostfile_rounds < 3 || c.compare_rounds < 3) {
         fprintf(stderr, "FAIL: too few rounds to mean anything\n");
         return 1;
     }

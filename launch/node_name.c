@@ -1,0 +1,21 @@
+#include "node_name.h"
+
+#include <ctype.h>
+#include <string.h>
+
+bool suite_node_name_ok_n(const char *s, size_t len)
+{
+    if (!s || len == 0 || len > SUITE_NODE_NAME_MAX || !isalnum((unsigned char)s[0]))
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80 || !(isalnum(c) || c == '.' || c == '-' || c == '_'))
+            return false;
+    }
+    return true;
+}
+
+bool suite_node_name_ok(const char *s)
+{
+    return s && suite_node_name_ok_n(s, strlen(s));
+}
