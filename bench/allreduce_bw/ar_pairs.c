@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ar_sweep.h"
+#include "ga_outlier.h"
 #include "ga_stats.h"
 
 int ar_pairs_max_rounds(int members)
@@ -106,21 +107,17 @@ static int cmp_member(const void *a, const void *b)
     return ((const ar_member_stat *)a)->member - ((const ar_member_stat *)b)->member;
 }
 
-/* The bound below which a figure is an outlier among figures v[0..n-1] (sorted in place): their median less
- * the larger of the tolerance and AR_PAIRS_MAD_K scaled MADs. The MAD is taken of the logarithms: contention
- * slows a transfer by a factor (a time-shared CPU or link gives each user a share), so noise is a ratio, and a
- * fault ten times slower stands out of noise that halves some figures. */
-static double outlier_bound(double *v, int n, double tolerance, double *median)
+/* The outlier bound of figures v[0..n-1] other than v[skip] (skip -1: none), by the one rule of every relative
+ * check (common/ga_outlier.h): their median less the larger of the tolerance and GA_OUTLIER_MAD_K scaled MADs
+ * of their logarithms. -1 when memory runs out. */
+static double outlier_bound(const double *v, int n, int skip, double tolerance, double *median)
 {
-    *median = ga_median(v, (size_t)n);
-    for (int i = 0; i < n; i++)
-        v[i] = log(v[i] > 1e-12 ? v[i] : 1e-12);
-    double log_median = ga_median(v, (size_t)n);
-    for (int i = 0; i < n; i++)
-        v[i] = fabs(v[i] - log_median);
-    double mad = ga_median(v, (size_t)n);
-    double by_tol = 1.0 - tolerance, by_noise = exp(-AR_PAIRS_MAD_K * 1.4826 * mad);
-    return *median * (by_tol < by_noise ? by_tol : by_noise);
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER};
+    ga_outlier_set set;
+    if (ga_outlier_bound(v, n, skip, &rule, &set) != 0)
+        return -1;
+    *median = set.median;
+    return set.bound;
 }
 
 /* Median busbw of member's pairs other than pairs[skip] (skip -1: all of them); fallback when it has none. */
@@ -177,20 +174,19 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
         out->members[i].figure = member_figure(pairs, n, out->members[i].member, -1, 0, bw + n);
     for (int i = 0; i < out->n_members; i++)
         bw[i] = out->members[i].figure;
-    out->member_bound = outlier_bound(bw, out->n_members, tolerance, &out->member_median);
+    out->member_bound = outlier_bound(bw, out->n_members, -1, tolerance, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
-     * With fewer than AR_PAIRS_FEW_MEMBERS members each is held to the bound of the others' figures (leave one
-     * out): a slow one would otherwise widen the very MAD it is measured against (4 ranks: its figure is one of
-     * four). With more, one member moves the MAD little, and the bound of all figures is the more cautious. */
+     * With fewer than GA_OUTLIER_FEW members each is held to the bound of the others' figures (leave one
+     * out): a slow one would otherwise widen the very MAD it is measured against (4 ranks: its figure is one
+     * of four). With more, one member moves the MAD little, and the bound of all figures is the more
+     * cautious. */
+    bool oom = out->member_bound < 0;
     for (int i = 0; i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
-        int k = 0;
-        for (int j = 0; j < out->n_members; j++)
-            if (j != i)
-                bw[k++] = out->members[j].figure;
-        double others_median, bound = k >= 2 && out->n_members < AR_PAIRS_FEW_MEMBERS
-                                          ? outlier_bound(bw, k, tolerance, &others_median)
+        double others_median, bound = out->n_members > 2 && out->n_members < GA_OUTLIER_FEW
+                                          ? outlier_bound(bw, out->n_members, i, tolerance, &others_median)
                                           : out->member_bound;
+        oom = oom || bound < 0;
         m->bound = bound;
         m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < bound;
         out->n_suspects += m->suspect;
@@ -200,22 +196,25 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
      * one out, as for members: with 6 pairs a slow one would otherwise widen the MAD it is held to). Comparing
      * a pair with what its ends reach elsewhere was tried and dropped: with few members the slow link is among
      * its ends' other pairs, and the ratios of every pair of those ends scatter as widely as the fault. */
+    for (int j = 0; j < n; j++)
+        bw[j] = pairs[j].busbw;
     for (int i = 0; i < n; i++) {
         ar_pair *p = &pairs[i];
         p->bound = 0;
         p->slow_link = false;
         if (!p->flagged || suspect_in(out, p) || n < 2)
             continue;
-        int k = 0;
-        for (int j = 0; j < n; j++)
-            if (j != i)
-                bw[k++] = pairs[j].busbw;
         double others_median;
-        p->bound = outlier_bound(bw, k, tolerance, &others_median);
+        p->bound = outlier_bound(bw, n, i, tolerance, &others_median);
+        oom = oom || p->bound < 0;
         p->slow_link = p->busbw < p->bound;
         out->slow_links += p->slow_link;
     }
     free(bw);
+    if (oom) {
+        ar_pairs_verdict_free(out);
+        return -1;
+    }
     return 0;
 }
 

@@ -3,9 +3,10 @@
  * median is flagged (the screen, and what is measured again). A member is a suspect when it is in at least two
  * flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
  * pairs) is an outlier among the other members' figures: below their median by more than the tolerance and
- * more than AR_PAIRS_MAD_K scaled MADs of their logarithms. A flagged pair with no suspect in it is a slow link when it is an
- * outlier in the same sense among the other pairs' figures. The MAD terms are
- * the measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
+ * more than GA_OUTLIER_MAD_K scaled MADs of their logarithms (the one rule of every relative check,
+ * common/ga_outlier.h: leave one out below GA_OUTLIER_FEW members). A flagged pair with no suspect in it is a
+ * slow link when it is an outlier in the same sense among the other pairs' figures. The MAD terms are the
+ * measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
  * difference the noise makes does not name a node (docs/allreduce_bw.md, "No false alarms").
  * Pure: the schedule and the analysis take plain data, so fixtures of 16 nodes test them. */
 #ifndef AR_PAIRS_H
@@ -16,11 +17,6 @@
 #include "ga_findings.h"
 
 #define AR_PAIRS_HOST_MAX 64
-/* Outliers are more than this many scaled MADs (1.4826 MAD: the standard deviation of normal noise) below the
- * median, in logarithms: one-sided 3.5 sigma, about 2 in 10,000 healthy figures of log-normal noise. */
-#define AR_PAIRS_MAD_K 3.5
-/* Below this many members a member is held to the others' figures alone (ar_pairs_analyse). */
-#define AR_PAIRS_FEW_MEMBERS 8
 
 /* Rounds a schedule can have without repeating a pair: m - 1 for an even m, m for an odd one (one member sits
  * out each round). */
@@ -68,7 +64,7 @@ typedef struct {
     double min_busbw; /* lowest busbw of the pairs it was in */
     double figure;    /* median busbw of the pairs it was in */
     double bound;     /* a suspect's figure is below this: the outlier bound of the members' figures (of the
-                       * other members' with fewer than AR_PAIRS_FEW_MEMBERS) */
+                       * other members' with fewer than GA_OUTLIER_FEW) */
     bool suspect;
 } ar_member_stat;
 
