@@ -24,6 +24,10 @@
 #define GA_OUTLIER_MAD_SCALE 1.4826
 /* Below this many members a member is held to the others' figures alone (leave one out). */
 #define GA_OUTLIER_FEW 8
+/* A suspect is measured again before it is called (--remeasure N, ga_remeasure.h): at most this many passes,
+ * so that a fixed-size record can hold every measurement. */
+#define GA_REMEASURE_MAX 16
+#define GA_REMEASURE_DEFAULT 2
 
 typedef enum {
     GA_HIGHER_IS_BETTER = 0, /* TFLOP/s, GB/s */

@@ -30,6 +30,11 @@ json_t *ddp_record_json(const void *record, void *user)
     json_object_set_new(o, "step_time_ms", json_real(r->step_time_ms));
     json_object_set_new(o, "comm_wait_ms", json_real(r->comm_wait_ms));
     json_object_set_new(o, "comm_fraction", json_real(r->comm_fraction));
+    json_object_set_new(o, "compute_ms", json_real(ddp_compute_ms(r)));
+    json_t *ms = json_array();
+    for (int k = 0; k < r->compute_measured && k < DDP_MAX_MEASUREMENTS; k++)
+        json_array_append_new(ms, json_real(r->compute_measurements[k]));
+    json_object_set_new(o, "compute_ms_measurements", ms);
     json_object_set_new(o, "loss_start", real_or_null(r->loss_start));
     json_object_set_new(o, "loss_end", real_or_null(r->loss_end));
     json_object_set_new(o, "param_hash", hash_string(r->param_hash));

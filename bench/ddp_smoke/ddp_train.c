@@ -50,7 +50,7 @@ void ddp_train_run(ddp_trainer *t, ddp_sampler *sampler, const ddp_loop_config *
             ga_log("TRAIN", "step %d: the global loss is %g; stopping", step + 1, r.loss);
             break;
         }
-        if ((step + 1) % log_every == 0 || step + 1 == c->steps) {
+        if (!c->quiet && ((step + 1) % log_every == 0 || step + 1 == c->steps)) {
             double span = ga_now() - interval_t0;
             int64_t epoch = ((int64_t)(step + 1) * global_batch - 1) / c->dataset_size;
             ga_log("TRAIN", "step %5d/%d  epoch %lld  loss %.5f  acc %.3f  %.0f samples/s (%.0f per rank)",

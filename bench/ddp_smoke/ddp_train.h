@@ -3,6 +3,8 @@
 #ifndef DDP_TRAIN_H
 #define DDP_TRAIN_H
 
+#include <stdbool.h>
+
 #include "ddp_data.h"
 #include "ddp_trainer.h"
 
@@ -11,6 +13,7 @@ typedef struct {
     int rank, ranks, local_batch;
     int64_t dataset_size; /* for the epoch in progress lines */
     int warmup;           /* first steps left out of the timings */
+    bool quiet;           /* no [TRAIN] progress lines (a remeasurement window) */
 } ddp_loop_config;
 
 typedef struct {

@@ -19,6 +19,8 @@ typedef struct {
     ddp_sgd sgd;
     uint64_t seed;
     double comm_timeout_s; /* bound on any one wait for gradient communication */
+    double slow_factor;    /* test hook (host path): this rank's forward and backward take this many times as
+                            * long (GPUACCEPT_TEST_SLOW_FACTOR); 1 otherwise */
 } ddp_trainer_config;
 
 typedef struct {

@@ -21,6 +21,11 @@ int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen);
 int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen);
 #endif
 
+/* A measurement of a dtype into the result that keeps them all: the first is copied; a later one is appended
+ * and replaces the figures (iters, time, TFLOP/s) when it is faster. A wrong result in any measurement stays
+ * wrong, and a GEMM that fails in any measurement has failed. */
+void gf_result_add(gf_result *dst, const gf_result *src);
+
 /* Tolerance of the sampled-element check per dtype, relative to sqrt(sum (a_i b_i)^2). */
 double gf_check_tolerance(int dtype);
 

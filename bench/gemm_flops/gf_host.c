@@ -8,6 +8,7 @@
 
 #include "ga_log.h"
 #include "ga_runtime.h"
+#include "ga_testhook.h"
 #include "ga_time.h"
 #include "gf_analysis.h"
 #include "gf_backend.h"
@@ -153,11 +154,12 @@ int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen)
     for (int d = 0; d < TP_DTYPE_COUNT; d++) {
         if (!(o->dtypes & (1u << d)))
             continue;
-        gf_result *x = &r->dt[d];
+        gf_result x = {0}; /* this measurement; r->dt[d] keeps them all (gf_result_add) */
         if (d != TP_FP32 && d != TP_FP64) {
-            x->state = GF_SKIPPED;
-            snprintf(x->note, sizeof x->note,
-                     "%s: the host path has OpenBLAS sgemm and dgemm only (fp32, fp64)", tp_dtype_name(d));
+            x.state = GF_SKIPPED;
+            snprintf(x.note, sizeof x.note, "%s: the host path has OpenBLAS sgemm and dgemm only (fp32, fp64)",
+                     tp_dtype_name(d));
+            gf_result_add(&r->dt[d], &x);
             continue;
         }
         ga_phase("%s GEMM %lldx%lldx%lld on %d threads", tp_dtype_name(d), (long long)o->m, (long long)o->n,
@@ -180,14 +182,16 @@ int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen)
         double t0 = ga_now();
         for (int i = 0; i < iters; i++)
             host_gemm_run(&g);
+        ga_test_slow_down(o->slow_factor, ga_now() - t0); /* the test hook: 1 (nothing) unless set */
         double t = ga_now() - t0;
-        x->state = GF_MEASURED;
-        x->iters = iters;
-        x->time_s = t;
-        x->tflops = gf_tflops(o->m, o->n, o->k, iters, t);
-        x->check_tol = gf_check_tolerance(d);
-        x->check_err = host_gemm_check(&g, o->seed);
-        x->check_ok = x->check_err <= x->check_tol;
+        x.state = GF_MEASURED;
+        x.iters = iters;
+        x.time_s = t;
+        x.tflops = gf_tflops(o->m, o->n, o->k, iters, t);
+        x.check_tol = gf_check_tolerance(d);
+        x.check_err = host_gemm_check(&g, o->seed);
+        x.check_ok = x.check_err <= x.check_tol;
+        gf_result_add(&r->dt[d], &x);
         host_gemm_free(&g);
     }
     return 0;

@@ -50,7 +50,8 @@ static gf_record *cluster(int nodes, int gpus)
         snprintf(r->model, sizeof r->model, "NVIDIA H100 80GB HBM3");
         snprintf(r->group, sizeof r->group, "NVIDIA H100 80GB HBM3 | 132 SMs");
         r->m = r->n = r->k = 8192;
-        r->dt[TP_BF16] = (gf_result){GF_MEASURED, "", 100, 0, 0, 1e-3, 2e-2, 1, -1};
+        r->dt[TP_BF16] = (gf_result){
+            .state = GF_MEASURED, .iters = 100, .check_err = 1e-3, .check_tol = 2e-2, .check_ok = 1, .fast_accum = -1};
         r->dt[TP_BF16].time_s = 2.0 * 8192.0 * 8192.0 * 8192.0 * 100 / 700e12;
         r->dt[TP_BF16].tflops = gf_tflops(8192, 8192, 8192, 100, r->dt[TP_BF16].time_s);
         r->burn_dtype = TP_BF16;
@@ -122,7 +123,7 @@ static void test_analyse(void)
     all[78].interval_tflops[4] = 500; /* throttling */
     all[79].interval_checksum[2] = 5; /* SDC */
     all[80].dt[TP_BF16].check_ok = 0; /* wrong result */
-    gf_policy p = {0.10, 0.5, 10, (1u << TP_BF16) | (1u << TP_FP8), true};
+    gf_policy p = {0.10, 0.5, 10, (1u << TP_BF16) | (1u << TP_FP8), true, false};
     ga_findings f;
     ga_findings_init(&f);
     json_t *report = json_object();

@@ -10,7 +10,14 @@
 
 static void measured(mb_result *x, double GBps)
 {
-    *x = (mb_result){MB_MEASURED, "", 1e9, 20, 1.0 / GBps, 1.0 / GBps, GBps, GBps, 1};
+    *x = (mb_result){.state = MB_MEASURED,
+                     .bytes = 1e9,
+                     .reps = 20,
+                     .best_s = 1.0 / GBps,
+                     .median_s = 1.0 / GBps,
+                     .GBps = GBps,
+                     .median_GBps = GBps,
+                     .check_ok = 1};
 }
 
 static mb_record *cluster(int nodes, int gpus, const char *model, bool gpu)
@@ -55,7 +62,7 @@ int main(void)
     CHECKF(mb_peak(&all[0], MB_DEVICE_COPY) == 3350, "HBM peak");
     CHECKF(fabs(mb_peak(&all[0], MB_H2D) - 63.015) < 0.01, "PCIe gen5 x16 peak");
     all[205].t[MB_H2D].GBps = 20; /* a GPU behind a link trained at x4 */
-    mb_policy p = {0.10, 0.7};
+    mb_policy p = {0.10, 0.7, false};
     ga_findings f;
     ga_findings_init(&f);
     json_t *report = json_object();
