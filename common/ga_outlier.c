@@ -39,10 +39,11 @@ static double log_spread(double *x, int k, double *median)
     return GA_OUTLIER_MAD_SCALE * ga_median(x, (size_t)k);
 }
 
-/* The bound from a median and a spread: the tolerance or GA_OUTLIER_MAD_K spreads, whichever is wider. */
+/* The bound from a median and a spread: the tolerance or GA_OUTLIER_MAD_K spreads (the group's, or the
+ * measurements' own noise when that is larger), whichever is wider. */
 static double bound_of(double median, double spread, const ga_outlier_rule *r)
 {
-    double noise = exp(GA_OUTLIER_MAD_K * spread);
+    double noise = exp(GA_OUTLIER_MAD_K * (spread > r->noise ? spread : r->noise));
     if (r->direction == GA_LOWER_IS_BETTER) {
         double by_tol = 1.0 + r->tolerance;
         return median * (by_tol > noise ? by_tol : noise);
@@ -76,21 +77,51 @@ int ga_outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *r,
     return 0;
 }
 
-/* Two members: neither is named; they differ when one is worse than the other by more than the tolerance. */
+/* Two members: neither is named; they differ when one is worse than the other's bound (the tolerance, or the
+ * measurements' own noise when known). */
 static void judge_two(const double *v, int a, int b, const ga_outlier_rule *r, ga_outlier_verdict *out)
 {
-    double lo = v[a] < v[b] ? v[a] : v[b], hi = v[a] < v[b] ? v[b] : v[a];
-    bool differ = r->direction == GA_LOWER_IS_BETTER ? hi > lo * (1.0 + r->tolerance)
-                                                      : lo < hi * (1.0 - r->tolerance);
     int pair[2] = {a, b};
+    bool differ = false;
+    for (int s = 0; s < 2; s++)
+        differ = differ || ga_outlier_worse_than(v[pair[s]], bound_of(v[pair[1 - s]], 0, r), r->direction);
     for (int s = 0; s < 2; s++) {
         ga_outlier_verdict *o = &out[pair[s]];
         int other = pair[1 - s];
         o->other = other;
         o->ref_median = v[other];
+        o->spread = r->noise;
         o->bound = bound_of(v[other], 0, r);
         o->call = differ ? GA_OUTLIER_PAIR_DIFFERS : GA_OUTLIER_NONE;
     }
+}
+
+double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n)
+{
+    int total = 0, longest = 0;
+    for (int i = 0; i < n; i++)
+        if (lists[i] && counts[i] > 1) {
+            total += counts[i];
+            longest = counts[i] > longest ? counts[i] : longest;
+        }
+    if (!total)
+        return 0;
+    double *dev = malloc((size_t)total * sizeof *dev), *x = malloc((size_t)longest * sizeof *x);
+    int k = 0;
+    for (int i = 0; dev && x && i < n; i++) {
+        int m = counts[i];
+        if (!lists[i] || m < 2)
+            continue;
+        for (int j = 0; j < m; j++)
+            x[j] = log(lists[i][j] > LOG_FLOOR ? lists[i][j] : LOG_FLOOR);
+        double centre = ga_median(x, (size_t)m);
+        for (int j = 0; j < m; j++)
+            dev[k++] = fabs(x[j] - centre);
+    }
+    double spread = k ? GA_OUTLIER_MAD_SCALE * ga_median(dev, (size_t)k) : 0;
+    free(x);
+    free(dev);
+    return spread;
 }
 
 int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlier_verdict *out)

@@ -37,6 +37,10 @@ typedef enum {
 typedef struct {
     double tolerance; /* fraction: worse than the median by more than this (0.1: 10 %) */
     ga_direction direction;
+    /* The noise the figures are known to carry, as a spread of logarithms (ga_outlier_repeat_spread: how much
+     * a member's own repeated measurements scatter); 0: none known. The bound allows for the larger of it and
+     * the group's spread, and two members differ only beyond GA_OUTLIER_MAD_K of it. */
+    double noise;
 } ga_outlier_rule;
 
 typedef enum {
@@ -71,6 +75,11 @@ typedef struct {
 /* The bound of the measured figures among v[0..n-1] other than v[skip] (skip < 0: all of them). 0, or -1 when
  * memory runs out. */
 int ga_outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *r, ga_outlier_set *out);
+
+/* The noise of repeated measurements: the scaled MAD of the logarithms of each member's measurements about
+ * their own median, pooled over the members measured more than once (lists[i][0..counts[i]-1]). 0 when
+ * none was. A fault is slow in every measurement; noise is what moves one member's figures between passes. */
+double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n);
 
 /* Whether value is worse than bound in the rule's direction. */
 bool ga_outlier_worse_than(double value, double bound, ga_direction d);

@@ -12,8 +12,9 @@
  * (1) with one warning on stderr from the rank it names. */
 double ga_test_slow_factor(int world_rank);
 
-/* Timed work of elapsed_s seconds is made to take factor times as long: sleeps (factor - 1) * elapsed_s, so
- * that the cores go to the others meanwhile, as a slow device would leave them. No effect at factor 1. */
-void ga_test_slow_down(double factor, double elapsed_s);
+/* Timed work that took elapsed_s seconds by clock (ga_thread_cpu_now: the clock the host paths time their
+ * work by) is made to take factor times as long: this thread works on, spinning, until clock has advanced
+ * by (factor - 1) * elapsed_s more, as slower cores would have. No effect at factor 1. */
+void ga_test_slow_down(double factor, double elapsed_s, double (*clock)(void));
 
 #endif

@@ -20,7 +20,7 @@ int ar_nodes_analyse(ar_node_fig *nodes, int n, double min_busbw, double toleran
     /* one rank: nothing crosses the node's links, so it has no figure and takes no part */
     for (int i = 0; bw && i < n; i++)
         bw[i] = nodes[i].ranks >= 2 ? nodes[i].busbw : -1;
-    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER};
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
     if (!bw || !ov || ga_outlier_judge(bw, n, &rule, ov) < 0) {
         free(bw);
         free(ov);

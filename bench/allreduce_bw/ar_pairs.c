@@ -112,7 +112,7 @@ static int cmp_member(const void *a, const void *b)
  * of their logarithms. -1 when memory runs out. */
 static double outlier_bound(const double *v, int n, int skip, double tolerance, double *median)
 {
-    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER};
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
     ga_outlier_set set;
     if (ga_outlier_bound(v, n, skip, &rule, &set) != 0)
         return -1;

@@ -116,15 +116,24 @@ static ga_outlier_verdict *judge_compute(const ddp_record *all, int n, const ddp
     if (n < 2 || o->straggler_ratio <= 1)
         return NULL;
     double *c = malloc((size_t)n * sizeof *c);
+    const double **lists = malloc((size_t)n * sizeof *lists);
+    int *counts = malloc((size_t)n * sizeof *counts);
     ga_outlier_verdict *v = malloc((size_t)n * sizeof *v);
-    ga_outlier_rule rule = {o->straggler_ratio - 1, GA_LOWER_IS_BETTER};
-    for (int i = 0; c && i < n; i++)
+    for (int i = 0; c && lists && counts && i < n; i++) {
         c[i] = ddp_compute_ms(&all[i]);
-    if (!c || !v || ga_outlier_judge(c, n, &rule, v) < 0) {
+        lists[i] = all[i].compute_measurements;
+        counts[i] = all[i].compute_measured < DDP_MAX_MEASUREMENTS ? all[i].compute_measured : DDP_MAX_MEASUREMENTS;
+    }
+    /* how much one rank's compute time moves between windows is noise too */
+    ga_outlier_rule rule = {o->straggler_ratio - 1, GA_LOWER_IS_BETTER,
+                            c && lists && counts ? ga_outlier_repeat_spread(lists, counts, n) : 0};
+    if (!c || !lists || !counts || !v || ga_outlier_judge(c, n, &rule, v) < 0) {
         free(v);
         v = NULL;
     }
     free(c);
+    free(lists);
+    free(counts);
     return v;
 }
 

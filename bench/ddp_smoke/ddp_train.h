@@ -23,6 +23,7 @@ typedef struct {
     int nonfinite_step; /* -1 none */
     int timed_steps;
     double train_s, comm_wait_s; /* over the timed steps */
+    double compute_s;            /* likewise, the steps' compute_s; -1 when a step had none (GPU) */
 } ddp_loop_result;
 
 void ddp_train_run(ddp_trainer *t, ddp_sampler *sampler, const ddp_loop_config *c, ddp_loop_result *out);

@@ -26,6 +26,8 @@ typedef struct {
 typedef struct {
     double loss, accuracy; /* of the global batch: identical on every rank */
     double comm_wait_s;    /* time the step was blocked waiting for gradient communication */
+    double compute_s;      /* host path: CPU time of this rank's forward, backward and update (its cores' own
+                            * time, whatever else the host runs); -1 where the wall clock is the figure (GPU) */
 } ddp_step_result;
 
 typedef struct ddp_trainer ddp_trainer;

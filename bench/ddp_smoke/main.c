@@ -125,6 +125,14 @@ static void log_buckets(const ddp_trainer *t, const ddp_layout *m, int64_t cap)
            t->plan.n == 1 ? "" : "s", (long long)cap, line);
 }
 
+/* The rank's compute time per timed step: its CPU time on the host path, else the step less the wait. */
+static double loop_compute_ms(const ddp_loop_result *res)
+{
+    if (res->compute_s >= 0)
+        return 1e3 * res->compute_s / res->timed_steps;
+    return 1e3 * (res->train_s - res->comm_wait_s) / res->timed_steps;
+}
+
 /* This rank's record from the loop's result and the final parameters. */
 static void fill_record(ddp_trainer *t, const ddp_layout *m, const ddp_loop_result *res, int local_batch,
                         ddp_record *r)
@@ -157,7 +165,7 @@ static void fill_record(ddp_trainer *t, const ddp_layout *m, const ddp_loop_resu
     r->param_sum = d.sum;
     r->params_finite = d.finite;
     if (r->timed_steps > 0)
-        ddp_add_compute(r, r->step_time_ms - r->comm_wait_ms);
+        ddp_add_compute(r, loop_compute_ms(res));
 }
 
 /* The remeasurement of a straggler (ga_remeasure_loop): rank 0 finds one, every rank trains another window of
@@ -182,7 +190,7 @@ static void measure_again(unsigned mask, void *mine, void *user)
     ddp_loop_result res;
     ddp_train_run(c->trainer, c->sampler, &c->loop, &res);
     if (res.timed_steps > 0)
-        ddp_add_compute(mine, 1e3 * (res.train_s - res.comm_wait_s) / res.timed_steps);
+        ddp_add_compute(mine, loop_compute_ms(&res));
     ddp_loop_result_free(&res);
 }
 

@@ -16,9 +16,23 @@ static bool same_group(const tp_sample *a, const tp_sample *b)
 static int flag_group(const tp_sample *s, int n, int g, const tp_policy *p, int *done, double *vals,
                       ga_outlier_verdict *ov, tp_verdict *out)
 {
-    for (int j = 0; j < n; j++)
-        vals[j] = !done[j] && same_group(&s[g], &s[j]) && s[j].value >= 0 ? s[j].value : -1;
-    ga_outlier_rule rule = {p->tolerance, GA_HIGHER_IS_BETTER};
+    const double **lists = malloc((size_t)(n > 0 ? n : 1) * sizeof *lists);
+    int *counts = malloc((size_t)(n > 0 ? n : 1) * sizeof *counts);
+    if (!lists || !counts) {
+        free(lists);
+        free(counts);
+        return -1;
+    }
+    for (int j = 0; j < n; j++) {
+        bool member = !done[j] && same_group(&s[g], &s[j]) && s[j].value >= 0;
+        vals[j] = member ? s[j].value : -1;
+        lists[j] = member ? s[j].measurements : NULL;
+        counts[j] = member ? s[j].measured : 0;
+    }
+    /* the group's repeated measurements say how much one GPU's figure moves between passes */
+    ga_outlier_rule rule = {p->tolerance, GA_HIGHER_IS_BETTER, ga_outlier_repeat_spread(lists, counts, n)};
+    free(lists);
+    free(counts);
     if (ga_outlier_judge(vals, n, &rule, ov) < 0)
         return -1;
     double med = -1;

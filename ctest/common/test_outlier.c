@@ -6,7 +6,7 @@
 #include "ga_outlier.h"
 #include "ga_test.h"
 
-static const ga_outlier_rule higher10 = {0.10, GA_HIGHER_IS_BETTER};
+static const ga_outlier_rule higher10 = {0.10, GA_HIGHER_IS_BETTER, 0};
 
 static void test_two_members_never_blame_one(void)
 {
@@ -64,7 +64,7 @@ static void test_noise_names_nobody(void)
 
 static void test_lower_is_better(void)
 {
-    const ga_outlier_rule r = {0.5, GA_LOWER_IS_BETTER};
+    const ga_outlier_rule r = {0.5, GA_LOWER_IS_BETTER, 0};
     double ms[] = {10, 10.4, 9.7, 10.1, 31};
     ga_outlier_verdict o[5];
     CHECK(ga_outlier_judge(ms, 5, &r, o) == 1 && o[4].call == GA_OUTLIER_WORSE);
@@ -93,6 +93,34 @@ static void test_bound_of_a_set(void)
     /* identical figures: the tolerance is the floor of the bound */
     double same[] = {50, 50, 50};
     CHECK(ga_outlier_bound(same, 3, -1, &higher10, &s) == 0 && fabs(s.bound - 45) < 1e-12 && s.spread == 0);
+}
+
+static void test_repeat_noise(void)
+{
+    /* Member 0 measured 100, 90, 110; member 1 measured 50, 55; member 2 once. */
+    double a[] = {100, 90, 110}, b[] = {50, 55}, c[] = {70};
+    const double *lists[] = {a, b, c};
+    int counts[] = {3, 2, 1};
+    /* deviations from each member's own log-median: 0, ln(100/90), ln(110/100); ln(55/50)/2 twice */
+    double d[] = {0, log(100.0 / 90.0), log(1.1), log(1.1) / 2, log(1.1) / 2};
+    double want = GA_OUTLIER_MAD_SCALE * d[3]; /* median of the five: ln(1.1)/2 */
+    (void)d;
+    double got = ga_outlier_repeat_spread(lists, counts, 3);
+    CHECKF(fabs(got - want) < 1e-12, "repeat spread %g, want %g", got, want);
+    CHECK(ga_outlier_repeat_spread(lists + 2, counts + 2, 1) == 0); /* measured once: nothing known */
+    /* Two ranks 15% apart differ at a known noise of 0 but not when their own measurements scatter by 10%. */
+    double two[] = {100, 85};
+    ga_outlier_verdict o[2];
+    ga_outlier_rule quiet = {0.10, GA_HIGHER_IS_BETTER, 0}, noisy = {0.10, GA_HIGHER_IS_BETTER, 0.10};
+    CHECK(ga_outlier_judge(two, 2, &quiet, o) == 0 && o[0].call == GA_OUTLIER_PAIR_DIFFERS);
+    CHECK(ga_outlier_judge(two, 2, &noisy, o) == 0 && o[0].call == GA_OUTLIER_NONE);
+    two[1] = 40; /* a factor beyond 3.5 times that noise still differs */
+    CHECK(ga_outlier_judge(two, 2, &noisy, o) == 0 && o[1].call == GA_OUTLIER_PAIR_DIFFERS);
+    /* in a larger group the known noise widens a bound the group's own spread left tight */
+    double four[] = {100, 100, 100, 75};
+    ga_outlier_verdict f[4];
+    CHECK(ga_outlier_judge(four, 4, &quiet, f) == 1 && f[3].call == GA_OUTLIER_WORSE);
+    CHECK(ga_outlier_judge(four, 4, &noisy, f) == 0);
 }
 
 static void test_series_drop(void)
@@ -133,6 +161,7 @@ int main(void)
     test_noise_names_nobody();
     test_lower_is_better();
     test_bound_of_a_set();
+    test_repeat_noise();
     test_series_drop();
     return ga_test_finish();
 }
