@@ -11,7 +11,7 @@ and for allreduce_bw its delay hook ALLREDUCE_BW_TEST_DELAY_RANK / _US.
     false_alarm_rate.py --bin-dir build-host/bin [--program gemm_flops,mem_bw,ddp_smoke,allreduce_bw]
                         [--np 2,4,8] [--runs 20] [--slow-np 4] [--slow-rank 1] [--slow-factor 2]
                         [--delay-us 100000] [--load N] [--phases healthy,slow] [--table FILE]
-                        [--args PROGRAM='extra args'] [--mpirun mpirun]
+                        [--args PROGRAM='extra args'] [--mpirun mpirun] [--mpirun-args '--bind-to none']
 
 --load N keeps N busy processes of this script's own running for the whole measurement (other agents may load
 the host as well: the load average is recorded before every run). Prints one line per run and a Markdown table;
@@ -50,7 +50,7 @@ def slow_env(program, rank, factor, delay_us):
 def one_run(a, program, np_, extra, env_add, workdir):
     rep = os.path.join(workdir, "report")
     subprocess.run(["rm", "-rf", rep], check=False)
-    cmd = [a.mpirun, "--oversubscribe", "-np", str(np_)]
+    cmd = [a.mpirun, "--oversubscribe"] + shlex.split(a.mpirun_args) + ["-np", str(np_)]
     for k, v in env_add.items():
         cmd += ["-x", "%s=%s" % (k, v)]
     cmd += [os.path.join(a.bin_dir, program)] + DEFAULT_ARGS[program] + extra + ["--report-dir", rep]
@@ -122,6 +122,7 @@ def main():
     ap.add_argument("--table")
     ap.add_argument("--args", action="append", default=[], metavar="PROGRAM='ARGS'")
     ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--mpirun-args", default="", help="more mpirun options, e.g. '--bind-to none'")
     ap.add_argument("--timeout", type=int, default=600)
     a = ap.parse_args()
     programs = a.program.split(",")
@@ -136,6 +137,7 @@ def main():
             ap.error("unknown program %r (one of %s)" % (p, ", ".join(DEFAULT_ARGS)))
 
     rows, bad = [], []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the load processes go too (finally below)
     load = start_load(a.load)
     try:
         with tempfile.TemporaryDirectory() as work:

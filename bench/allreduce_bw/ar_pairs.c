@@ -120,6 +120,22 @@ static double outlier_bound(const double *v, int n, int skip, double tolerance, 
     return set.bound;
 }
 
+/* Each figure's bound by the outlier rule among v[0..n-1] (leave one out below GA_OUTLIER_FEW figures), 0
+ * when it is not judged (fewer than two figures). -1 when memory runs out. */
+static int rule_bounds(const double *v, int n, double tolerance, double *bounds)
+{
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
+    ga_outlier_verdict *ov = malloc((size_t)(n > 0 ? n : 1) * sizeof *ov);
+    if (!ov || ga_outlier_judge(v, n, &rule, ov) < 0) {
+        free(ov);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        bounds[i] = ov[i].bound;
+    free(ov);
+    return 0;
+}
+
 /* Median busbw of member's pairs other than pairs[skip] (skip -1: all of them); fallback when it has none. */
 static double member_figure(const ar_pair *pairs, int n, int member, int skip, double fallback, double *buf)
 {
@@ -134,9 +150,11 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
 {
     memset(out, 0, sizeof *out);
     double *bw = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof *bw);
+    double *bounds = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof *bounds);
     out->members = calloc((size_t)(2 * n > 0 ? 2 * n : 1), sizeof *out->members);
-    if (!bw || !out->members) {
+    if (!bw || !bounds || !out->members) {
         free(bw);
+        free(bounds);
         free(out->members);
         out->members = NULL;
         return -1;
@@ -176,41 +194,38 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
         bw[i] = out->members[i].figure;
     out->member_bound = outlier_bound(bw, out->n_members, -1, tolerance, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
-     * With fewer than GA_OUTLIER_FEW members each is held to the bound of the others' figures (leave one
-     * out): a slow one would otherwise widen the very MAD it is measured against (4 ranks: its figure is one
-     * of four). With more, one member moves the MAD little, and the bound of all figures is the more
-     * cautious. */
-    bool oom = out->member_bound < 0;
-    for (int i = 0; i < out->n_members; i++) {
+     * Each member's bound is the outlier rule's (common/ga_outlier.h): with fewer than GA_OUTLIER_FEW members
+     * it is held to the others' median (leave one out: a slow one would otherwise pull down the very figure
+     * it is measured against, 4 ranks: its figure is one of four), allowing for the larger of their spread and
+     * the group's; with more, one member moves them little, and the bound of all figures is the one. */
+    bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, tolerance, bounds) != 0;
+    for (int i = 0; !oom && i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
-        double others_median, bound = out->n_members > 2 && out->n_members < GA_OUTLIER_FEW
-                                          ? outlier_bound(bw, out->n_members, i, tolerance, &others_median)
-                                          : out->member_bound;
-        oom = oom || bound < 0;
-        m->bound = bound;
-        m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < bound;
+        m->bound = bounds[i];
+        m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < m->bound;
         out->n_suspects += m->suspect;
     }
 
-    /* Links: a flagged pair with no suspect in it, and an outlier among the figures of the other pairs (leave
-     * one out, as for members: with 6 pairs a slow one would otherwise widen the MAD it is held to). Comparing
+    /* Links: a flagged pair with no suspect in it, and an outlier among the pairs' figures by the same rule
+     * (leave one out below GA_OUTLIER_FEW pairs, as for members: with 6 pairs a slow one would otherwise pull
+     * down the median it is held to). Comparing
      * a pair with what its ends reach elsewhere was tried and dropped: with few members the slow link is among
      * its ends' other pairs, and the ratios of every pair of those ends scatter as widely as the fault. */
     for (int j = 0; j < n; j++)
         bw[j] = pairs[j].busbw;
-    for (int i = 0; i < n; i++) {
+    oom = oom || rule_bounds(bw, n, tolerance, bounds) != 0;
+    for (int i = 0; !oom && i < n; i++) {
         ar_pair *p = &pairs[i];
         p->bound = 0;
         p->slow_link = false;
         if (!p->flagged || suspect_in(out, p) || n < 2)
             continue;
-        double others_median;
-        p->bound = outlier_bound(bw, n, i, tolerance, &others_median);
-        oom = oom || p->bound < 0;
+        p->bound = bounds[i];
         p->slow_link = p->busbw < p->bound;
         out->slow_links += p->slow_link;
     }
     free(bw);
+    free(bounds);
     if (oom) {
         ar_pairs_verdict_free(out);
         return -1;
