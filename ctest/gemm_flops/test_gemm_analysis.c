@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gf_analysis.h"
+#include "gf_backend.h"
 #include "tp_peaks.h"
 #include "ga_test.h"
 
@@ -195,10 +196,80 @@ static void test_analyse(void)
     free(all);
 }
 
+/* Every measurement is kept, the best counts, and a wrong result in any measurement stays wrong. */
+static void test_result_add(void)
+{
+    gf_result r = {0}, a = {.state = GF_MEASURED, .iters = 10, .time_s = 2, .tflops = 50, .check_ok = 1};
+    gf_result b = a, c = a;
+    b.tflops = 80, b.time_s = 1.25;
+    c.tflops = 60, c.check_ok = 0, c.check_err = 0.5, c.check_tol = 1e-4;
+    gf_result_add(&r, &a);
+    CHECK(r.measured == 1 && r.tflops == 50 && r.measurements[0] == 50);
+    gf_result_add(&r, &b);
+    CHECK(r.measured == 2 && r.tflops == 80 && r.time_s == 1.25 && r.measurements[1] == 80 && r.check_ok);
+    gf_result_add(&r, &c);
+    CHECKF(r.measured == 3 && r.tflops == 80 && r.measurements[2] == 60 && !r.check_ok && r.check_err == 0.5,
+           "a wrong later measurement: tflops %g, ok %d, err %g", r.tflops, r.check_ok, r.check_err);
+    gf_result failed = {.state = GF_FAILED, .note = "cublas says no"};
+    gf_result_add(&r, &failed);
+    CHECK(r.state == GF_FAILED && strcmp(r.note, "cublas says no") == 0 && r.measured == 3);
+}
+
+/* Throttling is judged on every interval with a noise bound: a dip in the last interval of a noisy burn is not
+ * throttling, a steady fall is, and two intervals are not judged (issue 32: rank 1 "fell 19.3%" on two). */
+static void test_burn_throttling(void)
+{
+    gf_record *all = cluster(1, 4);
+    double noisy[10] = {600, 690, 640, 700, 655, 695, 630, 705, 650, 520}; /* first to last: 13% */
+    double fall[10] = {680, 700, 699, 701, 660, 640, 610, 580, 560, 550};
+    for (int i = 0; i < 4; i++) {
+        all[i].intervals = 10;
+        for (int t = 0; t < 10; t++) {
+            all[i].interval_tflops[t] = i == 2 ? fall[t] : noisy[t];
+            all[i].interval_checksum[t] = 0x1234abcdULL;
+        }
+    }
+    gf_policy p = {0.10, 0, 10, 1u << TP_BF16, false, false};
+    ga_findings f;
+    ga_findings_init(&f);
+    json_t *report = json_object();
+    gf_outcome out;
+    gf_analyse(all, 4, &p, "cublas", report, &f, &out);
+    int rank = -1;
+    CHECKF(count_code(&f, "GEMM_THROTTLING", &rank) == 1 && rank == 2, "throttling: rank 2 alone (rank %d)", rank);
+    json_t *g = json_array_get(json_object_get(json_object_get(json_object_get(report, "summary"), "burn"), "gpus"), 2);
+    json_t *t = json_object_get(g, "throttling");
+    CHECKF(json_is_true(json_object_get(t, "fell")) && json_integer_value(json_object_get(t, "intervals_judged")) == 9 &&
+               fabs(json_real_value(json_object_get(t, "first_third_tflops")) - 700) < 1e-9 &&
+               fabs(json_real_value(json_object_get(t, "last_third_tflops")) - 560) < 1e-9,
+           "rank 2's judgement in the report");
+    CHECKF(json_array_size(json_object_get(g, "interval_tflops")) == 10, "every interval stored");
+    char line[2048];
+    gf_burn_intervals_line(&all[2], 10, line, sizeof line);
+    CHECKF(strstr(line, "rank 2") && strstr(line, " 680 700 699 701 660 640 610 580 560 550 "), "line: %s", line);
+    json_decref(report);
+    ga_findings_free(&f);
+
+    for (int i = 0; i < 4; i++) {
+        all[i].intervals = 2;
+        all[i].interval_tflops[0] = 10;
+        all[i].interval_tflops[1] = i == 1 ? 8.07 : 10.3;
+    }
+    ga_findings_init(&f);
+    report = json_object();
+    gf_analyse(all, 4, &p, "cublas", report, &f, &out);
+    CHECKF(count_code(&f, "GEMM_THROTTLING", NULL) == 0, "two intervals: no trend to judge");
+    json_decref(report);
+    ga_findings_free(&f);
+    free(all);
+}
+
 int main(void)
 {
     test_peaks();
     test_sdc();
     test_analyse();
+    test_result_add();
+    test_burn_throttling();
     return ga_test_finish();
 }
