@@ -134,7 +134,10 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
     int first = -1, second = -1;
     for (int i = 0; i < n; i++) {
         bool m = ga_outlier_measured(v[i]);
-        out[i] = (ga_outlier_verdict){GA_OUTLIER_NONE, m ? all.members : 0, all.median, all.median, 0, 0, -1};
+        out[i] = (ga_outlier_verdict){GA_OUTLIER_NONE, m ? all.members : 0, all.median, all.median, 0, 0, -1, false};
+        ga_outlier_rule by_tolerance = {r->tolerance, r->direction, 0};
+        out[i].screened = m && all.members > 1 && ga_outlier_worse_than(v[i], bound_of(all.median, 0, &by_tolerance),
+                                                                          r->direction);
         if (m) {
             second = first >= 0 && second < 0 ? i : second;
             first = first < 0 ? i : first;

@@ -58,6 +58,8 @@ typedef struct {
     double bound;      /* a figure worse than this is an outlier; a group of two: the other figure less (or, lower
                         * is better, plus) the tolerance; 0 when not judged */
     int other;         /* a group of two: the other member's index, else -1 */
+    bool screened;     /* worse than the group's median by more than the tolerance alone: noise or a fault, a
+                        * suspect to measure again before the call (the pairs' screen) */
 } ga_outlier_verdict;
 
 /* A figure is measured when it is finite and >= 0; others (-1: not measured) take no part. */

@@ -142,13 +142,13 @@ bool ddp_straggler_suspects(const ddp_record *all, int n, const ddp_check_opts *
     ga_outlier_verdict *v = judge_compute(all, n, o);
     int suspects = 0, first = -1;
     for (int i = 0; v && i < n; i++)
-        if (v[i].call != GA_OUTLIER_NONE && suspects++ == 0)
+        if ((v[i].call != GA_OUTLIER_NONE || v[i].screened) && suspects++ == 0)
             first = i;
     if (suspects && why_len)
         snprintf(why, why_len, "rank %d computes a step in %.3f ms, %.2fx the %s %.3f ms (%d suspect%s)",
                  all[first].hdr.world_rank, ddp_compute_ms(&all[first]),
                  ddp_compute_ms(&all[first]) / v[first].ref_median,
-                 v[first].call == GA_OUTLIER_PAIR_DIFFERS ? "other rank's" : "others' median", v[first].ref_median,
+                 v[first].call == GA_OUTLIER_PAIR_DIFFERS ? "other rank's" : "median", v[first].ref_median,
                  suspects, suspects == 1 ? "" : "s");
     free(v);
     return suspects > 0;

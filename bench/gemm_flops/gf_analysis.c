@@ -168,11 +168,11 @@ unsigned gf_suspect_dtypes(const gf_record *all, int n, const gf_policy *p, char
         mask |= 1u << d;
         int suspects = 0, measured = 0;
         for (int i = 0; i < n; i++) {
-            suspects += v[i].below_median || v[i].below_peak || v[i].differs;
+            suspects += v[i].below_median || v[i].below_peak || v[i].differs || v[i].screened;
             measured += s[i].value >= 0;
         }
         if (k < why_len)
-            k += (size_t)snprintf(why + k, why_len - k, "%s%s: %d of %d %s below a bound or differing",
+            k += (size_t)snprintf(why + k, why_len - k, "%s%s: %d of %d %s more than the tolerance below the median, below a bound, or differing",
                                   k ? "; " : "", tp_dtype_name(d), suspects, measured,
                                   all[0].hdr.device_index >= 0 ? "GPUs" : "ranks");
     }

@@ -187,9 +187,9 @@ unsigned mb_suspect_tests(const mb_record *all, int n, const mb_policy *p, char 
             continue;
         mask |= 1u << t;
         for (int i = 0; i < n; i++)
-            suspects += v[i].below_median || v[i].below_peak || v[i].differs;
+            suspects += v[i].below_median || v[i].below_peak || v[i].differs || v[i].screened;
         if (k < why_len)
-            k += (size_t)snprintf(why + k, why_len - k, "%s%s: %d of %d %s below a bound or differing",
+            k += (size_t)snprintf(why + k, why_len - k, "%s%s: %d of %d %s more than the tolerance below the median, below a bound, or differing",
                                   k ? "; " : "", mb_test_name(t), suspects, measured,
                                   all[0].hdr.device_index >= 0 ? "GPUs" : "ranks");
     }

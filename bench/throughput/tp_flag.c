@@ -49,6 +49,7 @@ static int flag_group(const tp_sample *s, int n, int g, const tp_policy *p, int 
         v->efficiency = measured && s[j].peak > 0 ? s[j].value / s[j].peak : -1;
         v->below_median = measured && ov[j].call == GA_OUTLIER_WORSE;
         v->differs = measured && ov[j].call == GA_OUTLIER_PAIR_DIFFERS;
+        v->screened = measured && ov[j].screened;
         v->other = v->differs ? ov[j].other : -1;
         v->bound = measured && ov[j].members > 2 ? ov[j].bound : 0;
         v->spread = ov[j].spread;
@@ -85,7 +86,7 @@ out:
 bool tp_any_suspect(const tp_verdict *v, int n)
 {
     for (int i = 0; i < n; i++)
-        if (v[i].below_median || v[i].below_peak || v[i].differs)
+        if (v[i].below_median || v[i].below_peak || v[i].differs || v[i].screened)
             return true;
     return false;
 }

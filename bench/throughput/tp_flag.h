@@ -34,6 +34,7 @@ typedef struct {
     bool below_median;   /* an outlier of its group by the outlier rule */
     bool below_peak;
     bool differs;        /* one of a group of two whose figures differ by more than the tolerance */
+    bool screened;       /* below its group's median by more than the tolerance alone: measured again */
     int other;           /* differs: the other sample's index, else -1 */
     double bound;        /* below this it is an outlier of its group; 0 when not judged (alone, or two) */
     double spread;       /* the noise its bound allowed for: scaled MAD of the logarithms of the group */
@@ -73,8 +74,8 @@ int tp_add_findings(ga_findings *f, const tp_labels *l, const tp_sample *s, cons
 /* Sample indices in device order: by node, then GPU index (then rank, for the host path). */
 void tp_device_order(const tp_sample *s, int n, int *idx);
 
-/* Whether any sample would make a finding (an outlier, below its peak, or one of two that differ): what is
- * measured again before it is called. */
+/* Whether any sample would make a finding (an outlier, below its peak, or one of two that differ) or is
+ * below its group's median by more than the tolerance alone: what is measured again before it is called. */
 bool tp_any_suspect(const tp_verdict *v, int n);
 
 /* The "gpus" array of a report's summary, in device order: {host, node_index, rank, gpu, model, <value_key>,
