@@ -27,10 +27,11 @@ import sys
 import tempfile
 import time
 
-# The findings of the relative checks: what names a member for being worse than its peers.
-RELATIVE = {"GEMM_BELOW_MEDIAN", "GEMM_PEERS_DIFFER", "MEM_BELOW_MEDIAN", "MEM_PEERS_DIFFER", "DDP_STRAGGLER",
-            "DDP_PEERS_DIFFER", "COMM_SLOW_NODE", "COMM_SLOW_LINK", "COMM_NODE_BUSBW_LOW",
-            "COMM_NODE_PEERS_DIFFER"}
+# The findings of the relative checks: those that name one member for being worse than its peers, and those that
+# name two (a pair of members that differ, a slow link).
+NAMES_ONE = {"GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN", "DDP_STRAGGLER", "COMM_SLOW_NODE", "COMM_NODE_BUSBW_LOW"}
+RELATIVE = NAMES_ONE | {"GEMM_PEERS_DIFFER", "MEM_PEERS_DIFFER", "DDP_PEERS_DIFFER", "COMM_SLOW_LINK",
+                        "COMM_NODE_PEERS_DIFFER"}
 
 DEFAULT_ARGS = {
     "gemm_flops": ["--quick", "--device", "cpu"],
@@ -80,7 +81,7 @@ def describe(run):
 
 def named_alone(run, rank):
     rel = [f for f in run["findings"] if f["code"] in RELATIVE]
-    return any(f.get("rank") == rank for f in rel) and all(f.get("rank") == rank for f in rel)
+    return bool(rel) and all(f["code"] in NAMES_ONE and f.get("rank") == rank for f in rel)
 
 
 def start_load(n):
