@@ -12,6 +12,7 @@ and for allreduce_bw its delay hook ALLREDUCE_BW_TEST_DELAY_RANK / _US.
                         [--np 2,4,8] [--runs 20] [--slow-np 4] [--slow-rank 1] [--slow-factor 2]
                         [--delay-us 100000] [--load N] [--phases healthy,slow] [--table FILE]
                         [--args PROGRAM='extra args'] [--mpirun mpirun] [--mpirun-args '--bind-to none']
+                        [--keep DIR]
 
 --load N keeps N busy processes of this script's own running for the whole measurement (other agents may load
 the host as well: the load average is recorded before every run). Prints one line per run and a Markdown table;
@@ -48,7 +49,16 @@ def slow_env(program, rank, factor, delay_us):
     return {"GPUACCEPT_TEST_SLOW_RANK": str(rank), "GPUACCEPT_TEST_SLOW_FACTOR": str(factor)}
 
 
-def one_run(a, program, np_, extra, env_add, workdir):
+def keep_report(a, program, label, run, rep):
+    """Copies the report of a run with a finding to --keep DIR, for the reader of the table."""
+    if not a.keep or not run["findings"] or not run["reported"]:
+        return
+    os.makedirs(a.keep, exist_ok=True)
+    dest = os.path.join(a.keep, "%s-%s.json" % (program, label.replace(" ", "-")))
+    subprocess.run(["cp", os.path.join(rep, program + ".json"), dest], check=False)
+
+
+def one_run(a, program, np_, extra, env_add, workdir, label=""):
     rep = os.path.join(workdir, "report")
     subprocess.run(["rm", "-rf", rep], check=False)
     cmd = [a.mpirun, "--oversubscribe"] + shlex.split(a.mpirun_args) + ["-np", str(np_)]
@@ -70,7 +80,9 @@ def one_run(a, program, np_, extra, env_add, workdir):
         reported = True
     except (OSError, ValueError, KeyError):
         reported = False
-    return {"rc": rc, "findings": findings, "reported": reported, "load": load, "seconds": seconds}
+    run = {"rc": rc, "findings": findings, "reported": reported, "load": load, "seconds": seconds}
+    keep_report(a, program, label, run, rep)
+    return run
 
 
 def describe(run):
@@ -125,6 +137,7 @@ def main():
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--mpirun-args", default="", help="more mpirun options, e.g. '--bind-to none'")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--keep", help="copy the report of every run with a finding into this directory")
     a = ap.parse_args()
     programs = a.program.split(",")
     extra = {p: [] for p in programs}
@@ -147,7 +160,8 @@ def main():
                     for np_ in [int(x) for x in a.np.split(",")]:
                         runs, false_runs, fails = [], 0, 0
                         for i in range(a.runs):
-                            r = one_run(a, program, np_, extra[program], {}, work)
+                            r = one_run(a, program, np_, extra[program], {}, work,
+                                        "np%d-healthy-%d" % (np_, i + 1))
                             runs.append(r)
                             false = r["rc"] != 0 or r["findings"] or not r["reported"]
                             false_runs += bool(false)
@@ -161,7 +175,8 @@ def main():
                     env = slow_env(program, a.slow_rank, a.slow_factor, a.delay_us)
                     runs, named = [], 0
                     for i in range(a.runs):
-                        r = one_run(a, program, a.slow_np, extra[program], env, work)
+                        r = one_run(a, program, a.slow_np, extra[program], env, work,
+                                    "np%d-slow-%d" % (a.slow_np, i + 1))
                         runs.append(r)
                         named += named_alone(r, a.slow_rank)
                         print("%s np %d slow rank %d %d: %s" % (program, a.slow_np, a.slow_rank, i + 1,

@@ -208,9 +208,9 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
 
     /* Links: a flagged pair with no suspect in it, and an outlier among the pairs' figures by the same rule
      * (leave one out below GA_OUTLIER_FEW pairs, as for members: with 6 pairs a slow one would otherwise pull
-     * down the median it is held to). Comparing
-     * a pair with what its ends reach elsewhere was tried and dropped: with few members the slow link is among
-     * its ends' other pairs, and the ratios of every pair of those ends scatter as widely as the fault. */
+     * down the median it is held to). Comparing a pair with what its ends reach elsewhere was tried and
+     * dropped: with few members the slow link is among its ends' other pairs, and the ratios of every pair of
+     * those ends scatter as widely as the fault. */
     for (int j = 0; j < n; j++)
         bw[j] = pairs[j].busbw;
     oom = oom || rule_bounds(bw, n, tolerance, bounds) != 0;
