@@ -134,10 +134,11 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
     int first = -1, second = -1;
     for (int i = 0; i < n; i++) {
         bool m = ga_outlier_measured(v[i]);
-        out[i] = (ga_outlier_verdict){GA_OUTLIER_NONE, m ? all.members : 0, all.median, all.median, 0, 0, -1, false};
+        out[i] = (ga_outlier_verdict){
+            GA_OUTLIER_NONE, m ? all.members : 0, all.median, all.median, 0, 0, -1, false};
         ga_outlier_rule by_tolerance = {r->tolerance, r->direction, 0};
-        out[i].screened = m && all.members > 1 && ga_outlier_worse_than(v[i], bound_of(all.median, 0, &by_tolerance),
-                                                                          r->direction);
+        out[i].screened = m && all.members > 1 &&
+                          ga_outlier_worse_than(v[i], bound_of(all.median, 0, &by_tolerance), r->direction);
         if (m) {
             second = first >= 0 && second < 0 ? i : second;
             first = first < 0 ? i : first;
@@ -152,9 +153,9 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
         ga_outlier_verdict *o = &out[i];
         ga_outlier_set ref = all;
         if (all.members < GA_OUTLIER_FEW) {
-            /* Leave one out: the others' median, so that a slow member does not pull down the figure it is held
-             * to. Their spread alone is two or three gaps, which chance makes small; the group's spread (its
-             * MAD, which one outlier cannot move) is the floor of the noise allowed for. */
+            /* Leave one out: the others' median, so that a slow member does not pull down the figure it is
+             * held to. Their spread alone is two or three gaps, which chance makes small; the group's spread
+             * (its MAD, which one outlier cannot move) is the floor of the noise allowed for. */
             set_of(v, n, i, r, x, &ref);
             ref.spread = ref.spread > all.spread ? ref.spread : all.spread;
             ref.bound = bound_of(ref.median, ref.spread, r);

@@ -11,8 +11,8 @@
  * verdict says so (GA_OUTLIER_PAIR_DIFFERS) and the check emits a warning naming both. Absolute floors
  * (peaks, SKU figures) are the other half of a verdict and are not made here.
  *
- * Pure: no MPI, no CUDA. docs/architecture.md, "How a verdict is reached"; the measurement behind the constants:
- * docs/testing.md, "False alarms". */
+ * Pure: no MPI, no CUDA. docs/architecture.md, "How a verdict is reached"; the measurement behind the
+ * constants: docs/testing.md, "False alarms". */
 #ifndef GA_OUTLIER_H
 #define GA_OUTLIER_H
 
@@ -51,15 +51,16 @@ typedef enum {
 
 typedef struct {
     ga_outlier_call call;
-    int members;       /* measured members of the group, itself included (0 when it was not measured) */
-    double median;     /* the median of the group's figures */
-    double ref_median; /* the median the bound comes from: the others' with fewer than GA_OUTLIER_FEW members */
-    double spread;     /* scaled MAD of the logarithms of those figures: the noise, as a fraction */
-    double bound;      /* a figure worse than this is an outlier; a group of two: the other figure less (or, lower
-                        * is better, plus) the tolerance; 0 when not judged */
-    int other;         /* a group of two: the other member's index, else -1 */
-    bool screened;     /* worse than the group's median by more than the tolerance alone: noise or a fault, a
-                        * suspect to measure again before the call (the pairs' screen) */
+    int members;   /* measured members of the group, itself included (0 when it was not measured) */
+    double median; /* the median of the group's figures */
+    double
+        ref_median; /* the median the bound comes from: the others' with fewer than GA_OUTLIER_FEW members */
+    double spread;  /* scaled MAD of the logarithms of those figures: the noise, as a fraction */
+    double bound;  /* a figure worse than this is an outlier; a group of two: the other figure less (or, lower
+                    * is better, plus) the tolerance; 0 when not judged */
+    int other;     /* a group of two: the other member's index, else -1 */
+    bool screened; /* worse than the group's median by more than the tolerance alone: noise or a fault, a
+                    * suspect to measure again before the call (the pairs' screen) */
 } ga_outlier_verdict;
 
 /* A figure is measured when it is finite and >= 0; others (-1: not measured) take no part. */
@@ -98,7 +99,7 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
  * consecutive logarithms, over sqrt 2: a steady trend moves every difference a little, a step one of them).
  * Higher is better (TFLOP/s of burn intervals). */
 typedef struct {
-    int used;         /* points judged: n - warmup; the drop is not judged (judged false) below 3 */
+    int used;           /* points judged: n - warmup; the drop is not judged (judged false) below 3 */
     double first, last; /* medians of the first and the last third */
     double drop_pct;    /* 100 (first - last) / first; negative: it rose */
     double noise_pct;   /* one point's noise, percent */

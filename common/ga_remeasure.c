@@ -6,8 +6,8 @@
 #include "ga_gather.h"
 #include "ga_log.h"
 
-int ga_remeasure_loop(const ga_ctx *ctx, const ga_remeasure_spec *spec, int max_passes, void *mine, void **all,
-                      void *user)
+int ga_remeasure_loop(const ga_ctx *ctx, const ga_remeasure_spec *spec, int max_passes, void *mine,
+                      void **all, void *user)
 {
     int pass = 0;
     for (;;) {
@@ -20,8 +20,8 @@ int ga_remeasure_loop(const ga_ctx *ctx, const ga_remeasure_spec *spec, int max_
             char why[512] = "";
             mask = spec->suspects(*all, ctx->world_size, user, why, sizeof why);
             if (mask)
-                ga_log(spec->tag, "%s: %s: every rank measures it again (pass %d of at most %d)", spec->program,
-                       why, pass + 1, max_passes);
+                ga_log(spec->tag, "%s: %s: every rank measures it again (pass %d of at most %d)",
+                       spec->program, why, pass + 1, max_passes);
         }
         /* Rank 0 decides; every rank runs the same passes, so none waits for another in a collective. */
         ga_deadline_arm("agreeing on what to measure again (pass %d)", pass + 1);

@@ -28,7 +28,7 @@ typedef struct {
 /* Gathers the records and remeasures as above, at most max_passes times (0: never). On rank 0 *all receives
  * the final records (malloc'd, free it); elsewhere NULL. Returns the passes run, the same on every rank.
  * Collective over MPI_COMM_WORLD. */
-int ga_remeasure_loop(const ga_ctx *ctx, const ga_remeasure_spec *spec, int max_passes, void *mine, void **all,
-                      void *user);
+int ga_remeasure_loop(const ga_ctx *ctx, const ga_remeasure_spec *spec, int max_passes, void *mine,
+                      void **all, void *user);
 
 #endif

@@ -13,7 +13,8 @@ double ga_test_slow_factor(int world_rank)
     if (!factor || end == factor || *end || !(f >= 1 && f <= 1000)) {
         static int warned;
         if (!warned++)
-            fprintf(stderr, "warning: %s=%s names this rank, but %s=%s is not a factor from 1 to 1000: ignored\n",
+            fprintf(stderr,
+                    "warning: %s=%s names this rank, but %s=%s is not a factor from 1 to 1000: ignored\n",
                     GA_TEST_SLOW_RANK_ENV, rank, GA_TEST_SLOW_FACTOR_ENV, factor ? factor : "(unset)");
         return 1.0;
     }

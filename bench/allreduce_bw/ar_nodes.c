@@ -65,11 +65,12 @@ void ar_nodes_findings(const ar_node_fig *nodes, int n, const ar_nodes_verdict *
     if (v->differ[0] >= 0) {
         const ar_node_fig *a = &nodes[v->differ[0]], *b = &nodes[v->differ[1]];
         const ar_node_fig *lo = a->busbw <= b->busbw ? a : b, *hi = lo == a ? b : a;
-        ga_findings_add(f, GA_SEV_WARN, "COMM_NODE_PEERS_DIFFER", GA_WHERE_CLUSTER,
-                        "the two nodes differ: %s node %d %.2f GB/s (best of %d) is %.1f%% below %s node %d %.2f "
-                        "GB/s (best of %d), beyond the tolerance %.0f%%; two nodes cannot say which is slow "
-                        "(--pattern pairs with a third node, or --min-node-busbw, can)",
-                        lo->host, lo->node, lo->busbw, lo->measured, 100.0 * (1.0 - lo->busbw / hi->busbw),
-                        hi->host, hi->node, hi->busbw, hi->measured, tolerance * 100);
+        ga_findings_add(
+            f, GA_SEV_WARN, "COMM_NODE_PEERS_DIFFER", GA_WHERE_CLUSTER,
+            "the two nodes differ: %s node %d %.2f GB/s (best of %d) is %.1f%% below %s node %d %.2f "
+            "GB/s (best of %d), beyond the tolerance %.0f%%; two nodes cannot say which is slow "
+            "(--pattern pairs with a third node, or --min-node-busbw, can)",
+            lo->host, lo->node, lo->busbw, lo->measured, 100.0 * (1.0 - lo->busbw / hi->busbw), hi->host,
+            hi->node, hi->busbw, hi->measured, tolerance * 100);
     }
 }

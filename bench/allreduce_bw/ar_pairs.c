@@ -63,7 +63,8 @@ int ar_pairs_untested(int members, const ar_pair *pairs, int n, int (*out)[2], i
 static bool suspect_in(const ar_pairs_verdict *v, const ar_pair *p)
 {
     for (int j = 0; j < v->n_members; j++)
-        if (v->members[j].suspect && (v->members[j].member == p->member[0] || v->members[j].member == p->member[1]))
+        if (v->members[j].suspect &&
+            (v->members[j].member == p->member[0] || v->members[j].member == p->member[1]))
             return true;
     return false;
 }
@@ -81,9 +82,10 @@ int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, const ar_pairs_verdi
         for (int b = 0;; b++) {
             bool busy = false;
             for (int j = 0; j < i && !busy; j++)
-                busy = batch_of[j] == b &&
-                       (pairs[j].member[0] == pairs[i].member[0] || pairs[j].member[0] == pairs[i].member[1] ||
-                        pairs[j].member[1] == pairs[i].member[0] || pairs[j].member[1] == pairs[i].member[1]);
+                busy =
+                    batch_of[j] == b &&
+                    (pairs[j].member[0] == pairs[i].member[0] || pairs[j].member[0] == pairs[i].member[1] ||
+                     pairs[j].member[1] == pairs[i].member[0] || pairs[j].member[1] == pairs[i].member[1]);
             if (!busy) {
                 batch_of[i] = b;
                 batches = b + 1 > batches ? b + 1 : batches;
@@ -107,9 +109,9 @@ static int cmp_member(const void *a, const void *b)
     return ((const ar_member_stat *)a)->member - ((const ar_member_stat *)b)->member;
 }
 
-/* The outlier bound of figures v[0..n-1] other than v[skip] (skip -1: none), by the one rule of every relative
- * check (common/ga_outlier.h): their median less the larger of the tolerance and GA_OUTLIER_MAD_K scaled MADs
- * of their logarithms. -1 when memory runs out. */
+/* The outlier bound of figures v[0..n-1] other than v[skip] (skip -1: none), by the one rule of every
+ * relative check (common/ga_outlier.h): their median less the larger of the tolerance and GA_OUTLIER_MAD_K
+ * scaled MADs of their logarithms. -1 when memory runs out. */
 static double outlier_bound(const double *v, int n, int skip, double tolerance, double *median)
 {
     ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
@@ -186,8 +188,9 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
     }
     qsort(out->members, (size_t)out->n_members, sizeof *out->members, cmp_member);
 
-    /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow member
-     * is an outlier among the figures (at most half of them can be: the median member is taken as healthy). */
+    /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow
+     * member is an outlier among the figures (at most half of them can be: the median member is taken as
+     * healthy). */
     for (int i = 0; i < out->n_members; i++)
         out->members[i].figure = member_figure(pairs, n, out->members[i].member, -1, 0, bw + n);
     for (int i = 0; i < out->n_members; i++)
@@ -196,8 +199,8 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
      * Each member's bound is the outlier rule's (common/ga_outlier.h): with fewer than GA_OUTLIER_FEW members
      * it is held to the others' median (leave one out: a slow one would otherwise pull down the very figure
-     * it is measured against, 4 ranks: its figure is one of four), allowing for the larger of their spread and
-     * the group's; with more, one member moves them little, and the bound of all figures is the one. */
+     * it is measured against, 4 ranks: its figure is one of four), allowing for the larger of their spread
+     * and the group's; with more, one member moves them little, and the bound of all figures is the one. */
     bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, tolerance, bounds) != 0;
     for (int i = 0; !oom && i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
@@ -253,19 +256,21 @@ void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, d
                         "member %.2f GB/s, its bound %.2f GB/s; median of all pairs %.2f GB/s, "
                         "tolerance %.0f%%)",
                         m->host, by_rank ? " rank " : " node ", m->member, m->flagged_pairs, m->pairs,
-                        m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw, tolerance * 100);
+                        m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw,
+                        tolerance * 100);
     }
     for (int i = 0; i < n; i++) {
         const ar_pair *p = &pairs[i];
         if (!p->slow_link)
             continue;
         ga_where w = {p->host[0], by_rank ? -1 : p->member[0], by_rank ? p->member[0] : -1, -1};
-        ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
-                        "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "
-                        "%.2f GB/s and the other pairs' bound %.2f GB/s; neither end is slow with other "
-                        "partners: suspect the link or path between them",
-                        p->host[0], by_rank ? " rank " : " node ", p->member[0], p->host[1],
-                        by_rank ? " rank " : " node ", p->member[1], p->round, p->busbw,
-                        p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound);
+        ga_findings_add(
+            f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
+            "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "
+            "%.2f GB/s and the other pairs' bound %.2f GB/s; neither end is slow with other "
+            "partners: suspect the link or path between them",
+            p->host[0], by_rank ? " rank " : " node ", p->member[0], p->host[1],
+            by_rank ? " rank " : " node ", p->member[1], p->round, p->busbw,
+            p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound);
     }
 }

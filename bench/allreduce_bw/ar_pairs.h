@@ -1,7 +1,7 @@
 /* Bad-link isolation: the world is split into pairs of members (nodes, or ranks when the job has one node),
  * every pair runs the sweep at once, over rounds of different pairings. A pair below (1 - tolerance) of the
- * median is flagged (the screen, and what is measured again). A member is a suspect when it is in at least two
- * flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
+ * median is flagged (the screen, and what is measured again). A member is a suspect when it is in at least
+ * two flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
  * pairs) is an outlier among the other members' figures: below their median by more than the tolerance and
  * more than GA_OUTLIER_MAD_K scaled MADs of their logarithms (the one rule of every relative check,
  * common/ga_outlier.h: leave one out below GA_OUTLIER_FEW members). A flagged pair with no suspect in it is a
@@ -29,13 +29,13 @@ typedef struct {
     int member[2];                   /* node index, or world rank on a single node */
     char host[2][AR_PAIRS_HOST_MAX]; /* their hosts */
     int rank[2];                     /* the first world rank of each member */
-    double busbw;                    /* GB/s at the largest size, out-of-place: the best of its measurements */
-    int measured;                    /* how many times it was measured (1 + remeasurements) */
-    int iters;                       /* timed iterations it ran per size (fewer than -n when it was slow) */
-    bool flagged;                    /* set by ar_pairs_analyse: below (1 - tolerance) of the median pair */
-    double bound;                    /* set by ar_pairs_analyse for a flagged pair without a suspect: the other
-                                      * pairs' outlier bound */
-    bool slow_link;                  /* set by ar_pairs_analyse: flagged, no suspect in it, below bound */
+    double busbw;   /* GB/s at the largest size, out-of-place: the best of its measurements */
+    int measured;   /* how many times it was measured (1 + remeasurements) */
+    int iters;      /* timed iterations it ran per size (fewer than -n when it was slow) */
+    bool flagged;   /* set by ar_pairs_analyse: below (1 - tolerance) of the median pair */
+    double bound;   /* set by ar_pairs_analyse for a flagged pair without a suspect: the other
+                     * pairs' outlier bound */
+    bool slow_link; /* set by ar_pairs_analyse: flagged, no suspect in it, below bound */
 } ar_pair;
 
 /* A pair measured again: its figure is the best of its measurements. Contention on a shared host (or a
@@ -71,7 +71,7 @@ typedef struct {
 struct ar_pairs_verdict {
     double median_busbw;
     double member_median, member_bound; /* the members' figures: median, and the bound over all of them */
-    int flagged;             /* pairs flagged */
+    int flagged;                        /* pairs flagged */
     int slow_links;
     int n_members;           /* entries of members[] (every member seen in a pair) */
     ar_member_stat *members; /* malloc'd, by member index order; free with ar_pairs_verdict_free */

@@ -122,7 +122,8 @@ static ga_outlier_verdict *judge_compute(const ddp_record *all, int n, const ddp
     for (int i = 0; c && lists && counts && i < n; i++) {
         c[i] = ddp_compute_ms(&all[i]);
         lists[i] = all[i].compute_measurements;
-        counts[i] = all[i].compute_measured < DDP_MAX_MEASUREMENTS ? all[i].compute_measured : DDP_MAX_MEASUREMENTS;
+        counts[i] =
+            all[i].compute_measured < DDP_MAX_MEASUREMENTS ? all[i].compute_measured : DDP_MAX_MEASUREMENTS;
     }
     /* how much one rank's compute time moves between windows is noise too */
     ga_outlier_rule rule = {o->straggler_ratio - 1, GA_LOWER_IS_BETTER,
@@ -163,23 +164,25 @@ static void check_stragglers(const ddp_record *all, int n, const ddp_check_opts 
         if (all[i].compute_measured > 1)
             snprintf(best, sizeof best, " (best of %d)", all[i].compute_measured);
         if (v[i].call == GA_OUTLIER_WORSE)
-            ga_findings_add(f, GA_SEV_WARN, "DDP_STRAGGLER", where_rank(&all[i]),
-                            "rank %d on %s computes a step in %.3f ms%s, %.2fx the others' median %.3f ms and "
-                            "above their bound %.3f ms (--straggler %.0f%%, their noise %.1f%%): every other "
-                            "rank waits for it",
-                            all[i].hdr.world_rank, all[i].hdr.host, c, best, c / v[i].ref_median,
-                            v[i].ref_median, v[i].bound, 100.0 * (o->straggler_ratio - 1), 100.0 * v[i].spread);
+            ga_findings_add(
+                f, GA_SEV_WARN, "DDP_STRAGGLER", where_rank(&all[i]),
+                "rank %d on %s computes a step in %.3f ms%s, %.2fx the others' median %.3f ms and "
+                "above their bound %.3f ms (--straggler %.0f%%, their noise %.1f%%): every other "
+                "rank waits for it",
+                all[i].hdr.world_rank, all[i].hdr.host, c, best, c / v[i].ref_median, v[i].ref_median,
+                v[i].bound, 100.0 * (o->straggler_ratio - 1), 100.0 * v[i].spread);
         int j = v[i].other;
         if (v[i].call == GA_OUTLIER_PAIR_DIFFERS && c > ddp_compute_ms(&all[j]))
-            ga_findings_add(f, GA_SEV_WARN, "DDP_PEERS_DIFFER",
-                            strcmp(all[i].hdr.host, all[j].hdr.host) == 0
-                                ? (ga_where){all[i].hdr.host, all[i].hdr.node_index, -1, -1}
-                                : GA_WHERE_CLUSTER,
-                            "the two ranks differ: rank %d on %s computes a step in %.3f ms%s, %.2fx rank %d on "
-                            "%s (%.3f ms), beyond --straggler %.0f%%; two cannot say which one is slow",
-                            all[i].hdr.world_rank, all[i].hdr.host, c, best, c / ddp_compute_ms(&all[j]),
-                            all[j].hdr.world_rank, all[j].hdr.host, ddp_compute_ms(&all[j]),
-                            100.0 * (o->straggler_ratio - 1));
+            ga_findings_add(
+                f, GA_SEV_WARN, "DDP_PEERS_DIFFER",
+                strcmp(all[i].hdr.host, all[j].hdr.host) == 0
+                    ? (ga_where){all[i].hdr.host, all[i].hdr.node_index, -1, -1}
+                    : GA_WHERE_CLUSTER,
+                "the two ranks differ: rank %d on %s computes a step in %.3f ms%s, %.2fx rank %d on "
+                "%s (%.3f ms), beyond --straggler %.0f%%; two cannot say which one is slow",
+                all[i].hdr.world_rank, all[i].hdr.host, c, best, c / ddp_compute_ms(&all[j]),
+                all[j].hdr.world_rank, all[j].hdr.host, ddp_compute_ms(&all[j]),
+                100.0 * (o->straggler_ratio - 1));
     }
     free(v);
 }

@@ -122,10 +122,10 @@ void ddp_add_headlines(json_t *report, const ddp_outcome *out, const double *cur
     headline(report, "loss_improvement", "loss improvement", out->improvement, "fraction", true);
     headline(report, "samples_per_s", "training throughput", out->samples_per_s, "samples/s", true);
     headline(report, "step_time_ms", "step time (slowest rank)", out->step_time_ms, "ms", false);
-    headline(report, "comm_fraction", "share of the step waiting on gradients", out->comm_fraction, "fraction",
-             false);
-    headline(report, "replica_mismatches", "ranks whose parameters differ from the majority", out->n_mismatched,
-             "ranks", false);
+    headline(report, "comm_fraction", "share of the step waiting on gradients", out->comm_fraction,
+             "fraction", false);
+    headline(report, "replica_mismatches", "ranks whose parameters differ from the majority",
+             out->n_mismatched, "ranks", false);
     int stride = ddp_curve_stride(steps);
     size_t n = 0;
     double *x = calloc((size_t)(steps > 0 ? steps : 1), sizeof *x);

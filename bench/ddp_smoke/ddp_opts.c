@@ -45,10 +45,12 @@ const ga_option ddp_options[] = {
     {"min-improvement", OPT_MIN_IMPROVEMENT, true, "PCT",
      "fail unless the loss falls by at least PCT percent of its start (default 30)"},
     {"straggler", OPT_STRAGGLER, true, "PCT",
-     "warn of a rank whose compute time is PCT percent above the median and beyond the others' noise (default "
+     "warn of a rank whose compute time is PCT percent above the median and beyond the others' noise "
+     "(default "
      "50; 0 turns it off)"},
     {"remeasure", OPT_REMEASURE, true, "N",
-     "a straggler's compute time is measured again on every rank, up to N windows of steps (default 2, 0: never)"},
+     "a straggler's compute time is measured again on every rank, up to N windows of steps (default 2, 0: "
+     "never)"},
     {"backend", OPT_BACKEND, true, "B", "auto (GPU when every rank has one), gpu or host"},
     {"wait-timeout", OPT_WAIT_TIMEOUT, true, "SEC",
      "bound of communicator init and of every wait for gradients (default 120)"},
@@ -195,10 +197,11 @@ int ddp_opts_resolve_steps(ddp_opts *o, int64_t n_samples, int world_size, char 
     if (o->epochs != DDP_UNSET) {
         int64_t steps = (int64_t)o->epochs * ((n_samples + global_batch - 1) / global_batch);
         if (steps > DDP_MAX_STEPS) {
-            snprintf(err, errlen,
-                     "--epochs %d of %lld samples at %lld per step is %lld steps, more than %d: fewer epochs or "
-                     "a larger --batch-size",
-                     o->epochs, (long long)n_samples, (long long)global_batch, (long long)steps, DDP_MAX_STEPS);
+            snprintf(
+                err, errlen,
+                "--epochs %d of %lld samples at %lld per step is %lld steps, more than %d: fewer epochs or "
+                "a larger --batch-size",
+                o->epochs, (long long)n_samples, (long long)global_batch, (long long)steps, DDP_MAX_STEPS);
             return -1;
         }
         o->steps = (int)steps;

@@ -27,8 +27,8 @@ typedef struct {
     double samples_per_s;        /* this rank's samples: local_batch * timed_steps / train_s */
     uint64_t param_hash;         /* FNV-1a over the parameter bytes */
     double param_sum;            /* sum of the parameters, for the eye */
-    /* This rank's own figure, which the straggler check compares: its compute time per step (the step less the
-     * wait for gradients; every rank's step time is the same in synchronous training). The best of the
+    /* This rank's own figure, which the straggler check compares: its compute time per step (the step less
+     * the wait for gradients; every rank's step time is the same in synchronous training). The best of the
      * training run's timed steps and each remeasurement window (--remeasure); 0 measured: step - wait. */
     int32_t compute_measured;
     double compute_ms;

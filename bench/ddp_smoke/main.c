@@ -350,7 +350,9 @@ int main(int argc, char **argv)
     window.steps = res.timed_steps < 100 ? (res.timed_steps > 0 ? res.timed_steps : 1) : 100;
     window.warmup = 0;
     window.quiet = true;
-    remeasure_ctx rc_ctx = {trainer, &sampler, window,
+    remeasure_ctx rc_ctx = {trainer,
+                            &sampler,
+                            window,
                             {.min_improvement = info.min_improvement,
                              .global_batch = info.global_batch,
                              .straggler_ratio = info.straggler_ratio}};

@@ -30,8 +30,9 @@ void gf_burn_intervals_line(const gf_record *r, double max_drop_pct, char *buf, 
     for (int t = 0; t < r->intervals && k < len; t++)
         k += (size_t)snprintf(buf + k, len - k, " %.4g", r->interval_tflops[t]);
     if (k < len)
-        snprintf(buf + k, len - k, " (first third %.4g, last third %.4g: %.1f%% drop, noise %.1f%%, bound %.1f%%)",
-                 d.first, d.last, d.drop_pct, d.noise_pct, d.bound_pct);
+        snprintf(buf + k, len - k,
+                 " (first third %.4g, last third %.4g: %.1f%% drop, noise %.1f%%, bound %.1f%%)", d.first,
+                 d.last, d.drop_pct, d.noise_pct, d.bound_pct);
 }
 
 static double peak_of(const gf_record *r, int d)
@@ -129,8 +130,8 @@ static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy
         fig->measured += s[i].value >= 0;
         fig->on_gpus = fig->on_gpus || s[i].gpu >= 0;
     }
-    json_t *entry = json_pack("{s:s, s:o, s:o, s:s}", "dtype", fig->name, "median_tflops", num_or_null(median),
-                              "peak_tflops", num_or_null(fig->peak), "unit", unit);
+    json_t *entry = json_pack("{s:s, s:o, s:o, s:s}", "dtype", fig->name, "median_tflops",
+                              num_or_null(median), "peak_tflops", num_or_null(fig->peak), "unit", unit);
     json_object_set_new(entry, "gpus", tp_gpus_json(s, v, n, "tflops"));
     dtype_findings(all, n, d, p, f, entry);
 
@@ -172,9 +173,11 @@ unsigned gf_suspect_dtypes(const gf_record *all, int n, const gf_policy *p, char
             measured += s[i].value >= 0;
         }
         if (k < why_len)
-            k += (size_t)snprintf(why + k, why_len - k, "%s%s: %d of %d %s more than the tolerance below the median, below a bound, or differing",
-                                  k ? "; " : "", tp_dtype_name(d), suspects, measured,
-                                  all[0].hdr.device_index >= 0 ? "GPUs" : "ranks");
+            k += (size_t)snprintf(
+                why + k, why_len - k,
+                "%s%s: %d of %d %s more than the tolerance below the median, below a bound, or differing",
+                k ? "; " : "", tp_dtype_name(d), suspects, measured,
+                all[0].hdr.device_index >= 0 ? "GPUs" : "ranks");
     }
     free(s);
     free(v);
@@ -294,13 +297,14 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
         bool throttling = drop.fell;
         out->throttling_gpus += throttling;
         if (throttling)
-            ga_findings_add(f, GA_SEV_FAIL, "GEMM_THROTTLING", w,
-                            "node %d (%s) rank %d GPU %d: %s TFLOP/s fell %.1f%% from the first to the last third "
-                            "of %d intervals (medians %.4g -> %.4g); limit %.1f%% (--max-drop %.1f%%, interval "
-                            "noise %.1f%%)",
-                            r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
-                            tp_dtype_name(r->burn_dtype), drop.drop_pct, drop.used, drop.first, drop.last,
-                            drop.bound_pct, p->max_drop_pct, drop.noise_pct);
+            ga_findings_add(
+                f, GA_SEV_FAIL, "GEMM_THROTTLING", w,
+                "node %d (%s) rank %d GPU %d: %s TFLOP/s fell %.1f%% from the first to the last third "
+                "of %d intervals (medians %.4g -> %.4g); limit %.1f%% (--max-drop %.1f%%, interval "
+                "noise %.1f%%)",
+                r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
+                tp_dtype_name(r->burn_dtype), drop.drop_pct, drop.used, drop.first, drop.last, drop.bound_pct,
+                p->max_drop_pct, drop.noise_pct);
         if (mism[idx[k]]) {
             sdc_gpus++;
             ga_findings_add(f, GA_SEV_FAIL, "GEMM_SDC_MISMATCH", w,
@@ -318,19 +322,20 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
         char sum0[24];
         snprintf(sum0, sizeof sum0, "%016llx", (unsigned long long)r->interval_checksum[0]);
         json_array_append_new(
-            gpus, json_pack("{s:s, s:i, s:i, s:o, s:s, s:o, s:f, s:s, s:i, s:b}", "host", r->hdr.host,
-                            "node_index", r->hdr.node_index, "rank", r->hdr.world_rank, "gpu",
-                            r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(),
-                            "model", r->model, "interval_tflops", iv, "drop_pct", drop.drop_pct, "checksum", sum0,
-                            "sdc_mismatch_intervals", mism[idx[k]], "flagged", throttling || mism[idx[k]]));
+            gpus,
+            json_pack("{s:s, s:i, s:i, s:o, s:s, s:o, s:f, s:s, s:i, s:b}", "host", r->hdr.host, "node_index",
+                      r->hdr.node_index, "rank", r->hdr.world_rank, "gpu",
+                      r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(), "model",
+                      r->model, "interval_tflops", iv, "drop_pct", drop.drop_pct, "checksum", sum0,
+                      "sdc_mismatch_intervals", mism[idx[k]], "flagged", throttling || mism[idx[k]]));
         json_t *last = json_array_get(gpus, json_array_size(gpus) - 1);
         json_object_set_new(last, "gemms_checked", json_integer(gemms));
         json_object_set_new(last, "gemms_mismatched", json_integer(bad_gemms));
         json_object_set_new(last, "throttling",
                             json_pack("{s:b, s:i, s:f, s:f, s:f, s:f, s:b}", "judged", drop.judged,
                                       "intervals_judged", drop.used, "first_third_tflops", drop.first,
-                                      "last_third_tflops", drop.last, "noise_pct", drop.noise_pct, "bound_pct",
-                                      drop.bound_pct, "fell", drop.fell));
+                                      "last_third_tflops", drop.last, "noise_pct", drop.noise_pct,
+                                      "bound_pct", drop.bound_pct, "fell", drop.fell));
         ga_report_add_metric(report, "burn_drop_pct", drop.drop_pct, "%", false, w);
     }
     ga_report_add_metric(report, "sdc_mismatches", total, "intervals", false, GA_WHERE_CLUSTER);
@@ -357,8 +362,8 @@ void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *bac
     json_t *dtypes = json_array();
     for (int d = 0; s && v && d < TP_DTYPE_COUNT; d++)
         if (p->dtypes & (1u << d))
-            json_array_append_new(dtypes,
-                                  analyse_dtype(all, n, d, p, report, f, s, v, &out->dtypes[out->n_dtypes++]));
+            json_array_append_new(
+                dtypes, analyse_dtype(all, n, d, p, report, f, s, v, &out->dtypes[out->n_dtypes++]));
     free(s);
     free(v);
     for (int i = 0; i < n; i++)

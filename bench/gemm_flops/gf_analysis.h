@@ -37,8 +37,8 @@ typedef struct {
 void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *backend, json_t *report,
                 ga_findings *f, gf_outcome *out);
 
-/* The drop of a burn, judged on every interval (ga_series_drop_judge): the median of the last third against the
- * median of the first third, after a warm-up interval when there are 4 or more. */
+/* The drop of a burn, judged on every interval (ga_series_drop_judge): the median of the last third against
+ * the median of the first third, after a warm-up interval when there are 4 or more. */
 void gf_burn_drop(const gf_record *r, double max_drop_pct, ga_series_drop *out);
 
 /* The dtypes (bit per tp_dtype) that hold a suspect: a GPU below its peers or its peak, or one of two that

@@ -10,8 +10,8 @@ void gf_host_defaults(gf_opts *o, bool quick);
 void gf_gpu_defaults(gf_opts *o, bool quick);
 
 /* Measures every dtype of o->dtypes; 0, or -1 with a message when the backend itself cannot start. */
-/* The host path's return when its matrices cannot be allocated (err says so): the job then ends with exit 5 on
- * every rank (docs/exit-codes.md), not a GEMM measured as failed. */
+/* The host path's return when its matrices cannot be allocated (err says so): the job then ends with exit 5
+ * on every rank (docs/exit-codes.md), not a GEMM measured as failed. */
 #define GF_OUT_OF_MEMORY (-2)
 
 int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen);

@@ -159,8 +159,8 @@ int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen)
         gf_result x = {0}; /* this measurement; r->dt[d] keeps them all (gf_result_add) */
         if (d != TP_FP32 && d != TP_FP64) {
             x.state = GF_SKIPPED;
-            snprintf(x.note, sizeof x.note, "%s: the host path has OpenBLAS sgemm and dgemm only (fp32, fp64)",
-                     tp_dtype_name(d));
+            snprintf(x.note, sizeof x.note,
+                     "%s: the host path has OpenBLAS sgemm and dgemm only (fp32, fp64)", tp_dtype_name(d));
             gf_result_add(&r->dt[d], &x);
             continue;
         }

@@ -51,7 +51,8 @@ static const ga_option options[] = {
     {"tolerance", OPT_TOLERANCE, true, "PCT",
      "flag a GPU more than PCT percent below its model's median and beyond its peers' noise (default 10)"},
     {"remeasure", OPT_REMEASURE, true, "N",
-     "measure a dtype with a suspect GPU again, up to N times on every rank, best kept (default 2, 0: never)"},
+     "measure a dtype with a suspect GPU again, up to N times on every rank, best kept (default 2, 0: "
+     "never)"},
     {"relative", OPT_RELATIVE, true, "fail|warn",
      "a GPU below its peers fails the run, or is a warning (default fail; the quick profile warns)"},
     {"min-efficiency", OPT_MIN_EFF, true, "PCT", "flag a GPU below PCT percent of its peak (default 0: off)"},
@@ -193,8 +194,8 @@ static void log_devices(const gf_record *all, int n, unsigned dtypes)
 
 static gf_policy policy_of(const gf_opts *o)
 {
-    return (gf_policy){o->tolerance,      o->min_efficiency, o->max_drop_pct,
-                       o->dtypes,         o->dtypes_explicit, o->relative_warn};
+    return (gf_policy){o->tolerance, o->min_efficiency,  o->max_drop_pct,
+                       o->dtypes,    o->dtypes_explicit, o->relative_warn};
 }
 
 /* Every rank the burn called throttling, with all its intervals: the live lines are rank 0's alone. */
@@ -212,7 +213,8 @@ static void log_throttled(const gf_record *all, int n, const ga_findings *f, dou
     }
 }
 
-/* The remeasurement of suspect dtypes (ga_remeasure_loop): rank 0 finds them, every rank measures them again. */
+/* The remeasurement of suspect dtypes (ga_remeasure_loop): rank 0 finds them, every rank measures them again.
+ */
 typedef struct {
     const gf_opts *o;
     bool gpu;
@@ -359,7 +361,8 @@ int main(int argc, char **argv)
     }
     if (mrc != 0)
         ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
-    /* Suspects are measured again on every rank before the burn heats the GPUs: the figures stay comparable. */
+    /* Suspects are measured again on every rank before the burn heats the GPUs: the figures stay comparable.
+     */
     gf_record *all = NULL;
     remeasure_ctx rc_ctx = {o, gpu};
     ga_remeasure_spec rs = {sizeof *mine, suspect_dtypes, measure_again, "COMPUTE", spec.name};

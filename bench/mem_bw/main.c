@@ -21,7 +21,16 @@
 #include "tp_host.h"
 #include "tp_report.h"
 
-enum { OPT_DEVICE = 256, OPT_PINNED, OPT_REPS, OPT_TOLERANCE, OPT_MIN_EFF, OPT_THREADS, OPT_REMEASURE, OPT_RELATIVE };
+enum {
+    OPT_DEVICE = 256,
+    OPT_PINNED,
+    OPT_REPS,
+    OPT_TOLERANCE,
+    OPT_MIN_EFF,
+    OPT_THREADS,
+    OPT_REMEASURE,
+    OPT_RELATIVE
+};
 
 static const ga_option options[] = {
     {"size", 's', true, "BYTES",
@@ -132,7 +141,8 @@ static void log_devices(const mb_record *all, int n)
     free(idx);
 }
 
-/* The remeasurement of suspect tests (ga_remeasure_loop): rank 0 finds them, every rank measures them again. */
+/* The remeasurement of suspect tests (ga_remeasure_loop): rank 0 finds them, every rank measures them again.
+ */
 typedef struct {
     const mb_opts *o;
     bool gpu;
@@ -172,7 +182,8 @@ int main(int argc, char **argv)
 {
     ga_ctx ctx;
     ga_common_opts common;
-    mb_opts o = {.tolerance = 0.10, .device = GA_BACKEND_AUTO, .remeasure = GA_REMEASURE_DEFAULT, .slow_factor = 1};
+    mb_opts o = {
+        .tolerance = 0.10, .device = GA_BACKEND_AUTO, .remeasure = GA_REMEASURE_DEFAULT, .slow_factor = 1};
     int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &o);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);

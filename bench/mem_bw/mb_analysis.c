@@ -116,8 +116,8 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
         fig->measured += s[i].value >= 0;
         fig->on_gpus = fig->on_gpus || s[i].gpu >= 0;
     }
-    json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median), "peak_GBps",
-                          num_or_null(fig->peak));
+    json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median),
+                          "peak_GBps", num_or_null(fig->peak));
     json_object_set_new(e, "gpus", tp_gpus_json(s, v, n, "GBps"));
 
     int *idx = malloc((size_t)n * sizeof *idx);
@@ -149,7 +149,8 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
         for (int i = 0; i < n; i++)
             ran += all[i].t[t].state != MB_NOT_RUN;
         if (ran)
-            json_array_append_new(tests, analyse_test(all, n, t, p, report, f, s, v, &out->tests[out->n_tests++]));
+            json_array_append_new(tests,
+                                  analyse_test(all, n, t, p, report, f, s, v, &out->tests[out->n_tests++]));
     }
     free(s);
     free(v);
@@ -189,9 +190,11 @@ unsigned mb_suspect_tests(const mb_record *all, int n, const mb_policy *p, char 
         for (int i = 0; i < n; i++)
             suspects += v[i].below_median || v[i].below_peak || v[i].differs || v[i].screened;
         if (k < why_len)
-            k += (size_t)snprintf(why + k, why_len - k, "%s%s: %d of %d %s more than the tolerance below the median, below a bound, or differing",
-                                  k ? "; " : "", mb_test_name(t), suspects, measured,
-                                  all[0].hdr.device_index >= 0 ? "GPUs" : "ranks");
+            k += (size_t)snprintf(
+                why + k, why_len - k,
+                "%s%s: %d of %d %s more than the tolerance below the median, below a bound, or differing",
+                k ? "; " : "", mb_test_name(t), suspects, measured,
+                all[0].hdr.device_index >= 0 ? "GPUs" : "ranks");
     }
     free(s);
     free(v);

@@ -90,7 +90,8 @@ int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, s
     double *stamps = calloc(2 * (size_t)reps * (size_t)T, sizeof *stamps);
     int rc = 0;
     if (!a || !b || !c || !w || !tid || !times || !stamps) {
-        snprintf(err, errlen, "out of memory: cannot allocate 3 x %zu bytes for the triad", n * sizeof(double));
+        snprintf(err, errlen, "out of memory: cannot allocate 3 x %zu bytes for the triad",
+                 n * sizeof(double));
         rc = MB_OUT_OF_MEMORY;
         goto out;
     }

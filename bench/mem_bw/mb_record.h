@@ -60,8 +60,8 @@ const char *mb_test_name(int t);
 bool mb_wants(const mb_opts *o, int t);
 
 /* A measurement of a test into the result that keeps them all: the first is copied; a later one is appended
- * and replaces the figures when it is faster. Wrong data in any measurement stays wrong, and a test that fails
- * in any measurement has failed. */
+ * and replaces the figures when it is faster. Wrong data in any measurement stays wrong, and a test that
+ * fails in any measurement has failed. */
 void mb_result_add(mb_result *dst, const mb_result *src);
 
 #endif

@@ -12,7 +12,8 @@ static bool same_group(const tp_sample *a, const tp_sample *b)
     return strcmp(a->group ? a->group : "", b->group ? b->group : "") == 0;
 }
 
-/* Judges the samples of group g (those of the same model as s[g]) and marks them done. -1 when out of memory. */
+/* Judges the samples of group g (those of the same model as s[g]) and marks them done. -1 when out of memory.
+ */
 static int flag_group(const tp_sample *s, int n, int g, const tp_policy *p, int *done, double *vals,
                       ga_outlier_verdict *ov, tp_verdict *out)
 {
@@ -147,7 +148,8 @@ int tp_add_findings(ga_findings *f, const tp_labels *l, const tp_sample *s, cons
                             "%s: %s %.4g %s%s is %.1f%% of the %s peak %.4g; minimum %.0f%%", who, l->metric,
                             s[i].value, l->unit, best_of(&s[i], best, sizeof best), 100.0 * v[i].efficiency,
                             s[i].group ? s[i].group : "?", s[i].peak, 100.0 * p->min_efficiency);
-        if (v[i].differs && (s[i].value < s[v[i].other].value || (s[i].value == s[v[i].other].value && i < v[i].other)))
+        if (v[i].differs &&
+            (s[i].value < s[v[i].other].value || (s[i].value == s[v[i].other].value && i < v[i].other)))
             add_differ(f, l, s, v, i, p);
         flagged += v[i].below_median || v[i].below_peak;
     }

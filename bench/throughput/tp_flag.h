@@ -33,11 +33,11 @@ typedef struct {
     double efficiency;   /* value / peak, or -1 when the peak is unknown or nothing was measured */
     bool below_median;   /* an outlier of its group by the outlier rule */
     bool below_peak;
-    bool differs;        /* one of a group of two whose figures differ by more than the tolerance */
-    bool screened;       /* below its group's median by more than the tolerance alone: measured again */
-    int other;           /* differs: the other sample's index, else -1 */
-    double bound;        /* below this it is an outlier of its group; 0 when not judged (alone, or two) */
-    double spread;       /* the noise its bound allowed for: scaled MAD of the logarithms of the group */
+    bool differs;  /* one of a group of two whose figures differ by more than the tolerance */
+    bool screened; /* below its group's median by more than the tolerance alone: measured again */
+    int other;     /* differs: the other sample's index, else -1 */
+    double bound;  /* below this it is an outlier of its group; 0 when not judged (alone, or two) */
+    double spread; /* the noise its bound allowed for: scaled MAD of the logarithms of the group */
 } tp_verdict;
 
 /* One throughput figure over the cluster as analysis returns it, typed, so that main and the report read it
@@ -46,10 +46,10 @@ typedef struct {
     char name[24];   /* "bf16", "device_copy" */
     char metric[40]; /* the per-device metric in the report: "tflops_bf16", "GBps_device_copy" */
     const char *unit;
-    double median;   /* -1 when nothing was measured */
-    double peak;     /* the peak every measured sample shares; -1 when unknown or mixed */
-    int measured;    /* samples measured */
-    bool on_gpus;    /* false on the host path: the samples are ranks */
+    double median; /* -1 when nothing was measured */
+    double peak;   /* the peak every measured sample shares; -1 when unknown or mixed */
+    int measured;  /* samples measured */
+    bool on_gpus;  /* false on the host path: the samples are ranks */
 } tp_figure;
 
 /* Fills out[i] for every sample and returns the median over all measured samples (-1 if none). Returns -2

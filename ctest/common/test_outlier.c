@@ -41,9 +41,11 @@ static void test_leave_one_out(void)
     CHECKF(o[3].ref_median == 100, "others' median %g", o[3].ref_median);
     CHECK(o[0].call == GA_OUTLIER_NONE && o[1].call == GA_OUTLIER_NONE && o[2].call == GA_OUTLIER_NONE);
     /* the bound is the others' median less the larger of the tolerance and 3.5 scaled MADs of logs: the
-     * others' MAD, or the group's when larger (about the log-median of 97 and 100, the middle two deviations) */
+     * others' MAD, or the group's when larger (about the log-median of 97 and 100, the middle two deviations)
+     */
     double others = fmin(log(103.0 / 100.0), log(100.0 / 97.0));
-    double centre = (log(97.0) + log(100.0)) / 2, group = (fabs(log(100.0) - centre) + log(103.0) - centre) / 2;
+    double centre = (log(97.0) + log(100.0)) / 2,
+           group = (fabs(log(100.0) - centre) + log(103.0) - centre) / 2;
     double want = 100 * fmin(0.9, exp(-GA_OUTLIER_MAD_K * GA_OUTLIER_MAD_SCALE * fmax(others, group)));
     CHECKF(fabs(o[3].bound - want) < 1e-9, "bound %g, want %g", o[3].bound, want);
     /* eight members or more: one bound over all of them */
@@ -55,8 +57,8 @@ static void test_leave_one_out(void)
 
 static void test_small_group_one_slow(void)
 {
-    /* Four ranks, rank 1 at half speed (the slowed-rank hook) and rank 2 12% below the two others, as cores of a
-     * shared host differ: the others' spread for rank 2 is one small gap, the group's is the floor. */
+    /* Four ranks, rank 1 at half speed (the slowed-rank hook) and rank 2 12% below the two others, as cores
+     * of a shared host differ: the others' spread for rank 2 is one small gap, the group's is the floor. */
     double v[] = {100, 50, 88, 101};
     ga_outlier_verdict o[4];
     CHECK(ga_outlier_judge(v, 4, &higher10, o) == 1);
@@ -88,8 +90,10 @@ static void test_lower_is_better(void)
     CHECK(ga_outlier_judge(two, 2, &r, o) == 0 && o[0].call == GA_OUTLIER_PAIR_DIFFERS);
     two[1] = 14;
     CHECK(ga_outlier_judge(two, 2, &r, o) == 0 && o[0].call == GA_OUTLIER_NONE);
-    CHECK(ga_outlier_better(10, 12, GA_LOWER_IS_BETTER) == 10 && ga_outlier_better(10, 12, GA_HIGHER_IS_BETTER) == 12);
-    CHECK(ga_outlier_better(-1, 12, GA_LOWER_IS_BETTER) == 12 && ga_outlier_better(7, NAN, GA_LOWER_IS_BETTER) == 7);
+    CHECK(ga_outlier_better(10, 12, GA_LOWER_IS_BETTER) == 10 &&
+          ga_outlier_better(10, 12, GA_HIGHER_IS_BETTER) == 12);
+    CHECK(ga_outlier_better(-1, 12, GA_LOWER_IS_BETTER) == 12 &&
+          ga_outlier_better(7, NAN, GA_LOWER_IS_BETTER) == 7);
 }
 
 static void test_bound_of_a_set(void)

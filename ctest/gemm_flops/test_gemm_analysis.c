@@ -51,8 +51,12 @@ static gf_record *cluster(int nodes, int gpus)
         snprintf(r->model, sizeof r->model, "NVIDIA H100 80GB HBM3");
         snprintf(r->group, sizeof r->group, "NVIDIA H100 80GB HBM3 | 132 SMs");
         r->m = r->n = r->k = 8192;
-        r->dt[TP_BF16] = (gf_result){
-            .state = GF_MEASURED, .iters = 100, .check_err = 1e-3, .check_tol = 2e-2, .check_ok = 1, .fast_accum = -1};
+        r->dt[TP_BF16] = (gf_result){.state = GF_MEASURED,
+                                     .iters = 100,
+                                     .check_err = 1e-3,
+                                     .check_tol = 2e-2,
+                                     .check_ok = 1,
+                                     .fast_accum = -1};
         r->dt[TP_BF16].time_s = 2.0 * 8192.0 * 8192.0 * 8192.0 * 100 / 700e12;
         r->dt[TP_BF16].tflops = gf_tflops(8192, 8192, 8192, 100, r->dt[TP_BF16].time_s);
         r->burn_dtype = TP_BF16;
@@ -173,8 +177,8 @@ static void test_analyse(void)
             flagged_rank = (int)json_integer_value(json_object_get(m, "rank"));
         }
     }
-    CHECKF(flagged_metrics == 1 && flagged_rank == 77, "the slow GPU's tflops_bf16 metric alone is flagged (%d, rank %d)",
-           flagged_metrics, flagged_rank);
+    CHECKF(flagged_metrics == 1 && flagged_rank == 77,
+           "the slow GPU's tflops_bf16 metric alone is flagged (%d, rank %d)", flagged_metrics, flagged_rank);
 
     /* Unknown model: measured, no efficiency, no peak flag even with --min-efficiency. */
     ga_findings_free(&f);
@@ -215,8 +219,9 @@ static void test_result_add(void)
     CHECK(r.state == GF_FAILED && strcmp(r.note, "cublas says no") == 0 && r.measured == 3);
 }
 
-/* Throttling is judged on every interval with a noise bound: a dip in the last interval of a noisy burn is not
- * throttling, a steady fall is, and two intervals are not judged (issue 32: rank 1 "fell 19.3%" on two). */
+/* Throttling is judged on every interval with a noise bound: a dip in the last interval of a noisy burn is
+ * not throttling, a steady fall is, and two intervals are not judged (issue 32: rank 1 "fell 19.3%" on two).
+ */
 static void test_burn_throttling(void)
 {
     gf_record *all = cluster(1, 4);
@@ -236,17 +241,21 @@ static void test_burn_throttling(void)
     gf_outcome out;
     gf_analyse(all, 4, &p, "cublas", report, &f, &out);
     int rank = -1;
-    CHECKF(count_code(&f, "GEMM_THROTTLING", &rank) == 1 && rank == 2, "throttling: rank 2 alone (rank %d)", rank);
-    json_t *g = json_array_get(json_object_get(json_object_get(json_object_get(report, "summary"), "burn"), "gpus"), 2);
+    CHECKF(count_code(&f, "GEMM_THROTTLING", &rank) == 1 && rank == 2, "throttling: rank 2 alone (rank %d)",
+           rank);
+    json_t *g = json_array_get(
+        json_object_get(json_object_get(json_object_get(report, "summary"), "burn"), "gpus"), 2);
     json_t *t = json_object_get(g, "throttling");
-    CHECKF(json_is_true(json_object_get(t, "fell")) && json_integer_value(json_object_get(t, "intervals_judged")) == 9 &&
+    CHECKF(json_is_true(json_object_get(t, "fell")) &&
+               json_integer_value(json_object_get(t, "intervals_judged")) == 9 &&
                fabs(json_real_value(json_object_get(t, "first_third_tflops")) - 700) < 1e-9 &&
                fabs(json_real_value(json_object_get(t, "last_third_tflops")) - 560) < 1e-9,
            "rank 2's judgement in the report");
     CHECKF(json_array_size(json_object_get(g, "interval_tflops")) == 10, "every interval stored");
     char line[2048];
     gf_burn_intervals_line(&all[2], 10, line, sizeof line);
-    CHECKF(strstr(line, "rank 2") && strstr(line, " 680 700 699 701 660 640 610 580 560 550 "), "line: %s", line);
+    CHECKF(strstr(line, "rank 2") && strstr(line, " 680 700 699 701 660 640 610 580 560 550 "), "line: %s",
+           line);
     json_decref(report);
     ga_findings_free(&f);
 

@@ -84,11 +84,13 @@ static void test_two_ranks(void)
     mb_outcome out;
     mb_analyse(all, 2, &p, "host", report, &f, &out);
     int rank = -1, gpu = -1;
-    CHECKF(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 0 && count_code(&f, "MEM_PEERS_DIFFER", &rank, &gpu) == 1,
+    CHECKF(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 0 &&
+               count_code(&f, "MEM_PEERS_DIFFER", &rank, &gpu) == 1,
            "two ranks: a warning, no failure");
     CHECK(ga_findings_exit_code(&f) == 0 && f.items[0].severity == GA_SEV_WARN);
     char why[256];
-    CHECKF(mb_suspect_tests(all, 2, &p, why, sizeof why) == 1u << MB_HOST_TRIAD, "both are measured again (%s)", why);
+    CHECKF(mb_suspect_tests(all, 2, &p, why, sizeof why) == 1u << MB_HOST_TRIAD,
+           "both are measured again (%s)", why);
     ga_findings_free(&f);
     json_decref(report);
     ga_findings_init(&f);
@@ -107,8 +109,9 @@ static void test_two_ranks(void)
     free(all);
 }
 
-/* The screen: a rank more than the tolerance below the median is measured again even when the rule does not name
- * it (the noise of one pass is wide), so that the verdict rests on the best of N; within the tolerance, not. */
+/* The screen: a rank more than the tolerance below the median is measured again even when the rule does not
+ * name it (the noise of one pass is wide), so that the verdict rests on the best of N; within the tolerance,
+ * not. */
 static void test_screen(void)
 {
     mb_record *all = cluster(1, 4, "AMD EPYC", false);
@@ -123,9 +126,11 @@ static void test_screen(void)
     mb_analyse(all, 4, &p, "host", report, &f, &out);
     CHECKF(f.count == 0, "nobody named in this noise (%zu findings)", f.count);
     char why[256];
-    CHECKF(mb_suspect_tests(all, 4, &p, why, sizeof why) == 1u << MB_HOST_TRIAD, "rank 2 is measured again (%s)", why);
+    CHECKF(mb_suspect_tests(all, 4, &p, why, sizeof why) == 1u << MB_HOST_TRIAD,
+           "rank 2 is measured again (%s)", why);
     all[2].t[MB_HOST_TRIAD].GBps = 95;
-    CHECKF(mb_suspect_tests(all, 4, &p, why, sizeof why) == 0, "all within 10%% of the median: nothing (%s)", why);
+    CHECKF(mb_suspect_tests(all, 4, &p, why, sizeof why) == 0, "all within 10%% of the median: nothing (%s)",
+           why);
     ga_findings_free(&f);
     json_decref(report);
     free(all);
@@ -174,7 +179,8 @@ int main(void)
     ga_findings_init(&f);
     report = json_object();
     mb_analyse(all, 8, &p, "host", report, &f, &out);
-    CHECKF(out.n_tests == 1 && !out.tests[0].on_gpus && out.tests[0].peak < 0, "host outcome: ranks, no peak");
+    CHECKF(out.n_tests == 1 && !out.tests[0].on_gpus && out.tests[0].peak < 0,
+           "host outcome: ranks, no peak");
     CHECKF(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 1 && rank == 6 && gpu == -1, "host: rank 6");
     tests = json_object_get(json_object_get(report, "summary"), "tests");
     CHECKF(json_array_size(tests) == 1, "host: one test");
