@@ -138,6 +138,14 @@ static int rule_bounds(const double *v, int n, double tolerance, double *bounds)
     return 0;
 }
 
+/* Whether every pair of pairs[i]'s round was flagged (in a round of two pairs or more): then the round was
+ * slow (the host or fabric busy at that time, or ranks sharing cores), which says nothing about one link.
+ * flagged_in / pairs_in: per round. */
+static bool whole_round_flagged(const ar_pair *p, const int *flagged_in, const int *pairs_in)
+{
+    return pairs_in[p->round] >= 2 && flagged_in[p->round] == pairs_in[p->round];
+}
+
 /* Median busbw of member's pairs other than pairs[skip] (skip -1: all of them); fallback when it has none. */
 static double member_figure(const ar_pair *pairs, int n, int member, int skip, double fallback, double *buf)
 {
@@ -151,12 +159,17 @@ static double member_figure(const ar_pair *pairs, int n, int member, int skip, d
 int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *out)
 {
     memset(out, 0, sizeof *out);
+    int rounds = 1;
+    for (int i = 0; i < n; i++)
+        rounds = pairs[i].round + 1 > rounds ? pairs[i].round + 1 : rounds;
     double *bw = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof *bw);
     double *bounds = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof *bounds);
+    int *tally = calloc(2 * (size_t)rounds, sizeof *tally); /* per round: pairs, then flagged pairs */
     out->members = calloc((size_t)(2 * n > 0 ? 2 * n : 1), sizeof *out->members);
-    if (!bw || !bounds || !out->members) {
+    if (!bw || !bounds || !tally || !out->members) {
         free(bw);
         free(bounds);
+        free(tally);
         free(out->members);
         out->members = NULL;
         return -1;
@@ -214,14 +227,17 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
      * down the median it is held to). Comparing a pair with what its ends reach elsewhere was tried and
      * dropped: with few members the slow link is among its ends' other pairs, and the ratios of every pair of
      * those ends scatter as widely as the fault. */
-    for (int j = 0; j < n; j++)
+    for (int j = 0; j < n; j++) {
         bw[j] = pairs[j].busbw;
+        tally[pairs[j].round]++;
+        tally[rounds + pairs[j].round] += pairs[j].flagged;
+    }
     oom = oom || rule_bounds(bw, n, tolerance, bounds) != 0;
     for (int i = 0; !oom && i < n; i++) {
         ar_pair *p = &pairs[i];
         p->bound = 0;
         p->slow_link = false;
-        if (!p->flagged || suspect_in(out, p) || n < 2)
+        if (!p->flagged || suspect_in(out, p) || n < 2 || whole_round_flagged(p, tally + rounds, tally))
             continue;
         p->bound = bounds[i];
         p->slow_link = p->busbw < p->bound;
@@ -229,6 +245,7 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
     }
     free(bw);
     free(bounds);
+    free(tally);
     if (oom) {
         ar_pairs_verdict_free(out);
         return -1;
