@@ -152,14 +152,9 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
             continue;
         ga_outlier_verdict *o = &out[i];
         ga_outlier_set ref = all;
-        if (all.members < GA_OUTLIER_FEW) {
-            /* Leave one out: the others' median, so that a slow member does not pull down the figure it is
-             * held to. Their spread alone is two or three gaps, which chance makes small; the group's spread
-             * (its MAD, which one outlier cannot move) is the floor of the noise allowed for. */
+        /* leave one out: a slow member would pull down the median and widen the spread it is held to */
+        if (all.members < GA_OUTLIER_FEW)
             set_of(v, n, i, r, x, &ref);
-            ref.spread = ref.spread > all.spread ? ref.spread : all.spread;
-            ref.bound = bound_of(ref.median, ref.spread, r);
-        }
         o->ref_median = ref.median;
         o->spread = ref.spread;
         o->bound = ref.bound;

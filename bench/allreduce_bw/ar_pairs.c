@@ -212,8 +212,8 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
      * Each member's bound is the outlier rule's (common/ga_outlier.h): with fewer than GA_OUTLIER_FEW members
      * it is held to the others' median (leave one out: a slow one would otherwise pull down the very figure
-     * it is measured against, 4 ranks: its figure is one of four), allowing for the larger of their spread
-     * and the group's; with more, one member moves them little, and the bound of all figures is the one. */
+     * it is measured against, 4 ranks: its figure is one of four); with more, one member moves them little,
+     * and the bound of all figures is the one. */
     bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, tolerance, bounds) != 0;
     for (int i = 0; !oom && i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
