@@ -39,11 +39,13 @@ static double log_spread(double *x, int k, double *median)
     return GA_OUTLIER_MAD_SCALE * ga_median(x, (size_t)k);
 }
 
-/* The bound from a median and a spread: the tolerance or GA_OUTLIER_MAD_K spreads (the group's, or the
- * measurements' own noise when that is larger), whichever is wider. */
+/* The bound from a median and a spread: the tolerance or GA_OUTLIER_MAD_K spreads, whichever is wider. The
+ * spread is the group's, or the measurements' own noise when that is larger; that one is a single member's,
+ * and a member's figure against another's (or their median) differs by two such noises: sqrt 2 of it. */
 static double bound_of(double median, double spread, const ga_outlier_rule *r)
 {
-    double noise = exp(GA_OUTLIER_MAD_K * (spread > r->noise ? spread : r->noise));
+    double own = M_SQRT2 * r->noise;
+    double noise = exp(GA_OUTLIER_MAD_K * (spread > own ? spread : own));
     if (r->direction == GA_LOWER_IS_BETTER) {
         double by_tol = 1.0 + r->tolerance;
         return median * (by_tol > noise ? by_tol : noise);

@@ -38,8 +38,9 @@ typedef struct {
     double tolerance; /* fraction: worse than the median by more than this (0.1: 10 %) */
     ga_direction direction;
     /* The noise the figures are known to carry, as a spread of logarithms (ga_outlier_repeat_spread: how much
-     * a member's own repeated measurements scatter); 0: none known. The bound allows for the larger of it and
-     * the group's spread, and two members differ only beyond GA_OUTLIER_MAD_K of it. */
+     * a member's own repeated measurements scatter); 0: none known. The bound allows for the larger of sqrt 2
+     * of it (two members' figures each carry it) and the group's spread; two members differ only beyond it.
+     */
     double noise;
 } ga_outlier_rule;
 
