@@ -40,12 +40,10 @@ static double log_spread(double *x, int k, double *median)
 }
 
 /* The bound from a median and a spread: the tolerance or GA_OUTLIER_MAD_K spreads, whichever is wider. The
- * spread is the group's, or the measurements' own noise when that is larger; that one is a single member's,
- * and a member's figure against another's (or their median) differs by two such noises: sqrt 2 of it. */
+ * spread is the group's, or the measurements' own noise when that is larger. */
 static double bound_of(double median, double spread, const ga_outlier_rule *r)
 {
-    double own = M_SQRT2 * r->noise;
-    double noise = exp(GA_OUTLIER_MAD_K * (spread > own ? spread : own));
+    double noise = exp(GA_OUTLIER_MAD_K * (spread > r->noise ? spread : r->noise));
     if (r->direction == GA_LOWER_IS_BETTER) {
         double by_tol = 1.0 + r->tolerance;
         return median * (by_tol > noise ? by_tol : noise);
@@ -100,29 +98,21 @@ static void judge_two(const double *v, int a, int b, const ga_outlier_rule *r, g
 
 double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n)
 {
-    int total = 0, longest = 0;
+    size_t total = 0;
     for (int i = 0; i < n; i++)
-        if (lists[i] && counts[i] > 1) {
-            total += counts[i];
-            longest = counts[i] > longest ? counts[i] : longest;
-        }
-    if (!total)
-        return 0;
-    double *dev = malloc((size_t)total * sizeof *dev), *x = malloc((size_t)longest * sizeof *x);
-    int k = 0;
-    for (int i = 0; dev && x && i < n; i++) {
-        int m = counts[i];
-        if (!lists[i] || m < 2)
-            continue;
-        for (int j = 0; j < m; j++)
-            x[j] = log(lists[i][j] > LOG_FLOOR ? lists[i][j] : LOG_FLOOR);
-        double centre = ga_median(x, (size_t)m);
-        for (int j = 0; j < m; j++)
-            dev[k++] = fabs(x[j] - centre);
-    }
-    double spread = k ? GA_OUTLIER_MAD_SCALE * ga_median(dev, (size_t)k) : 0;
-    free(x);
-    free(dev);
+        if (lists[i] && counts[i] > 1)
+            total += (size_t)counts[i] * (size_t)(counts[i] - 1) / 2;
+    double *diff = total ? malloc(total * sizeof *diff) : NULL;
+    size_t k = 0;
+    for (int i = 0; diff && i < n; i++)
+        for (int a = 0; lists[i] && a < counts[i]; a++)
+            for (int b = a + 1; b < counts[i]; b++) {
+                double x = lists[i][a] > LOG_FLOOR ? lists[i][a] : LOG_FLOOR;
+                double y = lists[i][b] > LOG_FLOOR ? lists[i][b] : LOG_FLOOR;
+                diff[k++] = fabs(log(x) - log(y));
+            }
+    double spread = k ? GA_OUTLIER_MAD_SCALE * ga_median(diff, k) : 0;
+    free(diff);
     return spread;
 }
 

@@ -37,10 +37,9 @@ typedef enum {
 typedef struct {
     double tolerance; /* fraction: worse than the median by more than this (0.1: 10 %) */
     ga_direction direction;
-    /* The noise the figures are known to carry, as a spread of logarithms (ga_outlier_repeat_spread: how much
-     * a member's own repeated measurements scatter); 0: none known. The bound allows for the larger of sqrt 2
-     * of it (two members' figures each carry it) and the group's spread; two members differ only beyond it.
-     */
+    /* The noise two figures of healthy members are known to differ by, as a spread of logarithms
+     * (ga_outlier_repeat_spread: how much one member's own repeated measurements differ); 0: none known. The
+     * bound allows for the larger of it and the group's spread, and two members differ only beyond it. */
     double noise;
 } ga_outlier_rule;
 
@@ -80,9 +79,13 @@ typedef struct {
  * memory runs out. */
 int ga_outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *r, ga_outlier_set *out);
 
-/* The noise of repeated measurements: the scaled MAD of the logarithms of each member's measurements about
- * their own median, pooled over the members measured more than once (lists[i][0..counts[i]-1]). 0 when
- * none was. A fault is slow in every measurement; noise is what moves one member's figures between passes. */
+/* The noise of repeated measurements, at the scale of a difference between two figures: 1.4826 times the
+ * median of |log x - log y| over every two measurements x, y of one member, pooled over the members measured
+ * more than once (lists[i][0..counts[i]-1]); 0 when none was. A fault is slow in every measurement; noise is
+ * what moves one member's figures between passes, and two members' figures differ by two such noises (the
+ * spread of the difference of two measurements of one member is that of two members' when they are healthy).
+ * Pairwise differences, not deviations from each member's own median: with 3 measurements one deviation in
+ * three would be 0 by construction. */
 double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n);
 
 /* Whether value is worse than bound in the rule's direction. */
