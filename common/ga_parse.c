@@ -95,3 +95,13 @@ int ga_split_list(char *s, char **items, int max)
     }
     return n;
 }
+
+int ga_parse_relative(const char *s, bool *warn, char *err, size_t errlen)
+{
+    if (strcmp(s, "fail") != 0 && strcmp(s, "warn") != 0) {
+        snprintf(err, errlen, "'%s' is neither 'fail' nor 'warn'", s);
+        return -1;
+    }
+    *warn = strcmp(s, "warn") == 0;
+    return 0;
+}

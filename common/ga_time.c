@@ -18,6 +18,23 @@ void ga_utc_format(char *buf, size_t len, const char *fmt)
         buf[0] = '\0'; /* too small: strftime leaves buf undefined */
 }
 
+static double clock_seconds(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double ga_thread_cpu_now(void)
+{
+    return clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+}
+
+double ga_process_cpu_now(void)
+{
+    return clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+}
+
 void ga_utc_timestamp(char *buf, size_t len)
 {
     ga_utc_format(buf, len, "%Y-%m-%dT%H:%M:%SZ");

@@ -17,14 +17,14 @@ static const char quick_text[] =
     "  \"schema_version\": 1,\n"
     "  \"name\": \"quick\",\n"
     "  \"description\": \"A smoke test in minutes: every program with --quick (smaller sizes, fewer "
-    "iterations). No thresholds, no burn, no pairs isolation: it shows the suite runs, it does not accept a "
-    "cluster.\",\n"
+    "iterations). No thresholds, no burn, no pairs isolation, and a GPU below its peers is a warning, not a "
+    "failure: it shows the suite runs, it does not accept a cluster.\",\n"
     "  \"step_timeout_s\": 600,\n"
     "  \"steps\": {\n"
     "    \"node_health\": [\"--quick\"],\n"
     "    \"env_audit\": [\"--quick\"],\n"
-    "    \"gemm_flops\": [\"--quick\"],\n"
-    "    \"mem_bw\": [\"--quick\"],\n"
+    "    \"gemm_flops\": [\"--quick\", \"--relative\", \"warn\"],\n"
+    "    \"mem_bw\": [\"--quick\", \"--relative\", \"warn\"],\n"
     "    \"allreduce_bw\": [\"--quick\"],\n"
     "    \"ddp_smoke\": [\"--quick\"]\n"
     "  },\n"
@@ -34,7 +34,11 @@ static const char quick_text[] =
     "    \"no per-node collectives: quick profile\",\n"
     "    \"no SKU thresholds: quick profile\",\n"
     "    \"no --expect-gpus: quick profile\",\n"
-    "    \"reduced sizes and iterations: quick profile\"\n"
+    "    \"reduced sizes and iterations: quick profile\",\n"
+    "    \"relative only, as warnings: gemm_flops and mem_bw compare each GPU with its peers (--relative "
+    "warn), "
+    "no floor: quick profile\",\n"
+    "    \"relative only, as a warning: ddp_smoke's straggler check\"\n"
     "  ]\n"
     "}\n";
 
@@ -61,7 +65,10 @@ static const char standard_text[] =
     "  \"not_covered\": [\n"
     "    \"no burn: standard profile (the full profile runs one)\",\n"
     "    \"GEMM dtypes other than bf16 (on GPUs): standard profile, whose --min-efficiency is a bf16 "
-    "figure\"\n"
+    "figure\",\n"
+    "    \"relative only: allreduce_bw's per-node collectives and pairs name a node or link against the "
+    "others, with no floor of their own (no --min-node-busbw)\",\n"
+    "    \"relative only, as a warning: ddp_smoke's straggler check\"\n"
     "  ]\n"
     "}\n";
 
@@ -86,7 +93,10 @@ static const char full_text[] =
     "    \"ddp_smoke\": []\n"
     "  },\n"
     "  \"not_covered\": [\n"
-    "    \"GEMM dtypes other than bf16 (on GPUs): full profile, whose --min-efficiency is a bf16 figure\"\n"
+    "    \"GEMM dtypes other than bf16 (on GPUs): full profile, whose --min-efficiency is a bf16 figure\",\n"
+    "    \"relative only: allreduce_bw's per-node collectives and pairs name a node or link against the "
+    "others, with no floor of their own (no --min-node-busbw)\",\n"
+    "    \"relative only, as a warning: ddp_smoke's straggler check\"\n"
     "  ]\n"
     "}\n";
 
@@ -539,12 +549,18 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
         if (!env->baseline) {
             note(not_covered, "no SKU thresholds: %s%s", env->no_baseline_why ? env->no_baseline_why
                                                                             : "no baseline", "");
+            if (kind == PH_SKU_EFF)
+                note(not_covered, "relative only: %s%s", program,
+                     ", each GPU against its peers with no floor (no SKU threshold)");
             return false;
         }
         if (sku_value(env, kind, param, &v, why, sizeof why) != 0) {
             char what[160];
             snprintf(what, sizeof what, "%s for %s", option ? option : param, program);
             note(not_covered, "no %s: %s", what, why);
+            if (kind == PH_SKU_EFF)
+                note(not_covered, "relative only: %s%s", program,
+                     ", each GPU against its peers with no floor (no SKU threshold)");
             return false;
         }
         /* the shortest text that reads back as v: 0.6376 stays 0.6376 (it was "0.6"); a percentage keeps its

@@ -12,6 +12,7 @@
 #include "ga_fatal.h"
 #include "ga_log.h"
 #include "ga_runtime.h"
+#include "ga_testhook.h"
 #include "ga_time.h"
 
 static const char *const placement_names[AR_PLACEMENTS] = {"out-of-place", "in-place"};
@@ -57,8 +58,8 @@ static void test_delay(int iters)
     nanosleep(&ts, NULL);
 }
 
-/* GPUACCEPT_TEST_SLOW_RANK=r with GPUACCEPT_TEST_SLOW_FACTOR=F: world rank r's transfers take F times as
- * long, as through a link F times slower, whatever the host's load: before each run of operations it waits (F
+/* GPUACCEPT_TEST_SLOW_RANK=r with GPUACCEPT_TEST_SLOW_FACTOR=F (ga_testhook): world rank r's transfers take F
+ * times as long, as through a link F times slower, whatever the host's load: before each run of operations it waits (F
  * - 1) times what its last operation took, scaled to this call's bytes, so the others wait for it in the
  * collective. For the tests of issue 24 (a node 60x slower); never set in production. */
 static struct {
@@ -81,14 +82,13 @@ static double slow_estimate(void)
 
 static double slow_wait(const ar_call *call, int ops)
 {
-    if (slow.rank == -2) {
-        const char *r = getenv("GPUACCEPT_TEST_SLOW_RANK"), *f = getenv("GPUACCEPT_TEST_SLOW_FACTOR");
-        slow.rank = r && *r ? atoi(r) : -1;
-        slow.factor = f && *f ? atof(f) : 1;
+    if (slow.rank == -2) { /* read once, by the one reader every program shares (ga_testhook) */
+        int me;
+        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        slow.factor = ga_test_slow_factor(me);
+        slow.rank = slow.factor > 1 ? me : -1;
     }
-    int me;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    if (me != slow.rank || slow.factor <= 1 || slow_estimate() <= 0)
+    if (slow.rank < 0 || slow_estimate() <= 0)
         return 0;
     double s = (slow.factor - 1) * slow_estimate() * (double)ar_coll_bytes(&call->counts, call->type) * ops;
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};

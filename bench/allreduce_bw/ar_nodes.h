@@ -1,7 +1,9 @@
 /* Per-node collectives (--pattern node): every node runs its own sweep at once on a communicator of its own
  * ranks, and each node's busbw at the largest size is held to an absolute floor (--min-node-busbw, the SKU's
- * intra-node figure) and, with two nodes or more, to the median of the nodes less the tolerance. A node below
- * either is named. Pure, so that fixtures describe clusters of any size. */
+ * intra-node figure) and, with three nodes or more, to the other nodes by the one outlier rule of every
+ * relative check (common/ga_outlier.h: below the median by more than the tolerance and the noise of the
+ * nodes' figures). A node below either is named. Two nodes never blame one: when they differ by more than the
+ * tolerance a warning names both. Pure, so that fixtures describe clusters of any size. */
 #ifndef AR_NODES_H
 #define AR_NODES_H
 
@@ -18,21 +20,27 @@ typedef struct {
     int ranks;                    /* ranks on it (a node of one rank has no intra-node figure) */
     double busbw;                 /* GB/s at the largest size, out-of-place: the best of its measurements */
     int measured;
-    bool below_min, below_median; /* set by ar_nodes_analyse */
+    bool below_min, below_median; /* set by ar_nodes_analyse: below_median is the outlier rule's call */
+    bool differs;                 /* set by ar_nodes_analyse: one of two nodes whose figures differ */
+    double bound;                 /* set by ar_nodes_analyse: the figure below which it is an outlier (0: not
+                                   * judged against the others) */
 } ar_node_fig;
 
 typedef struct {
     double median_busbw; /* of the nodes with a figure */
-    int flagged;         /* nodes below either bound */
+    int flagged;         /* nodes below either bound (the two-node warning flags neither) */
+    int differ[2];       /* two nodes with a figure that differ: their indices; else -1, -1 */
 } ar_nodes_verdict;
 
 /* The best of the node's measurements (why the best: ar_pairs_add_measurement). */
 void ar_nodes_add_measurement(ar_node_fig *n, double busbw);
 
-/* min_busbw <= 0: no absolute floor. Sets below_min/below_median; returns how many nodes are flagged. */
+/* min_busbw <= 0: no absolute floor. Sets below_min/below_median/differs/bound and fills out. 0, or -1 when
+ * memory runs out. */
 int ar_nodes_analyse(ar_node_fig *nodes, int n, double min_busbw, double tolerance, ar_nodes_verdict *out);
 
-/* COMM_NODE_BUSBW_LOW for each flagged node, naming it and the bound it missed. */
+/* COMM_NODE_BUSBW_LOW for each flagged node, naming it and the bound it missed; COMM_NODE_PEERS_DIFFER (a
+ * warning) naming both of two nodes that differ. */
 void ar_nodes_findings(const ar_node_fig *nodes, int n, const ar_nodes_verdict *v, double min_busbw,
                        double tolerance, ga_findings *f);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ar_sweep.h"
+#include "ga_outlier.h"
 #include "ga_stats.h"
 
 int ar_pairs_max_rounds(int members)
@@ -62,7 +63,8 @@ int ar_pairs_untested(int members, const ar_pair *pairs, int n, int (*out)[2], i
 static bool suspect_in(const ar_pairs_verdict *v, const ar_pair *p)
 {
     for (int j = 0; j < v->n_members; j++)
-        if (v->members[j].suspect && (v->members[j].member == p->member[0] || v->members[j].member == p->member[1]))
+        if (v->members[j].suspect &&
+            (v->members[j].member == p->member[0] || v->members[j].member == p->member[1]))
             return true;
     return false;
 }
@@ -80,9 +82,10 @@ int ar_pairs_remeasure_batches(const ar_pair *pairs, int n, const ar_pairs_verdi
         for (int b = 0;; b++) {
             bool busy = false;
             for (int j = 0; j < i && !busy; j++)
-                busy = batch_of[j] == b &&
-                       (pairs[j].member[0] == pairs[i].member[0] || pairs[j].member[0] == pairs[i].member[1] ||
-                        pairs[j].member[1] == pairs[i].member[0] || pairs[j].member[1] == pairs[i].member[1]);
+                busy =
+                    batch_of[j] == b &&
+                    (pairs[j].member[0] == pairs[i].member[0] || pairs[j].member[0] == pairs[i].member[1] ||
+                     pairs[j].member[1] == pairs[i].member[0] || pairs[j].member[1] == pairs[i].member[1]);
             if (!busy) {
                 batch_of[i] = b;
                 batches = b + 1 > batches ? b + 1 : batches;
@@ -106,21 +109,41 @@ static int cmp_member(const void *a, const void *b)
     return ((const ar_member_stat *)a)->member - ((const ar_member_stat *)b)->member;
 }
 
-/* The bound below which a figure is an outlier among figures v[0..n-1] (sorted in place): their median less
- * the larger of the tolerance and AR_PAIRS_MAD_K scaled MADs. The MAD is taken of the logarithms: contention
- * slows a transfer by a factor (a time-shared CPU or link gives each user a share), so noise is a ratio, and a
- * fault ten times slower stands out of noise that halves some figures. */
-static double outlier_bound(double *v, int n, double tolerance, double *median)
+/* The outlier bound of figures v[0..n-1] other than v[skip] (skip -1: none), by the one rule of every
+ * relative check (common/ga_outlier.h): their median less the larger of the tolerance and GA_OUTLIER_MAD_K
+ * scaled MADs of their logarithms. -1 when memory runs out. */
+static double outlier_bound(const double *v, int n, int skip, double tolerance, double *median)
 {
-    *median = ga_median(v, (size_t)n);
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
+    ga_outlier_set set;
+    if (ga_outlier_bound(v, n, skip, &rule, &set) != 0)
+        return -1;
+    *median = set.median;
+    return set.bound;
+}
+
+/* Each figure's bound by the outlier rule among v[0..n-1] (leave one out below GA_OUTLIER_FEW figures), 0
+ * when it is not judged (fewer than two figures). -1 when memory runs out. */
+static int rule_bounds(const double *v, int n, double tolerance, double *bounds)
+{
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
+    ga_outlier_verdict *ov = malloc((size_t)(n > 0 ? n : 1) * sizeof *ov);
+    if (!ov || ga_outlier_judge(v, n, &rule, ov) < 0) {
+        free(ov);
+        return -1;
+    }
     for (int i = 0; i < n; i++)
-        v[i] = log(v[i] > 1e-12 ? v[i] : 1e-12);
-    double log_median = ga_median(v, (size_t)n);
-    for (int i = 0; i < n; i++)
-        v[i] = fabs(v[i] - log_median);
-    double mad = ga_median(v, (size_t)n);
-    double by_tol = 1.0 - tolerance, by_noise = exp(-AR_PAIRS_MAD_K * 1.4826 * mad);
-    return *median * (by_tol < by_noise ? by_tol : by_noise);
+        bounds[i] = ov[i].bound;
+    free(ov);
+    return 0;
+}
+
+/* Whether every pair of pairs[i]'s round was flagged (in a round of two pairs or more): then the round was
+ * slow (the host or fabric busy at that time, or ranks sharing cores), which says nothing about one link.
+ * flagged_in / pairs_in: per round. */
+static bool whole_round_flagged(const ar_pair *p, const int *flagged_in, const int *pairs_in)
+{
+    return pairs_in[p->round] >= 2 && flagged_in[p->round] == pairs_in[p->round];
 }
 
 /* Median busbw of member's pairs other than pairs[skip] (skip -1: all of them); fallback when it has none. */
@@ -136,10 +159,17 @@ static double member_figure(const ar_pair *pairs, int n, int member, int skip, d
 int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *out)
 {
     memset(out, 0, sizeof *out);
+    int rounds = 1;
+    for (int i = 0; i < n; i++)
+        rounds = pairs[i].round + 1 > rounds ? pairs[i].round + 1 : rounds;
     double *bw = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof *bw);
+    double *bounds = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof *bounds);
+    int *tally = calloc(2 * (size_t)rounds, sizeof *tally); /* per round: pairs, then flagged pairs */
     out->members = calloc((size_t)(2 * n > 0 ? 2 * n : 1), sizeof *out->members);
-    if (!bw || !out->members) {
+    if (!bw || !bounds || !tally || !out->members) {
         free(bw);
+        free(bounds);
+        free(tally);
         free(out->members);
         out->members = NULL;
         return -1;
@@ -171,51 +201,55 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
     }
     qsort(out->members, (size_t)out->n_members, sizeof *out->members, cmp_member);
 
-    /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow member
-     * is an outlier among the figures (at most half of them can be: the median member is taken as healthy). */
+    /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow
+     * member is an outlier among the figures (at most half of them can be: the median member is taken as
+     * healthy). */
     for (int i = 0; i < out->n_members; i++)
         out->members[i].figure = member_figure(pairs, n, out->members[i].member, -1, 0, bw + n);
     for (int i = 0; i < out->n_members; i++)
         bw[i] = out->members[i].figure;
-    out->member_bound = outlier_bound(bw, out->n_members, tolerance, &out->member_median);
+    out->member_bound = outlier_bound(bw, out->n_members, -1, tolerance, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
-     * With fewer than AR_PAIRS_FEW_MEMBERS members each is held to the bound of the others' figures (leave one
-     * out): a slow one would otherwise widen the very MAD it is measured against (4 ranks: its figure is one of
-     * four). With more, one member moves the MAD little, and the bound of all figures is the more cautious. */
-    for (int i = 0; i < out->n_members; i++) {
+     * Each member's bound is the outlier rule's (common/ga_outlier.h): with fewer than GA_OUTLIER_FEW members
+     * it is held to the others' median (leave one out: a slow one would otherwise pull down the very figure
+     * it is measured against, 4 ranks: its figure is one of four); with more, one member moves them little,
+     * and the bound of all figures is the one. */
+    bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, tolerance, bounds) != 0;
+    for (int i = 0; !oom && i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
-        int k = 0;
-        for (int j = 0; j < out->n_members; j++)
-            if (j != i)
-                bw[k++] = out->members[j].figure;
-        double others_median, bound = k >= 2 && out->n_members < AR_PAIRS_FEW_MEMBERS
-                                          ? outlier_bound(bw, k, tolerance, &others_median)
-                                          : out->member_bound;
-        m->bound = bound;
-        m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < bound;
+        m->bound = bounds[i];
+        m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < m->bound;
         out->n_suspects += m->suspect;
     }
 
-    /* Links: a flagged pair with no suspect in it, and an outlier among the figures of the other pairs (leave
-     * one out, as for members: with 6 pairs a slow one would otherwise widen the MAD it is held to). Comparing
-     * a pair with what its ends reach elsewhere was tried and dropped: with few members the slow link is among
-     * its ends' other pairs, and the ratios of every pair of those ends scatter as widely as the fault. */
-    for (int i = 0; i < n; i++) {
+    /* Links: a flagged pair with no suspect in it, and an outlier among the pairs' figures by the same rule
+     * (leave one out below GA_OUTLIER_FEW pairs, as for members: with 6 pairs a slow one would otherwise pull
+     * down the median it is held to). Comparing a pair with what its ends reach elsewhere was tried and
+     * dropped: with few members the slow link is among its ends' other pairs, and the ratios of every pair of
+     * those ends scatter as widely as the fault. */
+    for (int j = 0; j < n; j++) {
+        bw[j] = pairs[j].busbw;
+        tally[pairs[j].round]++;
+        tally[rounds + pairs[j].round] += pairs[j].flagged;
+    }
+    oom = oom || rule_bounds(bw, n, tolerance, bounds) != 0;
+    for (int i = 0; !oom && i < n; i++) {
         ar_pair *p = &pairs[i];
         p->bound = 0;
         p->slow_link = false;
-        if (!p->flagged || suspect_in(out, p) || n < 2)
+        if (!p->flagged || suspect_in(out, p) || n < 2 || whole_round_flagged(p, tally + rounds, tally))
             continue;
-        int k = 0;
-        for (int j = 0; j < n; j++)
-            if (j != i)
-                bw[k++] = pairs[j].busbw;
-        double others_median;
-        p->bound = outlier_bound(bw, k, tolerance, &others_median);
+        p->bound = bounds[i];
         p->slow_link = p->busbw < p->bound;
         out->slow_links += p->slow_link;
     }
     free(bw);
+    free(bounds);
+    free(tally);
+    if (oom) {
+        ar_pairs_verdict_free(out);
+        return -1;
+    }
     return 0;
 }
 
@@ -239,19 +273,21 @@ void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, d
                         "member %.2f GB/s, its bound %.2f GB/s; median of all pairs %.2f GB/s, "
                         "tolerance %.0f%%)",
                         m->host, by_rank ? " rank " : " node ", m->member, m->flagged_pairs, m->pairs,
-                        m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw, tolerance * 100);
+                        m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw,
+                        tolerance * 100);
     }
     for (int i = 0; i < n; i++) {
         const ar_pair *p = &pairs[i];
         if (!p->slow_link)
             continue;
         ga_where w = {p->host[0], by_rank ? -1 : p->member[0], by_rank ? p->member[0] : -1, -1};
-        ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
-                        "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "
-                        "%.2f GB/s and the other pairs' bound %.2f GB/s; neither end is slow with other "
-                        "partners: suspect the link or path between them",
-                        p->host[0], by_rank ? " rank " : " node ", p->member[0], p->host[1],
-                        by_rank ? " rank " : " node ", p->member[1], p->round, p->busbw,
-                        p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound);
+        ga_findings_add(
+            f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
+            "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "
+            "%.2f GB/s and the other pairs' bound %.2f GB/s; neither end is slow with other "
+            "partners: suspect the link or path between them",
+            p->host[0], by_rank ? " rank " : " node ", p->member[0], p->host[1],
+            by_rank ? " rank " : " node ", p->member[1], p->round, p->busbw,
+            p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound);
     }
 }

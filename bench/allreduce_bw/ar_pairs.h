@@ -1,11 +1,12 @@
 /* Bad-link isolation: the world is split into pairs of members (nodes, or ranks when the job has one node),
  * every pair runs the sweep at once, over rounds of different pairings. A pair below (1 - tolerance) of the
- * median is flagged (the screen, and what is measured again). A member is a suspect when it is in at least two
- * flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
+ * median is flagged (the screen, and what is measured again). A member is a suspect when it is in at least
+ * two flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
  * pairs) is an outlier among the other members' figures: below their median by more than the tolerance and
- * more than AR_PAIRS_MAD_K scaled MADs of their logarithms. A flagged pair with no suspect in it is a slow link when it is an
- * outlier in the same sense among the other pairs' figures. The MAD terms are
- * the measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
+ * more than GA_OUTLIER_MAD_K scaled MADs of their logarithms (the one rule of every relative check,
+ * common/ga_outlier.h: leave one out below GA_OUTLIER_FEW members). A flagged pair with no suspect in it is a
+ * slow link when it is an outlier in the same sense among the other pairs' figures. The MAD terms are the
+ * measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
  * difference the noise makes does not name a node (docs/allreduce_bw.md, "No false alarms").
  * Pure: the schedule and the analysis take plain data, so fixtures of 16 nodes test them. */
 #ifndef AR_PAIRS_H
@@ -16,11 +17,6 @@
 #include "ga_findings.h"
 
 #define AR_PAIRS_HOST_MAX 64
-/* Outliers are more than this many scaled MADs (1.4826 MAD: the standard deviation of normal noise) below the
- * median, in logarithms: one-sided 3.5 sigma, about 2 in 10,000 healthy figures of log-normal noise. */
-#define AR_PAIRS_MAD_K 3.5
-/* Below this many members a member is held to the others' figures alone (ar_pairs_analyse). */
-#define AR_PAIRS_FEW_MEMBERS 8
 
 /* Rounds a schedule can have without repeating a pair: m - 1 for an even m, m for an odd one (one member sits
  * out each round). */
@@ -33,13 +29,13 @@ typedef struct {
     int member[2];                   /* node index, or world rank on a single node */
     char host[2][AR_PAIRS_HOST_MAX]; /* their hosts */
     int rank[2];                     /* the first world rank of each member */
-    double busbw;                    /* GB/s at the largest size, out-of-place: the best of its measurements */
-    int measured;                    /* how many times it was measured (1 + remeasurements) */
-    int iters;                       /* timed iterations it ran per size (fewer than -n when it was slow) */
-    bool flagged;                    /* set by ar_pairs_analyse: below (1 - tolerance) of the median pair */
-    double bound;                    /* set by ar_pairs_analyse for a flagged pair without a suspect: the other
-                                      * pairs' outlier bound */
-    bool slow_link;                  /* set by ar_pairs_analyse: flagged, no suspect in it, below bound */
+    double busbw;   /* GB/s at the largest size, out-of-place: the best of its measurements */
+    int measured;   /* how many times it was measured (1 + remeasurements) */
+    int iters;      /* timed iterations it ran per size (fewer than -n when it was slow) */
+    bool flagged;   /* set by ar_pairs_analyse: below (1 - tolerance) of the median pair */
+    double bound;   /* set by ar_pairs_analyse for a flagged pair without a suspect: the other
+                     * pairs' outlier bound */
+    bool slow_link; /* set by ar_pairs_analyse: flagged, no suspect in it, below bound */
 } ar_pair;
 
 /* A pair measured again: its figure is the best of its measurements. Contention on a shared host (or a
@@ -68,14 +64,14 @@ typedef struct {
     double min_busbw; /* lowest busbw of the pairs it was in */
     double figure;    /* median busbw of the pairs it was in */
     double bound;     /* a suspect's figure is below this: the outlier bound of the members' figures (of the
-                       * other members' with fewer than AR_PAIRS_FEW_MEMBERS) */
+                       * other members' with fewer than GA_OUTLIER_FEW) */
     bool suspect;
 } ar_member_stat;
 
 struct ar_pairs_verdict {
     double median_busbw;
     double member_median, member_bound; /* the members' figures: median, and the bound over all of them */
-    int flagged;             /* pairs flagged */
+    int flagged;                        /* pairs flagged */
     int slow_links;
     int n_members;           /* entries of members[] (every member seen in a pair) */
     ar_member_stat *members; /* malloc'd, by member index order; free with ar_pairs_verdict_free */

@@ -1,11 +1,12 @@
 #include "ddp_checks.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ga_exit.h"
-#include "ga_stats.h"
+#include "ga_outlier.h"
 
 void ddp_params_digest(const void *params, size_t n, size_t elem_size, ddp_digest *out)
 {
@@ -94,26 +95,96 @@ static void check_replicas(const ddp_record *all, int n, ga_findings *f, ddp_out
     out->replicas_identical = out->n_mismatched == 0;
 }
 
+double ddp_compute_ms(const ddp_record *r)
+{
+    return r->compute_measured > 0 ? r->compute_ms : r->step_time_ms - r->comm_wait_ms;
+}
+
+void ddp_add_compute(ddp_record *r, double compute_ms)
+{
+    if (r->compute_measured < DDP_MAX_MEASUREMENTS)
+        r->compute_measurements[r->compute_measured] = compute_ms;
+    if (r->compute_measured == 0 || compute_ms < r->compute_ms)
+        r->compute_ms = compute_ms;
+    r->compute_measured++;
+}
+
+/* The outlier rule over the ranks' compute times (lower is better), or NULL when the check is off, there are
+ * fewer than two ranks, or memory runs out (free it). */
+static ga_outlier_verdict *judge_compute(const ddp_record *all, int n, const ddp_check_opts *o)
+{
+    if (n < 2 || o->straggler_ratio <= 1)
+        return NULL;
+    double *c = malloc((size_t)n * sizeof *c);
+    const double **lists = malloc((size_t)n * sizeof *lists);
+    int *counts = malloc((size_t)n * sizeof *counts);
+    ga_outlier_verdict *v = malloc((size_t)n * sizeof *v);
+    for (int i = 0; c && lists && counts && i < n; i++) {
+        c[i] = ddp_compute_ms(&all[i]);
+        lists[i] = all[i].compute_measurements;
+        counts[i] =
+            all[i].compute_measured < DDP_MAX_MEASUREMENTS ? all[i].compute_measured : DDP_MAX_MEASUREMENTS;
+    }
+    /* how much one rank's compute time moves between windows is noise too */
+    ga_outlier_rule rule = {o->straggler_ratio - 1, GA_LOWER_IS_BETTER,
+                            c && lists && counts ? ga_outlier_repeat_spread(lists, counts, n) : 0};
+    if (!c || !lists || !counts || !v || ga_outlier_judge(c, n, &rule, v) < 0) {
+        free(v);
+        v = NULL;
+    }
+    free(c);
+    free(lists);
+    free(counts);
+    return v;
+}
+
+bool ddp_straggler_suspects(const ddp_record *all, int n, const ddp_check_opts *o, char *why, size_t why_len)
+{
+    ga_outlier_verdict *v = judge_compute(all, n, o);
+    int suspects = 0, first = -1;
+    for (int i = 0; v && i < n; i++)
+        if ((v[i].call != GA_OUTLIER_NONE || v[i].screened) && suspects++ == 0)
+            first = i;
+    if (suspects && why_len)
+        snprintf(why, why_len, "rank %d computes a step in %.3f ms, %.2fx the %s %.3f ms (%d suspect%s)",
+                 all[first].hdr.world_rank, ddp_compute_ms(&all[first]),
+                 ddp_compute_ms(&all[first]) / v[first].ref_median,
+                 v[first].call == GA_OUTLIER_PAIR_DIFFERS ? "other rank's" : "median", v[first].ref_median,
+                 suspects, suspects == 1 ? "" : "s");
+    free(v);
+    return suspects > 0;
+}
+
 static void check_stragglers(const ddp_record *all, int n, const ddp_check_opts *o, ga_findings *f)
 {
-    if (n < 3 || o->straggler_ratio <= 0)
-        return;
-    double *compute = malloc((size_t)n * sizeof *compute);
-    if (!compute)
-        return;
-    for (int i = 0; i < n; i++)
-        compute[i] = all[i].step_time_ms - all[i].comm_wait_ms;
-    qsort(compute, (size_t)n, sizeof *compute, ga_cmp_double);
-    double median = compute[n / 2];
-    free(compute);
-    for (int i = 0; i < n; i++) {
-        double c = all[i].step_time_ms - all[i].comm_wait_ms;
-        if (median > 0 && c > o->straggler_ratio * median)
-            ga_findings_add(f, GA_SEV_WARN, "DDP_STRAGGLER", where_rank(&all[i]),
-                            "rank %d on %s computes a step in %.3f ms, %.2fx the median %.3f ms: every other "
-                            "rank waits for it",
-                            all[i].hdr.world_rank, all[i].hdr.host, c, c / median, median);
+    ga_outlier_verdict *v = judge_compute(all, n, o);
+    for (int i = 0; v && i < n; i++) {
+        double c = ddp_compute_ms(&all[i]);
+        char best[32] = "";
+        if (all[i].compute_measured > 1)
+            snprintf(best, sizeof best, " (best of %d)", all[i].compute_measured);
+        if (v[i].call == GA_OUTLIER_WORSE)
+            ga_findings_add(
+                f, GA_SEV_WARN, "DDP_STRAGGLER", where_rank(&all[i]),
+                "rank %d on %s computes a step in %.3f ms%s, %.2fx the others' median %.3f ms and "
+                "above their bound %.3f ms (--straggler %.0f%%, their noise %.1f%%): every other "
+                "rank waits for it",
+                all[i].hdr.world_rank, all[i].hdr.host, c, best, c / v[i].ref_median, v[i].ref_median,
+                v[i].bound, 100.0 * (o->straggler_ratio - 1), 100.0 * v[i].spread);
+        int j = v[i].other;
+        if (v[i].call == GA_OUTLIER_PAIR_DIFFERS && c > ddp_compute_ms(&all[j]))
+            ga_findings_add(
+                f, GA_SEV_WARN, "DDP_PEERS_DIFFER",
+                strcmp(all[i].hdr.host, all[j].hdr.host) == 0
+                    ? (ga_where){all[i].hdr.host, all[i].hdr.node_index, -1, -1}
+                    : GA_WHERE_CLUSTER,
+                "the two ranks differ: rank %d on %s computes a step in %.3f ms%s, %.2fx rank %d on "
+                "%s (%.3f ms), beyond --straggler %.0f%%; two cannot say which one is slow",
+                all[i].hdr.world_rank, all[i].hdr.host, c, best, c / ddp_compute_ms(&all[j]),
+                all[j].hdr.world_rank, all[j].hdr.host, ddp_compute_ms(&all[j]),
+                100.0 * (o->straggler_ratio - 1));
     }
+    free(v);
 }
 
 void ddp_analyse(const ddp_record *all, int n, const ddp_check_opts *o, ga_findings *f, ddp_outcome *out)

@@ -27,7 +27,8 @@ double ddp_mean(const double *curve, int from, int count);
 typedef struct {
     double min_improvement; /* (start - end) / start must reach it */
     int global_batch;
-    double straggler_ratio; /* a rank computing this much slower than the median is a warning */
+    double straggler_ratio; /* a rank computing this much slower than the median (and beyond the others'
+                             * noise, by the outlier rule) is a warning; 0: no check */
 } ddp_check_opts;
 
 typedef struct {
@@ -45,8 +46,17 @@ typedef struct {
 } ddp_outcome;
 
 /* Adds findings: DDP_NONFINITE, DDP_REPLICA_MISMATCH (one per rank that differs from the majority),
- * DDP_LOSS_NOT_IMPROVED, DDP_RANK_FAILED, and the warning DDP_STRAGGLER. */
+ * DDP_LOSS_NOT_IMPROVED, DDP_RANK_FAILED, and the warnings DDP_STRAGGLER (a rank whose compute time is an
+ * outlier of the others', common/ga_outlier.h) and DDP_PEERS_DIFFER (two ranks whose compute times differ
+ * by more than the straggler ratio: two never blame one). */
 void ddp_analyse(const ddp_record *all, int n, const ddp_check_opts *o, ga_findings *f, ddp_outcome *out);
 void ddp_outcome_free(ddp_outcome *out);
+
+/* Whether a rank would be called a straggler or two ranks differ: then every rank measures its compute time
+ * again (--remeasure). why: "rank 3 computes 2.1x the median". */
+bool ddp_straggler_suspects(const ddp_record *all, int n, const ddp_check_opts *o, char *why, size_t why_len);
+
+/* A remeasurement window's compute time per step into r: appended, and kept when it is the best. */
+void ddp_add_compute(ddp_record *r, double compute_ms);
 
 #endif

@@ -8,6 +8,8 @@
 #include "ddp_trainer.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_testhook.h"
+#include "ga_time.h"
 
 typedef struct {
     ddp_trainer base; /* first: the interface pointer is the object */
@@ -23,12 +25,18 @@ static void host_step(ddp_trainer *t, const float *x, const int32_t *labels, ddp
     const ddp_layout *m = h->cfg.layout;
     ddp_host_reducer red;
     ddp_host_reducer_init(&red, &t->plan, h->comm, h->grad, h->cfg.comm_timeout_s);
+    double t0 = ga_thread_cpu_now();
     ddp_host_forward_backward(&h->net, h->params, x, labels, h->cfg.global_batch, h->grad,
                               ddp_host_reducer_on_grad_ready, &red);
+    /* the test hook: 1 (nothing) unless set */
+    ga_test_slow_down(h->cfg.slow_factor, ga_thread_cpu_now() - t0, ga_thread_cpu_now);
+    double compute = ga_thread_cpu_now() - t0;
     out->comm_wait_s = ddp_host_reducer_finish(&red);
     out->loss = h->grad[m->n_params + DDP_STAT_LOSS];
     out->accuracy = h->grad[m->n_params + DDP_STAT_CORRECT];
+    double t1 = ga_thread_cpu_now();
     ddp_sgd_step(&h->cfg.sgd, h->params, h->velocity, h->grad, m->n_params);
+    out->compute_s = compute + (ga_thread_cpu_now() - t1);
 }
 
 static const void *host_params(ddp_trainer *t)

@@ -30,6 +30,11 @@ json_t *ddp_record_json(const void *record, void *user)
     json_object_set_new(o, "step_time_ms", json_real(r->step_time_ms));
     json_object_set_new(o, "comm_wait_ms", json_real(r->comm_wait_ms));
     json_object_set_new(o, "comm_fraction", json_real(r->comm_fraction));
+    json_object_set_new(o, "compute_ms", json_real(ddp_compute_ms(r)));
+    json_t *ms = json_array();
+    for (int k = 0; k < r->compute_measured && k < DDP_MAX_MEASUREMENTS; k++)
+        json_array_append_new(ms, json_real(r->compute_measurements[k]));
+    json_object_set_new(o, "compute_ms_measurements", ms);
     json_object_set_new(o, "loss_start", real_or_null(r->loss_start));
     json_object_set_new(o, "loss_end", real_or_null(r->loss_end));
     json_object_set_new(o, "param_hash", hash_string(r->param_hash));
@@ -125,10 +130,10 @@ void ddp_add_headlines(json_t *report, const ddp_outcome *out, const double *cur
     headline(report, "loss_improvement", "loss improvement", out->improvement, "fraction", true);
     headline(report, "samples_per_s", "training throughput", out->samples_per_s, "samples/s", true);
     headline(report, "step_time_ms", "step time (slowest rank)", out->step_time_ms, "ms", false);
-    headline(report, "comm_fraction", "share of the step waiting on gradients", out->comm_fraction, "fraction",
-             false);
-    headline(report, "replica_mismatches", "ranks whose parameters differ from the majority", out->n_mismatched,
-             "ranks", false);
+    headline(report, "comm_fraction", "share of the step waiting on gradients", out->comm_fraction,
+             "fraction", false);
+    headline(report, "replica_mismatches", "ranks whose parameters differ from the majority",
+             out->n_mismatched, "ranks", false);
     int stride = ddp_curve_stride(steps);
     size_t n = 0;
     double *x = calloc((size_t)(steps > 0 ? steps : 1), sizeof *x);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ga_outlier.h"
 #include "ga_parse.h"
 
 enum {
@@ -23,6 +24,7 @@ enum {
     OPT_MIN_IMPROVEMENT,
     OPT_STRAGGLER,
     OPT_BACKEND,
+    OPT_REMEASURE,
     OPT_WAIT_TIMEOUT = 'T', /* nccl-tests' per-wait bound */
 };
 
@@ -43,7 +45,12 @@ const ga_option ddp_options[] = {
     {"min-improvement", OPT_MIN_IMPROVEMENT, true, "PCT",
      "fail unless the loss falls by at least PCT percent of its start (default 30)"},
     {"straggler", OPT_STRAGGLER, true, "PCT",
-     "warn of a rank whose compute time is PCT percent above the median (default 50; 0 turns it off)"},
+     "warn of a rank whose compute time is PCT percent above the median and beyond the others' noise "
+     "(default "
+     "50; 0 turns it off)"},
+    {"remeasure", OPT_REMEASURE, true, "N",
+     "a straggler's compute time is measured again on every rank, up to N windows of steps (default 2, 0: "
+     "never)"},
     {"backend", OPT_BACKEND, true, "B", "auto (GPU when every rank has one), gpu or host"},
     {"wait-timeout", OPT_WAIT_TIMEOUT, true, "SEC",
      "bound of communicator init and of every wait for gradients (default 120)"},
@@ -61,6 +68,7 @@ void ddp_opts_init(ddp_opts *o)
     o->samples = DDP_UNSET;
     o->lr = o->momentum = o->min_improvement = o->comm_timeout_s = o->straggler_pct = NAN;
     o->seed = o->bucket_bytes = DDP_UNSET;
+    o->remeasure = GA_REMEASURE_DEFAULT;
     o->backend = GA_BACKEND_AUTO;
 }
 
@@ -140,6 +148,8 @@ int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t e
         return -1;
     case OPT_BACKEND:
         return ga_parse_backend(arg, &o->backend, err, errlen);
+    case OPT_REMEASURE:
+        return set_int(arg, 0, GA_REMEASURE_MAX, &o->remeasure, err, errlen);
     }
     return 0;
 }
@@ -187,10 +197,11 @@ int ddp_opts_resolve_steps(ddp_opts *o, int64_t n_samples, int world_size, char 
     if (o->epochs != DDP_UNSET) {
         int64_t steps = (int64_t)o->epochs * ((n_samples + global_batch - 1) / global_batch);
         if (steps > DDP_MAX_STEPS) {
-            snprintf(err, errlen,
-                     "--epochs %d of %lld samples at %lld per step is %lld steps, more than %d: fewer epochs or "
-                     "a larger --batch-size",
-                     o->epochs, (long long)n_samples, (long long)global_batch, (long long)steps, DDP_MAX_STEPS);
+            snprintf(
+                err, errlen,
+                "--epochs %d of %lld samples at %lld per step is %lld steps, more than %d: fewer epochs or "
+                "a larger --batch-size",
+                o->epochs, (long long)n_samples, (long long)global_batch, (long long)steps, DDP_MAX_STEPS);
             return -1;
         }
         o->steps = (int)steps;

@@ -20,6 +20,7 @@ typedef struct {
     double lr, momentum, min_improvement, comm_timeout_s;
     double straggler_pct; /* --straggler: percent slower than the median compute time; 0 off, NAN default */
     int64_t seed, bucket_bytes;
+    int remeasure; /* --remeasure: passes of remeasuring the compute time when a rank is a suspect */
     bool data_idx;
     char idx_dir[GA_PATH_MAX];
     ga_backend backend;

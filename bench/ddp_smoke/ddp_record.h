@@ -4,7 +4,10 @@
 
 #include <stdint.h>
 
+#include "ga_outlier.h"
 #include "ga_record.h"
+
+#define DDP_MAX_MEASUREMENTS (1 + GA_REMEASURE_MAX)
 
 typedef struct {
     ga_record_header hdr;
@@ -24,6 +27,15 @@ typedef struct {
     double samples_per_s;        /* this rank's samples: local_batch * timed_steps / train_s */
     uint64_t param_hash;         /* FNV-1a over the parameter bytes */
     double param_sum;            /* sum of the parameters, for the eye */
+    /* This rank's own figure, which the straggler check compares: its compute time per step (the step less
+     * the wait for gradients; every rank's step time is the same in synchronous training). The best of the
+     * training run's timed steps and each remeasurement window (--remeasure); 0 measured: step - wait. */
+    int32_t compute_measured;
+    double compute_ms;
+    double compute_measurements[DDP_MAX_MEASUREMENTS];
 } ddp_record;
+
+/* The rank's compute time per step: compute_ms when measured, else step_time_ms - comm_wait_ms. */
+double ddp_compute_ms(const ddp_record *r);
 
 #endif

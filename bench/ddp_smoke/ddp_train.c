@@ -20,7 +20,7 @@ void ddp_train_run(ddp_trainer *t, ddp_sampler *sampler, const ddp_loop_config *
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory for a batch of %d x %d", B, dim);
     out->steps_done = out->timed_steps = 0;
     out->nonfinite_step = -1;
-    out->train_s = out->comm_wait_s = 0;
+    out->train_s = out->comm_wait_s = out->compute_s = 0;
 
     const int log_every = c->steps >= 10 ? c->steps / 10 : 1;
     double interval_t0 = ga_now(), interval_wait = 0;
@@ -41,6 +41,7 @@ void ddp_train_run(ddp_trainer *t, ddp_sampler *sampler, const ddp_loop_config *
             out->timed_steps++;
             out->train_s += dt;
             out->comm_wait_s += r.comm_wait_s;
+            out->compute_s = out->compute_s >= 0 && r.compute_s >= 0 ? out->compute_s + r.compute_s : -1;
         }
         interval_steps++;
         interval_wait += r.comm_wait_s;
@@ -50,7 +51,7 @@ void ddp_train_run(ddp_trainer *t, ddp_sampler *sampler, const ddp_loop_config *
             ga_log("TRAIN", "step %d: the global loss is %g; stopping", step + 1, r.loss);
             break;
         }
-        if ((step + 1) % log_every == 0 || step + 1 == c->steps) {
+        if (!c->quiet && ((step + 1) % log_every == 0 || step + 1 == c->steps)) {
             double span = ga_now() - interval_t0;
             int64_t epoch = ((int64_t)(step + 1) * global_batch - 1) / c->dataset_size;
             ga_log("TRAIN", "step %5d/%d  epoch %lld  loss %.5f  acc %.3f  %.0f samples/s (%.0f per rank)",

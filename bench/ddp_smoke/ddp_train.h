@@ -3,6 +3,8 @@
 #ifndef DDP_TRAIN_H
 #define DDP_TRAIN_H
 
+#include <stdbool.h>
+
 #include "ddp_data.h"
 #include "ddp_trainer.h"
 
@@ -11,6 +13,7 @@ typedef struct {
     int rank, ranks, local_batch;
     int64_t dataset_size; /* for the epoch in progress lines */
     int warmup;           /* first steps left out of the timings */
+    bool quiet;           /* no [TRAIN] progress lines (a remeasurement window) */
 } ddp_loop_config;
 
 typedef struct {
@@ -20,6 +23,7 @@ typedef struct {
     int nonfinite_step; /* -1 none */
     int timed_steps;
     double train_s, comm_wait_s; /* over the timed steps */
+    double compute_s;            /* likewise, the steps' compute_s; -1 when a step had none (GPU) */
 } ddp_loop_result;
 
 void ddp_train_run(ddp_trainer *t, ddp_sampler *sampler, const ddp_loop_config *c, ddp_loop_result *out);

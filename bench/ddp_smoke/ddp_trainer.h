@@ -19,11 +19,15 @@ typedef struct {
     ddp_sgd sgd;
     uint64_t seed;
     double comm_timeout_s; /* bound on any one wait for gradient communication */
+    double slow_factor;    /* test hook (host path): this rank's forward and backward take this many times as
+                            * long (GPUACCEPT_TEST_SLOW_FACTOR); 1 otherwise */
 } ddp_trainer_config;
 
 typedef struct {
     double loss, accuracy; /* of the global batch: identical on every rank */
     double comm_wait_s;    /* time the step was blocked waiting for gradient communication */
+    double compute_s;      /* host path: CPU time of this rank's forward, backward and update (its cores' own
+                            * time, whatever else the host runs); -1 where the wall clock is the figure (GPU) */
 } ddp_step_result;
 
 typedef struct ddp_trainer ddp_trainer;

@@ -14,11 +14,25 @@ double gf_tflops(int64_t m, int64_t n, int64_t k, int iters, double time_s)
     return time_s > 0 ? 2.0 * (double)m * (double)n * (double)k * iters / time_s / 1e12 : 0;
 }
 
-double gf_drop_pct(const gf_record *r)
+void gf_burn_drop(const gf_record *r, double max_drop_pct, ga_series_drop *out)
 {
-    if (r->intervals < 2 || r->interval_tflops[0] <= 0)
-        return 0;
-    return 100.0 * (r->interval_tflops[0] - r->interval_tflops[r->intervals - 1]) / r->interval_tflops[0];
+    /* the first interval holds the clocks' ramp and the caches' warming, whatever the GPU's health */
+    int warmup = r->intervals >= 4 ? 1 : 0;
+    ga_series_drop_judge(r->interval_tflops, r->intervals, warmup, max_drop_pct, out);
+}
+
+void gf_burn_intervals_line(const gf_record *r, double max_drop_pct, char *buf, size_t len)
+{
+    ga_series_drop d;
+    gf_burn_drop(r, max_drop_pct, &d);
+    size_t k = (size_t)snprintf(buf, len, "rank %d on %s GPU %d: %s TFLOP/s per interval:", r->hdr.world_rank,
+                                r->hdr.host, r->hdr.device_index, tp_dtype_name(r->burn_dtype));
+    for (int t = 0; t < r->intervals && k < len; t++)
+        k += (size_t)snprintf(buf + k, len - k, " %.4g", r->interval_tflops[t]);
+    if (k < len)
+        snprintf(buf + k, len - k,
+                 " (first third %.4g, last third %.4g: %.1f%% drop, noise %.1f%%, bound %.1f%%)", d.first,
+                 d.last, d.drop_pct, d.noise_pct, d.bound_pct);
 }
 
 static double peak_of(const gf_record *r, int d)
@@ -33,10 +47,16 @@ static void samples_for(const gf_record *all, int n, int d, tp_sample *s)
 {
     for (int i = 0; i < n; i++) {
         const gf_record *r = &all[i];
-        s[i] = (tp_sample){r->hdr.host,       r->hdr.node_index,
-                           r->hdr.world_rank, r->hdr.device_index,
-                           r->model,          r->dt[d].state == GF_MEASURED ? r->dt[d].tflops : -1,
-                           peak_of(r, d)};
+        bool measured = r->dt[d].state == GF_MEASURED;
+        s[i] = (tp_sample){.host = r->hdr.host,
+                           .node_index = r->hdr.node_index,
+                           .rank = r->hdr.world_rank,
+                           .gpu = r->hdr.device_index,
+                           .group = r->model,
+                           .value = measured ? r->dt[d].tflops : -1,
+                           .peak = peak_of(r, d),
+                           .measurements = measured && r->dt[d].measured > 0 ? r->dt[d].measurements : NULL,
+                           .measured = r->dt[d].measured};
     }
 }
 
@@ -95,12 +115,12 @@ static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy
                              ga_findings *f, tp_sample *s, tp_verdict *v, tp_figure *fig)
 {
     samples_for(all, n, d, s);
-    tp_policy tp = {p->tolerance, p->min_efficiency};
+    tp_policy tp = {p->tolerance, p->min_efficiency, p->relative_warn};
     double median = tp_flag(s, n, &tp, v);
     char metric[48];
     snprintf(metric, sizeof metric, "%s GEMM", tp_dtype_name(d));
     const char *unit = d == TP_INT8 ? "TOP/s" : "TFLOP/s";
-    tp_labels labels = {metric, unit, "GEMM_BELOW_MEDIAN", "GEMM_BELOW_PEAK"};
+    tp_labels labels = {metric, unit, "GEMM_BELOW_MEDIAN", "GEMM_BELOW_PEAK", "GEMM_PEERS_DIFFER"};
     tp_add_findings(f, &labels, s, v, n, &tp);
 
     *fig = (tp_figure){.unit = unit, .median = median, .peak = common_peak(s, n)};
@@ -110,8 +130,8 @@ static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy
         fig->measured += s[i].value >= 0;
         fig->on_gpus = fig->on_gpus || s[i].gpu >= 0;
     }
-    json_t *entry = json_pack("{s:s, s:o, s:o, s:s}", "dtype", fig->name, "median_tflops", num_or_null(median),
-                              "peak_tflops", num_or_null(fig->peak), "unit", unit);
+    json_t *entry = json_pack("{s:s, s:o, s:o, s:s}", "dtype", fig->name, "median_tflops",
+                              num_or_null(median), "peak_tflops", num_or_null(fig->peak), "unit", unit);
     json_object_set_new(entry, "gpus", tp_gpus_json(s, v, n, "tflops"));
     dtype_findings(all, n, d, p, f, entry);
 
@@ -130,6 +150,38 @@ static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy
         free(idx);
     }
     return entry;
+}
+
+unsigned gf_suspect_dtypes(const gf_record *all, int n, const gf_policy *p, char *why, size_t why_len)
+{
+    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    unsigned mask = 0;
+    size_t k = 0;
+    why[0] = '\0';
+    tp_policy tp = {p->tolerance, p->min_efficiency, p->relative_warn};
+    for (int d = 0; s && v && d < TP_DTYPE_COUNT; d++) {
+        if (!(p->dtypes & (1u << d)))
+            continue;
+        samples_for(all, n, d, s);
+        if (tp_flag(s, n, &tp, v) < -1 || !tp_any_suspect(v, n))
+            continue;
+        mask |= 1u << d;
+        int suspects = 0, measured = 0;
+        for (int i = 0; i < n; i++) {
+            suspects += v[i].below_median || v[i].below_peak || v[i].differs || v[i].screened;
+            measured += s[i].value >= 0;
+        }
+        if (k < why_len)
+            k += (size_t)snprintf(
+                why + k, why_len - k,
+                "%s%s: %d of %d %s more than the tolerance below the median, below a bound, or differing",
+                k ? "; " : "", tp_dtype_name(d), suspects, measured,
+                all[0].hdr.device_index >= 0 ? "GPUs" : "ranks");
+    }
+    free(s);
+    free(v);
+    return mask;
 }
 
 typedef struct {
@@ -240,16 +292,19 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
         if (r->burn_dtype < 0 || r->intervals <= 0)
             continue;
         ga_where w = {r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
-        double drop = gf_drop_pct(r);
-        bool throttling = drop > p->max_drop_pct;
+        ga_series_drop drop;
+        gf_burn_drop(r, p->max_drop_pct, &drop);
+        bool throttling = drop.fell;
         out->throttling_gpus += throttling;
         if (throttling)
-            ga_findings_add(f, GA_SEV_FAIL, "GEMM_THROTTLING", w,
-                            "node %d (%s) rank %d GPU %d: %s TFLOP/s fell %.1f%% from the first to the last "
-                            "interval (%.4g -> %.4g); limit %.1f%%",
-                            r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
-                            tp_dtype_name(r->burn_dtype), drop, r->interval_tflops[0],
-                            r->interval_tflops[r->intervals - 1], p->max_drop_pct);
+            ga_findings_add(
+                f, GA_SEV_FAIL, "GEMM_THROTTLING", w,
+                "node %d (%s) rank %d GPU %d: %s TFLOP/s fell %.1f%% from the first to the last third "
+                "of %d intervals (medians %.4g -> %.4g); limit %.1f%% (--max-drop %.1f%%, interval "
+                "noise %.1f%%)",
+                r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
+                tp_dtype_name(r->burn_dtype), drop.drop_pct, drop.used, drop.first, drop.last, drop.bound_pct,
+                p->max_drop_pct, drop.noise_pct);
         if (mism[idx[k]]) {
             sdc_gpus++;
             ga_findings_add(f, GA_SEV_FAIL, "GEMM_SDC_MISMATCH", w,
@@ -267,15 +322,21 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
         char sum0[24];
         snprintf(sum0, sizeof sum0, "%016llx", (unsigned long long)r->interval_checksum[0]);
         json_array_append_new(
-            gpus, json_pack("{s:s, s:i, s:i, s:o, s:s, s:o, s:f, s:s, s:i, s:b}", "host", r->hdr.host,
-                            "node_index", r->hdr.node_index, "rank", r->hdr.world_rank, "gpu",
-                            r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(),
-                            "model", r->model, "interval_tflops", iv, "drop_pct", drop, "checksum", sum0,
-                            "sdc_mismatch_intervals", mism[idx[k]], "flagged", throttling || mism[idx[k]]));
+            gpus,
+            json_pack("{s:s, s:i, s:i, s:o, s:s, s:o, s:f, s:s, s:i, s:b}", "host", r->hdr.host, "node_index",
+                      r->hdr.node_index, "rank", r->hdr.world_rank, "gpu",
+                      r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(), "model",
+                      r->model, "interval_tflops", iv, "drop_pct", drop.drop_pct, "checksum", sum0,
+                      "sdc_mismatch_intervals", mism[idx[k]], "flagged", throttling || mism[idx[k]]));
         json_t *last = json_array_get(gpus, json_array_size(gpus) - 1);
         json_object_set_new(last, "gemms_checked", json_integer(gemms));
         json_object_set_new(last, "gemms_mismatched", json_integer(bad_gemms));
-        ga_report_add_metric(report, "burn_drop_pct", drop, "%", false, w);
+        json_object_set_new(last, "throttling",
+                            json_pack("{s:b, s:i, s:f, s:f, s:f, s:f, s:b}", "judged", drop.judged,
+                                      "intervals_judged", drop.used, "first_third_tflops", drop.first,
+                                      "last_third_tflops", drop.last, "noise_pct", drop.noise_pct,
+                                      "bound_pct", drop.bound_pct, "fell", drop.fell));
+        ga_report_add_metric(report, "burn_drop_pct", drop.drop_pct, "%", false, w);
     }
     ga_report_add_metric(report, "sdc_mismatches", total, "intervals", false, GA_WHERE_CLUSTER);
     out->burned = true;
@@ -301,8 +362,8 @@ void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *bac
     json_t *dtypes = json_array();
     for (int d = 0; s && v && d < TP_DTYPE_COUNT; d++)
         if (p->dtypes & (1u << d))
-            json_array_append_new(dtypes,
-                                  analyse_dtype(all, n, d, p, report, f, s, v, &out->dtypes[out->n_dtypes++]));
+            json_array_append_new(
+                dtypes, analyse_dtype(all, n, d, p, report, f, s, v, &out->dtypes[out->n_dtypes++]));
     free(s);
     free(v);
     for (int i = 0; i < n; i++)
@@ -339,6 +400,10 @@ json_t *gf_record_json(const void *record, void *user)
             o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:b}", "state", "measured", "iters", x->iters,
                           "time_s", x->time_s, "tflops", x->tflops, "check_error", x->check_err,
                           "check_tolerance", x->check_tol, "check_ok", x->check_ok);
+            json_t *ms = json_array();
+            for (int k = 0; k < x->measured && k < GF_MAX_MEASUREMENTS; k++)
+                json_array_append_new(ms, json_real(x->measurements[k]));
+            json_object_set_new(o, "measurements", ms);
             if (d == TP_FP8 && r->hdr.device_index >= 0)
                 json_object_set_new(o, "fast_accum", json_boolean(x->fast_accum == 1));
         } else

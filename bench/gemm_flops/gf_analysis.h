@@ -7,15 +7,18 @@
 #include <jansson.h>
 
 #include "ga_findings.h"
+#include "ga_outlier.h"
 #include "gf_record.h"
 #include "tp_flag.h"
 
 typedef struct {
-    double tolerance;      /* fraction below the model's median that is flagged */
+    double tolerance;      /* fraction below the model's median that may be flagged (the outlier rule) */
     double min_efficiency; /* fraction of peak below which a GPU is flagged; 0 off */
-    double max_drop_pct;   /* burn: first-to-last interval drop beyond which a GPU is throttling */
+    double max_drop_pct;   /* burn: a drop from the first to the last third of the intervals beyond this and
+                            * beyond the intervals' noise is throttling */
     unsigned dtypes;       /* the dtypes asked for */
     bool dtypes_explicit;  /* an unavailable dtype was named explicitly: a warning, not a note */
+    bool relative_warn;    /* --relative warn: a GPU below its peers is a warning (the quick profile) */
 } gf_policy;
 
 /* What the analysis found, typed: main logs it and makes the report's headlines from it. */
@@ -34,8 +37,17 @@ typedef struct {
 void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *backend, json_t *report,
                 ga_findings *f, gf_outcome *out);
 
-/* First-to-last interval drop of a burn, in percent of the first (negative: it got faster). */
-double gf_drop_pct(const gf_record *r);
+/* The drop of a burn, judged on every interval (ga_series_drop_judge): the median of the last third against
+ * the median of the first third, after a warm-up interval when there are 4 or more. */
+void gf_burn_drop(const gf_record *r, double max_drop_pct, ga_series_drop *out);
+
+/* The dtypes (bit per tp_dtype) that hold a suspect: a GPU below its peers or its peak, or one of two that
+ * differ. Their GEMMs are measured again on every rank before the verdict (--remeasure). why: "fp32: 1 of 4
+ * ranks". */
+unsigned gf_suspect_dtypes(const gf_record *all, int n, const gf_policy *p, char *why, size_t why_len);
+
+/* "rank 3 on host: 9.1 9.0 8.2 ... TFLOP/s (first third 9.05, last 7.4)", the intervals of one burner. */
+void gf_burn_intervals_line(const gf_record *r, double max_drop_pct, char *buf, size_t len);
 
 /* Silent data corruption: for each rank, the number of burn intervals whose output checksum disagrees with
  * the majority of its group (same model, SM count, library) or with its own first interval. mismatches[n]. */

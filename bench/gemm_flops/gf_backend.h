@@ -10,8 +10,8 @@ void gf_host_defaults(gf_opts *o, bool quick);
 void gf_gpu_defaults(gf_opts *o, bool quick);
 
 /* Measures every dtype of o->dtypes; 0, or -1 with a message when the backend itself cannot start. */
-/* The host path's return when its matrices cannot be allocated (err says so): the job then ends with exit 5 on
- * every rank (docs/exit-codes.md), not a GEMM measured as failed. */
+/* The host path's return when its matrices cannot be allocated (err says so): the job then ends with exit 5
+ * on every rank (docs/exit-codes.md), not a GEMM measured as failed. */
 #define GF_OUT_OF_MEMORY (-2)
 
 int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen);
@@ -20,6 +20,11 @@ int gf_host_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen);
 int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen);
 int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen);
 #endif
+
+/* A measurement of a dtype into the result that keeps them all: the first is copied; a later one is appended
+ * and replaces the figures (iters, time, TFLOP/s) when it is faster. A wrong result in any measurement stays
+ * wrong, and a GEMM that fails in any measurement has failed. */
+void gf_result_add(gf_result *dst, const gf_result *src);
 
 /* Tolerance of the sampled-element check per dtype, relative to sqrt(sum (a_i b_i)^2). */
 double gf_check_tolerance(int dtype);

@@ -4,6 +4,44 @@
 #include "gf_backend.h"
 #include "gf_random.h"
 
+void gf_result_add(gf_result *dst, const gf_result *src)
+{
+    if (src->state != GF_MEASURED) {
+        /* skipped or failed from the start; a GEMM that fails when measured again has failed */
+        if (dst->state == GF_NOT_RUN || src->state == GF_FAILED) {
+            int measured = dst->measured;
+            *dst = *src;
+            dst->measured = measured;
+        }
+        return;
+    }
+    if (dst->state != GF_MEASURED) {
+        *dst = *src;
+        dst->measured = 1;
+        dst->measurements[0] = src->tflops;
+        return;
+    }
+    if (dst->measured < GF_MAX_MEASUREMENTS)
+        dst->measurements[dst->measured++] = src->tflops;
+    /* the check of a wrong measurement is the one to report, whichever was faster */
+    gf_result wrong = !dst->check_ok ? *dst : *src;
+    if (src->tflops > dst->tflops) {
+        int measured = dst->measured;
+        double ms[GF_MAX_MEASUREMENTS];
+        for (int i = 0; i < measured; i++)
+            ms[i] = dst->measurements[i];
+        *dst = *src;
+        dst->measured = measured;
+        for (int i = 0; i < measured; i++)
+            dst->measurements[i] = ms[i];
+    }
+    if (!wrong.check_ok) {
+        dst->check_ok = 0;
+        dst->check_err = wrong.check_err;
+        dst->check_tol = wrong.check_tol;
+    }
+}
+
 double gf_check_tolerance(int dtype)
 {
     switch (dtype) {

@@ -451,11 +451,14 @@ extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t 
     for (int d = 0; d < TP_DTYPE_COUNT; d++) {
         if (!(o->dtypes & (1u << d)))
             continue;
-        gf_result *x = &r->dt[d];
+        gf_result res;
+        memset(&res, 0, sizeof res);
+        gf_result *x = &res; /* this measurement; r->dt[d] keeps them all (gf_result_add) */
         const char *why = unsupported(d, r, o);
         if (why) {
             x->state = GF_SKIPPED;
             snprintf(x->note, sizeof x->note, "%s", why);
+            gf_result_add(&r->dt[d], x);
             continue;
         }
         ga_phase("%s GEMM %lldx%lldx%lld on GPU %d", tp_dtype_name(d), (long long)o->m, (long long)o->n,
@@ -480,6 +483,7 @@ extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t 
         if (t <= 0 || check < 0) {
             x->state = GF_FAILED;
             snprintf(x->note, sizeof x->note, "%s", why_buf);
+            gf_result_add(&r->dt[d], x);
             continue;
         }
         x->state = GF_MEASURED;
@@ -490,6 +494,7 @@ extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t 
         x->check_err = check;
         x->check_ok = check <= x->check_tol;
         x->fast_accum = g_fast_accum;
+        gf_result_add(&r->dt[d], x);
     }
     cublasLtDestroy(lt);
     return 0;

@@ -6,19 +6,23 @@
 #include <stdint.h>
 
 #include "ga_backend.h"
+#include "ga_outlier.h"
 #include "ga_record.h"
 #include "tp_peaks.h"
 
 #define GF_MAX_INTERVALS 128
+#define GF_MAX_MEASUREMENTS (1 + GA_REMEASURE_MAX)
 
 typedef enum { GF_NOT_RUN = 0, GF_MEASURED, GF_SKIPPED, GF_FAILED } gf_state;
 
 typedef struct {
     int32_t state;    /* gf_state */
     char note[128];   /* why skipped or failed */
-    int32_t iters;    /* timed iterations */
+    int32_t iters;    /* timed iterations (of the best measurement) */
     double time_s;    /* their total time */
-    double tflops;    /* 2*m*n*k*iters / time_s / 1e12 */
+    double tflops;    /* 2*m*n*k*iters / time_s / 1e12: the best of the measurements */
+    int32_t measured; /* how many measurements: 1 + the remeasurements (--remeasure) */
+    double measurements[GF_MAX_MEASUREMENTS]; /* TFLOP/s of each, in order */
     double check_err; /* largest error of the sampled elements, relative to sum |a_i b_i| */
     double check_tol; /* the tolerance for this dtype */
     int32_t check_ok; /* the sampled elements agree with a naive dot product */
@@ -60,8 +64,11 @@ typedef struct {
     uint64_t seed;
     int threads; /* host path: 0 automatic */
     double tolerance, min_efficiency, max_drop_pct;
+    int remeasure;      /* passes of remeasurement of a suspect dtype (--remeasure) */
+    bool relative_warn; /* --relative warn */
     ga_backend device;
-    bool corrupt; /* test hook (host path): damage one output element after every GEMM */
+    bool corrupt;       /* test hook (host path): damage one output element after every GEMM */
+    double slow_factor; /* test hook (host path): GPUACCEPT_TEST_SLOW_FACTOR on this rank, else 1 */
 } gf_opts;
 
 #endif

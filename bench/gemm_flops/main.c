@@ -15,7 +15,9 @@
 #include "ga_parse.h"
 #include "ga_headline.h"
 #include "ga_program.h"
+#include "ga_remeasure.h"
 #include "ga_report.h"
+#include "ga_testhook.h"
 #include "gf_analysis.h"
 #include "gf_backend.h"
 #include "tp_flag.h"
@@ -33,6 +35,8 @@ enum {
     OPT_BURN_DTYPE,
     OPT_THREADS,
     OPT_SEED,
+    OPT_REMEASURE,
+    OPT_RELATIVE,
 };
 
 static const ga_option options[] = {
@@ -47,7 +51,12 @@ static const ga_option options[] = {
     {"warmup", 'w', true, "N", "warm-up GEMMs per dtype (default 3)"},
     {"iters", OPT_ITERS, true, "N", "timed GEMMs per dtype (default: as many as fill 1 s, --quick 0.25 s)"},
     {"tolerance", OPT_TOLERANCE, true, "PCT",
-     "flag a GPU more than PCT percent below its model's median (default 10)"},
+     "flag a GPU more than PCT percent below its model's median and beyond its peers' noise (default 10)"},
+    {"remeasure", OPT_REMEASURE, true, "N",
+     "measure a dtype with a suspect GPU again, up to N times on every rank, best kept (default 2, 0: "
+     "never)"},
+    {"relative", OPT_RELATIVE, true, "fail|warn",
+     "a GPU below its peers fails the run, or is a warning (default fail; the quick profile warns)"},
     {"min-efficiency", OPT_MIN_EFF, true, "PCT", "flag a GPU below PCT percent of its peak (default 0: off)"},
     {"duration", OPT_DURATION, true, "SEC", "burn mode: GEMMs for SEC seconds, throttling and SDC checks"},
     {"interval", OPT_INTERVAL, true, "SEC", "burn interval (default duration/10, 1 to 60 s)"},
@@ -129,6 +138,13 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
             return -1;
         o->seed = (uint64_t)v;
         return 0;
+    case OPT_REMEASURE:
+        if (ga_parse_long(arg, 0, GA_REMEASURE_MAX, &v, err, errlen))
+            return -1;
+        o->remeasure = (int)v;
+        return 0;
+    case OPT_RELATIVE:
+        return ga_parse_relative(arg, &o->relative_warn, err, errlen);
     }
     return 0;
 }
@@ -184,6 +200,62 @@ static void log_devices(const gf_record *all, int n, unsigned dtypes)
     free(idx);
 }
 
+static gf_policy policy_of(const gf_opts *o)
+{
+    return (gf_policy){o->tolerance, o->min_efficiency,  o->max_drop_pct,
+                       o->dtypes,    o->dtypes_explicit, o->relative_warn};
+}
+
+/* Every rank the burn called throttling, with all its intervals: the live lines are rank 0's alone. */
+static void log_throttled(const gf_record *all, int n, const ga_findings *f, double max_drop_pct)
+{
+    for (size_t k = 0; k < f->count; k++) {
+        if (strcmp(f->items[k].code, "GEMM_THROTTLING") != 0)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (all[i].hdr.world_rank == f->items[k].world_rank) {
+                char line[2048];
+                gf_burn_intervals_line(&all[i], max_drop_pct, line, sizeof line);
+                ga_log("COMPUTE", "burn: throttling: %s", line);
+            }
+    }
+}
+
+/* The remeasurement of suspect dtypes (ga_remeasure_loop): rank 0 finds them, every rank measures them again.
+ */
+typedef struct {
+    const gf_opts *o;
+    bool gpu;
+} remeasure_ctx;
+
+static unsigned suspect_dtypes(const void *all, int n, void *user, char *why, size_t why_len)
+{
+    const remeasure_ctx *c = user;
+    gf_policy p = policy_of(c->o);
+    return gf_suspect_dtypes(all, n, &p, why, why_len);
+}
+
+static void measure_again(unsigned mask, void *mine, void *user)
+{
+    const remeasure_ctx *c = user;
+    gf_record *r = mine;
+    if (r->hdr.status != 0)
+        return; /* it could not measure at all: nothing to measure again */
+    gf_opts again = *c->o;
+    again.dtypes = mask;
+    again.warmup = again.warmup > 0 ? 1 : 0; /* the GEMMs are warm already */
+    char err[256] = "";
+    int rc = 0;
+#if GA_HAVE_CUDA
+    if (c->gpu)
+        rc = gf_gpu_measure(&again, r, err, sizeof err);
+#endif
+    if (!c->gpu)
+        rc = gf_host_measure(&again, r, err, sizeof err);
+    if (rc != 0) /* the earlier measurements stand */
+        ga_log_rank("COMPUTE", "measuring again: %s; the earlier measurements stand", err);
+}
+
 static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const gf_opts *o,
                               const gf_record *all, bool gpu)
 {
@@ -194,9 +266,10 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     const ga_job job = ga_ctx_job(ctx);
     json_t *report = ga_report_new(&job, spec.name, common);
     ga_report_add_nodes(report, all, n, sizeof *all, gf_record_json, NULL);
-    gf_policy p = {o->tolerance, o->min_efficiency, o->max_drop_pct, o->dtypes, o->dtypes_explicit};
+    gf_policy p = policy_of(o);
     gf_outcome out;
     gf_analyse(all, n, &p, gpu ? "cublas" : "openblas", report, &f, &out);
+    log_throttled(all, n, &f, o->max_drop_pct);
     for (int d = 0; d < out.n_dtypes; d++) {
         tp_figure_log(&out.dtypes[d], "COMPUTE");
         tp_figure_headline(report, &out.dtypes[d], true);
@@ -242,6 +315,8 @@ int main(int argc, char **argv)
     gf_cli cli = {.o = {.warmup = 3,
                         .tolerance = 0.10,
                         .max_drop_pct = 10,
+                        .remeasure = GA_REMEASURE_DEFAULT,
+                        .slow_factor = 1,
                         .burn_dtype = -1,
                         .seed = 42,
                         .device = GA_BACKEND_AUTO,
@@ -294,6 +369,7 @@ int main(int argc, char **argv)
         /* Test hook, documented in docs/gemm_flops.md: proves that a wrong GEMM cannot pass. */
         const char *corrupt = getenv("GEMM_FLOPS_TEST_CORRUPT_RANK");
         o->corrupt = corrupt && atoi(corrupt) == ctx.world_rank;
+        o->slow_factor = ga_test_slow_factor(ctx.world_rank); /* docs/testing.md, "Test hooks" */
         if (!o->dtypes_explicit)
             o->dtypes &= (1u << TP_FP32) | (1u << TP_FP64); /* "all" on the host: what OpenBLAS has */
         if (o->duration_s > 0 && o->burn_dtype != TP_FP32 && o->burn_dtype != TP_FP64) {
@@ -321,7 +397,17 @@ int main(int argc, char **argv)
         free(mine);
         return ga_program_end(&ctx, oom);
     }
+    if (mrc != 0)
+        ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
+    /* Suspects are measured again on every rank before the burn heats the GPUs: the figures stay comparable.
+     */
+    gf_record *all = NULL;
+    remeasure_ctx rc_ctx = {o, gpu};
+    ga_remeasure_spec rs = {sizeof *mine, suspect_dtypes, measure_again, "COMPUTE", spec.name};
+    ga_remeasure_loop(&ctx, &rs, o->remeasure, mine, (void **)&all, &rc_ctx);
     if (o->duration_s > 0) {
+        free(all);
+        all = NULL;
         /* Every rank takes part, whatever its measurement gave: a rank that failed and skipped this would
          * leave the others waiting. The count of failed ranks, agreed here, is the start line of the burn, so
          * the intervals of all GPUs cover the same stretch of time; the failed ranks do not burn. */
@@ -330,24 +416,23 @@ int main(int argc, char **argv)
         GA_MPI_CHECK(MPI_Allreduce(&failed, &n_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
         ga_log("COMPUTE", "burn: %s GEMMs for %.0f s%s", tp_dtype_name(o->burn_dtype), o->duration_s,
                n_failed ? " (without the ranks whose measurement failed)" : "");
+        int brc = 0;
 #if GA_HAVE_CUDA
         if (gpu && mrc == 0)
-            mrc = gf_gpu_burn(o, mine, err, sizeof err);
+            brc = gf_gpu_burn(o, mine, err, sizeof err);
 #endif
         if (!gpu && mrc == 0)
-            mrc = gf_host_burn(o, mine, err, sizeof err);
-        oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, mrc == GF_OUT_OF_MEMORY ? err : NULL);
+            brc = gf_host_burn(o, mine, err, sizeof err);
+        oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, brc == GF_OUT_OF_MEMORY ? err : NULL);
         if (oom) {
             free(mine);
             return ga_program_end(&ctx, oom);
         }
+        if (brc != 0)
+            ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
+        ga_phase("gathering %d records", ctx.world_size);
+        ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
     }
-    if (mrc != 0)
-        ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
-
-    ga_phase("gathering %d records", ctx.world_size);
-    gf_record *all = NULL;
-    ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
     free(mine);
     int exit_code = GA_EXIT_PASS;
     if (ctx.world_rank == 0)

@@ -16,6 +16,43 @@ const char *mb_test_name(int t)
     return t >= 0 && t < MB_TEST_COUNT ? test_names[t] : "?";
 }
 
+bool mb_wants(const mb_opts *o, int t)
+{
+    return o->tests == 0 || (o->tests & (1u << t));
+}
+
+void mb_result_add(mb_result *dst, const mb_result *src)
+{
+    if (src->state != MB_MEASURED) {
+        if (src->state == MB_FAILED) { /* a test that fails when measured again has failed */
+            int measured = dst->measured;
+            *dst = *src;
+            dst->measured = measured;
+        }
+        return;
+    }
+    if (dst->state != MB_MEASURED) {
+        *dst = *src;
+        dst->measured = 1;
+        dst->measurements[0] = src->GBps;
+        return;
+    }
+    if (dst->measured < MB_MAX_MEASUREMENTS)
+        dst->measurements[dst->measured++] = src->GBps;
+    int ok = dst->check_ok && src->check_ok;
+    if (src->GBps > dst->GBps) {
+        int measured = dst->measured;
+        double ms[MB_MAX_MEASUREMENTS];
+        for (int i = 0; i < measured; i++)
+            ms[i] = dst->measurements[i];
+        *dst = *src;
+        dst->measured = measured;
+        for (int i = 0; i < measured; i++)
+            dst->measurements[i] = ms[i];
+    }
+    dst->check_ok = ok;
+}
+
 double mb_peak(const mb_record *r, int test)
 {
     if (r->hdr.device_index < 0)
@@ -42,13 +79,16 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
     for (int i = 0; i < n; i++) {
         const mb_record *r = &all[i];
         double pk = mb_peak(r, t);
-        s[i] = (tp_sample){r->hdr.host,
-                           r->hdr.node_index,
-                           r->hdr.world_rank,
-                           r->hdr.device_index,
-                           r->model,
-                           r->t[t].state == MB_MEASURED ? r->t[t].GBps : -1,
-                           pk};
+        bool measured = r->t[t].state == MB_MEASURED;
+        s[i] = (tp_sample){.host = r->hdr.host,
+                           .node_index = r->hdr.node_index,
+                           .rank = r->hdr.world_rank,
+                           .gpu = r->hdr.device_index,
+                           .group = r->model,
+                           .value = measured ? r->t[t].GBps : -1,
+                           .peak = pk,
+                           .measurements = measured && r->t[t].measured > 0 ? r->t[t].measurements : NULL,
+                           .measured = r->t[t].measured};
         if (s[i].value >= 0)
             peak = peak == -2 || peak == pk ? pk : -1; /* one peak for the summary only when all agree */
         if (r->t[t].state == MB_FAILED)
@@ -65,9 +105,9 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
                 r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index, mb_test_name(t));
     }
     bool host_link = t == MB_H2D || t == MB_D2H;
-    tp_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency};
+    tp_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency, p->relative_warn};
     double median = tp_flag(s, n, &tp, v);
-    tp_labels labels = {mb_test_name(t), "GB/s", "MEM_BELOW_MEDIAN", "MEM_BELOW_PEAK"};
+    tp_labels labels = {mb_test_name(t), "GB/s", "MEM_BELOW_MEDIAN", "MEM_BELOW_PEAK", "MEM_PEERS_DIFFER"};
     tp_add_findings(f, &labels, s, v, n, &tp);
 
     *fig = (tp_figure){.unit = "GB/s", .median = median, .peak = peak > 0 ? peak : -1};
@@ -77,8 +117,8 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
         fig->measured += s[i].value >= 0;
         fig->on_gpus = fig->on_gpus || s[i].gpu >= 0;
     }
-    json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median), "peak_GBps",
-                          num_or_null(fig->peak));
+    json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median),
+                          "peak_GBps", num_or_null(fig->peak));
     json_object_set_new(e, "gpus", tp_gpus_json(s, v, n, "GBps"));
 
     int *idx = malloc((size_t)n * sizeof *idx);
@@ -128,7 +168,8 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
         for (int i = 0; i < n; i++)
             ran += all[i].t[t].state != MB_NOT_RUN;
         if (ran)
-            json_array_append_new(tests, analyse_test(all, n, t, p, report, f, s, v, &out->tests[out->n_tests++]));
+            json_array_append_new(tests,
+                                  analyse_test(all, n, t, p, report, f, s, v, &out->tests[out->n_tests++]));
     }
     free(s);
     free(v);
@@ -153,6 +194,41 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
                                   n ? all[0].pinned_bytes : 0.0));
 }
 
+unsigned mb_suspect_tests(const mb_record *all, int n, const mb_policy *p, char *why, size_t why_len)
+{
+    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    unsigned mask = 0;
+    size_t k = 0;
+    why[0] = '\0';
+    for (int t = 0; s && v && t < MB_TEST_COUNT; t++) {
+        int measured = 0, suspects = 0;
+        bool host_link = t == MB_H2D || t == MB_D2H;
+        tp_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency, p->relative_warn};
+        for (int i = 0; i < n; i++) {
+            s[i] = (tp_sample){.host = all[i].hdr.host,
+                               .group = all[i].model,
+                               .value = all[i].t[t].state == MB_MEASURED ? all[i].t[t].GBps : -1,
+                               .peak = mb_peak(&all[i], t)};
+            measured += s[i].value >= 0;
+        }
+        if (!measured || tp_flag(s, n, &tp, v) < -1 || !tp_any_suspect(v, n))
+            continue;
+        mask |= 1u << t;
+        for (int i = 0; i < n; i++)
+            suspects += v[i].below_median || v[i].below_peak || v[i].differs || v[i].screened;
+        if (k < why_len)
+            k += (size_t)snprintf(
+                why + k, why_len - k,
+                "%s%s: %d of %d %s more than the tolerance below the median, below a bound, or differing",
+                k ? "; " : "", mb_test_name(t), suspects, measured,
+                all[0].hdr.device_index >= 0 ? "GPUs" : "ranks");
+    }
+    free(s);
+    free(v);
+    return mask;
+}
+
 json_t *mb_record_json(const void *record, void *user)
 {
     (void)user;
@@ -167,6 +243,12 @@ json_t *mb_record_json(const void *record, void *user)
                                     x->bytes, "reps", x->reps, "best_s", x->best_s, "median_s", x->median_s,
                                     "GBps", x->GBps, "median_GBps", x->median_GBps, "check_ok", x->check_ok)
                         : json_pack("{s:s, s:s}", "state", "failed", "note", x->note);
+        if (x->state == MB_MEASURED) {
+            json_t *ms = json_array();
+            for (int k = 0; k < x->measured && k < MB_MAX_MEASUREMENTS; k++)
+                json_array_append_new(ms, json_real(x->measurements[k]));
+            json_object_set_new(o, "measurements", ms);
+        }
         json_object_set_new(tests, mb_test_name(t), o);
     }
     json_t *o = json_pack("{s:s, s:o, s:b, s:f, s:o}", "model", r->model, "numa_node",

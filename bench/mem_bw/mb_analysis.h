@@ -14,6 +14,7 @@
  * shared switches and host memory (a per-GPU share under load, no fraction of the HBM's). 0: off. */
 typedef struct {
     double tolerance, min_efficiency, min_host_efficiency;
+    bool relative_warn; /* --relative warn: a GPU below its peers is a warning (the quick profile) */
 } mb_policy;
 
 /* Peak GB/s of a test on a rank's device, or -1 when unknown (host path, unknown model). */
@@ -30,5 +31,9 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
                 ga_findings *f, mb_outcome *out);
 
 json_t *mb_record_json(const void *record, void *user);
+
+/* The tests (bit per mb_test) that hold a suspect: below its peers or its peak, or one of two that differ.
+ * They are measured again on every rank before the verdict (--remeasure). why: "host_triad: 1 of 4 ranks". */
+unsigned mb_suspect_tests(const mb_record *all, int n, const mb_policy *p, char *why, size_t why_len);
 
 #endif

@@ -6,7 +6,10 @@
 #include <stdint.h>
 
 #include "ga_backend.h"
+#include "ga_outlier.h"
 #include "ga_record.h"
+
+#define MB_MAX_MEASUREMENTS (1 + GA_REMEASURE_MAX)
 
 typedef enum { MB_DEVICE_COPY, MB_DEVICE_RW, MB_H2D, MB_D2H, MB_HOST_TRIAD, MB_TEST_COUNT } mb_test;
 
@@ -18,9 +21,12 @@ typedef struct {
     double bytes;   /* bytes counted per repetition (read + written) */
     int32_t reps;
     double best_s, median_s;
-    double GBps;        /* bytes / best_s / 1e9: the best repetition, as STREAM reports */
+    double GBps;        /* bytes / best_s / 1e9: the best repetition, as STREAM reports (of the best
+                         * measurement when it was measured again) */
     double median_GBps; /* bytes / median_s / 1e9 */
-    int32_t check_ok;   /* the data arrived / the kernel computed the right values */
+    int32_t check_ok;   /* the data arrived / the kernel computed the right values (in every measurement) */
+    int32_t measured;   /* how many measurements: 1 + the remeasurements (--remeasure) */
+    double measurements[MB_MAX_MEASUREMENTS]; /* GB/s of each, in order */
 } mb_result;
 
 typedef struct {
@@ -45,8 +51,20 @@ typedef struct {
     int threads; /* host path, 0 automatic */
     double tolerance, min_efficiency, min_host_efficiency;
     ga_backend device;
+    unsigned tests;     /* bit per mb_test to measure; 0: every test of the backend */
+    int remeasure;      /* passes of remeasurement of a test with a suspect (--remeasure) */
+    bool relative_warn; /* --relative warn */
+    double slow_factor; /* test hook (host path): GPUACCEPT_TEST_SLOW_FACTOR on this rank, else 1 */
 } mb_opts;
 
 const char *mb_test_name(int t);
+
+/* Whether o asks for test t. */
+bool mb_wants(const mb_opts *o, int t);
+
+/* A measurement of a test into the result that keeps them all: the first is copied; a later one is appended
+ * and replaces the figures when it is faster. Wrong data in any measurement stays wrong, and a test that
+ * fails in any measurement has failed. */
+void mb_result_add(mb_result *dst, const mb_result *src);
 
 #endif

@@ -1,6 +1,8 @@
 /* Flagging across the cluster, written once for every throughput figure (TFLOP/s of a dtype, GB/s of a
- * memory test): each GPU (or host rank) is compared with the median of the GPUs of its own model, and with
- * the datasheet peak of that model when the model is known. Pure: no MPI, no CUDA. */
+ * memory test): each GPU (or host rank) is compared with the GPUs of its own model by the one outlier rule of
+ * every relative check (common/ga_outlier.h: below their median by more than the tolerance and beyond their
+ * noise, leave one out in small groups, two never blame one), and with the datasheet peak of that model when
+ * the model is known. Pure: no MPI, no CUDA. */
 #ifndef TP_FLAG_H
 #define TP_FLAG_H
 
@@ -14,19 +16,28 @@ typedef struct {
     const char *host;
     int node_index, rank, gpu; /* gpu: CUDA device index, -1 on the host path */
     const char *group;         /* model name: a GPU is compared only with GPUs of the same model */
-    double value;              /* the measured figure; < 0 when this rank did not measure it */
+    double value;              /* the measured figure (the best of its measurements); < 0 when not measured */
     double peak;               /* the model's peak for this figure; <= 0 when unknown */
+    const double *measurements; /* every measurement of it, in order (NULL: only value) */
+    int measured;               /* how many */
 } tp_sample;
 
 typedef struct {
-    double tolerance;      /* a sample more than this fraction below its group's median is flagged */
+    double tolerance;      /* a sample more than this fraction below its group's median may be flagged */
     double min_efficiency; /* a sample below this fraction of its peak is flagged; 0: no such check */
+    bool relative_warn;    /* --relative warn: deviations from the group are warnings (the quick profile) */
 } tp_policy;
 
 typedef struct {
     double group_median; /* median of the sample's group (the sample's own value when alone) */
     double efficiency;   /* value / peak, or -1 when the peak is unknown or nothing was measured */
-    bool below_median, below_peak;
+    bool below_median;   /* an outlier of its group by the outlier rule */
+    bool below_peak;
+    bool differs;  /* one of a group of two whose figures differ by more than the tolerance */
+    bool screened; /* below its group's median by more than the tolerance alone: measured again */
+    int other;     /* differs: the other sample's index, else -1 */
+    double bound;  /* below this it is an outlier of its group; 0 when not judged (alone, or two) */
+    double spread; /* the noise its bound allowed for: scaled MAD of the logarithms of the group */
 } tp_verdict;
 
 /* One throughput figure over the cluster as analysis returns it, typed, so that main and the report read it
@@ -35,10 +46,10 @@ typedef struct {
     char name[24];   /* "bf16", "device_copy" */
     char metric[40]; /* the per-device metric in the report: "tflops_bf16", "GBps_device_copy" */
     const char *unit;
-    double median;   /* -1 when nothing was measured */
-    double peak;     /* the peak every measured sample shares; -1 when unknown or mixed */
-    int measured;    /* samples measured */
-    bool on_gpus;    /* false on the host path: the samples are ranks */
+    double median; /* -1 when nothing was measured */
+    double peak;   /* the peak every measured sample shares; -1 when unknown or mixed */
+    int measured;  /* samples measured */
+    bool on_gpus;  /* false on the host path: the samples are ranks */
 } tp_figure;
 
 /* Fills out[i] for every sample and returns the median over all measured samples (-1 if none). Returns -2
@@ -51,17 +62,24 @@ typedef struct {
     const char *unit;        /* "TFLOP/s", "GB/s" */
     const char *code_median; /* "GEMM_BELOW_MEDIAN" */
     const char *code_peak;   /* "GEMM_BELOW_PEAK" */
+    const char *code_differ; /* "GEMM_PEERS_DIFFER" */
 } tp_labels;
 
-/* One FAIL finding per flagged sample, naming its node, rank and GPU. Returns the number flagged. */
+/* One finding per flagged sample, naming its node, rank and GPU: FAIL, or WARN for an outlier of its group
+ * under relative_warn; one WARN naming both samples of a group of two that differ. Returns the number
+ * flagged (below the median or the peak). */
 int tp_add_findings(ga_findings *f, const tp_labels *l, const tp_sample *s, const tp_verdict *v, int n,
                     const tp_policy *p);
 
 /* Sample indices in device order: by node, then GPU index (then rank, for the host path). */
 void tp_device_order(const tp_sample *s, int n, int *idx);
 
+/* Whether any sample would make a finding (an outlier, below its peak, or one of two that differ) or is
+ * below its group's median by more than the tolerance alone: what is measured again before it is called. */
+bool tp_any_suspect(const tp_verdict *v, int n);
+
 /* The "gpus" array of a report's summary, in device order: {host, node_index, rank, gpu, model, <value_key>,
- * efficiency, flagged}; measured-nothing samples are left out. */
+ * efficiency, flagged, bound, differs, measurements}; measured-nothing samples are left out. */
 json_t *tp_gpus_json(const tp_sample *s, const tp_verdict *v, int n, const char *value_key);
 
 #endif

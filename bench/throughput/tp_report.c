@@ -54,7 +54,12 @@ void tp_record_order(const void *records, int n, size_t record_size, int *idx)
     }
     for (int i = 0; i < n; i++) {
         const ga_record_header *h = ga_record_at(records, record_size, i);
-        s[i] = (tp_sample){h->host, h->node_index, h->world_rank, h->device_index, NULL, 0, -1};
+        s[i] = (tp_sample){.host = h->host,
+                           .node_index = h->node_index,
+                           .rank = h->world_rank,
+                           .gpu = h->device_index,
+                           .value = 0,
+                           .peak = -1};
     }
     tp_device_order(s, n, idx);
     free(s);

@@ -238,7 +238,38 @@ def case_no_gpu(args, mpiexec):
                        env_extra={"CUDA_VISIBLE_DEVICES": ""})
 
 
-CASES = {"trains": case_trains, "equivalence": case_equivalence, "perturb": case_perturb,
+def compute_lists(report):
+    return {rk["rank"]: rk["compute_ms_measurements"] for n in report["nodes"] for rk in n["ranks"]}
+
+
+def case_straggler(args, mpiexec):
+    """The slowed-rank hook (GPUACCEPT_TEST_SLOW_RANK/FACTOR, docs/testing.md): rank K computes 3x as long. It is
+    a DDP_STRAGGLER warning naming it alone (a warning: exit 0), after every rank measured its compute time
+    again in two more windows of steps, all three kept in the report; with --remeasure 0, one."""
+    k = args.perturb_rank
+    slow = {"GPUACCEPT_TEST_SLOW_RANK": str(k), "GPUACCEPT_TEST_SLOW_FACTOR": "3"}
+    flags = ["--quick", "--backend", "host", "--steps", "60"]  # a step waits ~0.2 s on a loaded 2-core host
+    p, r = run(args, mpiexec, args.ranks, flags, env_extra=slow, report_dir=args.work + "/report")
+    check(p.returncode == 0, "a straggler is a warning: exit %d, expected 0" % p.returncode)
+    if r is None:
+        check(False, "no report")
+        return
+    check(finding_ranks(r, "DDP_STRAGGLER") == [k], "DDP_STRAGGLER on %r, expected [%d]"
+          % (finding_ranks(r, "DDP_STRAGGLER"), k))
+    check([f["code"] for f in r["findings"]] == ["DDP_STRAGGLER"], "findings %r" % r["findings"])
+    check("every rank measures it again (pass 2 of at most 2)" in p.stdout, "no second remeasurement pass")
+    lists = compute_lists(r)
+    check(all(len(v) == 3 for v in lists.values()), "3 compute measurements per rank: %r" % lists)
+    best = {rk["rank"]: rk["compute_ms"] for n in r["nodes"] for rk in n["ranks"]}
+    check(all(abs(best[x] - min(v)) < 1e-9 for x, v in lists.items()), "compute_ms is not the best of %r" % lists)
+    p, r = run(args, mpiexec, args.ranks, flags + ["--remeasure", "0"], env_extra=slow,
+               report_dir=args.work + "/once")
+    check(r is not None and finding_ranks(r, "DDP_STRAGGLER") == [k] and "measures it again" not in p.stdout
+          and all(len(v) == 1 for v in compute_lists(r).values()),
+          "--remeasure 0: named on one measurement each, not measured again")
+
+
+CASES = {"trains": case_trains, "straggler": case_straggler, "equivalence": case_equivalence, "perturb": case_perturb,
          "not-improved": case_not_improved, "nonfinite": case_nonfinite, "idx": case_idx,
          "bad-idx": case_bad_idx, "no-gpu": case_no_gpu}
 

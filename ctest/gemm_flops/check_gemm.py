@@ -2,7 +2,9 @@
 
 usage: check_gemm.py --bin PATH --np N --mode MODE --workdir DIR -- MPIEXEC...
 modes: basic (figures recomputed from recorded times), burn (SDC checksums agree), corrupt (a damaged GEMM is
-caught by the check and named by the SDC comparison), unavailable (an explicit dtype the host lacks), badflags.
+caught by the check and named by the SDC comparison), unavailable (an explicit dtype the host lacks), badflags,
+and for the outlier rule (issue 32) at the default tolerance: healthy (nothing named), slow (the slowed-rank hook
+names that rank alone, after remeasuring), pair (two ranks, one slowed: a warning naming both, no failure).
 """
 import argparse
 import json
@@ -106,8 +108,12 @@ def main():
         for g in b["gpus"]:
             iv = g["interval_tflops"]
             check(len(iv) == 3 and all(x > 0 for x in iv), "intervals %r" % iv)
+            # judged on all intervals: the median of the last third against the first (one each of three)
             drop = 100.0 * (iv[0] - iv[-1]) / iv[0]
             check(abs(g["drop_pct"] - drop) < 1e-9, "drop %g, recomputed %g" % (g["drop_pct"], drop))
+            t = g["throttling"]
+            check(t["judged"] and t["intervals_judged"] == 3 and t["bound_pct"] >= 100 and not t["fell"],
+                  "throttling judgement %r" % t)
         check(len([m for m in r["metrics"] if m["name"] == "burn_drop_pct"]) == a.np, "burn_drop_pct metrics")
     elif a.mode == "corrupt":
         victim = a.np - 1
@@ -130,10 +136,37 @@ def main():
         bf16 = [d for d in r["summary"]["dtypes"] if d["dtype"] == "bf16"][0]
         check(bf16["median_tflops"] is None and bf16["gpus"] == [] and bf16["skipped"]["ranks"] == a.np,
               "bf16 %r" % bf16)
+    elif a.mode in ("healthy", "slow", "pair"):
+        rel = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--quick"]
+        slow = a.np // 2
+        env = {} if a.mode == "healthy" else {"GPUACCEPT_TEST_SLOW_RANK": str(slow), "GPUACCEPT_TEST_SLOW_FACTOR": "3"}
+        p = run(a.mpiexec, a.np, rel, env=env)
+        r = load(a.workdir)
+        named = [(f["code"], f["severity"], f["rank"]) for f in r["findings"]]
+        meas = {x["rank"]: x["gemm"]["fp32"]["measurements"] for x in ranks(r)}
+        if a.mode == "healthy":
+            check(p.returncode == 0 and named == [], "healthy ranks at 10%%: exit %d, findings %r" % (p.returncode, named))
+        elif a.mode == "slow":
+            check(p.returncode == 1, "a rank 3x slower fails the run: exit %d" % p.returncode)
+            check(named and all(c == "GEMM_BELOW_MEDIAN" and s == "fail" and k == slow for c, s, k in named),
+                  "GEMM_BELOW_MEDIAN on rank %d alone: %r" % (slow, named))
+            check(all(len(m) == 3 for m in meas.values()), "measured 3 times on every rank: %r" % meas)
+            check("every rank measures it again (pass 2 of at most 2)" in p.stdout, "no second remeasurement pass")
+            for x in ranks(r):
+                g = x["gemm"]["fp32"]
+                check(abs(g["tflops"] - max(g["measurements"])) <= 1e-12, "rank %d: tflops is not the best" % x["rank"])
+        else:
+            check(p.returncode == 0, "two ranks never fail one: exit %d" % p.returncode)
+            check([c for c, _, _ in named if c == "GEMM_BELOW_MEDIAN"] == []
+                  and any(c == "GEMM_PEERS_DIFFER" and s == "warn" for c, s, _ in named),
+                  "two ranks, one slowed: a GEMM_PEERS_DIFFER warning, no GEMM_BELOW_MEDIAN: %r" % named)
+            msg = [f["message"] for f in r["findings"] if f["code"] == "GEMM_PEERS_DIFFER"]
+            check(msg and "rank 0" in msg[0] and "rank 1" in msg[0], "the warning names both ranks: %r" % msg)
     elif a.mode == "badflags":
         for bad in (["--dtype", "fp7"], ["-m", "0"], ["--device", "tpu"], ["--bogus"], ["--tolerance", "101"],
                     ["--tolerance", "0.1"], ["--min-efficiency", "0.6"],
-                    ["--duration", "1", "--burn-dtype", "bf16"], ["-k"]):
+                    ["--duration", "1", "--burn-dtype", "bf16"], ["-k"], ["--remeasure", "-1"],
+                    ["--remeasure", "17"], ["--relative", "maybe"]):
             p = run(a.mpiexec, a.np, base + bad)
             check(p.returncode == 2, "%r: exit %d, expected 2" % (bad, p.returncode))
             lines = [l for l in p.stderr.splitlines() if l.startswith("gemm_flops:")]

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gf_analysis.h"
+#include "gf_backend.h"
 #include "tp_peaks.h"
 #include "ga_test.h"
 
@@ -50,7 +51,12 @@ static gf_record *cluster(int nodes, int gpus)
         snprintf(r->model, sizeof r->model, "NVIDIA H100 80GB HBM3");
         snprintf(r->group, sizeof r->group, "NVIDIA H100 80GB HBM3 | 132 SMs");
         r->m = r->n = r->k = 8192;
-        r->dt[TP_BF16] = (gf_result){GF_MEASURED, "", 100, 0, 0, 1e-3, 2e-2, 1, -1};
+        r->dt[TP_BF16] = (gf_result){.state = GF_MEASURED,
+                                     .iters = 100,
+                                     .check_err = 1e-3,
+                                     .check_tol = 2e-2,
+                                     .check_ok = 1,
+                                     .fast_accum = -1};
         r->dt[TP_BF16].time_s = 2.0 * 8192.0 * 8192.0 * 8192.0 * 100 / 700e12;
         r->dt[TP_BF16].tflops = gf_tflops(8192, 8192, 8192, 100, r->dt[TP_BF16].time_s);
         r->burn_dtype = TP_BF16;
@@ -122,7 +128,7 @@ static void test_analyse(void)
     all[78].interval_tflops[4] = 500; /* throttling */
     all[79].interval_checksum[2] = 5; /* SDC */
     all[80].dt[TP_BF16].check_ok = 0; /* wrong result */
-    gf_policy p = {0.10, 0.5, 10, (1u << TP_BF16) | (1u << TP_FP8), true};
+    gf_policy p = {0.10, 0.5, 10, (1u << TP_BF16) | (1u << TP_FP8), true, false};
     ga_findings f;
     ga_findings_init(&f);
     json_t *report = json_object();
@@ -171,8 +177,8 @@ static void test_analyse(void)
             flagged_rank = (int)json_integer_value(json_object_get(m, "rank"));
         }
     }
-    CHECKF(flagged_metrics == 1 && flagged_rank == 77, "the slow GPU's tflops_bf16 metric alone is flagged (%d, rank %d)",
-           flagged_metrics, flagged_rank);
+    CHECKF(flagged_metrics == 1 && flagged_rank == 77,
+           "the slow GPU's tflops_bf16 metric alone is flagged (%d, rank %d)", flagged_metrics, flagged_rank);
 
     /* Unknown model: measured, no efficiency, no peak flag even with --min-efficiency. */
     ga_findings_free(&f);
@@ -194,10 +200,85 @@ static void test_analyse(void)
     free(all);
 }
 
+/* Every measurement is kept, the best counts, and a wrong result in any measurement stays wrong. */
+static void test_result_add(void)
+{
+    gf_result r = {0}, a = {.state = GF_MEASURED, .iters = 10, .time_s = 2, .tflops = 50, .check_ok = 1};
+    gf_result b = a, c = a;
+    b.tflops = 80, b.time_s = 1.25;
+    c.tflops = 60, c.check_ok = 0, c.check_err = 0.5, c.check_tol = 1e-4;
+    gf_result_add(&r, &a);
+    CHECK(r.measured == 1 && r.tflops == 50 && r.measurements[0] == 50);
+    gf_result_add(&r, &b);
+    CHECK(r.measured == 2 && r.tflops == 80 && r.time_s == 1.25 && r.measurements[1] == 80 && r.check_ok);
+    gf_result_add(&r, &c);
+    CHECKF(r.measured == 3 && r.tflops == 80 && r.measurements[2] == 60 && !r.check_ok && r.check_err == 0.5,
+           "a wrong later measurement: tflops %g, ok %d, err %g", r.tflops, r.check_ok, r.check_err);
+    gf_result failed = {.state = GF_FAILED, .note = "cublas says no"};
+    gf_result_add(&r, &failed);
+    CHECK(r.state == GF_FAILED && strcmp(r.note, "cublas says no") == 0 && r.measured == 3);
+}
+
+/* Throttling is judged on every interval with a noise bound: a dip in the last interval of a noisy burn is
+ * not throttling, a steady fall is, and two intervals are not judged (issue 32: rank 1 "fell 19.3%" on two).
+ */
+static void test_burn_throttling(void)
+{
+    gf_record *all = cluster(1, 4);
+    double noisy[10] = {600, 690, 640, 700, 655, 695, 630, 705, 650, 520}; /* first to last: 13% */
+    double fall[10] = {680, 700, 699, 701, 660, 640, 610, 580, 560, 550};
+    for (int i = 0; i < 4; i++) {
+        all[i].intervals = 10;
+        for (int t = 0; t < 10; t++) {
+            all[i].interval_tflops[t] = i == 2 ? fall[t] : noisy[t];
+            all[i].interval_checksum[t] = 0x1234abcdULL;
+        }
+    }
+    gf_policy p = {0.10, 0, 10, 1u << TP_BF16, false, false};
+    ga_findings f;
+    ga_findings_init(&f);
+    json_t *report = json_object();
+    gf_outcome out;
+    gf_analyse(all, 4, &p, "cublas", report, &f, &out);
+    int rank = -1;
+    CHECKF(count_code(&f, "GEMM_THROTTLING", &rank) == 1 && rank == 2, "throttling: rank 2 alone (rank %d)",
+           rank);
+    json_t *g = json_array_get(
+        json_object_get(json_object_get(json_object_get(report, "summary"), "burn"), "gpus"), 2);
+    json_t *t = json_object_get(g, "throttling");
+    CHECKF(json_is_true(json_object_get(t, "fell")) &&
+               json_integer_value(json_object_get(t, "intervals_judged")) == 9 &&
+               fabs(json_real_value(json_object_get(t, "first_third_tflops")) - 700) < 1e-9 &&
+               fabs(json_real_value(json_object_get(t, "last_third_tflops")) - 560) < 1e-9,
+           "rank 2's judgement in the report");
+    CHECKF(json_array_size(json_object_get(g, "interval_tflops")) == 10, "every interval stored");
+    char line[2048];
+    gf_burn_intervals_line(&all[2], 10, line, sizeof line);
+    CHECKF(strstr(line, "rank 2") && strstr(line, " 680 700 699 701 660 640 610 580 560 550 "), "line: %s",
+           line);
+    json_decref(report);
+    ga_findings_free(&f);
+
+    for (int i = 0; i < 4; i++) {
+        all[i].intervals = 2;
+        all[i].interval_tflops[0] = 10;
+        all[i].interval_tflops[1] = i == 1 ? 8.07 : 10.3;
+    }
+    ga_findings_init(&f);
+    report = json_object();
+    gf_analyse(all, 4, &p, "cublas", report, &f, &out);
+    CHECKF(count_code(&f, "GEMM_THROTTLING", NULL) == 0, "two intervals: no trend to judge");
+    json_decref(report);
+    ga_findings_free(&f);
+    free(all);
+}
+
 int main(void)
 {
     test_peaks();
     test_sdc();
     test_analyse();
+    test_result_add();
+    test_burn_throttling();
     return ga_test_finish();
 }

@@ -123,11 +123,13 @@ ga_double_test(gemm_calibrated_after_warmup --exit 0 --within 20 --env GA_DOUBLE
 
 # mem_bw. Defect 11: the host-link tests start together on every GPU of a node, even when one GPU's device
 # tests take a second longer (each of rank 1's 5 device copies takes 0.2 s more). The double stamps each
-# rank's first host-to-device copy. (The slow GPU is flagged: exit 1.)
-ga_double_test(mem_bw_host_link_aligned --exit 1 --within 20
+# rank's first host-to-device copy. (The slow GPU is the lower of two that differ: a warning naming both, since two
+# GPUs never blame one (issue 32); exit 0. Every remeasurement pass goes through both node barriers.)
+ga_double_test(mem_bw_host_link_aligned --exit 0 --within 20
                --env GA_DOUBLE_TRACE=1 --env GA_DOUBLE_D2D_US=200000 --env GA_DOUBLE_FAULT_RANK=1
                --aligned "first host-to-device copy queued at ([0-9.]+)" 2 0.15
-               --stdout "MEM_BELOW_MEDIAN.*rank 1 GPU 1: device_copy"
+               --stdout "MEM_PEERS_DIFFER.*rank 1 GPU 1 has device_copy"
+               --report "all(len(x['bandwidth']['device_copy']['measurements']) == 3 for n in r['nodes'] for x in n['ranks'])"
                -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K)
 # A healthy run: the GPU path's kernels (stand-ins on the double) leave what the checks expect.
 ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"

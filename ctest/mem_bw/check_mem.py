@@ -1,6 +1,9 @@
 """End-to-end checks of mem_bw on the host path: runs it under mpiexec and checks its output and report.
 
-usage: check_mem.py --bin PATH --np N --mode basic|badflags --workdir DIR -- MPIEXEC...
+usage: check_mem.py --bin PATH --np N --mode basic|badflags|healthy|slow|pair --workdir DIR -- MPIEXEC...
+healthy, slow and pair hold the outlier rule (issue 32) at the default tolerance: nothing named among healthy
+ranks; the slowed-rank hook names that rank alone after remeasuring; of two ranks, one slowed, a warning names
+both and nothing fails.
 """
 import argparse
 import json
@@ -17,8 +20,11 @@ def check(cond, msg):
         errors.append(msg)
 
 
-def run(mpiexec, np_, args):
-    return subprocess.run(list(mpiexec) + ["-np", str(np_)] + args, capture_output=True, text=True, timeout=120)
+def run(mpiexec, np_, args, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(list(mpiexec) + ["-np", str(np_)] + args, capture_output=True, text=True, timeout=120,
+                          env=e)
 
 
 def main():
@@ -64,9 +70,33 @@ def main():
         lines = [l for l in p.stdout.splitlines() if re.match(r"\[COMPUTE\] node \d+ \S+ rank \d+ NUMA", l)]
         check(len(lines) == a.np, "%d [COMPUTE] lines" % len(lines))
         check(r["verdict"]["result"] == "pass", "verdict %r" % r["verdict"])
+    elif a.mode in ("healthy", "slow", "pair"):
+        slow = a.np // 2
+        env = {} if a.mode == "healthy" else {"GPUACCEPT_TEST_SLOW_RANK": str(slow), "GPUACCEPT_TEST_SLOW_FACTOR": "3"}
+        p = run(a.mpiexec, a.np, [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--quick"], env=env)
+        with open(os.path.join(a.workdir, "mem_bw.json")) as f:
+            r = json.load(f)
+        named = [(f["code"], f["severity"], f["rank"]) for f in r["findings"]]
+        by_rank = {x["rank"]: x["bandwidth"]["host_triad"] for node in r["nodes"] for x in node["ranks"]}
+        if a.mode == "healthy":
+            check(p.returncode == 0 and named == [], "healthy ranks at 10%%: exit %d, findings %r" % (p.returncode, named))
+        elif a.mode == "slow":
+            check(p.returncode == 1 and named == [("MEM_BELOW_MEDIAN", "fail", slow)],
+                  "MEM_BELOW_MEDIAN on rank %d alone, exit 1: exit %d, %r" % (slow, p.returncode, named))
+            check(all(len(b["measurements"]) == 3 for b in by_rank.values()), "measured 3 times on every rank")
+            check(all(abs(b["GBps"] - max(b["measurements"])) <= 1e-9 * b["GBps"] for b in by_rank.values()),
+                  "GBps is the best of the measurements")
+            g = [x for x in r["summary"]["tests"][0]["gpus"] if x["rank"] == slow][0]
+            check(g["flagged"] and g["bound"] and g["GBps"] < g["bound"] and len(g["measurements"]) == 3,
+                  "the summary holds its bound and measurements: %r" % g)
+        else:
+            check(p.returncode == 0 and [c for c, _, _ in named] == ["MEM_PEERS_DIFFER"]
+                  and named[0][1] == "warn", "two ranks, one slowed: one MEM_PEERS_DIFFER warning: exit %d, %r"
+                  % (p.returncode, named))
     elif a.mode == "badflags":
         for bad in (["--size", "1"], ["--size", "12Q"], ["--reps", "0"], ["--device", "tpu"], ["--bogus"],
-                    ["--min-efficiency", "-1"], ["--tolerance", "0.1"]):
+                    ["--min-efficiency", "-1"], ["--tolerance", "0.1"], ["--remeasure", "x"],
+                    ["--relative", "never"]):
             p = run(a.mpiexec, a.np, base + bad)
             check(p.returncode == 2, "%r: exit %d, expected 2" % (bad, p.returncode))
             lines = [l for l in p.stderr.splitlines() if l.startswith("mem_bw:")]

@@ -899,12 +899,18 @@ def t_profiles():
         check(not os.path.exists(d), "%s: a dry run creates nothing" % name)
     q = run(["run", "--profile", "quick", "--dry-run", "--report-dir", d], env=nogpu)
     cmds = dry_commands(q)
-    check(all(after_prog(w, prog) == ["--quick"] and "--timeout" in w and w[w.index("--timeout") + 1] == "580"
-              for prog, w in cmds.items()), "quick: every program with --quick, --timeout 580 (%s)" % cmds)
+    relative_warn = ("gemm_flops", "mem_bw")  # issue 32: the quick profile accepts nothing, so it fails on no peer
+    check(all(after_prog(w, prog) == (["--quick", "--relative", "warn"] if prog in relative_warn else ["--quick"])
+              and "--timeout" in w and w[w.index("--timeout") + 1] == "580"
+              for prog, w in cmds.items()),
+          "quick: every program with --quick (gemm_flops and mem_bw with --relative warn), --timeout 580 (%s)" % cmds)
     check(dry_commands(run(["run", "--quick", "--dry-run", "--report-dir", d], env=nogpu)) == cmds,
           "--quick is --profile quick")
     check("no burn: quick profile" in not_covered(q) and "no pairs isolation: quick profile" in not_covered(q),
           "quick: says it runs no burn and no pairs isolation (%s)" % not_covered(q))
+    check(any(l.startswith("relative only, as warnings: gemm_flops and mem_bw") for l in not_covered(q))
+          and "relative only, as a warning: ddp_smoke's straggler check" in not_covered(q),
+          "quick: says which checks were relative only, and that they warn (%s)" % not_covered(q))
     st = run(["run", "--dry-run", "--report-dir", d], env=nogpu)
     cmds = dry_commands(st)
     ar = after_prog(cmds.get("allreduce_bw", ["allreduce_bw"]), "allreduce_bw")
@@ -918,6 +924,11 @@ def t_profiles():
     check(any(l.startswith("no --expect-gpus: ") for l in not_covered(st))
           and not any("--expect-gpus" in w for w in cmds.values()),
           "standard, no hostfile, no GPU: no --expect-gpus, and it says why")
+    check(all(any(l.startswith(x) for l in not_covered(st))
+              for x in ("relative only: gemm_flops", "relative only: mem_bw",
+                        "relative only: allreduce_bw's per-node collectives", "relative only, as a warning: ddp_smoke")),
+          "standard without a SKU: gemm_flops and mem_bw, the node and pairs patterns and the straggler check are "
+          "said to be relative only (%s)" % not_covered(st))
     # The SKU thresholds, from a baseline file: the figure less its tolerance, and a percentage of the peak.
     bdir = os.environ["GPUACCEPT_BASELINE_DIR"]
     h100 = load(os.path.join(bdir, "h100-sxm.json"))
@@ -1046,6 +1057,7 @@ def t_run_profiles():
           "summary.html says which profile ran and what it did not cover")
     check(all("--quick" in st["command"] for st in s["steps"]), "quick: every step ran with --quick")
     check(p.returncode == expected_exit(s), "quick: exit %d follows the findings" % p.returncode)
+
 
     d = fresh("run-standard-profile")
     p = run(["run", "--profile", "standard", "--report-dir", d, "--baseline", "none"],
@@ -1238,7 +1250,25 @@ def t_estimate():
           "without a SKU the estimate is of the host paths, and says so")
 
 
+def t_run_quick_relative():
+    """The quick profile accepts nothing (issue 32): a rank three times slower than its peers (the test hook
+    GPUACCEPT_TEST_SLOW_RANK/FACTOR) is a warning naming it, not a failure, in gemm_flops and mem_bw."""
+    d = fresh("run-quick-slow-rank")
+    p = run(["run", "--quick", "--np", "4", "--only", "gemm_flops,mem_bw", "--report-dir", d, "--baseline", "none"],
+            env={"GPUACCEPT_TEST_SLOW_RANK": "2", "GPUACCEPT_TEST_SLOW_FACTOR": "3", "CUDA_VISIBLE_DEVICES": ""},
+            timeout=200)
+    s = load(os.path.join(d, "summary.json"))
+    rel = [f for f in s["findings"] if f["code"] in ("GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN")]
+    check(rel and all(f["severity"] == "warn" and f.get("rank") == 2 for f in rel)
+          and {f["code"] for f in rel} == {"GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN"},
+          "quick, rank 2 slowed 3x: a warning naming rank 2 in each program, no failure (%s)"
+          % [(f["code"], f["severity"], f.get("rank")) for f in s["findings"]])
+    check(p.returncode == 0 and s["verdict"]["exit_code"] == 0,
+          "quick, rank 2 slowed 3x: exit 0 (%d, verdict %s)" % (p.returncode, s["verdict"]))
+
+
 {"run_budget": t_run_budget, "estimate": t_estimate, "profiles": t_profiles, "baseline_sources": t_baseline_sources, "run_profiles": t_run_profiles,
+ "run_quick_relative": t_run_quick_relative,
  "cli": t_cli, "baseline_compare": t_baseline_compare, "run_quick": t_run_quick, "run_faults": t_run_faults,
  "run_nodes": t_run_nodes, "html_chromium": t_html_chromium, "html_scale": t_html_scale,
  "untrusted": t_untrusted}[TEST]()

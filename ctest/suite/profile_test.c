@@ -208,7 +208,9 @@ int main(void)
     env.baseline = NULL;
     env.no_baseline_why = "GPU model unknown";
     CHECK_STR(args(p, "mem_bw", &env, nc, sizeof nc), "");
-    CHECK_STR(nc, "no SKU thresholds: GPU model unknown");
+    CHECK_STR(
+        nc, "no SKU thresholds: GPU model unknown|relative only: mem_bw, each GPU against its peers with no "
+            "floor (no SKU threshold)");
     json_t *none = json_array();
     CHECK(suite_profile_args(p, "ddp_smoke", &env, none, none) == -1 && json_array_size(none) == 0);
     json_decref(none);

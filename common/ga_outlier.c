@@ -1,0 +1,193 @@
+#include "ga_outlier.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "ga_stats.h"
+
+/* Logarithms of figures that may be 0 (a link that moved nothing): a floor keeps them finite. */
+#define LOG_FLOOR 1e-12
+
+bool ga_outlier_measured(double v)
+{
+    return isfinite(v) && v >= 0;
+}
+
+bool ga_outlier_worse_than(double value, double bound, ga_direction d)
+{
+    return d == GA_LOWER_IS_BETTER ? value > bound : value < bound;
+}
+
+double ga_outlier_better(double a, double b, ga_direction d)
+{
+    if (!ga_outlier_measured(a))
+        return b;
+    if (!ga_outlier_measured(b))
+        return a;
+    return ga_outlier_worse_than(a, b, d) ? b : a;
+}
+
+/* Median and scaled MAD of the logarithms of x[0..k-1] (overwritten). */
+static double log_spread(double *x, int k, double *median)
+{
+    *median = ga_median(x, (size_t)k);
+    for (int i = 0; i < k; i++)
+        x[i] = log(x[i] > LOG_FLOOR ? x[i] : LOG_FLOOR);
+    double log_median = ga_median(x, (size_t)k);
+    for (int i = 0; i < k; i++)
+        x[i] = fabs(x[i] - log_median);
+    return GA_OUTLIER_MAD_SCALE * ga_median(x, (size_t)k);
+}
+
+/* The bound from a median and a spread: the tolerance or GA_OUTLIER_MAD_K spreads, whichever is wider. The
+ * spread is the group's, or the measurements' own noise when that is larger. */
+static double bound_of(double median, double spread, const ga_outlier_rule *r)
+{
+    double noise = exp(GA_OUTLIER_MAD_K * (spread > r->noise ? spread : r->noise));
+    if (r->direction == GA_LOWER_IS_BETTER) {
+        double by_tol = 1.0 + r->tolerance;
+        return median * (by_tol > noise ? by_tol : noise);
+    }
+    double by_tol = 1.0 - r->tolerance, by_noise = 1.0 / noise;
+    return median * (by_tol < by_noise ? by_tol : by_noise);
+}
+
+/* The set of the measured figures of v other than v[skip], with x as scratch of n entries. */
+static void set_of(const double *v, int n, int skip, const ga_outlier_rule *r, double *x, ga_outlier_set *out)
+{
+    *out = (ga_outlier_set){0};
+    for (int i = 0; i < n; i++)
+        if (i != skip && ga_outlier_measured(v[i]))
+            x[out->members++] = v[i];
+    if (!out->members)
+        return;
+    out->spread = log_spread(x, out->members, &out->median);
+    out->bound = bound_of(out->median, out->spread, r);
+}
+
+int ga_outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *r, ga_outlier_set *out)
+{
+    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    if (!x) {
+        *out = (ga_outlier_set){0};
+        return -1;
+    }
+    set_of(v, n, skip, r, x, out);
+    free(x);
+    return 0;
+}
+
+/* Two members: neither is named; they differ when one is worse than the other's bound (the tolerance, or the
+ * measurements' own noise when known). */
+static void judge_two(const double *v, int a, int b, const ga_outlier_rule *r, ga_outlier_verdict *out)
+{
+    int pair[2] = {a, b};
+    bool differ = false;
+    for (int s = 0; s < 2; s++)
+        differ = differ || ga_outlier_worse_than(v[pair[s]], bound_of(v[pair[1 - s]], 0, r), r->direction);
+    for (int s = 0; s < 2; s++) {
+        ga_outlier_verdict *o = &out[pair[s]];
+        int other = pair[1 - s];
+        o->other = other;
+        o->ref_median = v[other];
+        o->spread = r->noise;
+        o->bound = bound_of(v[other], 0, r);
+        o->call = differ ? GA_OUTLIER_PAIR_DIFFERS : GA_OUTLIER_NONE;
+    }
+}
+
+double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        if (lists[i] && counts[i] > 1)
+            total += (size_t)counts[i] * (size_t)(counts[i] - 1) / 2;
+    double *diff = total ? malloc(total * sizeof *diff) : NULL;
+    size_t k = 0;
+    for (int i = 0; diff && i < n; i++)
+        for (int a = 0; lists[i] && a < counts[i]; a++)
+            for (int b = a + 1; b < counts[i]; b++) {
+                double x = lists[i][a] > LOG_FLOOR ? lists[i][a] : LOG_FLOOR;
+                double y = lists[i][b] > LOG_FLOOR ? lists[i][b] : LOG_FLOOR;
+                diff[k++] = fabs(log(x) - log(y));
+            }
+    double spread = k ? GA_OUTLIER_MAD_SCALE * ga_median(diff, k) : 0;
+    free(diff);
+    return spread;
+}
+
+int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlier_verdict *out)
+{
+    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    if (!x)
+        return -1;
+    ga_outlier_set all;
+    set_of(v, n, -1, r, x, &all);
+    int first = -1, second = -1;
+    for (int i = 0; i < n; i++) {
+        bool m = ga_outlier_measured(v[i]);
+        out[i] = (ga_outlier_verdict){
+            GA_OUTLIER_NONE, m ? all.members : 0, all.median, all.median, 0, 0, -1, false};
+        ga_outlier_rule by_tolerance = {r->tolerance, r->direction, 0};
+        out[i].screened = m && all.members > 1 &&
+                          ga_outlier_worse_than(v[i], bound_of(all.median, 0, &by_tolerance), r->direction);
+        if (m) {
+            second = first >= 0 && second < 0 ? i : second;
+            first = first < 0 ? i : first;
+        }
+    }
+    int worse = 0;
+    if (all.members == 2)
+        judge_two(v, first, second, r, out);
+    for (int i = 0; all.members > 2 && i < n; i++) {
+        if (!ga_outlier_measured(v[i]))
+            continue;
+        ga_outlier_verdict *o = &out[i];
+        ga_outlier_set ref = all;
+        /* leave one out: a slow member would pull down the median and widen the spread it is held to */
+        if (all.members < GA_OUTLIER_FEW)
+            set_of(v, n, i, r, x, &ref);
+        o->ref_median = ref.median;
+        o->spread = ref.spread;
+        o->bound = ref.bound;
+        if (ga_outlier_worse_than(v[i], o->bound, r->direction)) {
+            o->call = GA_OUTLIER_WORSE;
+            worse++;
+        }
+    }
+    free(x);
+    return worse;
+}
+
+void ga_series_drop_judge(const double *series, int n, int warmup, double max_drop_pct, ga_series_drop *out)
+{
+    *out = (ga_series_drop){0};
+    int m = n - (warmup > 0 ? warmup : 0);
+    out->used = m > 0 ? m : 0;
+    if (m < 3)
+        return;
+    const double *x = series + (n - m);
+    double *buf = malloc((size_t)m * sizeof *buf);
+    if (!buf)
+        return;
+    int third = m / 3;
+    for (int i = 0; i < third; i++)
+        buf[i] = x[i];
+    out->first = ga_median(buf, (size_t)third);
+    for (int i = 0; i < third; i++)
+        buf[i] = x[m - third + i];
+    out->last = ga_median(buf, (size_t)third);
+    for (int i = 0; i + 1 < m; i++)
+        buf[i] = log(x[i + 1] > LOG_FLOOR ? x[i + 1] : LOG_FLOOR) - log(x[i] > LOG_FLOOR ? x[i] : LOG_FLOOR);
+    double mid = ga_median(buf, (size_t)(m - 1));
+    for (int i = 0; i + 1 < m; i++)
+        buf[i] = fabs(buf[i] - mid);
+    double sigma = GA_OUTLIER_MAD_SCALE * ga_median(buf, (size_t)(m - 1)) / sqrt(2.0);
+    free(buf);
+    out->noise_pct = 100.0 * (1.0 - exp(-sigma));
+    double by_noise = 100.0 * (1.0 - exp(-GA_OUTLIER_MAD_K * sigma));
+    out->bound_pct = max_drop_pct > by_noise ? max_drop_pct : by_noise;
+    out->drop_pct = out->first > 0 ? 100.0 * (out->first - out->last) / out->first : 0;
+    out->judged = out->first > 0;
+    out->fell = out->judged && out->drop_pct > out->bound_pct;
+}
