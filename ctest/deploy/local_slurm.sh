@@ -101,6 +101,11 @@ MailProg=/bin/true
 NodeName=$node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
 PartitionName=ga Nodes=$node Default=YES MaxTime=INFINITE State=UP
 CONF
+    # PMIx's per-step client directories under this instance's directory, not /tmp/spmix_appdir_<uid>_<step>:
+    # every instance numbers its jobs from 1, and a directory an earlier instance left for step 3.1 made this
+    # one's step 3.1 fail to launch ("File exists"), as when CI runs this test in each of its build trees.
+    mkdir -p "$d/pmix"
+    echo "PMIxCliTmpDirBase=$d/pmix" >"$d/mpi.conf"
     export SLURM_CONF=$d/slurm.conf
     slurmctld -D -i >"$d/log/slurmctld.out" 2>&1 &
     ga_slurm_pids+=($!)
