@@ -1,4 +1,4 @@
-# The layering rule, checked when the build is configured: the core (common/'s gpuaccept_core), every
+# The layering rule, checked when the build is configured: the core (common/core/, gpuaccept_core), every
 # analysis library (a target named *_core) and every target marked with ga_core_only() link neither the
 # runtime nor MPI, CUDA, NCCL or hwloc, however indirectly. A link line that breaks the rule stops the
 # configuration with the chain that brought the dependency in.

@@ -1,7 +1,7 @@
 /* Per-node collectives (--pattern node): every node runs its own sweep at once on a communicator of its own
  * ranks, and each node's busbw at the largest size is held to an absolute floor (--min-node-busbw, the SKU's
  * intra-node figure) and, with three nodes or more, to the other nodes by the one outlier rule of every
- * relative check (common/ga_outlier.h: below the median by more than the tolerance and the noise of the
+ * relative check (common/core/ga_outlier.h: below the median by more than the tolerance and the noise of the
  * nodes' figures). A node below either is named. Two nodes never blame one: when they differ by more than the
  * tolerance a warning names both. Pure, so that fixtures describe clusters of any size. */
 #ifndef AR_NODES_H

@@ -110,7 +110,7 @@ static int cmp_member(const void *a, const void *b)
 }
 
 /* The outlier bound of figures v[0..n-1] other than v[skip] (skip -1: none), by the one rule of every
- * relative check (common/ga_outlier.h): their median less the larger of the tolerance and GA_OUTLIER_MAD_K
+ * relative check (common/core/ga_outlier.h): their median less the larger of the tolerance and GA_OUTLIER_MAD_K
  * scaled MADs of their logarithms. -1 when memory runs out. */
 static double outlier_bound(const double *v, int n, int skip, double tolerance, double *median)
 {
@@ -210,7 +210,7 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
         bw[i] = out->members[i].figure;
     out->member_bound = outlier_bound(bw, out->n_members, -1, tolerance, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
-     * Each member's bound is the outlier rule's (common/ga_outlier.h): with fewer than GA_OUTLIER_FEW members
+     * Each member's bound is the outlier rule's (common/core/ga_outlier.h): with fewer than GA_OUTLIER_FEW members
      * it is held to the others' median (leave one out: a slow one would otherwise pull down the very figure
      * it is measured against, 4 ranks: its figure is one of four); with more, one member moves them little,
      * and the bound of all figures is the one. */

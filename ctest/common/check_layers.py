@@ -4,8 +4,8 @@
 - Each core header compiles on its own, with only the core's and jansson's include paths (a header that
   pulls in the runtime fails here: mpi.h is not on those paths).
 - No core header or source reaches an MPI, CUDA, NCCL or hwloc header, whatever the include paths (hwloc.h
-  sits in /usr/include, where a plain compile would find it), nor a runtime header of common/ (the same
-  folder: MPI-free ones such as ga_deadline.h included).
+  sits in /usr/include, where a plain compile would find it), nor a header of common/ outside the core
+  (common/runtime/, MPI-free ones such as ga_deadline.h included, whatever the include paths).
 - No core-only executable (the front-end, the analysis tests) loads libmpi, libcudart, libnccl, libcublas,
   libcuda or libhwloc; a runtime program does load libmpi, which shows that the probe sees what it looks for.
 """
@@ -40,7 +40,7 @@ def dependencies(args, path, language_c):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cc", required=True)
-    ap.add_argument("--core-dir", required=True)
+    ap.add_argument("--common-dir", required=True, help="the folder of both layers (common)")
     ap.add_argument("--include", nargs="*", default=[])
     ap.add_argument("--files", nargs="+", required=True, help="the core target's sources and headers")
     ap.add_argument("--core-exe", nargs="*", default=[])
@@ -48,9 +48,9 @@ def main():
     args = ap.parse_args()
 
     breaches = []
-    files = [f if os.path.isabs(f) else os.path.join(args.core_dir, f) for f in args.files]
+    files = [f if os.path.isabs(f) else os.path.join(args.common_dir, f) for f in args.files]
     headers = [f for f in files if f.endswith(".h")]
-    core_dir = os.path.realpath(args.core_dir)
+    common_dir = os.path.realpath(args.common_dir)
     core = {os.path.realpath(f) for f in files}
     if not headers or not any(f.endswith(".c") for f in files):
         breaches.append("no core headers or sources given: the check would prove nothing")
@@ -73,9 +73,9 @@ def main():
         if bad:
             more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
             breaches.append(f"{name} reaches {bad[0]}{more}")
-        # The runtime's headers sit in the same folder, where no include path keeps them out.
+        # A runtime header reached by a relative path ("../runtime/..."), which no include path keeps out.
         runtime = sorted({os.path.basename(d) for d in deps
-                          if os.path.dirname(os.path.realpath(d)) == core_dir and os.path.realpath(d) not in core})
+                          if os.path.realpath(d).startswith(common_dir + os.sep) and os.path.realpath(d) not in core})
         if runtime:
             breaches.append(f"{name} includes {', '.join(runtime)}, which the core does not own")
 

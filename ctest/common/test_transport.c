@@ -1,4 +1,4 @@
-/* The transport record (common/ga_nccl_log.c, ga_transport.c, ga_transport_check.c) on NCCL's own debug
+/* The transport record (common/core/ga_nccl_log.c, ga_transport.c, ga_transport_check.c) on NCCL's own debug
  * lines. Each line below is a line NCCL printed in a public log, or (marked "format") one written from the
  * format string at the place in NCCL 2.28.9 that prints it; the comment names both. */
 #include <stdlib.h>
