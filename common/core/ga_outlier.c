@@ -96,8 +96,46 @@ static void judge_two(const double *v, int a, int b, const ga_outlier_rule *r, g
     }
 }
 
+/* The passes every member was measured in together, when they were: every listed member has the same count
+ * (each pass measures every member once), at least two members and two passes; else 0. */
+static int common_passes(const double *const *lists, const int *counts, int n)
+{
+    int passes = 0, members = 0;
+    for (int i = 0; i < n; i++) {
+        if (!lists[i])
+            continue;
+        if (members++ && counts[i] != passes)
+            return 0;
+        passes = counts[i];
+    }
+    return members >= 2 && passes >= 2 ? passes : 0;
+}
+
+/* log x[i][pass] less the median of the other members' logs in that pass: what is left of a measurement once
+ * the pass's common shift (the whole host busier for one pass) is taken out. */
+static void relative_logs(const double *const *lists, int n, int passes, double *out, double *scratch)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; lists[i] && k < passes; k++) {
+            size_t m = 0;
+            for (int j = 0; j < n; j++)
+                if (j != i && lists[j])
+                    scratch[m++] = log(lists[j][k] > LOG_FLOOR ? lists[j][k] : LOG_FLOOR);
+            double x = lists[i][k] > LOG_FLOOR ? lists[i][k] : LOG_FLOOR;
+            out[(size_t)i * (size_t)passes + (size_t)k] = log(x) - ga_median(scratch, m);
+        }
+}
+
 double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n)
 {
+    int passes = common_passes(lists, counts, n);
+    double *rel = passes ? malloc((size_t)n * (size_t)passes * sizeof *rel) : NULL;
+    double *scratch = passes ? malloc((size_t)(n > 0 ? n : 1) * sizeof *scratch) : NULL;
+    if (rel && scratch)
+        relative_logs(lists, n, passes, rel, scratch);
+    else
+        passes = 0;
+    free(scratch);
     size_t total = 0;
     for (int i = 0; i < n; i++)
         if (lists[i] && counts[i] > 1)
@@ -109,10 +147,13 @@ double ga_outlier_repeat_spread(const double *const *lists, const int *counts, i
             for (int b = a + 1; b < counts[i]; b++) {
                 double x = lists[i][a] > LOG_FLOOR ? lists[i][a] : LOG_FLOOR;
                 double y = lists[i][b] > LOG_FLOOR ? lists[i][b] : LOG_FLOOR;
-                diff[k++] = fabs(log(x) - log(y));
+                diff[k++] = passes ? fabs(rel[(size_t)i * (size_t)passes + (size_t)a] -
+                                          rel[(size_t)i * (size_t)passes + (size_t)b])
+                                   : fabs(log(x) - log(y));
             }
     double spread = k ? GA_OUTLIER_MAD_SCALE * ga_median(diff, k) : 0;
     free(diff);
+    free(rel);
     return spread;
 }
 

@@ -85,7 +85,10 @@ int ga_outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *r,
  * what moves one member's figures between passes, and two members' figures differ by two such noises (the
  * spread of the difference of two measurements of one member is that of two members' when they are healthy).
  * Pairwise differences, not deviations from each member's own median: with 3 measurements one deviation in
- * three would be 0 by construction. */
+ * three would be 0 by construction. When every member was measured in the same passes (equal counts, as
+ * ga_remeasure_loop measures every rank together), each measurement is first taken relative to the other
+ * members' median in its pass: a host busier in one pass slows every member alike, which is no difference
+ * between members (on a loaded 2-core host that shift alone set a bound that hid a rank slowed 2x). */
 double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n);
 
 /* Whether value is worse than bound in the rule's direction. */

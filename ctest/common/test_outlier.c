@@ -122,6 +122,22 @@ static void test_repeat_noise(void)
     double got = ga_outlier_repeat_spread(lists, counts, 3);
     CHECKF(fabs(got - want) < 1e-12, "repeat spread %g, want %g", got, want);
     CHECK(ga_outlier_repeat_spread(lists + 2, counts + 2, 1) == 0); /* measured once: nothing known */
+    /* Four members measured together in three passes; the whole host 30% slower in the second pass and 20%
+     * faster in the third. That shift is common to all: what is left is each member's own 1% wobble. */
+    double shift[] = {1.0, 0.7, 1.2}, wobble[4][3] = {{1, 1.01, 1}, {1.01, 1, 1}, {1, 1, 0.99}, {0.5, 0.5, 0.505}};
+    double m4[4][3];
+    const double *l4[4];
+    int c4[4] = {3, 3, 3, 3};
+    for (int i = 0; i < 4; i++) {
+        for (int k = 0; k < 3; k++)
+            m4[i][k] = 100 * shift[k] * wobble[i][k];
+        l4[i] = m4[i];
+    }
+    double aligned = ga_outlier_repeat_spread(l4, c4, 4);
+    CHECKF(aligned > 0 && aligned < GA_OUTLIER_MAD_SCALE * 0.03, "common shift removed: spread %g", aligned);
+    c4[3] = 2; /* counts differ: the passes are not known to be shared, each member's own differences count */
+    CHECKF(ga_outlier_repeat_spread(l4, c4, 4) > 0.2, "unaligned: the shift is noise (%g)",
+           ga_outlier_repeat_spread(l4, c4, 4));
     /* Two ranks 15% apart differ at a known noise of 0 but not when their own measurements scatter by 10%. */
     double two[] = {100, 85};
     ga_outlier_verdict o[2];
