@@ -1,6 +1,6 @@
-/* Unit tests of the one outlier rule (common/core/ga_outlier.c), linked with the core alone. The data-driven cases
- * (ctest/common/outlier/) describe groups; these check the edges: two members, leave one out, the direction,
- * unmeasured members, the bound's formula, and the burn's drop over a series. */
+/* Unit tests of the one outlier rule (common/core/ga_outlier.c), linked with the core alone. The data-driven
+ * cases (ctest/common/outlier/) describe groups; these check the edges: two members, leave one out, the
+ * direction, unmeasured members, the bound's formula, and the burn's drop over a series. */
 #include <math.h>
 
 #include "ga_outlier.h"
@@ -124,7 +124,8 @@ static void test_repeat_noise(void)
     CHECK(ga_outlier_repeat_spread(lists + 2, counts + 2, 1) == 0); /* measured once: nothing known */
     /* Four members measured together in three passes; the whole host 30% slower in the second pass and 20%
      * faster in the third. That shift is common to all: what is left is each member's own 1% wobble. */
-    double shift[] = {1.0, 0.7, 1.2}, wobble[4][3] = {{1, 1.01, 1}, {1.01, 1, 1}, {1, 1, 0.99}, {0.5, 0.5, 0.505}};
+    double shift[] = {1.0, 0.7, 1.2},
+           wobble[4][3] = {{1, 1.01, 1}, {1.01, 1, 1}, {1, 1, 0.99}, {0.5, 0.5, 0.505}};
     double m4[4][3];
     const double *l4[4];
     int c4[4] = {3, 3, 3, 3};
