@@ -287,6 +287,8 @@ _Noreturn static void expire_starting(const char *msg)
     fprintf(stderr, "[FATAL] start-up: %s; seen from %s, which cannot name the rank that did not start\n",
             msg, dl.who);
     fflush(stderr);
+    printf("[RESULT] FAILURE: %s\n", msg); /* the last line of every run, as the fatal path prints it */
+    fflush(stdout);
     _exit(GA_EXIT_TIMEOUT);
 }
 

@@ -184,6 +184,15 @@ static ncclResult_t attach(struct ncclComm *c, const ncclUniqueId *id)
     return ncclSuccess;
 }
 
+/* Once every rank has joined: what NCCL's debug output says about the communicator (issue 25), once. */
+static void init_done(struct ncclComm *c)
+{
+    if (c->logged)
+        return;
+    c->logged = true;
+    double_nccl_log_comm(c->id_name, c, c->rank, c->nranks);
+}
+
 EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
                                            ncclConfig_t *config)
 {
@@ -219,13 +228,19 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *out, int nranks, ncclUniq
     ncclResult_t r = attach(c, &id);
     if (r != ncclSuccess)
         return r;
-    double_nccl_log_comm(id.internal, c, rank, nranks); /* what NCCL's debug output says (issue 25) */
+    snprintf(c->id_name, sizeof c->id_name, "%s", id.internal);
     c->pending = PEND_INIT;
-    if (c->nonblocking)
-        return gd_comm_pending_done(c) ? (c->pending = PEND_NONE, ncclSuccess) : ncclInProgress;
+    if (c->nonblocking) {
+        if (!gd_comm_pending_done(c))
+            return ncclInProgress;
+        c->pending = PEND_NONE;
+        init_done(c);
+        return ncclSuccess;
+    }
     while (!gd_comm_pending_done(c))
         gd_nap();
     c->pending = PEND_NONE;
+    init_done(c);
     return ncclSuccess;
 }
 
@@ -236,6 +251,8 @@ EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *err)
     if (*err == ncclSuccess && comm->pending != PEND_NONE) {
         /* A non-blocking call finishes in NCCL's own thread: in progress at least at the first look. */
         bool done = comm->pending != PEND_ONCE && gd_comm_pending_done(comm);
+        if (done && comm->pending == PEND_INIT)
+            init_done(comm);
         if (comm->pending == PEND_ONCE || done)
             comm->pending = PEND_NONE;
         *err = done ? ncclSuccess : ncclInProgress;

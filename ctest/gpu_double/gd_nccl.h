@@ -51,6 +51,8 @@ struct ncclComm {
     atomic_int in_call;      /* threads inside an NCCL call on this communicator */
     char last_error[256];
     uint64_t comm_bytes; /* the "device" memory the communicator holds (cudaMemGetInfo) */
+    char id_name[128];   /* the unique id's name: the debug lines of issue 25 are written once init is done */
+    bool logged;
 };
 
 typedef enum {

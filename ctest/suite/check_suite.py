@@ -1088,7 +1088,8 @@ def drain_actions(d):
     """The node names drain.sh would act on (its scontrol lines), and whether the Kubernetes script labels any
     node failed."""
     drain = open(os.path.join(d, "drain.sh")).read() if os.path.exists(os.path.join(d, "drain.sh")) else ""
-    acts = [line for line in drain.splitlines() if "scontrol" in line and not line.lstrip().startswith("#")]
+    acts = [line for line in drain.splitlines()
+            if "scontrol" in line and "State=DRAIN" in line and not line.lstrip().startswith("#")]
     k8s = os.path.join(d, "gpuaccept-k8s.sh")
     k8s_text = open(k8s).read() if os.path.exists(k8s) else ""
     return acts, "verdict=fail" in k8s_text

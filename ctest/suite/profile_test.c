@@ -71,7 +71,7 @@ static void test_fabric(void)
     suite_profile_args(p, "allreduce_bw", &env, a, n);
     CHECK(suite_profile_args_deferred(a) && json_array_size(n) == 0);
     CHECK_STR(json_string_value(json_array_get(a, 1)), "{fabric_min:allreduce_bw/busbw_at_max}");
-    CHECK_STR(json_string_value(json_array_get(a, 3)), "333.0"); /* 370 less 10% */
+    CHECK_STR(json_string_value(json_array_get(a, 3)), "333"); /* 370 less 10% */
 
     /* node_health: node 1 has 8 NDR ports and a 100 Gb/s storage port (its SKU says 8 HCAs: the storage
      * port is not counted); node 2 has one of its 8 ports at 200 Gb/s */
@@ -98,7 +98,7 @@ static void test_fabric(void)
         snprintf(line + strlen(line), sizeof line - strlen(line), "%s%s", i ? " " : "", json_string_value(v));
     }
     /* 3000 Gb/s = 375 GB/s x 0.96 = 360, under the 370 of one node, less 10% */
-    CHECK_STR(line, "--min-busbw 324.0 --min-node-busbw 333.0 --expect-net ib-gdr");
+    CHECK_STR(line, "--min-busbw 324 --min-node-busbw 333 --expect-net ib-gdr");
     json_decref(filled);
 
     /* 8 NDR ports everywhere: 384 GB/s is above what one node's NVLink ring reaches, so 370 caps it */
@@ -108,7 +108,7 @@ static void test_fabric(void)
     json_object_set_new(port, "rate_gbps", json_real(400));
     suite_fabric_facts_from(nh, "unused", &f);
     filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
-    CHECK_STR(json_string_value(json_array_get(filled, 1)), "333.0");
+    CHECK_STR(json_string_value(json_array_get(filled, 1)), "333");
     json_decref(filled);
 
     /* no node_health report: both left out, and said */
@@ -133,7 +133,7 @@ static void test_fabric(void)
     n = json_array();
     suite_profile_args(p, "allreduce_bw", &env, a, n);
     CHECK(!suite_profile_args_deferred(a) && json_array_size(a) == 4 && json_array_size(n) == 0);
-    CHECK_STR(json_string_value(json_array_get(a, 1)), "333.0");
+    CHECK_STR(json_string_value(json_array_get(a, 1)), "333");
     json_decref(a);
     json_decref(n);
     json_decref(p);
