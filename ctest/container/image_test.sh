@@ -35,21 +35,26 @@ phase() { echo "image_test: $* ($((SECONDS - t0)) s)"; }
 for t in buildah mmdebstrap ip git timeout; do
     command -v "$t" >/dev/null || die "'$t' not found: launch/install-deps.sh --test installs it"
 done
-# Leftovers of a run killed by its timeout (its storage, namespaces named by another pid) go first.
+source "$here/mpijob_pods.sh"
+# Leftovers of a run killed at its timeout (ctest kills without a signal to trap): its storage, and the namespaces
+# it named in $work/netns with what still runs in them. Names carry the pid: another tree's run is not touched.
+if [ -s "$work/netns" ]; then
+    this_net=$net net=$(cat "$work/netns") && pods_down && net=$this_net
+fi
 rm -rf "$work/storage" "$work/run" "$work/pods" "$work/quick"
-mkdir -p "$work/pods" "$work/quick" || die "cannot create $work"
+mkdir -p "$work/pods" "$work/quick" && echo "$net" >"$work/netns" || die "cannot create $work"
+cleanup() {
+    pods_down
+    B rm -a >/dev/null 2>&1
+    rm -rf "$work/storage" "$work/run" "$work/src" "$work/netns"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 B from --name "$net-probe" scratch >/dev/null 2>"$work/probe.err" ||
     skip "buildah cannot create a container here: $(tail -n 1 "$work/probe.err")"
 ip netns add "$net-probe" 2>"$work/probe.err" || skip "no network namespaces here: $(cat "$work/probe.err")"
 ip netns delete "$net-probe"
-
-source "$here/mpijob_pods.sh"
-cleanup() {
-    pods_down
-    B rm -a >/dev/null 2>&1
-    rm -rf "$work/storage" "$work/run" "$work/src"
-}
-trap cleanup EXIT
 
 # The Debian 12 base, made once and kept: mmdebstrap's minimal variant (apt, no recommends) with merged /usr.
 base_tarball() {

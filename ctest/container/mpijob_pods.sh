@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by image_test.sh (which defines B, buildah_cmd, check, work, src, here, python, tag, net and the working
 # containers $net-launcher and $net-worker): an MPIJob's launcher pod and its one worker pod as two containers
 # of the image. As on a cluster:
