@@ -4,6 +4,7 @@
 #   launch/dev.sh test [ARGS]     build both configurations (GPU paths on and off) with -Werror, run every test;
 #                                 then the front-end's tests and its fuzzer again under ASan+UBSan
 #   launch/dev.sh install PREFIX  build without tests and install to PREFIX (what the container image runs)
+#   launch/dev.sh image [TAG] [BUILD OPTIONS]  build deploy/container/Dockerfile with docker, podman or buildah
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -24,6 +25,36 @@ configure_and_build() { # dir, cmake args... (later -D arguments override earlie
         { cat "$dir/dev-configure.log"; exit 1; }
     cmake --build "$dir" -j "$jobs" >"$dir/dev-build.log" 2>&1 || { tail -n 60 "$dir/dev-build.log"; exit 1; }
     echo "dev.sh: built $dir ($*)"
+}
+
+# The image from this checkout, with whichever engine is here (GA_IMAGE_ENGINE picks one): the context is the
+# repository root less Dockerfile.dockerignore; the labels carry the version, commit and origin (no credentials).
+build_image() { # [TAG] [engine build options...]
+    local version
+    version=$(sed -n 's/^project(gpuaccept VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+    local tag="gpuaccept:$version"
+    if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then tag=$1 && shift; fi
+    local engine=${GA_IMAGE_ENGINE:-}
+    if [ -z "$engine" ]; then
+        if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then engine=docker
+        elif command -v podman >/dev/null 2>&1; then engine=podman
+        elif command -v buildah >/dev/null 2>&1; then engine=buildah
+        else echo "dev.sh image: no container engine (docker with its daemon, podman or buildah)" >&2 && exit 3; fi
+    fi
+    local revision=unknown source=unknown
+    revision=$(git rev-parse HEAD 2>/dev/null) || revision=unknown
+    source=$(git config --get remote.origin.url 2>/dev/null | sed -E 's#^([a-z+]+://)[^/@]*@#\1#') || true
+    local args=(-f deploy/container/Dockerfile -t "$tag" --build-arg "GA_VERSION=$version"
+        --build-arg "GA_REVISION=$revision" --build-arg "GA_SOURCE=${source:-unknown}")
+    case "$engine" in
+    docker) args=(build "${args[@]}") ;; # BuildKit reads deploy/container/Dockerfile.dockerignore itself
+    podman) args=(build --ignorefile deploy/container/Dockerfile.dockerignore "${args[@]}") ;;
+    buildah) args=(bud --ignorefile deploy/container/Dockerfile.dockerignore "${args[@]}") ;;
+    *) echo "dev.sh image: GA_IMAGE_ENGINE must be docker, podman or buildah, not '$engine'" >&2 && exit 2 ;;
+    esac
+    echo "dev.sh: $engine ${args[*]} $* ."
+    "$engine" "${args[@]}" "$@" .
+    echo "dev.sh: built $tag with $engine"
 }
 
 cmd=${1:-}
@@ -50,12 +81,13 @@ test)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     status=0
     echo "dev.sh: tests of the host-only build (GPUACCEPT_CUDA=OFF): unit and analysis tests"
-    (cd build-host && ctest --output-on-failure -LE 'e2e|deploy|suite|cluster' "$@") || status=1
+    (cd build-host && ctest --output-on-failure -LE 'e2e|deploy|suite|cluster|container' "$@") || status=1
     echo "dev.sh: the front-end's tests and the fuzzer under ASan+UBSan (GPUACCEPT_SANITIZE=ON)"
     (cd build-asan && ctest --output-on-failure \
         -R '^(suite\.(fixtures|merge\..*|untrusted|cli|baseline_compare|fuzz|comparable|inputs\.(report_rule|escaping|node_names|compare|schema_versions|hostfile))|handoff\.consumers|common\.secrets)$' \
         "$@") || status=1
-    # Includes the label `cluster` (the namespace cluster, ctest/cluster/): run as root, skipped (77) otherwise.
+    # Includes the labels `cluster` (the namespace cluster, ctest/cluster/) and `container` (the image, built with
+    # buildah: ctest/container/): run as root, skipped (77) otherwise.
     echo "dev.sh: all tests of the default build (${cuda_args[*]})"
     (cd build && ctest --output-on-failure "$@") || status=1
     exit $status
@@ -67,8 +99,12 @@ install)
     configure_and_build build-install "${cuda_args[@]}" -DGPUACCEPT_TESTS=OFF -DGPUACCEPT_WERROR=OFF
     cmake --install build-install --prefix "$prefix"
     ;;
+image)
+    build_image "$@"
+    ;;
 *)
-    echo "usage: launch/dev.sh run [gpuaccept run options] | test [ctest options] | install PREFIX" >&2
+    echo "usage: launch/dev.sh run [gpuaccept run options] | test [ctest options] | install PREFIX |" \
+        "image [TAG] [build options]" >&2
     exit 2
     ;;
 esac

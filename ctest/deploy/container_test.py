@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Static checks of deploy/container/Dockerfile, which no machine of this project can build (no container
-engine): what it copies and runs exists in the repository, and it installs the suite where the Slurm
-runner and the MPIJob manifests expect it, with the sshd the workers start.
+"""Static checks of deploy/container/Dockerfile as users build it, on CUDA's bases (CI builds and runs it on a
+Debian base instead: ctest/container/): what it copies and runs exists in the repository, and it installs the
+suite where the Slurm runner and the MPIJob manifests expect it, with the sshd the workers start.
     container_test.py SOURCE_DIR
 """
 import os
@@ -19,9 +19,17 @@ text = open(os.path.join(src, "deploy", "container", "Dockerfile")).read()
 # One instruction per logical line: join continuations, drop comments.
 lines = [l for l in re.sub(r"\\\n", " ", text).splitlines() if l.strip() and not l.lstrip().startswith("#")]
 instr = [(l.split(None, 1)[0].upper(), l.split(None, 1)[1] if " " in l.strip() else "") for l in lines]
-stages = [a for i, a in instr if i == "FROM"]
-check(len(stages) == 2 and "devel" in stages[0] and "runtime" in stages[1],
-      "two stages: CUDA devel to build, CUDA runtime to run")
+# The bases are build arguments (CI builds on Debian, ctest/container/): their defaults, expanded, are CUDA's.
+args = {}
+for i, a in instr:
+    if i == "ARG" and "=" in a:
+        k, v = a.split("=", 1)
+        args[k] = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), m.group(0)), v)
+stages = [re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), m.group(0)), a.split()[0])
+          for i, a in instr if i == "FROM"]
+check(len(stages) == 2 and stages[0].startswith("nvidia/cuda:") and "devel" in stages[0]
+      and stages[1].startswith("nvidia/cuda:") and "runtime" in stages[1],
+      "two stages, by default CUDA devel to build and CUDA runtime to run: {}".format(stages))
 
 for i, a in instr:
     if i == "COPY" and not a.startswith("--from"):

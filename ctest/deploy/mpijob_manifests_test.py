@@ -128,6 +128,15 @@ def rendered():
               and pod["containers"][0]["command"][-1] == "2222" and "tolerations" not in pod
               and "OMPI_ALLOW_RUN_AS_ROOT" not in env,
               "--non-root: sshAuthMountPath, runAsUser 1000, sshd on 2222, no run-as-root variables")
+        # The operator appends OMPI_MCA_plm_rsh_args to the launcher's env after the manifest's (the last of two
+        # equal names wins): the port must come from the script, kept ahead of the operator's value.
+        script = doc["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"][-1]
+        lines = [l for l in script.splitlines() if "OMPI_MCA_plm_rsh_args=" in l]
+        got = subprocess.run(["bash", "-c", "\n".join(lines) + '\nprintf %s "$OMPI_MCA_plm_rsh_args"'],
+                             env={"OMPI_MCA_plm_rsh_args": "-o ConnectionAttempts=10"}, capture_output=True,
+                             text=True).stdout
+        check("OMPI_MCA_plm_rsh_args" not in env and got == "-p 2222 -o ConnectionAttempts=10",
+              "--non-root: the launcher script gives ssh -p 2222 beside the operator's ssh options: {!r}".format(got))
 
 
 def fabric():

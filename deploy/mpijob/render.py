@@ -60,8 +60,12 @@ def launcher_script(a, programs):
     if a.no_ib:
         run += ["--allow-sockets"]  # sockets between nodes are intended: said in the summary, not failed
     run_line = " ".join(shlex.quote(w) for w in run) + ((" " + a.args_quoted) if a.args_quoted else "")
+    port = "" if a.ssh_port == 22 else """# sshd listens on {p}. Not in the env: the operator appends its own OMPI_MCA_plm_rsh_args (ssh's
+# ConnectionAttempts) after the manifest's, and the kubelet keeps the last of two equal names.
+export OMPI_MCA_plm_rsh_args="-p {p}${{OMPI_MCA_plm_rsh_args:+ $OMPI_MCA_plm_rsh_args}}"
+""".format(p=a.ssh_port)
     return """set -u
-# One run id for every program of this job: gpuaccept merge merges one run's reports and refuses a mix.
+{port}# One run id for every program of this job: gpuaccept merge merges one run's reports and refuses a mix.
 export GPUACCEPT_RUN_ID=${{GPUACCEPT_RUN_ID:-mpijob-$(hostname)-$(date +%s)}}
 hostfile=${{OMPI_MCA_orte_default_hostfile:-/etc/mpi/hostfile}}
 # Workers can be Ready before their DNS records exist; mpirun would then fail on ssh. Wait, bounded.
@@ -79,7 +83,7 @@ verdict=0
 for f in {rd}/*.json {rd}/summary.md; do [ -e "$f" ] || continue; echo "=== gpuaccept report $f"; cat "$f"; echo "=== end"; done
 echo "gpuaccept: verdict exit $verdict"
 exit "$verdict"
-""".format(wait=a.dns_wait // 2, run=run_line, rd=shlex.quote(a.report_dir))
+""".format(port=port, wait=a.dns_wait // 2, run=run_line, rd=shlex.quote(a.report_dir))
 
 
 def launcher_env(a):
@@ -87,8 +91,6 @@ def launcher_env(a):
     the ranks with mpirun -x (processes started over ssh do not see the pod's environment); --env names outside
     those go through Open MPI's mca_base_env_list, its -x by environment."""
     env = [] if a.non_root else [("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")]
-    if a.ssh_port != 22:
-        env.append(("OMPI_MCA_plm_rsh_args", "-p {}".format(a.ssh_port)))
     if a.socket_ifname:
         env.append(("NCCL_SOCKET_IFNAME", a.socket_ifname))
     env.append(("NCCL_DEBUG", "WARN"))
