@@ -108,12 +108,11 @@ check "env_audit --version: '$v'" test "$v" = "env_audit (gpuaccept) $version"
 
 phase "gpuaccept run --quick in the image"
 programs=$(in_image "$ctr" -- gpuaccept run --list-programs | cut -f2 | paste -sd, -)
-# Two ranks share this machine's cores with whatever else runs: gemm_flops and mem_bw would flag the rank that
-# got less of them (measured: 28% and 47% below its peer under load). What is tested here is the image, not
-# those cores, so their rank-to-rank tolerance is widened; the steps still run and report.
+# Two ranks share this machine's cores with whatever else runs, and one may get less of them: the quick profile
+# reports a rank below its peer as a warning (--relative warn, issue 32), so the run still passes, as a user's
+# would.
 rc=0
-in_image -v "$work/quick:/reports" "$ctr" -- timeout 300 gpuaccept run --quick --args 'gemm_flops=--tolerance 99' \
-    --args 'mem_bw=--tolerance 99' >"$work/quick.log" 2>&1 || rc=$?
+in_image -v "$work/quick:/reports" "$ctr" -- timeout 300 gpuaccept run --quick >"$work/quick.log" 2>&1 || rc=$?
 grep -E '^\[SUITE\] (step|verdict|  )|^\[RESULT\]' "$work/quick.log" | tail -n 12
 check "gpuaccept run --quick exits 0 (got $rc)" test "$rc" -eq 0
 check "gpuaccept run --quick: one verdict, a pass" "$python" "$here/image_check.py" quick "$work/quick" \
