@@ -1,8 +1,9 @@
 /* Which node took a step down: read from what the step printed. The programs' one fatal path (and the
  * watchdog, which goes through it) prints "[FATAL] HOST rank R (file:line): ...", mpirun prints "mpirun
  * noticed that process rank R with PID P on node HOST exited on signal ...", srun prints "srun: error: HOST:
- * task R: ...". A program whose own exit code is the failing one among ranks that disagree prints "[EXIT] HOST
- * rank R code N (NAME)" at its normal end. Pure: lines in, a named node (or none) out, so the rules are unit-tested. */
+ * task R: ...". A program whose own exit code is the failing one among ranks that disagree prints "[EXIT]
+ * HOST rank R code N (NAME)" at its normal end. Pure: lines in, a named node (or none) out, so the rules are
+ * unit-tested. */
 #ifndef ATTRIBUTION_H
 #define ATTRIBUTION_H
 
@@ -17,11 +18,12 @@ typedef struct {
     char evidence[256]; /* the line it was read from */
 } suite_attribution;
 
-/* The first line of each kind seen: the fatal path names the rank that gave up first; the exit notice the rank
- * that ended with the failing code; the launcher names the rank whose death it noticed. */
+/* The first line of each kind seen: the fatal path names the rank that gave up first; the exit notice the
+ * rank that ended with the failing code; the launcher names the rank whose death it noticed. */
 typedef struct {
     suite_attribution fatal, exit, launcher;
-    /* "[FATAL] job (...)": a timeout every rank reached at the same wait: no node to blame (found, no host) */
+    /* "[FATAL] job (...)": a timeout every rank reached at the same wait: no node to blame (found, no host)
+     */
     suite_attribution job;
 } suite_attr_scan;
 
@@ -34,7 +36,8 @@ void suite_attr_scan_line(suite_attr_scan *scan, const char *line);
  * (out->source "job"). Returns whether a node is named. */
 bool suite_attr_pick(const suite_attr_scan *scan, const char *status, suite_attribution *out);
 
-/* True for the step statuses that need a node named: the step died or hung (an interrupted step did neither). */
+/* True for the step statuses that need a node named: the step died or hung (an interrupted step did neither).
+ */
 bool suite_attr_wanted(const char *status);
 
 /* The "node" object of suite_run.json's step: {host, rank, source, evidence}, each null when no node could

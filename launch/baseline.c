@@ -33,7 +33,9 @@ static bool source_known(const json_t *b, const char *id)
 {
     size_t i;
     json_t *src;
-    json_array_foreach(sj_arr(b, "sources"), i, src) if (ga_streq(sj_str(src, "id", NULL), id)) return true;
+    json_array_foreach(sj_arr(b, "sources"), i, src)
+        if (ga_streq(sj_str(src, "id", NULL), id))
+            return true;
     return false;
 }
 
@@ -145,12 +147,10 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
     }
     size_t i;
     json_t *m;
-    json_array_foreach(metrics, i, m)
-    {
+    json_array_foreach(metrics, i, m) {
         const char *scope = sj_str(m, "scope", "");
         if (!sj_str(m, "program", NULL) || !sj_str(m, "name", NULL) || !sj_is_num(m, "value") ||
-            !isfinite(sj_num(m, "value", NAN)) ||
-            !json_is_boolean(json_object_get(m, "higher_is_better")) ||
+            !isfinite(sj_num(m, "value", NAN)) || !json_is_boolean(json_object_get(m, "higher_is_better")) ||
             !(ga_streq(scope, "gpu") || ga_streq(scope, "rank") || ga_streq(scope, "node") ||
               ga_streq(scope, "cluster"))) {
             snprintf(err, errlen,
@@ -243,11 +243,9 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
     int checked = 0, regressions = 0;
     size_t i, j;
     json_t *m, *bm;
-    json_array_foreach(sj_arr(summary, "metrics"), i, m)
-    {
+    json_array_foreach(sj_arr(summary, "metrics"), i, m) {
         const char *program = sj_str(m, "program", ""), *name = sj_str(m, "name", "");
-        json_array_foreach(sj_arr(baseline, "metrics"), j, bm)
-        {
+        json_array_foreach(sj_arr(baseline, "metrics"), j, bm) {
             if (!ga_streq(sj_str(bm, "program", NULL), program) ||
                 !ga_streq(sj_str(bm, "name", NULL), name) ||
                 !ga_streq(sj_str(bm, "scope", NULL), suite_metric_scope(m)) || !sj_is_num(m, "value"))
@@ -317,8 +315,7 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
     json_t *groups = json_object(), *order = json_array();
     size_t i;
     json_t *m;
-    json_array_foreach(sj_arr(summary, "metrics"), i, m)
-    {
+    json_array_foreach(sj_arr(summary, "metrics"), i, m) {
         if (!sj_is_num(m, "value"))
             continue;
         char key[400];
@@ -359,8 +356,7 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
     if (profile) /* a quick run's figures are no floor for a standard run's, nor the reverse */
         json_object_set_new(b, "profile", json_string(profile));
     json_t *key;
-    json_array_foreach(order, i, key)
-    {
+    json_array_foreach(order, i, key) {
         json_t *g = json_object_get(groups, json_string_value(key));
         json_t *vals = json_object_get(g, "values");
         size_t n = json_array_size(vals);
@@ -423,8 +419,7 @@ int suite_baseline_find(const char *dir, const char *gpu_model, char *path, size
         json_t *b = found ? suite_load_json(p, err, sizeof err) : NULL;
         size_t k;
         json_t *pat;
-        json_array_foreach(sj_arr(b, "match"), k, pat)
-        {
+        json_array_foreach(sj_arr(b, "match"), k, pat) {
             const char *s = json_string_value(pat);
             if (found && s && strcasecmp(gpu_model, s) == 0) {
                 snprintf(path, len, "%s", p);

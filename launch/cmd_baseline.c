@@ -85,9 +85,10 @@ int cmd_baseline(int argc, char **argv)
     if (!ga_streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA) ||
         !json_is_integer(json_object_get(summary, "schema_version")) ||
         sj_int(summary, "schema_version", 0) != SUITE_SUMMARY_SCHEMA_VERSION) {
-        int rc = suite_usage_error("baseline", "--from %s: schema \"%s\" version %lld, want \"%s\" version %d", from,
-                                   sj_str(summary, "schema", "missing"), sj_int(summary, "schema_version", -1),
-                                   SUITE_SUMMARY_SCHEMA, SUITE_SUMMARY_SCHEMA_VERSION);
+        int rc = suite_usage_error(
+            "baseline", "--from %s: schema \"%s\" version %lld, want \"%s\" version %d", from,
+            sj_str(summary, "schema", "missing"), sj_int(summary, "schema_version", -1), SUITE_SUMMARY_SCHEMA,
+            SUITE_SUMMARY_SCHEMA_VERSION);
         json_decref(summary);
         return rc;
     }

@@ -89,7 +89,7 @@ int cmd_compare(int argc, char **argv)
         return suite_usage_error("compare", "%s", err);
     suite_compare_print(cmp, stdout, all);
     int rc = sj_int(cmp, "regressions", 0) > 0 || sj_int(cmp, "missing_in_new", 0) > 0 ? GA_EXIT_CHECK_FAILED
-                                                                                        : GA_EXIT_PASS;
+                                                                                       : GA_EXIT_PASS;
     if (json_out && suite_write_json_atomic(json_out, cmp, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept compare: %s\n", err);
         rc = GA_EXIT_ENV;

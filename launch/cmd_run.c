@@ -37,12 +37,12 @@ extern char **environ;
 
 typedef struct {
     bool verbose, dry_run, dump_profile;
-    const char *profile_spec;          /* --profile (--quick: "quick"), default SUITE_PROFILE_DEFAULT */
-    json_t *profile;                   /* the profile loaded */
-    char profile_source[4096];         /* "built-in" or its path */
-    double burn_s;                     /* --burn: the full profile's burn */
+    const char *profile_spec;               /* --profile (--quick: "quick"), default SUITE_PROFILE_DEFAULT */
+    json_t *profile;                        /* the profile loaded */
+    char profile_source[4096];              /* "built-in" or its path */
+    double burn_s;                          /* --burn: the full profile's burn */
     json_t *extra_args[SUITE_MAX_PROGRAMS]; /* --args PROGRAM='...', split: appended to its command */
-    double preflight_s; /* --preflight-timeout, 0 = none, < 0 = the default */
+    double preflight_s;                     /* --preflight-timeout, 0 = none, < 0 = the default */
     char report_dir[GA_PATH_MAX];
     long np;
     const char *hostfile;
@@ -50,7 +50,7 @@ typedef struct {
     double step_timeout_s;
     const char *baseline;
     double tolerance_pct;
-    int list_programs; /* --list-programs: 0 no, else 1 + suite_list_format */
+    int list_programs;     /* --list-programs: 0 no, else 1 + suite_list_format */
     bool drain, apply_k8s; /* run drain.sh, gpuaccept-k8s.sh after the summary (docs/handoff.md) */
     const char *srun_args, *container_image; /* for every srun under Slurm (launch_plan.h) */
     long expect_gpus;   /* --expect-gpus: GPUs every node must have, 0: the hostfile's, Slurm's, here */
@@ -97,49 +97,50 @@ static void usage(void)
         "per\n"
         "GPU (2 ranks on the host paths when there is no GPU).\n\n",
         names);
-    printf("Options:\n"
-           "  -n, --np N               ranks (default: the launcher's; on this machine one per GPU, else 2)\n"
-           "  -H, --hostfile FILE      mpirun with this hostfile\n"
-           "      --only LIST          only these steps (comma separated)\n"
-           "      --skip LIST          not these steps\n"
-           "      --profile NAME|FILE  what to run: quick, standard (the default) or full, or a\n"
-           "                           profile file (format: docs/suite.md); standard because a smoke\n"
-           "                           test would pass a node short of a GPU\n"
-           "      --quick              the same as --profile quick: a smoke test in minutes\n"
-           "      --burn SEC           the full profile's GEMM burn (default 600)\n"
-           "      --args PROG='ARGS'   append ARGS to PROG's command (split like a shell, no expansion;\n"
-           "                           repeatable)\n"
-           "      --dump-profile       print the profile in its file format and exit\n"
-           "      --expect-gpus N      GPUs every node must have (default: the hostfile's slots, Slurm's\n"
-           "                           GPUs per node, this machine's GPUs): a node that shows fewer fails\n"
-           "      --allow-sockets      traffic between nodes over sockets is intended: allreduce_bw does not\n"
-           "                           fail it, and the summary says so (InfiniBand not exercised)\n"
-           "      --report-dir DIR     reports and summary go here (default: gpuaccept-<UTC time>); with\n"
-           "                           several nodes, a directory the node of rank 0 shares with this one\n"
-           "      --step-timeout SEC   kill a step after SEC seconds (default: the profile's, 600\n"
-           "                           quick, 1800 standard, 3600 full); each program gets a whole-run\n"
-           "                           --timeout a little below it\n"
-           "      --preflight-timeout SEC  with a hostfile, an MPIJob or Slurm: each node is first checked "
-           "alone,\n"
-           "                           all at once, for at most SEC s (default 60, or the step timeout if "
-           "less;\n"
-           "                           0: no preflight); the steps run on the nodes that passed\n"
-           "      --baseline FILE|auto|none  hold the figures to a baseline (default auto: the shipped one\n"
-           "                           of the GPU model, if any)\n"
-           "      --tolerance PCT      how far below the baseline a figure may be, in percent (default: the "
-           "file's)\n"
-           "      --srun-args 'OPTS'   under Slurm: extra srun options for every srun (split at blanks)\n"
-           "      --container-image IMG  under Slurm: every srun runs in IMG (Pyxis --container-image)\n"
-           "      --dry-run            print the commands and exit\n"
-           "      --verbose            programs print detail\n"
-           "      --drain              run the drain.sh the summary leaves: scontrol drains failed nodes\n"
-           "      --apply-k8s          run gpuaccept-k8s.sh: kubectl labels every node, taints failed ones\n"
-           "      --list-programs[=json]  print the programs of the suite, in run order, and exit: one per "
-           "line,\n"
-           "                           tab-separated order, name, fault-code prefixes, docs page, headline,\n"
-           "                           purpose (or a JSON array)\n"
-           "  -h, --help               this help\n"
-           "      --version            the version\n\n");
+    printf(
+        "Options:\n"
+        "  -n, --np N               ranks (default: the launcher's; on this machine one per GPU, else 2)\n"
+        "  -H, --hostfile FILE      mpirun with this hostfile\n"
+        "      --only LIST          only these steps (comma separated)\n"
+        "      --skip LIST          not these steps\n"
+        "      --profile NAME|FILE  what to run: quick, standard (the default) or full, or a\n"
+        "                           profile file (format: docs/suite.md); standard because a smoke\n"
+        "                           test would pass a node short of a GPU\n"
+        "      --quick              the same as --profile quick: a smoke test in minutes\n"
+        "      --burn SEC           the full profile's GEMM burn (default 600)\n"
+        "      --args PROG='ARGS'   append ARGS to PROG's command (split like a shell, no expansion;\n"
+        "                           repeatable)\n"
+        "      --dump-profile       print the profile in its file format and exit\n"
+        "      --expect-gpus N      GPUs every node must have (default: the hostfile's slots, Slurm's\n"
+        "                           GPUs per node, this machine's GPUs): a node that shows fewer fails\n"
+        "      --allow-sockets      traffic between nodes over sockets is intended: allreduce_bw does not\n"
+        "                           fail it, and the summary says so (InfiniBand not exercised)\n"
+        "      --report-dir DIR     reports and summary go here (default: gpuaccept-<UTC time>); with\n"
+        "                           several nodes, a directory the node of rank 0 shares with this one\n"
+        "      --step-timeout SEC   kill a step after SEC seconds (default: the profile's, 600\n"
+        "                           quick, 1800 standard, 3600 full); each program gets a whole-run\n"
+        "                           --timeout a little below it\n"
+        "      --preflight-timeout SEC  with a hostfile, an MPIJob or Slurm: each node is first checked "
+        "alone,\n"
+        "                           all at once, for at most SEC s (default 60, or the step timeout if "
+        "less;\n"
+        "                           0: no preflight); the steps run on the nodes that passed\n"
+        "      --baseline FILE|auto|none  hold the figures to a baseline (default auto: the shipped one\n"
+        "                           of the GPU model, if any)\n"
+        "      --tolerance PCT      how far below the baseline a figure may be, in percent (default: the "
+        "file's)\n"
+        "      --srun-args 'OPTS'   under Slurm: extra srun options for every srun (split at blanks)\n"
+        "      --container-image IMG  under Slurm: every srun runs in IMG (Pyxis --container-image)\n"
+        "      --dry-run            print the commands and exit\n"
+        "      --verbose            programs print detail\n"
+        "      --drain              run the drain.sh the summary leaves: scontrol drains failed nodes\n"
+        "      --apply-k8s          run gpuaccept-k8s.sh: kubectl labels every node, taints failed ones\n"
+        "      --list-programs[=json]  print the programs of the suite, in run order, and exit: one per "
+        "line,\n"
+        "                           tab-separated order, name, fault-code prefixes, docs page, headline,\n"
+        "                           purpose (or a JSON array)\n"
+        "  -h, --help               this help\n"
+        "      --version            the version\n\n");
     suite_program_names(" ", names, sizeof names);
     printf(
         "Steps: %s. Programs are looked up beside gpuaccept\n"
@@ -205,7 +206,8 @@ static int load_profile(run_opts *o, bool only_seen)
     return 0;
 }
 
-/* The last of repeated --srun-args / --container-image wins, as with the other options; checked by the plan. */
+/* The last of repeated --srun-args / --container-image wins, as with the other options; checked by the plan.
+ */
 static void set_srun_option(const char **slot, const char *arg)
 {
     *slot = arg;
@@ -421,7 +423,8 @@ static size_t step_argv(const suite_launch *plan, const char *path, const run_op
         argv[n++] = "--verbose";
     size_t i;
     json_t *a;
-    json_array_foreach(args, i, a) argv[n++] = (char *)json_string_value(a);
+    json_array_foreach(args, i, a)
+        argv[n++] = (char *)json_string_value(a);
     argv[n] = NULL;
     return n;
 }
@@ -439,13 +442,13 @@ typedef struct {
     const run_opts *o;
     const suite_launch *plan;
     const char *bin_dir;
-    size_t n_sel;        /* steps selected */
-    double t0;           /* monotonic start of the run */
-    const char *run_id;  /* given to every step with --run-id; the merge takes only its reports */
-    json_t *preflight;   /* suite_run.json's "preflight", NULL when none ran */
+    size_t n_sel;             /* steps selected */
+    double t0;                /* monotonic start of the run */
+    const char *run_id;       /* given to every step with --run-id; the merge takes only its reports */
+    json_t *preflight;        /* suite_run.json's "preflight", NULL when none ran */
     json_t *const *step_args; /* per program: the profile's arguments, then --args' */
-    json_t *not_covered; /* what the profile and this run do not check, for the summary */
-    bool no_node;        /* the preflight passed no node: nothing to run the steps on */
+    json_t *not_covered;      /* what the profile and this run do not check, for the summary */
+    bool no_node;             /* the preflight passed no node: nothing to run the steps on */
     /* --dry-run: the cluster the estimates are for (NULL: unknown), the estimates' sums (SUITE_EST_CASES) */
     const suite_est_cluster *est;
     double *est_total;
@@ -572,8 +575,7 @@ static json_t *load_step_reports(const run_ctx *c, const json_t *steps)
     json_t *reports = json_array();
     size_t i;
     json_t *st;
-    json_array_foreach(steps, i, st)
-    {
+    json_array_foreach(steps, i, st) {
         char path[4200], err[600];
         snprintf(path, sizeof path, "%s/%s.json", c->o->report_dir, sj_str(st, "program", "?"));
         if (access(path, F_OK) != 0)
@@ -630,7 +632,8 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
         fprintf(stderr, "[SUITE] step %s: %s; moved to %s\n", prog, rerr, aside);
         if (rename(report, aside) != 0)
             unlink(report);
-        if (ga_streq(status, "crashed") && (res.exit_code == GA_EXIT_PASS || res.exit_code == GA_EXIT_CHECK_FAILED))
+        if (ga_streq(status, "crashed") &&
+            (res.exit_code == GA_EXIT_PASS || res.exit_code == GA_EXIT_CHECK_FAILED))
             status = "bad_report";
         json_object_set_new(step, "report_error", json_string(rerr));
     }
@@ -799,16 +802,15 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
         snprintf(launcher_cmd + strlen(launcher_cmd), sizeof launcher_cmd - strlen(launcher_cmd), "%s%s",
                  i ? " " : "", c->plan->argv[i]);
     ga_utc_timestamp(now, sizeof now);
-    json_t *opts = json_pack("{s:b, s:s, s:I, s:s?, s:f, s:s, s:s}", "quick",
-                             ga_streq(sj_str(o->profile, "name", ""), "quick"), "profile",
-                             sj_str(o->profile, "name", "?"), "np",
-                             (json_int_t)c->plan->np, "hostfile", o->hostfile, "step_timeout_s",
-                             o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
-    json_t *run = json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema",
-                            SUITE_RUN_SCHEMA, "schema_version", SUITE_RUN_SCHEMA_VERSION, "run_id", c->run_id,
-                            "gpuaccept_version", GA_VERSION, "created_utc", now,
-                            "launcher", "kind", suite_launch_kind_name(c->plan->kind), "detail",
-                            c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
+    json_t *opts = json_pack(
+        "{s:b, s:s, s:I, s:s?, s:f, s:s, s:s}", "quick", ga_streq(sj_str(o->profile, "name", ""), "quick"),
+        "profile", sj_str(o->profile, "name", "?"), "np", (json_int_t)c->plan->np, "hostfile", o->hostfile,
+        "step_timeout_s", o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
+    json_t *run =
+        json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema", SUITE_RUN_SCHEMA,
+                  "schema_version", SUITE_RUN_SCHEMA_VERSION, "run_id", c->run_id, "gpuaccept_version",
+                  GA_VERSION, "created_utc", now, "launcher", "kind", suite_launch_kind_name(c->plan->kind),
+                  "detail", c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
     if (c->preflight)
         json_object_set(run, "preflight", c->preflight);
     if (suite_stop_signal_name())
@@ -883,8 +885,9 @@ static void add_line(json_t *lines, const char *fmt, const char *a)
 static suite_profile_run_facts run_facts(const run_opts *o, const suite_launch *plan,
                                          const suite_hostlist *hosts)
 {
-    suite_profile_run_facts facts = {(int)plan->kind, plan->np, hosts, suite_local_gpu_count(process_getenv),
-                                     o->baseline, o->tolerance_pct, o->burn_s};
+    suite_profile_run_facts facts = {
+        (int)plan->kind, plan->np,         hosts,    suite_local_gpu_count(process_getenv),
+        o->baseline,     o->tolerance_pct, o->burn_s};
     return facts;
 }
 
@@ -895,7 +898,8 @@ static void add_run_options(const run_opts *o, const suite_profile_env *env, con
     bool takes_gpus = strcmp(name, "node_health") == 0 || strcmp(name, "env_audit") == 0, has = false;
     size_t i;
     json_t *a;
-    json_array_foreach(args, i, a) has |= ga_streq(json_string_value(a), "--expect-gpus");
+    json_array_foreach(args, i, a)
+        has |= ga_streq(json_string_value(a), "--expect-gpus");
     if (o->expect_gpus > 0 && takes_gpus && !has) {
         char n[32];
         snprintf(n, sizeof n, "%d", env->expect_gpus);
@@ -920,7 +924,8 @@ static int build_step_args(const run_opts *o, const suite_launch *plan, const su
     if (o->expect_gpus > 0)
         env.expect_gpus = (int)o->expect_gpus;
     size_t i;
-    json_array_foreach(sj_arr(o->profile, "not_covered"), i, v) json_array_append(not_covered, v);
+    json_array_foreach(sj_arr(o->profile, "not_covered"), i, v)
+        json_array_append(not_covered, v);
     for (size_t k = 0; k < suite_n_programs; k++) {
         const char *name = suite_programs[k].name;
         args[k] = json_array();
@@ -1025,13 +1030,22 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
     }
     static suite_est_cluster est;
     double est_total[SUITE_EST_CASES] = {0};
-    run_ctx c = {.o = &o, .plan = &plan, .bin_dir = bin_dir, .n_sel = n_sel, .t0 = ga_now(), .run_id = run_id,
-                 .step_args = step_args, .not_covered = not_covered, .est_total = est_total, .env = &env};
+    run_ctx c = {.o = &o,
+                 .plan = &plan,
+                 .bin_dir = bin_dir,
+                 .n_sel = n_sel,
+                 .t0 = ga_now(),
+                 .run_id = run_id,
+                 .step_args = step_args,
+                 .not_covered = not_covered,
+                 .est_total = est_total,
+                 .env = &env};
     printf("[SUITE] run id %s\n", run_id);
     printf("[SUITE] profile %s (%s)\n", sj_str(o.profile, "name", "?"), o.profile_source);
     size_t i;
     json_t *v;
-    json_array_foreach(not_covered, i, v) printf("[SUITE] not covered: %s\n", json_string_value(v));
+    json_array_foreach(not_covered, i, v)
+        printf("[SUITE] not covered: %s\n", json_string_value(v));
     if (!o.dry_run && (rc = preflight(&c, &plan, &hosts)) != 0)
         return rc;
     if (o.dry_run)

@@ -17,7 +17,8 @@ static json_t *metrics_of(const json_t *run, const char *which, json_t *hosts, c
     bool summary = ga_streq(schema, SUITE_SUMMARY_SCHEMA);
     char why[400];
     if (!summary && !ga_streq(schema, SUITE_REPORT_SCHEMA)) {
-        snprintf(err, errlen, "%s is neither a gpuaccept summary nor a report (schema \"%s\")", which, schema);
+        snprintf(err, errlen, "%s is neither a gpuaccept summary nor a report (schema \"%s\")", which,
+                 schema);
         return NULL;
     }
     if (summary && (!json_is_integer(json_object_get(run, "schema_version")) ||
@@ -32,8 +33,7 @@ static json_t *metrics_of(const json_t *run, const char *which, json_t *hosts, c
     json_t *out = json_array();
     size_t i;
     json_t *m, *n;
-    json_array_foreach(sj_arr(run, "metrics"), i, m)
-    {
+    json_array_foreach(sj_arr(run, "metrics"), i, m) {
         /* A metric compare cannot key, read or direct is refused, never skipped or given a default
          * direction: either could turn a regression into an improvement. */
         json_t *v = json_object_get(m, "value");
@@ -50,8 +50,9 @@ static json_t *metrics_of(const json_t *run, const char *which, json_t *hosts, c
             json_object_set_new(c, "program", json_string(sj_str(run, "program", "?")));
         json_array_append_new(out, c);
     }
-    json_array_foreach(sj_arr(run, "nodes"), i, n) if (sj_str(n, "host", NULL))
-        json_object_set_new(hosts, sj_str(n, "host", NULL), json_true());
+    json_array_foreach(sj_arr(run, "nodes"), i, n)
+        if (sj_str(n, "host", NULL))
+            json_object_set_new(hosts, sj_str(n, "host", NULL), json_true());
     if (json_array_size(out) == 0) {
         snprintf(err, errlen, "%s has no metric to compare", which);
         json_decref(out);
@@ -81,8 +82,7 @@ static json_t *index_by_key(const json_t *metrics, const char *which, char *err,
     size_t i;
     json_t *m;
     char key[512];
-    json_array_foreach(metrics, i, m)
-    {
+    json_array_foreach(metrics, i, m) {
         metric_key(m, key, sizeof key);
         if (json_object_get(idx, key)) {
             snprintf(err, errlen, "%s has the metric \"%s\" twice: it cannot be compared", which, key);
@@ -115,8 +115,9 @@ static json_t *hosts_only_in(const json_t *a, const json_t *b)
     json_t *out = json_array();
     const char *host;
     json_t *v;
-    json_object_foreach((json_t *)a, host, v) if (!json_object_get(b, host))
-        json_array_append_new(out, json_string(host));
+    json_object_foreach((json_t *)a, host, v)
+        if (!json_object_get(b, host))
+            json_array_append_new(out, json_string(host));
     return out;
 }
 
@@ -172,7 +173,8 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         (!ga_streq(sj_str(old_run, "schema", ""), sj_str(new_run, "schema", "")) ||
          !ga_streq(sj_str(old_run, "program", ""), sj_str(new_run, "program", "")))) {
         snprintf(err, errlen, "OLD and NEW are not of one kind (%s %s, %s %s)", sj_str(old_run, "schema", ""),
-                 sj_str(old_run, "program", ""), sj_str(new_run, "schema", ""), sj_str(new_run, "program", ""));
+                 sj_str(old_run, "program", ""), sj_str(new_run, "schema", ""),
+                 sj_str(new_run, "program", ""));
         json_decref(new_m);
         new_m = NULL;
     }
@@ -200,8 +202,7 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
     size_t i;
     json_t *m;
     char key[512];
-    json_array_foreach(old_m, i, m)
-    {
+    json_array_foreach(old_m, i, m) {
         metric_key(m, key, sizeof key);
         json_t *nm = json_object_get(new_idx, key);
         const char *why = program_why(whys, old_run, new_run, sj_str(m, "program", "?"));
@@ -244,8 +245,7 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
         json_object_set_new(row, "not_comparable_why", *why ? json_string(why) : json_null());
         json_array_append_new(rows, row);
     }
-    json_array_foreach(new_m, i, m)
-    {
+    json_array_foreach(new_m, i, m) {
         metric_key(m, key, sizeof key);
         if (!json_object_get(old_idx, key))
             json_array_append_new(only_new, json_string(key));
@@ -306,8 +306,7 @@ static void print_list(FILE *out, const char *title, const json_t *arr)
     fprintf(out, "%s (%zu):", title, json_array_size(arr));
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v)
-    {
+    json_array_foreach(arr, i, v) {
         if (i == 20) {
             fprintf(out, " ... and %zu more", json_array_size(arr) - 20);
             break;
@@ -325,8 +324,7 @@ void suite_compare_print(const json_t *cmp, FILE *out, bool all)
     fprintf(out, "%-58s %12s %12s %-9s %9s  %s\n", "metric", "old", "new", "unit", "change", "");
     size_t i;
     json_t *r;
-    json_array_foreach(sj_arr(cmp, "rows"), i, r)
-    {
+    json_array_foreach(sj_arr(cmp, "rows"), i, r) {
         bool reg = sj_bool(r, "regression", false), imp = sj_bool(r, "improvement", false);
         bool apart = !sj_bool(r, "comparable", true);
         if (!all && !reg && !imp && !apart)
@@ -351,7 +349,8 @@ void suite_compare_print(const json_t *cmp, FILE *out, bool all)
                 sj_bool(cmp, "forced", false) ? " (compared anyway: --force)" : ", not counted",
                 sj_str(cmp, "not_comparable_why", ""));
     if (sj_int(cmp, "missing_in_new", 0) > 0)
-        fprintf(out, "NEW lacks %lld metrics or nodes that OLD has: not a pass\n", sj_int(cmp, "missing_in_new", 0));
+        fprintf(out, "NEW lacks %lld metrics or nodes that OLD has: not a pass\n",
+                sj_int(cmp, "missing_in_new", 0));
     print_list(out, "regressed nodes", sj_arr(cmp, "regressed_nodes"));
     print_list(out, "nodes only in OLD", sj_arr(cmp, "nodes_only_old"));
     print_list(out, "nodes only in NEW", sj_arr(cmp, "nodes_only_new"));

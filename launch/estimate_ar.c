@@ -49,7 +49,7 @@ typedef struct {
     double gate_deadline; /* the gate's (the screen's gate has none) */
     int warmup, iters, check;
     bool first_is_figure; /* the answer is known (a slow fabric): each size's first operation is its figure */
-    size_history *hist; /* AR_MAX_SIZES entries, kept across the sweeps of one gate; NULL without a gate */
+    size_history *hist;   /* AR_MAX_SIZES entries, kept across the sweeps of one gate; NULL without a gate */
 } sweep_sim;
 
 typedef struct {

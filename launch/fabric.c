@@ -14,8 +14,7 @@ static void joined(const json_t *arr, const char *sep, char *out, size_t len)
     out[0] = '\0';
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v)
-    {
+    json_array_foreach(arr, i, v) {
         if (!json_is_string(v))
             continue;
         size_t have = strlen(out);
@@ -33,13 +32,14 @@ static json_t *node_row(const json_t *n)
     snprintf(between, sizeof between, "%s%s%s%s", nets[0] ? nets : "none", devs[0] ? " (" : "", devs,
              devs[0] ? ")" : "");
     if (sj_str(b, "forced_by", NULL))
-        snprintf(between + strlen(between), sizeof between - strlen(between), "; %s", sj_str(b, "forced_by", ""));
+        snprintf(between + strlen(between), sizeof between - strlen(between), "; %s",
+                 sj_str(b, "forced_by", ""));
     joined(sj_arr(in, "paths"), ", ", paths, sizeof paths);
-    snprintf(inside, sizeof inside, "%s%s%s", paths[0] ? paths : "-", sj_str(in, "link", NULL) ? " over " : "",
-             sj_str(in, "link", ""));
+    snprintf(inside, sizeof inside, "%s%s%s", paths[0] ? paths : "-",
+             sj_str(in, "link", NULL) ? " over " : "", sj_str(in, "link", ""));
     json_t *nets_arr = sj_arr(b, "networks");
-    return json_pack("{s:s, s:s, s:s, s:s, s:o}", "host", sj_str(n, "host", "?"), "between_nodes", between, "gdr",
-                     sj_str(b, "gdr", "n/a"), "inside_node", inside, "networks",
+    return json_pack("{s:s, s:s, s:s, s:s, s:o}", "host", sj_str(n, "host", "?"), "between_nodes", between,
+                     "gdr", sj_str(b, "gdr", "n/a"), "inside_node", inside, "networks",
                      nets_arr ? json_deep_copy(nets_arr) : json_array());
 }
 
@@ -50,8 +50,10 @@ static const json_t *transport_report(const json_t *reports)
     for (size_t k = 0; k < 2; k++) {
         size_t i;
         json_t *r;
-        json_array_foreach(reports, i, r) if (ga_streq(sj_str(r, "program", NULL), order[k]) &&
-                                              json_is_object(json_object_get(r, "transport"))) return r;
+        json_array_foreach(reports, i, r)
+            if (ga_streq(sj_str(r, "program", NULL), order[k]) &&
+                json_is_object(json_object_get(r, "transport")))
+                return r;
     }
     return NULL;
 }
@@ -67,13 +69,16 @@ void suite_fabric_merge(json_t *summary, const json_t *reports)
     json_t *rows = json_array();
     size_t i;
     json_t *n;
-    json_array_foreach(sj_arr(t, "nodes"), i, n) if (json_is_object(n)) json_array_append_new(rows, node_row(n));
+    json_array_foreach(sj_arr(t, "nodes"), i, n)
+        if (json_is_object(n))
+            json_array_append_new(rows, node_row(n));
     bool exercised = sj_bool(t, "ib_exercised", false);
     const char *why = sj_str(t, "ib_not_exercised_why", "the transport between nodes is unknown");
     json_object_set_new(summary, "fabric",
-                        json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:s?, s:o}", "program", sj_str(r, "program", "?"),
-                                  "source", sj_str(t, "source", "?"), "expect_net", sj_str(t, "expect_net", "any"),
-                                  "multi_node", sj_bool(t, "multi_node", false), "ib_exercised", exercised,
+                        json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:s?, s:o}", "program",
+                                  sj_str(r, "program", "?"), "source", sj_str(t, "source", "?"), "expect_net",
+                                  sj_str(t, "expect_net", "any"), "multi_node",
+                                  sj_bool(t, "multi_node", false), "ib_exercised", exercised,
                                   "sockets_intended", sj_bool(t, "sockets_intended", false),
                                   "ib_not_exercised_why", exercised ? NULL : why, "nodes", rows));
     json_t *profile = json_object_get(summary, "profile");
@@ -120,8 +125,7 @@ void suite_fabric_md(sbuf *b, const json_t *s)
     sbuf_puts(b, "\n| node | between nodes | GPUDirect RDMA | inside the node |\n|---|---|---|---|\n");
     size_t i;
     json_t *n;
-    json_array_foreach(sj_arr(f, "nodes"), i, n)
-    {
+    json_array_foreach(sj_arr(f, "nodes"), i, n) {
         if (i == FABRIC_ROWS_MAX) {
             sbuf_printf(b, "\n%zu more nodes in summary.json.\n", json_array_size(sj_arr(f, "nodes")) - i);
             break;
@@ -151,12 +155,14 @@ void suite_fabric_html(sbuf *b, const json_t *s)
     sbuf_html(b, sj_str(f, "source", "?"));
     sbuf_puts(b, ".</p>");
     if (sj_bool(f, "sockets_intended", false))
-        sbuf_puts(b, "<p class=\"sockets-intended\"><b>Sockets between nodes were intended (--allow-sockets).</b></p>");
-    sbuf_puts(b, "<table><tr><th>node</th><th>between nodes</th><th>GPUDirect RDMA</th><th>inside the node</th></tr>");
+        sbuf_puts(b, "<p class=\"sockets-intended\"><b>Sockets between nodes were intended "
+                     "(--allow-sockets).</b></p>");
+    sbuf_puts(
+        b,
+        "<table><tr><th>node</th><th>between nodes</th><th>GPUDirect RDMA</th><th>inside the node</th></tr>");
     size_t i;
     json_t *n;
-    json_array_foreach(sj_arr(f, "nodes"), i, n)
-    {
+    json_array_foreach(sj_arr(f, "nodes"), i, n) {
         if (i == FABRIC_ROWS_MAX)
             break;
         const char *cells[] = {sj_str(n, "host", "?"), sj_str(n, "between_nodes", "?"), sj_str(n, "gdr", "?"),
@@ -185,8 +191,9 @@ static double node_rate(const json_t *node, int *ports)
     int n = 0;
     size_t i;
     json_t *p;
-    json_array_foreach(sj_arr(node, "ports_active"), i, p) if (n < 64 && sj_num(p, "rate_gbps", 0) > 0)
-        rates[n++] = sj_num(p, "rate_gbps", 0);
+    json_array_foreach(sj_arr(node, "ports_active"), i, p)
+        if (n < 64 && sj_num(p, "rate_gbps", 0) > 0)
+            rates[n++] = sj_num(p, "rate_gbps", 0);
     qsort(rates, (size_t)n, sizeof rates[0], cmp_rate_desc);
     long long want = sj_int(node, "expect_hcas", -1);
     int k = want > 0 && want < n ? (int)want : n;
@@ -211,8 +218,7 @@ void suite_fabric_facts_from(const json_t *r, const char *why, suite_fabric_fact
     size_t i;
     json_t *n;
     bool first = true;
-    json_array_foreach(nodes, i, n)
-    {
+    json_array_foreach(nodes, i, n) {
         int ports = 0;
         double rate = node_rate(n, &ports);
         f->nodes++;

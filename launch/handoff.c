@@ -267,8 +267,7 @@ char *suite_handoff_k8s_script(const json_t *s)
                   "set -e\nKUBECTL=${KUBECTL:-kubectl}\n");
     size_t i;
     json_t *node;
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-    {
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *host = sj_str(node, "host", ""), *v = sj_str(node, "verdict", "fail");
         /* The name after "--": whatever it is, kubectl never reads it as an option (node_name.h). */
         sbuf_puts(&b, "\"$KUBECTL\" label node --overwrite -- ");
@@ -293,8 +292,7 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
     json_t *list = json_array();
     size_t i;
     json_t *node;
-    json_array_foreach(sj_arr(s, "nodes"), i, node)
-    {
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *v = sj_str(node, "verdict", "fail");
         /* RFC 6902: "~1" is the "/" of the label key. "add" replaces a label that exists. */
         json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path",

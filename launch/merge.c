@@ -85,11 +85,12 @@ static int entries_check(const json_t *r, const char *program, char *err, size_t
                      i);
             return -1;
         }
-    json_array_foreach(sj_arr(r, "findings"), i, e)
-    {
+    json_array_foreach(sj_arr(r, "findings"), i, e) {
         const char *sev = sj_str(e, "severity", "");
-        if (!(ga_streq(sev, "info") || ga_streq(sev, "warn") || ga_streq(sev, "fail")) || !sj_str(e, "code", NULL)) {
-            snprintf(err, errlen, "%s report finding %zu has no severity (info|warn|fail) or code", program, i);
+        if (!(ga_streq(sev, "info") || ga_streq(sev, "warn") || ga_streq(sev, "fail")) ||
+            !sj_str(e, "code", NULL)) {
+            snprintf(err, errlen, "%s report finding %zu has no severity (info|warn|fail) or code", program,
+                     i);
             return -1;
         }
         if (!host_ok(e, false)) {
@@ -97,8 +98,7 @@ static int entries_check(const json_t *r, const char *program, char *err, size_t
             return -1;
         }
     }
-    json_array_foreach(sj_arr(r, "metrics"), i, e)
-    {
+    json_array_foreach(sj_arr(r, "metrics"), i, e) {
         json_t *v = json_object_get(e, "value");
         if (!sj_str(e, "name", NULL) || !(json_is_number(v) || json_is_null(v)) ||
             !json_is_boolean(json_object_get(e, "higher_is_better")) || !host_ok(e, false)) {
@@ -133,7 +133,8 @@ int suite_report_check(const json_t *r, char *err, size_t errlen)
              (json_object_get(r, "metrics") && !sj_arr(r, "metrics")))
         snprintf(err, errlen, "%s report lacks its nodes or findings", program);
     else if (!json_is_object(verdict) || !int_in(verdict, "exit_code", 0, 5) ||
-             !ga_streq(sj_str(verdict, "result", NULL), sj_int(verdict, "exit_code", -1) == 0 ? "pass" : "fail"))
+             !ga_streq(sj_str(verdict, "result", NULL),
+                       sj_int(verdict, "exit_code", -1) == 0 ? "pass" : "fail"))
         snprintf(err, errlen, "%s report has no usable verdict", program);
     else
         return entries_check(r, program, err, errlen);
@@ -159,16 +160,17 @@ int suite_run_check(const json_t *run, char *err, size_t errlen)
     }
     size_t i;
     json_t *st;
-    json_array_foreach(steps, i, st)
-    {
+    json_array_foreach(steps, i, st) {
         json_t *code = json_object_get(st, "exit_code"), *dur = json_object_get(st, "duration_s");
         if (!sj_str(st, "program", NULL) || !known_status(sj_str(st, "status", "")) ||
             (code && !json_is_null(code) && !int_in(st, "exit_code", 0, 255)) ||
             (json_object_get(st, "signal") && !int_in(st, "signal", 0, 128)) ||
-            (dur && !json_is_null(dur) && !(json_is_number(dur) && json_number_value(dur) >= 0 &&
-                                            json_number_value(dur) < 1e9))) {
-            snprintf(err, errlen, "run record step %zu is not a program with a known status, exit code and "
-                                  "duration", i);
+            (dur && !json_is_null(dur) &&
+             !(json_is_number(dur) && json_number_value(dur) >= 0 && json_number_value(dur) < 1e9))) {
+            snprintf(err, errlen,
+                     "run record step %zu is not a program with a known status, exit code and "
+                     "duration",
+                     i);
             return -1;
         }
         if (json_is_object(json_object_get(st, "node")) && !host_ok(json_object_get(st, "node"), false)) {
@@ -233,8 +235,7 @@ static json_t *program_list(const json_t *reports, const json_t *run)
     for (int s = 0; s < 2; s++) {
         size_t i;
         json_t *r;
-        json_array_foreach(sources[s], i, r)
-        {
+        json_array_foreach(sources[s], i, r) {
             const char *p = sj_str(r, "program", NULL);
             if (!p || suite_program_index(p) >= 0)
                 continue;
@@ -325,8 +326,10 @@ static const char *host_of_rank(const json_t *report, long long rank)
 {
     size_t i, j;
     json_t *node, *r;
-    json_array_foreach(sj_arr(report, "nodes"), i, node) json_array_foreach(
-        sj_arr(node, "ranks"), j, r) if (sj_int(r, "rank", -2) == rank) return sj_str(node, "host", NULL);
+    json_array_foreach(sj_arr(report, "nodes"), i, node)
+        json_array_foreach(sj_arr(node, "ranks"), j, r)
+            if (sj_int(r, "rank", -2) == rank)
+                return sj_str(node, "host", NULL);
     return NULL;
 }
 
@@ -337,7 +340,8 @@ static json_t *tag_entry(const json_t *entry, const char *program, const json_t 
     json_object_set_new(out, "program", json_string(program));
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)entry, key, v) json_object_set(out, key, v);
+    json_object_foreach((json_t *)entry, key, v)
+        json_object_set(out, key, v);
     if (!json_is_string(json_object_get(out, "host")) && sj_int(out, "rank", -1) >= 0) {
         const char *host = host_of_rank(report, sj_int(out, "rank", -1));
         if (host)
@@ -369,7 +373,9 @@ static json_t *get_gpu(json_t *node, long long gpu)
 {
     size_t i;
     json_t *g;
-    json_array_foreach(sj_arr(node, "gpus"), i, g) if (sj_int(g, "gpu", -1) == gpu) return g;
+    json_array_foreach(sj_arr(node, "gpus"), i, g)
+        if (sj_int(g, "gpu", -1) == gpu)
+            return g;
     g = json_pack("{s:I, s:n, s:n, s:n, s:n, s:s, s:[]}", "gpu", (json_int_t)gpu, "rank", "model", "uuid",
                   "pci_bus_id", "verdict", "pass", "fault_codes");
     json_array_append_new(json_object_get(node, "gpus"), g);
@@ -387,8 +393,7 @@ static void merge_nodes(const json_t *report, const char *program, json_t *nodes
 {
     size_t i, j;
     json_t *n, *r;
-    json_array_foreach(sj_arr(report, "nodes"), i, n)
-    {
+    json_array_foreach(sj_arr(report, "nodes"), i, n) {
         const char *host = sj_str(n, "host", NULL);
         if (!host)
             continue;
@@ -399,8 +404,7 @@ static void merge_nodes(const json_t *report, const char *program, json_t *nodes
         long long ranks = json_array_size(sj_arr(n, "ranks"));
         if (ranks > sj_int(node, "ranks", 0))
             json_object_set_new(node, "ranks", json_integer(ranks));
-        json_array_foreach(sj_arr(n, "ranks"), j, r)
-        {
+        json_array_foreach(sj_arr(n, "ranks"), j, r) {
             json_t *dev = json_object_get(r, "device");
             if (!json_is_object(dev) || !sj_is_num(dev, "index"))
                 continue;
@@ -419,20 +423,20 @@ static const char *majority_model(const json_t *nodes)
     const char *best = NULL;
     size_t best_n = 0, i, j, k, l;
     json_t *n, *g, *n2, *g2;
-    json_array_foreach(nodes, i, n) json_array_foreach(sj_arr(n, "gpus"), j, g)
-    {
-        const char *m = sj_str(g, "model", NULL);
-        if (!m || (best && strcmp(m, best) == 0))
-            continue;
-        size_t count = 0;
-        json_array_foreach(nodes, k, n2)
-            json_array_foreach(sj_arr(n2, "gpus"), l, g2)
-                count += ga_streq(sj_str(g2, "model", NULL), m);
-        if (count > best_n) {
-            best = m;
-            best_n = count;
+    json_array_foreach(nodes, i, n)
+        json_array_foreach(sj_arr(n, "gpus"), j, g) {
+            const char *m = sj_str(g, "model", NULL);
+            if (!m || (best && strcmp(m, best) == 0))
+                continue;
+            size_t count = 0;
+            json_array_foreach(nodes, k, n2)
+                json_array_foreach(sj_arr(n2, "gpus"), l, g2)
+                    count += ga_streq(sj_str(g2, "model", NULL), m);
+            if (count > best_n) {
+                best = m;
+                best_n = count;
+            }
         }
-    }
     return best;
 }
 
@@ -515,7 +519,9 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
         /* Without a run record, the launcher the first report names. */
         size_t i;
         json_t *r;
-        json_array_foreach(reports, i, r) if (!launcher) launcher = json_object_get(r, "launcher");
+        json_array_foreach(reports, i, r)
+            if (!launcher)
+                launcher = json_object_get(r, "launcher");
     }
     json_object_set_new(s, "launcher", launcher ? json_deep_copy(launcher) : json_null());
     json_object_set_new(s, "options",
@@ -531,12 +537,12 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "abnormal_nodes", json_array());
 
     json_t *steps = json_array(), *findings = json_array(), *metrics = json_array(), *nodes = json_array();
-    json_t *figures = json_object(), *index = json_object(), *headlines = json_array(), *charts = json_array();
+    json_t *figures = json_object(), *index = json_object(), *headlines = json_array(),
+           *charts = json_array();
     json_t *programs = program_list(reports, run);
     size_t i;
     json_t *p;
-    json_array_foreach(programs, i, p)
-    {
+    json_array_foreach(programs, i, p) {
         const char *program = json_string_value(p);
         const json_t *report = find_report(reports, program);
         const json_t *run_step = find_run_step(run, program);
@@ -570,10 +576,10 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
 
     /* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row. */
     json_t *idx2 = json_object(), *n;
-    json_array_foreach(nodes, i, n) json_object_set(idx2, sj_str(n, "host", ""), n);
+    json_array_foreach(nodes, i, n)
+        json_object_set(idx2, sj_str(n, "host", ""), n);
     json_t *f;
-    json_array_foreach(findings, i, f)
-    {
+    json_array_foreach(findings, i, f) {
         const char *host = sj_str(f, "host", NULL);
         if (!host)
             continue;
@@ -584,8 +590,7 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_decref(idx2);
     sort_array(nodes, cmp_nodes);
     size_t gpu_count = 0;
-    json_array_foreach(nodes, i, n)
-    {
+    json_array_foreach(nodes, i, n) {
         sort_array(json_object_get(n, "gpus"), cmp_gpus);
         gpu_count += json_array_size(sj_arr(n, "gpus"));
     }
@@ -644,8 +649,7 @@ static int worst_on(const json_t *findings, const char *program, const char *hos
     int worst = 0;
     size_t i;
     json_t *f;
-    json_array_foreach(findings, i, f)
-    {
+    json_array_foreach(findings, i, f) {
         if (!ga_streq(sj_str(f, "host", NULL), host) ||
             (program && !ga_streq(sj_str(f, "program", NULL), program)))
             continue;
@@ -668,8 +672,7 @@ json_t *suite_findings_by_host(const json_t *findings)
     json_t *index = json_object();
     size_t i;
     json_t *f;
-    json_array_foreach(findings, i, f)
-    {
+    json_array_foreach(findings, i, f) {
         const char *host = sj_str(f, "host", NULL);
         if (!host)
             continue;
@@ -690,12 +693,10 @@ void suite_summary_finalize(json_t *s)
     size_t i, j;
     json_t *n, *g, *st, *f;
     json_t *abnormal = json_array();
-    json_array_foreach(sj_arr(s, "nodes"), i, n)
-    {
+    json_array_foreach(sj_arr(s, "nodes"), i, n) {
         const char *host = sj_str(n, "host", "");
         const json_t *findings = json_object_get(by_host, host); /* NULL: none, worst_on reads no entry */
-        json_array_foreach(sj_arr(n, "gpus"), j, g)
-        {
+        json_array_foreach(sj_arr(n, "gpus"), j, g) {
             json_t *codes = json_array();
             json_object_set_new(
                 g, "verdict",
@@ -707,8 +708,7 @@ void suite_summary_finalize(json_t *s)
         json_object_set_new(n, "verdict", json_string(verdict_name(worst)));
         json_object_set_new(n, "fault_codes", codes);
         json_t *checks = json_object();
-        json_array_foreach(steps, j, st)
-        {
+        json_array_foreach(steps, j, st) {
             const char *program = sj_str(st, "program", "?");
             const char *status = sj_str(st, "status", "not_run");
             const char *check;
@@ -721,8 +721,7 @@ void suite_summary_finalize(json_t *s)
             json_object_set_new(checks, program, json_string(check));
         }
         /* Findings of the suite itself on this node (a baseline regression) have no step of their own. */
-        json_array_foreach(findings, j, f)
-        {
+        json_array_foreach(findings, j, f) {
             const char *program = sj_str(f, "program", "?");
             if (ga_streq(sj_str(f, "host", NULL), host) && !json_object_get(checks, program))
                 json_object_set_new(checks, program,
@@ -741,8 +740,7 @@ void suite_summary_finalize(json_t *s)
     json_t *reasons = json_array(), *codes = json_array();
     int exit_code = GA_EXIT_PASS, failures = 0, warnings = 0;
     bool check_failed = false;
-    json_array_foreach(findings, i, f)
-    {
+    json_array_foreach(findings, i, f) {
         const char *sev = sj_str(f, "severity", "");
         if (ga_streq(sev, "warn"))
             warnings++;
@@ -863,22 +861,22 @@ static int check_set(const json_t *reports, const json_t *names, char *err, size
 {
     size_t i, j;
     json_t *a, *b;
-    json_array_foreach(reports, i, a) for (j = 0; j < i; j++)
-    {
-        b = json_array_get(reports, j);
-        const char *fa = json_string_value(json_array_get(names, i)),
-                   *fb = json_string_value(json_array_get(names, j));
-        if (ga_streq(sj_str(a, "program", ""), sj_str(b, "program", ""))) {
-            snprintf(err, errlen, "%s and %s are both %s reports of run %s: remove the one that is not", fb, fa,
-                     sj_str(a, "program", ""), sj_str(a, "run_id", ""));
-            return -1;
+    json_array_foreach(reports, i, a)
+        for (j = 0; j < i; j++) {
+            b = json_array_get(reports, j);
+            const char *fa = json_string_value(json_array_get(names, i)),
+                       *fb = json_string_value(json_array_get(names, j));
+            if (ga_streq(sj_str(a, "program", ""), sj_str(b, "program", ""))) {
+                snprintf(err, errlen, "%s and %s are both %s reports of run %s: remove the one that is not",
+                         fb, fa, sj_str(a, "program", ""), sj_str(a, "run_id", ""));
+                return -1;
+            }
+            if (sj_int(a, "node_count", 0) != sj_int(b, "node_count", 0)) {
+                snprintf(err, errlen, "%s covers %lld nodes and %s %lld: reports of different clusters", fb,
+                         sj_int(b, "node_count", 0), fa, sj_int(a, "node_count", 0));
+                return -1;
+            }
         }
-        if (sj_int(a, "node_count", 0) != sj_int(b, "node_count", 0)) {
-            snprintf(err, errlen, "%s covers %lld nodes and %s %lld: reports of different clusters", fb,
-                     sj_int(b, "node_count", 0), fa, sj_int(a, "node_count", 0));
-            return -1;
-        }
-    }
     return 0;
 }
 
@@ -944,7 +942,8 @@ json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_
         }
         const char *id = sj_str(j, "run_id", "");
         if (run_id && !ga_streq(id, run_id)) {
-            fprintf(stderr, "[SUITE] ignoring %s: a report of run %s, not of this run %s\n", path, id, run_id);
+            fprintf(stderr, "[SUITE] ignoring %s: a report of run %s, not of this run %s\n", path, id,
+                    run_id);
         } else if (!run_id && json_array_size(reports) > 0 &&
                    !ga_streq(id, sj_str(json_array_get(reports, 0), "run_id", ""))) {
             snprintf(err, errlen,

@@ -17,7 +17,6 @@
 #define SUITE_RUN_SCHEMA_VERSION 2
 #define SUITE_REPORT_SCHEMA "gpuaccept-report"
 
-
 /* reports: an array of reports in any order. run: the run record `gpuaccept run` writes (suite_run.json:
  * launcher, options, steps with status, exit code, duration, [RESULT] line), or NULL: then each step's status
  * is read from its report, and a step without a report did not run. Returns a new summary. */

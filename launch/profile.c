@@ -186,8 +186,7 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
     }
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)p, key, v)
-    {
+    json_object_foreach((json_t *)p, key, v) {
         bool known = false;
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             known |= strcmp(key, keys[i]) == 0;
@@ -216,7 +215,9 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
     }
     json_t *nc = json_object_get(p, "not_covered");
     size_t i;
-    json_array_foreach(nc, i, v) if (!json_is_string(v)) nc = NULL;
+    json_array_foreach(nc, i, v)
+        if (!json_is_string(v))
+            nc = NULL;
     if (json_object_get(p, "not_covered") && !nc) {
         snprintf(err, errlen, "\"not_covered\" must be an array of strings");
         return -1;
@@ -226,8 +227,7 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
         snprintf(err, errlen, "\"steps\" must be an object with one entry per program to run");
         return -1;
     }
-    json_object_foreach(steps, key, v)
-    {
+    json_object_foreach(steps, key, v) {
         if (suite_program_index(key) < 0) {
             char names[256];
             suite_program_names(" ", names, sizeof names);
@@ -239,8 +239,7 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
             return -1;
         }
         json_t *a;
-        json_array_foreach(v, i, a)
-        {
+        json_array_foreach(v, i, a) {
             char param[128];
             if (!json_is_string(a) || json_string_length(a) >= 512) {
                 snprintf(err, errlen, "steps.%s[%zu] must be a string of fewer than 512 bytes", key, i);
@@ -311,7 +310,9 @@ static void note(json_t *not_covered, const char *fmt, const char *a, const char
     snprintf(line, sizeof line, fmt, a, b);
     size_t i;
     json_t *v;
-    json_array_foreach(not_covered, i, v) if (ga_streq(json_string_value(v), line)) return;
+    json_array_foreach(not_covered, i, v)
+        if (ga_streq(json_string_value(v), line))
+            return;
     json_array_append_new(not_covered, json_string(line));
 }
 
@@ -323,8 +324,7 @@ static const json_t *baseline_metric(const json_t *baseline, const char *param)
         return NULL;
     size_t i;
     json_t *m;
-    json_array_foreach(sj_arr(baseline, "metrics"), i, m)
-    {
+    json_array_foreach(sj_arr(baseline, "metrics"), i, m) {
         const char *prog = sj_str(m, "program", "");
         if (strlen(prog) == (size_t)(slash - param) && strncmp(prog, param, strlen(prog)) == 0 &&
             ga_streq(sj_str(m, "name", ""), slash + 1) &&
@@ -530,8 +530,8 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
             snprintf(out, len, "%d", env->expect_gpus);
             return true;
         }
-        note(not_covered, "no --expect-gpus: %s%s", env->expect_gpus_why ? env->expect_gpus_why
-                                                                        : "GPUs per node unknown", "");
+        note(not_covered, "no --expect-gpus: %s%s",
+             env->expect_gpus_why ? env->expect_gpus_why : "GPUs per node unknown", "");
         return false;
     case PH_BURN_S:
         snprintf(out, len, "%.0f", env->burn_s > 0 ? env->burn_s : SUITE_PROFILE_DEFAULT_BURN_S);
@@ -547,8 +547,8 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
     case PH_SKU_MIN:
     case PH_SKU_EFF:
         if (!env->baseline) {
-            note(not_covered, "no SKU thresholds: %s%s", env->no_baseline_why ? env->no_baseline_why
-                                                                            : "no baseline", "");
+            note(not_covered, "no SKU thresholds: %s%s",
+                 env->no_baseline_why ? env->no_baseline_why : "no baseline", "");
             if (kind == PH_SKU_EFF)
                 note(not_covered, "relative only: %s%s", program,
                      ", each GPU against its peers with no floor (no SKU threshold)");
@@ -584,8 +584,7 @@ int suite_profile_args(const json_t *p, const char *program, const suite_profile
         return -1;
     size_t start = json_array_size(args), i;
     json_t *a;
-    json_array_foreach(list, i, a)
-    {
+    json_array_foreach(list, i, a) {
         char word[512];
         size_t n = json_array_size(args);
         const char *prev = n > start ? json_string_value(json_array_get(args, n - 1)) : NULL;

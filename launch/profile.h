@@ -21,27 +21,27 @@
 /* What node_health's report says about the fabric between nodes (launch/fabric.c), for the placeholders
  * filled when allreduce_bw starts: {fabric_min:...} and {fabric_net}. */
 typedef struct {
-    bool have;             /* node_health's report was read */
-    char why[200];         /* when not: why */
-    int nodes;             /* nodes it checked */
-    int ranks_per_node;    /* its ranks per node, 0 unknown */
-    int nodes_with_hca;    /* nodes with an active InfiniBand/RoCE port, or whose SKU expects HCAs */
-    bool gdr_required;     /* such a node's SKU requires GPUDirect RDMA (nvidia_peermem) */
-    double min_rate_gbps;  /* the lowest node's active port rates summed (its SKU's HCA count at most), Gb/s */
-    char min_host[64];     /* that node */
+    bool have;            /* node_health's report was read */
+    char why[200];        /* when not: why */
+    int nodes;            /* nodes it checked */
+    int ranks_per_node;   /* its ranks per node, 0 unknown */
+    int nodes_with_hca;   /* nodes with an active InfiniBand/RoCE port, or whose SKU expects HCAs */
+    bool gdr_required;    /* such a node's SKU requires GPUDirect RDMA (nvidia_peermem) */
+    double min_rate_gbps; /* the lowest node's active port rates summed (its SKU's HCA count at most), Gb/s */
+    char min_host[64];    /* that node */
 } suite_fabric_facts;
 
 /* What the run knows when it fills a profile's placeholders. */
 typedef struct {
-    int expect_gpus;             /* GPUs per node (hostfile slots, Slurm, this machine); 0 = unknown */
-    const char *expect_gpus_why; /* when 0: why, for the summary */
-    const json_t *baseline;      /* the SKU baseline; NULL = none */
-    const char *no_baseline_why; /* when NULL: why ("GPU model unknown") */
-    double tolerance_pct;        /* --tolerance; < 0: the baseline's, else 10 */
-    int node_count;              /* nodes of the run, 0 = unknown */
-    int world_size;              /* ranks of the run, 0 = unknown */
-    double burn_s;               /* --burn */
-    bool gpu;                    /* GPUs to run on: the longest sweeps apply */
+    int expect_gpus;                  /* GPUs per node (hostfile slots, Slurm, this machine); 0 = unknown */
+    const char *expect_gpus_why;      /* when 0: why, for the summary */
+    const json_t *baseline;           /* the SKU baseline; NULL = none */
+    const char *no_baseline_why;      /* when NULL: why ("GPU model unknown") */
+    double tolerance_pct;             /* --tolerance; < 0: the baseline's, else 10 */
+    int node_count;                   /* nodes of the run, 0 = unknown */
+    int world_size;                   /* ranks of the run, 0 = unknown */
+    double burn_s;                    /* --burn */
+    bool gpu;                         /* GPUs to run on: the longest sweeps apply */
     const suite_fabric_facts *fabric; /* node_health's, once it ran; NULL before (those placeholders wait) */
 } suite_profile_env;
 

@@ -48,8 +48,7 @@ static void codes(sbuf *b, const json_t *arr)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(arr, i, c)
-    {
+    json_array_foreach(arr, i, c) {
         sbuf_puts(b, "<span class=\"code\">");
         sbuf_html(b, json_string_value(c));
         sbuf_puts(b, "</span>");
@@ -120,8 +119,7 @@ static void abnormal_section(sbuf *b, const json_t *s)
     /* Each abnormal node's failures, gathered in one pass: a thousand abnormal nodes would otherwise each
      * scan every finding. */
     json_t *fails = json_object();
-    json_array_foreach(sj_arr(s, "findings"), j, f)
-    {
+    json_array_foreach(sj_arr(s, "findings"), j, f) {
         const char *fh = sj_str(f, "host", NULL);
         if (!fh || strcmp(sj_str(f, "severity", ""), "fail") != 0)
             continue;
@@ -131,8 +129,7 @@ static void abnormal_section(sbuf *b, const json_t *s)
         if (json_array_size(list) < 4)
             json_array_append(list, f);
     }
-    json_array_foreach(abn, i, a)
-    {
+    json_array_foreach(abn, i, a) {
         const char *host = sj_str(a, "host", "?");
         sbuf_puts(b, "<tr><td>");
         sbuf_html(b, host);
@@ -140,8 +137,7 @@ static void abnormal_section(sbuf *b, const json_t *s)
         codes(b, sj_arr(a, "fault_codes"));
         sbuf_puts(b, "</td><td>");
         int shown = 0;
-        json_array_foreach(json_object_get(fails, host), j, f)
-        {
+        json_array_foreach(json_object_get(fails, host), j, f) {
             char text[800];
             render_finding_text(f, text, sizeof text);
             sbuf_puts(b, shown++ ? "<br>" : "");
@@ -160,8 +156,7 @@ static void abnormal_section(sbuf *b, const json_t *s)
         codes(b, sj_arr(json_object_get(s, "verdict"), "fault_codes"));
         sbuf_puts(b, "</p><ul>");
         json_t *r;
-        json_array_foreach(reasons, i, r)
-        {
+        json_array_foreach(reasons, i, r) {
             if (i == 12) {
                 sbuf_printf(b, "<li class=\"muted\">... and %zu more: see Findings</li>",
                             json_array_size(reasons) - 12);
@@ -182,8 +177,7 @@ static void steps_section(sbuf *b, const json_t *s)
                  "<th>ranks</th><th>nodes</th><th>time</th><th>[RESULT]</th></tr>");
     size_t i;
     json_t *st;
-    json_array_foreach(sj_arr(s, "steps"), i, st)
-    {
+    json_array_foreach(sj_arr(s, "steps"), i, st) {
         char dur[32];
         render_duration(st, dur, sizeof dur);
         sbuf_puts(b, "<tr><td>");
@@ -271,21 +265,22 @@ static void device_chart(sbuf *b, const json_t *s, const char *program, const js
     size_t n = json_array_size(values), i;
     if (n > SUITE_RENDER_BARS_MAX_DEVICES) {
         char title[200];
-        snprintf(title, sizeof title, "%s %s: each %s against the median, node x GPU", sj_str(h, "label", "?"),
-                 sj_str(h, "unit", ""), render_item_word(values));
-        if (heatmap_render(b, title, sj_str(h, "unit", ""), values, sj_bool(h, "higher_is_better", true)) != 0)
+        snprintf(title, sizeof title, "%s %s: each %s against the median, node x GPU",
+                 sj_str(h, "label", "?"), sj_str(h, "unit", ""), render_item_word(values));
+        if (heatmap_render(b, title, sj_str(h, "unit", ""), values, sj_bool(h, "higher_is_better", true)) !=
+            0)
             b->failed = true; /* the page is then refused as a whole, never half drawn */
         json_decref(values);
         return;
     }
     svg_bar *bars = calloc(n ? n : 1, sizeof *bars);
     json_t *m;
-    json_array_foreach(values, i, m) if (bars)
-    {
-        render_gpu_label(m, bars[i].label, sizeof bars[i].label);
-        bars[i].value = sj_num(m, "value", 0);
-        bars[i].flagged = sj_bool(m, "flagged", false);
-    }
+    json_array_foreach(values, i, m)
+        if (bars) {
+            render_gpu_label(m, bars[i].label, sizeof bars[i].label);
+            bars[i].value = sj_num(m, "value", 0);
+            bars[i].flagged = sj_bool(m, "flagged", false);
+        }
     const char *item = render_item_word(values);
     char title[200];
     snprintf(title, sizeof title, "%s %s per %s against the median", sj_str(h, "label", "?"),
@@ -309,15 +304,15 @@ static void report_chart(sbuf *b, const json_t *c)
     const json_t *series = sj_arr(c, "series");
     size_t ns = json_array_size(series) < 4 ? json_array_size(series) : 4, total = 0, i, j;
     json_t *e, *pt;
-    json_array_foreach(series, i, e) total += json_array_size(sj_arr(e, "points"));
+    json_array_foreach(series, i, e)
+        total += json_array_size(sj_arr(e, "points"));
     double *x = calloc(total + 1, sizeof *x), *y = calloc(total + 1, sizeof *y);
     svg_series sv[4];
     size_t used = 0, k = 0;
     for (i = 0; x && y && i < ns; i++) {
         e = json_array_get(series, i);
         size_t start = k;
-        json_array_foreach(sj_arr(e, "points"), j, pt)
-        {
+        json_array_foreach(sj_arr(e, "points"), j, pt) {
             if (!json_is_number(json_array_get(pt, 0)) || !json_is_number(json_array_get(pt, 1)))
                 continue;
             x[k] = json_number_value(json_array_get(pt, 0));
@@ -327,8 +322,8 @@ static void report_chart(sbuf *b, const json_t *c)
             sv[used++] = (svg_series){sj_str(e, "label", "?"), colors[i], k - start, x + start, y + start};
     }
     if (used)
-        svg_line_chart(b, sj_str(c, "title", "?"), sj_str(c, "x_label", ""), sj_str(c, "y_label", ""), sv, used,
-                       strcmp(sj_str(c, "x_scale", "linear"), "log2_bytes") == 0);
+        svg_line_chart(b, sj_str(c, "title", "?"), sj_str(c, "x_label", ""), sj_str(c, "y_label", ""), sv,
+                       used, strcmp(sj_str(c, "x_scale", "linear"), "log2_bytes") == 0);
     free(x);
     free(y);
 }
@@ -353,8 +348,7 @@ static void program_section(sbuf *b, const json_t *s, const char *program)
     size_t i;
     json_t *h, *c;
     sbuf_puts(b, "<table><tr><th>figure</th><th>value</th><th>over</th></tr>");
-    json_array_foreach(sj_arr(s, "headlines"), i, h)
-    {
+    json_array_foreach(sj_arr(s, "headlines"), i, h) {
         if (strcmp(sj_str(h, "program", ""), program) != 0)
             continue;
         char value[128];
@@ -368,11 +362,13 @@ static void program_section(sbuf *b, const json_t *s, const char *program)
                          : "</td><td>the job</td></tr>");
     }
     sbuf_puts(b, "</table>");
-    json_array_foreach(sj_arr(s, "headlines"), i, h) if (strcmp(sj_str(h, "program", ""), program) == 0 &&
-                                                          strcmp(sj_str(h, "scope", ""), "per_device") == 0)
-        device_chart(b, s, program, h);
-    json_array_foreach(sj_arr(s, "charts"), i, c) if (strcmp(sj_str(c, "program", ""), program) == 0)
-        report_chart(b, c);
+    json_array_foreach(sj_arr(s, "headlines"), i, h)
+        if (strcmp(sj_str(h, "program", ""), program) == 0 &&
+            strcmp(sj_str(h, "scope", ""), "per_device") == 0)
+            device_chart(b, s, program, h);
+    json_array_foreach(sj_arr(s, "charts"), i, c)
+        if (strcmp(sj_str(c, "program", ""), program) == 0)
+            report_chart(b, c);
     sbuf_puts(b, "</section>\n");
 }
 
@@ -390,8 +386,7 @@ static void findings_section(sbuf *b, const json_t *s)
     for (int o = 0; o < 3; o++) {
         size_t i;
         json_t *f;
-        json_array_foreach(fs, i, f)
-        {
+        json_array_foreach(fs, i, f) {
             if (strcmp(sj_str(f, "severity", "info"), order[o]) != 0 || shown >= 300)
                 continue;
             shown++;
@@ -424,8 +419,7 @@ static void metrics_section(sbuf *b, const json_t *s)
     sbuf_puts(b, "<table><tr><th>step</th><th>metric</th><th>where</th><th>value</th><th>unit</th></tr>");
     size_t i;
     json_t *m;
-    json_array_foreach(ms, i, m)
-    {
+    json_array_foreach(ms, i, m) {
         if (i == 5000)
             break;
         char where[160];
@@ -459,8 +453,7 @@ static void profile_section(sbuf *b, const json_t *s)
         sbuf_puts(b, "<p>Not covered:</p><ul class=\"not-covered\">");
         size_t i;
         json_t *v;
-        json_array_foreach(nc, i, v)
-        {
+        json_array_foreach(nc, i, v) {
             sbuf_puts(b, "<li>");
             sbuf_html(b, json_is_string(v) ? json_string_value(v) : "?");
             sbuf_puts(b, "</li>");
@@ -491,7 +484,8 @@ char *suite_render_html(const json_t *s)
     suite_fabric_html(&b, s);
     size_t k;
     json_t *st;
-    json_array_foreach(sj_arr(s, "steps"), k, st) program_section(&b, s, sj_str(st, "program", "?"));
+    json_array_foreach(sj_arr(s, "steps"), k, st)
+        program_section(&b, s, sj_str(st, "program", "?"));
     findings_section(&b, s);
     metrics_section(&b, s);
     sbuf_puts(&b, "<footer>gpuaccept ");

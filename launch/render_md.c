@@ -29,8 +29,7 @@ static void figures(sbuf *b, const json_t *s)
     sbuf_puts(b, "\n## Figures\n\n");
     size_t k, i;
     json_t *st, *h;
-    json_array_foreach(sj_arr(s, "steps"), k, st)
-    {
+    json_array_foreach(sj_arr(s, "steps"), k, st) {
         const char *program = sj_str(st, "program", "?");
         if (!render_has_headlines(s, program)) {
             sbuf_puts(b, "- ");
@@ -40,8 +39,7 @@ static void figures(sbuf *b, const json_t *s)
             sbuf_puts(b, ")\n");
             continue;
         }
-        json_array_foreach(sj_arr(s, "headlines"), i, h)
-        {
+        json_array_foreach(sj_arr(s, "headlines"), i, h) {
             if (strcmp(sj_str(h, "program", ""), program) != 0)
                 continue;
             char value[128];
@@ -93,7 +91,6 @@ static void verdict_head(sbuf *b, const json_t *s)
         codes(b, sj_arr(v, "fault_codes"));
         sbuf_puts(b, "\n");
     }
-
 }
 
 /* Which profile ran and what it did not cover. */
@@ -109,8 +106,7 @@ static void profile_line(sbuf *b, const json_t *s)
     sbuf_puts(b, ").");
     size_t i;
     json_t *v;
-    json_array_foreach(sj_arr(p, "not_covered"), i, v)
-    {
+    json_array_foreach(sj_arr(p, "not_covered"), i, v) {
         sbuf_puts(b, i ? "; " : " Not covered: ");
         sbuf_md(b, json_is_string(v) ? json_string_value(v) : "?");
     }
@@ -128,8 +124,7 @@ static void abnormal_nodes(sbuf *b, const json_t *s)
         sbuf_puts(b, "| node | fault codes |\n|---|---|\n");
     size_t i;
     json_t *e;
-    json_array_foreach(abn, i, e)
-    {
+    json_array_foreach(abn, i, e) {
         sbuf_puts(b, "| ");
         sbuf_md(b, sj_str(e, "host", "?"));
         sbuf_puts(b, " | ");
@@ -138,7 +133,9 @@ static void abnormal_nodes(sbuf *b, const json_t *s)
     }
     /* The same nodes as one Slurm host list, to paste into scontrol, pdsh or a ticket. */
     const char **hosts = calloc(json_array_size(abn) + 1, sizeof *hosts);
-    json_array_foreach(abn, i, e) if (hosts) hosts[i] = sj_str(e, "host", "?");
+    json_array_foreach(abn, i, e)
+        if (hosts)
+            hosts[i] = sj_str(e, "host", "?");
     char *list = hosts && json_array_size(abn) ? suite_hostlist_compress(hosts, json_array_size(abn)) : NULL;
     if (list) {
         sbuf_puts(b, "\nAbnormal nodes, to copy: ");
@@ -155,9 +152,8 @@ static void steps_table(sbuf *b, const json_t *s)
     size_t i;
     json_t *e;
     sbuf_puts(b, "\n## Steps\n\n| step | status | exit | ranks | nodes | time | [RESULT] "
-                  "|\n|---|---|---|---|---|---|---|\n");
-    json_array_foreach(sj_arr(s, "steps"), i, e)
-    {
+                 "|\n|---|---|---|---|---|---|---|\n");
+    json_array_foreach(sj_arr(s, "steps"), i, e) {
         char dur[32], ex[16] = "", ws[16] = "", nc[16] = "";
         render_duration(e, dur, sizeof dur);
         if (sj_int(e, "exit_code", -1) >= 0)
@@ -203,7 +199,8 @@ static void nodes_grid(sbuf *b, const json_t *s)
             sbuf_puts(b, " |");
         }
         sbuf_puts(b, " fault codes |\n|---|---|");
-        json_array_foreach(sj_arr(s, "steps"), i, e) sbuf_puts(b, "---|");
+        json_array_foreach(sj_arr(s, "steps"), i, e)
+            sbuf_puts(b, "---|");
         sbuf_puts(b, "---|\n");
         for (size_t r = 0; r < nr; r++) {
             sbuf_puts(b, "| ");
@@ -224,7 +221,6 @@ static void nodes_grid(sbuf *b, const json_t *s)
             sbuf_printf(b, "\n%zu more nodes passed every check (all are in summary.json).\n", hidden);
     }
     free(nodes);
-
 }
 
 /* Every finding, failures first (up to 200). */
@@ -239,8 +235,7 @@ static void findings_table(sbuf *b, const json_t *s)
     const char *order[] = {"fail", "warn", "info"};
     size_t shown = 0;
     for (int o = 0; o < 3; o++)
-        json_array_foreach(fs, i, e)
-        {
+        json_array_foreach(fs, i, e) {
             if (strcmp(sj_str(e, "severity", "info"), order[o]) != 0 || shown >= 200)
                 continue;
             shown++;

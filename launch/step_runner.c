@@ -127,7 +127,8 @@ static void cancel_slurm_step(const suite_step_spec *spec, suite_step_result *re
     if (!spec->slurm_job || !*spec->slurm_job || !spec->slurm_step_name)
         return;
     char ids[512], err[256];
-    int n = suite_slurm_cancel_steps(spec->slurm_job, spec->slurm_step_name, ids, sizeof ids, err, sizeof err);
+    int n =
+        suite_slurm_cancel_steps(spec->slurm_job, spec->slurm_step_name, ids, sizeof ids, err, sizeof err);
     if (n < 0)
         printf("[SUITE] %s: could not cancel the Slurm step: %s\n", spec->label, err);
     else if (n > 0)

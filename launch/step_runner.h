@@ -11,11 +11,11 @@
 #include "attribution.h"
 
 typedef struct {
-    char *const *argv;  /* NULL-terminated; argv[0] is looked up in PATH */
-    double timeout_s;   /* hard bound on the step, > 0 */
-    double grace_s;     /* between SIGTERM and SIGKILL */
-    double heartbeat_s; /* a progress line after this long without output, 0 = never */
-    const char *label;  /* "step 2/5 gemm_flops", for the heartbeat */
+    char *const *argv;           /* NULL-terminated; argv[0] is looked up in PATH */
+    double timeout_s;            /* hard bound on the step, > 0 */
+    double grace_s;              /* between SIGTERM and SIGKILL */
+    double heartbeat_s;          /* a progress line after this long without output, 0 = never */
+    const char *label;           /* "step 2/5 gemm_flops", for the heartbeat */
     const char *slurm_job;       /* under srun: the job id, whose step is scancelled at the deadline */
     const char *slurm_step_name; /* the step's name in squeue (srun names it after its program) */
 } suite_step_spec;

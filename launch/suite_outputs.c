@@ -197,7 +197,7 @@ int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_
         for (int i = 0; i < 3; i++)
             if (tmps[i][0])
                 unlink(tmps[i]); /* gone after a rename; what a failure left behind */
-        if (rc == 0) /* drain.sh, Kubernetes, Prometheus, JUnit: docs/handoff.md */
+        if (rc == 0)             /* drain.sh, Kubernetes, Prometheus, JUnit: docs/handoff.md */
             rc = suite_handoff_write(summary, dir, err, errlen);
     }
     free(json);
@@ -220,15 +220,15 @@ void suite_print_verdict(const json_t *s, const char *dir)
            sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0), sj_int(s, "node_count", 0));
     size_t i, j;
     json_t *a, *c;
-    json_array_foreach(sj_arr(s, "abnormal_nodes"), i, a)
-    {
+    json_array_foreach(sj_arr(s, "abnormal_nodes"), i, a) {
         if (i == 20) {
             printf("[SUITE]   ... and %zu more abnormal nodes\n",
                    json_array_size(sj_arr(s, "abnormal_nodes")) - 20);
             break;
         }
         printf("[SUITE]   abnormal node %s:", sj_str(a, "host", "?"));
-        json_array_foreach(sj_arr(a, "fault_codes"), j, c) printf(" %s", json_string_value(c));
+        json_array_foreach(sj_arr(a, "fault_codes"), j, c)
+            printf(" %s", json_string_value(c));
         printf("\n");
     }
     printf("[SUITE] summary: %s/summary.html (also summary.md, summary.json)\n", dir);
@@ -238,7 +238,8 @@ void suite_print_verdict(const json_t *s, const char *dir)
         printf("[RESULT] FAILURE: interrupted by %s; the steps not run are not judged\n", stopped);
     } else {
         printf("[RESULT] FAILURE:");
-        json_array_foreach(sj_arr(v, "fault_codes"), j, c) printf(" %s", json_string_value(c));
+        json_array_foreach(sj_arr(v, "fault_codes"), j, c)
+            printf(" %s", json_string_value(c));
         printf("\n");
     }
     fflush(stdout);

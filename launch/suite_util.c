@@ -225,7 +225,8 @@ int suite_write_text_atomic(const char *path, const char *text, char *err, size_
     return 0;
 }
 
-int suite_write_text_temp(const char *path, const char *text, char *tmp, size_t tmplen, char *err, size_t errlen)
+int suite_write_text_temp(const char *path, const char *text, char *tmp, size_t tmplen, char *err,
+                          size_t errlen)
 {
     snprintf(tmp, tmplen, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);

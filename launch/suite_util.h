@@ -45,9 +45,10 @@ json_t *suite_load_json(const char *path, char *err, size_t errlen);
 json_t *suite_load_json_array(const char *path, char *err, size_t errlen);
 /* Writes text to path via a temporary file in the same directory and a rename. 0, or -1 with a message. */
 int suite_write_text_atomic(const char *path, const char *text, char *err, size_t errlen);
-/* The first half of that: text in a new temporary file beside path (its name in tmp), synced, not yet renamed.
- * For a set of files that should change together: write them all, then rename them all. */
-int suite_write_text_temp(const char *path, const char *text, char *tmp, size_t tmplen, char *err, size_t errlen);
+/* The first half of that: text in a new temporary file beside path (its name in tmp), synced, not yet
+ * renamed. For a set of files that should change together: write them all, then rename them all. */
+int suite_write_text_temp(const char *path, const char *text, char *tmp, size_t tmplen, char *err,
+                          size_t errlen);
 /* Writes JSON (indented, keys in insertion order) atomically. */
 int suite_write_json_atomic(const char *path, const json_t *json, char *err, size_t errlen);
 

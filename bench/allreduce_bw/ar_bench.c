@@ -59,7 +59,8 @@ static void test_delay(int iters)
 }
 
 /* GPUACCEPT_TEST_SLOW_RANK=r with GPUACCEPT_TEST_SLOW_FACTOR=F (ga_testhook): world rank r's transfers take F
- * times as long, as through a link F times slower, whatever the host's load: before each run of operations it waits (F
+ * times as long, as through a link F times slower, whatever the host's load: before each run of operations it
+ * waits (F
  * - 1) times what its last operation took, scaled to this call's bytes, so the others wait for it in the
  * collective. For the tests of issue 24 (a node 60x slower); never set in production. */
 static struct {

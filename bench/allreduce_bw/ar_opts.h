@@ -42,15 +42,15 @@ typedef struct {
     double timeout_s; /* -T/--wait-timeout: each wait (the whole run is the common --timeout) */
     ga_backend backend;
     double min_busbw;
-    bool pairs;                        /* pairs among the patterns: what the world-only flags are refused for */
-    int n_patterns;                    /* --pattern LIST, run in its order */
-    ar_pattern_id patterns[AR_PATTERNS];  /* no pattern twice */
-    int rounds;                        /* 0: default, AR_ROUNDS_ALL: every pair once */
-    double tolerance;                  /* --tolerance, as a fraction */
-    int remeasure;                     /* --remeasure: times a figure below its bound is measured again */
-    double min_node_busbw;             /* --min-node-busbw GB/s, 0 none */
-    ga_expect_net expect_net;          /* --expect-net: what must carry traffic between nodes */
-    bool allow_sockets;                /* --allow-sockets: sockets between nodes are intended */
+    bool pairs;     /* pairs among the patterns: what the world-only flags are refused for */
+    int n_patterns; /* --pattern LIST, run in its order */
+    ar_pattern_id patterns[AR_PATTERNS]; /* no pattern twice */
+    int rounds;                          /* 0: default, AR_ROUNDS_ALL: every pair once */
+    double tolerance;                    /* --tolerance, as a fraction */
+    int remeasure;                       /* --remeasure: times a figure below its bound is measured again */
+    double min_node_busbw;               /* --min-node-busbw GB/s, 0 none */
+    ga_expect_net expect_net;            /* --expect-net: what must carry traffic between nodes */
+    bool allow_sockets;                  /* --allow-sockets: sockets between nodes are intended */
     /* nccl-tests' flags (docs/allreduce_bw.md, "nccl-tests compatibility") */
     int agg_iters;            /* -m: operations per timed iteration (1) */
     int cycles;               /* -N: sweeps printed, 0 forever (1) */

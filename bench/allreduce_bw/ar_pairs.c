@@ -110,8 +110,8 @@ static int cmp_member(const void *a, const void *b)
 }
 
 /* The outlier bound of figures v[0..n-1] other than v[skip] (skip -1: none), by the one rule of every
- * relative check (common/core/ga_outlier.h): their median less the larger of the tolerance and GA_OUTLIER_MAD_K
- * scaled MADs of their logarithms. -1 when memory runs out. */
+ * relative check (common/core/ga_outlier.h): their median less the larger of the tolerance and
+ * GA_OUTLIER_MAD_K scaled MADs of their logarithms. -1 when memory runs out. */
 static double outlier_bound(const double *v, int n, int skip, double tolerance, double *median)
 {
     ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
@@ -210,10 +210,10 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
         bw[i] = out->members[i].figure;
     out->member_bound = outlier_bound(bw, out->n_members, -1, tolerance, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
-     * Each member's bound is the outlier rule's (common/core/ga_outlier.h): with fewer than GA_OUTLIER_FEW members
-     * it is held to the others' median (leave one out: a slow one would otherwise pull down the very figure
-     * it is measured against, 4 ranks: its figure is one of four); with more, one member moves them little,
-     * and the bound of all figures is the one. */
+     * Each member's bound is the outlier rule's (common/core/ga_outlier.h): with fewer than GA_OUTLIER_FEW
+     * members it is held to the others' median (leave one out: a slow one would otherwise pull down the very
+     * figure it is measured against, 4 ranks: its figure is one of four); with more, one member moves them
+     * little, and the bound of all figures is the one. */
     bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, tolerance, bounds) != 0;
     for (int i = 0; !oom && i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];

@@ -4,9 +4,9 @@
  * two flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
  * pairs) is an outlier among the other members' figures: below their median by more than the tolerance and
  * more than GA_OUTLIER_MAD_K scaled MADs of their logarithms (the one rule of every relative check,
- * common/core/ga_outlier.h: leave one out below GA_OUTLIER_FEW members). A flagged pair with no suspect in it is a
- * slow link when it is an outlier in the same sense among the other pairs' figures. The MAD terms are the
- * measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
+ * common/core/ga_outlier.h: leave one out below GA_OUTLIER_FEW members). A flagged pair with no suspect in it
+ * is a slow link when it is an outlier in the same sense among the other pairs' figures. The MAD terms are
+ * the measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
  * difference the noise makes does not name a node (docs/allreduce_bw.md, "No false alarms").
  * Pure: the schedule and the analysis take plain data, so fixtures of 16 nodes test them. */
 #ifndef AR_PAIRS_H

@@ -45,10 +45,10 @@ static const ga_program_spec spec = {
     .default_timeout_s = 1800,
 };
 
-/* Loads or generates the data on every rank. Out of memory on any rank is exit 5 on all of them. A file rank 0
- * cannot read is a usage error; one that only other ranks cannot read is an environment error (the data is not
- * visible on every node): those ranks end with exit 3, the others with 0, so that ga_program_end names the
- * failing ranks. *stop tells every rank alike whether to end. */
+/* Loads or generates the data on every rank. Out of memory on any rank is exit 5 on all of them. A file rank
+ * 0 cannot read is a usage error; one that only other ranks cannot read is an environment error (the data is
+ * not visible on every node): those ranks end with exit 3, the others with 0, so that ga_program_end names
+ * the failing ranks. *stop tells every rank alike whether to end. */
 static int load_data(const ga_ctx *ctx, const ddp_opts *o, ddp_dataset *ds, bool *stop)
 {
     char err[1400] = "";
@@ -355,8 +355,8 @@ int main(int argc, char **argv)
                          .momentum = opts.momentum,
                          .min_improvement = opts.min_improvement,
                          .straggler_ratio = isnan(opts.straggler_pct) ? 1.5
-                                            : opts.straggler_pct > 0 ? 1 + opts.straggler_pct / 100
-                                                                     : 0,
+                                            : opts.straggler_pct > 0  ? 1 + opts.straggler_pct / 100
+                                                                      : 0,
                          .seed = (uint64_t)opts.seed};
 
     json_t *transport = record_transport(&ctx, backend);

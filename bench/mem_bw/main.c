@@ -239,7 +239,8 @@ int main(int argc, char **argv)
         o.slow_factor = ga_test_slow_factor(ctx.world_rank); /* docs/testing.md, "Test hooks" */
         mrc = mb_host_measure(&o, ctx.local_size, mine, err, sizeof err);
     }
-    /* Out of memory on any rank ends the job with exit 5 on all of them, decided together before the gather. */
+    /* Out of memory on any rank ends the job with exit 5 on all of them, decided together before the gather.
+     */
     int oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, mrc == MB_OUT_OF_MEMORY ? err : NULL);
     if (oom) {
         free(mine);

@@ -204,7 +204,8 @@ unsigned mb_suspect_tests(const mb_record *all, int n, const mb_policy *p, char 
     for (int t = 0; s && v && t < MB_TEST_COUNT; t++) {
         int measured = 0, suspects = 0;
         bool host_link = t == MB_H2D || t == MB_D2H;
-        tp_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency, p->relative_warn};
+        tp_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency,
+                        p->relative_warn};
         for (int i = 0; i < n; i++) {
             s[i] = (tp_sample){.host = all[i].hdr.host,
                                .group = all[i].model,

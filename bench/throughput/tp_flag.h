@@ -1,8 +1,8 @@
 /* Flagging across the cluster, written once for every throughput figure (TFLOP/s of a dtype, GB/s of a
  * memory test): each GPU (or host rank) is compared with the GPUs of its own model by the one outlier rule of
- * every relative check (common/core/ga_outlier.h: below their median by more than the tolerance and beyond their
- * noise, leave one out in small groups, two never blame one), and with the datasheet peak of that model when
- * the model is known. Pure: no MPI, no CUDA. */
+ * every relative check (common/core/ga_outlier.h: below their median by more than the tolerance and beyond
+ * their noise, leave one out in small groups, two never blame one), and with the datasheet peak of that model
+ * when the model is known. Pure: no MPI, no CUDA. */
 #ifndef TP_FLAG_H
 #define TP_FLAG_H
 

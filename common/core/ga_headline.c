@@ -25,9 +25,10 @@ static json_t *report_list(json_t *report, const char *key)
 
 void ga_report_add_headline(json_t *report, const ga_headline *h)
 {
-    json_t *e = json_pack("{s:s, s:s, s:o, s:s, s:s, s:b}", "name", h->name, "label", h->label ? h->label : h->name,
-                          "value", finite_or_null(h->value), "unit", h->unit ? h->unit : "", "scope",
-                          ga_scope_name(h->scope), "higher_is_better", h->higher_is_better);
+    json_t *e =
+        json_pack("{s:s, s:s, s:o, s:s, s:s, s:b}", "name", h->name, "label", h->label ? h->label : h->name,
+                  "value", finite_or_null(h->value), "unit", h->unit ? h->unit : "", "scope",
+                  ga_scope_name(h->scope), "higher_is_better", h->higher_is_better);
     if (e && h->reference_label && isfinite(h->reference) && h->reference > 0) {
         json_object_set_new(e, "reference", json_real(h->reference));
         json_object_set_new(e, "reference_label", json_string(h->reference_label));

@@ -16,8 +16,8 @@ typedef struct {
     char device_name[96];
     char device_uuid[48];
     char device_pci_bus_id[24];
-    int32_t status;    /* ga_exit_code of this rank's own measurement */
-    char message[192]; /* why, when status is not GA_EXIT_PASS */
+    int32_t status;               /* ga_exit_code of this rank's own measurement */
+    char message[192];            /* why, when status is not GA_EXIT_PASS */
     char slurm_node[GA_HOST_MAX]; /* SLURMD_NODENAME: the node's name to Slurm (drain.sh), "" outside Slurm */
 } ga_record_header;
 

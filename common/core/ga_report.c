@@ -34,7 +34,8 @@ void ga_report_run_id(const ga_common_opts *common, char *out, size_t len)
         gethostname(host, sizeof host);
         host[sizeof host - 1] = '\0';
         for (char *c = host; *c; c++)
-            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-'))
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                  *c == '-'))
                 *c = '-';
         snprintf(out, len, "%lld-%.24s-%ld", (long long)time(NULL), host, (long)getpid());
     }

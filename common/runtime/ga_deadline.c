@@ -46,7 +46,8 @@ enum { TAG_PROBE = 7301, TAG_REPLY = 7302 };
 
 static struct {
     bool enabled;
-    pthread_mutex_t lock; /* the posted probe receive is tested by the watcher, and by a main thread expiring */
+    pthread_mutex_t
+        lock; /* the posted probe receive is tested by the watcher, and by a main thread expiring */
     MPI_Comm comm;
     int rank, size;
     char (*hosts)[GA_HOST_MAX];
@@ -96,7 +97,8 @@ static void answer_probes(long long seq, bool expired)
     int flag = 0;
     MPI_Status st;
     pthread_mutex_lock(&peers.lock);
-    while (peers.probe_req != MPI_REQUEST_NULL && MPI_Test(&peers.probe_req, &flag, &st) == MPI_SUCCESS && flag) {
+    while (peers.probe_req != MPI_REQUEST_NULL && MPI_Test(&peers.probe_req, &flag, &st) == MPI_SUCCESS &&
+           flag) {
         long long *reply = peers.replies[st.MPI_SOURCE];
         reply[0] = seq;
         reply[1] = expired;
@@ -104,24 +106,24 @@ static void answer_probes(long long seq, bool expired)
         /* Not waited for (the asker may be gone); its buffer is the asker's own slot, which outlives it. */
         if (MPI_Isend(reply, 2, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REPLY, peers.comm, &r) == MPI_SUCCESS)
             MPI_Request_free(&r);
-        if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm, &peers.probe_req) !=
-            MPI_SUCCESS)
+        if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm,
+                      &peers.probe_req) != MPI_SUCCESS)
             peers.probe_req = MPI_REQUEST_NULL;
     }
     pthread_mutex_unlock(&peers.lock);
 }
 
 /* On expiry: asks every other rank, for at most PEER_POLL_S, and names the late ones. Returns false when this
- * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when nothing
- * was learnt (then the caller names its own rank as before). On true, *late_rank is the first late rank and
- * text says who. */
+ * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when
+ * nothing was learnt (then the caller names its own rank as before). On true, *late_rank is the first late
+ * rank and text says who. */
 static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, int *late_rank, char *text,
                             size_t textlen)
 {
     *quiet = false;
     *none_behind = false;
     int n = peers.size;
-    long long (*got)[2] = calloc((size_t)n, sizeof *got);
+    long long(*got)[2] = calloc((size_t)n, sizeof *got);
     MPI_Request *rq = calloc((size_t)n, sizeof *rq);
     bool *answered = calloc((size_t)n, sizeof *answered);
     if (!got || !rq || !answered) {
@@ -146,7 +148,8 @@ static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, in
         answer_probes(my_seq, true); /* the others ask too */
         for (int r = 0; r < n; r++) {
             int flag = 0;
-            if (rq[r] != MPI_REQUEST_NULL && MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
+            if (rq[r] != MPI_REQUEST_NULL && MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+                flag) {
                 answered[r] = true;
                 pending--;
             }
@@ -175,9 +178,11 @@ static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, in
         *quiet = true; /* a lower rank expired too, heard the same, and reports */
     } else if (silent || behind) {
         /* Silent ranks first: a stopped or dead rank; else the ranks whose wait count is behind. */
-        size_t len = (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
+        size_t len =
+            (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
         if (silent)
-            len += (size_t)snprintf(text + len, len < textlen ? textlen - len : 0, " %.0f s from", PEER_POLL_S);
+            len +=
+                (size_t)snprintf(text + len, len < textlen ? textlen - len : 0, " %.0f s from", PEER_POLL_S);
         int listed = 0;
         *late_rank = -1;
         for (int r = 0; r < n; r++) {
@@ -188,11 +193,12 @@ static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, in
                 *late_rank = r;
             if (listed++ < PEER_NAMED_MAX && len < textlen) {
                 if (silent)
-                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)", listed > 1 ? "," : "",
-                                            r, peers.hosts[r]);
+                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)",
+                                            listed > 1 ? "," : "", r, peers.hosts[r]);
                 else
-                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
-                                            listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
+                    len +=
+                        (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
+                                         listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
             }
         }
         if (listed > PEER_NAMED_MAX && len < textlen)
@@ -236,11 +242,13 @@ _Noreturn static void expire(const char *msg, long long seq)
         char text[700];
         if (find_late_ranks(seq, &quiet, &none_behind, &late, text, sizeof text))
             ga_fatal_for_at(peers.hosts[late], late, __FILE__, __LINE__, GA_EXIT_TIMEOUT,
-                            "%s: %s; seen from rank %d on %s", msg, text, peers.rank, peers.hosts[peers.rank]);
+                            "%s: %s; seen from rank %d on %s", msg, text, peers.rank,
+                            peers.hosts[peers.rank]);
         /* No blame without evidence: the limit was too short for the work, which no node can be named for. */
         if (none_behind)
-            ga_fatal_job_at(__FILE__, __LINE__, GA_EXIT_TIMEOUT, "%s: %s (reported by rank %d on %s)%s%s", msg,
-                            text, peers.rank, peers.hosts[peers.rank], progress[0] ? "; " : "", progress);
+            ga_fatal_job_at(__FILE__, __LINE__, GA_EXIT_TIMEOUT, "%s: %s (reported by rank %d on %s)%s%s",
+                            msg, text, peers.rank, peers.hosts[peers.rank], progress[0] ? "; " : "",
+                            progress);
         if (quiet) {
             /* The lower rank's report takes the job down; if it cannot, this rank does, still quietly. */
             struct timespec wait = {5, 0};

@@ -17,14 +17,15 @@ void ga_deadline_start_startup(double timeout_s, const char *who);
 /* The whole-run bound (0: none), counted from now. Started by ga_program_begin from --timeout; a program may
  * restart it with a longer default when the user gave none (gemm_flops adds its --duration). */
 void ga_deadline_start_run(double run_timeout_s);
-/* When the whole-run bound expires, on ga_now()'s clock (0: no bound): what a program plans its work within. */
+/* When the whole-run bound expires, on ga_now()'s clock (0: no bound): what a program plans its work within.
+ */
 double ga_deadline_run_end(void);
 /* The default bound of ga_deadline_arm (0: waits are not bounded individually). */
 void ga_deadline_set_wait_timeout(double wait_timeout_s);
 double ga_deadline_wait_timeout(void);
-/* Collective over MPI_COMM_WORLD, called once by ga_init: lets the watcher ask the other ranks, on expiry, which
- * of them did not arrive (a communicator of its own, every rank's host). Without MPI_THREAD_MULTIPLE or with
- * one rank it does nothing, and an expiry names this rank only. */
+/* Collective over MPI_COMM_WORLD, called once by ga_init: lets the watcher ask the other ranks, on expiry,
+ * which of them did not arrive (a communicator of its own, every rank's host). Without MPI_THREAD_MULTIPLE or
+ * with one rank it does nothing, and an expiry names this rank only. */
 void ga_deadline_attach_mpi(const char *host, int world_rank, int world_size, int thread_level);
 /* Stops the watcher (and its MPI side); ga_program_end calls it. */
 void ga_deadline_stop(void);
@@ -32,9 +33,9 @@ void ga_deadline_stop(void);
 /* Names the phase the program is in, for the whole-run message. Cheap; call freely. */
 void ga_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* How far the work has got and at what rate ("size 3 of 4 of the world sweep, 0.45 s per operation, about 30 s
- * more"): a timeout with no rank behind names no node but says this, so that the user sees what the limit cut
- * short and how much longer the work needed. */
+/* How far the work has got and at what rate ("size 3 of 4 of the world sweep, 0.45 s per operation, about 30
+ * s more"): a timeout with no rank behind names no node but says this, so that the user sees what the limit
+ * cut short and how much longer the work needed. */
 void ga_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Bounds the wait that follows with the default wait timeout (no effect while it is 0), or with its own
@@ -45,16 +46,17 @@ void ga_deadline_arm(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 void ga_deadline_arm_for(double seconds, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ga_deadline_disarm(void);
 /* Starts the armed wait's bound afresh, keeping what it names: a loop of waits arms once and re-arms before
- * each, so that -T bounds every wait and not the whole loop. Cheap (no formatting); no effect when unarmed. */
+ * each, so that -T bounds every wait and not the whole loop. Cheap (no formatting); no effect when unarmed.
+ */
 void ga_deadline_rearm(void);
 
-/* For a wait the program bounds itself (a polling loop): it has expired. Ends the job with exit 4 as the watcher
- * does, naming the rank(s) that did not arrive when the others can be asked, else this rank. */
+/* For a wait the program bounds itself (a polling loop): it has expired. Ends the job with exit 4 as the
+ * watcher does, naming the rank(s) that did not arrive when the others can be asked, else this rank. */
 void ga_deadline_expired(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 /* The report's commit check (ga_report_set_commit_check): when the whole-run bound has passed by the clock,
- * even if the watcher thread has not run yet (a loaded host), the temporary report is removed and the job ends
- * with exit 4, so that a run past its --timeout never leaves a report. */
+ * even if the watcher thread has not run yet (a loaded host), the temporary report is removed and the job
+ * ends with exit 4, so that a run past its --timeout never leaves a report. */
 void ga_deadline_check_before_commit(const char *tmp_path);
 
 /* While on, an expiry is handed to the main thread first: the watcher publishes it

@@ -128,8 +128,8 @@ int ga_agree_failure_at(const char *file, int line, int exit_code, const char *m
     if (msg_or_null && lowest == fatal_rank) {
         const char *base = strrchr(file, '/');
         fflush(stdout);
-        fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file, line,
-                msg_or_null);
+        fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file,
+                line, msg_or_null);
         fflush(stderr);
         result_line(exit_code, msg_or_null);
     }

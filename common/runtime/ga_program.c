@@ -66,8 +66,8 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
 
 int ga_program_end(ga_ctx *ctx, int exit_code)
 {
-    /* The highest code wins; the lowest tells whether the ranks disagreed, and rank 0's whether the code is the
-     * report's verdict (rank 0 alone analyses and writes the report, whose findings name the nodes). When
+    /* The highest code wins; the lowest tells whether the ranks disagreed, and rank 0's whether the code is
+     * the report's verdict (rank 0 alone analyses and writes the report, whose findings name the nodes). When
      * other ranks hold the winning code, they are the failing ones and say so on a line the front-end can
      * attribute; a code every rank holds is a job-wide decision that no one node caused. */
     int mine[3] = {exit_code, -exit_code, ctx->world_rank == 0 ? exit_code : -1}, all[3];

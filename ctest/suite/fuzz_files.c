@@ -339,7 +339,8 @@ int compare_round(const json_t *seed_summary, counts *c)
     if (below(3) == 0) /* the other way: OLD has the metric twice */
         json_array_append_new(json_object_get(old_run, "metrics"), json_deep_copy(intact));
     char err[512];
-    json_t *cmp = suite_compare(old_run, new_run, 10, true, err, sizeof err); /* --force: comparability aside */
+    json_t *cmp =
+        suite_compare(old_run, new_run, 10, true, err, sizeof err); /* --force: comparability aside */
     c->compare_rounds++;
     if (!cmp)
         c->compare_refused++;

@@ -89,7 +89,9 @@ void mutate_tree(json_t *j)
 {
     json_t *cur = j;
     for (int depth = 0; depth < 8; depth++) {
-        size_t n = json_is_object(cur) ? json_object_size(cur) : json_is_array(cur) ? json_array_size(cur) : 0;
+        size_t n = json_is_object(cur)  ? json_object_size(cur)
+                   : json_is_array(cur) ? json_array_size(cur)
+                                        : 0;
         if (n == 0)
             return;
         size_t k = below(n);
@@ -175,14 +177,14 @@ static bool pass_is_earned(const json_t *reports, const json_t *run)
 {
     size_t i, j;
     json_t *r, *f;
-    json_array_foreach(reports, i, r)
-    {
+    json_array_foreach(reports, i, r) {
         if (sj_int(json_object_get(r, "verdict"), "exit_code", -1) != 0)
             return false;
-        json_array_foreach(sj_arr(r, "findings"), j, f) if (ga_streq(sj_str(f, "severity", ""), "fail")) return false;
+        json_array_foreach(sj_arr(r, "findings"), j, f)
+            if (ga_streq(sj_str(f, "severity", ""), "fail"))
+                return false;
     }
-    json_array_foreach(sj_arr(run, "steps"), i, r)
-    {
+    json_array_foreach(sj_arr(run, "steps"), i, r) {
         const char *st = sj_str(r, "status", "");
         if (!ga_streq(st, "pass") && !ga_streq(st, "skipped"))
             return false;

@@ -52,11 +52,12 @@ static const char *args(const json_t *p, const char *program, const suite_profil
 static void test_fabric(void)
 {
     json_error_t je;
-    json_t *p = json_loads("{\"schema\": \"gpuaccept-profile\", \"schema_version\": 1, \"name\": \"t\","
-                           " \"steps\": {\"allreduce_bw\": [\"--min-busbw\", \"{fabric_min:allreduce_bw/busbw_at_max}\","
-                           " \"--min-node-busbw\", \"{sku_node_min:allreduce_bw/busbw_at_max}\","
-                           " \"--expect-net\", \"{fabric_net}\"]}}",
-                           0, &je);
+    json_t *p = json_loads(
+        "{\"schema\": \"gpuaccept-profile\", \"schema_version\": 1, \"name\": \"t\","
+        " \"steps\": {\"allreduce_bw\": [\"--min-busbw\", \"{fabric_min:allreduce_bw/busbw_at_max}\","
+        " \"--min-node-busbw\", \"{sku_node_min:allreduce_bw/busbw_at_max}\","
+        " \"--expect-net\", \"{fabric_net}\"]}}",
+        0, &je);
     json_t *b = json_loads("{\"tolerance_pct\": 10, \"sources\": [{\"id\": \"s\"}], \"fabric\": "
                            "{\"busbw_per_line_rate\": 0.96, \"source\": \"s\"}, \"metrics\": ["
                            "{\"program\": \"allreduce_bw\", \"name\": \"busbw_at_max\", \"value\": 370,"
@@ -64,8 +65,8 @@ static void test_fabric(void)
                            0, &je);
     char err[256];
     CHECK(p && b && suite_profile_validate(p, err, sizeof err) == 0);
-    suite_profile_env env = {.expect_gpus = 8, .baseline = b, .tolerance_pct = -1, .node_count = 2,
-                             .world_size = 16, .gpu = true};
+    suite_profile_env env = {
+        .expect_gpus = 8, .baseline = b, .tolerance_pct = -1, .node_count = 2, .world_size = 16, .gpu = true};
     /* two nodes: the floor across nodes waits for node_health; the per-node sweep gets the SKU's figure */
     json_t *a = json_array(), *n = json_array();
     suite_profile_args(p, "allreduce_bw", &env, a, n);
@@ -102,9 +103,12 @@ static void test_fabric(void)
     json_decref(filled);
 
     /* 8 NDR ports everywhere: 384 GB/s is above what one node's NVLink ring reaches, so 370 caps it */
-    json_t *port = json_array_get(json_object_get(json_array_get(json_object_get(json_object_get(
-                                                      json_object_get(nh, "summary"), "fabric"), "nodes"), 1),
-                                                  "ports_active"), 3);
+    json_t *port = json_array_get(
+        json_object_get(
+            json_array_get(
+                json_object_get(json_object_get(json_object_get(nh, "summary"), "fabric"), "nodes"), 1),
+            "ports_active"),
+        3);
     json_object_set_new(port, "rate_gbps", json_real(400));
     suite_fabric_facts_from(nh, "unused", &f);
     filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
