@@ -12,6 +12,7 @@
 #include "ga_fatal.h"
 #include "ga_log.h"
 #include "ga_runtime.h"
+#include "ga_stats.h"
 #include "ga_testhook.h"
 #include "ga_time.h"
 
@@ -60,25 +61,26 @@ static void test_delay(int iters)
 
 /* GPUACCEPT_TEST_SLOW_RANK=r with GPUACCEPT_TEST_SLOW_FACTOR=F (ga_testhook): world rank r's transfers take F
  * times as long, as through a link F times slower, whatever the host's load: before each run of operations it
- * waits (F
- * - 1) times what its last operation took, scaled to this call's bytes, so the others wait for it in the
- * collective. For the tests of issue 24 (a node 60x slower); never set in production. */
+ * waits (F - 1) times what its recent runs took, scaled to this call's bytes, so the others wait for it in
+ * the collective. For the tests of issue 24 (a node 60x slower); never set in production. */
 static struct {
     int rank;
     double factor;
-    double s_per_byte[8]; /* the slow rank's own last runs, its wait excluded: the least is the estimate (a
-                           * moment of contention only slows a run, and would be multiplied by F) */
+    double s_per_byte[8]; /* the slow rank's own last runs, its wait excluded */
     int n;
 } slow = {.rank = -2, .factor = 1};
 
+/* The median of the last runs: it follows the host's load as the other ranks' runs do (the least of them, a
+ * quiet moment, made the rank only 4x slower than its peers on a host at load 10), and one burst of
+ * contention moves it little. */
 static double slow_estimate(void)
 {
     if (slow.n == 0)
         return 1e-9; /* before its first run: 1 ns per byte, a host's memory copy, so the first is slow too */
-    double best = 0;
-    for (int i = 0; i < slow.n && i < 8; i++)
-        best = i == 0 || slow.s_per_byte[i] < best ? slow.s_per_byte[i] : best;
-    return best;
+    double last[8];
+    int m = slow.n < 8 ? slow.n : 8;
+    memcpy(last, slow.s_per_byte, (size_t)m * sizeof *last);
+    return ga_median(last, (size_t)m);
 }
 
 static double slow_wait(const ar_call *call, int ops)
