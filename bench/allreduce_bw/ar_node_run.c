@@ -49,6 +49,16 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     ga_deadline_disarm();
     char label[64];
     snprintf(label, sizeof label, "node %d", ctx->node_index);
+    /* one node: its communicator is the world's, whose answer the screen already knows: one operation per
+     * size up to the judging size, as the world sweep does */
+    bool known = st->fabric_slow && ctx->node_count == 1;
+    if (known && ar_judge_size_index(sizes, n_sizes) + 1 < n_sizes) {
+        n_sizes = ar_judge_size_index(sizes, n_sizes) + 1;
+        if (ctx->world_rank == 0)
+            ar_run_not_covered(st,
+                               "node: sizes above %llu B not measured: one node, the world's answer (screen)",
+                               (unsigned long long)sizes[n_sizes - 1]);
+    }
     ar_sweep_cfg cfg = ar_cfg_of(o, c, sizes, n_sizes, label);
     int nn;
     MPI_Comm_size(nc, &nn);
@@ -63,8 +73,7 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     gate.what = "node";
     cfg.deadline = st->phase_deadline;
     cfg.gate = &gate.base;
-    /* one node: its communicator is the world's, whose answer the screen already knows */
-    cfg.first_is_figure = st->fabric_slow && ctx->node_count == 1;
+    cfg.first_is_figure = known;
     ar_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
