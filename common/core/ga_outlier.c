@@ -1,6 +1,7 @@
 #include "ga_outlier.h"
 
 #include <math.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "ga_stats.h"
@@ -108,29 +109,43 @@ static int common_passes(const double *const *lists, const int *counts, int n)
             return 0;
         passes = counts[i];
     }
-    return members >= 2 && passes >= 2 ? passes : 0;
+    return members >= 2 && passes >= 2 && passes <= GA_REMEASURE_MAX + 1 ? passes : 0;
 }
 
-/* log x[i][pass] less the median of the other members' logs in that pass: what is left of a measurement once
- * the pass's common shift (the whole host busier for one pass) is taken out. */
+/* log x[i][pass] less that pass's common shift. The shift of a pass is the median over the members of how far
+ * each member's log in it lies from that member's own median log: every member's level is taken out first, so
+ * a slow member is no outlier here, and a member that jumps in one pass moves the median little. */
 static void relative_logs(const double *const *lists, int n, int passes, double *out, double *scratch)
 {
     for (int i = 0; i < n; i++)
-        for (int k = 0; lists[i] && k < passes; k++) {
-            size_t m = 0;
-            for (int j = 0; j < n; j++)
-                if (j != i && lists[j])
-                    scratch[m++] = log(lists[j][k] > LOG_FLOOR ? lists[j][k] : LOG_FLOOR);
-            double x = lists[i][k] > LOG_FLOOR ? lists[i][k] : LOG_FLOOR;
-            out[(size_t)i * (size_t)passes + (size_t)k] = log(x) - ga_median(scratch, m);
-        }
+        for (int k = 0; lists[i] && k < passes; k++)
+            out[(size_t)i * (size_t)passes + (size_t)k] =
+                log(lists[i][k] > LOG_FLOOR ? lists[i][k] : LOG_FLOOR);
+    for (int i = 0; i < n; i++) { /* each member's own median log, kept in scratch[i] */
+        if (!lists[i])
+            continue;
+        double own[GA_REMEASURE_MAX + 1];
+        memcpy(own, out + (size_t)i * (size_t)passes, (size_t)passes * sizeof *own);
+        scratch[i] = ga_median(own, (size_t)passes);
+    }
+    double *dev = scratch + n;
+    for (int k = 0; k < passes; k++) {
+        size_t m = 0;
+        for (int i = 0; i < n; i++)
+            if (lists[i])
+                dev[m++] = out[(size_t)i * (size_t)passes + (size_t)k] - scratch[i];
+        double shift = ga_median(dev, m);
+        for (int i = 0; i < n; i++)
+            if (lists[i])
+                out[(size_t)i * (size_t)passes + (size_t)k] -= shift;
+    }
 }
 
 double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n)
 {
     int passes = common_passes(lists, counts, n);
     double *rel = passes ? malloc((size_t)n * (size_t)passes * sizeof *rel) : NULL;
-    double *scratch = passes ? malloc((size_t)(n > 0 ? n : 1) * sizeof *scratch) : NULL;
+    double *scratch = passes ? malloc((size_t)(2 * n + 1) * sizeof *scratch) : NULL;
     if (rel && scratch)
         relative_logs(lists, n, passes, rel, scratch);
     else

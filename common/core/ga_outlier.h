@@ -86,9 +86,10 @@ int ga_outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *r,
  * spread of the difference of two measurements of one member is that of two members' when they are healthy).
  * Pairwise differences, not deviations from each member's own median: with 3 measurements one deviation in
  * three would be 0 by construction. When every member was measured in the same passes (equal counts, as
- * ga_remeasure_loop measures every rank together), each measurement is first taken relative to the other
- * members' median in its pass: a host busier in one pass slows every member alike, which is no difference
- * between members (on a loaded 2-core host that shift alone set a bound that hid a rank slowed 2x). */
+ * ga_remeasure_loop measures every rank together), each pass's common shift is taken out first: the median
+ * over the members of their log in that pass less their own median log. A host busier in one pass slows every
+ * member alike, which is no difference between members (on a loaded 2-core host that shift alone set a bound
+ * that hid a rank slowed 2x); taking each member's own level out first keeps a slow member from setting it. */
 double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n);
 
 /* Whether value is worse than bound in the rule's direction. */

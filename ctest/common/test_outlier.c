@@ -136,6 +136,15 @@ static void test_repeat_noise(void)
     }
     double aligned = ga_outlier_repeat_spread(l4, c4, 4);
     CHECKF(aligned > 0 && aligned < GA_OUTLIER_MAD_SCALE * 0.03, "common shift removed: spread %g", aligned);
+    /* A slow member and one that jumps in two passes (measured on a loaded host, ddp_smoke compute ms): the
+     * shift is taken with each member's own level out, so neither the slow one nor the jump sets it. */
+    double j0[] = {0.400, 0.630, 0.635}, j1[] = {0.471, 0.457, 0.382}, j2[] = {1.321, 1.556, 1.614},
+           j3[] = {0.390, 0.449, 0.383};
+    const double *lj[] = {j0, j1, j2, j3};
+    int cj[] = {3, 3, 3, 3};
+    double jumpy = ga_outlier_repeat_spread(lj, cj, 4);
+    CHECKF(jumpy > 0.1 && jumpy < 0.25, "a jump in one member: spread %g (the slow one would make it 0.34)",
+           jumpy);
     c4[3] = 2; /* counts differ: the passes are not known to be shared, each member's own differences count */
     CHECKF(ga_outlier_repeat_spread(l4, c4, 4) > 0.2, "unaligned: the shift is noise (%g)",
            ga_outlier_repeat_spread(l4, c4, 4));
