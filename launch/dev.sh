@@ -81,7 +81,7 @@ test)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     status=0
     echo "dev.sh: tests of the host-only build (GPUACCEPT_CUDA=OFF): unit and analysis tests"
-    (cd build-host && ctest --output-on-failure -LE 'e2e|deploy|suite|cluster|container' "$@") || status=1
+    (cd build-host && ctest --output-on-failure -LE 'e2e|mpi|deploy|suite|cluster|container' "$@") || status=1
     echo "dev.sh: the front-end's tests and the fuzzer under ASan+UBSan (GPUACCEPT_SANITIZE=ON)"
     (cd build-asan && ctest --output-on-failure \
         -R '^(suite\.(fixtures|merge\..*|untrusted|cli|baseline_compare|fuzz|comparable|inputs\.(report_rule|escaping|node_names|compare|schema_versions|hostfile))|handoff\.consumers|common\.secrets)$' \
