@@ -246,7 +246,7 @@ static void measure_again(unsigned mask, void *mine, void *user)
     gf_opts again = *c->o;
     again.dtypes = mask;
     again.target_s *= ga_remeasure_length(pass); /* -n N, when given, stays the user's count */
-    again.warmup = again.warmup > 0 ? 1 : 0; /* the GEMMs are warm already */
+    again.warmup = again.warmup > 0 ? 1 : 0;     /* the GEMMs are warm already */
     char err[256] = "";
     int rc = 0;
 #if GA_HAVE_CUDA
