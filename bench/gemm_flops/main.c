@@ -226,7 +226,6 @@ static void log_throttled(const gf_record *all, int n, const ga_findings *f, dou
 typedef struct {
     const gf_opts *o;
     bool gpu;
-    int passes; /* measure_again calls so far: each pass runs longer (ga_remeasure_length) */
 } remeasure_ctx;
 
 static unsigned suspect_dtypes(const void *all, int n, void *user, char *why, size_t why_len)
@@ -238,15 +237,13 @@ static unsigned suspect_dtypes(const void *all, int n, void *user, char *why, si
 
 static void measure_again(unsigned mask, void *mine, void *user)
 {
-    remeasure_ctx *c = user;
+    const remeasure_ctx *c = user;
     gf_record *r = mine;
-    int pass = ++c->passes; /* counted on every rank alike: the loop calls it on every rank */
     if (r->hdr.status != 0)
         return; /* it could not measure at all: nothing to measure again */
     gf_opts again = *c->o;
     again.dtypes = mask;
-    again.target_s *= ga_remeasure_length(pass); /* -n N, when given, stays the user's count */
-    again.warmup = again.warmup > 0 ? 1 : 0;     /* the GEMMs are warm already */
+    again.warmup = again.warmup > 0 ? 1 : 0; /* the GEMMs are warm already */
     char err[256] = "";
     int rc = 0;
 #if GA_HAVE_CUDA
@@ -405,7 +402,7 @@ int main(int argc, char **argv)
     /* Suspects are measured again on every rank before the burn heats the GPUs: the figures stay comparable.
      */
     gf_record *all = NULL;
-    remeasure_ctx rc_ctx = {o, gpu, 0};
+    remeasure_ctx rc_ctx = {o, gpu};
     ga_remeasure_spec rs = {sizeof *mine, suspect_dtypes, measure_again, "COMPUTE", spec.name};
     ga_remeasure_loop(&ctx, &rs, o->remeasure, mine, (void **)&all, &rc_ctx);
     if (o->duration_s > 0) {

@@ -155,7 +155,6 @@ typedef struct {
     bool gpu;
     MPI_Comm node_comm;
     int local_size;
-    int passes; /* measure_again calls so far: each pass runs more repetitions (ga_remeasure_length) */
 } remeasure_ctx;
 
 static unsigned suspect_tests(const void *all, int n, void *user, char *why, size_t why_len)
@@ -167,11 +166,10 @@ static unsigned suspect_tests(const void *all, int n, void *user, char *why, siz
 
 static void measure_again(unsigned mask, void *mine, void *user)
 {
-    remeasure_ctx *c = user;
+    const remeasure_ctx *c = user;
     mb_record *r = mine;
     mb_opts again = *c->o;
     again.tests = mask;
-    again.reps *= ga_remeasure_length(++c->passes);
     char err[256] = "";
     int rc = 0;
     /* every rank of a node enters the GPU path, even one that could not measure: it passes the node
@@ -252,7 +250,7 @@ int main(int argc, char **argv)
         ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
 
     mb_record *all = NULL;
-    remeasure_ctx rc_ctx = {&o, gpu, ctx.node_comm, ctx.local_size, 0};
+    remeasure_ctx rc_ctx = {&o, gpu, ctx.node_comm, ctx.local_size};
     ga_remeasure_spec rs = {sizeof *mine, suspect_tests, measure_again, "COMPUTE", spec.name};
     ga_remeasure_loop(&ctx, &rs, o.remeasure, mine, (void **)&all, &rc_ctx);
     free(mine);

@@ -35,8 +35,3 @@ int ga_remeasure_loop(const ga_ctx *ctx, const ga_remeasure_spec *spec, int max_
         spec->measure_again(mask, mine, user);
     }
 }
-
-int ga_remeasure_length(int pass)
-{
-    return pass <= 0 ? 1 : pass >= 3 ? 8 : 1 << pass;
-}

@@ -25,12 +25,6 @@ typedef struct {
     const char *program; /* for the log line */
 } ga_remeasure_spec;
 
-/* How much longer pass k (1, 2, ...) of measuring again runs than the first measurement: 2^k, at most 8.
- * Contention on a shared host comes in bursts of a second or more (a busy neighbour, a scheduler that keeps
- * two ranks on one core): a healthy rank caught by one is caught again by a remeasurement of the same short
- * length right after it, while a longer one spans the burst. A fault is as slow at any length. */
-int ga_remeasure_length(int pass);
-
 /* Gathers the records and remeasures as above, at most max_passes times (0: never). On rank 0 *all receives
  * the final records (malloc'd, free it); elsewhere NULL. Returns the passes run, the same on every rank.
  * Collective over MPI_COMM_WORLD. */
