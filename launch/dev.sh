@@ -84,7 +84,7 @@ test)
     (cd build-host && ctest --output-on-failure -LE 'e2e|mpi|deploy|suite|cluster|container' "$@") || status=1
     echo "dev.sh: the front-end's tests and the fuzzer under ASan+UBSan (GPUACCEPT_SANITIZE=ON)"
     (cd build-asan && ctest --output-on-failure \
-        -R '^(suite\.(fixtures|merge\..*|untrusted|cli|baseline_compare|fuzz|comparable|inputs\.(report_rule|escaping|node_names|compare|schema_versions|hostfile))|handoff\.consumers|common\.secrets)$' \
+        -R '^(suite\.(fixtures|heatmap|merge\..*|untrusted|cli|baseline_compare|fuzz|comparable|inputs\.(report_rule|escaping|node_names|compare|schema_versions|hostfile))|handoff\.consumers|common\.secrets)$' \
         "$@") || status=1
     # Includes the labels `cluster` (the namespace cluster, ctest/cluster/) and `container` (the image, built with
     # buildah: ctest/container/): run as root, skipped (77) otherwise.

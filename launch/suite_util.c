@@ -125,7 +125,10 @@ void suite_format_bytes(double bytes, char *out, size_t len)
         bytes /= 1024;
         u++;
     }
-    if (bytes == (double)(long long)bytes)
+    /* a size from an untrusted report may be negative, huge or not finite: cast only what a long long holds */
+    if (!isfinite(bytes) || fabs(bytes) >= 1e15)
+        snprintf(out, len, "%.3g %s", bytes, units[u]);
+    else if (bytes == (double)(long long)bytes)
         snprintf(out, len, "%lld %s", (long long)bytes, units[u]);
     else
         snprintf(out, len, "%.1f %s", bytes, units[u]);

@@ -3,11 +3,13 @@
  * once. The same page rendered by Chromium at 512 nodes is suite.html_scale. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../ga_test.h"
 #include "heatmap.h"
 #include "render.h"
 #include "render_common.h"
+#include "suite_util.h"
 
 /* A summary of one step "p" with a per-device headline "x" over n devices, 8 per node; device `slow` is
  * flagged at half the value of the others. */
@@ -123,5 +125,20 @@ int main(void)
     render_finding_text(f, text, sizeof text);
     CHECK_STR(text, "cluster: driver versions differ");
     json_decref(f);
+    /* Sizes on the charts' axes come from untrusted reports: a negative, huge or non-finite one is printed,
+     * never cast out of a long long's range (UBSan caught -1e300 in suite.fuzz). */
+    char lab[64];
+    suite_format_bytes(1536, lab, sizeof lab);
+    CHECKF(strcmp(lab, "1.5 KiB") == 0, "1536 B: %s", lab);
+    suite_format_bytes(1048576, lab, sizeof lab);
+    CHECKF(strcmp(lab, "1 MiB") == 0, "1 MiB: %s", lab);
+    suite_format_bytes(-1e300, lab, sizeof lab);
+    CHECKF(strcmp(lab, "-1e+300 B") == 0, "-1e300: %s", lab);
+    suite_format_bytes(1e300, lab, sizeof lab);
+    CHECKF(strcmp(lab, "9.09e+287 TiB") == 0, "1e300: %s", lab);
+    suite_format_bytes(-INFINITY, lab, sizeof lab);
+    CHECKF(strcmp(lab, "-inf B") == 0, "-inf: %s", lab);
+    suite_format_bytes(NAN, lab, sizeof lab);
+    CHECKF(strstr(lab, "nan B") != NULL, "nan: %s", lab);
     return ga_test_finish();
 }
