@@ -125,7 +125,7 @@ void suite_format_bytes(double bytes, char *out, size_t len)
         bytes /= 1024;
         u++;
     }
-    /* a size from an untrusted report may be negative, huge or not finite: cast only what a long long holds */
+    /* a size from an untrusted report may be negative, huge or not finite: cast only what fits */
     if (!isfinite(bytes) || fabs(bytes) >= 1e15)
         snprintf(out, len, "%.3g %s", bytes, units[u]);
     else if (bytes == (double)(long long)bytes)
