@@ -72,11 +72,11 @@ static struct {
 
 /* The median of the last runs: it follows the host's load as the other ranks' runs do (the least of them, a
  * quiet moment, made the rank only 4x slower than its peers on a host at load 10), and one burst of
- * contention moves it little. */
+ * contention moves it little. Seeded by ar_bench_slow_hook_calibrate. */
 static double slow_estimate(void)
 {
     if (slow.n == 0)
-        return 1e-9; /* before its first run: 1 ns per byte, a host's memory copy, so the first is slow too */
+        return 1e-9; /* not calibrated: 1 ns per byte, a host's memory copy */
     double last[8];
     int m = slow.n < 8 ? slow.n : 8;
     memcpy(last, slow.s_per_byte, (size_t)m * sizeof *last);
@@ -97,6 +97,33 @@ static double slow_wait(const ar_call *call, int ops)
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     nanosleep(&ts, NULL);
     return s;
+}
+
+void ar_bench_slow_hook_calibrate(MPI_Comm world)
+{
+    int set = getenv(GA_TEST_SLOW_RANK_ENV) != NULL, any = 0;
+    ga_deadline_arm("agreeing on the test hooks");
+    GA_MPI_CHECK(MPI_Allreduce(&set, &any, 1, MPI_INT, MPI_MAX, world)); /* every rank enters alike */
+    ga_deadline_disarm();
+    if (!any)
+        return;
+    enum { COUNT = 1 << 18, RUNS = 3 }; /* 1 MiB of floats: the size the screen and the judging use */
+    float *in = calloc(COUNT, sizeof *in), *out = calloc(COUNT, sizeof *out);
+    if (!in || !out)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory calibrating the slow-rank test hook");
+    double per_byte[RUNS];
+    ga_deadline_arm("calibrating the slow-rank test hook");
+    for (int i = 0; i < RUNS; i++) {
+        GA_MPI_CHECK(MPI_Barrier(world));
+        double t0 = ga_now();
+        GA_MPI_CHECK(MPI_Allreduce(in, out, COUNT, MPI_FLOAT, MPI_SUM, world));
+        per_byte[i] = (ga_now() - t0) / ((double)COUNT * sizeof *in);
+    }
+    ga_deadline_disarm();
+    free(in);
+    free(out);
+    slow.s_per_byte[0] = ga_median(per_byte, RUNS);
+    slow.n = 1;
 }
 
 /* Runs ops operations with the test hooks around them (both do nothing unless set). */

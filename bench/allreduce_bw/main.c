@@ -9,6 +9,7 @@
 #include <nccl.h>
 #endif
 
+#include "ar_bench.h"
 #include "ar_budget.h"
 #include "ar_run.h"
 #include "ga_deadline.h"
@@ -222,6 +223,7 @@ static void run_patterns(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, c
     double reserve = run_end > 0 ? ar_budget_reserve(run_end - ga_now()) : 0;
     if (ctx->world_rank == 0)
         st->phases = json_array();
+    ar_bench_slow_hook_calibrate(MPI_COMM_WORLD);
     bool pairs_later = false;
     for (int i = 0; i < o->n_patterns; i++) {
         double left = run_end > 0 ? run_end - reserve - ga_now() : 0;
