@@ -7,10 +7,7 @@
 #include <string.h>
 
 #include "ga_parse.h"
-
-#ifndef GA_VERSION
-#define GA_VERSION "unknown"
-#endif
+#include "ga_version.h"
 
 /* Keys of the common options: above any short option character and any program's long-only key. */
 enum { OPT_REPORT_DIR = 1000, OPT_QUICK, OPT_VERBOSE, OPT_TIMEOUT, OPT_VERSION, OPT_RUN_ID, OPT_HELP = 'h' };
@@ -294,7 +291,7 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
             break;
         case OPT_VERSION:
             if (print)
-                printf("%s (gpuaccept) %s\n", spec->name, GA_VERSION);
+                printf("%s (gpuaccept) %s\n", spec->name, ga_version());
             result = GA_CLI_EXIT;
             break;
         case OPT_REPORT_DIR:

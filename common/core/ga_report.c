@@ -13,10 +13,7 @@
 #include "ga_exit.h"
 #include "ga_log.h"
 #include "ga_time.h"
-
-#ifndef GA_VERSION
-#define GA_VERSION "unknown"
-#endif
+#include "ga_version.h"
 
 void ga_report_run_id(const ga_common_opts *common, char *out, size_t len)
 {
@@ -52,7 +49,7 @@ json_t *ga_report_new(const ga_job *job, const char *program, const ga_common_op
     char run_id[GA_RUN_ID_MAX];
     ga_report_run_id(common, run_id, sizeof run_id);
     json_object_set_new(r, "run_id", json_string(run_id));
-    json_object_set_new(r, "gpuaccept_version", json_string(GA_VERSION));
+    json_object_set_new(r, "gpuaccept_version", json_string(ga_version()));
     json_object_set_new(r, "created_utc", json_string(now));
     json_object_set_new(r, "duration_s", json_real(ga_now() - job->start_time));
 

@@ -54,7 +54,7 @@ print({k: v.get("status") for k, v in steps.items()})
 assert steps["env_audit"]["status"] == "pass"
 PY
 
-# Without GA_PROGRAMS gpuaccept run takes the suite's programs in the registry's order (launch/programs.c);
+# Without GA_PROGRAMS gpuaccept run takes the suite's programs in the registry's order (suite/summary/programs.c);
 # --dry-run prints each step without running it.
 rc=0
 GA_BIN_DIR=$bin_dir GA_ARGS="--dry-run" GA_REPORT_DIR=$work/listed timeout 120 sbatch --wait --quiet \

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 root, gpuaccept = pathlib.Path(sys.argv[1]), sys.argv[2]
-# The front-end's own codes (launch/merge.c, launch/baseline.c, launch/preflight.c, launch/handoff.h): it is no program of the
+# The front-end's own codes (suite/summary/merge.c, suite/summary/baseline.c, suite/run/preflight.c, suite/handoff/handoff.h): it is no program of the
 # registry.
 FRONT_END = ["STEP", "BASELINE", "PREFLIGHT", "HANDOFF"]
 
@@ -36,7 +36,7 @@ def codes_in(folder):
 
 
 in_code = set()
-for folder in ("bench", "launch", "common"):
+for folder in ("bench", "suite", "common"):
     in_code |= codes_in(root / folder)
 index = (root / "docs" / "fault-codes.md").read_text()
 documented = set(re.findall(r"`((?:%s)_[A-Z0-9_]+)`" % alternatives, index))

@@ -1,6 +1,7 @@
 /* Which node a dead step is blamed on, from the lines the fatal path, mpirun and srun print. */
 #include "../ga_test.h"
 #include "attribution.h"
+#include "step_status.h"
 
 static suite_attribution pick_for(const char *status, const char *const *lines)
 {
@@ -119,7 +120,7 @@ int main(void)
     json_t *step = json_pack("{s:{s:s, s:i, s:s, s:s}}", "node", "host", "gpu-017", "rank", 3, "source",
                              "mpirun", "evidence", "x");
     json_t *f = json_pack("{s:s, s:n, s:n}", "message", "gemm_flops crashed", "host", "rank");
-    suite_attr_annotate_finding(f, step);
+    suite_step_fault_name_node(f, step);
     CHECK_STR(json_string_value(json_object_get(f, "host")), "gpu-017");
     CHECK(json_integer_value(json_object_get(f, "rank")) == 3);
     CHECK_STR(json_string_value(json_object_get(f, "message")),
@@ -128,7 +129,7 @@ int main(void)
     json_decref(f);
     step = json_pack("{s:{s:n, s:n, s:n, s:n}}", "node", "host", "rank", "source", "evidence");
     f = json_pack("{s:s, s:n}", "message", "mem_bw timed out", "host");
-    suite_attr_annotate_finding(f, step);
+    suite_step_fault_name_node(f, step);
     CHECK(json_is_null(json_object_get(f, "host")));
     CHECK_STR(json_string_value(json_object_get(f, "message")), "mem_bw timed out; node unknown");
     json_decref(step);
@@ -136,7 +137,7 @@ int main(void)
     step = json_pack("{s:{s:n, s:n, s:s, s:s}}", "node", "host", "rank", "source", "job", "evidence",
                      "[FATAL] job (x): no rank behind");
     f = json_pack("{s:s, s:n}", "message", "allreduce_bw timed out", "host");
-    suite_attr_annotate_finding(f, step);
+    suite_step_fault_name_node(f, step);
     CHECK(json_is_null(json_object_get(f, "host")));
     CHECK(
         strstr(json_string_value(json_object_get(f, "message")), "no node: every rank was at the same wait"));

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The program registry (launch/programs.c) is the one list of the suite's programs: `gpuaccept run
+"""The program registry (suite/summary/programs.c) is the one list of the suite's programs: `gpuaccept run
 --list-programs` prints it in both forms alike, and everything that names the programs follows it: the run's
 help and steps, the MPIJob renderer (which reads the C source, having no build), the built programs, their
 docs pages and the README's table.
@@ -63,7 +63,7 @@ started = re.findall(r"^\[SUITE\] step (\d+)/(\d+) (\S+): starting", p.stdout, r
 check(p.returncode == 0 and started == [(str(i + 1), str(len(names)), n) for i, n in enumerate(names)],
       "run --dry-run: every step in order, k/%d (%s)" % (len(names), started))
 
-# The MPIJob renderer runs where nothing is built: it reads launch/programs.c, and must read the same list.
+# The MPIJob renderer runs where nothing is built: it reads suite/summary/programs.c, and must read the same list.
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "deploy", "mpijob"))
 import render  # noqa: E402

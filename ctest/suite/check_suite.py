@@ -21,7 +21,7 @@ failures = []
 
 
 def list_programs():
-    """The suite's programs in run order, from the registry the binary carries (launch/programs.c)."""
+    """The suite's programs in run order, from the registry the binary carries (suite/summary/programs.c)."""
     p = subprocess.run([GA, "run", "--list-programs"], capture_output=True, text=True, timeout=30)
     if p.returncode != 0:
         sys.exit("FAIL gpuaccept run --list-programs: exit %d %s" % (p.returncode, p.stderr))

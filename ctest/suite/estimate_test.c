@@ -1,4 +1,4 @@
-/* The dry run's estimates (launch/estimate.c, estimate_ar.c): small cases computed by hand with figures
+/* The dry run's estimates (suite/run/estimate.c, estimate_ar.c): small cases computed by hand with figures
  * chosen for it (every latency and set-up 0, 1 GB/s), then the properties of the real figures at 512 nodes.
  */
 #include <jansson.h>

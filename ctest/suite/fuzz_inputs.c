@@ -28,6 +28,7 @@
 #include "merge.h"
 #include "render.h"
 #include "suite_util.h"
+#include "report_load.h"
 
 static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
 

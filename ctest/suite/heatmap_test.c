@@ -108,21 +108,21 @@ int main(void)
     char text[400];
     json_t *f = json_pack("{s:s, s:i, s:s}", "host", "gpu-node-03", "gpu", 5, "message",
                           "gemm_flops tflops_bf16 500 TFLOP/s on gpu-node-03 GPU 5 is below the baseline");
-    render_finding_text(f, text, sizeof text);
+    suite_finding_text(f, text, sizeof text);
     CHECK_STR(text, "gemm_flops tflops_bf16 500 TFLOP/s on gpu-node-03 GPU 5 is below the baseline");
     json_decref(f);
     /* "gpu-node-1" is not named by a message about "gpu-node-10", nor by "xgpu-node-1". */
     f = json_pack("{s:s, s:i, s:s}", "host", "gpu-node-1", "gpu", 2, "message",
                   "slower than gpu-node-10 and xgpu-node-1");
-    render_finding_text(f, text, sizeof text);
+    suite_finding_text(f, text, sizeof text);
     CHECK_STR(text, "gpu-node-1 GPU 2: slower than gpu-node-10 and xgpu-node-1");
     json_decref(f);
     f = json_pack("{s:s, s:s}", "host", "gpu-node-1", "message", "node 0 (gpu-node-1): lost");
-    render_finding_text(f, text, sizeof text);
+    suite_finding_text(f, text, sizeof text);
     CHECK_STR(text, "node 0 (gpu-node-1): lost");
     json_decref(f);
     f = json_pack("{s:s}", "message", "driver versions differ");
-    render_finding_text(f, text, sizeof text);
+    suite_finding_text(f, text, sizeof text);
     CHECK_STR(text, "cluster: driver versions differ");
     json_decref(f);
     /* Sizes on the charts' axes come from untrusted reports: a negative, huge or non-finite one is printed,

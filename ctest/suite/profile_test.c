@@ -1,4 +1,4 @@
-/* Profiles (launch/profile.c): the shell-like splitting of --args, and how placeholders are filled or left
+/* Profiles (suite/run/profile.c): the shell-like splitting of --args, and how placeholders are filled or left
  * out with the option before them and a reason. */
 #include <jansson.h>
 

@@ -27,7 +27,7 @@ from k8s_common import (Refused, check_dns1123_label, check_env_names, check_nod
 # The single-node checks, in the suite's order; ddp_smoke is left out: it measures a training step, whose
 # per-node figures gemm_flops and allreduce_bw already give.
 CHECKS = ["node_health", "env_audit", "gemm_flops", "mem_bw", "allreduce_bw"]
-VERDICT_KEY = "gpuaccept.io/verdict"  # launch/handoff.h SUITE_K8S_KEY: the label the suite's hand-off sets
+VERDICT_KEY = "gpuaccept.io/verdict"  # suite/handoff/handoff.h SUITE_K8S_KEY: the label the suite's hand-off sets
 CHECKED_KEY = "gpuaccept.io/checked"
 EXAMPLE = "gpuaccept-daemonset.yaml"
 

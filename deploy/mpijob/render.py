@@ -27,7 +27,7 @@ from k8s_common import (DNS1035_LABEL, Refused, check_dns1123_label, check_env_n
 # The suite's programs, in run order: read from the front-end's registry, the one table that names them.
 # This script runs where nothing is built, so it reads the C source; ctest suite.programs_registry holds
 # what it reads to `gpuaccept run --list-programs`.
-REGISTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "launch", "programs.c")
+REGISTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "suite", "summary", "programs.c")
 
 
 def read_programs(path=REGISTRY):
@@ -112,7 +112,7 @@ def launcher_env(a):
     return env
 
 
-# What launch/launch_plan.c forwards by itself (its forwarded()); keep the two in step.
+# What suite/run/launch_plan.c forwards by itself (its forwarded()); keep the two in step.
 FORWARDED = re.compile(r"^(NCCL_|UCX_|GPUACCEPT_|OMP_NUM_THREADS$|OPENBLAS_NUM_THREADS$|LD_LIBRARY_PATH$)")
 
 
@@ -324,7 +324,7 @@ def parse_resource(text):
     return name, int(count) if count else 1
 
 
-# handoff's taint on failed nodes (launch/handoff.h SUITE_K8S_KEY): re-testing such a node must land on it.
+# handoff's taint on failed nodes (suite/handoff/handoff.h SUITE_K8S_KEY): re-testing such a node must land on it.
 ACCEPTANCE_TAINT = "gpuaccept.io/verdict"
 
 

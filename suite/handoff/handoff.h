@@ -1,0 +1,42 @@
+/* Hand-off: the verdict in the forms the tools that act on it read. Beside summary.json, `gpuaccept run` and
+ * `merge` write drain.sh (Slurm), gpuaccept-k8s.sh and gpuaccept-k8s.json (Kubernetes labels and taints),
+ * gpuaccept.prom (node-exporter textfile) and gpuaccept-junit.xml (CI). Pure but for suite_handoff_write
+ * and suite_handoff_exec. Formats: docs/handoff.md. */
+#ifndef HANDOFF_H
+#define HANDOFF_H
+
+#include <jansson.h>
+
+#include "hostlist.h"
+#include "outputs.h"
+#include <stddef.h>
+
+/* What drain.sh writes first in a Slurm Reason, and what it looks for before it resumes a node. */
+#define SUITE_DRAIN_REASON_PREFIX "gpuaccept: "
+
+/* The label and taint key on Kubernetes nodes. */
+#define SUITE_K8S_KEY "gpuaccept.io/verdict"
+
+/* The texts of the files (new strings, NULL when out of memory) and the patch list (new reference). */
+char *suite_handoff_drain(const json_t *summary);
+char *suite_handoff_k8s_script(const json_t *summary);
+json_t *suite_handoff_k8s_patches(const json_t *summary);
+char *suite_handoff_prom(const json_t *summary); /* handoff_prom.c */
+/* What gpuaccept.prom says about one node (the run's identity, its verdicts, faults and figures): the file a
+ * per-node collector reads, SUITE_PROM_NODE_DIR/<host>.prom. */
+char *suite_handoff_prom_node(const json_t *summary, const char *host);
+#define SUITE_PROM_NODE_DIR "gpuaccept-nodes"
+char *suite_handoff_junit(const json_t *summary); /* handoff_junit.c */
+
+/* s as text XML 1.0 can hold, whatever its bytes: each byte that is a control character XML forbids or
+ * not part of valid UTF-8 is written "\xHH". New string, NULL when out of memory. */
+char *suite_xml_text(const char *s);
+
+/* Writes the five files into dir, atomically. 0, or -1 with a message. */
+int suite_handoff_write(const json_t *summary, const char *dir, char *err, size_t errlen);
+
+/* Runs `bash dir/script` (--drain, --apply-k8s), its output streamed through. Its exit status, or -1 when
+ * it could not be started or was killed. */
+int suite_handoff_exec(const char *dir, const char *script);
+
+#endif

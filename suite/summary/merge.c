@@ -1,0 +1,455 @@
+#include "merge.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric.h"
+#include "ga_cli.h"
+#include "ga_exit.h"
+#include "ga_report.h"
+#include "ga_str.h"
+#include "ga_time.h"
+#include "ga_version.h"
+#include "node_name.h"
+#include "step_status.h"
+#include "suite_util.h"
+
+static const json_t *find_report(const json_t *reports, const char *program)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(reports, i, r)
+        if (ga_streq(sj_str(r, "program", NULL), program))
+            return r;
+    return NULL;
+}
+
+static const json_t *find_run_step(const json_t *run, const char *program)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach(sj_arr(run, "steps"), i, s)
+        if (ga_streq(sj_str(s, "program", NULL), program))
+            return s;
+    return NULL;
+}
+
+/* Status from a report's own verdict, when no run record says how the step ended: the rules of a step that
+ * ran and left this report. */
+static const char *status_from_report(const json_t *report)
+{
+    suite_step_end end = {.exit_code = (int)sj_int(json_object_get(report, "verdict"), "exit_code", -1)};
+    return suite_step_status(&end, true, true);
+}
+
+/* The programs to list: the suite's in run order, then any other report's, in the order given. */
+static json_t *program_list(const json_t *reports, const json_t *run)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; i < suite_n_programs; i++)
+        json_array_append_new(list, json_string(suite_programs[i].name));
+    const json_t *sources[2] = {sj_arr(run, "steps"), reports};
+    for (int s = 0; s < 2; s++) {
+        size_t i;
+        json_t *r;
+        json_array_foreach(sources[s], i, r) {
+            const char *p = sj_str(r, "program", NULL);
+            if (!p || suite_program_index(p) >= 0)
+                continue;
+            bool seen = false;
+            size_t j;
+            json_t *q;
+            json_array_foreach(list, j, q)
+                seen |= ga_streq(json_string_value(q), p);
+            if (!seen)
+                json_array_append_new(list, json_string(p));
+        }
+    }
+    return list;
+}
+
+static json_t *null_or_int(long long v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+static json_t *make_step(const char *program, const json_t *report, const json_t *run_step, json_t *findings)
+{
+    const char *status = run_step ? sj_str(run_step, "status", "not_run")
+                         : report ? status_from_report(report)
+                                  : "not_run";
+    /* The run record says the step ended with its report, and there is none of this run: not a pass. */
+    if (!report && (ga_streq(status, "pass") || ga_streq(status, "fail")))
+        status = "bad_report";
+    json_t *step = json_object();
+    json_object_set_new(step, "program", json_string(program));
+    json_object_set_new(step, "status", json_string(status));
+    long long exit_code = run_step ? sj_int(run_step, "exit_code", -1)
+                                   : sj_int(json_object_get(report, "verdict"), "exit_code", -1);
+    json_object_set_new(step, "exit_code", null_or_int(exit_code));
+    json_object_set_new(step, "exit_name",
+                        exit_code >= 0 ? json_string(ga_exit_code_name((int)exit_code)) : json_null());
+    if (run_step && sj_int(run_step, "signal", 0) > 0)
+        json_object_set_new(step, "signal", json_integer(sj_int(run_step, "signal", 0)));
+    double dur = run_step ? sj_num(run_step, "duration_s", -1) : sj_num(report, "duration_s", -1);
+    json_object_set_new(step, "duration_s", dur >= 0 ? json_real(dur) : json_null());
+    char name[300];
+    snprintf(name, sizeof name, "%s.json", program);
+    json_object_set_new(step, "report", report ? json_string(name) : json_null());
+    const char *result = run_step ? sj_str(run_step, "result_line", NULL) : NULL;
+    json_object_set_new(step, "result_line", result && *result ? json_string(result) : json_null());
+    json_object_set_new(step, "world_size",
+                        report ? null_or_int(sj_int(report, "world_size", -1)) : json_null());
+    json_object_set_new(step, "node_count",
+                        report ? null_or_int(sj_int(report, "node_count", -1)) : json_null());
+    /* What the program's figures depend on (problem size, backend): what compare and baselines check. */
+    if (report && json_is_object(json_object_get(report, "conditions")))
+        json_object_set(step, "conditions", json_object_get(report, "conditions"));
+    if (run_step && json_object_get(run_step, "command"))
+        json_object_set(step, "command", json_object_get(run_step, "command"));
+    if (run_step && json_object_get(run_step, "node"))
+        json_object_set(step, "node", json_object_get(run_step, "node"));
+
+    /* A step that could not measure is itself a failure of the run. */
+    bool report_failed = false;
+    size_t i;
+    json_t *f;
+    json_array_foreach(sj_arr(report, "findings"), i, f)
+        report_failed |= ga_streq(sj_str(f, "severity", ""), "fail");
+    const suite_step_fault *fault = suite_step_fault_of(status);
+    if (fault && !(ga_streq(status, "fail") && report_failed)) {
+        char msg[512];
+        int n = snprintf(msg, sizeof msg, "%s %s", program, fault->what);
+        if (exit_code > 0 && !ga_streq(status, "missing"))
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " (exit %lld)", exit_code);
+        if (sj_int(run_step, "signal", 0) > 0)
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " (signal %lld)", sj_int(run_step, "signal", 0));
+        if (dur >= 0 && ga_streq(status, "timeout"))
+            n += snprintf(msg + n, sizeof msg - (size_t)n, " after %.0f s", dur);
+        if (!report && !ga_streq(status, "missing") && !ga_streq(status, "not_run"))
+            snprintf(msg + n, sizeof msg - (size_t)n, "; no report");
+        json_t *finding =
+            json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:n, s:s}", "program", program, "severity", "fail",
+                      "code", fault->code, "host", "node_index", "rank", "gpu", "message", msg);
+        suite_step_fault_name_node(finding, run_step); /* the node that took the step down, if named */
+        json_array_append_new(findings, finding);
+    }
+    return step;
+}
+
+/* The host of a rank, from a report's nodes: for findings and metrics that name a rank but not its host. */
+static const char *host_of_rank(const json_t *report, long long rank)
+{
+    size_t i, j;
+    json_t *node, *r;
+    json_array_foreach(sj_arr(report, "nodes"), i, node)
+        json_array_foreach(sj_arr(node, "ranks"), j, r)
+            if (sj_int(r, "rank", -2) == rank)
+                return sj_str(node, "host", NULL);
+    return NULL;
+}
+
+/* Copies a report's finding or metric, with its program first and its host filled in from its rank. */
+static json_t *tag_entry(const json_t *entry, const char *program, const json_t *report)
+{
+    json_t *out = json_object();
+    json_object_set_new(out, "program", json_string(program));
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)entry, key, v)
+        json_object_set(out, key, v);
+    if (!json_is_string(json_object_get(out, "host")) && sj_int(out, "rank", -1) >= 0) {
+        const char *host = host_of_rank(report, sj_int(out, "rank", -1));
+        if (host)
+            json_object_set_new(out, "host", json_string(host));
+    }
+    return out;
+}
+
+static json_t *get_node(json_t *nodes, json_t *index, const char *host, long long node_index)
+{
+    json_t *node = json_object_get(index, host);
+    if (node)
+        return node;
+    node = json_object();
+    json_object_set_new(node, "host", json_string(host));
+    json_object_set_new(node, "node_index", null_or_int(node_index));
+    json_object_set_new(node, "verdict", json_string("pass"));
+    json_object_set_new(node, "fault_codes", json_array());
+    json_object_set_new(node, "checks", json_object());
+    json_object_set_new(node, "in_reports", json_array());
+    json_object_set_new(node, "ranks", json_integer(0));
+    json_object_set_new(node, "gpus", json_array());
+    json_array_append_new(nodes, node);
+    json_object_set(index, host, node);
+    return node;
+}
+
+static json_t *get_gpu(json_t *node, long long gpu)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(sj_arr(node, "gpus"), i, g)
+        if (sj_int(g, "gpu", -1) == gpu)
+            return g;
+    g = json_pack("{s:I, s:n, s:n, s:n, s:n, s:s, s:[]}", "gpu", (json_int_t)gpu, "rank", "model", "uuid",
+                  "pci_bus_id", "verdict", "pass", "fault_codes");
+    json_array_append_new(json_object_get(node, "gpus"), g);
+    return g;
+}
+
+static void set_if_null(json_t *obj, const char *key, json_t *value)
+{
+    json_t *cur = json_object_get(obj, key);
+    if ((!cur || json_is_null(cur)) && value && !json_is_null(value))
+        json_object_set(obj, key, value);
+}
+
+static void merge_nodes(const json_t *report, const char *program, json_t *nodes, json_t *index)
+{
+    size_t i, j;
+    json_t *n, *r;
+    json_array_foreach(sj_arr(report, "nodes"), i, n) {
+        const char *host = sj_str(n, "host", NULL);
+        if (!host)
+            continue;
+        json_t *node = get_node(nodes, index, host, sj_int(n, "node_index", -1));
+        json_array_append_new(json_object_get(node, "in_reports"), json_string(program));
+        if (json_is_string(json_object_get(n, "slurm_node")))
+            set_if_null(node, "slurm_node", json_object_get(n, "slurm_node"));
+        long long ranks = json_array_size(sj_arr(n, "ranks"));
+        if (ranks > sj_int(node, "ranks", 0))
+            json_object_set_new(node, "ranks", json_integer(ranks));
+        json_array_foreach(sj_arr(n, "ranks"), j, r) {
+            json_t *dev = json_object_get(r, "device");
+            if (!json_is_object(dev) || !sj_is_num(dev, "index"))
+                continue;
+            json_t *gpu = get_gpu(node, sj_int(dev, "index", -1));
+            set_if_null(gpu, "rank", json_object_get(r, "rank"));
+            set_if_null(gpu, "model", json_object_get(dev, "name"));
+            set_if_null(gpu, "uuid", json_object_get(dev, "uuid"));
+            set_if_null(gpu, "pci_bus_id", json_object_get(dev, "pci_bus_id"));
+        }
+    }
+}
+
+/* The GPU model most ranks report, or NULL. */
+static const char *majority_model(const json_t *nodes)
+{
+    const char *best = NULL;
+    size_t best_n = 0, i, j, k, l;
+    json_t *n, *g, *n2, *g2;
+    json_array_foreach(nodes, i, n)
+        json_array_foreach(sj_arr(n, "gpus"), j, g) {
+            const char *m = sj_str(g, "model", NULL);
+            if (!m || (best && strcmp(m, best) == 0))
+                continue;
+            size_t count = 0;
+            json_array_foreach(nodes, k, n2)
+                json_array_foreach(sj_arr(n2, "gpus"), l, g2)
+                    count += ga_streq(sj_str(g2, "model", NULL), m);
+            if (count > best_n) {
+                best = m;
+                best_n = count;
+            }
+        }
+    return best;
+}
+
+static int cmp_nodes(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    long long ix = sj_int(x, "node_index", 1LL << 40), iy = sj_int(y, "node_index", 1LL << 40);
+    if (ix != iy)
+        return ix < iy ? -1 : 1;
+    return strcmp(sj_str(x, "host", ""), sj_str(y, "host", ""));
+}
+
+static int cmp_gpus(const void *a, const void *b)
+{
+    long long x = sj_int(*(json_t *const *)a, "gpu", 0), y = sj_int(*(json_t *const *)b, "gpu", 0);
+    return (x > y) - (x < y);
+}
+
+/* Sorts a JSON array of objects in place with cmp. */
+static void sort_array(json_t *arr, int (*cmp)(const void *, const void *))
+{
+    size_t n = json_array_size(arr);
+    if (n < 2)
+        return;
+    json_t **items = malloc(n * sizeof *items);
+    if (!items)
+        return;
+    for (size_t i = 0; i < n; i++)
+        items[i] = json_incref(json_array_get(arr, i));
+    qsort(items, n, sizeof *items, cmp);
+    json_array_clear(arr);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, items[i]);
+    free(items);
+}
+
+/* What each program's plan cut (its report's "not_covered": sizes, rounds, checks it had no time for, or
+ * whose answer was known) joins what the profile does not cover, "program: line". */
+static void merge_not_covered(json_t *s, const json_t *reports)
+{
+    size_t i, j;
+    json_t *r, *line;
+    json_array_foreach(reports, i, r)
+        json_array_foreach(sj_arr(r, "not_covered"), j, line) {
+            if (!json_is_string(line))
+                continue;
+            json_t *profile = json_object_get(s, "profile");
+            if (!json_is_object(profile)) {
+                profile = json_pack("{s:s, s:s, s:[]}", "name", "?", "source", "the reports", "not_covered");
+                json_object_set_new(s, "profile", profile);
+            }
+            json_t *nc = json_object_get(profile, "not_covered");
+            if (!json_is_array(nc)) {
+                nc = json_array();
+                json_object_set_new(profile, "not_covered", nc);
+            }
+            char buf[700];
+            snprintf(buf, sizeof buf, "%s: %s", sj_str(r, "program", "?"), json_string_value(line));
+            json_array_append_new(nc, json_string(buf));
+        }
+}
+
+/* The findings of the nodes a run record's preflight excluded (program "preflight", severity fail, the host
+ * and why), appended to findings; returns the excluded nodes as [{host, code, why}] (new reference). */
+static json_t *preflight_findings(const json_t *run, json_t *findings)
+{
+    json_t *excluded = json_array();
+    const json_t *pf = json_object_get(run, "preflight");
+    size_t i;
+    json_t *nd;
+    json_array_foreach(json_object_get(pf, "nodes"), i, nd) {
+        const char *host = json_string_value(json_object_get(nd, "host"));
+        const char *code = json_string_value(json_object_get(nd, "code"));
+        const char *why = json_string_value(json_object_get(nd, "why"));
+        if (!host || !code)
+            continue;
+        char msg[600];
+        snprintf(msg, sizeof msg, "excluded from the run: %s", why ? why : code);
+        json_array_append_new(findings, json_pack("{s:s, s:s, s:s, s:s, s:n, s:n, s:n, s:s}", "program",
+                                                  "preflight", "severity", "fail", "code", code, "host", host,
+                                                  "node_index", "rank", "gpu", "message", msg));
+        json_array_append_new(
+            excluded, json_pack("{s:s, s:s, s:s}", "host", host, "code", code, "why", why ? why : ""));
+    }
+    return excluded;
+}
+
+json_t *suite_merge(const json_t *reports, const json_t *run, const char *report_dir)
+{
+    char now[32];
+    ga_utc_timestamp(now, sizeof now);
+    json_t *s = json_object();
+    json_object_set_new(s, "schema", json_string(SUITE_SUMMARY_SCHEMA));
+    json_object_set_new(s, "schema_version", json_integer(SUITE_SUMMARY_SCHEMA_VERSION));
+    json_object_set_new(s, "gpuaccept_version", json_string(ga_version()));
+    /* The run the reports are of (the loader accepts one run only): what monitoring tells runs apart by. */
+    const char *run_id = sj_str(run, "run_id", NULL);
+    for (size_t k = 0; !run_id && k < json_array_size(reports); k++)
+        run_id = sj_str(json_array_get(reports, k), "run_id", NULL);
+    json_object_set_new(s, "run_id", run_id ? json_string(run_id) : json_null());
+    json_object_set_new(s, "created_utc", json_string(now));
+    json_object_set_new(s, "report_dir", report_dir ? json_string(report_dir) : json_null());
+    json_t *launcher = json_object_get(run, "launcher");
+    if (!launcher) {
+        /* Without a run record, the launcher the first report names. */
+        size_t i;
+        json_t *r;
+        json_array_foreach(reports, i, r)
+            if (!launcher)
+                launcher = json_object_get(r, "launcher");
+    }
+    json_object_set_new(s, "launcher", launcher ? json_deep_copy(launcher) : json_null());
+    json_object_set_new(s, "options",
+                        json_object_get(run, "options") ? json_deep_copy(json_object_get(run, "options"))
+                                                        : json_null());
+    /* Which profile ran and what it did not cover: a pass means only what was checked. */
+    json_t *profile = json_object_get(run, "profile");
+    json_object_set_new(s, "profile", json_is_object(profile) ? json_deep_copy(profile) : json_null());
+    json_object_set_new(s, "verdict", json_object());
+    json_object_set_new(s, "gpu_model", json_null());
+    json_object_set_new(s, "node_count", json_integer(0));
+    json_object_set_new(s, "gpu_count", json_integer(0));
+    json_object_set_new(s, "abnormal_nodes", json_array());
+
+    json_t *steps = json_array(), *findings = json_array(), *metrics = json_array(), *nodes = json_array();
+    json_t *figures = json_object(), *index = json_object(), *headlines = json_array(),
+           *charts = json_array();
+    json_t *programs = program_list(reports, run);
+    size_t i;
+    json_t *p;
+    json_array_foreach(programs, i, p) {
+        const char *program = json_string_value(p);
+        const json_t *report = find_report(reports, program);
+        const json_t *run_step = find_run_step(run, program);
+        json_array_append_new(steps, make_step(program, report, run_step, findings));
+        json_object_set_new(figures, program,
+                            report && json_object_get(report, "summary")
+                                ? json_deep_copy(json_object_get(report, "summary"))
+                                : json_null());
+        if (!report)
+            continue;
+        merge_nodes(report, program, nodes, index);
+        size_t j;
+        json_t *e;
+        json_array_foreach(sj_arr(report, "findings"), j, e)
+            json_array_append_new(findings, tag_entry(e, program, report));
+        json_array_foreach(sj_arr(report, "metrics"), j, e)
+            json_array_append_new(metrics, tag_entry(e, program, report));
+        json_array_foreach(sj_arr(report, "headlines"), j, e)
+            json_array_append_new(headlines, tag_entry(e, program, report));
+        json_array_foreach(sj_arr(report, "charts"), j, e)
+            json_array_append_new(charts, tag_entry(e, program, report));
+    }
+    json_decref(programs);
+    json_decref(index);
+    merge_not_covered(s, reports);
+    /* A run stopped by SIGINT or SIGTERM: its verdict says so (suite_summary_finalize), never a timeout. */
+    const char *stopped = sj_str(run, "interrupted", NULL);
+    json_object_set_new(s, "interrupted", stopped ? json_string(stopped) : json_null());
+    /* Nodes the preflight kept out of the steps are failures of their own, with why. */
+    json_object_set_new(s, "excluded_nodes", preflight_findings(run, findings));
+
+    /* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row. */
+    json_t *idx2 = json_object(), *n;
+    json_array_foreach(nodes, i, n)
+        json_object_set(idx2, sj_str(n, "host", ""), n);
+    json_t *f;
+    json_array_foreach(findings, i, f) {
+        const char *host = sj_str(f, "host", NULL);
+        if (!host)
+            continue;
+        json_t *node = get_node(nodes, idx2, host, sj_int(f, "node_index", -1));
+        if (sj_int(f, "gpu", -1) >= 0)
+            get_gpu(node, sj_int(f, "gpu", -1));
+    }
+    json_decref(idx2);
+    sort_array(nodes, cmp_nodes);
+    size_t gpu_count = 0;
+    json_array_foreach(nodes, i, n) {
+        sort_array(json_object_get(n, "gpus"), cmp_gpus);
+        gpu_count += json_array_size(sj_arr(n, "gpus"));
+    }
+    const char *model = majority_model(nodes);
+    json_object_set_new(s, "gpu_model", model ? json_string(model) : json_null());
+    json_object_set_new(s, "node_count", json_integer((json_int_t)json_array_size(nodes)));
+    json_object_set_new(s, "gpu_count", json_integer((json_int_t)gpu_count));
+    json_object_set_new(s, "baseline", json_null());
+    json_object_set_new(s, "steps", steps);
+    json_object_set_new(s, "nodes", nodes);
+    json_object_set_new(s, "findings", findings);
+    json_object_set_new(s, "metrics", metrics);
+    json_object_set_new(s, "figures", figures);
+    json_object_set_new(s, "headlines", headlines);
+    json_object_set_new(s, "charts", charts);
+    suite_fabric_merge(s, reports); /* the transport per node; "InfiniBand not exercised" (issue 25) */
+    suite_summary_finalize(s);
+    return s;
+}
