@@ -20,8 +20,8 @@ typedef struct {
 #define DDP_TEACHER_HIDDEN 32
 
 /* A data set the MLP can learn: x ~ N(0, I), label = argmax(T2 tanh(T1 x)) with a teacher drawn from seed. */
-/* The data functions' return when memory runs out (other failures are -1): the job then ends with exit 5 on every
- * rank (docs/exit-codes.md), whichever rank it happened on. */
+/* The data functions' return when memory runs out (other failures are -1): the job then ends with exit 5 on
+ * every rank (docs/exit-codes.md), whichever rank it happened on. */
 #define DDP_DATA_OUT_OF_MEMORY (-2)
 
 int ddp_dataset_synthetic(ddp_dataset *ds, int64_t n, int dim, int classes, uint64_t seed, char *err,

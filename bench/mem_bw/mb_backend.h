@@ -8,8 +8,8 @@
 
 #include "mb_record.h"
 
-/* mb_host_measure's return when the rank's buffers cannot be allocated: the job then ends with exit 5 on every
- * rank (docs/exit-codes.md), not a measured failure of this node. */
+/* mb_host_measure's return when the rank's buffers cannot be allocated: the job then ends with exit 5 on
+ * every rank (docs/exit-codes.md), not a measured failure of this node. */
 #define MB_OUT_OF_MEMORY (-2)
 
 int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, size_t errlen);

@@ -89,7 +89,8 @@ int ga_outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *r,
  * ga_remeasure_loop measures every rank together), each pass's common shift is taken out first: the median
  * over the members of their log in that pass less their own median log. A host busier in one pass slows every
  * member alike, which is no difference between members (on a loaded 2-core host that shift alone set a bound
- * that hid a rank slowed 2x); taking each member's own level out first keeps a slow member from setting it. */
+ * that hid a rank slowed 2x); taking each member's own level out first keeps a slow member from setting it.
+ */
 double ga_outlier_repeat_spread(const double *const *lists, const int *counts, int n);
 
 /* Whether value is worse than bound in the rule's direction. */

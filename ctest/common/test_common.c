@@ -22,8 +22,9 @@ static void test_parse_size(void)
     CHECK(ga_parse_size("1K", &v, err, sizeof err) == 0 && v == 1024);
     CHECK(ga_parse_size("128M", &v, err, sizeof err) == 0 && v == 128ull << 20);
     CHECK(ga_parse_size("8g", &v, err, sizeof err) == 0 && v == 8ull << 30);
-    CHECK(ga_parse_size("1T", &v, err, sizeof err) == 0 && v == 1ull << 40); /* mem_bw -s goes to 1T (issue 18) */
-    CHECK(ga_parse_size("16777216T", &v, err, sizeof err) == -1);                 /* 2^64: does not fit */
+    CHECK(ga_parse_size("1T", &v, err, sizeof err) == 0 &&
+          v == 1ull << 40);                                       /* mem_bw -s goes to 1T (issue 18) */
+    CHECK(ga_parse_size("16777216T", &v, err, sizeof err) == -1); /* 2^64: does not fit */
     const char *bad[] = {"", "K", "-1", "1KB", "1.5M", "12x", "99999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(ga_parse_size(bad[i], &v, err, sizeof err) == -1);
@@ -232,8 +233,9 @@ static void test_envvars(void)
     CHECK(!ga_envvar_is_secret("NCCL_IB_PKEY")); /* a partition key is configuration, not a credential */
     CHECK(!ga_envvar_is_secret("NCCL_SOCKET_IFNAME"));
     /* issue 18: compound names, the word anywhere in a part */
-    const char *compound[] = {"NCCL_AUTHTOKEN", "NVIDIA_SECRETKEY", "NVIDIA_ACCESSTOKEN", "UCX_PASSWORD2",
-                              "CUDA_TOKENS",    "UCX_KEYS",         "OMPI_MCA_btl_tcp_passphrase"};
+    const char *compound[] = {
+        "NCCL_AUTHTOKEN", "NVIDIA_SECRETKEY", "NVIDIA_ACCESSTOKEN",         "UCX_PASSWORD2",
+        "CUDA_TOKENS",    "UCX_KEYS",         "OMPI_MCA_btl_tcp_passphrase"};
     for (size_t i = 0; i < sizeof compound / sizeof *compound; i++)
         CHECK(ga_envvar_is_secret(compound[i]));
     CHECK(!ga_envvar_is_secret("NCCL_IB_GID_INDEX") && !ga_envvar_is_secret("UCX_TLS") &&

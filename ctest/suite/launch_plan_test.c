@@ -39,7 +39,8 @@ static void expect(const char *label, const char *const *env, suite_launch_in in
 }
 
 /* The plan must be refused as a usage error (-2), with a message naming want_in_err. */
-static void expect_usage(const char *label, const char *const *env, suite_launch_in in, const char *want_in_err)
+static void expect_usage(const char *label, const char *const *env, suite_launch_in in,
+                         const char *want_in_err)
 {
     fixture_env = env;
     suite_launch plan;
@@ -101,7 +102,9 @@ int main(void)
     /* Every srun gets the operator's options and the Pyxis image, after the suite's own; the preflight
      * copies them from extra_first/extra_n. */
     expect("Slurm with --srun-args and --container-image", slurm,
-           (suite_launch_in){.np = 8, .local_cores = 2, .srun_args = " --cpu-bind=none\t--gpus-per-task=1 ",
+           (suite_launch_in){.np = 8,
+                             .local_cores = 2,
+                             .srun_args = " --cpu-bind=none\t--gpus-per-task=1 ",
                              .container_image = "nvcr.io/nvidia/pytorch:25.01-py3"},
            "srun --mpi=pmix --kill-on-bad-exit=1 --ntasks=8 --cpu-bind=none --gpus-per-task=1 "
            "--container-image=nvcr.io/nvidia/pytorch:25.01-py3",
@@ -109,13 +112,13 @@ int main(void)
     fixture_env = slurm;
     suite_launch pl;
     char perr[256];
-    int prc = suite_launch_plan(fixture_getenv,
-                                &(suite_launch_in){.srun_args = "-A x", .container_image = "img", .local_cores = 2},
-                                &pl, perr, sizeof perr);
+    int prc = suite_launch_plan(
+        fixture_getenv, &(suite_launch_in){.srun_args = "-A x", .container_image = "img", .local_cores = 2},
+        &pl, perr, sizeof perr);
     bool extra_ok = prc == 0 && pl.extra_n == 3 && strcmp(pl.argv[pl.extra_first], "-A") == 0 &&
                     strcmp(pl.argv[pl.extra_first + 2], "--container-image=img") == 0;
-    printf("%s the srun extras are marked for the preflight (first %d, %d words)\n", extra_ok ? "ok  " : "FAIL",
-           pl.extra_first, pl.extra_n);
+    printf("%s the srun extras are marked for the preflight (first %d, %d words)\n",
+           extra_ok ? "ok  " : "FAIL", pl.extra_first, pl.extra_n);
     failures += !extra_ok;
     expect_usage("--srun-args outside Slurm", none, (suite_launch_in){.local_cores = 2, .srun_args = "-A x"},
                  "not a Slurm allocation");
