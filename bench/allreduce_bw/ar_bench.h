@@ -60,11 +60,11 @@ void ar_bench_sweep(ar_backend *b, const ar_sweep_cfg *cfg, ar_record *rec, ar_s
  * others do, size after size, until it answers AR_GATE_STOP or the sizes end. */
 void ar_bench_sit_out(const ar_sweep_cfg *cfg);
 
-/* The slow-rank test hook (GPUACCEPT_TEST_SLOW_RANK/FACTOR, ar_bench.c) adds (F - 1) times the bandwidth part
- * of each transfer of the slowed rank. This measures that part once, before the patterns: the slope between
- * host allreduces of 256 KiB and 4 MiB over world, taken in turns, so the fixed cost of an operation (on a
- * loaded host, mostly waiting to be scheduled) is not multiplied. Collective over world; nothing is timed
- * when no rank has the hook set. */
+/* The slow-rank test hook (GPUACCEPT_TEST_SLOW_RANK/FACTOR, ar_bench.c) waits in proportion to the slowed
+ * rank's recent operations. Before the first of them it has no figure, and on a loaded host its first
+ * operations (the screen's, judged by the best of two) were slowed far less than F times, so the screen
+ * missed the slow rank. This times a few host allreduces of 1 MiB over world, load included, as its first
+ * figure. Collective over world; nothing is timed when no rank has the hook set. */
 void ar_bench_slow_hook_calibrate(MPI_Comm world);
 
 /* Largest buffer the sweep needs, in bytes. */
