@@ -6,8 +6,8 @@
 
 #include "ga_headline.h"
 #include "ga_report.h"
-#include "tp_flag.h"
-#include "tp_report.h"
+#include "ga_devflag.h"
+#include "ga_devreport.h"
 
 double gf_tflops(int64_t m, int64_t n, int64_t k, int iters, double time_s)
 {
@@ -26,7 +26,7 @@ void gf_burn_intervals_line(const gf_record *r, double max_drop_pct, char *buf, 
     ga_series_drop d;
     gf_burn_drop(r, max_drop_pct, &d);
     size_t k = (size_t)snprintf(buf, len, "rank %d on %s GPU %d: %s TFLOP/s per interval:", r->hdr.world_rank,
-                                r->hdr.host, r->hdr.device_index, tp_dtype_name(r->burn_dtype));
+                                r->hdr.host, r->hdr.device_index, ga_dtype_name(r->burn_dtype));
     for (int t = 0; t < r->intervals && k < len; t++)
         k += (size_t)snprintf(buf + k, len - k, " %.4g", r->interval_tflops[t]);
     if (k < len)
@@ -39,29 +39,30 @@ static double peak_of(const gf_record *r, int d)
 {
     if (r->hdr.device_index < 0)
         return -1; /* host path: no datasheet peak for a CPU */
-    const tp_gpu_peaks *pk = tp_peaks_lookup(r->model);
+    const ga_gpu_peaks *pk = ga_peaks_lookup(r->model);
     return pk && pk->tflops[d] > 0 ? pk->tflops[d] : -1;
 }
 
-static void samples_for(const gf_record *all, int n, int d, tp_sample *s)
+static void samples_for(const gf_record *all, int n, int d, ga_dev_sample *s)
 {
     for (int i = 0; i < n; i++) {
         const gf_record *r = &all[i];
         bool measured = r->dt[d].state == GF_MEASURED;
-        s[i] = (tp_sample){.host = r->hdr.host,
-                           .node_index = r->hdr.node_index,
-                           .rank = r->hdr.world_rank,
-                           .gpu = r->hdr.device_index,
-                           .group = r->model,
-                           .value = measured ? r->dt[d].tflops : -1,
-                           .peak = peak_of(r, d),
-                           .measurements = measured && r->dt[d].measured > 0 ? r->dt[d].measurements : NULL,
-                           .measured = r->dt[d].measured};
+        s[i] =
+            (ga_dev_sample){.host = r->hdr.host,
+                            .node_index = r->hdr.node_index,
+                            .rank = r->hdr.world_rank,
+                            .gpu = r->hdr.device_index,
+                            .group = r->model,
+                            .value = measured ? r->dt[d].tflops : -1,
+                            .peak = peak_of(r, d),
+                            .measurements = measured && r->dt[d].measured > 0 ? r->dt[d].measurements : NULL,
+                            .measured = r->dt[d].measured};
     }
 }
 
 /* The peak shared by every measured GPU, or -1 (unknown, or a mix of models). */
-static double common_peak(const tp_sample *s, int n)
+static double common_peak(const ga_dev_sample *s, int n)
 {
     double pk = -2;
     for (int i = 0; i < n; i++) {
@@ -84,7 +85,7 @@ static json_t *num_or_null(double v)
 static void dtype_findings(const gf_record *all, int n, int d, const gf_policy *p, ga_findings *f,
                            json_t *entry)
 {
-    const char *name = tp_dtype_name(d);
+    const char *name = ga_dtype_name(d);
     int skipped = 0, first_skip = -1;
     for (int i = 0; i < n; i++) {
         const gf_record *r = &all[i];
@@ -112,34 +113,34 @@ static void dtype_findings(const gf_record *all, int n, int d, const gf_policy *
 }
 
 static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy *p, json_t *report,
-                             ga_findings *f, tp_sample *s, tp_verdict *v, tp_figure *fig)
+                             ga_findings *f, ga_dev_sample *s, ga_dev_verdict *v, ga_dev_figure *fig)
 {
     samples_for(all, n, d, s);
-    tp_policy tp = {p->tolerance, p->min_efficiency, p->relative_warn};
-    double median = tp_flag(s, n, &tp, v);
+    ga_dev_policy tp = {p->tolerance, p->min_efficiency, p->relative_warn};
+    double median = ga_dev_flag(s, n, &tp, v);
     char metric[48];
-    snprintf(metric, sizeof metric, "%s GEMM", tp_dtype_name(d));
-    const char *unit = d == TP_INT8 ? "TOP/s" : "TFLOP/s";
-    tp_labels labels = {metric, unit, "GEMM_BELOW_MEDIAN", "GEMM_BELOW_PEAK", "GEMM_PEERS_DIFFER"};
-    tp_add_findings(f, &labels, s, v, n, &tp);
+    snprintf(metric, sizeof metric, "%s GEMM", ga_dtype_name(d));
+    const char *unit = d == GA_INT8 ? "TOP/s" : "TFLOP/s";
+    ga_dev_labels labels = {metric, unit, "GEMM_BELOW_MEDIAN", "GEMM_BELOW_PEAK", "GEMM_PEERS_DIFFER"};
+    ga_dev_add_findings(f, &labels, s, v, n, &tp);
 
-    *fig = (tp_figure){.unit = unit, .median = median, .peak = common_peak(s, n)};
-    snprintf(fig->name, sizeof fig->name, "%s", tp_dtype_name(d));
-    snprintf(fig->metric, sizeof fig->metric, "tflops_%s", tp_dtype_name(d));
+    *fig = (ga_dev_figure){.unit = unit, .median = median, .peak = common_peak(s, n)};
+    snprintf(fig->name, sizeof fig->name, "%s", ga_dtype_name(d));
+    snprintf(fig->metric, sizeof fig->metric, "tflops_%s", ga_dtype_name(d));
     for (int i = 0; i < n; i++) {
         fig->measured += s[i].value >= 0;
         fig->on_gpus = fig->on_gpus || s[i].gpu >= 0;
     }
     json_t *entry = json_pack("{s:s, s:o, s:o, s:s}", "dtype", fig->name, "median_tflops",
                               num_or_null(median), "peak_tflops", num_or_null(fig->peak), "unit", unit);
-    json_object_set_new(entry, "gpus", tp_gpus_json(s, v, n, "tflops"));
+    json_object_set_new(entry, "gpus", ga_dev_gpus_json(s, v, n, "tflops"));
     dtype_findings(all, n, d, p, f, entry);
 
     int *idx = malloc((size_t)n * sizeof *idx);
     if (idx) {
-        tp_device_order(s, n, idx);
+        ga_dev_order(s, n, idx);
         for (int k = 0; k < n; k++) {
-            const tp_sample *x = &s[idx[k]];
+            const ga_dev_sample *x = &s[idx[k]];
             if (x->value < 0)
                 continue;
             ga_report_add_metric(report, fig->metric, x->value, unit, true,
@@ -154,17 +155,17 @@ static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy
 
 unsigned gf_suspect_dtypes(const gf_record *all, int n, const gf_policy *p, char *why, size_t why_len)
 {
-    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
-    tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    ga_dev_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    ga_dev_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
     unsigned mask = 0;
     size_t k = 0;
     why[0] = '\0';
-    tp_policy tp = {p->tolerance, p->min_efficiency, p->relative_warn};
-    for (int d = 0; s && v && d < TP_DTYPE_COUNT; d++) {
+    ga_dev_policy tp = {p->tolerance, p->min_efficiency, p->relative_warn};
+    for (int d = 0; s && v && d < GA_DTYPE_COUNT; d++) {
         if (!(p->dtypes & (1u << d)))
             continue;
         samples_for(all, n, d, s);
-        if (tp_flag(s, n, &tp, v) < -1 || !tp_any_suspect(v, n))
+        if (ga_dev_flag(s, n, &tp, v) < -1 || !ga_dev_any_suspect(v, n))
             continue;
         mask |= 1u << d;
         int suspects = 0, measured = 0;
@@ -176,7 +177,7 @@ unsigned gf_suspect_dtypes(const gf_record *all, int n, const gf_policy *p, char
             k += (size_t)snprintf(
                 why + k, why_len - k,
                 "%s%s: %d of %d %s more than the tolerance below the median, below a bound, or differing",
-                k ? "; " : "", tp_dtype_name(d), suspects, measured,
+                k ? "; " : "", ga_dtype_name(d), suspects, measured,
                 all[0].hdr.device_index >= 0 ? "GPUs" : "ranks");
     }
     free(s);
@@ -284,7 +285,7 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
     int total = gf_sdc_compare(all, n, mism);
     if (total < 0)
         total = 0;
-    tp_record_order(all, n, sizeof *all, idx);
+    ga_dev_record_order(all, n, sizeof *all, idx);
     json_t *gpus = json_array();
     int sdc_gpus = 0;
     for (int k = 0; k < n; k++) {
@@ -303,7 +304,7 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
                 "of %d intervals (medians %.4g -> %.4g); limit %.1f%% (--max-drop %.1f%%, interval "
                 "noise %.1f%%)",
                 r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
-                tp_dtype_name(r->burn_dtype), drop.drop_pct, drop.used, drop.first, drop.last, drop.bound_pct,
+                ga_dtype_name(r->burn_dtype), drop.drop_pct, drop.used, drop.first, drop.last, drop.bound_pct,
                 p->max_drop_pct, drop.noise_pct);
         if (mism[idx[k]]) {
             sdc_gpus++;
@@ -311,7 +312,7 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
                             "node %d (%s) rank %d GPU %d: %s GEMM output differs from identical GPUs given "
                             "identical inputs (or from its own earlier output) in %d of %d intervals",
                             r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
-                            tp_dtype_name(r->burn_dtype), mism[idx[k]], r->intervals);
+                            ga_dtype_name(r->burn_dtype), mism[idx[k]], r->intervals);
         }
         json_t *iv = json_array();
         for (int t = 0; t < r->intervals; t++)
@@ -346,7 +347,7 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
     out->sdc_gpus = sdc_gpus;
     json_t *b = json_pack("{s:f, s:f, s:i, s:s, s:i, s:i, s:o}", "duration_s",
                           all[first].interval_s * all[first].intervals, "interval_s", all[first].interval_s,
-                          "intervals", all[first].intervals, "dtype", tp_dtype_name(all[first].burn_dtype),
+                          "intervals", all[first].intervals, "dtype", ga_dtype_name(all[first].burn_dtype),
                           "sdc_mismatches", total, "sdc_gpus", sdc_gpus, "gpus", gpus);
     free(mism);
     free(idx);
@@ -357,10 +358,10 @@ void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *bac
                 ga_findings *f, gf_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
-    tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    ga_dev_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    ga_dev_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
     json_t *dtypes = json_array();
-    for (int d = 0; s && v && d < TP_DTYPE_COUNT; d++)
+    for (int d = 0; s && v && d < GA_DTYPE_COUNT; d++)
         if (p->dtypes & (1u << d))
             json_array_append_new(
                 dtypes, analyse_dtype(all, n, d, p, report, f, s, v, &out->dtypes[out->n_dtypes++]));
@@ -391,7 +392,7 @@ json_t *gf_record_json(const void *record, void *user)
     (void)user;
     const gf_record *r = record;
     json_t *res = json_object();
-    for (int d = 0; d < TP_DTYPE_COUNT; d++) {
+    for (int d = 0; d < GA_DTYPE_COUNT; d++) {
         const gf_result *x = &r->dt[d];
         if (x->state == GF_NOT_RUN)
             continue;
@@ -404,12 +405,12 @@ json_t *gf_record_json(const void *record, void *user)
             for (int k = 0; k < x->measured && k < GF_MAX_MEASUREMENTS; k++)
                 json_array_append_new(ms, json_real(x->measurements[k]));
             json_object_set_new(o, "measurements", ms);
-            if (d == TP_FP8 && r->hdr.device_index >= 0)
+            if (d == GA_FP8 && r->hdr.device_index >= 0)
                 json_object_set_new(o, "fast_accum", json_boolean(x->fast_accum == 1));
         } else
             o = json_pack("{s:s, s:s}", "state", x->state == GF_SKIPPED ? "skipped" : "failed", "note",
                           x->note);
-        json_object_set_new(res, tp_dtype_name(d), o);
+        json_object_set_new(res, ga_dtype_name(d), o);
     }
     json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o}", "model", r->model, "library", r->library, "m",
                           (json_int_t)r->m, "n", (json_int_t)r->n, "k", (json_int_t)r->k, "gemm", res);

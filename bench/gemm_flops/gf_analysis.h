@@ -9,7 +9,7 @@
 #include "ga_findings.h"
 #include "ga_outlier.h"
 #include "gf_record.h"
-#include "tp_flag.h"
+#include "ga_devflag.h"
 
 typedef struct {
     double tolerance;      /* fraction below the model's median that may be flagged (the outlier rule) */
@@ -23,7 +23,7 @@ typedef struct {
 
 /* What the analysis found, typed: main logs it and makes the report's headlines from it. */
 typedef struct {
-    tp_figure dtypes[TP_DTYPE_COUNT]; /* the dtypes asked for, in tp_dtype order */
+    ga_dev_figure dtypes[GA_DTYPE_COUNT]; /* the dtypes asked for, in ga_dtype order */
     int n_dtypes;
     bool burned; /* a burn ran on at least one rank; the burn fields below are then set */
     int burn_intervals;
@@ -41,7 +41,7 @@ void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *bac
  * the median of the first third, after a warm-up interval when there are 4 or more. */
 void gf_burn_drop(const gf_record *r, double max_drop_pct, ga_series_drop *out);
 
-/* The dtypes (bit per tp_dtype) that hold a suspect: a GPU below its peers or its peak, or one of two that
+/* The dtypes (bit per ga_dtype) that hold a suspect: a GPU below its peers or its peak, or one of two that
  * differ. Their GEMMs are measured again on every rank before the verdict (--remeasure). why: "fp32: 1 of 4
  * ranks". */
 unsigned gf_suspect_dtypes(const gf_record *all, int n, const gf_policy *p, char *why, size_t why_len);

@@ -45,19 +45,19 @@ void gf_result_add(gf_result *dst, const gf_result *src)
 double gf_check_tolerance(int dtype)
 {
     switch (dtype) {
-    case TP_FP64:
+    case GA_FP64:
         return 1e-10;
-    case TP_FP32:
+    case GA_FP32:
         return 1e-4;
-    case TP_TF32: /* inputs rounded to 10 mantissa bits by the tensor cores */
+    case GA_TF32: /* inputs rounded to 10 mantissa bits by the tensor cores */
         return 2e-2;
-    case TP_FP16: /* fp16 output: 11 bits */
+    case GA_FP16: /* fp16 output: 11 bits */
         return 1e-2;
-    case TP_BF16: /* bf16 output: 8 bits */
+    case GA_BF16: /* bf16 output: 8 bits */
         return 2e-2;
-    case TP_FP8: /* bf16 output, and Hopper's FP8 accumulation keeps fewer bits than fp32 */
+    case GA_FP8: /* bf16 output, and Hopper's FP8 accumulation keeps fewer bits than fp32 */
         return 5e-2;
-    case TP_INT8: /* int32 accumulation is exact */
+    case GA_INT8: /* int32 accumulation is exact */
         return 0;
     }
     return 0;

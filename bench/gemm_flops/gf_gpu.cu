@@ -33,19 +33,19 @@ struct dtype_cfg {
 dtype_cfg cfg_of(int d)
 {
     switch (d) {
-    case TP_FP64:
+    case GA_FP64:
         return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8};
-    case TP_FP32:
+    case GA_FP32:
         return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4};
-    case TP_TF32:
+    case GA_TF32:
         return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4};
-    case TP_FP16:
+    case GA_FP16:
         return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 2};
-    case TP_BF16:
+    case GA_BF16:
         return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 2};
-    case TP_FP8:
+    case GA_FP8:
         return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 1, 2};
-    default: /* TP_INT8 */
+    default: /* GA_INT8 */
         return {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, 1, 4};
     }
 }
@@ -54,16 +54,16 @@ dtype_cfg cfg_of(int d)
 __device__ double in_to_double(const void *p, int d, size_t i)
 {
     switch (d) {
-    case TP_FP64:
+    case GA_FP64:
         return ((const double *)p)[i];
-    case TP_FP32:
-    case TP_TF32:
+    case GA_FP32:
+    case GA_TF32:
         return ((const float *)p)[i];
-    case TP_FP16:
+    case GA_FP16:
         return __half2float(((const __half *)p)[i]);
-    case TP_BF16:
+    case GA_BF16:
         return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
-    case TP_FP8:
+    case GA_FP8:
         return (float)((const __nv_fp8_e4m3 *)p)[i];
     default:
         return ((const int8_t *)p)[i];
@@ -74,9 +74,9 @@ __device__ double in_to_double(const void *p, int d, size_t i)
  */
 __device__ double out_to_double(const void *p, int d, size_t i)
 {
-    if (d == TP_FP8)
+    if (d == GA_FP8)
         return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
-    if (d == TP_INT8)
+    if (d == GA_INT8)
         return ((const int32_t *)p)[i];
     return in_to_double(p, d, i);
 }
@@ -87,20 +87,20 @@ __global__ void init_kernel(void *p, int d, size_t count, uint64_t seed, uint32_
          i += (size_t)gridDim.x * blockDim.x) {
         float v = gf_uniform(seed, which, i);
         switch (d) {
-        case TP_FP64:
+        case GA_FP64:
             ((double *)p)[i] = v;
             break;
-        case TP_FP32:
-        case TP_TF32:
+        case GA_FP32:
+        case GA_TF32:
             ((float *)p)[i] = v;
             break;
-        case TP_FP16:
+        case GA_FP16:
             ((__half *)p)[i] = __float2half_rn(v);
             break;
-        case TP_BF16:
+        case GA_BF16:
             ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v);
             break;
-        case TP_FP8:
+        case GA_FP8:
             ((__nv_fp8_e4m3 *)p)[i] = __nv_fp8_e4m3(v);
             break;
         default:
@@ -255,7 +255,7 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
     LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-    if (d == TP_FP8) {
+    if (d == GA_FP8) {
         CU(cudaMalloc((void **)&g->scale_one, sizeof(float)), "cudaMalloc scale");
         float one = 1.0f;
         /* On g->stream (synchronised below): the GEMMs run on a non-blocking stream, which does not wait for
@@ -298,7 +298,7 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
     st = cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->la, g->lb, g->lc, g->lc, pref, 1, &h, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS || found < 1) {
-        snprintf(err, errlen, "cuBLASLt has no algorithm for %s %lldx%lldx%lld (status %d)", tp_dtype_name(d),
+        snprintf(err, errlen, "cuBLASLt has no algorithm for %s %lldx%lldx%lld (status %d)", ga_dtype_name(d),
                  (long long)g->m, (long long)g->n, (long long)g->k, (int)st);
         return -1;
     }
@@ -405,11 +405,11 @@ double gemm_check(const gpu_gemm *g, uint64_t seed, char *err, size_t errlen)
 const char *unsupported(int d, const gf_record *r, const gf_opts *o)
 {
     int cc = r->cc_major * 10 + r->cc_minor;
-    if (d == TP_FP8 && cc < 89)
+    if (d == GA_FP8 && cc < 89)
         return "fp8 (e4m3) needs compute capability 8.9 or newer";
-    if ((d == TP_FP8 || d == TP_INT8) && (o->m % 16 || o->n % 16 || o->k % 16))
+    if ((d == GA_FP8 || d == GA_INT8) && (o->m % 16 || o->n % 16 || o->k % 16))
         return "fp8 and int8 GEMMs need m, n and k multiples of 16";
-    if ((d == TP_TF32 || d == TP_BF16 || d == TP_INT8) && cc < 80)
+    if ((d == GA_TF32 || d == GA_BF16 || d == GA_INT8) && cc < 80)
         return "tf32, bf16 and int8 tensor-core GEMMs need compute capability 8.0 or newer";
     return NULL;
 }
@@ -439,7 +439,7 @@ extern "C" void gf_gpu_defaults(gf_opts *o, bool quick)
     o->n = o->n ? o->n : def;
     o->k = o->k ? o->k : def;
     if (o->burn_dtype < 0)
-        o->burn_dtype = TP_BF16; /* what training runs on */
+        o->burn_dtype = GA_BF16; /* what training runs on */
 }
 
 extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen)
@@ -448,7 +448,7 @@ extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t 
         return -1;
     cublasLtHandle_t lt;
     LT(cublasLtCreate(&lt), "cublasLtCreate");
-    for (int d = 0; d < TP_DTYPE_COUNT; d++) {
+    for (int d = 0; d < GA_DTYPE_COUNT; d++) {
         if (!(o->dtypes & (1u << d)))
             continue;
         gf_result res;
@@ -461,7 +461,7 @@ extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t 
             gf_result_add(&r->dt[d], x);
             continue;
         }
-        ga_phase("%s GEMM %lldx%lldx%lld on GPU %d", tp_dtype_name(d), (long long)o->m, (long long)o->n,
+        ga_phase("%s GEMM %lldx%lldx%lld on GPU %d", ga_dtype_name(d), (long long)o->m, (long long)o->n,
                  (long long)o->k, r->hdr.device_index);
         gpu_gemm g;
         char why_buf[128] = "";
@@ -517,7 +517,7 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
     int d = o->burn_dtype, dev = r->hdr.device_index;
     const char *why = unsupported(d, r, o);
     if (why) {
-        snprintf(err, errlen, "burn dtype %s: %s", tp_dtype_name(d), why);
+        snprintf(err, errlen, "burn dtype %s: %s", ga_dtype_name(d), why);
         return -1;
     }
     cublasLtHandle_t lt;
@@ -633,7 +633,7 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
                    r->intervals, r->interval_tflops[t], done);
     }
     if (rc != 0)
-        snprintf(err, errlen, "burn on GPU %d (%s GEMM): %s", dev, tp_dtype_name(d), why_buf);
+        snprintf(err, errlen, "burn on GPU %d (%s GEMM): %s", dev, ga_dtype_name(d), why_buf);
     for (int i = 0; i < n_events; i++)
         cudaEventDestroy(events[i]);
     cudaFree(d_sums);

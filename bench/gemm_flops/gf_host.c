@@ -25,11 +25,11 @@ void gf_host_defaults(gf_opts *o, bool quick)
     o->n = o->n ? o->n : def;
     o->k = o->k ? o->k : def;
     if (o->burn_dtype < 0)
-        o->burn_dtype = TP_FP32;
+        o->burn_dtype = GA_FP32;
 }
 
 typedef struct {
-    int dtype; /* TP_FP32 or TP_FP64 */
+    int dtype; /* GA_FP32 or GA_FP64 */
     int64_t m, n, k;
     void *a, *b, *c;
     bool corrupt;
@@ -37,7 +37,7 @@ typedef struct {
 
 static size_t esize(int dtype)
 {
-    return dtype == TP_FP64 ? sizeof(double) : sizeof(float);
+    return dtype == GA_FP64 ? sizeof(double) : sizeof(float);
 }
 
 static void host_gemm_free(host_gemm *g)
@@ -65,14 +65,14 @@ static int host_gemm_init(host_gemm *g, int dtype, const gf_opts *o)
     }
     for (int64_t i = 0; i < g->k * g->m; i++) {
         float v = gf_uniform(o->seed, 1, (uint64_t)i);
-        if (dtype == TP_FP64)
+        if (dtype == GA_FP64)
             ((double *)g->a)[i] = v;
         else
             ((float *)g->a)[i] = v;
     }
     for (int64_t i = 0; i < g->k * g->n; i++) {
         float v = gf_uniform(o->seed, 2, (uint64_t)i);
-        if (dtype == TP_FP64)
+        if (dtype == GA_FP64)
             ((double *)g->b)[i] = v;
         else
             ((float *)g->b)[i] = v;
@@ -83,12 +83,12 @@ static int host_gemm_init(host_gemm *g, int dtype, const gf_opts *o)
 static void host_gemm_run(const host_gemm *g)
 {
     int m = (int)g->m, n = (int)g->n, k = (int)g->k;
-    if (g->dtype == TP_FP64)
+    if (g->dtype == GA_FP64)
         cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, 1.0, g->a, k, g->b, k, 0.0, g->c, m);
     else
         cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, m, n, k, 1.0f, g->a, k, g->b, k, 0.0f, g->c, m);
     if (g->corrupt) { /* what a bad ALU would do to C(0,0): the check and the SDC comparison must see it */
-        if (g->dtype == TP_FP64)
+        if (g->dtype == GA_FP64)
             ((double *)g->c)[0] += 1.0;
         else
             ((float *)g->c)[0] += 1.0f;
@@ -97,7 +97,7 @@ static void host_gemm_run(const host_gemm *g)
 
 static double elem(const void *p, int dtype, int64_t i)
 {
-    return dtype == TP_FP64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+    return dtype == GA_FP64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
 /* Largest error of sampled C elements against a naive dot product in double precision. */
@@ -127,7 +127,7 @@ static uint64_t host_gemm_checksum(const host_gemm *g)
     int64_t count = g->m * g->n;
     for (int64_t i = 0; i < count; i++) {
         uint64_t bits = 0;
-        if (g->dtype == TP_FP64)
+        if (g->dtype == GA_FP64)
             memcpy(&bits, (const double *)g->c + i, sizeof(double));
         else
             memcpy(&bits, (const float *)g->c + i, sizeof(float));
@@ -153,22 +153,22 @@ static void describe(gf_record *r, const gf_opts *o)
 int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen)
 {
     describe(r, o);
-    for (int d = 0; d < TP_DTYPE_COUNT; d++) {
+    for (int d = 0; d < GA_DTYPE_COUNT; d++) {
         if (!(o->dtypes & (1u << d)))
             continue;
         gf_result x = {0}; /* this measurement; r->dt[d] keeps them all (gf_result_add) */
-        if (d != TP_FP32 && d != TP_FP64) {
+        if (d != GA_FP32 && d != GA_FP64) {
             x.state = GF_SKIPPED;
             snprintf(x.note, sizeof x.note,
-                     "%s: the host path has OpenBLAS sgemm and dgemm only (fp32, fp64)", tp_dtype_name(d));
+                     "%s: the host path has OpenBLAS sgemm and dgemm only (fp32, fp64)", ga_dtype_name(d));
             gf_result_add(&r->dt[d], &x);
             continue;
         }
-        ga_phase("%s GEMM %lldx%lldx%lld on %d threads", tp_dtype_name(d), (long long)o->m, (long long)o->n,
+        ga_phase("%s GEMM %lldx%lldx%lld on %d threads", ga_dtype_name(d), (long long)o->m, (long long)o->n,
                  (long long)o->k, o->threads);
         host_gemm g;
         if (host_gemm_init(&g, d, o) != 0) {
-            snprintf(err, errlen, "out of memory for the %s matrices of %lldx%lldx%lld", tp_dtype_name(d),
+            snprintf(err, errlen, "out of memory for the %s matrices of %lldx%lldx%lld", ga_dtype_name(d),
                      (long long)o->m, (long long)o->n, (long long)o->k);
             return GF_OUT_OF_MEMORY;
         }
@@ -204,14 +204,14 @@ int gf_host_measure(const gf_opts *o, gf_record *r, char *err, size_t errlen)
 int gf_host_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen)
 {
     int d = o->burn_dtype;
-    if (d != TP_FP32 && d != TP_FP64) {
-        snprintf(err, errlen, "burn dtype %s: the host path has fp32 and fp64 only", tp_dtype_name(d));
+    if (d != GA_FP32 && d != GA_FP64) {
+        snprintf(err, errlen, "burn dtype %s: the host path has fp32 and fp64 only", ga_dtype_name(d));
         return -1;
     }
     describe(r, o);
     host_gemm g;
     if (host_gemm_init(&g, d, o) != 0) {
-        snprintf(err, errlen, "out of memory for the %s burn matrices of %lldx%lldx%lld", tp_dtype_name(d),
+        snprintf(err, errlen, "out of memory for the %s burn matrices of %lldx%lldx%lld", ga_dtype_name(d),
                  (long long)o->m, (long long)o->n, (long long)o->k);
         return GF_OUT_OF_MEMORY;
     }

@@ -8,7 +8,7 @@
 #include "ga_backend.h"
 #include "ga_outlier.h"
 #include "ga_record.h"
-#include "tp_peaks.h"
+#include "ga_peaks.h"
 
 #define GF_MAX_INTERVALS 128
 #define GF_MAX_MEASUREMENTS (1 + GA_REMEASURE_MAX)
@@ -38,7 +38,7 @@ typedef struct {
     int32_t threads;  /* host path: BLAS threads of this rank */
     int32_t cc_major, cc_minor;
     int64_t m, n, k;
-    gf_result dt[TP_DTYPE_COUNT];
+    gf_result dt[GA_DTYPE_COUNT];
     /* burn mode */
     int32_t burn_dtype; /* -1 when no burn */
     int32_t intervals;
@@ -53,7 +53,7 @@ typedef struct {
 
 typedef struct {
     int64_t m, n, k;      /* 0: the backend's default */
-    unsigned dtypes;      /* bit per tp_dtype */
+    unsigned dtypes;      /* bit per ga_dtype */
     bool dtypes_explicit; /* named one by one rather than "all" (an unavailable one is then a warning) */
     int warmup;           /* warm-up iterations */
     int iters;            /* timed iterations, 0: as many as fit in target_s */

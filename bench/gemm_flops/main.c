@@ -20,9 +20,9 @@
 #include "ga_testhook.h"
 #include "gf_analysis.h"
 #include "gf_backend.h"
-#include "tp_flag.h"
-#include "tp_host.h"
-#include "tp_report.h"
+#include "ga_devflag.h"
+#include "ga_host.h"
+#include "ga_devreport.h"
 
 enum {
     OPT_DEVICE = 256,
@@ -94,7 +94,7 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
         return 0;
     case 'd': {
         bool all = false;
-        if (tp_parse_dtypes(arg, &o->dtypes, &all, err, errlen))
+        if (ga_dtype_parse_list(arg, &o->dtypes, &all, err, errlen))
             return -1;
         o->dtypes_explicit = !all;
         snprintf(c->dtype_arg, sizeof c->dtype_arg, "%s", arg);
@@ -123,7 +123,7 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
     case OPT_MAX_DROP:
         return ga_cli_parse_pct(arg, 0, 100, &o->max_drop_pct, err, errlen);
     case OPT_BURN_DTYPE:
-        if ((o->burn_dtype = tp_dtype_parse(arg)) < 0) {
+        if ((o->burn_dtype = ga_dtype_parse(arg)) < 0) {
             snprintf(err, errlen, "unknown dtype '%s'", arg);
             return -1;
         }
@@ -170,25 +170,25 @@ static void log_devices(const gf_record *all, int n, unsigned dtypes)
     int *idx = calloc((size_t)n, sizeof *idx);
     if (!idx)
         return;
-    tp_record_order(all, n, sizeof *all, idx);
+    ga_dev_record_order(all, n, sizeof *all, idx);
     for (int k = 0; k < n; k++) {
         const gf_record *r = &all[idx[k]];
         char line[768] = "";
         size_t len = 0;
-        for (int d = 0; d < TP_DTYPE_COUNT && len < sizeof line; d++) {
+        for (int d = 0; d < GA_DTYPE_COUNT && len < sizeof line; d++) {
             if (!(dtypes & (1u << d)) || r->dt[d].state == GF_NOT_RUN)
                 continue;
             const gf_result *x = &r->dt[d];
-            const tp_gpu_peaks *pk = r->hdr.device_index >= 0 ? tp_peaks_lookup(r->model) : NULL;
+            const ga_gpu_peaks *pk = r->hdr.device_index >= 0 ? ga_peaks_lookup(r->model) : NULL;
             if (x->state != GF_MEASURED)
-                len += (size_t)snprintf(line + len, sizeof line - len, " %s %s", tp_dtype_name(d),
+                len += (size_t)snprintf(line + len, sizeof line - len, " %s %s", ga_dtype_name(d),
                                         x->state == GF_SKIPPED ? "n/a" : "FAILED");
             else if (pk && pk->tflops[d] > 0)
-                len += (size_t)snprintf(line + len, sizeof line - len, " %s %.4g (%.0f%%)", tp_dtype_name(d),
+                len += (size_t)snprintf(line + len, sizeof line - len, " %s %.4g (%.0f%%)", ga_dtype_name(d),
                                         x->tflops, 100.0 * x->tflops / pk->tflops[d]);
             else
                 len +=
-                    (size_t)snprintf(line + len, sizeof line - len, " %s %.4g", tp_dtype_name(d), x->tflops);
+                    (size_t)snprintf(line + len, sizeof line - len, " %s %.4g", ga_dtype_name(d), x->tflops);
         }
         if (r->hdr.device_index >= 0)
             ga_log("COMPUTE", "node %d %s rank %d GPU %d %s: TFLOP/s%s", r->hdr.node_index, r->hdr.host,
@@ -271,8 +271,8 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     gf_analyse(all, n, &p, gpu ? "cublas" : "openblas", report, &f, &out);
     log_throttled(all, n, &f, o->max_drop_pct);
     for (int d = 0; d < out.n_dtypes; d++) {
-        tp_figure_log(&out.dtypes[d], "COMPUTE");
-        tp_figure_headline(report, &out.dtypes[d], true);
+        ga_dev_figure_log(&out.dtypes[d], "COMPUTE");
+        ga_dev_figure_headline(report, &out.dtypes[d], true);
     }
     if (out.burned) {
         ga_log("COMPUTE", "burn: %d intervals of %.1f s, %d SDC mismatches", out.burn_intervals,
@@ -299,7 +299,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
  * included), a threshold against a GPU's datasheet peak. "" when nothing. */
 static void gpu_only_request(const gf_cli *c, char *out, size_t len)
 {
-    const unsigned host = (1u << TP_FP32) | (1u << TP_FP64);
+    const unsigned host = (1u << GA_FP32) | (1u << GA_FP64);
     out[0] = '\0';
     if (c->dtype_arg[0] && (c->o.dtypes & ~host))
         snprintf(out, len, "--dtype %s", c->dtype_arg);
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
                         .burn_dtype = -1,
                         .seed = 42,
                         .device = GA_BACKEND_AUTO,
-                        .dtypes = (1u << TP_DTYPE_COUNT) - 1}};
+                        .dtypes = (1u << GA_DTYPE_COUNT) - 1}};
     int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &cli);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
@@ -362,19 +362,19 @@ int main(int argc, char **argv)
         gf_gpu_defaults(o, common.quick);
 #endif
     } else {
-        tp_cpu_model(mine->model, sizeof mine->model);
+        ga_host_cpu_model(mine->model, sizeof mine->model);
         gf_host_defaults(o, common.quick);
         if (!o->threads)
-            o->threads = tp_host_threads(ctx.local_size);
+            o->threads = ga_host_threads(ctx.local_size);
         /* Test hook, documented in docs/gemm_flops.md: proves that a wrong GEMM cannot pass. */
         const char *corrupt = getenv("GEMM_FLOPS_TEST_CORRUPT_RANK");
         o->corrupt = corrupt && atoi(corrupt) == ctx.world_rank;
         o->slow_factor = ga_test_slow_factor(ctx.world_rank); /* docs/testing.md, "Test hooks" */
         if (!o->dtypes_explicit)
-            o->dtypes &= (1u << TP_FP32) | (1u << TP_FP64); /* "all" on the host: what OpenBLAS has */
-        if (o->duration_s > 0 && o->burn_dtype != TP_FP32 && o->burn_dtype != TP_FP64) {
+            o->dtypes &= (1u << GA_FP32) | (1u << GA_FP64); /* "all" on the host: what OpenBLAS has */
+        if (o->duration_s > 0 && o->burn_dtype != GA_FP32 && o->burn_dtype != GA_FP64) {
             ga_error_once(spec.name, "--burn-dtype %s: the host path burns fp32 or fp64 only",
-                          tp_dtype_name(o->burn_dtype));
+                          ga_dtype_name(o->burn_dtype));
             free(mine);
             return ga_program_end(&ctx, GA_EXIT_USAGE);
         }
@@ -414,7 +414,7 @@ int main(int argc, char **argv)
         int failed = mrc != 0, n_failed = 0;
         ga_phase("agreeing on the start of the burn");
         GA_MPI_CHECK(MPI_Allreduce(&failed, &n_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-        ga_log("COMPUTE", "burn: %s GEMMs for %.0f s%s", tp_dtype_name(o->burn_dtype), o->duration_s,
+        ga_log("COMPUTE", "burn: %s GEMMs for %.0f s%s", ga_dtype_name(o->burn_dtype), o->duration_s,
                n_failed ? " (without the ranks whose measurement failed)" : "");
         int brc = 0;
 #if GA_HAVE_CUDA

@@ -17,9 +17,9 @@
 #include "ga_testhook.h"
 #include "mb_analysis.h"
 #include "mb_backend.h"
-#include "tp_flag.h"
-#include "tp_host.h"
-#include "tp_report.h"
+#include "ga_devflag.h"
+#include "ga_host.h"
+#include "ga_devreport.h"
 
 enum {
     OPT_DEVICE = 256,
@@ -120,7 +120,7 @@ static void log_devices(const mb_record *all, int n)
     int *idx = calloc((size_t)n, sizeof *idx);
     if (!idx)
         return;
-    tp_record_order(all, n, sizeof *all, idx);
+    ga_dev_record_order(all, n, sizeof *all, idx);
     for (int k = 0; k < n; k++) {
         const mb_record *r = &all[idx[k]];
         char line[512] = "";
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
         mrc = mb_gpu_measure(&o, ctx.node_comm, mine, err, sizeof err);
 #endif
     } else {
-        tp_cpu_model(mine->model, sizeof mine->model);
+        ga_host_cpu_model(mine->model, sizeof mine->model);
         o.slow_factor = ga_test_slow_factor(ctx.world_rank); /* docs/testing.md, "Test hooks" */
         mrc = mb_host_measure(&o, ctx.local_size, mine, err, sizeof err);
     }
@@ -266,8 +266,8 @@ int main(int argc, char **argv)
         mb_outcome out;
         mb_analyse(all, ctx.world_size, &p, gpu ? "cuda" : "host", report, &f, &out);
         for (int t = 0; t < out.n_tests; t++) {
-            tp_figure_log(&out.tests[t], "COMPUTE");
-            tp_figure_headline(report, &out.tests[t], true);
+            ga_dev_figure_log(&out.tests[t], "COMPUTE");
+            ga_dev_figure_headline(report, &out.tests[t], true);
         }
         ga_findings_log(&f, "COMPUTE");
         exit_code = ga_report_finish(report, &common, spec.name, "COMPUTE", &f, ga_findings_exit_code(&f));

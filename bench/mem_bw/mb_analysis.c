@@ -6,8 +6,8 @@
 
 #include "ga_headline.h"
 #include "ga_report.h"
-#include "tp_flag.h"
-#include "tp_peaks.h"
+#include "ga_devflag.h"
+#include "ga_peaks.h"
 
 static const char *const test_names[MB_TEST_COUNT] = {"device_copy", "device_rw", "h2d", "d2h", "host_triad"};
 
@@ -57,13 +57,13 @@ double mb_peak(const mb_record *r, int test)
 {
     if (r->hdr.device_index < 0)
         return -1;
-    const tp_gpu_peaks *pk = tp_peaks_lookup(r->model);
+    const ga_gpu_peaks *pk = ga_peaks_lookup(r->model);
     if (!pk)
         return -1;
     if (test == MB_DEVICE_COPY || test == MB_DEVICE_RW)
         return pk->mem_GBps;
     if (test == MB_H2D || test == MB_D2H)
-        return tp_pcie_GBps(pk->pcie_gen, pk->pcie_width);
+        return ga_pcie_GBps(pk->pcie_gen, pk->pcie_width);
     return -1;
 }
 
@@ -73,22 +73,22 @@ static json_t *num_or_null(double v)
 }
 
 static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy *p, json_t *report,
-                            ga_findings *f, tp_sample *s, tp_verdict *v, tp_figure *fig)
+                            ga_findings *f, ga_dev_sample *s, ga_dev_verdict *v, ga_dev_figure *fig)
 {
     double peak = -2;
     for (int i = 0; i < n; i++) {
         const mb_record *r = &all[i];
         double pk = mb_peak(r, t);
         bool measured = r->t[t].state == MB_MEASURED;
-        s[i] = (tp_sample){.host = r->hdr.host,
-                           .node_index = r->hdr.node_index,
-                           .rank = r->hdr.world_rank,
-                           .gpu = r->hdr.device_index,
-                           .group = r->model,
-                           .value = measured ? r->t[t].GBps : -1,
-                           .peak = pk,
-                           .measurements = measured && r->t[t].measured > 0 ? r->t[t].measurements : NULL,
-                           .measured = r->t[t].measured};
+        s[i] = (ga_dev_sample){.host = r->hdr.host,
+                               .node_index = r->hdr.node_index,
+                               .rank = r->hdr.world_rank,
+                               .gpu = r->hdr.device_index,
+                               .group = r->model,
+                               .value = measured ? r->t[t].GBps : -1,
+                               .peak = pk,
+                               .measurements = measured && r->t[t].measured > 0 ? r->t[t].measurements : NULL,
+                               .measured = r->t[t].measured};
         if (s[i].value >= 0)
             peak = peak == -2 || peak == pk ? pk : -1; /* one peak for the summary only when all agree */
         if (r->t[t].state == MB_FAILED)
@@ -105,12 +105,14 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
                 r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index, mb_test_name(t));
     }
     bool host_link = t == MB_H2D || t == MB_D2H;
-    tp_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency, p->relative_warn};
-    double median = tp_flag(s, n, &tp, v);
-    tp_labels labels = {mb_test_name(t), "GB/s", "MEM_BELOW_MEDIAN", "MEM_BELOW_PEAK", "MEM_PEERS_DIFFER"};
-    tp_add_findings(f, &labels, s, v, n, &tp);
+    ga_dev_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency,
+                        p->relative_warn};
+    double median = ga_dev_flag(s, n, &tp, v);
+    ga_dev_labels labels = {mb_test_name(t), "GB/s", "MEM_BELOW_MEDIAN", "MEM_BELOW_PEAK",
+                            "MEM_PEERS_DIFFER"};
+    ga_dev_add_findings(f, &labels, s, v, n, &tp);
 
-    *fig = (tp_figure){.unit = "GB/s", .median = median, .peak = peak > 0 ? peak : -1};
+    *fig = (ga_dev_figure){.unit = "GB/s", .median = median, .peak = peak > 0 ? peak : -1};
     snprintf(fig->name, sizeof fig->name, "%s", mb_test_name(t));
     snprintf(fig->metric, sizeof fig->metric, "GBps_%s", mb_test_name(t));
     for (int i = 0; i < n; i++) {
@@ -119,13 +121,13 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
     }
     json_t *e = json_pack("{s:s, s:o, s:o}", "test", fig->name, "median_GBps", num_or_null(median),
                           "peak_GBps", num_or_null(fig->peak));
-    json_object_set_new(e, "gpus", tp_gpus_json(s, v, n, "GBps"));
+    json_object_set_new(e, "gpus", ga_dev_gpus_json(s, v, n, "GBps"));
 
     int *idx = malloc((size_t)n * sizeof *idx);
     if (idx) {
-        tp_device_order(s, n, idx);
+        ga_dev_order(s, n, idx);
         for (int k = 0; k < n; k++) {
-            const tp_sample *x = &s[idx[k]];
+            const ga_dev_sample *x = &s[idx[k]];
             if (x->value < 0)
                 continue;
             ga_report_add_metric(report, fig->metric, x->value, "GB/s", true,
@@ -160,8 +162,8 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
                 ga_findings *f, mb_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
-    tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    ga_dev_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    ga_dev_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
     json_t *tests = json_array();
     for (int t = 0; s && v && t < MB_TEST_COUNT; t++) {
         int ran = 0;
@@ -196,24 +198,24 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
 
 unsigned mb_suspect_tests(const mb_record *all, int n, const mb_policy *p, char *why, size_t why_len)
 {
-    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
-    tp_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    ga_dev_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    ga_dev_verdict *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
     unsigned mask = 0;
     size_t k = 0;
     why[0] = '\0';
     for (int t = 0; s && v && t < MB_TEST_COUNT; t++) {
         int measured = 0, suspects = 0;
         bool host_link = t == MB_H2D || t == MB_D2H;
-        tp_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency,
-                        p->relative_warn};
+        ga_dev_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency,
+                            p->relative_warn};
         for (int i = 0; i < n; i++) {
-            s[i] = (tp_sample){.host = all[i].hdr.host,
-                               .group = all[i].model,
-                               .value = all[i].t[t].state == MB_MEASURED ? all[i].t[t].GBps : -1,
-                               .peak = mb_peak(&all[i], t)};
+            s[i] = (ga_dev_sample){.host = all[i].hdr.host,
+                                   .group = all[i].model,
+                                   .value = all[i].t[t].state == MB_MEASURED ? all[i].t[t].GBps : -1,
+                                   .peak = mb_peak(&all[i], t)};
             measured += s[i].value >= 0;
         }
-        if (!measured || tp_flag(s, n, &tp, v) < -1 || !tp_any_suspect(v, n))
+        if (!measured || ga_dev_flag(s, n, &tp, v) < -1 || !ga_dev_any_suspect(v, n))
             continue;
         mask |= 1u << t;
         for (int i = 0; i < n; i++)

@@ -7,7 +7,7 @@
 
 #include "ga_findings.h"
 #include "mb_record.h"
-#include "tp_flag.h"
+#include "ga_devflag.h"
 
 /* min_efficiency: the floor of the device tests against the HBM peak; min_host_efficiency: that of the
  * host-link tests against the PCIe line rate, separate because every GPU of a node copies at once through
@@ -22,7 +22,7 @@ double mb_peak(const mb_record *r, int test);
 
 /* What the analysis found, typed: main logs it and makes the report's headlines from it. */
 typedef struct {
-    tp_figure tests[MB_TEST_COUNT]; /* the tests that ran, in mb_test order */
+    ga_dev_figure tests[MB_TEST_COUNT]; /* the tests that ran, in mb_test order */
     int n_tests;
 } mb_outcome;
 

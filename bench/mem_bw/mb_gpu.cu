@@ -20,7 +20,7 @@ extern "C" {
 #include "ga_topo.h"
 #include "mb_backend.h"
 #include "mb_link.h"
-#include "tp_host.h"
+#include "ga_host.h"
 }
 
 namespace
@@ -155,7 +155,7 @@ void free_bufs(bufs *b)
     if (b->h_registered)
         cudaHostUnregister(b->h);
     if (b->h_bound || b->h_registered)
-        tp_free(b->h, b->hbytes, b->h_bound);
+        ga_host_free(b->h, b->hbytes, b->h_bound);
     else if (b->h)
         cudaFreeHost(b->h);
     if (b->s)
@@ -243,12 +243,12 @@ extern "C" int mb_gpu_measure(const mb_opts *o, MPI_Comm node_comm, mb_record *r
     }
     /* Pinned memory on the GPU's NUMA node: bound with hwloc, then registered; plain cudaHostAlloc when the
      * node is unknown or the binding fails (the report says which). */
-    b.h = tp_alloc_on_numa(b.hbytes, r->numa_node, &b.h_bound);
+    b.h = ga_host_alloc_on_numa(b.hbytes, r->numa_node, &b.h_bound);
     if (b.h && cudaHostRegister(b.h, b.hbytes, cudaHostRegisterDefault) == cudaSuccess) {
         b.h_registered = true;
     } else {
         (void)cudaGetLastError(); /* a failed cudaHostRegister must not fail the triad's launch check */
-        tp_free(b.h, b.hbytes, b.h_bound);
+        ga_host_free(b.h, b.hbytes, b.h_bound);
         b.h = NULL;
         b.h_bound = false;
         if (cudaHostAlloc(&b.h, b.hbytes, cudaHostAllocDefault) != cudaSuccess) {

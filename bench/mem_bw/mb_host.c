@@ -16,8 +16,8 @@
 #include "ga_testhook.h"
 #include "ga_time.h"
 #include "mb_backend.h"
-#include "tp_flag.h"
-#include "tp_host.h"
+#include "ga_devflag.h"
+#include "ga_host.h"
 
 #define TRIAD_SCALAR 3.0
 
@@ -66,12 +66,12 @@ void mb_fill_result(mb_result *x, double bytes, double *times, int reps)
 
 int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, size_t errlen)
 {
-    r->threads = o->threads > 0 ? o->threads : tp_host_threads(local_size);
-    r->numa_node = tp_host_numa_node();
+    r->threads = o->threads > 0 ? o->threads : ga_host_threads(local_size);
+    r->numa_node = ga_host_numa_node();
     /* STREAM's rule: each array at least four times the last-level caches (shared by the node's ranks). */
     size_t n_bytes = o->size;
     if (!n_bytes) {
-        size_t llc = tp_llc_bytes();
+        size_t llc = ga_host_llc_bytes();
         n_bytes = 4 * llc / (size_t)(local_size > 0 ? local_size : 1);
         if (n_bytes < ((size_t)32 << 20))
             n_bytes = (size_t)32 << 20;
@@ -79,9 +79,9 @@ int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, s
     size_t n = n_bytes / sizeof(double);
     r->buffer_bytes = (double)(n * sizeof(double));
     bool ba, bb, bc;
-    double *a = tp_alloc_on_numa(n * sizeof(double), r->numa_node, &ba);
-    double *b = tp_alloc_on_numa(n * sizeof(double), r->numa_node, &bb);
-    double *c = tp_alloc_on_numa(n * sizeof(double), r->numa_node, &bc);
+    double *a = ga_host_alloc_on_numa(n * sizeof(double), r->numa_node, &ba);
+    double *b = ga_host_alloc_on_numa(n * sizeof(double), r->numa_node, &bb);
+    double *c = ga_host_alloc_on_numa(n * sizeof(double), r->numa_node, &bc);
     r->numa_bound = a && b && c && ba && bb && bc;
     int T = r->threads, reps = o->reps;
     triad_worker *w = calloc((size_t)T, sizeof *w);
@@ -147,9 +147,9 @@ int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, s
         x.check_ok = 0;
     mb_result_add(&r->t[MB_HOST_TRIAD], &x);
 out:
-    tp_free(a, n * sizeof(double), ba);
-    tp_free(b, n * sizeof(double), bb);
-    tp_free(c, n * sizeof(double), bc);
+    ga_host_free(a, n * sizeof(double), ba);
+    ga_host_free(b, n * sizeof(double), bb);
+    ga_host_free(c, n * sizeof(double), bc);
     free(w);
     free(tid);
     free(times);

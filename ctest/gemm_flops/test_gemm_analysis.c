@@ -6,35 +6,35 @@
 
 #include "gf_analysis.h"
 #include "gf_backend.h"
-#include "tp_peaks.h"
+#include "ga_peaks.h"
 #include "ga_test.h"
 
 static void test_peaks(void)
 {
-    const tp_gpu_peaks *p = tp_peaks_lookup("NVIDIA H100 80GB HBM3");
-    CHECKF(p && strcmp(p->model, "H100 SXM") == 0 && p->tflops[TP_BF16] == 989.5 && p->mem_GBps == 3350,
+    const ga_gpu_peaks *p = ga_peaks_lookup("NVIDIA H100 80GB HBM3");
+    CHECKF(p && strcmp(p->model, "H100 SXM") == 0 && p->tflops[GA_BF16] == 989.5 && p->mem_GBps == 3350,
            "H100 SXM");
-    p = tp_peaks_lookup("NVIDIA H100 PCIe");
-    CHECKF(p && strcmp(p->model, "H100 PCIe") == 0 && p->tflops[TP_FP8] == 1513, "H100 PCIe");
-    p = tp_peaks_lookup("NVIDIA H100 NVL");
+    p = ga_peaks_lookup("NVIDIA H100 PCIe");
+    CHECKF(p && strcmp(p->model, "H100 PCIe") == 0 && p->tflops[GA_FP8] == 1513, "H100 PCIe");
+    p = ga_peaks_lookup("NVIDIA H100 NVL");
     CHECKF(p && strcmp(p->model, "H100 NVL") == 0, "H100 NVL");
-    p = tp_peaks_lookup("NVIDIA H200");
+    p = ga_peaks_lookup("NVIDIA H200");
     CHECKF(p && strcmp(p->model, "H200 SXM") == 0 && p->mem_GBps == 4800, "H200");
     /* Grace Hopper: another memory and host link; no entry of the table is its datasheet. */
-    CHECKF(tp_peaks_lookup("NVIDIA GH200 480GB") == NULL, "GH200 is not an H200");
-    CHECKF(tp_peaks_lookup("NVIDIA GH200 144G HBM3e") == NULL, "GH200 144G is not an H200");
-    p = tp_peaks_lookup("NVIDIA A100-SXM4-40GB");
-    CHECKF(p && p->mem_GBps == 1555 && p->tflops[TP_FP8] == 0, "A100 40GB: no fp8 peak");
-    p = tp_peaks_lookup("NVIDIA A100 80GB PCIe");
+    CHECKF(ga_peaks_lookup("NVIDIA GH200 480GB") == NULL, "GH200 is not an H200");
+    CHECKF(ga_peaks_lookup("NVIDIA GH200 144G HBM3e") == NULL, "GH200 144G is not an H200");
+    p = ga_peaks_lookup("NVIDIA A100-SXM4-40GB");
+    CHECKF(p && p->mem_GBps == 1555 && p->tflops[GA_FP8] == 0, "A100 40GB: no fp8 peak");
+    p = ga_peaks_lookup("NVIDIA A100 80GB PCIe");
     CHECKF(p && p->mem_GBps == 1935, "A100 80GB PCIe");
-    CHECKF(tp_peaks_lookup("NVIDIA L40S") != NULL, "L40S");
-    CHECKF(tp_peaks_lookup("NVIDIA B200") != NULL, "B200");
-    CHECKF(tp_peaks_lookup("NVIDIA GB200") == NULL, "GB200 is not a B200 entry");
-    CHECKF(tp_peaks_lookup("Tesla V100-SXM2-32GB") == NULL, "unknown model");
-    CHECKF(fabs(tp_pcie_GBps(5, 16) - 63.015) < 0.01, "gen5 x16 %.3f", tp_pcie_GBps(5, 16));
-    CHECKF(fabs(tp_pcie_GBps(4, 16) - 31.508) < 0.01, "gen4 x16");
-    CHECKF(tp_pcie_GBps(2, 16) == 0, "gen2 unknown");
-    CHECKF(tp_dtype_parse("BF16") == TP_BF16 && tp_dtype_parse("fp7") == -1, "dtype names");
+    CHECKF(ga_peaks_lookup("NVIDIA L40S") != NULL, "L40S");
+    CHECKF(ga_peaks_lookup("NVIDIA B200") != NULL, "B200");
+    CHECKF(ga_peaks_lookup("NVIDIA GB200") == NULL, "GB200 is not a B200 entry");
+    CHECKF(ga_peaks_lookup("Tesla V100-SXM2-32GB") == NULL, "unknown model");
+    CHECKF(fabs(ga_pcie_GBps(5, 16) - 63.015) < 0.01, "gen5 x16 %.3f", ga_pcie_GBps(5, 16));
+    CHECKF(fabs(ga_pcie_GBps(4, 16) - 31.508) < 0.01, "gen4 x16");
+    CHECKF(ga_pcie_GBps(2, 16) == 0, "gen2 unknown");
+    CHECKF(ga_dtype_parse("BF16") == GA_BF16 && ga_dtype_parse("fp7") == -1, "dtype names");
 }
 
 /* 64 nodes x 8 GPUs of H100, every one measured at 700 TFLOP/s bf16, burning 5 intervals. */
@@ -51,15 +51,15 @@ static gf_record *cluster(int nodes, int gpus)
         snprintf(r->model, sizeof r->model, "NVIDIA H100 80GB HBM3");
         snprintf(r->group, sizeof r->group, "NVIDIA H100 80GB HBM3 | 132 SMs");
         r->m = r->n = r->k = 8192;
-        r->dt[TP_BF16] = (gf_result){.state = GF_MEASURED,
+        r->dt[GA_BF16] = (gf_result){.state = GF_MEASURED,
                                      .iters = 100,
                                      .check_err = 1e-3,
                                      .check_tol = 2e-2,
                                      .check_ok = 1,
                                      .fast_accum = -1};
-        r->dt[TP_BF16].time_s = 2.0 * 8192.0 * 8192.0 * 8192.0 * 100 / 700e12;
-        r->dt[TP_BF16].tflops = gf_tflops(8192, 8192, 8192, 100, r->dt[TP_BF16].time_s);
-        r->burn_dtype = TP_BF16;
+        r->dt[GA_BF16].time_s = 2.0 * 8192.0 * 8192.0 * 8192.0 * 100 / 700e12;
+        r->dt[GA_BF16].tflops = gf_tflops(8192, 8192, 8192, 100, r->dt[GA_BF16].time_s);
+        r->burn_dtype = GA_BF16;
         r->intervals = 5;
         r->interval_s = 2;
         for (int t = 0; t < 5; t++) {
@@ -124,11 +124,11 @@ static void test_sdc(void)
 static void test_analyse(void)
 {
     gf_record *all = cluster(64, 8);
-    all[77].dt[TP_BF16].tflops = 500; /* slow */
+    all[77].dt[GA_BF16].tflops = 500; /* slow */
     all[78].interval_tflops[4] = 500; /* throttling */
     all[79].interval_checksum[2] = 5; /* SDC */
-    all[80].dt[TP_BF16].check_ok = 0; /* wrong result */
-    gf_policy p = {0.10, 0.5, 10, (1u << TP_BF16) | (1u << TP_FP8), true, false};
+    all[80].dt[GA_BF16].check_ok = 0; /* wrong result */
+    gf_policy p = {0.10, 0.5, 10, (1u << GA_BF16) | (1u << GA_FP8), true, false};
     ga_findings f;
     ga_findings_init(&f);
     json_t *report = json_object();
@@ -234,7 +234,7 @@ static void test_burn_throttling(void)
             all[i].interval_checksum[t] = 0x1234abcdULL;
         }
     }
-    gf_policy p = {0.10, 0, 10, 1u << TP_BF16, false, false};
+    gf_policy p = {0.10, 0, 10, 1u << GA_BF16, false, false};
     ga_findings f;
     ga_findings_init(&f);
     json_t *report = json_object();

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "mb_analysis.h"
-#include "tp_peaks.h"
+#include "ga_peaks.h"
 #include "ga_test.h"
 
 static void measured(mb_result *x, double GBps)

@@ -1,20 +1,20 @@
-#include "tp_peaks.h"
+#include "ga_peaks.h"
 
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
-static const char *const dtype_names[TP_DTYPE_COUNT] = {"fp64", "fp32", "tf32", "fp16",
+static const char *const dtype_names[GA_DTYPE_COUNT] = {"fp64", "fp32", "tf32", "fp16",
                                                         "bf16", "fp8",  "int8"};
 
-const char *tp_dtype_name(int d)
+const char *ga_dtype_name(int d)
 {
-    return d >= 0 && d < TP_DTYPE_COUNT ? dtype_names[d] : "?";
+    return d >= 0 && d < GA_DTYPE_COUNT ? dtype_names[d] : "?";
 }
 
-int tp_dtype_parse(const char *name)
+int ga_dtype_parse(const char *name)
 {
-    for (int d = 0; d < TP_DTYPE_COUNT; d++)
+    for (int d = 0; d < GA_DTYPE_COUNT; d++)
         if (strcasecmp(name, dtype_names[d]) == 0)
             return d;
     return -1;
@@ -24,7 +24,7 @@ int tp_dtype_parse(const char *name)
  * the general ones. Figures: docs/gpu-peaks.md (NVIDIA datasheets, sparsity figures halved). fp64 is the FP64
  * Tensor Core rate where the GPU has one (cuBLAS DGEMM uses it), fp32 the non-tensor FP32 rate (SGEMM without
  * TF32). Columns: fp64, fp32, tf32, fp16, bf16, fp8, int8. */
-static const tp_gpu_peaks table[] = {
+static const ga_gpu_peaks table[] = {
     {"H100 NVL", {"H100 NVL", NULL}, NULL, {60, 60, 417.5, 835.5, 835.5, 1670.5, 1670.5}, 3900, 5, 16},
     {"H100 PCIe", {"H100 PCIe", NULL}, NULL, {51, 51, 378, 756, 756, 1513, 1513}, 2000, 5, 16},
     {"H100 SXM", {"H100", "HBM3"}, NULL, {67, 67, 494.5, 989.5, 989.5, 1979, 1979}, 3350, 5, 16},
@@ -39,12 +39,12 @@ static const tp_gpu_peaks table[] = {
     {"B200", {"B200", NULL}, "GB200", {37, 75, 1100, 2250, 2250, 4500, 4500}, 8000, 5, 16},
 };
 
-const tp_gpu_peaks *tp_peaks_lookup(const char *device_name)
+const ga_gpu_peaks *ga_peaks_lookup(const char *device_name)
 {
     if (!device_name || !*device_name)
         return NULL;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        const tp_gpu_peaks *t = &table[i];
+        const ga_gpu_peaks *t = &table[i];
         int ok = 1;
         for (int j = 0; j < 2 && ok; j++)
             if (t->match[j] && !strcasestr(device_name, t->match[j]))
@@ -57,7 +57,7 @@ const tp_gpu_peaks *tp_peaks_lookup(const char *device_name)
     return NULL;
 }
 
-double tp_pcie_GBps(int gen, int width)
+double ga_pcie_GBps(int gen, int width)
 {
     static const double gts[] = {0, 2.5, 5, 8, 16, 32, 64};
     if (gen < 3 || gen > 6 || width <= 0)

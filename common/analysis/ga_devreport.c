@@ -1,4 +1,4 @@
-#include "tp_report.h"
+#include "ga_devreport.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,22 +9,22 @@
 #include "ga_log.h"
 #include "ga_parse.h"
 #include "ga_report.h"
-#include "tp_flag.h"
-#include "tp_peaks.h"
+#include "ga_devflag.h"
+#include "ga_peaks.h"
 #include <stdlib.h>
 
-int tp_parse_dtypes(const char *arg, unsigned *mask, bool *is_all, char *err, size_t errlen)
+int ga_dtype_parse_list(const char *arg, unsigned *mask, bool *is_all, char *err, size_t errlen)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", arg);
     *mask = 0;
     *is_all = strcmp(arg, "all") == 0;
     if (*is_all) {
-        *mask = (1u << TP_DTYPE_COUNT) - 1;
+        *mask = (1u << GA_DTYPE_COUNT) - 1;
         return 0;
     }
-    char *items[TP_DTYPE_COUNT * 2];
-    int n = ga_split_list(buf, items, TP_DTYPE_COUNT * 2);
+    char *items[GA_DTYPE_COUNT * 2];
+    int n = ga_split_list(buf, items, GA_DTYPE_COUNT * 2);
     if (n <= 0) {
         snprintf(err, errlen,
                  "'%s': expected a comma-separated list of fp64, fp32, tf32, fp16, bf16, fp8, "
@@ -33,7 +33,7 @@ int tp_parse_dtypes(const char *arg, unsigned *mask, bool *is_all, char *err, si
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        int d = tp_dtype_parse(items[i]);
+        int d = ga_dtype_parse(items[i]);
         if (d < 0) {
             snprintf(err, errlen, "unknown dtype '%s' (fp64, fp32, tf32, fp16, bf16, fp8, int8, or all)",
                      items[i]);
@@ -44,9 +44,9 @@ int tp_parse_dtypes(const char *arg, unsigned *mask, bool *is_all, char *err, si
     return 0;
 }
 
-void tp_record_order(const void *records, int n, size_t record_size, int *idx)
+void ga_dev_record_order(const void *records, int n, size_t record_size, int *idx)
 {
-    tp_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    ga_dev_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
     if (!s) {
         for (int i = 0; i < n; i++)
             idx[i] = i;
@@ -54,18 +54,18 @@ void tp_record_order(const void *records, int n, size_t record_size, int *idx)
     }
     for (int i = 0; i < n; i++) {
         const ga_record_header *h = ga_record_at(records, record_size, i);
-        s[i] = (tp_sample){.host = h->host,
-                           .node_index = h->node_index,
-                           .rank = h->world_rank,
-                           .gpu = h->device_index,
-                           .value = 0,
-                           .peak = -1};
+        s[i] = (ga_dev_sample){.host = h->host,
+                               .node_index = h->node_index,
+                               .rank = h->world_rank,
+                               .gpu = h->device_index,
+                               .value = 0,
+                               .peak = -1};
     }
-    tp_device_order(s, n, idx);
+    ga_dev_order(s, n, idx);
     free(s);
 }
 
-void tp_figure_log(const tp_figure *fig, const char *tag)
+void ga_dev_figure_log(const ga_dev_figure *fig, const char *tag)
 {
     if (fig->median < 0)
         return;
@@ -76,7 +76,7 @@ void tp_figure_log(const tp_figure *fig, const char *tag)
            fig->on_gpus ? "GPUs" : "ranks", peak);
 }
 
-void tp_figure_headline(json_t *report, const tp_figure *fig, bool higher_is_better)
+void ga_dev_figure_headline(json_t *report, const ga_dev_figure *fig, bool higher_is_better)
 {
     ga_headline h = {.name = fig->metric,
                      .label = fig->name,

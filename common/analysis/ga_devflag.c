@@ -1,4 +1,4 @@
-#include "tp_flag.h"
+#include "ga_devflag.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,15 +7,15 @@
 #include "ga_outlier.h"
 #include "ga_stats.h"
 
-static bool same_group(const tp_sample *a, const tp_sample *b)
+static bool same_group(const ga_dev_sample *a, const ga_dev_sample *b)
 {
     return strcmp(a->group ? a->group : "", b->group ? b->group : "") == 0;
 }
 
 /* Judges the samples of group g (those of the same model as s[g]) and marks them done. -1 when out of memory.
  */
-static int flag_group(const tp_sample *s, int n, int g, const tp_policy *p, int *done, double *vals,
-                      ga_outlier_verdict *ov, tp_verdict *out)
+static int flag_group(const ga_dev_sample *s, int n, int g, const ga_dev_policy *p, int *done, double *vals,
+                      ga_outlier_verdict *ov, ga_dev_verdict *out)
 {
     const double **lists = malloc((size_t)(n > 0 ? n : 1) * sizeof *lists);
     int *counts = malloc((size_t)(n > 0 ? n : 1) * sizeof *counts);
@@ -44,9 +44,9 @@ static int flag_group(const tp_sample *s, int n, int g, const tp_policy *p, int 
         if (done[j] || !same_group(&s[g], &s[j]))
             continue;
         done[j] = 1;
-        tp_verdict *v = &out[j];
+        ga_dev_verdict *v = &out[j];
         bool measured = s[j].value >= 0;
-        *v = (tp_verdict){.group_median = med, .other = -1};
+        *v = (ga_dev_verdict){.group_median = med, .other = -1};
         v->efficiency = measured && s[j].peak > 0 ? s[j].value / s[j].peak : -1;
         v->below_median = measured && ov[j].call == GA_OUTLIER_WORSE;
         v->differs = measured && ov[j].call == GA_OUTLIER_PAIR_DIFFERS;
@@ -59,7 +59,7 @@ static int flag_group(const tp_sample *s, int n, int g, const tp_policy *p, int 
     return 0;
 }
 
-double tp_flag(const tp_sample *s, int n, const tp_policy *p, tp_verdict *out)
+double ga_dev_flag(const ga_dev_sample *s, int n, const ga_dev_policy *p, ga_dev_verdict *out)
 {
     double *vals = malloc((size_t)(n > 0 ? n : 1) * sizeof *vals);
     int *done = calloc((size_t)(n > 0 ? n : 1), sizeof *done);
@@ -84,7 +84,7 @@ out:
     return all;
 }
 
-bool tp_any_suspect(const tp_verdict *v, int n)
+bool ga_dev_any_suspect(const ga_dev_verdict *v, int n)
 {
     for (int i = 0; i < n; i++)
         if (v[i].below_median || v[i].below_peak || v[i].differs || v[i].screened)
@@ -92,7 +92,7 @@ bool tp_any_suspect(const tp_verdict *v, int n)
     return false;
 }
 
-static void describe(const tp_sample *x, char *who, size_t len)
+static void describe(const ga_dev_sample *x, char *who, size_t len)
 {
     if (x->gpu >= 0)
         snprintf(who, len, "node %d (%s) rank %d GPU %d", x->node_index, x->host, x->rank, x->gpu);
@@ -101,7 +101,7 @@ static void describe(const tp_sample *x, char *who, size_t len)
 }
 
 /* " (best of 3)" when it was measured more than once. */
-static const char *best_of(const tp_sample *x, char *buf, size_t len)
+static const char *best_of(const ga_dev_sample *x, char *buf, size_t len)
 {
     buf[0] = '\0';
     if (x->measured > 1)
@@ -110,10 +110,10 @@ static const char *best_of(const tp_sample *x, char *buf, size_t len)
 }
 
 /* The warning naming both samples of a group of two that differ, i the lower one. */
-static void add_differ(ga_findings *f, const tp_labels *l, const tp_sample *s, const tp_verdict *v, int i,
-                       const tp_policy *p)
+static void add_differ(ga_findings *f, const ga_dev_labels *l, const ga_dev_sample *s,
+                       const ga_dev_verdict *v, int i, const ga_dev_policy *p)
 {
-    const tp_sample *lo = &s[i], *hi = &s[v[i].other];
+    const ga_dev_sample *lo = &s[i], *hi = &s[v[i].other];
     char a[160], b[160], ba[32], bb[32];
     describe(lo, a, sizeof a);
     describe(hi, b, sizeof b);
@@ -127,8 +127,8 @@ static void add_differ(ga_findings *f, const tp_labels *l, const tp_sample *s, c
                     l->unit, best_of(hi, bb, sizeof bb), 100.0 * p->tolerance);
 }
 
-int tp_add_findings(ga_findings *f, const tp_labels *l, const tp_sample *s, const tp_verdict *v, int n,
-                    const tp_policy *p)
+int ga_dev_add_findings(ga_findings *f, const ga_dev_labels *l, const ga_dev_sample *s,
+                        const ga_dev_verdict *v, int n, const ga_dev_policy *p)
 {
     int flagged = 0;
     for (int i = 0; i < n; i++) {
@@ -156,11 +156,11 @@ int tp_add_findings(ga_findings *f, const tp_labels *l, const tp_sample *s, cons
     return flagged;
 }
 
-static const tp_sample *order_base;
+static const ga_dev_sample *order_base;
 
 static int cmp_device(const void *a, const void *b)
 {
-    const tp_sample *x = &order_base[*(const int *)a], *y = &order_base[*(const int *)b];
+    const ga_dev_sample *x = &order_base[*(const int *)a], *y = &order_base[*(const int *)b];
     if (x->node_index != y->node_index)
         return x->node_index < y->node_index ? -1 : 1;
     if (x->gpu != y->gpu)
@@ -168,7 +168,7 @@ static int cmp_device(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-void tp_device_order(const tp_sample *s, int n, int *idx)
+void ga_dev_order(const ga_dev_sample *s, int n, int *idx)
 {
     for (int i = 0; i < n; i++)
         idx[i] = i;
@@ -177,13 +177,13 @@ void tp_device_order(const tp_sample *s, int n, int *idx)
     order_base = NULL;
 }
 
-json_t *tp_gpus_json(const tp_sample *s, const tp_verdict *v, int n, const char *value_key)
+json_t *ga_dev_gpus_json(const ga_dev_sample *s, const ga_dev_verdict *v, int n, const char *value_key)
 {
     json_t *arr = json_array();
     int *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
     if (!idx)
         return arr;
-    tp_device_order(s, n, idx);
+    ga_dev_order(s, n, idx);
     for (int k = 0; k < n; k++) {
         int i = idx[k];
         if (s[i].value < 0)

@@ -3,8 +3,8 @@
  * every relative check (common/core/ga_outlier.h: below their median by more than the tolerance and beyond
  * their noise, leave one out in small groups, two never blame one), and with the datasheet peak of that model
  * when the model is known. Pure: no MPI, no CUDA. */
-#ifndef TP_FLAG_H
-#define TP_FLAG_H
+#ifndef GA_DEVFLAG_H
+#define GA_DEVFLAG_H
 
 #include <stdbool.h>
 
@@ -20,13 +20,13 @@ typedef struct {
     double peak;               /* the model's peak for this figure; <= 0 when unknown */
     const double *measurements; /* every measurement of it, in order (NULL: only value) */
     int measured;               /* how many */
-} tp_sample;
+} ga_dev_sample;
 
 typedef struct {
     double tolerance;      /* a sample more than this fraction below its group's median may be flagged */
     double min_efficiency; /* a sample below this fraction of its peak is flagged; 0: no such check */
     bool relative_warn;    /* --relative warn: deviations from the group are warnings (the quick profile) */
-} tp_policy;
+} ga_dev_policy;
 
 typedef struct {
     double group_median; /* median of the sample's group (the sample's own value when alone) */
@@ -38,7 +38,7 @@ typedef struct {
     int other;     /* differs: the other sample's index, else -1 */
     double bound;  /* below this it is an outlier of its group; 0 when not judged (alone, or two) */
     double spread; /* the noise its bound allowed for: scaled MAD of the logarithms of the group */
-} tp_verdict;
+} ga_dev_verdict;
 
 /* One throughput figure over the cluster as analysis returns it, typed, so that main and the report read it
  * without digging in JSON: the median of the measured samples and the peak they share. */
@@ -50,11 +50,11 @@ typedef struct {
     double peak;   /* the peak every measured sample shares; -1 when unknown or mixed */
     int measured;  /* samples measured */
     bool on_gpus;  /* false on the host path: the samples are ranks */
-} tp_figure;
+} ga_dev_figure;
 
 /* Fills out[i] for every sample and returns the median over all measured samples (-1 if none). Returns -2
  * when memory runs out. */
-double tp_flag(const tp_sample *s, int n, const tp_policy *p, tp_verdict *out);
+double ga_dev_flag(const ga_dev_sample *s, int n, const ga_dev_policy *p, ga_dev_verdict *out);
 
 /* Names of what is being flagged, for the findings' messages and codes. */
 typedef struct {
@@ -63,23 +63,23 @@ typedef struct {
     const char *code_median; /* "GEMM_BELOW_MEDIAN" */
     const char *code_peak;   /* "GEMM_BELOW_PEAK" */
     const char *code_differ; /* "GEMM_PEERS_DIFFER" */
-} tp_labels;
+} ga_dev_labels;
 
 /* One finding per flagged sample, naming its node, rank and GPU: FAIL, or WARN for an outlier of its group
  * under relative_warn; one WARN naming both samples of a group of two that differ. Returns the number
  * flagged (below the median or the peak). */
-int tp_add_findings(ga_findings *f, const tp_labels *l, const tp_sample *s, const tp_verdict *v, int n,
-                    const tp_policy *p);
+int ga_dev_add_findings(ga_findings *f, const ga_dev_labels *l, const ga_dev_sample *s,
+                        const ga_dev_verdict *v, int n, const ga_dev_policy *p);
 
 /* Sample indices in device order: by node, then GPU index (then rank, for the host path). */
-void tp_device_order(const tp_sample *s, int n, int *idx);
+void ga_dev_order(const ga_dev_sample *s, int n, int *idx);
 
 /* Whether any sample would make a finding (an outlier, below its peak, or one of two that differ) or is
  * below its group's median by more than the tolerance alone: what is measured again before it is called. */
-bool tp_any_suspect(const tp_verdict *v, int n);
+bool ga_dev_any_suspect(const ga_dev_verdict *v, int n);
 
 /* The "gpus" array of a report's summary, in device order: {host, node_index, rank, gpu, model, <value_key>,
  * efficiency, flagged, bound, differs, measurements}; measured-nothing samples are left out. */
-json_t *tp_gpus_json(const tp_sample *s, const tp_verdict *v, int n, const char *value_key);
+json_t *ga_dev_gpus_json(const ga_dev_sample *s, const ga_dev_verdict *v, int n, const char *value_key);
 
 #endif

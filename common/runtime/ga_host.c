@@ -1,4 +1,4 @@
-#include "tp_host.h"
+#include "ga_host.h"
 
 #include <hwloc.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 
 #include "ga_topo.h"
 
-void tp_cpu_model(char *buf, size_t len)
+void ga_host_cpu_model(char *buf, size_t len)
 {
     snprintf(buf, len, "unknown CPU");
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -30,7 +30,7 @@ void tp_cpu_model(char *buf, size_t len)
     fclose(f);
 }
 
-int tp_host_threads(int local_size)
+int ga_host_threads(int local_size)
 {
     hwloc_topology_t t = ga_topo_get();
     if (!t)
@@ -47,7 +47,7 @@ int tp_host_threads(int local_size)
     return share > 0 ? share : 1;
 }
 
-int tp_host_numa_node(void)
+int ga_host_numa_node(void)
 {
     hwloc_topology_t t = ga_topo_get();
     if (!t)
@@ -67,7 +67,7 @@ int tp_host_numa_node(void)
     return found;
 }
 
-void *tp_alloc_on_numa(size_t bytes, int numa, bool *bound)
+void *ga_host_alloc_on_numa(size_t bytes, int numa, bool *bound)
 {
     *bound = false;
     hwloc_topology_t t = ga_topo_get();
@@ -84,7 +84,7 @@ void *tp_alloc_on_numa(size_t bytes, int numa, bool *bound)
     return posix_memalign(&p, 4096, bytes) == 0 ? p : NULL;
 }
 
-void tp_free(void *p, size_t bytes, bool bound)
+void ga_host_free(void *p, size_t bytes, bool bound)
 {
     if (!p)
         return;
@@ -94,7 +94,7 @@ void tp_free(void *p, size_t bytes, bool bound)
         free(p);
 }
 
-size_t tp_llc_bytes(void)
+size_t ga_host_llc_bytes(void)
 {
     hwloc_topology_t t = ga_topo_get();
     if (!t)
