@@ -13,18 +13,14 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, failures  # noqa: E402
+
 BIN, WORK, NP, FACTOR = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 MPIEXEC = sys.argv[sys.argv.index("--") + 1:]
 # --pattern world,node,pairs --rounds all as the standard profile; sizes from 512 KiB so that a few lie below and
 # above the judging size (1 MiB); --timeout as gpuaccept run gives every program.
 ARGS = ["--pattern", "world,node,pairs", "--rounds", "all", "-b", "512K", "-e", "4M", "--timeout", "300"]
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def run(name, env):

@@ -14,10 +14,12 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, finish  # noqa: E402
+
 MODE, BIN, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 MPIEXEC = sys.argv[sys.argv.index("--") + 1:]
 HOST = socket.gethostname()
-failures = 0
 
 # Ranks named in GA_TEST_AS_RANKS ("all" for every rank) get GA_TEST_AS_KB of address space; ranks named in
 # GA_TEST_AWAY_RANKS start in / instead of the working directory.
@@ -28,12 +30,6 @@ exec "$@"
 """
 # Enough for MPI and the program to start, far less than the buffers asked for below.
 AS_KB = "700000"
-
-
-def check(ok, what):
-    global failures
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    failures += 0 if ok else 1
 
 
 def fresh(name):
@@ -148,4 +144,4 @@ def t_run():
 
 
 {"oom": t_oom, "exit_notice": t_exit_notice, "run": t_run}[MODE]()
-sys.exit(1 if failures else 0)
+finish()

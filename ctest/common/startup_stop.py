@@ -10,16 +10,12 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, failures  # noqa: E402
+
 WHEN, BIN, SHIM, WORK = sys.argv[1:5]
 MPIEXEC = sys.argv[sys.argv.index("--") + 1:]
 BOUND = 60  # seconds the job gets before the test calls it a hang
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def session_pids(sid):

@@ -14,18 +14,14 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import fail_unless as check, failures  # noqa: E402
+
 # N ranks against one rank with the N-fold batch: the host path computes in double, and the two runs differ
 # only in the order of a few sums, measured at ~1e-15 relative. 1e-10 is tight enough that any real
 # difference in data, averaging or update (a wrong shard, a sum instead of a mean) fails at once.
 EQUIV_RTOL = 1e-10
 
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL: " + msg, file=sys.stderr)
 
 
 def run(args, mpiexec, ranks, flags, env_extra=None, report_dir=None):

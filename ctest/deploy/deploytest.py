@@ -6,13 +6,8 @@ import os
 import subprocess
 import sys
 
-failed = []
-
-
-def check(ok, what):
-    print("{}: {}".format("ok  " if ok else "FAIL", what))
-    if not ok:
-        failed.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, failures as failed  # noqa: E402
 
 
 def finish():

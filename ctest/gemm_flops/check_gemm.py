@@ -14,12 +14,8 @@ import re
 import subprocess
 import sys
 
-errors = []
-
-
-def check(cond, msg):
-    if not cond:
-        errors.append(msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import failures as errors, fail_unless as check, status as gatest_status  # noqa: E402
 
 
 def run(mpiexec, np_, args, env=None, timeout=120):
@@ -179,10 +175,7 @@ def main():
     else:
         errors.append("unknown mode " + a.mode)
 
-    for e in errors:
-        print("FAIL:", e)
-    print("ok" if not errors else "%d failures" % len(errors))
-    return 1 if errors else 0
+    return gatest_status()
 
 
 if __name__ == "__main__":

@@ -15,15 +15,10 @@ import time
 
 import jsonpatch
 from junitparser import JUnitXml
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, failures  # noqa: E402
 
 gpuaccept, cases, work = sys.argv[1:4]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def merge(case, reports, extra=()):

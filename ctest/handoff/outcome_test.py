@@ -9,15 +9,11 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, failures  # noqa: E402
+
 bin_dir, work, mpiexec = sys.argv[1], sys.argv[2], sys.argv[3:]
 gpuaccept = os.path.join(bin_dir, "gpuaccept")
-failures = []
-
-
-def check(cond, what):
-    print("ok  " if cond else "FAIL", what)
-    if not cond:
-        failures.append(what)
 
 
 def last_line(text):

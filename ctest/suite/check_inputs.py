@@ -15,17 +15,12 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, failures  # noqa: E402
+
 TEST, GA, FX, WORK = sys.argv[1:5]
 BIN = os.path.dirname(GA)
 MPIEXEC = os.environ.get("GA_MPIEXEC", "mpiexec")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def env_of(extra=None):

@@ -11,14 +11,10 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, failures  # noqa: E402
+
 GA, SRC, WORK = sys.argv[1:4]
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def ga(*args):
@@ -67,6 +63,8 @@ check(p.returncode == 0 and started == [(str(i + 1), str(len(names)), n) for i, 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "deploy", "mpijob"))
 import render  # noqa: E402
+
+
 check(render.PROGRAMS == names, "render.py reads the registry's list: %s" % render.PROGRAMS)
 # The MPIJob launcher runs `gpuaccept run`, whose order is the registry's: the suite with no --only, each
 # program alone with --only NAME, and every name the renderer accepts is one gpuaccept knows.

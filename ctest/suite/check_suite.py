@@ -15,9 +15,11 @@ import sys
 import time
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, failures  # noqa: E402
+
 TEST, GA, FX, WORK = sys.argv[1:5]
 BIN = os.path.dirname(GA)
-failures = []
 
 
 def list_programs():
@@ -29,13 +31,6 @@ def list_programs():
 
 
 PROGRAMS = list_programs()
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def run(args, env=None, timeout=100):

@@ -11,14 +11,10 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, failures  # noqa: E402
+
 gpuaccept, cases, work = sys.argv[1:4]
-failures = []
-
-
-def check(cond, what):
-    print("ok  " if cond else "FAIL", what)
-    if not cond:
-        failures.append(what)
 
 
 def run(*args):

@@ -11,15 +11,19 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gatest import check, finish  # noqa: E402
+
 GPUACCEPT, WORK = sys.argv[1], sys.argv[2]
 REPORT_MB = 300
 RSS_LIMIT_MB = 64  # gpuaccept's own need is a few MB; reading the report would take over 300
-failures = 0
 
 # Writes a well-formed JSON report of REPORT_MB into --report-dir, then exits 0: only its size is wrong.
 FAKE = """#!/usr/bin/env python3
 import os
 import sys
+
+
 if os.environ.get("OMPI_COMM_WORLD_RANK", "0") != "0":
     sys.exit(0)  # rank 0 writes the report, as the programs do
 a = sys.argv
@@ -33,12 +37,6 @@ with open(d + "/gemm_flops.json", "w") as f:
     f.write('"}')
 print("[RESULT] SUCCESS")
 """
-
-
-def check(ok, what):
-    global failures
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    failures += 0 if ok else 1
 
 
 shutil.rmtree(WORK, ignore_errors=True)
@@ -68,4 +66,4 @@ check(not os.path.exists(os.path.join(d, "gemm_flops.json"))
       and os.path.getsize(os.path.join(d, "gemm_flops.json.invalid")) > REPORT_MB << 20,
       "the report was moved aside to gemm_flops.json.invalid")
 os.unlink(os.path.join(d, "gemm_flops.json.invalid"))  # 300 MB: not left in the build tree
-sys.exit(1 if failures else 0)
+finish()
