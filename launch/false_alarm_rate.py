@@ -35,8 +35,8 @@ RELATIVE = NAMES_ONE | {"GEMM_PEERS_DIFFER", "MEM_PEERS_DIFFER", "DDP_PEERS_DIFF
                         "COMM_NODE_PEERS_DIFFER"}
 
 DEFAULT_ARGS = {
-    "gemm_flops": ["--quick", "--device", "cpu"],
-    "mem_bw": ["--quick", "--device", "cpu"],
+    "gemm_flops": ["--quick", "--backend", "host"],
+    "mem_bw": ["--quick", "--backend", "host"],
     "ddp_smoke": ["--quick", "--backend", "host"],
     "allreduce_bw": ["--pattern", "pairs", "--rounds", "all", "-b", "256K", "-e", "1M", "-f", "4", "-n", "5",
                      "-w", "1"],

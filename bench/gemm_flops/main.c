@@ -44,10 +44,9 @@ static const ga_option options[] = {
     {"n", 'n', true, "N", "columns of C (default as -m)"},
     {"k", 'k', true, "N", "inner dimension (default as -m)"},
     {"dtype", 'd', true, "LIST", "fp64,fp32,tf32,fp16,bf16,fp8,int8 or all (default all; host: fp32,fp64)"},
-    {"device", OPT_DEVICE, true, "gpu|cpu|auto",
+    {"backend", OPT_DEVICE, true, "auto|gpu|host",
      "where to run GEMMs (default auto: GPU when every rank has one; a GPU-only request, a GPU dtype or "
      "--min-efficiency, without one is exit 3)"},
-    {"backend", OPT_DEVICE, true, "gpu|host|auto", "the same as --device"},
     {"warmup", 'w', true, "N", "warm-up GEMMs per dtype (default 3)"},
     {"iters", OPT_ITERS, true, "N", "timed GEMMs per dtype (default: as many as fill 1 s, --quick 0.25 s)"},
     {"tolerance", OPT_TOLERANCE, true, "PCT",
@@ -149,6 +148,9 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
     return 0;
 }
 
+/* --device, the first name of --backend (whose "cpu" it still takes): warns once, then acts as --backend. */
+static const ga_alias aliases[] = {{"device", "backend"}};
+
 static const ga_program_spec spec = {
     .name = "gemm_flops",
     .summary = "GEMM TFLOP/s per dtype on every GPU against its model's median and datasheet peak; burn mode "
@@ -156,10 +158,12 @@ static const ga_program_spec spec = {
     .epilog = "Examples:\n"
               "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype all --min-efficiency 60\n"
               "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype bf16 --duration 600\n"
-              "  mpirun -np 2 gemm_flops --device cpu -m 2048 -n 2048 -k 2048\n"
+              "  mpirun -np 2 gemm_flops --backend host -m 2048 -n 2048 -k 2048\n"
               "Peaks: docs/gpu-peaks.md. Report: docs/gemm_flops.md.",
     .options = options,
     .n_options = sizeof options / sizeof options[0],
+    .aliases = aliases,
+    .n_aliases = sizeof aliases / sizeof aliases[0],
     .on_option = on_option,
     .default_timeout_s = 1800,
 };
@@ -339,7 +343,7 @@ int main(int argc, char **argv)
     if (o->device == GA_BACKEND_HOST && o->min_efficiency > 0) {
         /* asked for, the host path runs (its "all" is fp32 and fp64; a GPU dtype is reported unavailable),
          * but a percentage of a datasheet peak it does not have would be dropped without a word */
-        ga_error_once(spec.name, "--min-efficiency: the host path (--device cpu) has no datasheet peak");
+        ga_error_once(spec.name, "--min-efficiency: the host path (--backend host) has no datasheet peak");
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }
     bool gpu = ga_backend_resolve(&ctx, o->device) == GA_BACKEND_GPU;

@@ -38,9 +38,8 @@ static const ga_option options[] = {
      "bytes per array (default: GPU 1G; host 4x the last-level caches / ranks, >= 32M)"},
     {"pinned-size", OPT_PINNED, true, "BYTES", "pinned buffer of the H2D/D2H tests (default 256M)"},
     {"reps", OPT_REPS, true, "N", "timed repetitions per test (default 20, --quick 5)"},
-    {"device", OPT_DEVICE, true, "gpu|cpu|auto",
+    {"backend", OPT_DEVICE, true, "auto|gpu|host",
      "what to measure (default auto: GPU when every rank has one; --min-efficiency without one is exit 3)"},
-    {"backend", OPT_DEVICE, true, "gpu|host|auto", "the same as --device"},
     {"tolerance", OPT_TOLERANCE, true, "PCT",
      "flag a GPU more than PCT percent below its model's median and beyond its peers' noise (default 10)"},
     {"remeasure", OPT_REMEASURE, true, "N",
@@ -100,6 +99,9 @@ static int on_option(void *opts, int key, const char *arg, char *err, size_t err
     return 0;
 }
 
+/* --device, the first name of --backend (whose "cpu" it still takes): warns once, then acts as --backend. */
+static const ga_alias aliases[] = {{"device", "backend"}};
+
 static const ga_program_spec spec = {
     .name = "mem_bw",
     .summary =
@@ -107,10 +109,12 @@ static const ga_program_spec spec = {
         "against its model's median and datasheet peak.",
     .epilog = "Examples:\n"
               "  mpirun -np 16 --map-by ppr:8:node mem_bw --min-efficiency 70\n"
-              "  mpirun -np 2 mem_bw --device cpu\n"
+              "  mpirun -np 2 mem_bw --backend host\n"
               "Peaks: docs/gpu-peaks.md. Report: docs/mem_bw.md.",
     .options = options,
     .n_options = sizeof options / sizeof options[0],
+    .aliases = aliases,
+    .n_aliases = sizeof aliases / sizeof aliases[0],
     .on_option = on_option,
     .default_timeout_s = 900,
 };
@@ -202,7 +206,7 @@ int main(int argc, char **argv)
     if (o.min_efficiency > 0)
         snprintf(gpu_only, sizeof gpu_only, "--min-efficiency %g", 100 * o.min_efficiency);
     if ((ga_backend)o.device == GA_BACKEND_HOST && gpu_only[0]) {
-        ga_error_once(spec.name, "%s: the host path (--device cpu) has no datasheet peak", gpu_only);
+        ga_error_once(spec.name, "%s: the host path (--backend host) has no datasheet peak", gpu_only);
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }
     bool gpu = ga_backend_resolve(&ctx, (ga_backend)o.device) == GA_BACKEND_GPU;

@@ -81,7 +81,7 @@ def main():
     # Oversubscribed ranks on a CI machine's few shared cores are not comparable at 10%: the runs here check
     # figures, checks and reports (tolerance 100%: never below the median); the flagging is proven by the
     # fixtures.
-    base = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--tolerance", "100"]
+    base = [a.bin, "--backend", "host", "--report-dir", a.workdir, "--tolerance", "100"]
 
     if a.mode == "basic":
         p = run(a.mpiexec, a.np, base + ["--dtype", "all", "-m", "256", "-n", "192", "-k", "320", "--iters", "3"])
@@ -136,7 +136,7 @@ def main():
         check(bf16["median_tflops"] is None and bf16["gpus"] == [] and bf16["skipped"]["ranks"] == a.np,
               "bf16 %r" % bf16)
     elif a.mode in ("healthy", "slow", "pair"):
-        rel = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--quick"]
+        rel = [a.bin, "--backend", "host", "--report-dir", a.workdir, "--quick"]
         if a.mode != "pair" and a.shared_cores_tolerance:  # two ranks name nobody: the pair is held at the default
             rel += ["--tolerance", a.shared_cores_tolerance]
         slow = a.np // 2
@@ -164,7 +164,7 @@ def main():
             msg = [f["message"] for f in r["findings"] if f["code"] == "GEMM_PEERS_DIFFER"]
             check(msg and "rank 0" in msg[0] and "rank 1" in msg[0], "the warning names both ranks: %r" % msg)
     elif a.mode == "badflags":
-        for bad in (["--dtype", "fp7"], ["-m", "0"], ["--device", "tpu"], ["--bogus"], ["--tolerance", "101"],
+        for bad in (["--dtype", "fp7"], ["-m", "0"], ["--backend", "tpu"], ["--bogus"], ["--tolerance", "101"],
                     ["--tolerance", "0.1"], ["--min-efficiency", "0.6"],
                     ["--duration", "1", "--burn-dtype", "bf16"], ["-k"], ["--remeasure", "-1"],
                     ["--remeasure", "17"], ["--relative", "maybe"]):

@@ -83,7 +83,7 @@ ga_double_test(allreduce_check_wrong_rank_no_hang --exit 1 --within 10 --env ALL
                -- ${_ar} -b 512 -e 4K -f 8 -n 2 -w 1 -c 2 -T 3)
 
 # gemm_flops: small GEMMs on two "GPUs"; the double's GEMM writes the same output on every rank.
-set(_gf_args --device gpu -d bf16,fp8 -m 64 -n 64 -k 64 --tolerance 90) # (timings: not under test)
+set(_gf_args --backend gpu -d bf16,fp8 -m 64 -n 64 -k 64 --tolerance 90) # (timings: not under test)
 set(_gf_burn --max-drop 100) # burn-mode only: without --duration it is a usage error (issue 27)
 ga_double_test(gemm_healthy_burn --exit 0 --within 20
                --report "all(x['gemm']['fp8']['fast_accum'] is True for n in r['nodes'] for x in n['ranks'])"
@@ -130,13 +130,13 @@ ga_double_test(mem_bw_host_link_aligned --exit 0 --within 20
                --aligned "first host-to-device copy queued at ([0-9.]+)" 2 0.15
                --stdout "MEM_PEERS_DIFFER.*rank 1 GPU 1 has device_copy"
                --report "all(len(x['bandwidth']['device_copy']['measurements']) == 3 for n in r['nodes'] for x in n['ranks'])"
-               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K)
+               -- ${_mb} --backend gpu --quick --size 1M --pinned-size 256K)
 # A healthy run: the GPU path's kernels (stand-ins on the double) leave what the checks expect.
 ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"
                --env LD_LIBRARY_PATH=$<TARGET_FILE_DIR:ga_nvml_double>
                --report "all(t['check_ok'] for n in r['nodes'] for x in n['ranks'] for t in x['bandwidth'].values()) and len(r['nodes'][0]['ranks'][0]['bandwidth']) == 4"
                --report "all(x['pcie_link'] == {'gen_under_load': 5, 'width_under_load': 16, 'max_gen': 5, 'max_width': 16} for n in r['nodes'] for x in n['ranks'])"
-               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
+               -- ${_mb} --backend gpu --quick --size 1M --pinned-size 256K --tolerance 100)
 
 # Issue 28 finding 10: a PCIe link trained below its generation (Gen4 in a Gen5 slot) passed: node_health sees
 # an idle GPU, whose link downshifts anyway. mem_bw samples NVML (the NVML double) while its host-link copies
@@ -146,13 +146,13 @@ ga_double_test(mem_bw_pcie_trained_below --exit 1 --within 20
                --env GA_DOUBLE_NVML_GPU=1
                --stdout "MEM_PCIE_DEGRADED.*rank 1 GPU 1: PCIe link at Gen4 x16 while copying, the GPU and its slot can do Gen5 x16"
                --absent "MEM_PCIE_DEGRADED.*GPU 0"
-               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
+               -- ${_mb} --backend gpu --quick --size 1M --pinned-size 256K --tolerance 100)
 
 # Out of device memory (issue 18): the double's cudaMalloc fails for a buffer it cannot allocate on the host, as
 # cudaMalloc does beyond the GPU's memory. Every rank exits 5 and one line names the rank, as on the host path.
 ga_double_test(mem_bw_gpu_out_of_memory --exit 5 --within 20
                --stderr "\\[FATAL\\] [^ ]+ rank 0 \\(.*out of memory" --absent "MEM_RANK_FAILED"
-               -- ${_mb} --device gpu --size 1T --pinned-size 256K)
+               -- ${_mb} --backend gpu --size 1T --pinned-size 256K)
 
 # env_audit's GPU queries (device count, properties, runtime and NCCL versions) on the double.
 ga_double_test(env_audit_gpu_queries --exit 0 --within 20 --stdout "2 ranks, 8 GPUs" --stdout "NCCL 2\\.[0-9]+"
@@ -170,7 +170,7 @@ ga_double_test(allreduce_no_sleep_per_call --exit 0 --within 20
 ga_double_test(mem_bw_event_record_fails --exit 1 --within 20
                --env GA_DOUBLE_EVENT_RECORD_FAIL=1 --env GA_DOUBLE_FAULT_RANK=1
                --report "[x['bandwidth']['device_copy']['state'] for n in r['nodes'] for x in n['ranks']] == ['measured', 'failed']"
-               -- ${_mb} --device gpu --quick --size 1M --pinned-size 256K --tolerance 100)
+               -- ${_mb} --backend gpu --quick --size 1M --pinned-size 256K --tolerance 100)
 ga_double_test(gemm_event_record_fails --exit 1 --within 20
                --env GA_DOUBLE_EVENT_RECORD_FAIL=1 --env GA_DOUBLE_FAULT_RANK=1
                --report "[x['gemm']['bf16']['state'] for n in r['nodes'] for x in n['ranks']] == ['measured', 'failed']"

@@ -37,7 +37,7 @@ def main():
     for f in os.listdir(a.workdir):
         os.remove(os.path.join(a.workdir, f))
     # Shared CI cores: figures are checked, the median flagging is proven by the fixture tests.
-    base = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--tolerance", "100"]
+    base = [a.bin, "--backend", "host", "--report-dir", a.workdir, "--tolerance", "100"]
 
     if a.mode == "basic":
         p = run(a.mpiexec, a.np, base + ["--quick"])
@@ -71,7 +71,7 @@ def main():
     elif a.mode in ("healthy", "slow", "pair"):
         slow = a.np // 2
         env = {} if a.mode == "healthy" else {"GPUACCEPT_TEST_SLOW_RANK": str(slow), "GPUACCEPT_TEST_SLOW_FACTOR": "3"}
-        rel = [a.bin, "--device", "cpu", "--report-dir", a.workdir, "--quick"]
+        rel = [a.bin, "--backend", "host", "--report-dir", a.workdir, "--quick"]
         if a.mode != "pair" and a.shared_cores_tolerance:  # two ranks name nobody: the pair is held at the default
             rel += ["--tolerance", a.shared_cores_tolerance]
         p = run(a.mpiexec, a.np, rel, env=env)
@@ -95,7 +95,7 @@ def main():
                   and named[0][1] == "warn", "two ranks, one slowed: one MEM_PEERS_DIFFER warning: exit %d, %r"
                   % (p.returncode, named))
     elif a.mode == "badflags":
-        for bad in (["--size", "1"], ["--size", "12Q"], ["--reps", "0"], ["--device", "tpu"], ["--bogus"],
+        for bad in (["--size", "1"], ["--size", "12Q"], ["--reps", "0"], ["--backend", "tpu"], ["--bogus"],
                     ["--min-efficiency", "-1"], ["--tolerance", "0.1"], ["--remeasure", "x"],
                     ["--relative", "never"]):
             p = run(a.mpiexec, a.np, base + bad)
