@@ -7,6 +7,7 @@ The rendering part is Python 3 standard library only (the renderers run wherever
 loop imports PyYAML only when it is called.
 """
 import json
+import os
 import re
 import shlex
 import sys
@@ -25,6 +26,26 @@ MI = 1 << 20
 
 class Refused(Exception):
     pass
+
+
+# The suite's programs, in run order: the registry's data file, the one table that names them (the front-end's
+# C table is generated from it at build time; this script runs where nothing is built). ctest
+# suite.programs_registry holds it to `gpuaccept run --list-programs`.
+REGISTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "suite", "registry", "programs.json")
+
+
+def read_programs(path=REGISTRY, per_node_only=False):
+    """The programs' names in run order; per_node_only: those of the per-node plan (the DaemonSet's)."""
+    try:
+        with open(path) as f:
+            rows = json.load(f)["programs"]
+        names = [r["name"] for r in rows if r.get("per_node") or not per_node_only]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit("cannot read the program registry {}: {} (run the renderer from a checkout of the "
+                 "repository)".format(path, getattr(e, "strerror", None) or e))
+    if not names:
+        sys.exit("no programs found in {}".format(path))
+    return names
 
 
 def label_key_ok(k):

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The program registry (suite/summary/programs.c) is the one list of the suite's programs: `gpuaccept run
---list-programs` prints it in both forms alike, and everything that names the programs follows it: the run's
-help and steps, the MPIJob renderer (which reads the C source, having no build), the built programs, their
-docs pages and the README's table.
+"""The program registry (suite/registry/programs.json, compiled into the front-end's table) is the one list of the
+suite's programs: `gpuaccept run --list-programs` prints what the data file says, in both forms alike, and
+everything that names the programs follows it: the run's help and steps, the MPIJob and DaemonSet renderers
+(which read the data file, having no build), the built-in profiles, the built programs, their docs pages and
+the README's table.
 
     check_registry.py GPUACCEPT SOURCE_DIR WORKDIR"""
 import json
@@ -12,7 +13,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gatest import check, failures  # noqa: E402
+from gatest import check, finish  # noqa: E402
 
 GA, SRC, WORK = sys.argv[1:4]
 
@@ -59,7 +60,18 @@ started = re.findall(r"^\[SUITE\] step (\d+)/(\d+) (\S+): starting", p.stdout, r
 check(p.returncode == 0 and started == [(str(i + 1), str(len(names)), n) for i, n in enumerate(names)],
       "run --dry-run: every step in order, k/%d (%s)" % (len(names), started))
 
-# The MPIJob renderer runs where nothing is built: it reads suite/summary/programs.c, and must read the same list.
+# The data file is what the binary lists: name, fault prefixes, headline and purpose, in order.
+registry = json.load(open(os.path.join(SRC, "suite", "registry", "programs.json")))
+check([(r["name"], ",".join(r["fault_prefixes"]), r["headline"], r["purpose"]) for r in registry["programs"]]
+      == [(r[1], r[2], r[4], r[5]) for r in rows], "--list-programs is suite/registry/programs.json's table")
+# Each built-in profile is its data file, and gives every program its arguments.
+for name in registry["builtin_profiles"]:
+    text = open(os.path.join(SRC, "suite", "registry", "profiles", name + ".json")).read()
+    p = ga("run", "--profile", name, "--dump-profile")
+    check(p.returncode == 0 and p.stdout == text, "--profile %s --dump-profile prints profiles/%s.json" % (name, name))
+    check(list(json.loads(text)["steps"]) == names, "profile %s has a step for every program, in order" % name)
+
+# The renderers run where nothing is built: they read the data file, and must read the same list.
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "deploy", "mpijob"))
 import render  # noqa: E402
@@ -75,5 +87,11 @@ check(all("/bin/gpuaccept run --report-dir /reports --only %s --expect-gpus 1 ||
           in render.render(["--program", n, "--nodes", "1", "--gpus-per-node", "1"]) for n in names),
       "a rendered one-program MPIJob runs gpuaccept run --only that program, for each of them")
 
-print("%d failed" % len(failures) if failures else "all checks passed")
-sys.exit(1 if failures else 0)
+sys.path.insert(0, os.path.join(SRC, "deploy", "daemonset"))
+del sys.modules["render"]
+import render as daemonset  # noqa: E402
+
+per_node = [r["name"] for r in registry["programs"] if r["per_node"]]
+check(daemonset.CHECKS == per_node and set(per_node) < set(names),
+      "the DaemonSet runs the registry's per-node programs, in order: %s" % daemonset.CHECKS)
+finish()

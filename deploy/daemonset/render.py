@@ -20,13 +20,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, ".."))
-from k8s_common import (Refused, check_dns1123_label, check_env_names, check_node_selector,  # noqa: E402
+from k8s_common import (Refused, read_programs, check_dns1123_label, check_env_names, check_node_selector,  # noqa: E402
                         check_quantities, check_subdomains, memory_limit, parse_key_value, parse_toleration,
                         quote_args, render_main, to_yaml)
 
-# The single-node checks, in the suite's order; ddp_smoke is left out: it measures a training step, whose
-# per-node figures gemm_flops and allreduce_bw already give.
-CHECKS = ["node_health", "env_audit", "gemm_flops", "mem_bw", "allreduce_bw"]
+# The single-node checks, in the suite's order: the registry's programs marked per_node (ddp_smoke is not: it
+# measures a training step, whose per-node figures gemm_flops and allreduce_bw already give).
+CHECKS = read_programs(per_node_only=True)
 VERDICT_KEY = "gpuaccept.io/verdict"  # suite/handoff/handoff.h SUITE_K8S_KEY: the label the suite's hand-off sets
 CHECKED_KEY = "gpuaccept.io/checked"
 EXAMPLE = "gpuaccept-daemonset.yaml"

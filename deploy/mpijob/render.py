@@ -20,28 +20,11 @@ import sys
 
 sys.dont_write_bytecode = True  # run from a checkout: leave no __pycache__ in deploy/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from k8s_common import (DNS1035_LABEL, Refused, check_dns1123_label, check_env_names,  # noqa: E402
+from k8s_common import (DNS1035_LABEL, Refused, read_programs, check_dns1123_label, check_env_names,  # noqa: E402
                         check_node_selector, check_quantities, check_subdomains, memory_limit, parse_key_value,
                         parse_toleration, quote_args, render_main, to_yaml)
 
-# The suite's programs, in run order: read from the front-end's registry, the one table that names them.
-# This script runs where nothing is built, so it reads the C source; ctest suite.programs_registry holds
-# what it reads to `gpuaccept run --list-programs`.
-REGISTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "suite", "summary", "programs.c")
-
-
-def read_programs(path=REGISTRY):
-    try:
-        with open(path) as f:
-            names = re.findall(r'^\s*\{\s*\.name\s*=\s*"([a-z0-9_]+)"', f.read(), re.M)
-    except OSError as e:
-        sys.exit("render.py: cannot read the program registry {}: {} (run render.py from a checkout of the "
-                 "repository)".format(path, e.strerror))
-    if not names:
-        sys.exit("render.py: no programs found in {}".format(path))
-    return names
-
-
+# The suite's programs, in run order (k8s_common.read_programs: the registry's data file).
 PROGRAMS = read_programs()
 VARIANTS = ["default", "hostnetwork"]
 OLD_VARIANTS = {"rdma": "default"}  # before InfiniBand was the default, "rdma" asked for it

@@ -9,112 +9,22 @@
 #include "programs.h"
 #include "suite_util.h"
 
-/* The built-in profiles, in the file format --profile FILE reads (docs/suite.md), so that --dump-profile can
- * print them for a site to copy and edit. */
-static const char quick_text[] =
-    "{\n"
-    "  \"schema\": \"gpuaccept-profile\",\n"
-    "  \"schema_version\": 1,\n"
-    "  \"name\": \"quick\",\n"
-    "  \"description\": \"A smoke test in minutes: every program with --quick (smaller sizes, fewer "
-    "iterations). No thresholds, no burn, no pairs isolation, and a GPU below its peers is a warning, not a "
-    "failure: it shows the suite runs, it does not accept a cluster.\",\n"
-    "  \"step_timeout_s\": 600,\n"
-    "  \"steps\": {\n"
-    "    \"node_health\": [\"--quick\"],\n"
-    "    \"env_audit\": [\"--quick\"],\n"
-    "    \"gemm_flops\": [\"--quick\", \"--relative\", \"warn\"],\n"
-    "    \"mem_bw\": [\"--quick\", \"--relative\", \"warn\"],\n"
-    "    \"allreduce_bw\": [\"--quick\"],\n"
-    "    \"ddp_smoke\": [\"--quick\"]\n"
-    "  },\n"
-    "  \"not_covered\": [\n"
-    "    \"no burn: quick profile\",\n"
-    "    \"no pairs isolation: quick profile\",\n"
-    "    \"no per-node collectives: quick profile\",\n"
-    "    \"no SKU thresholds: quick profile\",\n"
-    "    \"no --expect-gpus: quick profile\",\n"
-    "    \"reduced sizes and iterations: quick profile\",\n"
-    "    \"relative only, as warnings: gemm_flops and mem_bw compare each GPU with its peers (--relative "
-    "warn), "
-    "no floor: quick profile\",\n"
-    "    \"relative only, as a warning: ddp_smoke's straggler check\"\n"
-    "  ]\n"
-    "}\n";
-
-static const char standard_text[] =
-    "{\n"
-    "  \"schema\": \"gpuaccept-profile\",\n"
-    "  \"schema_version\": 1,\n"
-    "  \"name\": \"standard\",\n"
-    "  \"description\": \"Acceptance of a cluster in service: full sweeps, the GPUs every node must have, "
-    "thresholds from the SKU baseline, per-node collectives and every pair of nodes.\",\n"
-    "  \"step_timeout_s\": 1800,\n"
-    "  \"steps\": {\n"
-    "    \"node_health\": [\"--expect-gpus\", \"{expect_gpus}\"],\n"
-    "    \"env_audit\": [\"--expect-gpus\", \"{expect_gpus}\"],\n"
-    "    \"gemm_flops\": [\"--dtype\", \"{gpu:bf16}\", \"--min-efficiency\", "
-    "\"{sku_eff:gemm_flops/tflops_bf16}\"],\n"
-    "    \"mem_bw\": [\"--min-efficiency\", \"{sku_eff:mem_bw/GBps_device_copy}\"],\n"
-    "    \"allreduce_bw\": [\"--pattern\", \"world,node,pairs\", \"--rounds\", \"all\", \"--min-busbw\",\n"
-    "                     \"{fabric_min:allreduce_bw/busbw_at_max}\", \"--min-node-busbw\",\n"
-    "                     \"{sku_node_min:allreduce_bw/busbw_at_max}\", \"--expect-net\", "
-    "\"{fabric_net}\"],\n"
-    "    \"ddp_smoke\": []\n"
-    "  },\n"
-    "  \"not_covered\": [\n"
-    "    \"no burn: standard profile (the full profile runs one)\",\n"
-    "    \"GEMM dtypes other than bf16 (on GPUs): standard profile, whose --min-efficiency is a bf16 "
-    "figure\",\n"
-    "    \"relative only: allreduce_bw's per-node collectives and pairs name a node or link against the "
-    "others, with no floor of their own (no --min-node-busbw)\",\n"
-    "    \"relative only, as a warning: ddp_smoke's straggler check\"\n"
-    "  ]\n"
-    "}\n";
-
-static const char full_text[] =
-    "{\n"
-    "  \"schema\": \"gpuaccept-profile\",\n"
-    "  \"schema_version\": 1,\n"
-    "  \"name\": \"full\",\n"
-    "  \"description\": \"Acceptance of new hardware: the standard profile plus a GEMM burn (--burn, default "
-    "600 s) with throttling and cross-GPU checksum comparison, and the longest allreduce sweep.\",\n"
-    "  \"step_timeout_s\": 3600,\n"
-    "  \"steps\": {\n"
-    "    \"node_health\": [\"--expect-gpus\", \"{expect_gpus}\"],\n"
-    "    \"env_audit\": [\"--expect-gpus\", \"{expect_gpus}\"],\n"
-    "    \"gemm_flops\": [\"--dtype\", \"{gpu:bf16}\", \"--min-efficiency\", "
-    "\"{sku_eff:gemm_flops/tflops_bf16}\", \"--duration\", \"{burn_s}\"],\n"
-    "    \"mem_bw\": [\"--min-efficiency\", \"{sku_eff:mem_bw/GBps_device_copy}\"],\n"
-    "    \"allreduce_bw\": [\"--pattern\", \"world,node,pairs\", \"--rounds\", \"all\", \"--min-busbw\",\n"
-    "                     \"{fabric_min:allreduce_bw/busbw_at_max}\", \"--min-node-busbw\",\n"
-    "                     \"{sku_node_min:allreduce_bw/busbw_at_max}\", \"--expect-net\", \"{fabric_net}\",\n"
-    "                     \"-e\", \"{gpu:8G}\"],\n"
-    "    \"ddp_smoke\": []\n"
-    "  },\n"
-    "  \"not_covered\": [\n"
-    "    \"GEMM dtypes other than bf16 (on GPUs): full profile, whose --min-efficiency is a bf16 figure\",\n"
-    "    \"relative only: allreduce_bw's per-node collectives and pairs name a node or link against the "
-    "others, with no floor of their own (no --min-node-busbw)\",\n"
-    "    \"relative only, as a warning: ddp_smoke's straggler check\"\n"
-    "  ]\n"
-    "}\n";
-
-static const struct {
-    const char *name, *text;
-} builtins[] = {{"quick", quick_text}, {"standard", standard_text}, {"full", full_text}};
-
 const char *suite_profile_builtin(const char *name)
 {
-    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
-        if (strcmp(builtins[i].name, name) == 0)
-            return builtins[i].text;
+    for (size_t i = 0; i < suite_n_builtin_profiles; i++)
+        if (strcmp(suite_builtin_profiles[i].name, name) == 0)
+            return suite_builtin_profiles[i].text;
     return NULL;
 }
 
 const char *suite_profile_builtin_names(void)
 {
-    return "quick standard full";
+    static char names[256];
+    if (!names[0])
+        for (size_t i = 0, used = 0; i < suite_n_builtin_profiles && used < sizeof names; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? " " : "",
+                                     suite_builtin_profiles[i].name);
+    return names;
 }
 
 /* A placeholder is a whole argument "{kind}" or "{kind:param}". Returns its kind's index, -1 for a plain

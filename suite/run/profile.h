@@ -33,6 +33,15 @@ typedef struct {
     const suite_fabric_facts *fabric; /* node_health's, once it ran; NULL before (those placeholders wait) */
 } suite_profile_env;
 
+/* The built-in profiles, in the file format --profile FILE reads (docs/suite.md), so that --dump-profile can
+ * print them for a site to copy and edit: suite/registry/profiles/<name>.json, compiled in
+ * (registry_profiles.c, generated), in the order of programs.json's builtin_profiles. */
+typedef struct {
+    const char *name, *text;
+} suite_builtin_profile;
+extern const suite_builtin_profile suite_builtin_profiles[];
+extern const size_t suite_n_builtin_profiles;
+
 /* The text of a built-in profile (quick, standard, full), NULL for another name. */
 const char *suite_profile_builtin(const char *name);
 

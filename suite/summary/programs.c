@@ -3,37 +3,7 @@
 #include <jansson.h>
 #include <string.h>
 
-/* One entry per program; render.py reads the names from this file (`.name = "..."`, in this order) because
- * it runs where nothing is built; ctest suite.programs_registry holds it to the binary's list. */
-const suite_program suite_programs[] = {
-    {.name = "node_health",
-     .fault_prefixes = "HEALTH",
-     .headline = "GPUs checked, IB ports active, failed health checks and warnings",
-     .purpose =
-         "per node and GPU: ECC, row remaps, Xids, PCIe, NVLink, throttling, IB ports, GPUDirect RDMA"},
-    {.name = "env_audit",
-     .fault_prefixes = "ENV,GPU",
-     .headline = "nodes that deviate from the majority, per field",
-     .purpose = "software stack, GPUs, NICs and topology of every rank; which nodes deviate"},
-    {.name = "gemm_flops",
-     .fault_prefixes = "GEMM",
-     .headline = "TFLOP/s per GPU and dtype, against its model's median and datasheet peak",
-     .purpose = "cuBLAS/cuBLASLt GEMM throughput per GPU; burn mode with throttling and corruption checks"},
-    {.name = "mem_bw",
-     .fault_prefixes = "MEM",
-     .headline = "GB/s per GPU and test (HBM copy, read-write, host-to-device, device-to-host)",
-     .purpose = "memory bandwidth of every GPU and its host link, against peak"},
-    {.name = "allreduce_bw",
-     .fault_prefixes = "COMM",
-     .headline = "busbw at the largest size and averaged over sizes; slow pairs with --pattern pairs",
-     .purpose = "NCCL collective bandwidth sweep with an exact correctness check; names a slow node or link"},
-    {.name = "ddp_smoke",
-     .fault_prefixes = "DDP",
-     .headline = "loss start and end, samples/s, step time, replicas identical",
-     .purpose = "a data-parallel training loop: the loss must fall and the replicas must agree"},
-};
-const size_t suite_n_programs = sizeof suite_programs / sizeof suite_programs[0];
-_Static_assert(sizeof suite_programs / sizeof suite_programs[0] <= SUITE_MAX_PROGRAMS, "SUITE_MAX_PROGRAMS");
+/* The table itself, suite_programs[], is generated from suite/registry/programs.json (registry_programs.c). */
 
 int suite_program_index(const char *name)
 {
