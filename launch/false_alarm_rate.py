@@ -6,7 +6,7 @@ each run's JSON report. A fault-free run must end with exit 0 and no finding of 
 such finding is a false finding); a slowed run must name the slowed rank, and no other rank, by a relative
 finding (below its peers, a straggler, a slow node or link). The slowing is the programs' own test hook:
 GPUACCEPT_TEST_SLOW_RANK / GPUACCEPT_TEST_SLOW_FACTOR (the host paths of gemm_flops, mem_bw and ddp_smoke),
-and for allreduce_bw its delay hook ALLREDUCE_BW_TEST_DELAY_RANK / _US.
+and for allreduce_bw its delay hook GPUACCEPT_TEST_DELAY_RANK / _US.
 
     false_alarm_rate.py --bin-dir build-host/bin [--program gemm_flops,mem_bw,ddp_smoke,allreduce_bw]
                         [--np 2,4,8] [--runs 20] [--slow-np 4] [--slow-rank 1] [--slow-factor 2]
@@ -45,7 +45,7 @@ DEFAULT_ARGS = {
 
 def slow_env(program, rank, factor, delay_us):
     if program == "allreduce_bw":
-        return {"ALLREDUCE_BW_TEST_DELAY_RANK": str(rank), "ALLREDUCE_BW_TEST_DELAY_US": str(delay_us)}
+        return {"GPUACCEPT_TEST_DELAY_RANK": str(rank), "GPUACCEPT_TEST_DELAY_US": str(delay_us)}
     return {"GPUACCEPT_TEST_SLOW_RANK": str(rank), "GPUACCEPT_TEST_SLOW_FACTOR": str(factor)}
 
 

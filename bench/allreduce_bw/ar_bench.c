@@ -31,23 +31,17 @@ size_t ar_bench_max_bytes(const ar_sweep_cfg *cfg, int nranks)
     return max;
 }
 
-/* Test hooks, so that end-to-end tests can prove the check and the pairs analysis fail when they should:
- * ALLREDUCE_BW_TEST_WRONG_RANK=r corrupts one output element on world rank r before it is checked;
- * ALLREDUCE_BW_TEST_DELAY_RANK=r and ALLREDUCE_BW_TEST_DELAY_US=us make rank r late by us per operation
- * it takes part in, timed or not (a slow node: every transfer through it is slow). Documented in
- * docs/allreduce_bw.md; never set in production. */
-static int env_int(const char *name, int fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? atoi(v) : fallback;
-}
-
+/* Test hooks (ga_testhook.h), so that end-to-end tests can prove the check and the pairs analysis fail when
+ * they should: GPUACCEPT_TEST_WRONG_RANK=r corrupts one output element on world rank r before it is checked;
+ * GPUACCEPT_TEST_DELAY_RANK=r and GPUACCEPT_TEST_DELAY_US=us make rank r late by us per operation it takes
+ * part in, timed or not (a slow node: every transfer through it is slow). Documented in docs/allreduce_bw.md.
+ */
 static void test_delay(int iters)
 {
     static int rank = -2, us = 0;
     if (rank == -2) {
-        rank = env_int("ALLREDUCE_BW_TEST_DELAY_RANK", -1);
-        us = env_int("ALLREDUCE_BW_TEST_DELAY_US", 0);
+        rank = (int)ga_test_int("DELAY_RANK", -1);
+        us = (int)ga_test_int("DELAY_US", 0);
     }
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -101,7 +95,7 @@ static double slow_wait(const ar_call *call, int ops)
 
 void ar_bench_slow_hook_calibrate(MPI_Comm world)
 {
-    int set = getenv(GA_TEST_SLOW_RANK_ENV) != NULL, any = 0;
+    int set = ga_test_int("SLOW_RANK", -1) >= 0, any = 0;
     ga_deadline_arm("agreeing on the test hooks");
     GA_MPI_CHECK(MPI_Allreduce(&set, &any, 1, MPI_INT, MPI_MAX, world)); /* every rank enters alike */
     ga_deadline_disarm();
@@ -142,7 +136,7 @@ static void test_corrupt(const ar_call *call, void *out)
 {
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    if (env_int("ALLREDUCE_BW_TEST_WRONG_RANK", -1) == me && call->counts.recv_count > 0)
+    if (ga_test_names_rank("WRONG_RANK", me) && call->counts.recv_count > 0)
         ar_store(call->type, out, 0, ar_load(call->type, out, 0) + 5);
 }
 

@@ -40,7 +40,7 @@ struct ddp_trainer {
     void (*step)(ddp_trainer *t, const float *x, const int32_t *labels, ddp_step_result *out);
     /* The parameters on the host (the GPU path copies them back): layout->n_params of elem_size bytes. */
     const void *(*params)(ddp_trainer *t);
-    /* Test only (GA_DDP_TEST_PERTURB_RANK): moves one parameter by one ulp. */
+    /* Test only (GPUACCEPT_TEST_PERTURB_RANK): moves one parameter by one ulp. */
     void (*perturb)(ddp_trainer *t);
     void (*destroy)(ddp_trainer *t);
 };

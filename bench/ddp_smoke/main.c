@@ -28,7 +28,6 @@
 
 /* Test only: the rank named here moves one parameter by one ulp after training, to prove that the replica
  * check fails and names it. Never set it in production runs. */
-#define DDP_PERTURB_ENV "GA_DDP_TEST_PERTURB_RANK"
 
 static const ga_program_spec spec = {
     .name = "ddp_smoke",
@@ -155,9 +154,8 @@ static void fill_record(ddp_trainer *t, const ddp_layout *m, const ddp_loop_resu
         r->comm_fraction = res->comm_wait_s / res->train_s;
         r->samples_per_s = (double)local_batch * res->timed_steps / res->train_s;
     }
-    const char *perturb = getenv(DDP_PERTURB_ENV);
-    if (perturb && *perturb && atoi(perturb) == r->hdr.world_rank) {
-        ga_log_rank("DDP", "test only (%s): moving one parameter by one ulp", DDP_PERTURB_ENV);
+    if (ga_test_names_rank("PERTURB_RANK", r->hdr.world_rank)) { /* test hook (ga_testhook.h) */
+        ga_log_rank("DDP", "test only (" GA_TEST_PREFIX "PERTURB_RANK): moving one parameter by one ulp");
         t->perturb(t);
     }
     ddp_digest d;

@@ -370,9 +370,8 @@ int main(int argc, char **argv)
         gf_host_defaults(o, common.quick);
         if (!o->threads)
             o->threads = ga_host_threads(ctx.local_size);
-        /* Test hook, documented in docs/gemm_flops.md: proves that a wrong GEMM cannot pass. */
-        const char *corrupt = getenv("GEMM_FLOPS_TEST_CORRUPT_RANK");
-        o->corrupt = corrupt && atoi(corrupt) == ctx.world_rank;
+        /* Test hook (ga_testhook.h, docs/gemm_flops.md): proves that a wrong GEMM cannot pass. */
+        o->corrupt = ga_test_names_rank("CORRUPT_RANK", ctx.world_rank);
         o->slow_factor = ga_test_slow_factor(ctx.world_rank); /* docs/testing.md, "Test hooks" */
         if (!o->dtypes_explicit)
             o->dtypes &= (1u << GA_FP32) | (1u << GA_FP64); /* "all" on the host: what OpenBLAS has */

@@ -3,6 +3,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+long ga_test_int(const char *name, long fallback)
+{
+    char var[96];
+    snprintf(var, sizeof var, GA_TEST_PREFIX "%s", name);
+    const char *v = getenv(var);
+    return v && *v ? strtol(v, NULL, 10) : fallback;
+}
+
+bool ga_test_names_rank(const char *name, int world_rank)
+{
+    return world_rank >= 0 && ga_test_int(name, -1) == world_rank;
+}
+
 double ga_test_slow_factor(int world_rank)
 {
     const char *rank = getenv(GA_TEST_SLOW_RANK_ENV), *factor = getenv(GA_TEST_SLOW_FACTOR_ENV);

@@ -1,12 +1,26 @@
-/* The test hook for the power of the outlier rule (docs/testing.md, "Test hooks"): GPUACCEPT_TEST_SLOW_RANK=R
- * with GPUACCEPT_TEST_SLOW_FACTOR=F makes the timed work of world rank R take F times as long, on the host
- * paths of gemm_flops, mem_bw and ddp_smoke. It is read here alone, so that every program means the same by
- * it. Never set it in production runs. Pure apart from the clock and the environment. */
+/* The test hooks, one family read here alone: GPUACCEPT_TEST_<NAME> environment variables that let end-to-end
+ * tests prove a check fails when it should (docs/testing.md, "Test hooks"). Never set in production runs.
+ *   GPUACCEPT_TEST_SLOW_RANK=R, GPUACCEPT_TEST_SLOW_FACTOR=F  world rank R's timed work takes F times as long
+ *       (host paths of gemm_flops, mem_bw, ddp_smoke; allreduce_bw's transfers): the outlier rule's power;
+ *   GPUACCEPT_TEST_CORRUPT_RANK=R   gemm_flops' host path computes a wrong GEMM on rank R;
+ *   GPUACCEPT_TEST_PERTURB_RANK=R   ddp_smoke moves one parameter of rank R's replica by one ulp;
+ *   GPUACCEPT_TEST_WRONG_RANK=R     allreduce_bw corrupts one output element on rank R before the check;
+ *   GPUACCEPT_TEST_DELAY_RANK=R, GPUACCEPT_TEST_DELAY_US=U  allreduce_bw's rank R is late by U us per
+ * operation. Pure apart from the clock and the environment. */
 #ifndef GA_TESTHOOK_H
 #define GA_TESTHOOK_H
 
-#define GA_TEST_SLOW_RANK_ENV "GPUACCEPT_TEST_SLOW_RANK"
-#define GA_TEST_SLOW_FACTOR_ENV "GPUACCEPT_TEST_SLOW_FACTOR"
+#include <stdbool.h>
+
+#define GA_TEST_PREFIX "GPUACCEPT_TEST_"
+#define GA_TEST_SLOW_RANK_ENV GA_TEST_PREFIX "SLOW_RANK"
+#define GA_TEST_SLOW_FACTOR_ENV GA_TEST_PREFIX "SLOW_FACTOR"
+
+/* GPUACCEPT_TEST_<name> as an integer, fallback when it is unset or empty. */
+long ga_test_int(const char *name, long fallback);
+
+/* Whether GPUACCEPT_TEST_<name> names world_rank (unset: no rank is named). */
+bool ga_test_names_rank(const char *name, int world_rank);
 
 /* F for world_rank when the hook names it, else 1. A factor that is not a number from 1 to 1000 is ignored
  * (1) with one warning on stderr from the rank it names. */

@@ -127,7 +127,7 @@ def case_perturb(args, mpiexec):
     k = args.perturb_rank
     p, r = run(args, mpiexec, args.ranks, ["--quick", "--backend", "host", "--steps", "50",
                                            "--min-improvement", "0"],
-               env_extra={"GA_DDP_TEST_PERTURB_RANK": str(k)}, report_dir=args.work + "/report")
+               env_extra={"GPUACCEPT_TEST_PERTURB_RANK": str(k)}, report_dir=args.work + "/report")
     check(p.returncode == 1, "exit code %d, expected 1" % p.returncode)
     result = [l for l in p.stdout.splitlines() if l.startswith("[RESULT]")]
     check(len(result) == 1 and "DDP_REPLICA_MISMATCH" in result[0] and ("rank %d on" % k) in result[0],

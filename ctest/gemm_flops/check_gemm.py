@@ -117,7 +117,7 @@ def main():
     elif a.mode == "corrupt":
         victim = a.np - 1
         p = run(a.mpiexec, a.np, base + ["--dtype", "fp32", "--quick", "--duration", "2", "--interval", "1",
-                                         "--max-drop", "100"], env={"GEMM_FLOPS_TEST_CORRUPT_RANK": str(victim)})
+                                         "--max-drop", "100"], env={"GPUACCEPT_TEST_CORRUPT_RANK": str(victim)})
         check(p.returncode == 1, "a corrupted GEMM must fail the run: exit %d" % p.returncode)
         r = load(a.workdir)
         wrong = [f for f in r["findings"] if f["code"] == "GEMM_WRONG_RESULT"]

@@ -77,7 +77,7 @@ ga_double_test(ddp_comm_timeout --exit 4 --within 12 --env GA_DOUBLE_NCCL_HANG=A
 
 # Defect 3: with -c 2, the rank that sees a wrong element must still issue the second check's collective,
 # or the other ranks wait for it forever. No hang: exit 1, the finding names the rank.
-ga_double_test(allreduce_check_wrong_rank_no_hang --exit 1 --within 10 --env ALLREDUCE_BW_TEST_WRONG_RANK=1
+ga_double_test(allreduce_check_wrong_rank_no_hang --exit 1 --within 10 --env GPUACCEPT_TEST_WRONG_RANK=1
                --stdout "COMM_WRONG_RESULT.*rank 1 on"
                --report "r['summary']['wrong_total'] > 0"
                -- ${_ar} -b 512 -e 4K -f 8 -n 2 -w 1 -c 2 -T 3)
