@@ -64,11 +64,7 @@ run)
     launch/install-deps.sh
     configure_and_build build "${cuda_args[@]}"
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    if [ -x build/bin/gpuaccept ]; then
-        exec build/bin/gpuaccept run --report-dir "${GPUACCEPT_REPORT_DIR:-reports}" "$@"
-    fi
-    # Before the suite front-end exists: the environment audit alone.
-    exec mpirun -np 2 --oversubscribe build/bin/env_audit --report-dir "${GPUACCEPT_REPORT_DIR:-reports}" "$@"
+    exec build/bin/gpuaccept run --report-dir "${GPUACCEPT_REPORT_DIR:-reports}" "$@"
     ;;
 test)
     launch/install-deps.sh --test --slurm
