@@ -103,7 +103,7 @@ int cmd_merge(int argc, char **argv)
     int exit_code, written;
     if (suite_apply_baseline_option(summary, baseline, tol, err, sizeof err) != 0) {
         exit_code = suite_usage_error("merge", "--baseline: %s", err);
-    } else if ((written = suite_write_outputs(summary, out ? out : dir, err, sizeof err)) != 0) {
+    } else if ((written = suite_outputs_write(summary, out ? out : dir, err, sizeof err)) != 0) {
         /* Inputs too large to summarise are refused like any other input (exit 2); a failed write is 3. */
         if (written == SUITE_OUTPUTS_TOO_LARGE) {
             exit_code = refuse("%s", err);

@@ -855,7 +855,7 @@ static int finish_run(const run_ctx *c, json_t *steps)
     if (suite_apply_baseline_option(summary, c->o->baseline, c->o->tolerance_pct, err, sizeof err) != 0) {
         fprintf(stderr, "gpuaccept run: --baseline: %s\n", err);
         exit_code = GA_EXIT_USAGE;
-    } else if (suite_write_outputs(summary, c->o->report_dir, err, sizeof err) != 0 ||
+    } else if (suite_outputs_write(summary, c->o->report_dir, err, sizeof err) != 0 ||
                suite_handoff_act(summary, c->o->report_dir, c->o->drain, c->o->apply_k8s, err, sizeof err)) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
         exit_code = suite_print_failure(GA_EXIT_ENV, err);

@@ -101,79 +101,6 @@ int suite_output_path_check(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-/* Temporary files a merge killed midway left behind (summary.json.tmp.XXXXXX and the like). */
-static void remove_stale_temps(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[4200];
-    while (d && (e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, "summary.", 8) == 0 && strstr(e->d_name, ".tmp.")) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    }
-    if (d)
-        closedir(d);
-}
-
-int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_t errlen)
-{
-    remove_stale_temps(dir);
-    /* The three are one set: all are rendered and written beside their old versions first, then renamed,
-     * summary.json last, so that a kill leaves the old set or the new one, never this run's json beside the
-     * last run's html. */
-    char *json = json_dumps(summary, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    char *md = suite_render_md(summary), *html = suite_render_html(summary);
-    const char *names[3] = {"summary.html", "summary.md", "summary.json"};
-    char *texts[3] = {html, md, NULL};
-    char tmps[3][4200] = {"", "", ""}, path[4096];
-    int rc = -1, written = 0;
-    size_t jl = json ? strlen(json) : 0;
-    char *json_nl = json ? malloc(jl + 2) : NULL;
-    if (json_nl) {
-        memcpy(json_nl, json, jl);
-        memcpy(json_nl + jl, "\n", 2);
-    }
-    texts[2] = json_nl;
-    if (!json_nl || !md || !html) {
-        snprintf(err, errlen, "out of memory rendering the summary");
-    } else if (jl + 1 > SUITE_MAX_INPUT_BYTES) {
-        /* A summary compare and baseline would refuse to read is not written (issue 27). */
-        snprintf(
-            err, errlen,
-            "summary.json would be %.1f MiB, more than the %d MiB gpuaccept reads back (compare, baseline): "
-            "the reports are too large to merge",
-            (double)(jl + 1) / (1 << 20), SUITE_MAX_INPUT_BYTES >> 20);
-        rc = SUITE_OUTPUTS_TOO_LARGE;
-    } else {
-        for (; written < 3; written++) {
-            snprintf(path, sizeof path, "%s/%s", dir, names[written]);
-            if (suite_write_text_temp(path, texts[written], tmps[written], sizeof tmps[0], err, errlen) != 0)
-                break;
-        }
-        rc = 0;
-        for (int i = 0; i < 3 && rc == 0; i++) {
-            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-            if (written < 3 || rename(tmps[i], path) != 0) {
-                if (written == 3)
-                    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-                rc = -1;
-            }
-        }
-        for (int i = 0; i < 3; i++)
-            if (tmps[i][0])
-                unlink(tmps[i]); /* gone after a rename; what a failure left behind */
-        if (rc == 0)             /* drain.sh, Kubernetes, Prometheus, JUnit: docs/handoff.md */
-            rc = suite_handoff_write(summary, dir, err, errlen);
-    }
-    free(json);
-    free(json_nl);
-    free(md);
-    free(html);
-    return rc;
-}
-
 void suite_print_verdict(const json_t *s, const char *dir)
 {
     const json_t *v = json_object_get(s, "verdict");
@@ -247,5 +174,5 @@ int suite_handoff_act(json_t *summary, const char *dir, bool drain, bool apply_k
     if (!failed)
         return 0;
     suite_summary_finalize(summary);
-    return suite_write_outputs(summary, dir, err, errlen);
+    return suite_outputs_write(summary, dir, err, errlen);
 }

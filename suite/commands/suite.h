@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "outputs_write.h"
+
 int cmd_run(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
@@ -32,12 +34,6 @@ int suite_apply_baseline_option(json_t *summary, const char *spec, double tolera
  * directory, in a directory that exists. Checked before any work, so a bad path is a usage error up front. 0,
  * or -1 with a message. */
 int suite_output_path_check(const char *path, char *err, size_t errlen);
-
-/* Writes summary.json, summary.md and summary.html into dir. 0, or -1 with a message, or
- * SUITE_OUTPUTS_TOO_LARGE when summary.json would be larger than the front-end reads (SUITE_MAX_INPUT_BYTES):
- * then nothing is written. */
-int suite_write_outputs(const json_t *summary, const char *dir, char *err, size_t errlen);
-#define SUITE_OUTPUTS_TOO_LARGE (-2)
 
 /* The closing lines: verdict, abnormal nodes with their fault codes, where the summary is, [RESULT]. */
 void suite_print_verdict(const json_t *summary, const char *dir);

@@ -1,7 +1,7 @@
 /* Hand-off: the verdict in the forms the tools that act on it read. Beside summary.json, `gpuaccept run` and
  * `merge` write drain.sh (Slurm), gpuaccept-k8s.sh and gpuaccept-k8s.json (Kubernetes labels and taints),
- * gpuaccept.prom (node-exporter textfile) and gpuaccept-junit.xml (CI). Pure but for suite_handoff_write
- * and suite_handoff_exec. Formats: docs/handoff.md. */
+ * gpuaccept.prom (node-exporter textfile) and gpuaccept-junit.xml (CI). Pure but for
+ * suite_handoff_prom_nodes_write; all are written by outputs.c. Formats: docs/handoff.md. */
 #ifndef HANDOFF_H
 #define HANDOFF_H
 
@@ -32,11 +32,8 @@ char *suite_handoff_junit(const json_t *summary); /* handoff_junit.c */
  * not part of valid UTF-8 is written "\xHH". New string, NULL when out of memory. */
 char *suite_xml_text(const char *s);
 
-/* Writes the five files into dir, atomically. 0, or -1 with a message. */
-int suite_handoff_write(const json_t *summary, const char *dir, char *err, size_t errlen);
-
-/* Runs `bash dir/script` (--drain, --apply-k8s), its output streamed through. Its exit status, or -1 when
- * it could not be started or was killed. */
-int suite_handoff_exec(const char *dir, const char *script);
+/* gpuaccept-nodes/<host>.prom for each node (handoff_prom.c), and none left from an earlier run of other
+ * nodes. 0, or -1 with a message. */
+int suite_handoff_prom_nodes_write(const json_t *summary, const char *dir, char *err, size_t errlen);
 
 #endif

@@ -6,6 +6,10 @@
 #include "merge.h"
 
 #include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,4 +329,50 @@ char *suite_handoff_prom(const json_t *s)
 char *suite_handoff_prom_node(const json_t *s, const char *host)
 {
     return prom_text(s, host);
+}
+
+/* A host as a file name: what a name may not hold ('/', a leading '.') becomes '_'. */
+static void host_file_name(const char *host, char *out, size_t len)
+{
+    snprintf(out, len, "%s", *host ? host : "_");
+    for (char *c = out; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_' || (*c == '.' && c != out)))
+            *c = '_';
+}
+
+/* gpuaccept-nodes/<host>.prom for each node, and none left from an earlier run of other nodes. */
+int suite_handoff_prom_nodes_write(const json_t *s, const char *dir, char *err, size_t errlen)
+{
+    char sub[4096], path[4400], file[200];
+    snprintf(sub, sizeof sub, "%s/%s", dir, SUITE_PROM_NODE_DIR);
+    if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", sub, strerror(errno));
+        return -1;
+    }
+    DIR *d = opendir(sub);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && strcmp(e->d_name + l - 5, ".prom") == 0) {
+            snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+            unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    size_t i;
+    json_t *node;
+    json_array_foreach(sj_arr(s, "nodes"), i, node) {
+        const char *host = sj_str(node, "host", "");
+        char *text = suite_handoff_prom_node(s, host);
+        host_file_name(host, file, sizeof file);
+        snprintf(path, sizeof path, "%s/%s.prom", sub, file);
+        int rc = text ? suite_write_text_atomic(path, text, err, errlen) : -1;
+        if (!text)
+            snprintf(err, errlen, "out of memory writing %s", path);
+        free(text);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
 }

@@ -3,7 +3,8 @@
 #include <jansson.h>
 #include <string.h>
 
-/* The table itself, suite_programs[], is generated from suite/registry/programs.json (registry_programs.c). */
+/* The table itself, suite_programs[], is generated from suite/registry/programs.json (registry_programs.c).
+ */
 
 int suite_program_index(const char *name)
 {

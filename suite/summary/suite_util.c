@@ -268,24 +268,27 @@ int suite_write_text_temp(const char *path, const char *text, char *tmp, size_t 
     return 0;
 }
 
-int suite_write_json_atomic(const char *path, const json_t *json, char *err, size_t errlen)
+char *suite_json_text(const json_t *json)
 {
     char *text = json_dumps(json, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    size_t n = text ? strlen(text) : 0;
+    char *with_nl = text ? malloc(n + 2) : NULL;
+    if (with_nl) {
+        memcpy(with_nl, text, n);
+        memcpy(with_nl + n, "\n", 2);
+    }
+    free(text);
+    return with_nl;
+}
+
+int suite_write_json_atomic(const char *path, const json_t *json, char *err, size_t errlen)
+{
+    char *text = suite_json_text(json);
     if (!text) {
         snprintf(err, errlen, "cannot serialise JSON for %s", path);
         return -1;
     }
-    size_t n = strlen(text);
-    char *with_nl = malloc(n + 2);
-    if (!with_nl) {
-        free(text);
-        snprintf(err, errlen, "out of memory writing %s", path);
-        return -1;
-    }
-    memcpy(with_nl, text, n);
-    memcpy(with_nl + n, "\n", 2);
-    int rc = suite_write_text_atomic(path, with_nl, err, errlen);
-    free(with_nl);
+    int rc = suite_write_text_atomic(path, text, err, errlen);
     free(text);
     return rc;
 }
@@ -301,4 +304,20 @@ int suite_self_dir(char *buf, size_t len)
         return -1;
     *slash = '\0';
     return 0;
+}
+
+void sbuf_shq(sbuf *b, const char *s)
+{
+    sbuf_puts(b, "'");
+    while (*s) {
+        size_t run = strcspn(s, "'");
+        if (run)
+            sbuf_printf(b, "%.*s", (int)run, s);
+        s += run;
+        if (*s) {
+            sbuf_puts(b, "'\\''");
+            s++;
+        }
+    }
+    sbuf_puts(b, "'");
 }

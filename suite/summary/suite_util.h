@@ -22,6 +22,8 @@ void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2,
 const char *sbuf_str(const sbuf *b);
 /* The text as a new string (free it), NULL when the buffer ran out of memory; b is freed either way. */
 char *sbuf_finish(sbuf *b);
+/* s in single quotes for a POSIX shell. */
+void sbuf_shq(sbuf *b, const char *s);
 
 /* Tolerant getters: the default when the key is absent or of another type (sj_int: also when a real
  * does not fit a long long). */
@@ -51,7 +53,11 @@ int suite_write_text_atomic(const char *path, const char *text, char *err, size_
  * renamed. For a set of files that should change together: write them all, then rename them all. */
 int suite_write_text_temp(const char *path, const char *text, char *tmp, size_t tmplen, char *err,
                           size_t errlen);
-/* Writes JSON (indented, keys in insertion order) atomically. */
+/* JSON as the front-end writes it: indented, keys in insertion order, reals to 10 digits, a final newline.
+ * New string (free it), NULL when out of memory. */
+char *suite_json_text(const json_t *json);
+
+/* Writes JSON (suite_json_text) atomically. */
 int suite_write_json_atomic(const char *path, const json_t *json, char *err, size_t errlen);
 
 /* Directory of the running executable (for the programs installed beside it). */

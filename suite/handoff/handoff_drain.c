@@ -1,0 +1,132 @@
+/* drain.sh: the Slurm hand-off (docs/handoff.md). Pure. */
+#include "handoff.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_str.h"
+#include "merge.h"
+#include "suite_util.h"
+
+/* The name Slurm knows a node by: SLURMD_NODENAME as its ranks recorded it (a node whose NodeName is not
+ * its host name), else the host name. */
+static const char *slurm_name(const json_t *node)
+{
+    const char *s = sj_str(node, "slurm_node", NULL);
+    return s && *s ? s : sj_str(node, "host", "");
+}
+
+/* The codes of a host's failures, not its warnings, once each in order, joined with commas: NHC's Reason
+ * says why the node is out, nothing else. */
+static void join_fail_codes(sbuf *b, const json_t *host_findings)
+{
+    json_t *seen = json_object();
+    size_t i;
+    json_t *f;
+    json_array_foreach(host_findings, i, f) {
+        const char *code = sj_str(f, "code", "?");
+        if (!ga_streq(sj_str(f, "severity", ""), "fail") || json_object_get(seen, code))
+            continue;
+        sbuf_printf(b, "%s%s", json_object_size(seen) ? "," : "", code);
+        json_object_set_new(seen, code, json_true());
+    }
+    json_decref(seen);
+}
+
+/* One `scontrol update ... State=DRAIN` per distinct set of failing codes. Returns how many nodes. */
+static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
+{
+    size_t n = json_array_size(nodes), drained = 0;
+    char **reasons = calloc(n ? n : 1, sizeof *reasons);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    for (size_t i = 0; reasons && names && i < n; i++) {
+        const json_t *node = json_array_get(nodes, i);
+        if (!ga_streq(sj_str(node, "verdict", ""), "fail"))
+            continue;
+        sbuf r;
+        sbuf_init(&r);
+        join_fail_codes(&r, json_object_get(by_host, sj_str(node, "host", "")));
+        reasons[i] = r.failed ? NULL : strdup(sbuf_str(&r));
+        sbuf_free(&r);
+    }
+    for (size_t i = 0; reasons && names && i < n; i++) {
+        if (!reasons[i])
+            continue;
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (reasons[j] && (j == i || strcmp(reasons[j], reasons[i]) == 0)) {
+                names[k++] = slurm_name(json_array_get(nodes, j));
+                if (j != i) {
+                    free(reasons[j]);
+                    reasons[j] = NULL;
+                }
+            }
+        char *hl = suite_hostlist_compress(names, k);
+        char why[1024];
+        snprintf(why, sizeof why, SUITE_DRAIN_REASON_PREFIX "%s", reasons[i]);
+        sbuf_puts(b, "scontrol update NodeName=");
+        sbuf_shq(b, hl ? hl : "");
+        sbuf_puts(b, " State=DRAIN Reason=");
+        sbuf_shq(b, why);
+        sbuf_puts(b, "\n");
+        drained += k;
+        free(hl);
+        free(reasons[i]);
+        reasons[i] = NULL;
+    }
+    if (!reasons || !names)
+        b->failed = true;
+    free(reasons);
+    free(names);
+    return drained;
+}
+
+/* The nodes that passed (or warned) are resumed where gpuaccept drained them, as NHC resumes only the nodes
+ * whose Reason it wrote: one sinfo for the drained nodes, then a RESUME for each of ours. A drained node
+ * cannot run a Slurm job, so its re-check runs outside Slurm and knows only its host name: a node matches by
+ * NodeName or NodeHostname. */
+static void resume_lines(sbuf *b, const json_t *nodes)
+{
+    sbuf passed;
+    sbuf_init(&passed);
+    size_t i;
+    json_t *node;
+    json_array_foreach(nodes, i, node)
+        if (!ga_streq(sj_str(node, "verdict", ""), "fail"))
+            sbuf_printf(&passed, " %s", slurm_name(node));
+    if (passed.len == 0) {
+        sbuf_free(&passed);
+        return;
+    }
+    sbuf_puts(&passed, " ");
+    sbuf_puts(
+        b, "# Nodes that passed: resumed only where the Reason shows that gpuaccept drained them.\npassed=");
+    sbuf_shq(b, sbuf_str(&passed));
+    sbuf_puts(b, "\ndrained=$(sinfo -h -N -t drain -o '%N|%n|%E')\n"
+                 "printf '%s\\n' \"$drained\" | sort -u | while IFS='|' read -r node host reason; do\n"
+                 "    case \"$reason\" in \"" SUITE_DRAIN_REASON_PREFIX "\"*) ;; *) continue ;; esac\n"
+                 "    case \"$passed\" in *\" $node \"* | *\" $host \"*) ;; *) continue ;; esac\n"
+                 "    scontrol update NodeName=\"$node\" State=RESUME\n"
+                 "done\n");
+    b->failed |= passed.failed;
+    sbuf_free(&passed);
+}
+
+char *suite_handoff_drain(const json_t *s)
+{
+    sbuf b;
+    sbuf_init(&b);
+    sbuf_puts(&b,
+              "#!/bin/sh\n# gpuaccept: drains the nodes that failed acceptance, one line per distinct set of "
+              "failing fault codes,\n# and resumes the nodes that passed where gpuaccept had drained them.\n"
+              "# Written by gpuaccept from summary.json; `gpuaccept run --drain` runs it.\nset -e\n");
+    const json_t *nodes = sj_arr(s, "nodes");
+    json_t *by_host = suite_findings_by_host(sj_arr(s, "findings"));
+    if (!drain_lines(&b, nodes, by_host))
+        sbuf_puts(&b, "# no node failed: nothing to drain\n");
+    resume_lines(&b, nodes);
+    json_decref(by_host);
+    return sbuf_finish(&b);
+}
