@@ -211,148 +211,145 @@ static void set_srun_option(const char **slot, const char *arg)
     *slot = arg;
 }
 
-static int parse(int argc, char **argv, run_opts *o)
+static const struct option run_longs[] = {
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"profile", required_argument, NULL, OPT_PROFILE},
+    {"dump-profile", no_argument, NULL, OPT_DUMP_PROFILE},
+    {"args", required_argument, NULL, OPT_ARGS},
+    {"burn", required_argument, NULL, OPT_BURN},
+    {"report-dir", required_argument, NULL, OPT_REPORT_DIR},
+    {"np", required_argument, NULL, 'n'},
+    {"hostfile", required_argument, NULL, 'H'},
+    {"only", required_argument, NULL, OPT_ONLY},
+    {"skip", required_argument, NULL, OPT_SKIP},
+    {"step-timeout", required_argument, NULL, OPT_STEP_TIMEOUT},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"tolerance", required_argument, NULL, OPT_TOLERANCE},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"list-programs", optional_argument, NULL, OPT_LIST_PROGRAMS},
+    {"preflight-timeout", required_argument, NULL, OPT_PREFLIGHT_TIMEOUT},
+    {"drain", no_argument, NULL, OPT_DRAIN},
+    {"apply-k8s", no_argument, NULL, OPT_APPLY_K8S},
+    {"srun-args", required_argument, NULL, OPT_SRUN_ARGS},
+    {"container-image", required_argument, NULL, OPT_CONTAINER_IMAGE},
+    {"expect-gpus", required_argument, NULL, OPT_EXPECT_GPUS},
+    {"allow-sockets", no_argument, NULL, OPT_ALLOW_SOCKETS},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {0},
+};
+
+/* One option of `gpuaccept run`: 0, -2 when it printed what was asked (help, version) and the run ends, or an
+ * exit code. */
+static int on_option(run_opts *o, int key, const char *arg, bool *only_seen, char **argv)
 {
-    static const struct option longs[] = {
-        {"quick", no_argument, NULL, OPT_QUICK},
-        {"profile", required_argument, NULL, OPT_PROFILE},
-        {"dump-profile", no_argument, NULL, OPT_DUMP_PROFILE},
-        {"args", required_argument, NULL, OPT_ARGS},
-        {"burn", required_argument, NULL, OPT_BURN},
-        {"report-dir", required_argument, NULL, OPT_REPORT_DIR},
-        {"np", required_argument, NULL, 'n'},
-        {"hostfile", required_argument, NULL, 'H'},
-        {"only", required_argument, NULL, OPT_ONLY},
-        {"skip", required_argument, NULL, OPT_SKIP},
-        {"step-timeout", required_argument, NULL, OPT_STEP_TIMEOUT},
-        {"baseline", required_argument, NULL, OPT_BASELINE},
-        {"tolerance", required_argument, NULL, OPT_TOLERANCE},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"verbose", no_argument, NULL, OPT_VERBOSE},
-        {"list-programs", optional_argument, NULL, OPT_LIST_PROGRAMS},
-        {"preflight-timeout", required_argument, NULL, OPT_PREFLIGHT_TIMEOUT},
-        {"drain", no_argument, NULL, OPT_DRAIN},
-        {"apply-k8s", no_argument, NULL, OPT_APPLY_K8S},
-        {"srun-args", required_argument, NULL, OPT_SRUN_ARGS},
-        {"container-image", required_argument, NULL, OPT_CONTAINER_IMAGE},
-        {"expect-gpus", required_argument, NULL, OPT_EXPECT_GPUS},
-        {"allow-sockets", no_argument, NULL, OPT_ALLOW_SOCKETS},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {0},
-    };
-    memset(o, 0, sizeof *o);
-    for (size_t i = 0; i < suite_n_programs; i++)
-        o->selected[i] = true;
-    o->baseline = "auto";
-    o->tolerance_pct = -1;
-    o->preflight_s = -1;
-    bool only_seen = false;
     char err[256];
-    optind = 0;
-    opterr = 0;
-    int key;
-    while ((key = getopt_long(argc, argv, ":n:H:h", longs, NULL)) != -1) {
-        switch (key) {
-        case OPT_QUICK:
-            o->profile_spec = "quick";
-            break;
-        case OPT_PROFILE:
-            o->profile_spec = optarg;
-            break;
-        case OPT_DUMP_PROFILE:
-            o->dump_profile = true;
-            break;
-        case OPT_BURN:
-            if (ga_parse_double(optarg, 1, 7 * 24 * 3600, &o->burn_s, err, sizeof err))
-                return suite_usage_error("run", "--burn: %s", err);
-            break;
-        case OPT_ARGS:
-            if (parse_args_option(o, optarg) != 0)
-                return GA_EXIT_USAGE;
-            break;
-        case OPT_REPORT_DIR:
-            if (!*optarg || strlen(optarg) >= sizeof o->report_dir - 64)
-                return suite_usage_error("run", "--report-dir: '%s' is not a usable path", optarg);
-            snprintf(o->report_dir, sizeof o->report_dir, "%s", optarg);
-            break;
-        case 'n':
-            if (ga_parse_long(optarg, 1, 1000000, &o->np, err, sizeof err))
-                return suite_usage_error("run", "--np: %s", err);
-            break;
-        case 'H':
-            if (access(optarg, R_OK) != 0)
-                return suite_usage_error("run", "--hostfile: cannot read '%s'", optarg);
-            o->hostfile = optarg;
-            break;
-        case OPT_ONLY:
-            if (!only_seen)
-                for (size_t i = 0; i < suite_n_programs; i++)
-                    o->selected[i] = false;
-            only_seen = true;
-            if (parse_list("run", optarg, o->selected, true))
-                return GA_EXIT_USAGE;
-            break;
-        case OPT_SKIP:
-            if (parse_list("run", optarg, o->selected, false))
-                return GA_EXIT_USAGE;
-            break;
-        case OPT_STEP_TIMEOUT:
-            if (ga_parse_double(optarg, 1, 7 * 24 * 3600, &o->step_timeout_s, err, sizeof err))
-                return suite_usage_error("run", "--step-timeout: %s", err);
-            break;
-        case OPT_BASELINE:
-            o->baseline = optarg;
-            break;
-        case OPT_TOLERANCE:
-            if (suite_parse_pct(optarg, &o->tolerance_pct, err, sizeof err))
-                return suite_usage_error("run", "--tolerance: %s", err);
-            break;
-        case OPT_PREFLIGHT_TIMEOUT:
-            if (ga_parse_double(optarg, 0, 3600, &o->preflight_s, err, sizeof err))
-                return suite_usage_error("run", "--preflight-timeout: %s", err);
-            break;
-        case OPT_DRY_RUN:
-            o->dry_run = true;
-            break;
-        case OPT_VERBOSE:
-            o->verbose = true;
-            break;
-        case OPT_LIST_PROGRAMS:
-            if (!optarg || strcmp(optarg, "tsv") == 0)
-                o->list_programs = 1 + SUITE_LIST_TSV;
-            else if (strcmp(optarg, "json") == 0)
-                o->list_programs = 1 + SUITE_LIST_JSON;
-            else
-                return suite_usage_error("run", "--list-programs: '%s' is neither tsv nor json", optarg);
-            break;
-        case OPT_DRAIN:
-            o->drain = true;
-            break;
-        case OPT_APPLY_K8S:
-            o->apply_k8s = true;
-            break;
-        case OPT_SRUN_ARGS:
-        case OPT_CONTAINER_IMAGE:
-            set_srun_option(key == OPT_SRUN_ARGS ? &o->srun_args : &o->container_image, optarg);
-            break;
-        case OPT_EXPECT_GPUS:
-            if (ga_parse_long(optarg, 1, 1024, &o->expect_gpus, err, sizeof err))
-                return suite_usage_error("run", "--expect-gpus: %s", err);
-            break;
-        case OPT_ALLOW_SOCKETS:
-            o->allow_sockets = true;
-            break;
-        case 'h':
-            usage();
-            return -2;
-        case OPT_VERSION:
-            printf("gpuaccept run %s\n", ga_version());
-            return -2;
-        default:
-            return suite_bad_option("run", key, argv);
-        }
+    switch (key) {
+    case OPT_QUICK:
+        o->profile_spec = "quick";
+        return 0;
+    case OPT_PROFILE:
+        o->profile_spec = arg;
+        return 0;
+    case OPT_DUMP_PROFILE:
+        o->dump_profile = true;
+        return 0;
+    case OPT_BURN:
+        if (ga_parse_double(arg, 1, 7 * 24 * 3600, &o->burn_s, err, sizeof err))
+            return suite_usage_error("run", "--burn: %s", err);
+        return 0;
+    case OPT_ARGS:
+        if (parse_args_option(o, arg) != 0)
+            return GA_EXIT_USAGE;
+        return 0;
+    case OPT_REPORT_DIR:
+        if (!*arg || strlen(arg) >= sizeof o->report_dir - 64)
+            return suite_usage_error("run", "--report-dir: '%s' is not a usable path", arg);
+        snprintf(o->report_dir, sizeof o->report_dir, "%s", arg);
+        return 0;
+    case 'n':
+        if (ga_parse_long(arg, 1, 1000000, &o->np, err, sizeof err))
+            return suite_usage_error("run", "--np: %s", err);
+        return 0;
+    case 'H':
+        if (access(arg, R_OK) != 0)
+            return suite_usage_error("run", "--hostfile: cannot read '%s'", arg);
+        o->hostfile = arg;
+        return 0;
+    case OPT_ONLY:
+        if (!*only_seen)
+            for (size_t i = 0; i < suite_n_programs; i++)
+                o->selected[i] = false;
+        *only_seen = true;
+        if (parse_list("run", arg, o->selected, true))
+            return GA_EXIT_USAGE;
+        return 0;
+    case OPT_SKIP:
+        if (parse_list("run", arg, o->selected, false))
+            return GA_EXIT_USAGE;
+        return 0;
+    case OPT_STEP_TIMEOUT:
+        if (ga_parse_double(arg, 1, 7 * 24 * 3600, &o->step_timeout_s, err, sizeof err))
+            return suite_usage_error("run", "--step-timeout: %s", err);
+        return 0;
+    case OPT_BASELINE:
+        o->baseline = arg;
+        return 0;
+    case OPT_TOLERANCE:
+        if (suite_parse_pct(arg, &o->tolerance_pct, err, sizeof err))
+            return suite_usage_error("run", "--tolerance: %s", err);
+        return 0;
+    case OPT_PREFLIGHT_TIMEOUT:
+        if (ga_parse_double(arg, 0, 3600, &o->preflight_s, err, sizeof err))
+            return suite_usage_error("run", "--preflight-timeout: %s", err);
+        return 0;
+    case OPT_DRY_RUN:
+        o->dry_run = true;
+        return 0;
+    case OPT_VERBOSE:
+        o->verbose = true;
+        return 0;
+    case OPT_LIST_PROGRAMS:
+        if (!arg || strcmp(arg, "tsv") == 0)
+            o->list_programs = 1 + SUITE_LIST_TSV;
+        else if (strcmp(arg, "json") == 0)
+            o->list_programs = 1 + SUITE_LIST_JSON;
+        else
+            return suite_usage_error("run", "--list-programs: '%s' is neither tsv nor json", arg);
+        return 0;
+    case OPT_DRAIN:
+        o->drain = true;
+        return 0;
+    case OPT_APPLY_K8S:
+        o->apply_k8s = true;
+        return 0;
+    case OPT_SRUN_ARGS:
+    case OPT_CONTAINER_IMAGE:
+        set_srun_option(key == OPT_SRUN_ARGS ? &o->srun_args : &o->container_image, arg);
+        return 0;
+    case OPT_EXPECT_GPUS:
+        if (ga_parse_long(arg, 1, 1024, &o->expect_gpus, err, sizeof err))
+            return suite_usage_error("run", "--expect-gpus: %s", err);
+        return 0;
+    case OPT_ALLOW_SOCKETS:
+        o->allow_sockets = true;
+        return 0;
+    case 'h':
+        usage();
+        return -2;
+    case OPT_VERSION:
+        printf("gpuaccept run %s\n", ga_version());
+        return -2;
+    default:
+        return suite_bad_option("run", key, argv);
     }
+}
+
+/* After the options: what they ask to print, the profile, and the defaults that depend on it. 0, -2 when the
+ * run ends here, or an exit code. */
+static int finish_options(run_opts *o, int argc, char **argv, bool only_seen)
+{
     if (optind < argc)
         return suite_usage_error("run", "unexpected argument '%s'", argv[optind]);
     if (o->list_programs) {
@@ -381,6 +378,24 @@ static int parse(int argc, char **argv, run_opts *o)
     if (!o->report_dir[0])
         ga_utc_format(o->report_dir, sizeof o->report_dir, "gpuaccept-%Y%m%d-%H%M%SZ");
     return 0;
+}
+
+static int parse(int argc, char **argv, run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < suite_n_programs; i++)
+        o->selected[i] = true;
+    o->baseline = "auto";
+    o->tolerance_pct = -1;
+    o->preflight_s = -1;
+    bool only_seen = false;
+    optind = 0;
+    opterr = 0;
+    int key, rc;
+    while ((key = getopt_long(argc, argv, ":n:H:h", run_longs, NULL)) != -1)
+        if ((rc = on_option(o, key, optarg, &only_seen, argv)) != 0)
+            return rc;
+    return finish_options(o, argc, argv, only_seen);
 }
 
 static const char *process_getenv(const char *name)
