@@ -273,15 +273,37 @@ static size_plan plan_size(const ar_sweep_cfg *cfg, double first_s, double share
     return p;
 }
 
+/* How long this rank's thread waited for a CPU over a timed section, as a share of it (-1 unknown). */
+typedef struct {
+    double wall, waited;
+} cpu_wait_span;
+
+static cpu_wait_span cpu_wait_begin(void)
+{
+    cpu_wait_span sp = {ga_now(), ga_run_queue_wait_now()};
+    return sp;
+}
+
+static double cpu_wait_end(const cpu_wait_span *sp)
+{
+    double waited = ga_run_queue_wait_now(), wall = ga_now() - sp->wall;
+    if (sp->waited < 0 || waited < 0 || wall <= 0)
+        return -1;
+    double share = (waited - sp->waited) / wall;
+    return share < 0 ? 0 : share > 1 ? 1 : share;
+}
+
 /* The first warm-up operation, timed after a barrier; the communicator agrees on the slowest rank's time and
  * the smallest share of time left (every rank plans alike). Returns the plan; *first_s the agreed time. */
 static size_plan fit_size(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call *call, int s, int pl,
-                          const char *what, bool checkable, double *first_s)
+                          const char *what, bool checkable, double *first_s, double *first_wait)
 {
     barrier(b, what);
     int agg = cfg->agg_iters > 0 ? cfg->agg_iters : 1;
+    cpu_wait_span span = cpu_wait_begin();
     double t0 = ga_now();
     run_ops(b, call, 1, what);
+    *first_wait = cpu_wait_end(&span);
     double share = size_share(cfg, s, pl);
     double v[2] = {(ga_now() - t0) * agg, isinf(share) ? -1e300 : -share};
     ga_deadline_arm("agreeing on the iterations of %s", what);
@@ -321,9 +343,9 @@ static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, int g
     }
     bool fitted = (cfg->deadline > 0 || cfg->wait_bound > 0) && cfg->warmup > 0 && !cfg->per_iter;
     size_plan p = {cfg->warmup, cfg->iters, false, false};
-    double first_s = 0;
+    double first_s = 0, first_wait = -1;
     if (fitted) {
-        p = fit_size(b, cfg, &call, s, pl, what, checkable, &first_s);
+        p = fit_size(b, cfg, &call, s, pl, what, checkable, &first_s, &first_wait);
         /* far below its peers (the gate) or known slow: one operation is the figure; a group judged (far
          * twice) is not checked at every size either (it fails anyway; the report says what was not checked)
          */
@@ -338,9 +360,12 @@ static bool measure(ar_backend *b, const ar_sweep_cfg *cfg, int s, int pl, int g
         barrier(b, what);
         ar_sweep_cfg run = *cfg;
         run.iters = p.iters;
+        cpu_wait_span span = cpu_wait_begin();
         smp->time_s[pl] = timed_loop(b, &run, &call, what, iter_times);
+        smp->cpu_wait[pl] = cpu_wait_end(&span);
     } else {
         smp->time_s[pl] = first_s / (cfg->agg_iters > 0 ? cfg->agg_iters : 1); /* the first is the figure */
+        smp->cpu_wait[pl] = first_wait;
     }
     smp->iters[pl] = p.iters > 0 ? p.iters : 1;
     smp->warmups[pl] = p.warm + (fitted && p.iters > 0 ? 1 : 0);

@@ -9,6 +9,9 @@
 #include "ga_outlier.h"
 #include "ga_stats.h"
 
+_Static_assert(AR_PAIR_MEASUREMENTS == 1 + GA_REMEASURE_MAX,
+               "a pair keeps every measurement --remeasure allows");
+
 int ar_pairs_max_rounds(int members)
 {
     if (members < 2)
@@ -35,10 +38,12 @@ int ar_pairs_schedule(int members, int round, int (*out)[2])
     return n;
 }
 
-void ar_pairs_add_measurement(ar_pair *p, double busbw)
+void ar_pairs_add_measurement(ar_pair *p, double busbw, double cpu_wait)
 {
     if (p->measured == 0 || busbw > p->busbw)
-        p->busbw = busbw;
+        p->busbw = busbw, p->cpu_wait = cpu_wait;
+    if (p->measured < AR_PAIR_MEASUREMENTS)
+        p->figures[p->measured] = busbw, p->waits[p->measured] = cpu_wait;
     p->measured++;
 }
 
@@ -109,14 +114,22 @@ static int cmp_member(const void *a, const void *b)
     return ((const ar_member_stat *)a)->member - ((const ar_member_stat *)b)->member;
 }
 
+/* The rule for members (or pairs, pair_factor): the noise known beforehand is that of ranks sharing CPUs
+ * (AR_SHARED_CPU_*_FACTOR as a spread of logarithms), none otherwise. */
+static ga_outlier_rule pairs_rule(double tolerance, bool cpus_shared, double factor)
+{
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, cpus_shared ? log(factor) / GA_OUTLIER_MAD_K : 0};
+    return rule;
+}
+
 /* The outlier bound of figures v[0..n-1] other than v[skip] (skip -1: none), by the one rule of every
  * relative check (common/core/ga_outlier.h): their median less the larger of the tolerance and
- * GA_OUTLIER_MAD_K scaled MADs of their logarithms. -1 when memory runs out. */
-static double outlier_bound(const double *v, int n, int skip, double tolerance, double *median)
+ * GA_OUTLIER_MAD_K times the larger of the known noise and the scaled MAD of their logarithms. -1 when memory
+ * runs out. */
+static double outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *rule, double *median)
 {
-    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
     ga_outlier_set set;
-    if (ga_outlier_bound(v, n, skip, &rule, &set) != 0)
+    if (ga_outlier_bound(v, n, skip, rule, &set) != 0)
         return -1;
     *median = set.median;
     return set.bound;
@@ -124,11 +137,10 @@ static double outlier_bound(const double *v, int n, int skip, double tolerance, 
 
 /* Each figure's bound by the outlier rule among v[0..n-1] (leave one out below GA_OUTLIER_FEW figures), 0
  * when it is not judged (fewer than two figures). -1 when memory runs out. */
-static int rule_bounds(const double *v, int n, double tolerance, double *bounds)
+static int rule_bounds(const double *v, int n, const ga_outlier_rule *rule, double *bounds)
 {
-    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
     ga_outlier_verdict *ov = malloc((size_t)(n > 0 ? n : 1) * sizeof *ov);
-    if (!ov || ga_outlier_judge(v, n, &rule, ov) < 0) {
+    if (!ov || ga_outlier_judge(v, n, rule, ov) < 0) {
         free(ov);
         return -1;
     }
@@ -146,19 +158,25 @@ static bool whole_round_flagged(const ar_pair *p, const int *flagged_in, const i
     return pairs_in[p->round] >= 2 && flagged_in[p->round] == pairs_in[p->round];
 }
 
-/* Median busbw of member's pairs other than pairs[skip] (skip -1: all of them); fallback when it has none. */
-static double member_figure(const ar_pair *pairs, int n, int member, int skip, double fallback, double *buf)
+/* Median busbw of member's pairs, or with best their highest; 0 when it has none. */
+static double member_figure(const ar_pair *pairs, int n, int member, bool best, double *buf)
 {
     int k = 0;
+    double top = 0;
     for (int i = 0; i < n; i++)
-        if (i != skip && (pairs[i].member[0] == member || pairs[i].member[1] == member))
+        if (pairs[i].member[0] == member || pairs[i].member[1] == member) {
             buf[k++] = pairs[i].busbw;
-    return k ? ga_median(buf, (size_t)k) : fallback;
+            top = pairs[i].busbw > top ? pairs[i].busbw : top;
+        }
+    return !k ? 0 : best ? top : ga_median(buf, (size_t)k);
 }
 
-int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *out)
+int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, ar_pairs_verdict *out)
 {
     memset(out, 0, sizeof *out);
+    out->cpus_shared = cpus_shared;
+    ga_outlier_rule member_rule = pairs_rule(tolerance, cpus_shared, AR_SHARED_CPU_MEMBER_FACTOR),
+                    pair_rule = pairs_rule(tolerance, cpus_shared, AR_SHARED_CPU_PAIR_FACTOR);
     int rounds = 1;
     for (int i = 0; i < n; i++)
         rounds = pairs[i].round + 1 > rounds ? pairs[i].round + 1 : rounds;
@@ -203,18 +221,21 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
 
     /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow
      * member is an outlier among the figures (at most half of them can be: the median member is taken as
-     * healthy). */
+     * healthy). Where ranks share CPUs, the best of its pairs: there one pair in three can be tens of times
+     * slower for where its ranks were put, which moves the median of three, and the others' figures the
+     * member is held to with it (a rank delayed 150x went unnamed so); only its own slowness keeps every pair
+     * of a member slow, as contention only ever slows a measurement. */
     for (int i = 0; i < out->n_members; i++)
-        out->members[i].figure = member_figure(pairs, n, out->members[i].member, -1, 0, bw + n);
+        out->members[i].figure = member_figure(pairs, n, out->members[i].member, cpus_shared, bw + n);
     for (int i = 0; i < out->n_members; i++)
         bw[i] = out->members[i].figure;
-    out->member_bound = outlier_bound(bw, out->n_members, -1, tolerance, &out->member_median);
+    out->member_bound = outlier_bound(bw, out->n_members, -1, &member_rule, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
      * Each member's bound is the outlier rule's (common/core/ga_outlier.h): with fewer than GA_OUTLIER_FEW
      * members it is held to the others' median (leave one out: a slow one would otherwise pull down the very
      * figure it is measured against, 4 ranks: its figure is one of four); with more, one member moves them
      * little, and the bound of all figures is the one. */
-    bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, tolerance, bounds) != 0;
+    bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, &member_rule, bounds) != 0;
     for (int i = 0; !oom && i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
         m->bound = bounds[i];
@@ -232,7 +253,7 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *
         tally[pairs[j].round]++;
         tally[rounds + pairs[j].round] += pairs[j].flagged;
     }
-    oom = oom || rule_bounds(bw, n, tolerance, bounds) != 0;
+    oom = oom || rule_bounds(bw, n, &pair_rule, bounds) != 0;
     for (int i = 0; !oom && i < n; i++) {
         ar_pair *p = &pairs[i];
         p->bound = 0;
@@ -263,18 +284,25 @@ void ar_pairs_verdict_free(ar_pairs_verdict *v)
 void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, double tolerance, bool by_rank,
                        ga_findings *f)
 {
+    char shared_member[64] = "", shared_pair[64] = "";
+    if (v->cpus_shared) {
+        snprintf(shared_member, sizeof shared_member, "; ranks share CPUs: the bound allows %.0fx",
+                 AR_SHARED_CPU_MEMBER_FACTOR);
+        snprintf(shared_pair, sizeof shared_pair, " (ranks share CPUs: the bound allows %.0fx)",
+                 AR_SHARED_CPU_PAIR_FACTOR);
+    }
     for (int i = 0; i < v->n_members; i++) {
         const ar_member_stat *m = &v->members[i];
         if (!m->suspect)
             continue;
         ga_where w = {m->host, by_rank ? -1 : m->member, by_rank ? m->member : -1, -1};
         ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_NODE", w,
-                        "%s%s%d is in %d slow pairs of %d (its median %.2f GB/s, lowest %.2f GB/s; median "
+                        "%s%s%d is in %d slow pairs of %d (its %s %.2f GB/s, lowest %.2f GB/s; median "
                         "member %.2f GB/s, its bound %.2f GB/s; median of all pairs %.2f GB/s, "
-                        "tolerance %.0f%%)",
+                        "tolerance %.0f%%%s)",
                         m->host, by_rank ? " rank " : " node ", m->member, m->flagged_pairs, m->pairs,
-                        m->figure, m->min_busbw, v->member_median, m->bound, v->median_busbw,
-                        tolerance * 100);
+                        v->cpus_shared ? "best" : "median", m->figure, m->min_busbw, v->member_median,
+                        m->bound, v->median_busbw, tolerance * 100, shared_member);
     }
     for (int i = 0; i < n; i++) {
         const ar_pair *p = &pairs[i];
@@ -284,10 +312,11 @@ void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, d
         ga_findings_add(
             f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
             "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "
-            "%.2f GB/s and the other pairs' bound %.2f GB/s; neither end is slow with other "
+            "%.2f GB/s and the other pairs' bound %.2f GB/s%s; neither end is slow with other "
             "partners: suspect the link or path between them",
             p->host[0], by_rank ? " rank " : " node ", p->member[0], p->host[1],
             by_rank ? " rank " : " node ", p->member[1], p->round, p->busbw,
-            p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound);
+            p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound,
+            shared_pair);
     }
 }

@@ -17,6 +17,8 @@
 #include "ga_findings.h"
 
 #define AR_PAIRS_HOST_MAX 64
+/* Measurements a pair keeps: its round's and up to GA_REMEASURE_MAX more. */
+#define AR_PAIR_MEASUREMENTS 17
 
 /* Rounds a schedule can have without repeating a pair: m - 1 for an even m, m for an odd one (one member sits
  * out each round). */
@@ -29,8 +31,12 @@ typedef struct {
     int member[2];                   /* node index, or world rank on a single node */
     char host[2][AR_PAIRS_HOST_MAX]; /* their hosts */
     int rank[2];                     /* the first world rank of each member */
-    double busbw;   /* GB/s at the largest size, out-of-place: the best of its measurements */
-    int measured;   /* how many times it was measured (1 + remeasurements) */
+    double busbw;    /* GB/s at the largest size, out-of-place: the best of its measurements */
+    double cpu_wait; /* of that best measurement: the share of it the less delayed of the two ends waited
+                      * for a CPU (ar_group_cpu_wait; evidence of a busy host, for the report); -1 unknown */
+    int measured;    /* how many times it was measured (1 + remeasurements) */
+    double figures[AR_PAIR_MEASUREMENTS]; /* every measurement's busbw, in order (the first measured ones) */
+    double waits[AR_PAIR_MEASUREMENTS];   /* and its cpu_wait */
     int iters;      /* timed iterations it ran per size (fewer than -n when it was slow) */
     bool flagged;   /* set by ar_pairs_analyse: below (1 - tolerance) of the median pair */
     double bound;   /* set by ar_pairs_analyse for a flagged pair without a suspect: the other
@@ -41,7 +47,7 @@ typedef struct {
 /* A pair measured again: its figure is the best of its measurements. Contention on a shared host (or a
  * fabric busy with another job) only ever slows a measurement down, so the best of N is the estimate least
  * disturbed by noise, while a real fault is slow every time and stays slow in its best. */
-void ar_pairs_add_measurement(ar_pair *p, double busbw);
+void ar_pairs_add_measurement(ar_pair *p, double busbw, double cpu_wait);
 
 /* The pairs of members that no entry of pairs[] tested. Writes up to max_out of them to out (lower member
  * first, in order) and returns how many there are in all; members * (members - 1) / 2 minus that is how many
@@ -62,7 +68,7 @@ typedef struct {
     int rank;
     int pairs, flagged_pairs;
     double min_busbw; /* lowest busbw of the pairs it was in */
-    double figure;    /* median busbw of the pairs it was in */
+    double figure;    /* median busbw of the pairs it was in (the best of them where ranks share CPUs) */
     double bound;     /* a suspect's figure is below this: the outlier bound of the members' figures (of the
                        * other members' with fewer than GA_OUTLIER_FEW) */
     bool suspect;
@@ -76,10 +82,22 @@ struct ar_pairs_verdict {
     int n_members;           /* entries of members[] (every member seen in a pair) */
     ar_member_stat *members; /* malloc'd, by member index order; free with ar_pairs_verdict_free */
     int n_suspects;
+    bool cpus_shared; /* judged with the noise of ranks sharing CPUs (AR_SHARED_CPU_*_FACTOR) */
 };
 
-/* Flags pairs (sets pairs[i].flagged) and fills out. Returns 0, or -1 when out of memory. */
-int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, ar_pairs_verdict *out);
+/* Where ranks share CPUs (more ranks than CPUs on a node, ga_ranks_per_cpu), a pair's figure is as much where
+ * the scheduler put its two ranks as their link: two ranks on one busy CPU exchange several times slower, and
+ * the placement holds for seconds, through every remeasurement. Measured on 4 ranks on 2 cores beside a
+ * looping build (32 fault-free runs, docs/allreduce_bw.md "No false alarms"): a healthy member's figure fell
+ * up to 7.1x below the others' median and a healthy pair's up to 11.2x below the median pair, while a rank
+ * slowed 60x stood 36x and 75x below. So there the noise the rule allows for is at least these factors: a
+ * member is named only below its bound of 1/16 of the others' median, a link 1/32 of the pairs'. */
+#define AR_SHARED_CPU_MEMBER_FACTOR 16.0
+#define AR_SHARED_CPU_PAIR_FACTOR 32.0
+
+/* Flags pairs (sets pairs[i].flagged) and fills out. cpus_shared: the members' ranks share CPUs (the noise
+ * above). Returns 0, or -1 when out of memory. */
+int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, ar_pairs_verdict *out);
 void ar_pairs_verdict_free(ar_pairs_verdict *v);
 
 /* Findings: COMM_SLOW_NODE for each suspect, COMM_SLOW_LINK for each slow link.

@@ -41,8 +41,9 @@ typedef struct {
     double round_bound; /* a wait that can last a round (a rank sitting out, the gather after a round) */
     double size_bound;  /* a wait that can last one size of the slowest pair (ar_gate.h) */
     ar_group_gate gate;
-    bool screen;    /* the screen before the world sweep (ar_pairs_screen) */
-    bool isolation; /* the fabric is slow: each size's first operation is its figure */
+    bool screen;      /* the screen before the world sweep (ar_pairs_screen) */
+    bool isolation;   /* the fabric is slow: each size's first operation is its figure */
+    bool cpus_shared; /* some node has more ranks than CPUs (ar_pairs_analyse) */
 } pairs_run;
 
 static int member_of_rank(const ga_ctx *ctx, const pair_plan *p)
@@ -81,7 +82,8 @@ static int round_pairs(const ar_record *all, int n, int round, const pair_plan *
             pr->member[s] = sched[p][s];
             member_identity(all, n, plan, sched[p][s], pr->host[s], sizeof pr->host[s], &pr->rank[s]);
         }
-        ar_pairs_add_measurement(pr, ar_group_busbw(all, n, p, d, &pr->iters));
+        ar_pairs_add_measurement(pr, ar_group_busbw(all, n, p, d, &pr->iters),
+                                 ar_group_cpu_wait(all, n, p, d));
     }
     free(sched);
     return np;
@@ -93,19 +95,26 @@ static json_t *pairs_json(const ar_pair *pairs, int n, const ar_pairs_verdict *v
     json_t *arr = json_array(), *sus = json_array();
     for (int i = 0; i < n; i++) {
         const ar_pair *p = &pairs[i];
-        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:b, s:i, s:i}", "round", p->round,
-                                             "hosts", p->host[0], p->host[1], "ranks", p->rank[0], p->rank[1],
-                                             "busbw_GBps", p->busbw, "flagged", p->flagged, "measured",
-                                             p->measured, "iters", p->iters));
+        json_t *each = json_array();
+        for (int k = 0; k < p->measured && k < AR_PAIR_MEASUREMENTS; k++)
+            json_array_append_new(each, json_pack("{s:f, s:o}", "busbw_GBps", p->figures[k], "cpu_wait",
+                                                  p->waits[k] >= 0 ? json_real(p->waits[k]) : json_null()));
+        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:o, s:b, s:i, s:o, s:i}", "round",
+                                             p->round, "hosts", p->host[0], p->host[1], "ranks", p->rank[0],
+                                             p->rank[1], "busbw_GBps", p->busbw, "cpu_wait",
+                                             p->cpu_wait >= 0 ? json_real(p->cpu_wait) : json_null(),
+                                             "flagged", p->flagged, "measured", p->measured, "measurements",
+                                             each, "iters", p->iters));
     }
     for (int i = 0; i < v->n_members; i++)
         if (v->members[i].suspect)
             json_array_append_new(sus, json_pack("{s:s, s:i, s:i, s:i}", "host", v->members[i].host,
                                                  "flagged_pairs", v->members[i].flagged_pairs, "pairs",
                                                  v->members[i].pairs, "rank", v->members[i].rank));
-    return json_pack("{s:i, s:s, s:f, s:f, s:o, s:o, s:o}", "rounds", rounds, "unit",
-                     by_rank ? "rank" : "node", "tolerance", tolerance, "median_busbw_GBps", v->median_busbw,
-                     "pairs", arr, "suspects", sus, "coverage", coverage);
+    return json_pack("{s:i, s:s, s:f, s:b, s:f, s:o, s:o, s:o}", "rounds", rounds, "unit",
+                     by_rank ? "rank" : "node", "tolerance", tolerance, "cpus_shared", v->cpus_shared,
+                     "median_busbw_GBps", v->median_busbw, "pairs", arr, "suspects", sus, "coverage",
+                     coverage);
 }
 
 /* Collective: the ranks whose color is not MPI_UNDEFINED run the sweep with the others of their color, on a
@@ -232,7 +241,7 @@ static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bo
         int head[3] = {0, 0, 0}; /* pairs to measure again, batches, out of time */
         if (root) {
             ar_pairs_verdict v;
-            if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
+            if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, pr->cpus_shared, &v) != 0)
                 GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
             head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, &v, 1 + o->remeasure, batch_of);
             ar_pairs_verdict_free(&v);
@@ -289,9 +298,11 @@ static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bo
             run_groups(pr, last, 1, color, what, NULL, mine, &all);
             if (root) {
                 for (int k = 0; k < head[0]; k++)
-                    if (list[k][2] == b)
-                        ar_pairs_add_measurement(&pairs[list[k][3]],
-                                                 ar_group_busbw(all, ctx->world_size, k, &d1, NULL));
+                    if (list[k][2] == b) {
+                        double bwx = ar_group_busbw(all, ctx->world_size, k, &d1, NULL);
+                        double wx = ar_group_cpu_wait(all, ctx->world_size, k, &d1);
+                        ar_pairs_add_measurement(&pairs[list[k][3]], bwx, wx);
+                    }
                 free(all);
             }
         }
@@ -338,10 +349,12 @@ static json_t *coverage_json(const ar_record *all, int n, const pair_plan *plan,
 /* Rank 0, after the rounds: the results (every pair of every round, each its own communicator), the pairs
  * verdict, its findings, metrics and report part. Takes rounds_all[1..] (the first round's records stay as
  * the ones the report shows under "nodes" when pairs is the first pattern). */
-static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_desc *d, const pair_plan *plan,
-                          ar_record **rounds_all, int rounds, ar_pair *pairs, int n_pairs, run_state *st,
-                          json_t *report)
+static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record **rounds_all, int rounds,
+                          ar_pair *pairs, int n_pairs, run_state *st, json_t *report)
 {
+    const ga_ctx *ctx = pr->ctx;
+    const ar_opts *o = pr->o;
+    const pair_plan *plan = &pr->plan;
     rec_set set = {malloc((size_t)(rounds * ctx->world_size) * sizeof *set.recs),
                    malloc((size_t)(rounds * ctx->world_size) * sizeof *set.group_of), 0, 0};
     if (!set.recs || !set.group_of)
@@ -367,7 +380,7 @@ static void analyse_pairs(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_de
     ar_rec_set_free(&set);
 
     ar_pairs_verdict v;
-    if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, &v) != 0)
+    if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, pr->cpus_shared, &v) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan->by_rank, &st->findings);
     json_t *coverage = coverage_json(rounds_all[0], ctx->world_size, plan, pairs, n_pairs);
@@ -471,6 +484,14 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
                 st, "pairs: sizes %llu-%llu B only, one operation each (isolation of a slow fabric)",
                 (unsigned long long)pr.sizes[0], (unsigned long long)pr.sizes[pr.n_sizes - 1]);
     }
+    double per_cpu = ga_ranks_per_cpu(ctx);
+    pr.cpus_shared = per_cpu > 1;
+    if (root && pr.cpus_shared)
+        ar_run_not_covered(
+            st,
+            "pairs: a node has %.1f ranks per CPU: where the scheduler puts two ranks moves their "
+            "figure several-fold, so only a member %.0fx or a link %.0fx below its peers is named",
+            per_cpu, AR_SHARED_CPU_MEMBER_FACTOR, AR_SHARED_CPU_PAIR_FACTOR);
     int rounds = rounds_asked(o, pr.plan.members);
     ga_log("COMM", "pairs: %d %s, %d rounds of %d pairs, tolerance %.0f%% below the median", pr.plan.members,
            pr.plan.by_rank ? "ranks of one node" : "nodes", rounds, pr.plan.members / 2, o->tolerance * 100);
@@ -519,7 +540,7 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     ga_deadline_disarm();
     if (root && ran > 0) {
         ar_sweep_desc d = ar_desc_of(o, c, pr.sizes, pr.n_sizes);
-        analyse_pairs(ctx, o, &d, &pr.plan, rounds_all, ran, pairs, n_pairs, st, report);
+        analyse_pairs(&pr, &d, rounds_all, ran, pairs, n_pairs, st, report);
     }
     ar_group_gate_free(&pr.gate);
     free(rounds_all);

@@ -15,6 +15,9 @@ typedef struct {
     int64_t wrong[AR_PLACEMENTS]; /* wrong elements in this rank's output; -1 not checked */
     int32_t iters[AR_PLACEMENTS]; /* timed iterations run: -n, or fewer when they did not fit the budget */
     int32_t warmups[AR_PLACEMENTS];
+    /* the share of the timed section this rank's thread was runnable but waited for a CPU (the host busy
+     * with other work, ga_run_queue_wait_now); -1 unknown */
+    double cpu_wait[AR_PLACEMENTS];
 } ar_sample;
 
 typedef struct {

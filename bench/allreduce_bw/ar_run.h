@@ -100,6 +100,11 @@ void ar_account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set,
                       bool check_busbw, bool first, const char *pattern);
 /* Rank 0: the busbw at the largest size of the ranks of one group, and the iterations they ran. */
 double ar_group_busbw(const ar_record *all, int n, int group, const ar_sweep_desc *d, int *iters);
+/* Rank 0: the share of the largest size's out-of-place measurement that the group's least delayed rank
+ * waited for a CPU (ar_sample.cpu_wait), -1 unknown. The least: a group is held up by the host only when all
+ * of its ranks were (a rank slow for another reason sleeps or waits on its device, and its partners' waits
+ * for a CPU while it does cost nothing). */
+double ar_group_cpu_wait(const ar_record *all, int n, int group, const ar_sweep_desc *d);
 
 /* The patterns. Collective over the world; rank 0 accounts in st (and report). */
 void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,

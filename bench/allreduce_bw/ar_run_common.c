@@ -151,3 +151,14 @@ double ar_group_busbw(const ar_record *all, int n, int group, const ar_sweep_des
     free(group_of);
     return bw;
 }
+
+double ar_group_cpu_wait(const ar_record *all, int n, int group, const ar_sweep_desc *d)
+{
+    double least = -1;
+    for (int i = 0; i < n; i++) {
+        double w = all[i].group == group ? all[i].samples[d->n_sizes - 1].cpu_wait[0] : -1;
+        if (w >= 0 && (least < 0 || w < least))
+            least = w;
+    }
+    return least;
+}

@@ -1,5 +1,6 @@
 #include "ga_time.h"
 
+#include <stdio.h>
 #include <time.h>
 
 double ga_now(void)
@@ -38,4 +39,15 @@ double ga_process_cpu_now(void)
 void ga_utc_timestamp(char *buf, size_t len)
 {
     ga_utc_format(buf, len, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+double ga_run_queue_wait_now(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (!f)
+        return -1;
+    unsigned long long on_cpu = 0, waited = 0;
+    int got = fscanf(f, "%llu %llu", &on_cpu, &waited);
+    fclose(f);
+    return got == 2 ? (double)waited * 1e-9 : -1;
 }

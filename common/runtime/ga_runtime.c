@@ -1,5 +1,6 @@
 #include "ga_runtime.h"
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,4 +82,18 @@ ga_job ga_ctx_job(const ga_ctx *ctx)
                   .argc = ctx->argv ? ctx->argc : 0,
                   .argv = ctx->argv};
     return job;
+}
+
+double ga_ranks_per_cpu(const ga_ctx *ctx)
+{
+    cpu_set_t mine, all;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) /* unknown: counts as a CPU of its own */
+        CPU_SET(ctx->local_rank, &mine);
+    ga_deadline_arm("agreeing on the CPUs of this node's ranks");
+    GA_MPI_CHECK(MPI_Allreduce(&mine, &all, (int)sizeof all, MPI_BYTE, MPI_BOR, ctx->node_comm));
+    double per_cpu = (double)ctx->local_size / (CPU_COUNT(&all) > 0 ? CPU_COUNT(&all) : 1);
+    GA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &per_cpu, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    ga_deadline_disarm();
+    return per_cpu;
 }

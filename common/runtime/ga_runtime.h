@@ -24,6 +24,12 @@ typedef struct {
 /* MPI start-up and identity. Aborts on failure. */
 void ga_init(int *argc, char ***argv, ga_ctx *ctx);
 
+/* Collective over the world: the most ranks that share one CPU's worth on any node, as local ranks over the
+ * CPUs their affinity masks allow together (1 or less: every rank has a CPU of its own; 2: four ranks on two
+ * CPUs). Where ranks share CPUs, a measurement of two ranks waits on where the scheduler put them as much as
+ * on their link (docs/allreduce_bw.md, "No false alarms"). */
+double ga_ranks_per_cpu(const ga_ctx *ctx);
+
 /* The job as a report describes it (launcher, sizes, start time, command line), taken from the context. */
 ga_job ga_ctx_job(const ga_ctx *ctx);
 

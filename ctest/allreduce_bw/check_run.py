@@ -101,9 +101,6 @@ def main():
     ap.add_argument("--output", action="append", default=[], help="a regex the output must match")
     ap.add_argument("--not-output", action="append", default=[], help="a regex the output must not match")
     ap.add_argument("--max-seconds", type=float, help="the run must end within this many seconds")
-    ap.add_argument("--new-run-if-finding", action="store_true",
-                    help="with --no-finding: a run that names something is run once more, and the test judges that "
-                         "second run (a fault names its member again; ranks placed anew on shared cores do not)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -116,16 +113,6 @@ def main():
     wall = time.monotonic() - t0
     out = p.stdout
     print(out[-6000:])
-    if a.new_run_if_finding and a.no_finding and os.path.exists(path):
-        first = [(f["code"], f.get("rank")) for f in json.load(open(path))["findings"]]
-        if first:
-            print(f"NOTE: the first run named {first}; judging a second run (ranks placed anew)")
-            os.unlink(path)
-            t0 = time.monotonic()
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
-            wall = time.monotonic() - t0
-            out = p.stdout
-            print(out[-6000:])
     if a.max_seconds is not None and wall > a.max_seconds:
         fail(f"ran {wall:.1f} s, more than {a.max_seconds} s")
     if p.returncode != a.expect_exit:

@@ -278,10 +278,10 @@ static void check_sizes_and_aggregation(void)
            "additive steps");
     CHECKF(ar_sweep_sizes(32, 32, 1, 0, s, 64, err, sizeof err) == 1, "single size");
 
-    ar_sample smp[4] = {{{1e-6, 2e-6}, {0, -1}, {1, 1}, {1, 1}},
-                        {{2e-6, 2e-6}, {3, -1}, {1, 1}, {1, 1}},
-                        {{6e-6, 2e-6}, {0, -1}, {1, 1}, {1, 1}},
-                        {{3e-6, 2e-6}, {1, -1}, {1, 1}, {1, 1}}};
+    ar_sample smp[4] = {{{1e-6, 2e-6}, {0, -1}, {1, 1}, {1, 1}, {-1, -1}},
+                        {{2e-6, 2e-6}, {3, -1}, {1, 1}, {1, 1}, {-1, -1}},
+                        {{6e-6, 2e-6}, {0, -1}, {1, 1}, {1, 1}, {-1, -1}},
+                        {{3e-6, 2e-6}, {1, -1}, {1, 1}, {1, 1}, {-1, -1}}};
     const ar_sample *ptr[4] = {&smp[0], &smp[1], &smp[2], &smp[3]};
     const double want[4] = {1e-6, 3e-6, 1e-6, 6e-6};
     for (int mode = 0; mode < 4; mode++) {
