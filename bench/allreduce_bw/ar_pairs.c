@@ -199,7 +199,9 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, 
     double threshold = out->median_busbw * (1.0 - tolerance);
     for (int i = 0; i < n; i++) {
         ar_pair *p = &pairs[i];
-        p->flagged = p->busbw < threshold;
+        p->contended = cpus_shared && p->busbw < threshold && p->cpu_wait >= AR_CPU_WAIT_CONTENDED;
+        p->flagged = p->busbw < threshold && !p->contended;
+        out->contended += p->contended;
         p->slow_link = false;
         out->flagged += p->flagged;
         for (int s = 0; s < 2; s++) {

@@ -99,12 +99,12 @@ static json_t *pairs_json(const ar_pair *pairs, int n, const ar_pairs_verdict *v
         for (int k = 0; k < p->measured && k < AR_PAIR_MEASUREMENTS; k++)
             json_array_append_new(each, json_pack("{s:f, s:o}", "busbw_GBps", p->figures[k], "cpu_wait",
                                                   p->waits[k] >= 0 ? json_real(p->waits[k]) : json_null()));
-        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:o, s:b, s:i, s:o, s:i}", "round",
-                                             p->round, "hosts", p->host[0], p->host[1], "ranks", p->rank[0],
-                                             p->rank[1], "busbw_GBps", p->busbw, "cpu_wait",
+        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:o, s:b, s:b, s:i, s:o, s:i}",
+                                             "round", p->round, "hosts", p->host[0], p->host[1], "ranks",
+                                             p->rank[0], p->rank[1], "busbw_GBps", p->busbw, "cpu_wait",
                                              p->cpu_wait >= 0 ? json_real(p->cpu_wait) : json_null(),
-                                             "flagged", p->flagged, "measured", p->measured, "measurements",
-                                             each, "iters", p->iters));
+                                             "flagged", p->flagged, "contended", p->contended, "measured",
+                                             p->measured, "measurements", each, "iters", p->iters));
     }
     for (int i = 0; i < v->n_members; i++)
         if (v->members[i].suspect)
@@ -390,6 +390,11 @@ static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record
         remeasured += pairs[i].measured > 1;
     ga_log("COMM", "pairs: median %.2f GB/s, %d of %d pairs flagged (%d measured again), %d suspect%s",
            v.median_busbw, v.flagged, n_pairs, remeasured, v.n_suspects, v.n_suspects == 1 ? "" : "s");
+    if (v.contended)
+        ar_run_not_covered(st,
+                           "pairs: %d pair%s below the tolerance not judged: held up by the host (both ranks "
+                           "waited for a CPU for %.0f%% or more of the measurement)",
+                           v.contended, v.contended == 1 ? "" : "s", 100 * AR_CPU_WAIT_CONTENDED);
     for (int i = 0; i < v.n_members; i++) {
         const ar_member_stat *m = &v.members[i];
         ga_where w = {m->host, plan->by_rank ? -1 : m->member, plan->by_rank ? m->member : m->rank, -1};

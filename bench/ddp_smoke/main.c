@@ -209,13 +209,15 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                               const ddp_record *all, const ddp_loop_result *res, json_t *transport)
 {
     int n = ctx->world_size;
-    ga_findings findings;
-    ga_findings_init(&findings);
+    ga_program_report r;
+    ga_program_report_open(&r, ctx, spec.name, "DDP", common, all, sizeof *all, ddp_record_json);
+    json_t *report = r.json;
+    ga_findings *findings = &r.findings;
     ddp_check_opts co = {.min_improvement = info->min_improvement,
                          .global_batch = info->global_batch,
                          .straggler_ratio = info->straggler_ratio};
     ddp_outcome out;
-    ddp_analyse(all, n, &co, &findings, &out);
+    ddp_analyse(all, n, &co, findings, &out);
 
     for (int i = 0; i < n; i++)
         if (n <= 8 || common->verbose)
@@ -234,10 +236,6 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
            100.0 * out.comm_fraction);
     ga_log("DDP", "replicas: %s", out.replicas_identical ? "all identical" : "DIFFER (see the findings)");
 
-    int exit_code = ga_findings_exit_code(&findings);
-    const ga_job job = ga_ctx_job(ctx);
-    json_t *report = ga_report_new(&job, spec.name, common);
-    ga_report_add_nodes(report, all, n, sizeof *all, ddp_record_json, NULL);
     json_object_set_new(report, "summary", ddp_summary_json(info, &out, res->loss_curve, res->steps_done));
     json_object_set_new(report, "conditions", ddp_conditions_json(info, out.steps));
     ddp_add_headlines(report, &out, res->loss_curve, res->steps_done);
@@ -250,11 +248,8 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                              (ga_where){all[i].hdr.host, all[i].hdr.node_index, all[i].hdr.world_rank,
                                         all[i].hdr.device_index});
     json_object_set_new(report, "transport", transport); /* recorded, not judged: allreduce_bw checks it */
-    exit_code = ga_report_finish(report, common, spec.name, "DDP", &findings, exit_code);
-    json_decref(report);
     ddp_outcome_free(&out);
-    ga_findings_free(&findings);
-    return exit_code;
+    return ga_program_report_close(&r, -1);
 }
 
 int main(int argc, char **argv)

@@ -74,19 +74,17 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     int n = ctx->world_size;
     log_nodes(all, n);
 
-    ga_findings findings;
-    ga_findings_init(&findings);
-    json_t *consistency = env_audit_consistency(all, n, opts, &findings);
+    ga_program_report r;
+    ga_program_report_open(&r, ctx, spec.name, "ENV", common, all, sizeof *all, env_record_json);
+    json_t *report = r.json;
+    ga_findings *findings = &r.findings;
+    json_t *consistency = env_audit_consistency(all, n, opts, findings);
     size_t fields = json_array_size(consistency), agreeing = 0;
     for (size_t i = 0; i < fields; i++)
         agreeing += json_array_size(json_object_get(json_array_get(consistency, i), "deviating")) == 0;
     ga_log("ENV", "consistency: %zu of %zu fields agree on all %d nodes", agreeing, fields, ctx->node_count);
-    ga_findings_log(&findings, "ENV");
+    ga_findings_log(findings, "ENV");
 
-    int exit_code = ga_findings_exit_code(&findings);
-    const ga_job job = ga_ctx_job(ctx);
-    json_t *report = ga_report_new(&job, spec.name, common);
-    ga_report_add_nodes(report, all, n, sizeof *all, env_record_json, NULL);
     json_object_set_new(
         report, "summary",
         json_pack("{s:i, s:o}", "expect_gpus", opts->expect_gpus, "consistency", consistency));
@@ -101,10 +99,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                                                   .value = (double)(fields - agreeing),
                                                   .unit = "fields",
                                                   .reference = NAN});
-    exit_code = ga_report_finish(report, common, spec.name, "ENV", &findings, exit_code);
-    json_decref(report);
-    ga_findings_free(&findings);
-    return exit_code;
+    return ga_program_report_close(&r, -1);
 }
 
 int main(int argc, char **argv)

@@ -265,15 +265,14 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
 {
     int n = ctx->world_size;
     log_devices(all, n, o->dtypes);
-    ga_findings f;
-    ga_findings_init(&f);
-    const ga_job job = ga_ctx_job(ctx);
-    json_t *report = ga_report_new(&job, spec.name, common);
-    ga_report_add_nodes(report, all, n, sizeof *all, gf_record_json, NULL);
+    ga_program_report r;
+    ga_program_report_open(&r, ctx, spec.name, "COMPUTE", common, all, sizeof *all, gf_record_json);
+    json_t *report = r.json;
+    ga_findings *f = &r.findings;
     gf_policy p = policy_of(o);
     gf_outcome out;
-    gf_analyse(all, n, &p, gpu ? "cublas" : "openblas", report, &f, &out);
-    log_throttled(all, n, &f, o->max_drop_pct);
+    gf_analyse(all, n, &p, gpu ? "cublas" : "openblas", report, f, &out);
+    log_throttled(all, n, f, o->max_drop_pct);
     for (int d = 0; d < out.n_dtypes; d++) {
         ga_dev_figure_log(&out.dtypes[d], "COMPUTE");
         ga_dev_figure_headline(report, &out.dtypes[d], true);
@@ -292,11 +291,8 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                                                       .unit = gpu ? "GPUs" : "ranks",
                                                       .reference = NAN});
     }
-    ga_findings_log(&f, "COMPUTE");
-    int exit_code = ga_report_finish(report, common, spec.name, "COMPUTE", &f, ga_findings_exit_code(&f));
-    json_decref(report);
-    ga_findings_free(&f);
-    return exit_code;
+    ga_findings_log(f, "COMPUTE");
+    return ga_program_report_close(&r, -1);
 }
 
 /* What the command line asks that only a GPU does: a dtype OpenBLAS has not (an explicit --dtype all

@@ -261,22 +261,17 @@ int main(int argc, char **argv)
     int exit_code = GA_EXIT_PASS;
     if (ctx.world_rank == 0) {
         log_devices(all, ctx.world_size);
-        ga_findings f;
-        ga_findings_init(&f);
-        const ga_job job = ga_ctx_job(&ctx);
-        json_t *report = ga_report_new(&job, spec.name, &common);
-        ga_report_add_nodes(report, all, ctx.world_size, sizeof *all, mb_record_json, NULL);
+        ga_program_report r;
+        ga_program_report_open(&r, &ctx, spec.name, "COMPUTE", &common, all, sizeof *all, mb_record_json);
         mb_policy p = {o.tolerance, o.min_efficiency, o.min_host_efficiency, o.relative_warn};
         mb_outcome out;
-        mb_analyse(all, ctx.world_size, &p, gpu ? "cuda" : "host", report, &f, &out);
+        mb_analyse(all, ctx.world_size, &p, gpu ? "cuda" : "host", r.json, &r.findings, &out);
         for (int t = 0; t < out.n_tests; t++) {
             ga_dev_figure_log(&out.tests[t], "COMPUTE");
-            ga_dev_figure_headline(report, &out.tests[t], true);
+            ga_dev_figure_headline(r.json, &out.tests[t], true);
         }
-        ga_findings_log(&f, "COMPUTE");
-        exit_code = ga_report_finish(report, &common, spec.name, "COMPUTE", &f, ga_findings_exit_code(&f));
-        json_decref(report);
-        ga_findings_free(&f);
+        ga_findings_log(&r.findings, "COMPUTE");
+        exit_code = ga_program_report_close(&r, -1);
     }
     free(all);
     return ga_program_end(&ctx, exit_code);

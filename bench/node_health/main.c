@@ -241,25 +241,23 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                               const nh_record *all)
 {
     int n = ctx->world_size;
-    ga_findings findings;
-    ga_findings_init(&findings);
+    ga_program_report r;
+    ga_program_report_open(&r, ctx, spec.name, "HEALTH", common, all, sizeof *all, nh_record_json);
+    json_t *report = r.json;
+    ga_findings *findings = &r.findings;
     nh_check_opts copts = {.skus = &o->skus,
                            .sku = o->sku[0] ? o->sku : NULL,
                            .expect_gpus = o->expect_gpus,
                            .expect_hcas = o->expect_hcas,
                            .expect_ib_rate_gbps = o->expect_ib_rate_gbps};
     nh_outcome out;
-    if (nh_check(all, n, &copts, &findings, &out))
+    if (nh_check(all, n, &copts, findings, &out))
         GA_FATAL(GA_EXIT_INTERNAL, "the SKU table or --sku was not checked before the analysis");
     ga_log("HEALTH", "%d nodes: %d GPUs checked%s, %d of %d IB ports active, %d Xids (%d failing)", out.nodes,
            out.gpus_checked, out.nodes_without_nvml ? " (NVML unavailable on some nodes)" : "",
            out.ports_active, out.ports_checked, out.xids, out.xids_failing);
-    ga_findings_log(&findings, "HEALTH");
+    ga_findings_log(findings, "HEALTH");
 
-    int exit_code = ga_findings_exit_code(&findings);
-    const ga_job job = ga_ctx_job(ctx);
-    json_t *report = ga_report_new(&job, spec.name, common);
-    ga_report_add_nodes(report, all, n, sizeof *all, nh_record_json, NULL);
     json_object_set_new(
         report, "summary",
         json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}}",
@@ -297,10 +295,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                                                   .value = (double)out.warn,
                                                   .unit = "findings",
                                                   .reference = NAN});
-    exit_code = ga_report_finish(report, common, spec.name, "HEALTH", &findings, exit_code);
-    json_decref(report);
-    ga_findings_free(&findings);
-    return exit_code;
+    return ga_program_report_close(&r, -1);
 }
 
 int main(int argc, char **argv)

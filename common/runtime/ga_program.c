@@ -94,3 +94,27 @@ int ga_program_end(ga_ctx *ctx, int exit_code)
     MPI_Finalize();
     return agreed;
 }
+
+void ga_program_report_open(ga_program_report *r, const ga_ctx *ctx, const char *program, const char *tag,
+                            const ga_common_opts *common, const void *records, size_t record_size,
+                            ga_record_json_fn record_json)
+{
+    const ga_job job = ga_ctx_job(ctx);
+    r->json = ga_report_new(&job, program, common);
+    ga_report_add_nodes(r->json, records, ctx->world_size, record_size, record_json, NULL);
+    ga_findings_init(&r->findings);
+    r->common = common;
+    r->program = program;
+    r->tag = tag;
+}
+
+int ga_program_report_close(ga_program_report *r, int exit_code)
+{
+    if (exit_code < 0)
+        exit_code = ga_findings_exit_code(&r->findings);
+    exit_code = ga_report_finish(r->json, r->common, r->program, r->tag, &r->findings, exit_code);
+    json_decref(r->json);
+    r->json = NULL;
+    ga_findings_free(&r->findings);
+    return exit_code;
+}

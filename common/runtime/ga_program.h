@@ -4,6 +4,8 @@
 #define GA_PROGRAM_H
 
 #include "ga_cli.h"
+#include "ga_findings.h"
+#include "ga_report.h"
 #include "ga_runtime.h"
 
 /* The start-up bound of a program without a whole-run one (allreduce_bw without --timeout): MPI_Init and the
@@ -16,6 +18,23 @@
  * --version and usage errors. */
 int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ctx *ctx,
                      ga_common_opts *common, void *program_opts);
+
+/* Rank 0's report of one run, the tail every program shares: opened with the job, the common fields and every
+ * rank's record under "nodes" (record_json per record), with the findings the analysis adds; closed with the
+ * verdict, staged for ga_program_end (ga_report_finish), and freed. */
+typedef struct {
+    json_t *json;
+    ga_findings findings;
+    const ga_common_opts *common;
+    const char *program, *tag;
+} ga_program_report;
+
+void ga_program_report_open(ga_program_report *r, const ga_ctx *ctx, const char *program, const char *tag,
+                            const ga_common_opts *common, const void *records, size_t record_size,
+                            ga_record_json_fn record_json);
+/* The exit code: exit_code, or the findings' own (ga_findings_exit_code) when it is negative; GA_EXIT_ENV
+ * when the report cannot be written. */
+int ga_program_report_close(ga_program_report *r, int exit_code);
 
 /* Stops the watchdog, finalizes MPI and returns exit_code, agreed by all ranks (the maximum). */
 int ga_program_end(ga_ctx *ctx, int exit_code);

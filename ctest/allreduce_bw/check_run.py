@@ -201,8 +201,12 @@ def main():
         if not close(pr["median_busbw_GBps"], median):
             fail(f"pairs median {pr['median_busbw_GBps']} != {median}")
         for x in pr["pairs"]:
-            if x["flagged"] != (x["busbw_GBps"] < median * (1 - pr["tolerance"])):
+            below = x["busbw_GBps"] < median * (1 - pr["tolerance"])
+            if x["flagged"] != (below and not x["contended"]) or (x["contended"] and not below):
                 fail(f"pair {x} flagged wrongly")
+            # held up by the host: only where ranks share CPUs, and only when its ranks waited for a CPU
+            if x["contended"] and not (pr["cpus_shared"] and x["cpu_wait"] is not None and x["cpu_wait"] >= 0.25):
+                fail(f"pair {x} called held up by its host without the evidence")
             if len(set(x["ranks"])) != 2:
                 fail(f"pair {x} is not two ranks")
         seen = set()
