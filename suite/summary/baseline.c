@@ -296,23 +296,10 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
 }
 
 /* Per (program, name, scope): the values of a summary's metrics, grouped. */
-json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct, int force, char *err,
-                                    size_t errlen)
+/* The summary's numeric metrics grouped by program, name and scope (groups by key, order: the keys in the
+ * order first seen), each group with its values. */
+static void group_metrics(const json_t *summary, json_t *groups, json_t *order)
 {
-    if (!ga_streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA)) {
-        snprintf(err, errlen, "not a gpuaccept summary (schema \"%s\", want \"%s\")",
-                 sj_str(summary, "schema", "missing"), SUITE_SUMMARY_SCHEMA);
-        return NULL;
-    }
-    const char *result = sj_str(json_object_get(summary, "verdict"), "result", "fail");
-    if (!force && !ga_streq(result, "pass")) {
-        snprintf(err, errlen,
-                 "the run failed (verdict %s): a baseline comes from a healthy run (--force to "
-                 "override)",
-                 result);
-        return NULL;
-    }
-    json_t *groups = json_object(), *order = json_array();
     size_t i;
     json_t *m;
     json_array_foreach(sj_arr(summary, "metrics"), i, m) {
@@ -334,6 +321,58 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
         }
         json_array_append_new(json_object_get(g, "values"), json_real(sj_num(m, "value", 0)));
     }
+}
+
+/* The baseline metric of group g: the median of its values, with what it was measured under. */
+static json_t *baseline_metric(const json_t *summary, const json_t *g)
+{
+    json_t *vals = json_object_get(g, "values");
+    size_t n = json_array_size(vals);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t k = 0; k < n; k++)
+        v[k] = json_number_value(json_array_get(vals, k));
+    double med = ga_median(v, n);
+    free(v);
+    json_t *bm =
+        json_pack("{s:O, s:O, s:O, s:f, s:O, s:O, s:s, s:I}", "program", json_object_get(g, "program"),
+                  "name", json_object_get(g, "name"), "scope", json_object_get(g, "scope"), "value", med,
+                  "unit", json_object_get(g, "unit"), "higher_is_better",
+                  json_object_get(g, "higher_is_better"), "source", "site-run", "samples", (json_int_t)n);
+    const json_t *step = suite_summary_step(summary, json_string_value(json_object_get(g, "program")));
+    /* Every figure depends on what it was measured under (problem size, backend). */
+    if (json_is_object(json_object_get(step, "conditions")))
+        json_object_set(bm, "conditions", json_object_get(step, "conditions"));
+    /* A job-wide figure depends on the job's shape: it holds only for the same shape. */
+    if (ga_streq(json_string_value(json_object_get(g, "scope")), "cluster")) {
+        if (sj_int(step, "world_size", -1) > 0)
+            json_object_set_new(bm, "world_size", json_integer(sj_int(step, "world_size", 0)));
+        if (sj_int(step, "node_count", -1) > 0)
+            json_object_set_new(bm, "node_count", json_integer(sj_int(step, "node_count", 0)));
+    }
+    return bm;
+}
+
+json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct, int force, char *err,
+                                    size_t errlen)
+{
+    if (!ga_streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA)) {
+        snprintf(err, errlen, "not a gpuaccept summary (schema \"%s\", want \"%s\")",
+                 sj_str(summary, "schema", "missing"), SUITE_SUMMARY_SCHEMA);
+        return NULL;
+    }
+    const char *result = sj_str(json_object_get(summary, "verdict"), "result", "fail");
+    if (!force && !ga_streq(result, "pass")) {
+        snprintf(err, errlen,
+                 "the run failed (verdict %s): a baseline comes from a healthy run (--force to "
+                 "override)",
+                 result);
+        return NULL;
+    }
+    json_t *groups = json_object(), *order = json_array();
+    group_metrics(summary, groups, order);
+    size_t i;
     if (json_array_size(order) == 0) {
         json_decref(groups);
         json_decref(order);
@@ -357,32 +396,9 @@ json_t *suite_baseline_from_summary(const json_t *summary, double tolerance_pct,
         json_object_set_new(b, "profile", json_string(profile));
     json_t *key;
     json_array_foreach(order, i, key) {
-        json_t *g = json_object_get(groups, json_string_value(key));
-        json_t *vals = json_object_get(g, "values");
-        size_t n = json_array_size(vals);
-        double *v = malloc((n ? n : 1) * sizeof *v);
-        if (!v)
+        json_t *bm = baseline_metric(summary, json_object_get(groups, json_string_value(key)));
+        if (!bm)
             continue;
-        for (size_t k = 0; k < n; k++)
-            v[k] = json_number_value(json_array_get(vals, k));
-        double med = ga_median(v, n);
-        free(v);
-        json_t *bm =
-            json_pack("{s:O, s:O, s:O, s:f, s:O, s:O, s:s, s:I}", "program", json_object_get(g, "program"),
-                      "name", json_object_get(g, "name"), "scope", json_object_get(g, "scope"), "value", med,
-                      "unit", json_object_get(g, "unit"), "higher_is_better",
-                      json_object_get(g, "higher_is_better"), "source", "site-run", "samples", (json_int_t)n);
-        const json_t *step = suite_summary_step(summary, json_string_value(json_object_get(g, "program")));
-        /* Every figure depends on what it was measured under (problem size, backend). */
-        if (json_is_object(json_object_get(step, "conditions")))
-            json_object_set(bm, "conditions", json_object_get(step, "conditions"));
-        /* A job-wide figure depends on the job's shape: it holds only for the same shape. */
-        if (ga_streq(json_string_value(json_object_get(g, "scope")), "cluster")) {
-            if (sj_int(step, "world_size", -1) > 0)
-                json_object_set_new(bm, "world_size", json_integer(sj_int(step, "world_size", 0)));
-            if (sj_int(step, "node_count", -1) > 0)
-                json_object_set_new(bm, "node_count", json_integer(sj_int(step, "node_count", 0)));
-        }
         json_array_append_new(json_object_get(b, "metrics"), bm);
     }
     json_decref(groups);

@@ -163,140 +163,165 @@ static void whys_text(const json_t *whys, char *out, size_t len)
     sbuf_free(&b);
 }
 
-json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_pct, bool force, char *err,
-                      size_t errlen)
+/* One run's side of a comparison: its metrics, their index by key and its hosts. */
+typedef struct {
+    json_t *metrics, *idx, *hosts;
+} compare_side;
+
+static void side_free(compare_side *s)
 {
-    json_t *old_hosts = json_object(), *new_hosts = json_object();
-    json_t *old_m = metrics_of(old_run, "OLD", old_hosts, err, errlen);
-    json_t *new_m = old_m ? metrics_of(new_run, "NEW", new_hosts, err, errlen) : NULL;
+    json_decref(s->metrics);
+    json_decref(s->idx);
+    json_decref(s->hosts);
+}
+
+/* Both sides, checked to be of one kind and to agree on every metric's direction; false with err otherwise.
+ */
+static bool load_sides(const json_t *old_run, const json_t *new_run, compare_side *old_s, compare_side *new_s,
+                       char *err, size_t errlen)
+{
+    *old_s = (compare_side){NULL, NULL, json_object()};
+    *new_s = (compare_side){NULL, NULL, json_object()};
+    old_s->metrics = metrics_of(old_run, "OLD", old_s->hosts, err, errlen);
+    new_s->metrics = old_s->metrics ? metrics_of(new_run, "NEW", new_s->hosts, err, errlen) : NULL;
+    if (!old_s->metrics || !new_s->metrics)
+        return false;
     /* Two summaries, or two reports of one program: anything else compares nothing with nothing. */
-    if (old_m && new_m &&
-        (!ga_streq(sj_str(old_run, "schema", ""), sj_str(new_run, "schema", "")) ||
-         !ga_streq(sj_str(old_run, "program", ""), sj_str(new_run, "program", "")))) {
+    if (!ga_streq(sj_str(old_run, "schema", ""), sj_str(new_run, "schema", "")) ||
+        !ga_streq(sj_str(old_run, "program", ""), sj_str(new_run, "program", ""))) {
         snprintf(err, errlen, "OLD and NEW are not of one kind (%s %s, %s %s)", sj_str(old_run, "schema", ""),
                  sj_str(old_run, "program", ""), sj_str(new_run, "schema", ""),
                  sj_str(new_run, "program", ""));
-        json_decref(new_m);
-        new_m = NULL;
+        return false;
     }
-    if (!old_m || !new_m) {
-        json_decref(old_m);
-        json_decref(old_hosts);
-        json_decref(new_hosts);
-        return NULL;
+    old_s->idx = index_by_key(old_s->metrics, "OLD", err, errlen);
+    new_s->idx = old_s->idx ? index_by_key(new_s->metrics, "NEW", err, errlen) : NULL;
+    return new_s->idx && directions_agree(old_s->idx, new_s->idx, err, errlen);
+}
+
+/* The rows and counts of a comparison as it is built. */
+typedef struct {
+    json_t *rows, *only_old, *only_new, *regressed, *whys;
+    int regressions, improvements, not_comparable, comparable;
+    size_t missing_old;
+} compare_tally;
+
+static void tally_free(compare_tally *t)
+{
+    json_decref(t->rows);
+    json_decref(t->only_old);
+    json_decref(t->only_new);
+    json_decref(t->regressed);
+    json_decref(t->whys);
+}
+
+/* The row of metric m of OLD against nm of NEW (why: "" when their program's figures are comparable), counted
+ * into t. */
+static json_t *compare_row(const json_t *m, const json_t *nm, const char *key, const char *why,
+                           double tol_pct, bool force, compare_tally *t)
+{
+    double o = sj_num(m, "value", NAN), n = sj_num(nm, "value", NAN);
+    bool hib = sj_bool(nm, "higher_is_better", true); /* the same in OLD: directions_agree */
+    double change = (isfinite(o) && isfinite(n) && o != 0) ? (n - o) / fabs(o) * 100 : NAN;
+    /* A change of the metric's good direction is an improvement, of its bad direction a regression. */
+    double worse = hib ? -change : change;
+    /* A figure OLD had and NEW lost (null, not finite) is a regression: nothing shows it held. */
+    bool lost = isfinite(o) && !isfinite(n);
+    /* Figures measured under other conditions are shown, never counted (unless --force). */
+    bool counted = !*why || force;
+    bool regression = counted && (lost || (isfinite(worse) && worse > tol_pct));
+    bool improvement = counted && isfinite(worse) && -worse > tol_pct;
+    t->not_comparable += *why != 0;
+    t->comparable += counted;
+    t->regressions += regression;
+    t->improvements += improvement;
+    if (regression && sj_str(nm, "host", NULL))
+        add_unique(t->regressed, sj_str(nm, "host", NULL));
+    json_t *row = json_object();
+    json_object_set_new(row, "key", json_string(key));
+    const char *fields[] = {"program", "name", "host", "gpu", "rank", "unit"};
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        json_t *v = json_object_get(nm, fields[k]);
+        json_object_set(row, fields[k], v ? v : json_null());
     }
-    json_t *old_idx = index_by_key(old_m, "OLD", err, errlen);
-    json_t *new_idx = old_idx ? index_by_key(new_m, "NEW", err, errlen) : NULL;
-    if (!new_idx || !directions_agree(old_idx, new_idx, err, errlen)) {
-        json_decref(new_idx);
-        json_decref(old_idx);
-        json_decref(old_m);
-        json_decref(new_m);
-        json_decref(old_hosts);
-        json_decref(new_hosts);
-        return NULL;
-    }
-    json_t *rows = json_array(), *only_old = json_array(), *only_new = json_array(),
-           *regressed = json_array(), *whys = json_object();
-    int regressions = 0, improvements = 0, not_comparable = 0, comparable = 0;
-    size_t missing_old = 0;
+    json_object_set_new(row, "higher_is_better", json_boolean(hib));
+    json_object_set_new(row, "old", isfinite(o) ? json_real(o) : json_null());
+    json_object_set_new(row, "new", isfinite(n) ? json_real(n) : json_null());
+    json_object_set_new(row, "change_pct", isfinite(change) ? json_real(change) : json_null());
+    json_object_set_new(row, "regression", json_boolean(regression));
+    json_object_set_new(row, "improvement", json_boolean(improvement));
+    json_object_set_new(row, "comparable", json_boolean(!*why));
+    json_object_set_new(row, "not_comparable_why", *why ? json_string(why) : json_null());
+    return row;
+}
+
+/* Every metric of OLD against NEW's, and the keys each side has alone. */
+static void compare_metrics(const json_t *old_run, const json_t *new_run, const compare_side *old_s,
+                            const compare_side *new_s, double tol_pct, bool force, compare_tally *t)
+{
     size_t i;
     json_t *m;
     char key[512];
-    json_array_foreach(old_m, i, m) {
+    json_array_foreach(old_s->metrics, i, m) {
         metric_key(m, key, sizeof key);
-        json_t *nm = json_object_get(new_idx, key);
-        const char *why = program_why(whys, old_run, new_run, sj_str(m, "program", "?"));
+        json_t *nm = json_object_get(new_s->idx, key);
+        const char *why = program_why(t->whys, old_run, new_run, sj_str(m, "program", "?"));
         if (!nm) {
-            json_array_append_new(only_old, json_string(key));
-            missing_old += !*why || force; /* a figure another sweep or profile does not have is no loss */
+            json_array_append_new(t->only_old, json_string(key));
+            t->missing_old += !*why || force; /* a figure another sweep or profile does not have is no loss */
             continue;
         }
-        double o = sj_num(m, "value", NAN), n = sj_num(nm, "value", NAN);
-        bool hib = sj_bool(nm, "higher_is_better", true); /* the same in OLD: directions_agree */
-        double change = (isfinite(o) && isfinite(n) && o != 0) ? (n - o) / fabs(o) * 100 : NAN;
-        /* A change of the metric's good direction is an improvement, of its bad direction a regression. */
-        double worse = hib ? -change : change;
-        /* A figure OLD had and NEW lost (null, not finite) is a regression: nothing shows it held. */
-        bool lost = isfinite(o) && !isfinite(n);
-        /* Figures measured under other conditions are shown, never counted (unless --force). */
-        bool counted = !*why || force;
-        bool regression = counted && (lost || (isfinite(worse) && worse > tol_pct));
-        bool improvement = counted && isfinite(worse) && -worse > tol_pct;
-        not_comparable += *why != 0;
-        comparable += counted;
-        regressions += regression;
-        improvements += improvement;
-        if (regression && sj_str(nm, "host", NULL))
-            add_unique(regressed, sj_str(nm, "host", NULL));
-        json_t *row = json_object();
-        json_object_set_new(row, "key", json_string(key));
-        const char *fields[] = {"program", "name", "host", "gpu", "rank", "unit"};
-        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
-            json_t *v = json_object_get(nm, fields[k]);
-            json_object_set(row, fields[k], v ? v : json_null());
-        }
-        json_object_set_new(row, "higher_is_better", json_boolean(hib));
-        json_object_set_new(row, "old", isfinite(o) ? json_real(o) : json_null());
-        json_object_set_new(row, "new", isfinite(n) ? json_real(n) : json_null());
-        json_object_set_new(row, "change_pct", isfinite(change) ? json_real(change) : json_null());
-        json_object_set_new(row, "regression", json_boolean(regression));
-        json_object_set_new(row, "improvement", json_boolean(improvement));
-        json_object_set_new(row, "comparable", json_boolean(!*why));
-        json_object_set_new(row, "not_comparable_why", *why ? json_string(why) : json_null());
-        json_array_append_new(rows, row);
+        json_array_append_new(t->rows, compare_row(m, nm, key, why, tol_pct, force, t));
     }
-    json_array_foreach(new_m, i, m) {
+    json_array_foreach(new_s->metrics, i, m) {
         metric_key(m, key, sizeof key);
-        if (!json_object_get(old_idx, key))
-            json_array_append_new(only_new, json_string(key));
+        if (!json_object_get(old_s->idx, key))
+            json_array_append_new(t->only_new, json_string(key));
     }
-    json_t *gone_nodes = hosts_only_in(old_hosts, new_hosts);
-    /* Metrics or nodes of OLD that NEW does not have are checks NEW did not pass: they count against it. */
-    size_t missing = missing_old + json_array_size(gone_nodes);
-    char why_all[1200];
-    whys_text(whys, why_all, sizeof why_all);
-    if (json_array_size(rows) == 0 || comparable == 0) {
-        if (json_array_size(rows) == 0)
-            snprintf(err, errlen, "OLD and NEW have no metric in common");
-        else
-            snprintf(err, errlen, "no metric of OLD and NEW is comparable (%s); --force compares them anyway",
-                     why_all);
-        json_decref(whys);
-        json_decref(rows);
-        json_decref(only_old);
-        json_decref(only_new);
-        json_decref(regressed);
-        json_decref(gone_nodes);
-        json_decref(old_m);
-        json_decref(new_m);
-        json_decref(old_idx);
-        json_decref(new_idx);
-        json_decref(old_hosts);
-        json_decref(new_hosts);
+}
+
+json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_pct, bool force, char *err,
+                      size_t errlen)
+{
+    compare_side old_s, new_s;
+    if (!load_sides(old_run, new_run, &old_s, &new_s, err, errlen)) {
+        side_free(&old_s);
+        side_free(&new_s);
         return NULL;
     }
-    json_t *cmp =
-        json_pack("{s:s, s:i, s:f, s:i, s:i, s:i, s:i, s:i, s:b}", "schema", "gpuaccept-compare",
-                  "schema_version", 1, "tolerance_pct", tol_pct, "compared", (int)json_array_size(rows),
-                  "regressions", regressions, "improvements", improvements, "missing_in_new", (int)missing,
-                  "not_comparable", not_comparable, "forced", force);
-    json_object_set_new(cmp, "not_comparable_why", *why_all ? json_string(why_all) : json_null());
-    json_decref(whys);
-    json_object_set_new(cmp, "old_created_utc", json_string(sj_str(old_run, "created_utc", "?")));
-    json_object_set_new(cmp, "new_created_utc", json_string(sj_str(new_run, "created_utc", "?")));
-    json_object_set_new(cmp, "regressed_nodes", regressed);
-    json_object_set_new(cmp, "nodes_only_old", gone_nodes);
-    json_object_set_new(cmp, "nodes_only_new", hosts_only_in(new_hosts, old_hosts));
-    json_object_set_new(cmp, "only_old", only_old);
-    json_object_set_new(cmp, "only_new", only_new);
-    json_object_set_new(cmp, "rows", rows);
-    json_decref(old_m);
-    json_decref(new_m);
-    json_decref(old_idx);
-    json_decref(new_idx);
-    json_decref(old_hosts);
-    json_decref(new_hosts);
+    compare_tally t = {json_array(), json_array(), json_array(), json_array(), json_object(), 0, 0, 0, 0, 0};
+    compare_metrics(old_run, new_run, &old_s, &new_s, tol_pct, force, &t);
+    json_t *gone_nodes = hosts_only_in(old_s.hosts, new_s.hosts);
+    /* Metrics or nodes of OLD that NEW does not have are checks NEW did not pass: they count against it. */
+    size_t missing = t.missing_old + json_array_size(gone_nodes);
+    char why_all[1200];
+    whys_text(t.whys, why_all, sizeof why_all);
+    json_t *cmp = NULL;
+    if (json_array_size(t.rows) == 0)
+        snprintf(err, errlen, "OLD and NEW have no metric in common");
+    else if (t.comparable == 0)
+        snprintf(err, errlen, "no metric of OLD and NEW is comparable (%s); --force compares them anyway",
+                 why_all);
+    else {
+        cmp =
+            json_pack("{s:s, s:i, s:f, s:i, s:i, s:i, s:i, s:i, s:b}", "schema", "gpuaccept-compare",
+                      "schema_version", 1, "tolerance_pct", tol_pct, "compared", (int)json_array_size(t.rows),
+                      "regressions", t.regressions, "improvements", t.improvements, "missing_in_new",
+                      (int)missing, "not_comparable", t.not_comparable, "forced", force);
+        json_object_set_new(cmp, "not_comparable_why", *why_all ? json_string(why_all) : json_null());
+        json_object_set_new(cmp, "old_created_utc", json_string(sj_str(old_run, "created_utc", "?")));
+        json_object_set_new(cmp, "new_created_utc", json_string(sj_str(new_run, "created_utc", "?")));
+        json_object_set(cmp, "regressed_nodes", t.regressed);
+        json_object_set(cmp, "nodes_only_old", gone_nodes);
+        json_object_set_new(cmp, "nodes_only_new", hosts_only_in(new_s.hosts, old_s.hosts));
+        json_object_set(cmp, "only_old", t.only_old);
+        json_object_set(cmp, "only_new", t.only_new);
+        json_object_set(cmp, "rows", t.rows);
+    }
+    json_decref(gone_nodes);
+    tally_free(&t);
+    side_free(&old_s);
+    side_free(&new_s);
     return cmp;
 }
 

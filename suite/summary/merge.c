@@ -342,7 +342,8 @@ static json_t *preflight_findings(const json_t *run, json_t *findings)
     return excluded;
 }
 
-json_t *suite_merge(const json_t *reports, const json_t *run, const char *report_dir)
+/* The summary's head: schema, version, run, launcher, options and profile, and the totals filled later. */
+static json_t *summary_head(const json_t *reports, const json_t *run, const char *report_dir)
 {
     char now[32];
     ga_utc_timestamp(now, sizeof now);
@@ -358,14 +359,9 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "created_utc", json_string(now));
     json_object_set_new(s, "report_dir", report_dir ? json_string(report_dir) : json_null());
     json_t *launcher = json_object_get(run, "launcher");
-    if (!launcher) {
-        /* Without a run record, the launcher the first report names. */
-        size_t i;
-        json_t *r;
-        json_array_foreach(reports, i, r)
-            if (!launcher)
-                launcher = json_object_get(r, "launcher");
-    }
+    /* Without a run record, the launcher the first report names. */
+    for (size_t k = 0; !launcher && k < json_array_size(reports); k++)
+        launcher = json_object_get(json_array_get(reports, k), "launcher");
     json_object_set_new(s, "launcher", launcher ? json_deep_copy(launcher) : json_null());
     json_object_set_new(s, "options",
                         json_object_get(run, "options") ? json_deep_copy(json_object_get(run, "options"))
@@ -378,10 +374,25 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "node_count", json_integer(0));
     json_object_set_new(s, "gpu_count", json_integer(0));
     json_object_set_new(s, "abnormal_nodes", json_array());
+    return s;
+}
 
-    json_t *steps = json_array(), *findings = json_array(), *metrics = json_array(), *nodes = json_array();
-    json_t *figures = json_object(), *index = json_object(), *headlines = json_array(),
-           *charts = json_array();
+/* What the programs' reports add to the summary, program after program. */
+typedef struct {
+    json_t *steps, *findings, *metrics, *nodes, *figures, *headlines, *charts;
+} merged_parts;
+
+static void append_tagged(json_t *to, const json_t *from, const char *program, const json_t *report)
+{
+    size_t j;
+    json_t *e;
+    json_array_foreach(from, j, e)
+        json_array_append_new(to, tag_entry(e, program, report));
+}
+
+static void merge_programs(const json_t *reports, const json_t *run, merged_parts *m)
+{
+    json_t *index = json_object();
     json_t *programs = program_list(reports, run);
     size_t i;
     json_t *p;
@@ -389,66 +400,74 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
         const char *program = json_string_value(p);
         const json_t *report = find_report(reports, program);
         const json_t *run_step = find_run_step(run, program);
-        json_array_append_new(steps, make_step(program, report, run_step, findings));
-        json_object_set_new(figures, program,
+        json_array_append_new(m->steps, make_step(program, report, run_step, m->findings));
+        json_object_set_new(m->figures, program,
                             report && json_object_get(report, "summary")
                                 ? json_deep_copy(json_object_get(report, "summary"))
                                 : json_null());
         if (!report)
             continue;
-        merge_nodes(report, program, nodes, index);
-        size_t j;
-        json_t *e;
-        json_array_foreach(sj_arr(report, "findings"), j, e)
-            json_array_append_new(findings, tag_entry(e, program, report));
-        json_array_foreach(sj_arr(report, "metrics"), j, e)
-            json_array_append_new(metrics, tag_entry(e, program, report));
-        json_array_foreach(sj_arr(report, "headlines"), j, e)
-            json_array_append_new(headlines, tag_entry(e, program, report));
-        json_array_foreach(sj_arr(report, "charts"), j, e)
-            json_array_append_new(charts, tag_entry(e, program, report));
+        merge_nodes(report, program, m->nodes, index);
+        append_tagged(m->findings, sj_arr(report, "findings"), program, report);
+        append_tagged(m->metrics, sj_arr(report, "metrics"), program, report);
+        append_tagged(m->headlines, sj_arr(report, "headlines"), program, report);
+        append_tagged(m->charts, sj_arr(report, "charts"), program, report);
     }
     json_decref(programs);
     json_decref(index);
-    merge_not_covered(s, reports);
-    /* A run stopped by SIGINT or SIGTERM: its verdict says so (suite_summary_finalize), never a timeout. */
-    const char *stopped = sj_str(run, "interrupted", NULL);
-    json_object_set_new(s, "interrupted", stopped ? json_string(stopped) : json_null());
-    /* Nodes the preflight kept out of the steps are failures of their own, with why. */
-    json_object_set_new(s, "excluded_nodes", preflight_findings(run, findings));
+}
 
-    /* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row. */
-    json_t *idx2 = json_object(), *n;
+/* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row; then the nodes and
+ * their GPUs in order. Returns how many GPUs. */
+static size_t settle_nodes(json_t *nodes, const json_t *findings)
+{
+    json_t *idx = json_object(), *n, *f;
+    size_t i;
     json_array_foreach(nodes, i, n)
-        json_object_set(idx2, sj_str(n, "host", ""), n);
-    json_t *f;
+        json_object_set(idx, sj_str(n, "host", ""), n);
     json_array_foreach(findings, i, f) {
         const char *host = sj_str(f, "host", NULL);
         if (!host)
             continue;
-        json_t *node = get_node(nodes, idx2, host, sj_int(f, "node_index", -1));
+        json_t *node = get_node(nodes, idx, host, sj_int(f, "node_index", -1));
         if (sj_int(f, "gpu", -1) >= 0)
             get_gpu(node, sj_int(f, "gpu", -1));
     }
-    json_decref(idx2);
+    json_decref(idx);
     sort_array(nodes, cmp_nodes);
     size_t gpu_count = 0;
     json_array_foreach(nodes, i, n) {
         sort_array(json_object_get(n, "gpus"), cmp_gpus);
         gpu_count += json_array_size(sj_arr(n, "gpus"));
     }
-    const char *model = majority_model(nodes);
+    return gpu_count;
+}
+
+json_t *suite_merge(const json_t *reports, const json_t *run, const char *report_dir)
+{
+    json_t *s = summary_head(reports, run, report_dir);
+    merged_parts m = {json_array(),  json_array(), json_array(), json_array(),
+                      json_object(), json_array(), json_array()};
+    merge_programs(reports, run, &m);
+    merge_not_covered(s, reports);
+    /* A run stopped by SIGINT or SIGTERM: its verdict says so (suite_summary_finalize), never a timeout. */
+    const char *stopped = sj_str(run, "interrupted", NULL);
+    json_object_set_new(s, "interrupted", stopped ? json_string(stopped) : json_null());
+    /* Nodes the preflight kept out of the steps are failures of their own, with why. */
+    json_object_set_new(s, "excluded_nodes", preflight_findings(run, m.findings));
+    size_t gpu_count = settle_nodes(m.nodes, m.findings);
+    const char *model = majority_model(m.nodes);
     json_object_set_new(s, "gpu_model", model ? json_string(model) : json_null());
-    json_object_set_new(s, "node_count", json_integer((json_int_t)json_array_size(nodes)));
+    json_object_set_new(s, "node_count", json_integer((json_int_t)json_array_size(m.nodes)));
     json_object_set_new(s, "gpu_count", json_integer((json_int_t)gpu_count));
     json_object_set_new(s, "baseline", json_null());
-    json_object_set_new(s, "steps", steps);
-    json_object_set_new(s, "nodes", nodes);
-    json_object_set_new(s, "findings", findings);
-    json_object_set_new(s, "metrics", metrics);
-    json_object_set_new(s, "figures", figures);
-    json_object_set_new(s, "headlines", headlines);
-    json_object_set_new(s, "charts", charts);
+    json_object_set_new(s, "steps", m.steps);
+    json_object_set_new(s, "nodes", m.nodes);
+    json_object_set_new(s, "findings", m.findings);
+    json_object_set_new(s, "metrics", m.metrics);
+    json_object_set_new(s, "figures", m.figures);
+    json_object_set_new(s, "headlines", m.headlines);
+    json_object_set_new(s, "charts", m.charts);
     suite_fabric_merge(s, reports); /* the transport per node; "InfiniBand not exercised" (issue 25) */
     suite_summary_finalize(s);
     return s;

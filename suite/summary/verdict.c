@@ -85,13 +85,40 @@ json_t *suite_findings_by_host(const json_t *findings)
     return index;
 }
 
-void suite_summary_finalize(json_t *s)
+/* Each check's verdict on node n (host), by the steps that ran: its findings' worst where a report listed the
+ * node, else "absent" or the step's status; and the suite's own findings on it (a baseline regression). */
+static json_t *node_checks(const json_t *n, const char *host, const json_t *findings, const json_t *steps)
 {
-    json_t *all_findings = sj_arr(s, "findings"), *steps = sj_arr(s, "steps");
-    json_t *by_host = suite_findings_by_host(all_findings);
+    json_t *checks = json_object(), *st, *f;
+    size_t j;
+    json_array_foreach(steps, j, st) {
+        const char *program = sj_str(st, "program", "?");
+        const char *status = sj_str(st, "status", "not_run");
+        const char *check;
+        if (in_list(sj_arr(n, "in_reports"), program))
+            check = verdict_name(worst_on(findings, program, host, -1, NULL));
+        else if (json_is_string(json_object_get(st, "report")))
+            check = "absent"; /* the step ran and reported, without this node */
+        else
+            check = status; /* not_run, skipped, crashed, timeout, ... */
+        json_object_set_new(checks, program, json_string(check));
+    }
+    /* Findings of the suite itself on this node (a baseline regression) have no step of their own. */
+    json_array_foreach(findings, j, f) {
+        const char *program = sj_str(f, "program", "?");
+        if (ga_streq(sj_str(f, "host", NULL), host) && !json_object_get(checks, program))
+            json_object_set_new(checks, program,
+                                json_string(verdict_name(worst_on(findings, program, host, -1, NULL))));
+    }
+    return checks;
+}
+
+/* Every node's and GPU's verdict, fault codes and checks; returns the abnormal nodes. */
+static json_t *judge_nodes(json_t *s)
+{
+    json_t *by_host = suite_findings_by_host(sj_arr(s, "findings")), *steps = sj_arr(s, "steps");
+    json_t *abnormal = json_array(), *n, *g;
     size_t i, j;
-    json_t *n, *g, *st, *f;
-    json_t *abnormal = json_array();
     json_array_foreach(sj_arr(s, "nodes"), i, n) {
         const char *host = sj_str(n, "host", "");
         const json_t *findings = json_object_get(by_host, host); /* NULL: none, worst_on reads no entry */
@@ -106,40 +133,25 @@ void suite_summary_finalize(json_t *s)
         int worst = worst_on(findings, NULL, host, -1, codes);
         json_object_set_new(n, "verdict", json_string(verdict_name(worst)));
         json_object_set_new(n, "fault_codes", codes);
-        json_t *checks = json_object();
-        json_array_foreach(steps, j, st) {
-            const char *program = sj_str(st, "program", "?");
-            const char *status = sj_str(st, "status", "not_run");
-            const char *check;
-            if (in_list(sj_arr(n, "in_reports"), program))
-                check = verdict_name(worst_on(findings, program, host, -1, NULL));
-            else if (json_is_string(json_object_get(st, "report")))
-                check = "absent"; /* the step ran and reported, without this node */
-            else
-                check = status; /* not_run, skipped, crashed, timeout, ... */
-            json_object_set_new(checks, program, json_string(check));
-        }
-        /* Findings of the suite itself on this node (a baseline regression) have no step of their own. */
-        json_array_foreach(findings, j, f) {
-            const char *program = sj_str(f, "program", "?");
-            if (ga_streq(sj_str(f, "host", NULL), host) && !json_object_get(checks, program))
-                json_object_set_new(checks, program,
-                                    json_string(verdict_name(worst_on(findings, program, host, -1, NULL))));
-        }
-        json_object_set_new(n, "checks", checks);
+        json_object_set_new(n, "checks", node_checks(n, host, findings, steps));
         if (worst == 2)
             json_array_append_new(abnormal,
                                   json_pack("{s:s, s:O, s:O}", "host", host, "node_index",
                                             json_object_get(n, "node_index"), "fault_codes", codes));
     }
-    json_object_set_new(s, "abnormal_nodes", abnormal);
     json_decref(by_host);
-    const json_t *findings = all_findings;
+    return abnormal;
+}
 
-    json_t *reasons = json_array(), *codes = json_array();
+void suite_summary_finalize(json_t *s)
+{
+    json_t *abnormal = judge_nodes(s);
+    json_object_set_new(s, "abnormal_nodes", abnormal);
+    json_t *reasons = json_array(), *codes = json_array(), *f;
     int exit_code = GA_EXIT_PASS, failures = 0, warnings = 0;
     bool check_failed = false;
-    json_array_foreach(findings, i, f) {
+    size_t i;
+    json_array_foreach(sj_arr(s, "findings"), i, f) {
         const char *sev = sj_str(f, "severity", "");
         if (ga_streq(sev, "warn"))
             warnings++;
