@@ -242,35 +242,87 @@ static const struct option run_longs[] = {
 
 /* One option of `gpuaccept run`: 0, -2 when it printed what was asked (help, version) and the run ends, or an
  * exit code. */
-static int on_option(run_opts *o, int key, const char *arg, bool *only_seen, char **argv)
+/* The options that only switch something on. Returns whether key was one. */
+static bool on_flag(run_opts *o, int key)
 {
-    char err[256];
     switch (key) {
     case OPT_QUICK:
         o->profile_spec = "quick";
-        return 0;
-    case OPT_PROFILE:
-        o->profile_spec = arg;
-        return 0;
+        return true;
     case OPT_DUMP_PROFILE:
         o->dump_profile = true;
-        return 0;
+        return true;
+    case OPT_DRY_RUN:
+        o->dry_run = true;
+        return true;
+    case OPT_VERBOSE:
+        o->verbose = true;
+        return true;
+    case OPT_DRAIN:
+        o->drain = true;
+        return true;
+    case OPT_APPLY_K8S:
+        o->apply_k8s = true;
+        return true;
+    case OPT_ALLOW_SOCKETS:
+        o->allow_sockets = true;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The options that take a number. Returns 0, a usage error's exit code, or -1 when key is none of them. */
+static int on_number(run_opts *o, int key, const char *arg)
+{
+    char err[256];
+    switch (key) {
     case OPT_BURN:
         if (ga_parse_double(arg, 1, 7 * 24 * 3600, &o->burn_s, err, sizeof err))
             return suite_usage_error("run", "--burn: %s", err);
         return 0;
-    case OPT_ARGS:
-        if (parse_args_option(o, arg) != 0)
-            return GA_EXIT_USAGE;
+    case 'n':
+        if (ga_parse_long(arg, 1, 1000000, &o->np, err, sizeof err))
+            return suite_usage_error("run", "--np: %s", err);
         return 0;
+    case OPT_STEP_TIMEOUT:
+        if (ga_parse_double(arg, 1, 7 * 24 * 3600, &o->step_timeout_s, err, sizeof err))
+            return suite_usage_error("run", "--step-timeout: %s", err);
+        return 0;
+    case OPT_TOLERANCE:
+        if (suite_parse_pct(arg, &o->tolerance_pct, err, sizeof err))
+            return suite_usage_error("run", "--tolerance: %s", err);
+        return 0;
+    case OPT_PREFLIGHT_TIMEOUT:
+        if (ga_parse_double(arg, 0, 3600, &o->preflight_s, err, sizeof err))
+            return suite_usage_error("run", "--preflight-timeout: %s", err);
+        return 0;
+    case OPT_EXPECT_GPUS:
+        if (ga_parse_long(arg, 1, 1024, &o->expect_gpus, err, sizeof err))
+            return suite_usage_error("run", "--expect-gpus: %s", err);
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static int on_option(run_opts *o, int key, const char *arg, bool *only_seen, char **argv)
+{
+    if (on_flag(o, key))
+        return 0;
+    int rc = on_number(o, key, arg);
+    if (rc >= 0)
+        return rc;
+    switch (key) {
+    case OPT_PROFILE:
+        o->profile_spec = arg;
+        return 0;
+    case OPT_ARGS:
+        return parse_args_option(o, arg) != 0 ? GA_EXIT_USAGE : 0;
     case OPT_REPORT_DIR:
         if (!*arg || strlen(arg) >= sizeof o->report_dir - 64)
             return suite_usage_error("run", "--report-dir: '%s' is not a usable path", arg);
         snprintf(o->report_dir, sizeof o->report_dir, "%s", arg);
-        return 0;
-    case 'n':
-        if (ga_parse_long(arg, 1, 1000000, &o->np, err, sizeof err))
-            return suite_usage_error("run", "--np: %s", err);
         return 0;
     case 'H':
         if (access(arg, R_OK) != 0)
@@ -282,33 +334,11 @@ static int on_option(run_opts *o, int key, const char *arg, bool *only_seen, cha
             for (size_t i = 0; i < suite_n_programs; i++)
                 o->selected[i] = false;
         *only_seen = true;
-        if (parse_list("run", arg, o->selected, true))
-            return GA_EXIT_USAGE;
-        return 0;
+        return parse_list("run", arg, o->selected, true) ? GA_EXIT_USAGE : 0;
     case OPT_SKIP:
-        if (parse_list("run", arg, o->selected, false))
-            return GA_EXIT_USAGE;
-        return 0;
-    case OPT_STEP_TIMEOUT:
-        if (ga_parse_double(arg, 1, 7 * 24 * 3600, &o->step_timeout_s, err, sizeof err))
-            return suite_usage_error("run", "--step-timeout: %s", err);
-        return 0;
+        return parse_list("run", arg, o->selected, false) ? GA_EXIT_USAGE : 0;
     case OPT_BASELINE:
         o->baseline = arg;
-        return 0;
-    case OPT_TOLERANCE:
-        if (suite_parse_pct(arg, &o->tolerance_pct, err, sizeof err))
-            return suite_usage_error("run", "--tolerance: %s", err);
-        return 0;
-    case OPT_PREFLIGHT_TIMEOUT:
-        if (ga_parse_double(arg, 0, 3600, &o->preflight_s, err, sizeof err))
-            return suite_usage_error("run", "--preflight-timeout: %s", err);
-        return 0;
-    case OPT_DRY_RUN:
-        o->dry_run = true;
-        return 0;
-    case OPT_VERBOSE:
-        o->verbose = true;
         return 0;
     case OPT_LIST_PROGRAMS:
         if (!arg || strcmp(arg, "tsv") == 0)
@@ -318,22 +348,9 @@ static int on_option(run_opts *o, int key, const char *arg, bool *only_seen, cha
         else
             return suite_usage_error("run", "--list-programs: '%s' is neither tsv nor json", arg);
         return 0;
-    case OPT_DRAIN:
-        o->drain = true;
-        return 0;
-    case OPT_APPLY_K8S:
-        o->apply_k8s = true;
-        return 0;
     case OPT_SRUN_ARGS:
     case OPT_CONTAINER_IMAGE:
         set_srun_option(key == OPT_SRUN_ARGS ? &o->srun_args : &o->container_image, arg);
-        return 0;
-    case OPT_EXPECT_GPUS:
-        if (ga_parse_long(arg, 1, 1024, &o->expect_gpus, err, sizeof err))
-            return suite_usage_error("run", "--expect-gpus: %s", err);
-        return 0;
-    case OPT_ALLOW_SOCKETS:
-        o->allow_sockets = true;
         return 0;
     case 'h':
         usage();

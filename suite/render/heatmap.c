@@ -128,106 +128,141 @@ static void legend(sbuf *b, bool higher_is_better)
 }
 
 /* One panel: rows [r0, r1) of the map, with its outliers' labels in a column on the right. */
-static void panel(sbuf *b, cell *cells, size_t n, cell **outl, size_t n_out, const char **row_host, size_t r0,
-                  size_t r1, size_t ncols, const char *unit)
+/* One panel's rows r0..r1-1: its cell size, the width of the map, how many outliers are labelled and how
+ * many only outlined, and the whole size. */
+typedef struct {
+    size_t r0, r1, ncols;
+    double ch, cw, map_w;
+    size_t shown, hidden;
+    double w, h;
+} panel_geom;
+
+static bool in_panel(const cell *c, const panel_geom *g)
 {
+    return c->row >= g->r0 && c->row < g->r1 && c->col < MAX_COLS;
+}
+
+static panel_geom panel_layout(cell **outl, size_t n_out, size_t r0, size_t r1, size_t ncols)
+{
+    panel_geom g = {r0, r1, ncols, 0, 0, 0, 0, 0, 0, 0};
     size_t nr = r1 - r0;
-    double ch = nr <= 32 ? 12 : nr <= 64 ? 8 : 5, cw = ncols <= 16 ? 14 : 8;
-    double map_w = LEFT + (double)ncols * cw;
-    size_t shown = 0, hidden = 0;
+    g.ch = nr <= 32 ? 12 : nr <= 64 ? 8 : 5;
+    g.cw = ncols <= 16 ? 14 : 8;
+    g.map_w = LEFT + (double)ncols * g.cw;
     for (size_t i = 0; i < n_out; i++) {
-        if (outl[i]->row < r0 || outl[i]->row >= r1 || outl[i]->col >= MAX_COLS)
+        if (!in_panel(outl[i], &g))
             continue;
-        if (shown < MAX_PANEL_LABELS)
-            shown++;
+        if (g.shown < MAX_PANEL_LABELS)
+            g.shown++;
         else
-            hidden++;
+            g.hidden++;
     }
-    double h = TOP + (double)nr * ch + 8;
-    double label_h = TOP + (double)(shown + (hidden ? 1 : 0)) * LINE_H + 8;
+    double h = TOP + (double)nr * g.ch + 8;
+    double label_h = TOP + (double)(g.shown + (g.hidden ? 1 : 0)) * LINE_H + 8;
     /* Labels may run below the last row when the outliers bunch at the bottom of a panel. */
     double lab_bottom = TOP - LINE_H;
-    for (size_t i = 0, k = 0; i < n_out && k < shown; i++) {
-        const cell *c = outl[i];
-        if (c->row < r0 || c->row >= r1 || c->col >= MAX_COLS)
+    for (size_t i = 0, k = 0; i < n_out && k < g.shown; i++) {
+        if (!in_panel(outl[i], &g))
             continue;
-        double y = TOP + ((double)(c->row - r0) + 0.5) * ch + 4;
+        double y = TOP + ((double)(outl[i]->row - r0) + 0.5) * g.ch + 4;
         lab_bottom = fmax(lab_bottom + LINE_H, y);
         k++;
     }
-    h = fmax(h, fmax(label_h, lab_bottom + (hidden ? LINE_H : 0) + 8));
-    double w = map_w + (shown ? LABEL_W : 12);
-    sbuf_printf(b,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" width=\"%.0f\" height=\"%.0f\" "
-                "viewBox=\"0 0 %.0f %.0f\" style=\"display:block;background:#fff\" font-family=\"DejaVu Sans,"
-                "Arial,sans-serif\">",
-                w, h, w, h);
-    /* GPU indices on top, a host name every few rows on the left. */
-    size_t every = ch >= 12 ? 1 : ch >= 8 ? 4 : 16;
-    for (size_t c = 0; c < ncols; c++)
-        if (ncols <= 16 || c % 8 == 0)
+    g.h = fmax(h, fmax(label_h, lab_bottom + (g.hidden ? LINE_H : 0) + 8));
+    g.w = g.map_w + (g.shown ? LABEL_W : 12);
+    return g;
+}
+
+/* GPU indices on top, a host name every few rows on the left. */
+static void panel_axes(sbuf *b, const panel_geom *g, const char **row_host)
+{
+    size_t every = g->ch >= 12 ? 1 : g->ch >= 8 ? 4 : 16;
+    for (size_t c = 0; c < g->ncols; c++)
+        if (g->ncols <= 16 || c % 8 == 0)
             sbuf_printf(b,
                         "<text x=\"%.1f\" y=\"%.0f\" font-size=\"10\" text-anchor=\"middle\" "
                         "fill=\"#4a5566\">%zu</text>",
-                        LEFT + ((double)c + 0.5) * cw, TOP - 6, c);
+                        LEFT + ((double)c + 0.5) * g->cw, TOP - 6, c);
     sbuf_printf(b, "<text x=\"%.0f\" y=\"12\" font-size=\"10\" fill=\"#4a5566\">node \\ GPU</text>", 4.0);
-    for (size_t r = r0; r < r1; r += every) {
+    for (size_t r = g->r0; r < g->r1; r += every) {
         sbuf_printf(b, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\" fill=\"#4a5566\">",
-                    LEFT - 4, TOP + ((double)(r - r0) + 0.5) * ch + 3.5);
+                    LEFT - 4, TOP + ((double)(r - g->r0) + 0.5) * g->ch + 3.5);
         sbuf_html(b, row_host[r]);
         sbuf_puts(b, "</text>");
     }
-    /* The cells: one path per colour. */
+}
+
+/* The cells: one path per colour. */
+static void panel_cells(sbuf *b, const panel_geom *g, const cell *cells, size_t n)
+{
     for (int k = 0; k < N_BUCKETS; k++) {
         bool open = false;
         for (size_t i = 0; i < n; i++) {
             const cell *c = &cells[i];
-            if (c->row < r0 || c->row >= r1 || c->col >= MAX_COLS || bucket_of(c->bad) != k)
+            if (!in_panel(c, g) || bucket_of(c->bad) != k)
                 continue;
             if (!open)
                 sbuf_printf(b, "<path fill=\"%s\" d=\"", bucket_colour(k));
             open = true;
-            sbuf_printf(b, "M%.0f %.0fh%.0fv%.0fh-%.0fz", LEFT + (double)c->col * cw,
-                        TOP + (double)(c->row - r0) * ch, cw - 1, ch - 1, cw - 1);
+            sbuf_printf(b, "M%.0f %.0fh%.0fv%.0fh-%.0fz", LEFT + (double)c->col * g->cw,
+                        TOP + (double)(c->row - g->r0) * g->ch, g->cw - 1, g->ch - 1, g->cw - 1);
         }
         if (open)
             sbuf_puts(b, "\"/>");
     }
-    /* The outliers: outlined, and (up to a limit) labelled on the right with a leader line. */
+}
+
+/* The outliers: outlined, and (up to a limit) labelled on the right with a leader line. */
+static void panel_outliers(sbuf *b, const panel_geom *g, cell **outl, size_t n_out, const char *unit)
+{
     double last_y = TOP - LINE_H;
     size_t k = 0;
     for (size_t i = 0; i < n_out; i++) {
         const cell *c = outl[i];
-        if (c->row < r0 || c->row >= r1 || c->col >= MAX_COLS)
+        if (!in_panel(c, g))
             continue;
-        double cx = LEFT + (double)c->col * cw, cy = TOP + (double)(c->row - r0) * ch;
+        double cx = LEFT + (double)c->col * g->cw, cy = TOP + (double)(c->row - g->r0) * g->ch;
         sbuf_printf(b,
                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
                     "stroke=\"#111\" stroke-width=\"1.2\"/>",
-                    cx - 0.5, cy - 0.5, cw, ch);
+                    cx - 0.5, cy - 0.5, g->cw, g->ch);
         if (k >= MAX_PANEL_LABELS)
             continue;
         k++;
-        double y = fmax(cy + ch / 2 + 4, last_y + LINE_H);
+        double y = fmax(cy + g->ch / 2 + 4, last_y + LINE_H);
         last_y = y;
         char where[160];
         place_name(c, where, sizeof where);
         sbuf_printf(b,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#8a93a3\" "
                     "stroke-width=\"0.8\"/>",
-                    cx + cw, cy + ch / 2, map_w + 6, y - 4);
+                    cx + g->cw, cy + g->ch / 2, g->map_w + 6, y - 4);
         sbuf_printf(b, "<text class=\"hm-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"10.5\" fill=\"#1f2a3a\">",
-                    map_w + 8, y);
+                    g->map_w + 8, y);
         sbuf_html(b, where);
         sbuf_printf(b, ": %.4g ", c->value);
         sbuf_html(b, unit);
         sbuf_printf(b, " (%+.1f%%)%s</text>", c->dev, c->flagged ? " flagged" : "");
     }
-    if (hidden)
+    if (g->hidden)
         sbuf_printf(b,
                     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10.5\" fill=\"#6b7587\">... and %zu more "
                     "outlined, listed below</text>",
-                    map_w + 8, last_y + LINE_H, hidden);
+                    g->map_w + 8, last_y + LINE_H, g->hidden);
+}
+
+static void panel(sbuf *b, cell *cells, size_t n, cell **outl, size_t n_out, const char **row_host, size_t r0,
+                  size_t r1, size_t ncols, const char *unit)
+{
+    panel_geom g = panel_layout(outl, n_out, r0, r1, ncols);
+    sbuf_printf(b,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" width=\"%.0f\" height=\"%.0f\" "
+                "viewBox=\"0 0 %.0f %.0f\" style=\"display:block;background:#fff\" font-family=\"DejaVu Sans,"
+                "Arial,sans-serif\">",
+                g.w, g.h, g.w, g.h);
+    panel_axes(b, &g, row_host);
+    panel_cells(b, &g, cells, n);
+    panel_outliers(b, &g, outl, n_out, unit);
     sbuf_puts(b, "</svg>");
 }
 
