@@ -27,6 +27,29 @@ static void usage(void)
         "  --tolerance PCT    how far below the baseline a figure may fall (default 10)\n");
 }
 
+/* The summary at from, checked to be one (another kind of file is a wrong argument, exit 2, not a run that
+ * failed, 1). NULL with *rc set when it is not. */
+static json_t *load_summary(const char *from, int *rc)
+{
+    char err[512];
+    json_t *summary = suite_load_json(from, err, sizeof err);
+    if (!summary) {
+        *rc = suite_usage_error("baseline", "%s", err);
+        return NULL;
+    }
+    if (!ga_streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA) ||
+        !json_is_integer(json_object_get(summary, "schema_version")) ||
+        sj_int(summary, "schema_version", 0) != SUITE_SUMMARY_SCHEMA_VERSION) {
+        *rc = suite_usage_error("baseline", "--from %s: schema \"%s\" version %lld, want \"%s\" version %d",
+                                from, sj_str(summary, "schema", "missing"),
+                                sj_int(summary, "schema_version", -1), SUITE_SUMMARY_SCHEMA,
+                                SUITE_SUMMARY_SCHEMA_VERSION);
+        json_decref(summary);
+        return NULL;
+    }
+    return summary;
+}
+
 int cmd_baseline(int argc, char **argv)
 {
     static const struct option longs[] = {{"from", required_argument, NULL, OPT_FROM},
@@ -75,27 +98,16 @@ int cmd_baseline(int argc, char **argv)
     char err[512];
     if (out && suite_output_path_check(out, err, sizeof err) != 0)
         return suite_usage_error("baseline", "-o: %s", err);
-    json_t *summary = suite_load_json(from, err, sizeof err);
+    int rc = GA_EXIT_PASS;
+    json_t *summary = load_summary(from, &rc);
     if (!summary)
-        return suite_usage_error("baseline", "%s", err);
-    /* Another kind of file is a wrong argument (exit 2), not a run that failed (1). */
-    if (!ga_streq(sj_str(summary, "schema", NULL), SUITE_SUMMARY_SCHEMA) ||
-        !json_is_integer(json_object_get(summary, "schema_version")) ||
-        sj_int(summary, "schema_version", 0) != SUITE_SUMMARY_SCHEMA_VERSION) {
-        int rc = suite_usage_error(
-            "baseline", "--from %s: schema \"%s\" version %lld, want \"%s\" version %d", from,
-            sj_str(summary, "schema", "missing"), sj_int(summary, "schema_version", -1), SUITE_SUMMARY_SCHEMA,
-            SUITE_SUMMARY_SCHEMA_VERSION);
-        json_decref(summary);
         return rc;
-    }
     json_t *b = suite_baseline_from_summary(summary, tol, force, err, sizeof err);
     json_decref(summary);
     if (!b) {
         fprintf(stderr, "gpuaccept baseline: %s: %s\n", from, err);
         return GA_EXIT_CHECK_FAILED;
     }
-    int rc = GA_EXIT_PASS;
     if (out) {
         if (suite_write_json_atomic(out, b, err, sizeof err) != 0) {
             fprintf(stderr, "gpuaccept baseline: %s\n", err);

@@ -287,6 +287,23 @@ static void outlier_list(sbuf *b, cell **outl, size_t n_out, const char *unit)
                     n_out - SUITE_HEATMAP_MAX_LISTED);
 }
 
+/* The outliers among order[0..n-1] (worst first): every device the program flagged, and the worst few on the
+ * bad side of the median; compacted to the front of order, worst first. Returns how many; *n_flagged: how
+ * many the program flagged. */
+static size_t pick_outliers(cell **order, size_t n, size_t *n_flagged)
+{
+    size_t n_out = 0;
+    for (size_t i = 0; i < n; i++) {
+        cell *c = order[i];
+        c->outlier = c->flagged || (i < SUITE_HEATMAP_WORST_N && c->bad > 0);
+        *n_flagged += c->flagged;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (order[i]->outlier)
+            order[n_out++] = order[i];
+    return n_out;
+}
+
 int heatmap_render(sbuf *b, const char *title, const char *unit, const json_t *values, bool higher_is_better)
 {
     size_t n = json_array_size(values), nrows = 0, ncols = 0, i, n_out = 0, n_flagged = 0;
@@ -331,16 +348,7 @@ int heatmap_render(sbuf *b, const char *title, const char *unit, const json_t *v
         order[i] = &cells[i];
     }
     qsort(order, n, sizeof *order, cmp_worst);
-    /* The outliers: every device the program flagged, and the worst few on the bad side of the median. */
-    for (i = 0; i < n; i++) {
-        cell *c = order[i];
-        c->outlier = c->flagged || (i < SUITE_HEATMAP_WORST_N && c->bad > 0);
-        n_flagged += c->flagged;
-    }
-    /* Compact the outliers to the front, keeping the worst-first order. */
-    for (i = 0; i < n; i++)
-        if (order[i]->outlier)
-            order[n_out++] = order[i];
+    n_out = pick_outliers(order, n, &n_flagged);
     cell **by_place = calloc(n_out ? n_out : 1, sizeof *by_place);
     if (!by_place)
         goto out;

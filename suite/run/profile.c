@@ -86,6 +86,55 @@ int suite_split_program_args(const char *text, json_t *words, char *err, size_t 
     return 0;
 }
 
+/* The profile's "steps": one entry per program, each an array of argument strings that set no option
+ * gpuaccept run owns and use only known placeholders. 0, or -1 with err. */
+static int validate_steps(const json_t *p, char *err, size_t errlen)
+{
+    const char *key;
+    json_t *v;
+    size_t i;
+    json_t *steps = json_object_get(p, "steps");
+    if (!json_is_object(steps) || json_object_size(steps) == 0) {
+        snprintf(err, errlen, "\"steps\" must be an object with one entry per program to run");
+        return -1;
+    }
+    json_object_foreach(steps, key, v) {
+        if (suite_program_index(key) < 0) {
+            char names[256];
+            suite_program_names(" ", names, sizeof names);
+            snprintf(err, errlen, "unknown program \"%s\" in \"steps\" (programs: %s)", key, names);
+            return -1;
+        }
+        if (!json_is_array(v)) {
+            snprintf(err, errlen, "steps.%s must be an array of arguments", key);
+            return -1;
+        }
+        json_t *a;
+        json_array_foreach(v, i, a) {
+            char param[128];
+            if (!json_is_string(a) || json_string_length(a) >= 512) {
+                snprintf(err, errlen, "steps.%s[%zu] must be a string of fewer than 512 bytes", key, i);
+                return -1;
+            }
+            if (suite_owned_option(json_string_value(a))) {
+                snprintf(err, errlen,
+                         "steps.%s[%zu]: %s would set --%s, which gpuaccept run gives every step itself", key,
+                         i, json_string_value(a), suite_owned_option(json_string_value(a)));
+                return -1;
+            }
+            if (placeholder(json_string_value(a), param, sizeof param) == -2) {
+                snprintf(err, errlen,
+                         "steps.%s[%zu]: unknown placeholder %s (known: {expect_gpus} {burn_s} {gpu:WORD} "
+                         "{sku_min:PROGRAM/METRIC} {sku_eff:PROGRAM/METRIC} {sku_node_min:PROGRAM/METRIC} "
+                         "{fabric_min:PROGRAM/METRIC} {fabric_net})",
+                         key, i, json_string_value(a));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 int suite_profile_validate(const json_t *p, char *err, size_t errlen)
 {
     static const char *const keys[] = {"schema",         "schema_version", "name",       "description",
@@ -132,45 +181,8 @@ int suite_profile_validate(const json_t *p, char *err, size_t errlen)
         snprintf(err, errlen, "\"not_covered\" must be an array of strings");
         return -1;
     }
-    json_t *steps = json_object_get(p, "steps");
-    if (!json_is_object(steps) || json_object_size(steps) == 0) {
-        snprintf(err, errlen, "\"steps\" must be an object with one entry per program to run");
+    if (validate_steps(p, err, errlen) != 0)
         return -1;
-    }
-    json_object_foreach(steps, key, v) {
-        if (suite_program_index(key) < 0) {
-            char names[256];
-            suite_program_names(" ", names, sizeof names);
-            snprintf(err, errlen, "unknown program \"%s\" in \"steps\" (programs: %s)", key, names);
-            return -1;
-        }
-        if (!json_is_array(v)) {
-            snprintf(err, errlen, "steps.%s must be an array of arguments", key);
-            return -1;
-        }
-        json_t *a;
-        json_array_foreach(v, i, a) {
-            char param[128];
-            if (!json_is_string(a) || json_string_length(a) >= 512) {
-                snprintf(err, errlen, "steps.%s[%zu] must be a string of fewer than 512 bytes", key, i);
-                return -1;
-            }
-            if (suite_owned_option(json_string_value(a))) {
-                snprintf(err, errlen,
-                         "steps.%s[%zu]: %s would set --%s, which gpuaccept run gives every step itself", key,
-                         i, json_string_value(a), suite_owned_option(json_string_value(a)));
-                return -1;
-            }
-            if (placeholder(json_string_value(a), param, sizeof param) == -2) {
-                snprintf(err, errlen,
-                         "steps.%s[%zu]: unknown placeholder %s (known: {expect_gpus} {burn_s} {gpu:WORD} "
-                         "{sku_min:PROGRAM/METRIC} {sku_eff:PROGRAM/METRIC} {sku_node_min:PROGRAM/METRIC} "
-                         "{fabric_min:PROGRAM/METRIC} {fabric_net})",
-                         key, i, json_string_value(a));
-                return -1;
-            }
-        }
-    }
     return 0;
 }
 

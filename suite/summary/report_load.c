@@ -99,23 +99,26 @@ static int check_set(const json_t *reports, const json_t *names, char *err, size
     return 0;
 }
 
-json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_t errlen)
+/* The names of dir's *.json files, sorted (*n of them); NULL with err when dir cannot be read or memory runs
+ * out (n == 0 returns an empty list). Free with free_names. */
+static char **json_names(const char *dir, size_t *n, char *err, size_t errlen)
 {
     DIR *d = opendir(dir);
     if (!d) {
         snprintf(err, errlen, "cannot read report directory %s", dir);
         return NULL;
     }
-    size_t n = 0, cap = 0;
-    char **names = NULL;
+    size_t cap = 64;
+    char **names = malloc(cap * sizeof *names);
     struct dirent *e;
-    bool oom = false;
-    while ((e = readdir(d)) != NULL) {
+    bool oom = !names;
+    *n = 0;
+    while (!oom && (e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
         if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
+        if (*n == cap) {
+            cap *= 2;
             char **grown = cap <= 1 << 20 ? realloc(names, cap * sizeof *names) : NULL;
             if (!grown) {
                 oom = true;
@@ -123,42 +126,63 @@ json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_
             }
             names = grown;
         }
-        if (!(names[n] = strdup(e->d_name))) {
-            oom = true;
-            break;
-        }
-        n++;
+        oom = !(names[*n] = strdup(e->d_name));
+        *n += !oom;
     }
     closedir(d);
-    if (n)
-        qsort(names, n, sizeof names[0], cmp_str);
-    json_t *reports = json_array(), *files = json_array();
     if (oom) {
+        for (size_t i = 0; names && i < *n; i++)
+            free(names[i]);
+        free(names);
         snprintf(err, errlen, "out of memory listing %s", dir);
-        json_decref(reports);
-        reports = NULL;
+        return NULL;
     }
-    /* Every *.json is, by its name and content together, one of the front-end's own files or the report of
-     * the program it is named after; anything else stops the merge (docs/suite.md, "gpuaccept merge"). */
+    qsort(names, *n, sizeof names[0], cmp_str);
+    return names;
+}
+
+/* Every *.json is, by its name and content together, one of the front-end's own files (*own set, NULL
+ * returned) or the report of the program it is named after (returned); anything else stops the merge (NULL
+ * with err; docs/suite.md, "gpuaccept merge"). */
+static json_t *load_report_file(const char *dir, const char *name, bool *own, char *err, size_t errlen)
+{
+    char path[4096], lerr[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int kind = front_end_file(dir, name, lerr, sizeof lerr);
+    *own = kind == 1;
+    if (*own)
+        return NULL;
+    json_t *j = kind < 0 ? NULL : suite_load_json(path, lerr, sizeof lerr);
+    char why[700];
+    if (j && suite_report_file_check(path, j, why, sizeof why) != 0) {
+        snprintf(lerr, sizeof lerr, "%s", why);
+        json_decref(j);
+        j = NULL;
+    }
+    if (!j)
+        snprintf(err, errlen, "cannot trust %s", lerr);
+    return j;
+}
+
+json_t *suite_load_reports(const char *dir, const char *run_id, char *err, size_t errlen)
+{
+    size_t n = 0;
+    char **names = json_names(dir, &n, err, errlen);
+    if (!names)
+        return NULL;
+    json_t *reports = json_array(), *files = json_array();
     for (size_t i = 0; i < n && reports; i++) {
-        char path[4096], lerr[600];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        int own = front_end_file(dir, names[i], lerr, sizeof lerr);
-        if (own == 1)
+        bool own = false;
+        json_t *j = load_report_file(dir, names[i], &own, err, errlen);
+        if (own)
             continue;
-        json_t *j = own < 0 ? NULL : suite_load_json(path, lerr, sizeof lerr);
-        char why[700];
-        if (j && suite_report_file_check(path, j, why, sizeof why) != 0) {
-            snprintf(lerr, sizeof lerr, "%s", why);
-            json_decref(j);
-            j = NULL;
-        }
         if (!j) {
-            snprintf(err, errlen, "cannot trust %s", lerr);
             json_decref(reports);
             reports = NULL;
             break;
         }
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         const char *id = sj_str(j, "run_id", "");
         if (run_id && !ga_streq(id, run_id)) {
             fprintf(stderr, "[SUITE] ignoring %s: a report of run %s, not of this run %s\n", path, id,
