@@ -200,9 +200,12 @@ static int parse_int(const char *arg, long min, long max, int *out, char *err, s
     return 0;
 }
 
-int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+/* A group's answer for an option that is not its own. */
+#define NOT_MINE 1
+
+/* nccl-tests' sweep and timing options (-b -e -i -f -n -w -c -r -a -T -m -N). */
+static int on_sweep_option(ar_opts *o, int key, const char *arg, char *err, size_t errlen)
 {
-    ar_opts *o = opts;
     long v;
     switch (key) {
     case 'b':
@@ -234,6 +237,19 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
         return parse_int(arg, 0, 3, &o->average, err, errlen);
     case 'T':
         return ga_parse_double(arg, 0, 7 * 24 * 3600, &o->timeout_s, err, errlen);
+    case 'm':
+        return parse_int(arg, 1, 1000000, &o->agg_iters, err, errlen);
+    case 'N':
+        return parse_int(arg, 0, 1000000, &o->cycles, err, errlen);
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* What is reduced: -d, -o and --collective. */
+static int on_what_option(ar_opts *o, int key, const char *arg, char *err, size_t errlen)
+{
+    switch (key) {
     case 'd': {
         ar_dtype t;
         o->all_types = strcmp(arg, "all") == 0;
@@ -268,6 +284,15 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
             return -1;
         }
         return 0;
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* gpuaccept's own options: patterns, the judgement and the transport expected. */
+static int on_gpuaccept_option(ar_opts *o, int key, const char *arg, char *err, size_t errlen)
+{
+    switch (key) {
     case OPT_BACKEND:
         return ga_parse_backend(arg, &o->backend, err, errlen);
     case OPT_MIN_BUSBW:
@@ -291,6 +316,20 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
         return 0;
     case OPT_TOLERANCE:
         return ga_cli_parse_pct_fraction(arg, 0, 99, &o->tolerance, err, errlen);
+    case OPT_SHOW_SLOWEST:
+        o->show_slowest = true;
+        return 0;
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* nccl-tests' other flags: -t/-g (one GPU per rank), the timing modes, -J, and those accepted and recorded
+ * without effect (ar_ignored_flags). */
+static int on_compat_option(ar_opts *o, int key, const char *arg, char *err, size_t errlen)
+{
+    long v;
+    switch (key) {
     case 't':
     case 'g':
         if (ga_parse_long(arg, 0, 1 << 20, &v, err, errlen))
@@ -303,10 +342,6 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
             return -1;
         }
         return 0;
-    case 'm':
-        return parse_int(arg, 1, 1000000, &o->agg_iters, err, errlen);
-    case 'N':
-        return parse_int(arg, 0, 1000000, &o->cycles, err, errlen);
     case 'p':
         return parse_bool(arg, &o->parallel_init, err, errlen);
     case 'z':
@@ -325,9 +360,6 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
             return -1;
         }
         snprintf(o->json_path, sizeof o->json_path, "%s", arg);
-        return 0;
-    case OPT_SHOW_SLOWEST:
-        o->show_slowest = true;
         return 0;
     case 'u':
         return parse_int(arg, 0, 1 << 20, &o->setup.unalign, err, errlen);
@@ -366,10 +398,23 @@ int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
                 snprintf(o->ignored_value[i], sizeof o->ignored_value[i], "%ld", v);
             }
         return 0;
+
     default:
-        snprintf(err, errlen, "unhandled option");
-        return -1;
+        return NOT_MINE;
     }
+}
+
+int ar_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+{
+    int (*const groups[])(ar_opts *, int, const char *, char *,
+                          size_t) = {on_sweep_option, on_what_option, on_gpuaccept_option, on_compat_option};
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        int rc = groups[g](opts, key, arg, err, errlen);
+        if (rc != NOT_MINE)
+            return rc;
+    }
+    snprintf(err, errlen, "unhandled option");
+    return -1;
 }
 
 int ar_opts_finish(ar_opts *o, bool gpu, bool quick, uint64_t *sizes, char *err, size_t errlen)

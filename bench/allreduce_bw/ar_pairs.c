@@ -114,18 +114,9 @@ static int cmp_member(const void *a, const void *b)
     return ((const ar_member_stat *)a)->member - ((const ar_member_stat *)b)->member;
 }
 
-/* The rule for members (or pairs, pair_factor): the noise known beforehand is that of ranks sharing CPUs
- * (AR_SHARED_CPU_*_FACTOR as a spread of logarithms), none otherwise. */
-static ga_outlier_rule pairs_rule(double tolerance, bool cpus_shared, double factor)
-{
-    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, cpus_shared ? log(factor) / GA_OUTLIER_MAD_K : 0};
-    return rule;
-}
-
 /* The outlier bound of figures v[0..n-1] other than v[skip] (skip -1: none), by the one rule of every
  * relative check (common/core/ga_outlier.h): their median less the larger of the tolerance and
- * GA_OUTLIER_MAD_K times the larger of the known noise and the scaled MAD of their logarithms. -1 when memory
- * runs out. */
+ * GA_OUTLIER_MAD_K scaled MADs of their logarithms. -1 when memory runs out. */
 static double outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *rule, double *median)
 {
     ga_outlier_set set;
@@ -175,8 +166,7 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, 
 {
     memset(out, 0, sizeof *out);
     out->cpus_shared = cpus_shared;
-    ga_outlier_rule member_rule = pairs_rule(tolerance, cpus_shared, AR_SHARED_CPU_MEMBER_FACTOR),
-                    pair_rule = pairs_rule(tolerance, cpus_shared, AR_SHARED_CPU_PAIR_FACTOR);
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
     int rounds = 1;
     for (int i = 0; i < n; i++)
         rounds = pairs[i].round + 1 > rounds ? pairs[i].round + 1 : rounds;
@@ -231,13 +221,13 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, 
         out->members[i].figure = member_figure(pairs, n, out->members[i].member, cpus_shared, bw + n);
     for (int i = 0; i < out->n_members; i++)
         bw[i] = out->members[i].figure;
-    out->member_bound = outlier_bound(bw, out->n_members, -1, &member_rule, &out->member_median);
+    out->member_bound = outlier_bound(bw, out->n_members, -1, &rule, &out->member_median);
     /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
      * Each member's bound is the outlier rule's (common/core/ga_outlier.h): with fewer than GA_OUTLIER_FEW
      * members it is held to the others' median (leave one out: a slow one would otherwise pull down the very
      * figure it is measured against, 4 ranks: its figure is one of four); with more, one member moves them
      * little, and the bound of all figures is the one. */
-    bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, &member_rule, bounds) != 0;
+    bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, &rule, bounds) != 0;
     for (int i = 0; !oom && i < out->n_members; i++) {
         ar_member_stat *m = &out->members[i];
         m->bound = bounds[i];
@@ -255,7 +245,7 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, 
         tally[pairs[j].round]++;
         tally[rounds + pairs[j].round] += pairs[j].flagged;
     }
-    oom = oom || rule_bounds(bw, n, &pair_rule, bounds) != 0;
+    oom = oom || rule_bounds(bw, n, &rule, bounds) != 0;
     for (int i = 0; !oom && i < n; i++) {
         ar_pair *p = &pairs[i];
         p->bound = 0;
@@ -286,13 +276,6 @@ void ar_pairs_verdict_free(ar_pairs_verdict *v)
 void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, double tolerance, bool by_rank,
                        ga_findings *f)
 {
-    char shared_member[64] = "", shared_pair[64] = "";
-    if (v->cpus_shared) {
-        snprintf(shared_member, sizeof shared_member, "; ranks share CPUs: the bound allows %.0fx",
-                 AR_SHARED_CPU_MEMBER_FACTOR);
-        snprintf(shared_pair, sizeof shared_pair, " (ranks share CPUs: the bound allows %.0fx)",
-                 AR_SHARED_CPU_PAIR_FACTOR);
-    }
     for (int i = 0; i < v->n_members; i++) {
         const ar_member_stat *m = &v->members[i];
         if (!m->suspect)
@@ -301,10 +284,10 @@ void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, d
         ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_NODE", w,
                         "%s%s%d is in %d slow pairs of %d (its %s %.2f GB/s, lowest %.2f GB/s; median "
                         "member %.2f GB/s, its bound %.2f GB/s; median of all pairs %.2f GB/s, "
-                        "tolerance %.0f%%%s)",
+                        "tolerance %.0f%%)",
                         m->host, by_rank ? " rank " : " node ", m->member, m->flagged_pairs, m->pairs,
                         v->cpus_shared ? "best" : "median", m->figure, m->min_busbw, v->member_median,
-                        m->bound, v->median_busbw, tolerance * 100, shared_member);
+                        m->bound, v->median_busbw, tolerance * 100);
     }
     for (int i = 0; i < n; i++) {
         const ar_pair *p = &pairs[i];
@@ -314,11 +297,10 @@ void ar_pairs_findings(const ar_pair *pairs, int n, const ar_pairs_verdict *v, d
         ga_findings_add(
             f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
             "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "
-            "%.2f GB/s and the other pairs' bound %.2f GB/s%s; neither end is slow with other "
+            "%.2f GB/s and the other pairs' bound %.2f GB/s; neither end is slow with other "
             "partners: suspect the link or path between them",
             p->host[0], by_rank ? " rank " : " node ", p->member[0], p->host[1],
             by_rank ? " rank " : " node ", p->member[1], p->round, p->busbw,
-            p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound,
-            shared_pair);
+            p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median_busbw, p->bound);
     }
 }

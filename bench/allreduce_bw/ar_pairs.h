@@ -85,19 +85,16 @@ struct ar_pairs_verdict {
     int n_members;           /* entries of members[] (every member seen in a pair) */
     ar_member_stat *members; /* malloc'd, by member index order; free with ar_pairs_verdict_free */
     int n_suspects;
-    bool cpus_shared; /* judged with the noise of ranks sharing CPUs (AR_SHARED_CPU_*_FACTOR) */
+    bool cpus_shared; /* judged as where ranks share CPUs (AR_CPU_WAIT_CONTENDED, members' best pairs) */
 };
 
 /* Where ranks share CPUs (more ranks than CPUs on a node, ga_ranks_per_cpu), a pair's figure is as much where
  * the scheduler put its two ranks as their link: two ranks on one busy CPU exchange several times slower, and
  * the placement holds for seconds, through every remeasurement. Measured on 4 ranks on 2 cores beside a
- * looping build (32 fault-free runs, docs/allreduce_bw.md "No false alarms"): a healthy member's figure fell
- * up to 7.1x below the others' median and a healthy pair's up to 11.2x below the median pair, while a rank
- * slowed 60x stood 36x and 75x below. So there the noise the rule allows for is at least these factors: a
- * member is named only below its bound of 1/16 of the others' median, a link 1/32 of the pairs'. */
-#define AR_SHARED_CPU_MEMBER_FACTOR 16.0
-#define AR_SHARED_CPU_PAIR_FACTOR 32.0
-/* And there a pair below the tolerance is no evidence when the less delayed of its two ranks waited for a CPU
+ * looping build (docs/allreduce_bw.md "Ranks that share CPUs"): 7 of 12 fault-free runs named a healthy rank
+ * or link, a healthy member up to 7.1x below the others. There a pair is judged only when its ranks had CPUs
+ * (AR_CPU_WAIT_CONTENDED below), and a member's figure is the best of its pairs (ar_pairs_analyse). */
+/* There a pair below the tolerance is no evidence when the less delayed of its two ranks waited for a CPU
  * for this share of its best measurement or more (ar_group_cpu_wait): the host held it up. Measured: the
  * healthy pairs that were flagged beside a build waited 0.48-0.97 of the time, a rank slowed by the test
  * hooks (which sleep, as a rank waiting on its device does) 0.00-0.06. Where every rank has a CPU the share
@@ -105,8 +102,8 @@ struct ar_pairs_verdict {
  * the namespace cluster's rate-limited links, whose ranks share the host's cores unknown to them). */
 #define AR_CPU_WAIT_CONTENDED 0.25
 
-/* Flags pairs (sets pairs[i].flagged) and fills out. cpus_shared: the members' ranks share CPUs (the noise
- * above). Returns 0, or -1 when out of memory. */
+/* Flags pairs (sets pairs[i].flagged) and fills out. cpus_shared: the members' ranks share CPUs (above).
+ * Returns 0, or -1 when out of memory. */
 int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, ar_pairs_verdict *out);
 void ar_pairs_verdict_free(ar_pairs_verdict *v);
 

@@ -492,11 +492,10 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     double per_cpu = ga_ranks_per_cpu(ctx);
     pr.cpus_shared = per_cpu > 1;
     if (root && pr.cpus_shared)
-        ar_run_not_covered(
-            st,
-            "pairs: a node has %.1f ranks per CPU: where the scheduler puts two ranks moves their "
-            "figure several-fold, so only a member %.0fx or a link %.0fx below its peers is named",
-            per_cpu, AR_SHARED_CPU_MEMBER_FACTOR, AR_SHARED_CPU_PAIR_FACTOR);
+        ga_log("COMM",
+               "pairs: a node has %.1f ranks per CPU: a pair whose ranks waited for a CPU for %.0f%% of its "
+               "measurement or more is not judged",
+               per_cpu, 100 * AR_CPU_WAIT_CONTENDED);
     int rounds = rounds_asked(o, pr.plan.members);
     ga_log("COMM", "pairs: %d %s, %d rounds of %d pairs, tolerance %.0f%% below the median", pr.plan.members,
            pr.plan.by_rank ? "ranks of one node" : "nodes", rounds, pr.plan.members / 2, o->tolerance * 100);
