@@ -38,6 +38,110 @@ static json_t *nodes_json(const ar_node_fig *nodes, int n, const ar_nodes_verdic
 /* Collective: a sweep on a communicator per node (the ranks sharing memory: MPI_COMM_TYPE_SHARED, and on the
  * GPU path an NCCL communicator over them), every node at once; the nodes below a bound make every node
  * measure the largest size again (--remeasure), each keeping its best; rank 0 analyses. */
+/* Rank 0: each node's figure from the records of the node sweeps (all), with its host and first rank. */
+static ar_node_fig *node_figures(const ga_ctx *ctx, const ar_record *all, const ar_sweep_desc *d)
+{
+    int n_nodes = ctx->node_count;
+    ar_node_fig *nodes = calloc((size_t)n_nodes, sizeof *nodes);
+    if (!nodes)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int k = 0; k < n_nodes; k++) {
+        nodes[k].node = k;
+        for (int i = 0; i < ctx->world_size; i++)
+            if (all[i].hdr.node_index == k) {
+                nodes[k].ranks++;
+                if (all[i].hdr.local_rank == 0) {
+                    snprintf(nodes[k].host, sizeof nodes[k].host, "%s", all[i].hdr.host);
+                    nodes[k].rank = all[i].hdr.world_rank;
+                }
+            }
+        ar_nodes_add_measurement(&nodes[k], ar_group_busbw(all, ctx->world_size, k, d, NULL));
+    }
+    return nodes;
+}
+
+/* Collective: while a node is below a bound (and not every such node beyond doubt), every node measures the
+ * largest size again (again: that one size), up to --remeasure passes and the phase's deadline; rank 0 adds
+ * each pass to nodes. */
+static void remeasure_nodes(const ga_ctx *ctx, const ar_opts *o, run_state *st, ar_backend *b,
+                            const ar_sweep_cfg *again, const ar_group_gate *gate, ar_node_fig *nodes,
+                            const ar_sweep_desc *d1, double bound)
+{
+    bool root = ctx->world_rank == 0;
+    int n_nodes = ctx->node_count;
+    bool all_judged = true; /* every node below a bound is beyond doubt: nothing to measure again */
+    for (int pass = 0; pass < o->remeasure; pass++) {
+        ar_nodes_verdict v = {0};
+        int flagged = 0, late = 0;
+        if (root) {
+            if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
+                GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+            flagged = v.flagged;
+            for (int k = 0; k < n_nodes; k++)
+                if (nodes[k].below_min || nodes[k].below_median)
+                    all_judged = all_judged && ar_group_gate_judged(gate, k);
+            if (flagged && all_judged)
+                flagged = 0; /* far below the other nodes twice already: no doubt to remove */
+            late = flagged && st->phase_deadline > 0 && ga_now() > st->phase_deadline;
+            if (late)
+                ar_run_not_covered(st, "node: %d node%s below a bound not measured again: out of time",
+                                   flagged, flagged == 1 ? "" : "s");
+        }
+        int head[2] = {flagged, late};
+        ga_deadline_arm_for(bound, "sharing the nodes to measure again"); /* after every node's sweep */
+        GA_MPI_CHECK(MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD));
+        ga_deadline_disarm();
+        flagged = head[0];
+        if (!flagged || head[1])
+            break;
+        if (root)
+            ga_log("COMM",
+                   "node: %d node%s below a bound: every node measures the largest size again (pass %d "
+                   "of at most %d)",
+                   flagged, flagged == 1 ? "" : "s", pass + 1, o->remeasure);
+        ar_record *rec = calloc(1, sizeof *rec), *got = NULL;
+        if (!rec)
+            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+        ga_record_header_init(ctx, &rec->hdr);
+        rec->group = ctx->node_index;
+        ar_bench_sweep(b, again, rec, NULL, NULL);
+        ar_gather_records(ctx, rec, &got, bound, "the node remeasurement");
+        if (root)
+            for (int k = 0; k < n_nodes; k++)
+                ar_nodes_add_measurement(&nodes[k], ar_group_busbw(got, ctx->world_size, k, d1, NULL));
+        free(got);
+        free(rec);
+    }
+}
+
+/* Rank 0: the nodes' verdict, findings, report part and metrics, from the sweeps' records (all, ran sizes of
+ * sizes) and each node's figure. */
+static void report_nodes(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_desc *d, const ar_record *all,
+                         ar_node_fig *nodes, uint64_t size, run_state *st, json_t *report)
+{
+    int n_nodes = ctx->node_count;
+    rec_set set = ar_rec_set_world(all, ctx->world_size);
+    ar_account_sweep(st, d, &set, 0, false, false,
+                     "node"); /* --min-busbw is the world's figure, not a node's */
+    ar_rec_set_free(&set);
+    ar_nodes_verdict v;
+    if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ar_nodes_findings(nodes, n_nodes, &v, o->min_node_busbw, o->tolerance, &st->findings);
+    st->node = nodes_json(nodes, n_nodes, &v, o);
+    double lowest = 0;
+    for (int k = 0; k < n_nodes; k++) {
+        ga_where w = {nodes[k].host, k, nodes[k].rank, -1};
+        ga_report_add_metric(report, "node_busbw", nodes[k].busbw, "GB/s", true, w);
+        if (k == 0 || nodes[k].busbw < lowest)
+            lowest = nodes[k].busbw;
+    }
+    st->node_busbw_min = lowest;
+    ga_log("COMM",
+           "node: %d node%s, intra-node busbw at %llu B: median %.2f GB/s, lowest %.2f GB/s, %d flagged",
+           n_nodes, n_nodes == 1 ? "" : "s", (unsigned long long)size, v.median_busbw, lowest, v.flagged);
+}
+
 void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                  int n_sizes, run_state *st, json_t *report)
 {
@@ -88,74 +192,14 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     if (gate.stopped_at >= 0 && root)
         ar_run_not_covered(st, "node: sizes above %llu B not measured: out of time",
                            (unsigned long long)sizes[ran - 1]);
-    bool all_judged = true; /* every node below a bound is beyond doubt: nothing to measure again */
 
     ar_sweep_desc d = ar_desc_of(o, c, sizes, ran), d1 = ar_desc_of(o, c, sizes + ran - 1, 1);
-    ar_node_fig *nodes = NULL;
-    int n_nodes = ctx->node_count;
-    if (root) {
-        nodes = calloc((size_t)n_nodes, sizeof *nodes);
-        if (!nodes)
-            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-        for (int k = 0; k < n_nodes; k++) {
-            nodes[k].node = k;
-            for (int i = 0; i < ctx->world_size; i++)
-                if (all[i].hdr.node_index == k) {
-                    nodes[k].ranks++;
-                    if (all[i].hdr.local_rank == 0) {
-                        snprintf(nodes[k].host, sizeof nodes[k].host, "%s", all[i].hdr.host);
-                        nodes[k].rank = all[i].hdr.world_rank;
-                    }
-                }
-            ar_nodes_add_measurement(&nodes[k], ar_group_busbw(all, ctx->world_size, k, &d, NULL));
-        }
-    }
+    ar_node_fig *nodes = root ? node_figures(ctx, all, &d) : NULL;
     ar_sweep_cfg again = cfg;
     again.sizes = sizes + ran - 1;
     again.n_sizes = 1;
     again.gate = NULL;
-    for (int pass = 0; pass < o->remeasure; pass++) {
-        ar_nodes_verdict v = {0};
-        int flagged = 0, late = 0;
-        if (root) {
-            if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
-                GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-            flagged = v.flagged;
-            for (int k = 0; k < n_nodes; k++)
-                if (nodes[k].below_min || nodes[k].below_median)
-                    all_judged = all_judged && ar_group_gate_judged(&gate, k);
-            if (flagged && all_judged)
-                flagged = 0; /* far below the other nodes twice already: no doubt to remove */
-            late = flagged && st->phase_deadline > 0 && ga_now() > st->phase_deadline;
-            if (late)
-                ar_run_not_covered(st, "node: %d node%s below a bound not measured again: out of time",
-                                   flagged, flagged == 1 ? "" : "s");
-        }
-        int head[2] = {flagged, late};
-        ga_deadline_arm_for(bound, "sharing the nodes to measure again"); /* after every node's sweep */
-        GA_MPI_CHECK(MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD));
-        ga_deadline_disarm();
-        flagged = head[0];
-        if (!flagged || head[1])
-            break;
-        if (root)
-            ga_log("COMM",
-                   "node: %d node%s below a bound: every node measures the largest size again (pass %d "
-                   "of at most %d)",
-                   flagged, flagged == 1 ? "" : "s", pass + 1, o->remeasure);
-        ar_record *rec = calloc(1, sizeof *rec), *got = NULL;
-        if (!rec)
-            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-        ga_record_header_init(ctx, &rec->hdr);
-        rec->group = ctx->node_index;
-        ar_bench_sweep(b, &again, rec, NULL, NULL);
-        ar_gather_records(ctx, rec, &got, bound, "the node remeasurement");
-        if (root)
-            for (int k = 0; k < n_nodes; k++)
-                ar_nodes_add_measurement(&nodes[k], ar_group_busbw(got, ctx->world_size, k, &d1, NULL));
-        free(got);
-        free(rec);
-    }
+    remeasure_nodes(ctx, o, st, b, &again, &gate, nodes, &d1, bound);
     b->destroy(b);
     MPI_Comm_free(&nc);
     ar_group_gate_free(&gate);
@@ -166,27 +210,7 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     if (!root)
         return;
 
-    rec_set set = ar_rec_set_world(all, ctx->world_size);
-    ar_account_sweep(st, &d, &set, 0, false, false,
-                     "node"); /* --min-busbw is the world's figure, not a node's */
-    ar_rec_set_free(&set);
-    ar_nodes_verdict v;
-    if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
-        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ar_nodes_findings(nodes, n_nodes, &v, o->min_node_busbw, o->tolerance, &st->findings);
-    st->node = nodes_json(nodes, n_nodes, &v, o);
-    double lowest = 0;
-    for (int k = 0; k < n_nodes; k++) {
-        ga_where w = {nodes[k].host, k, nodes[k].rank, -1};
-        ga_report_add_metric(report, "node_busbw", nodes[k].busbw, "GB/s", true, w);
-        if (k == 0 || nodes[k].busbw < lowest)
-            lowest = nodes[k].busbw;
-    }
-    st->node_busbw_min = lowest;
-    ga_log("COMM",
-           "node: %d node%s, intra-node busbw at %llu B: median %.2f GB/s, lowest %.2f GB/s, %d flagged",
-           n_nodes, n_nodes == 1 ? "" : "s", (unsigned long long)sizes[ran - 1], v.median_busbw, lowest,
-           v.flagged);
+    report_nodes(ctx, o, &d, all, nodes, sizes[ran - 1], st, report);
     free(nodes);
     if (!st->node_records)
         st->node_records = all;

@@ -162,6 +162,63 @@ static double member_figure(const ar_pair *pairs, int n, int member, bool best, 
     return !k ? 0 : best ? top : ga_median(buf, (size_t)k);
 }
 
+/* Flags the pairs below (1 - tolerance) of the median (not those held up by their host where ranks share
+ * CPUs) and tallies each member's pairs into out->members. */
+static void flag_pairs(ar_pair *pairs, int n, double tolerance, bool cpus_shared, ar_pairs_verdict *out)
+{
+    double threshold = out->median_busbw * (1.0 - tolerance);
+    for (int i = 0; i < n; i++) {
+        ar_pair *p = &pairs[i];
+        p->contended = cpus_shared && p->busbw < threshold && p->cpu_wait >= AR_CPU_WAIT_CONTENDED;
+        p->flagged = p->busbw < threshold && !p->contended;
+        out->contended += p->contended;
+        p->slow_link = false;
+        out->flagged += p->flagged;
+        for (int s = 0; s < 2; s++) {
+            ar_member_stat *m = member_of(out, p->member[s]);
+            if (!m) {
+                m = &out->members[out->n_members++];
+                m->member = p->member[s];
+                snprintf(m->host, sizeof m->host, "%s", p->host[s]);
+                m->rank = p->rank[s];
+                m->min_busbw = p->busbw;
+            }
+            m->pairs++;
+            m->flagged_pairs += p->flagged;
+            if (p->busbw < m->min_busbw)
+                m->min_busbw = p->busbw;
+        }
+    }
+}
+
+/* Links: a flagged pair with no suspect in it, and an outlier among the pairs' figures by the same rule
+ * (leave one out below GA_OUTLIER_FEW pairs, as for members: with 6 pairs a slow one would otherwise pull
+ * down the median it is held to). Comparing a pair with what its ends reach elsewhere was tried and dropped:
+ * with few members the slow link is among its ends' other pairs, and the ratios of every pair of those ends
+ * scatter as widely as the fault. bw, bounds: n each; tally: 2 x rounds. -1 when memory runs out. */
+static int find_slow_links(ar_pair *pairs, int n, int rounds, const ga_outlier_rule *rule,
+                           ar_pairs_verdict *out, double *bw, double *bounds, int *tally)
+{
+    for (int j = 0; j < n; j++) {
+        bw[j] = pairs[j].busbw;
+        tally[pairs[j].round]++;
+        tally[rounds + pairs[j].round] += pairs[j].flagged;
+    }
+    if (rule_bounds(bw, n, rule, bounds) != 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        ar_pair *p = &pairs[i];
+        p->bound = 0;
+        p->slow_link = false;
+        if (!p->flagged || suspect_in(out, p) || n < 2 || whole_round_flagged(p, tally + rounds, tally))
+            continue;
+        p->bound = bounds[i];
+        p->slow_link = p->busbw < p->bound;
+        out->slow_links += p->slow_link;
+    }
+    return 0;
+}
+
 int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, ar_pairs_verdict *out)
 {
     memset(out, 0, sizeof *out);
@@ -186,29 +243,7 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, 
         bw[i] = pairs[i].busbw;
     out->median_busbw = ga_median(bw, (size_t)n);
 
-    double threshold = out->median_busbw * (1.0 - tolerance);
-    for (int i = 0; i < n; i++) {
-        ar_pair *p = &pairs[i];
-        p->contended = cpus_shared && p->busbw < threshold && p->cpu_wait >= AR_CPU_WAIT_CONTENDED;
-        p->flagged = p->busbw < threshold && !p->contended;
-        out->contended += p->contended;
-        p->slow_link = false;
-        out->flagged += p->flagged;
-        for (int s = 0; s < 2; s++) {
-            ar_member_stat *m = member_of(out, p->member[s]);
-            if (!m) {
-                m = &out->members[out->n_members++];
-                m->member = p->member[s];
-                snprintf(m->host, sizeof m->host, "%s", p->host[s]);
-                m->rank = p->rank[s];
-                m->min_busbw = p->busbw;
-            }
-            m->pairs++;
-            m->flagged_pairs += p->flagged;
-            if (p->busbw < m->min_busbw)
-                m->min_busbw = p->busbw;
-        }
-    }
+    flag_pairs(pairs, n, tolerance, cpus_shared, out);
     qsort(out->members, (size_t)out->n_members, sizeof *out->members, cmp_member);
 
     /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow
@@ -240,22 +275,7 @@ int ar_pairs_analyse(ar_pair *pairs, int n, double tolerance, bool cpus_shared, 
      * down the median it is held to). Comparing a pair with what its ends reach elsewhere was tried and
      * dropped: with few members the slow link is among its ends' other pairs, and the ratios of every pair of
      * those ends scatter as widely as the fault. */
-    for (int j = 0; j < n; j++) {
-        bw[j] = pairs[j].busbw;
-        tally[pairs[j].round]++;
-        tally[rounds + pairs[j].round] += pairs[j].flagged;
-    }
-    oom = oom || rule_bounds(bw, n, &rule, bounds) != 0;
-    for (int i = 0; !oom && i < n; i++) {
-        ar_pair *p = &pairs[i];
-        p->bound = 0;
-        p->slow_link = false;
-        if (!p->flagged || suspect_in(out, p) || n < 2 || whole_round_flagged(p, tally + rounds, tally))
-            continue;
-        p->bound = bounds[i];
-        p->slow_link = p->busbw < p->bound;
-        out->slow_links += p->slow_link;
-    }
+    oom = oom || find_slow_links(pairs, n, rounds, &rule, out, bw, bounds, tally) != 0;
     free(bw);
     free(bounds);
     free(tally);

@@ -464,6 +464,35 @@ static bool round_fits(const pairs_run *pr, int r, double slowest_round)
     return go != 0;
 }
 
+/* Once the fabric is known to be slow, isolation looks at 1 to 16 MiB, one operation per size: enough to see
+ * a member 10x slower, quick on the slowest link; the pairs that would make a finding and are not beyond
+ * doubt are measured again at -n. */
+static void plan_isolation(pairs_run *pr, const uint64_t *sizes, int n_sizes, run_state *st)
+{
+    if (!st->fabric_slow || n_sizes <= 1)
+        return;
+    int first;
+    pr->n_sizes = ar_isolation_sizes(sizes, n_sizes, &first);
+    pr->sizes = sizes + first;
+    pr->isolation = true;
+    if (pr->ctx->world_rank == 0 && pr->n_sizes < n_sizes)
+        ar_run_not_covered(st,
+                           "pairs: sizes %llu-%llu B only, one operation each (isolation of a slow fabric)",
+                           (unsigned long long)pr->sizes[0], (unsigned long long)pr->sizes[pr->n_sizes - 1]);
+}
+
+/* Collective: whether a node has more ranks than CPUs, said in the log (ar_pairs_analyse). */
+static bool note_cpus_shared(const ga_ctx *ctx)
+{
+    double per_cpu = ga_ranks_per_cpu(ctx);
+    if (ctx->world_rank == 0 && per_cpu > 1)
+        ga_log("COMM",
+               "pairs: a node has %.1f ranks per CPU: a pair whose ranks waited for a CPU for %.0f%% of its "
+               "measurement or more is not judged",
+               per_cpu, 100 * AR_CPU_WAIT_CONTENDED);
+    return per_cpu > 1;
+}
+
 void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                   int n_sizes, run_state *st, json_t *report)
 {
@@ -476,26 +505,8 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
                     .sizes = sizes,
                     .n_sizes = n_sizes,
                     .deadline = st->phase_deadline};
-    /* Once the fabric is known to be slow, isolation looks at 1 to 16 MiB, one operation per size: enough to
-     * see a member 10x slower, quick on the slowest link; the pairs that would make a finding and are not
-     * beyond doubt are measured again at -n. */
-    if (st->fabric_slow && n_sizes > 1) {
-        int first;
-        pr.n_sizes = ar_isolation_sizes(sizes, n_sizes, &first);
-        pr.sizes = sizes + first;
-        pr.isolation = true;
-        if (root && pr.n_sizes < n_sizes)
-            ar_run_not_covered(
-                st, "pairs: sizes %llu-%llu B only, one operation each (isolation of a slow fabric)",
-                (unsigned long long)pr.sizes[0], (unsigned long long)pr.sizes[pr.n_sizes - 1]);
-    }
-    double per_cpu = ga_ranks_per_cpu(ctx);
-    pr.cpus_shared = per_cpu > 1;
-    if (root && pr.cpus_shared)
-        ga_log("COMM",
-               "pairs: a node has %.1f ranks per CPU: a pair whose ranks waited for a CPU for %.0f%% of its "
-               "measurement or more is not judged",
-               per_cpu, 100 * AR_CPU_WAIT_CONTENDED);
+    plan_isolation(&pr, sizes, n_sizes, st);
+    pr.cpus_shared = note_cpus_shared(ctx);
     int rounds = rounds_asked(o, pr.plan.members);
     ga_log("COMM", "pairs: %d %s, %d rounds of %d pairs, tolerance %.0f%% below the median", pr.plan.members,
            pr.plan.by_rank ? "ranks of one node" : "nodes", rounds, pr.plan.members / 2, o->tolerance * 100);
@@ -588,6 +599,41 @@ static int screen_member(const ar_pair *pairs, const bool *far, int n, int membe
     return worst;
 }
 
+/* Rank 0: the member in pairs far below the median pair of the screen (-1: none), said in the log and, when
+ * there is one, in not_covered (the world sweep stops at size). best: each pair's best figure; far, copy:
+ * n each. */
+static int screen_verdict(const ar_pair *pairs, const double *best, bool *far, double *copy, int n,
+                          const pair_plan *plan, uint64_t size, double t0, run_state *st)
+{
+    ar_far_below_peers(best, n, far);
+    int slow = screen_member(pairs, far, n, plan->members);
+    memcpy(copy, best, (size_t)n * sizeof *copy);
+    double med = ga_median(copy, (size_t)n);
+    char host[AR_PAIRS_HOST_MAX] = "?";
+    double lo = 0;
+    for (int i = 0; i < n; i++)
+        if (far[i] && (pairs[i].member[0] == slow || pairs[i].member[1] == slow)) {
+            snprintf(host, sizeof host, "%s", pairs[i].host[pairs[i].member[0] == slow ? 0 : 1]);
+            lo = lo == 0 || best[i] < lo ? best[i] : lo;
+        }
+    if (slow >= 0) {
+        ga_log("COMM",
+               "screen: %s %s %d in pairs more than %.0fx below the median pair at %llu B (its lowest best "
+               "%.3f GB/s, median %.3f GB/s): the fabric is slow; the world sweep stops at this size and "
+               "isolation follows (%.1f s)",
+               host, plan->by_rank ? "rank" : "node", slow, AR_FAR_FACTOR, (unsigned long long)size, lo, med,
+               ga_now() - t0);
+        ar_run_not_covered(st,
+                           "world: sizes above %llu B not measured: %s was far below its peers at that size "
+                           "(screen)",
+                           (unsigned long long)size, host);
+    } else {
+        ga_log("COMM", "screen: no member far below its peers at %llu B (median pair %.3f GB/s, %.1f s)",
+               (unsigned long long)size, med, ga_now() - t0);
+    }
+    return slow;
+}
+
 bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                      int n_sizes, run_state *st)
 {
@@ -639,36 +685,8 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
         free(all);
     }
     int slow = -1;
-    if (root) {
-        ar_far_below_peers(best, n, far);
-        slow = screen_member(pairs, far, n, plan.members);
-        memcpy(copy, best, (size_t)n * sizeof *copy);
-        double med = ga_median(copy, (size_t)n);
-        char host[AR_PAIRS_HOST_MAX] = "?";
-        double lo = 0;
-        for (int i = 0; i < n; i++)
-            if (far[i] && (pairs[i].member[0] == slow || pairs[i].member[1] == slow)) {
-                snprintf(host, sizeof host, "%s", pairs[i].host[pairs[i].member[0] == slow ? 0 : 1]);
-                lo = lo == 0 || best[i] < lo ? best[i] : lo;
-            }
-        if (slow >= 0) {
-            ga_log(
-                "COMM",
-                "screen: %s %s %d in pairs more than %.0fx below the median pair at %llu B (its lowest best "
-                "%.3f GB/s, median %.3f GB/s): the fabric is slow; the world sweep stops at this size and "
-                "isolation follows (%.1f s)",
-                host, plan.by_rank ? "rank" : "node", slow, AR_FAR_FACTOR, (unsigned long long)sizes[j], lo,
-                med, ga_now() - t0);
-            ar_run_not_covered(
-                st,
-                "world: sizes above %llu B not measured: %s was far below its peers at that size "
-                "(screen)",
-                (unsigned long long)sizes[j], host);
-        } else {
-            ga_log("COMM", "screen: no member far below its peers at %llu B (median pair %.3f GB/s, %.1f s)",
-                   (unsigned long long)sizes[j], med, ga_now() - t0);
-        }
-    }
+    if (root)
+        slow = screen_verdict(pairs, best, far, copy, n, &plan, sizes[j], t0, st);
     int found = slow >= 0;
     ga_deadline_arm("sharing what the screen found");
     GA_MPI_CHECK(MPI_Bcast(&found, 1, MPI_INT, 0, MPI_COMM_WORLD));

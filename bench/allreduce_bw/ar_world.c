@@ -240,8 +240,9 @@ static void remeasure_world_max(const ga_ctx *ctx, const ar_opts *o, ar_backend 
     free(rec);
 }
 
-void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
-                  const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt, run_state *st)
+/* Collective: every rank's host name at rank 0 (returned; NULL elsewhere), and nccl-tests' preamble there:
+ * the devices (also into -J's file) and the table's header. */
+static char *world_preamble(const ga_ctx *ctx, const split_plan *split, nt_state *nt)
 {
     bool root = ctx->world_rank == 0;
     char *hosts = root ? malloc((size_t)ctx->world_size * GA_HOST_MAX) : NULL;
@@ -263,7 +264,38 @@ void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const co
         ar_nt_header(stdout, &nt->cfg);
         fflush(stdout);
     }
+    free(devs);
+    return hosts;
+}
 
+/* nccl-tests' footer (rank 0): the average bus bandwidth, NCCL_TESTS_MIN_BW held to it, -J's file written.
+ * Collective (the memory use is asked of the backend on every rank). */
+static void world_footer(const ga_ctx *ctx, ar_backend *b, nt_state *nt, run_state *st)
+{
+    int64_t mem_used[3];
+    bool have_mem = memory_use(b, mem_used);
+    if (ctx->world_rank == 0) {
+        double avg = nt->bw_count ? nt->bw_sum / nt->bw_count : 0;
+        ar_nt_footer(stdout, &nt->cfg, nt->out_of_bounds, avg, st->min_bw, have_mem ? mem_used : NULL);
+        fflush(stdout);
+        if (st->min_bw >= 0 && avg < st->min_bw * 0.9)
+            ga_findings_add(&st->findings, GA_SEV_FAIL, "COMM_BUSBW_LOW", GA_WHERE_CLUSTER,
+                            "average bus bandwidth %.2f GB/s is below 90%% of NCCL_TESTS_MIN_BW %.2f GB/s",
+                            avg, st->min_bw);
+        if (nt->json) {
+            char err[256];
+            ar_nt_json_finish(nt->json, nt->out_of_bounds, avg, st->min_bw);
+            if (ar_nt_json_write(nt->json, nt->json_path, err, sizeof err) != 0)
+                GA_FATAL(GA_EXIT_ENV, "%s", err);
+        }
+    }
+}
+
+void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
+                  const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt, run_state *st)
+{
+    bool root = ctx->world_rank == 0;
+    char *hosts = world_preamble(ctx, split, nt);
     size_t max_bytes = 0;
     for (int c = 0; c < n_combos; c++) {
         ar_sweep_cfg cfg = ar_cfg_of(o, combos[c], sizes, n_sizes, "world");
@@ -335,27 +367,10 @@ void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const co
             }
         }
     }
-    int64_t mem_used[3];
-    bool have_mem = memory_use(b, mem_used);
-    if (root) {
-        double avg = nt->bw_count ? nt->bw_sum / nt->bw_count : 0;
-        ar_nt_footer(stdout, &nt->cfg, nt->out_of_bounds, avg, st->min_bw, have_mem ? mem_used : NULL);
-        fflush(stdout);
-        if (st->min_bw >= 0 && avg < st->min_bw * 0.9)
-            ga_findings_add(&st->findings, GA_SEV_FAIL, "COMM_BUSBW_LOW", GA_WHERE_CLUSTER,
-                            "average bus bandwidth %.2f GB/s is below 90%% of NCCL_TESTS_MIN_BW %.2f GB/s",
-                            avg, st->min_bw);
-        if (nt->json) {
-            char err[256];
-            ar_nt_json_finish(nt->json, nt->out_of_bounds, avg, st->min_bw);
-            if (ar_nt_json_write(nt->json, nt->json_path, err, sizeof err) != 0)
-                GA_FATAL(GA_EXIT_ENV, "%s", err);
-        }
-    }
+    world_footer(ctx, b, nt, st);
     b->destroy(b);
     free(mine);
     free(hosts);
-    free(devs);
 }
 
 /* ---- set-up and report ---- */

@@ -247,6 +247,107 @@ static void run_patterns(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, c
     }
 }
 
+/* Whether the patterns asked for can run on this job (the split, the pairs, the communicators' sizes for the
+ * collective and its root, the world-only flags); false with err when not. */
+static bool patterns_fit(const ga_ctx *ctx, const ar_opts *o, const split_plan *split, char *err,
+                         size_t errlen)
+{
+    bool world_only = o->n_patterns == 1 && o->patterns[0] == AR_PATTERN_WORLD;
+    if (!world_only && split->n_groups > 1) {
+        snprintf(err, errlen,
+                 "NCCL_TESTS_SPLIT_MASK applies to the world sweep alone, not to --pattern node or pairs");
+        return false;
+    }
+    if (o->pairs && ctx->node_count < 2 && ctx->world_size < 2) {
+        snprintf(err, errlen, "--pattern pairs needs at least 2 nodes, or 2 ranks on one node");
+        return false;
+    }
+    /* every communicator a pattern runs on must suit the collective */
+    for (int i = 0; i < o->n_patterns; i++) {
+        int group = o->patterns[i] == AR_PATTERN_PAIRS  ? (ctx->node_count >= 2 ? 2 * ctx->local_size : 2)
+                    : o->patterns[i] == AR_PATTERN_NODE ? ctx->local_size
+                                                        : split->size;
+        if (ar_coll_get(o->coll)->rooted && o->root >= group) {
+            snprintf(err, errlen, "--root %d: the communicator has %d ranks", o->root, group);
+            return false;
+        }
+        if (ar_coll_unsupported(o->coll, group)) {
+            snprintf(err, errlen, "--collective %s: %s (%d)", ar_coll_get(o->coll)->name,
+                     ar_coll_unsupported(o->coll, group), group);
+            return false;
+        }
+    }
+    if (!world_only && (o->json_path[0] || o->per_iter || o->cycles != 1)) {
+        snprintf(err, errlen, "-J, -I and -N apply to --pattern world alone, not to node or pairs");
+        return false;
+    }
+    return true;
+}
+
+/* Collective: each rank's GPU (nccl-tests' NCCL_TESTS_DEVICE: every rank of a node on that device, one rank
+ * per node); the lowest compute capability major of the job, 0 on the host path. */
+static int select_gpus(const ga_ctx *ctx, ga_backend kind)
+{
+    int cc_major = 0;
+#if GA_HAVE_CUDA
+    if (kind == GA_BACKEND_GPU) {
+        ga_gpu_info gpu;
+        ga_deadline_arm("GPU selection");
+        const char *dev = getenv("NCCL_TESTS_DEVICE");
+        ga_gpu_select_device(ctx, dev && *dev ? atoi(dev) : -1, &gpu);
+        GA_MPI_CHECK(MPI_Allreduce(&gpu.cc_major, &cc_major, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+        ga_deadline_disarm();
+    }
+#else
+    (void)ctx;
+    (void)kind;
+#endif
+    return cc_major;
+}
+
+/* Collective: -J's file taken at the start, as nccl-tests does (rank 0); unlike nccl-tests, a file that
+ * cannot be created stops the run before it measures (issue 26). Returns 0 or that exit code, agreed. */
+static int reserve_json(const ga_ctx *ctx, const ar_opts *o, nt_state *nt, int argc0, char **argv0)
+{
+    if (!o->json_path[0])
+        return 0;
+    char jerr[256] = "";
+    if (ctx->world_rank == 0 &&
+        ar_nt_json_reserve(o->json_path, nt->json_path, sizeof nt->json_path, jerr, sizeof jerr) == 0) {
+        printf("# Writing JSON output to %s\n", nt->json_path);
+        nt->json = ar_nt_json_new(&nt->cfg, argc0, argv0, environ);
+    }
+    return GA_AGREE_FAILURE(GA_EXIT_USAGE, jerr[0] ? jerr : NULL);
+}
+
+/* nccl-tests' flags given that mean nothing here, one warning each (after ar_opts_finish: which mean
+ * nothing depends on the backend). */
+static void warn_ignored(const ar_opts *o)
+{
+    for (int i = 0; i < AR_N_IGNORED_MAX; i++)
+        if (o->ignored & (1u << i)) {
+            char line[256];
+            ar_ignored_warning(o, i, line, sizeof line);
+            ga_error_once(spec.name, "%s", line);
+        }
+}
+
+/* What the run will do: on --verbose only, as by default stdout is nccl-tests' output and the report's lines
+ * after it. */
+static void log_plan(const ga_ctx *ctx, const ar_opts *o, const char *backend_name, const uint64_t *sizes,
+                     int n_sizes, const combo *combos, int n_combos, bool world_only)
+{
+    if (!world_only && n_combos > 1)
+        ga_log("COMM", "--pattern node and pairs run the first combination only (%s %s)",
+               ar_dtype_get(combos[0].type)->name, ar_op_name(combos[0].op));
+    ga_debug("COMM",
+             "allreduce_bw: %s on %d ranks, %d nodes (%s), backend %s; %d sizes %llu..%llu B, %d "
+             "combination%s, -n %d -w %d -c %d, -T %g s",
+             ar_coll_get(o->coll)->name, ctx->world_size, ctx->node_count, ctx->launcher.detail, backend_name,
+             n_sizes, (unsigned long long)sizes[0], (unsigned long long)sizes[n_sizes - 1], n_combos,
+             n_combos == 1 ? "" : "s", o->iters, o->warmup, o->check, o->timeout_s);
+}
+
 int main(int argc, char **argv)
 {
     ga_ctx ctx;
@@ -265,60 +366,22 @@ int main(int argc, char **argv)
     ga_deadline_arm("choosing the backend");
     ga_backend kind = ga_backend_resolve(&ctx, o.backend);
     ga_deadline_disarm();
-    int cc_major = 0;
-#if GA_HAVE_CUDA
-    if (kind == GA_BACKEND_GPU) {
-        ga_gpu_info gpu;
-        ga_deadline_arm("GPU selection");
-        /* nccl-tests' NCCL_TESTS_DEVICE: every rank of a node on that device (one rank per node) */
-        const char *dev = getenv("NCCL_TESTS_DEVICE");
-        ga_gpu_select_device(&ctx, dev && *dev ? atoi(dev) : -1, &gpu);
-        GA_MPI_CHECK(MPI_Allreduce(&gpu.cc_major, &cc_major, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-        ga_deadline_disarm();
-    }
-#endif
+    int cc_major = select_gpus(&ctx, kind);
     const char *backend_name = kind == GA_BACKEND_GPU ? "nccl" : "mpi";
 
     uint64_t sizes[AR_MAX_SIZES];
     char err[256];
     int n_sizes = ar_opts_finish(&o, kind == GA_BACKEND_GPU, common.quick, sizes, err, sizeof err);
-    /* after ar_opts_finish: which flags mean nothing depends on the backend */
-    for (int i = 0; n_sizes >= 0 && i < AR_N_IGNORED_MAX; i++)
-        if (o.ignored & (1u << i)) {
-            char line[256];
-            ar_ignored_warning(&o, i, line, sizeof line);
-            ga_error_once(spec.name, "%s", line);
-        }
+    if (n_sizes >= 0)
+        warn_ignored(&o);
     ar_backend_defaults = o.setup;
     split_plan split;
     int split_rc = ar_split_world(&ctx, &split, err, sizeof err);
     if (split_rc != 0)
         n_sizes = -1;
     bool world_only = o.n_patterns == 1 && o.patterns[0] == AR_PATTERN_WORLD;
-    if (n_sizes > 0 && !world_only && split.n_groups > 1)
-        snprintf(err, sizeof err,
-                 "NCCL_TESTS_SPLIT_MASK applies to the world sweep alone, not to --pattern "
-                 "node or pairs"),
-            n_sizes = -1;
-    if (n_sizes > 0 && o.pairs && ctx.node_count < 2 && ctx.world_size < 2)
-        snprintf(err, sizeof err, "--pattern pairs needs at least 2 nodes, or 2 ranks on one node"),
-            n_sizes = -1;
-    /* every communicator a pattern runs on must suit the collective */
-    for (int i = 0; i < o.n_patterns && n_sizes > 0; i++) {
-        int group = o.patterns[i] == AR_PATTERN_PAIRS  ? (ctx.node_count >= 2 ? 2 * ctx.local_size : 2)
-                    : o.patterns[i] == AR_PATTERN_NODE ? ctx.local_size
-                                                       : split.size;
-        if (ar_coll_get(o.coll)->rooted && o.root >= group)
-            snprintf(err, sizeof err, "--root %d: the communicator has %d ranks", o.root, group),
-                n_sizes = -1;
-        else if (ar_coll_unsupported(o.coll, group))
-            snprintf(err, sizeof err, "--collective %s: %s (%d)", ar_coll_get(o.coll)->name,
-                     ar_coll_unsupported(o.coll, group), group),
-                n_sizes = -1;
-    }
-    if (n_sizes > 0 && !world_only && (o.json_path[0] || o.per_iter || o.cycles != 1))
-        snprintf(err, sizeof err, "-J, -I and -N apply to --pattern world alone, not to node or pairs"),
-            n_sizes = -1;
+    if (n_sizes > 0 && !patterns_fit(&ctx, &o, &split, err, sizeof err))
+        n_sizes = -1;
     combo combos[AR_NTYPES * AR_NOPS];
     int n_combos = 0;
     if (n_sizes < 0)
@@ -329,32 +392,13 @@ int main(int argc, char **argv)
         ar_split_free(&split);
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }
-    if (!world_only && n_combos > 1)
-        ga_log("COMM", "--pattern node and pairs run the first combination only (%s %s)",
-               ar_dtype_get(combos[0].type)->name, ar_op_name(combos[0].op));
-
-    /* on --verbose only: by default stdout is nccl-tests' output and the report's lines after it */
-    ga_debug("COMM",
-             "allreduce_bw: %s on %d ranks, %d nodes (%s), backend %s; %d sizes %llu..%llu B, %d "
-             "combination%s, -n %d -w %d -c %d, -T %g s",
-             ar_coll_get(o.coll)->name, ctx.world_size, ctx.node_count, ctx.launcher.detail, backend_name,
-             n_sizes, (unsigned long long)sizes[0], (unsigned long long)sizes[n_sizes - 1], n_combos,
-             n_combos == 1 ? "" : "s", o.iters, o.warmup, o.check, o.timeout_s);
+    log_plan(&ctx, &o, backend_name, sizes, n_sizes, combos, n_combos, world_only);
 
     run_state st = {0};
     const char *min_bw = getenv("NCCL_TESTS_MIN_BW");
     st.min_bw = min_bw && *min_bw ? atof(min_bw) : -1;
     nt_state nt = {.cfg = nt_config(&o, program, kind)};
-    char jerr[256] = "";
-    if (ctx.world_rank == 0 && o.json_path[0]) {
-        /* as nccl-tests: the file is taken at the start */
-        if (ar_nt_json_reserve(o.json_path, nt.json_path, sizeof nt.json_path, jerr, sizeof jerr) == 0) {
-            printf("# Writing JSON output to %s\n", nt.json_path);
-            nt.json = ar_nt_json_new(&nt.cfg, argc0, argv0, environ);
-        }
-    }
-    /* unlike nccl-tests, a -J file that cannot be created stops the run before it measures (issue 26) */
-    int jbad = o.json_path[0] ? GA_AGREE_FAILURE(GA_EXIT_USAGE, jerr[0] ? jerr : NULL) : 0;
+    int jbad = reserve_json(&ctx, &o, &nt, argc0, argv0);
     if (jbad) {
         ar_split_free(&split);
         return ga_program_end(&ctx, jbad);

@@ -252,6 +252,78 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     return ga_program_report_close(&r, -1);
 }
 
+/* What the report says the run was: the trainer, the data, the model and the thresholds. */
+static ddp_run_info run_info_of(const ga_ctx *ctx, const ddp_opts *o, const ddp_trainer *trainer,
+                                const ddp_dataset *ds, const ddp_layout *layout, int64_t global_batch)
+{
+    ddp_run_info info = {.backend = trainer->backend,
+                         .dtype = trainer->dtype,
+                         .data = ds->source,
+                         .ranks = ctx->world_size,
+                         .local_batch = o->batch,
+                         .global_batch = global_batch,
+                         .hidden_layers = o->hidden_layers,
+                         .hidden = o->hidden,
+                         .input_dim = ds->dim,
+                         .classes = ds->classes,
+                         .n_params = layout->n_params,
+                         .bucket_cap_bytes = (size_t)o->bucket_bytes,
+                         .elem_size = trainer->elem_size,
+                         .plan = &trainer->plan,
+                         .lr = o->lr,
+                         .momentum = o->momentum,
+                         .min_improvement = o->min_improvement,
+                         .straggler_ratio = isnan(o->straggler_pct) ? 1.5
+                                            : o->straggler_pct > 0  ? 1 + o->straggler_pct / 100
+                                                                    : 0,
+                         .seed = (uint64_t)o->seed};
+    return info;
+}
+
+/* Collective: a straggler suspected is timed again over a window of the run's steps (none after a run that
+ * diverged), then every rank's record gathered into *all at rank 0. */
+static void remeasure_stragglers(const ga_ctx *ctx, const ddp_opts *o, const ddp_run_info *info,
+                                 ddp_trainer *trainer, ddp_sampler *sampler, const ddp_loop_config *loop,
+                                 const ddp_loop_result *res, ddp_record *mine, ddp_record **all)
+{
+    ddp_loop_config window = *loop;
+    window.steps = res->timed_steps < 100 ? (res->timed_steps > 0 ? res->timed_steps : 1) : 100;
+    window.warmup = 0;
+    window.quiet = true;
+    remeasure_ctx rc_ctx = {trainer,
+                            sampler,
+                            window,
+                            {.min_improvement = info->min_improvement,
+                             .global_batch = info->global_batch,
+                             .straggler_ratio = info->straggler_ratio}};
+    ga_remeasure_spec rs = {sizeof *mine, straggler_suspects, measure_again, "DDP", spec.name};
+    ga_remeasure_loop(ctx, &rs, res->nonfinite_step >= 0 ? 0 : o->remeasure, mine, (void **)all, &rc_ctx);
+}
+
+/* The data, the steps they make and the model's layout. Returns -1, or the exit code to end with (the data
+ * could not be had, or a usage error); on -1 the caller frees ds. */
+static int prepare_data(const ga_ctx *ctx, ddp_opts *o, ddp_dataset *ds, ddp_layout *layout)
+{
+    ga_phase("loading the data");
+    bool stop;
+    int rc = load_data(ctx, o, ds, &stop);
+    if (stop)
+        return rc;
+    char err[256];
+    bool bad = ddp_opts_resolve_steps(o, ds->n, ctx->world_size, err, sizeof err) != 0;
+    if (!bad)
+        ga_log("TRAIN", "data %s; %d steps of %d x %d samples (%.2f epochs)", ds->source, o->steps,
+               ctx->world_size, o->batch, (double)o->steps * ctx->world_size * o->batch / (double)ds->n);
+    bad = bad ||
+          ddp_layout_init(layout, ds->dim, o->hidden, o->hidden_layers, ds->classes, err, sizeof err) != 0;
+    if (bad) {
+        ga_error_once(spec.name, "%s", err);
+        ddp_dataset_free(ds);
+        return GA_EXIT_USAGE;
+    }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     ga_ctx ctx;
@@ -276,29 +348,12 @@ int main(int argc, char **argv)
     ga_log("TRAIN", "ddp_smoke: %d ranks on %d nodes, %s backend, launched by %s", ctx.world_size,
            ctx.node_count, ga_backend_name(backend), ctx.launcher.detail);
 
-    ga_phase("loading the data");
     ddp_dataset ds;
-    bool stop;
-    rc = load_data(&ctx, &opts, &ds, &stop);
-    if (stop)
+    ddp_layout layout;
+    rc = prepare_data(&ctx, &opts, &ds, &layout);
+    if (rc >= 0)
         return ga_program_end(&ctx, rc);
     const int64_t global_batch = (int64_t)ctx.world_size * opts.batch;
-    char serr[256];
-    if (ddp_opts_resolve_steps(&opts, ds.n, ctx.world_size, serr, sizeof serr) != 0) {
-        ga_error_once(spec.name, "%s", serr);
-        ddp_dataset_free(&ds);
-        return ga_program_end(&ctx, GA_EXIT_USAGE);
-    }
-    ga_log("TRAIN", "data %s; %d steps of %d x %d samples (%.2f epochs)", ds.source, opts.steps,
-           ctx.world_size, opts.batch, (double)opts.steps * global_batch / (double)ds.n);
-
-    ddp_layout layout;
-    char err[256];
-    if (ddp_layout_init(&layout, ds.dim, opts.hidden, opts.hidden_layers, ds.classes, err, sizeof err) != 0) {
-        ga_error_once(spec.name, "%s", err);
-        ddp_dataset_free(&ds);
-        return ga_program_end(&ctx, GA_EXIT_USAGE);
-    }
 
     ddp_record *mine = calloc(1, sizeof *mine);
     ddp_sampler sampler;
@@ -330,43 +385,11 @@ int main(int argc, char **argv)
 
     ga_phase("checking the replicas");
     fill_record(trainer, &layout, &res, opts.batch, mine);
-    ddp_run_info info = {.backend = trainer->backend,
-                         .dtype = trainer->dtype,
-                         .data = ds.source,
-                         .ranks = ctx.world_size,
-                         .local_batch = opts.batch,
-                         .global_batch = global_batch,
-                         .hidden_layers = opts.hidden_layers,
-                         .hidden = opts.hidden,
-                         .input_dim = ds.dim,
-                         .classes = ds.classes,
-                         .n_params = layout.n_params,
-                         .bucket_cap_bytes = (size_t)opts.bucket_bytes,
-                         .elem_size = trainer->elem_size,
-                         .plan = &trainer->plan,
-                         .lr = opts.lr,
-                         .momentum = opts.momentum,
-                         .min_improvement = opts.min_improvement,
-                         .straggler_ratio = isnan(opts.straggler_pct) ? 1.5
-                                            : opts.straggler_pct > 0  ? 1 + opts.straggler_pct / 100
-                                                                      : 0,
-                         .seed = (uint64_t)opts.seed};
+    ddp_run_info info = run_info_of(&ctx, &opts, trainer, &ds, &layout, global_batch);
 
     json_t *transport = record_transport(&ctx, backend);
     ddp_record *all = NULL;
-    ddp_loop_config window = loop;
-    window.steps = res.timed_steps < 100 ? (res.timed_steps > 0 ? res.timed_steps : 1) : 100;
-    window.warmup = 0;
-    window.quiet = true;
-    remeasure_ctx rc_ctx = {trainer,
-                            &sampler,
-                            window,
-                            {.min_improvement = info.min_improvement,
-                             .global_batch = info.global_batch,
-                             .straggler_ratio = info.straggler_ratio}};
-    ga_remeasure_spec rs = {sizeof *mine, straggler_suspects, measure_again, "DDP", spec.name};
-    /* a run that diverged has nothing more to time */
-    ga_remeasure_loop(&ctx, &rs, res.nonfinite_step >= 0 ? 0 : opts.remeasure, mine, (void **)&all, &rc_ctx);
+    remeasure_stragglers(&ctx, &opts, &info, trainer, &sampler, &loop, &res, mine, &all);
     int exit_code = GA_EXIT_PASS;
     if (ctx.world_rank == 0)
         exit_code = analyse_and_report(&ctx, &common, &info, all, &res, transport);

@@ -308,6 +308,93 @@ static void gpu_only_request(const gf_cli *c, char *out, size_t len)
                  100 * c->o.min_efficiency);
 }
 
+/* The device's defaults and this rank's record for it: its GPU (cuBLASLt) or its cores (OpenBLAS, with the
+ * test hooks). Returns -1, or a usage error's exit code. */
+static int prepare_device(const ga_ctx *ctx, bool gpu, bool quick, gf_opts *o, gf_record *mine)
+{
+    if (gpu) {
+#if GA_HAVE_CUDA
+        ga_gpu_info info;
+        ga_gpu_select(ctx, &info);
+        ga_record_header_init(ctx, &mine->hdr); /* again, now with the device */
+        snprintf(mine->model, sizeof mine->model, "%s", info.name);
+        gf_gpu_defaults(o, quick);
+#endif
+        return -1;
+    }
+    ga_host_cpu_model(mine->model, sizeof mine->model);
+    gf_host_defaults(o, quick);
+    if (!o->threads)
+        o->threads = ga_host_threads(ctx->local_size);
+    /* Test hook (ga_testhook.h, docs/gemm_flops.md): proves that a wrong GEMM cannot pass. */
+    o->corrupt = ga_test_names_rank("CORRUPT_RANK", ctx->world_rank);
+    o->slow_factor = ga_test_slow_factor(ctx->world_rank); /* docs/testing.md, "Test hooks" */
+    if (!o->dtypes_explicit)
+        o->dtypes &= (1u << GA_FP32) | (1u << GA_FP64); /* "all" on the host: what OpenBLAS has */
+    if (o->duration_s > 0 && o->burn_dtype != GA_FP32 && o->burn_dtype != GA_FP64) {
+        ga_error_once(spec.name, "--burn-dtype %s: the host path burns fp32 or fp64 only",
+                      ga_dtype_name(o->burn_dtype));
+        return GA_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Collective: the burn after the measurement (mrc: this rank's), then every rank's record gathered into *all
+ * at rank 0. Returns 0, or the exit code of an out-of-memory agreed by all ranks. */
+static int run_burn(const ga_ctx *ctx, gf_opts *o, bool gpu, int mrc, gf_record *mine, gf_record **all)
+{
+    char err[256] = "";
+    /* Every rank takes part, whatever its measurement gave: a rank that failed and skipped this would leave
+     * the others waiting. The count of failed ranks, agreed here, is the start line of the burn, so the
+     * intervals of all GPUs cover the same stretch of time; the failed ranks do not burn. */
+    int failed = mrc != 0, n_failed = 0;
+    ga_phase("agreeing on the start of the burn");
+    GA_MPI_CHECK(MPI_Allreduce(&failed, &n_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    ga_log("COMPUTE", "burn: %s GEMMs for %.0f s%s", ga_dtype_name(o->burn_dtype), o->duration_s,
+           n_failed ? " (without the ranks whose measurement failed)" : "");
+    int brc = 0;
+#if GA_HAVE_CUDA
+    if (gpu && mrc == 0)
+        brc = gf_gpu_burn(o, mine, err, sizeof err);
+#endif
+    if (!gpu && mrc == 0)
+        brc = gf_host_burn(o, mine, err, sizeof err);
+    int oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, brc == GF_OUT_OF_MEMORY ? err : NULL);
+    if (oom)
+        return oom;
+    if (brc != 0)
+        ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
+    ga_phase("gathering %d records", ctx->world_size);
+    ga_gather_records(ctx, mine, sizeof *mine, (void **)all);
+    return 0;
+}
+
+/* The options checked against each other and the backend chosen (*gpu). Returns -1, or the exit code to end
+ * with: a usage error, or a GPU-only request on a host without one (no silent host fallback, issue 25). */
+static int choose_backend(const ga_ctx *ctx, const ga_common_opts *common, gf_cli *cli, bool *gpu)
+{
+    gf_opts *o = &cli->o;
+    if (cli->burn_only && !(o->duration_s > 0)) {
+        ga_error_once(spec.name, "%s belongs to burn mode: give --duration SEC too (see --help)",
+                      cli->burn_only);
+        return GA_EXIT_USAGE;
+    }
+    /* The default whole-run bound is for the measurement alone: a burn of --duration comes on top. */
+    if (!common->timeout_given && o->duration_s > 0)
+        ga_deadline_start_run(spec.default_timeout_s + o->duration_s);
+    char gpu_only[192];
+    gpu_only_request(cli, gpu_only, sizeof gpu_only);
+    if (o->device == GA_BACKEND_HOST && o->min_efficiency > 0) {
+        /* asked for, the host path runs (its "all" is fp32 and fp64; a GPU dtype is reported unavailable),
+         * but a percentage of a datasheet peak it does not have would be dropped without a word */
+        ga_error_once(spec.name, "--min-efficiency: the host path (--backend host) has no datasheet peak");
+        return GA_EXIT_USAGE;
+    }
+    *gpu = ga_backend_resolve(ctx, o->device) == GA_BACKEND_GPU;
+    return ga_backend_gpu_only(ctx, o->device, *gpu ? GA_BACKEND_GPU : GA_BACKEND_HOST, spec.name,
+                               gpu_only[0] ? gpu_only : NULL);
+}
+
 int main(int argc, char **argv)
 {
     ga_ctx ctx;
@@ -325,58 +412,20 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
     gf_opts *o = &cli.o;
-    if (cli.burn_only && !(o->duration_s > 0)) {
-        ga_error_once(spec.name, "%s belongs to burn mode: give --duration SEC too (see --help)",
-                      cli.burn_only);
-        return ga_program_end(&ctx, GA_EXIT_USAGE);
-    }
-    /* The default whole-run bound is for the measurement alone: a burn of --duration comes on top. */
-    if (!common.timeout_given && o->duration_s > 0)
-        ga_deadline_start_run(spec.default_timeout_s + o->duration_s);
-
-    char gpu_only[192];
-    gpu_only_request(&cli, gpu_only, sizeof gpu_only);
-    if (o->device == GA_BACKEND_HOST && o->min_efficiency > 0) {
-        /* asked for, the host path runs (its "all" is fp32 and fp64; a GPU dtype is reported unavailable),
-         * but a percentage of a datasheet peak it does not have would be dropped without a word */
-        ga_error_once(spec.name, "--min-efficiency: the host path (--backend host) has no datasheet peak");
-        return ga_program_end(&ctx, GA_EXIT_USAGE);
-    }
-    bool gpu = ga_backend_resolve(&ctx, o->device) == GA_BACKEND_GPU;
-    rc = ga_backend_gpu_only(&ctx, o->device, gpu ? GA_BACKEND_GPU : GA_BACKEND_HOST, spec.name,
-                             gpu_only[0] ? gpu_only : NULL);
+    bool gpu = false;
+    rc = choose_backend(&ctx, &common, &cli, &gpu);
     if (rc >= 0)
-        return ga_program_end(&ctx, rc); /* no silent host fallback (issue 25) */
+        return ga_program_end(&ctx, rc);
     gf_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     ga_record_header_init(&ctx, &mine->hdr);
     mine->burn_dtype = -1;
     o->target_s = common.quick ? 0.25 : 1.0;
-    if (gpu) {
-#if GA_HAVE_CUDA
-        ga_gpu_info info;
-        ga_gpu_select(&ctx, &info);
-        ga_record_header_init(&ctx, &mine->hdr); /* again, now with the device */
-        snprintf(mine->model, sizeof mine->model, "%s", info.name);
-        gf_gpu_defaults(o, common.quick);
-#endif
-    } else {
-        ga_host_cpu_model(mine->model, sizeof mine->model);
-        gf_host_defaults(o, common.quick);
-        if (!o->threads)
-            o->threads = ga_host_threads(ctx.local_size);
-        /* Test hook (ga_testhook.h, docs/gemm_flops.md): proves that a wrong GEMM cannot pass. */
-        o->corrupt = ga_test_names_rank("CORRUPT_RANK", ctx.world_rank);
-        o->slow_factor = ga_test_slow_factor(ctx.world_rank); /* docs/testing.md, "Test hooks" */
-        if (!o->dtypes_explicit)
-            o->dtypes &= (1u << GA_FP32) | (1u << GA_FP64); /* "all" on the host: what OpenBLAS has */
-        if (o->duration_s > 0 && o->burn_dtype != GA_FP32 && o->burn_dtype != GA_FP64) {
-            ga_error_once(spec.name, "--burn-dtype %s: the host path burns fp32 or fp64 only",
-                          ga_dtype_name(o->burn_dtype));
-            free(mine);
-            return ga_program_end(&ctx, GA_EXIT_USAGE);
-        }
+    rc = prepare_device(&ctx, gpu, common.quick, o, mine);
+    if (rc >= 0) {
+        free(mine);
+        return ga_program_end(&ctx, rc);
     }
     ga_log("COMPUTE", "gemm_flops: %d ranks on %d nodes, %s, m=%lld n=%lld k=%lld%s", ctx.world_size,
            ctx.node_count, gpu ? "cuBLASLt on each rank's GPU" : "OpenBLAS on each rank's cores",
@@ -407,30 +456,11 @@ int main(int argc, char **argv)
     if (o->duration_s > 0) {
         free(all);
         all = NULL;
-        /* Every rank takes part, whatever its measurement gave: a rank that failed and skipped this would
-         * leave the others waiting. The count of failed ranks, agreed here, is the start line of the burn, so
-         * the intervals of all GPUs cover the same stretch of time; the failed ranks do not burn. */
-        int failed = mrc != 0, n_failed = 0;
-        ga_phase("agreeing on the start of the burn");
-        GA_MPI_CHECK(MPI_Allreduce(&failed, &n_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-        ga_log("COMPUTE", "burn: %s GEMMs for %.0f s%s", ga_dtype_name(o->burn_dtype), o->duration_s,
-               n_failed ? " (without the ranks whose measurement failed)" : "");
-        int brc = 0;
-#if GA_HAVE_CUDA
-        if (gpu && mrc == 0)
-            brc = gf_gpu_burn(o, mine, err, sizeof err);
-#endif
-        if (!gpu && mrc == 0)
-            brc = gf_host_burn(o, mine, err, sizeof err);
-        oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, brc == GF_OUT_OF_MEMORY ? err : NULL);
+        oom = run_burn(&ctx, o, gpu, mrc, mine, &all);
         if (oom) {
             free(mine);
             return ga_program_end(&ctx, oom);
         }
-        if (brc != 0)
-            ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
-        ga_phase("gathering %d records", ctx.world_size);
-        ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
     }
     free(mine);
     int exit_code = GA_EXIT_PASS;

@@ -189,6 +189,34 @@ static void measure_again(unsigned mask, void *mine, void *user)
         ga_log_rank("COMPUTE", "measuring again: %s; the earlier measurements stand", err);
 }
 
+/* This rank's measurement: its GPU's memory and host link, or its NUMA node (STREAM triad, with the test
+ * hook). Returns 0, MB_OUT_OF_MEMORY or another failure with err. */
+static int measure(const ga_ctx *ctx, bool gpu, bool quick, mb_opts *o, mb_record *mine, char *err,
+                   size_t errlen)
+{
+    int mrc = 0;
+    if (gpu) {
+#if GA_HAVE_CUDA
+        ga_gpu_info info;
+        ga_gpu_select(ctx, &info);
+        ga_record_header_init(ctx, &mine->hdr); /* again, now with the device */
+        snprintf(mine->model, sizeof mine->model, "%s", info.name);
+        if (quick && !o->size)
+            o->size = (uint64_t)256 << 20;
+        if (quick && !o->pinned_size)
+            o->pinned_size = (uint64_t)64 << 20;
+        mrc = mb_gpu_measure(o, ctx->node_comm, mine, err, errlen);
+#else
+        (void)quick;
+#endif
+    } else {
+        ga_host_cpu_model(mine->model, sizeof mine->model);
+        o->slow_factor = ga_test_slow_factor(ctx->world_rank); /* docs/testing.md, "Test hooks" */
+        mrc = mb_host_measure(o, ctx->local_size, mine, err, errlen);
+    }
+    return mrc;
+}
+
 int main(int argc, char **argv)
 {
     ga_ctx ctx;
@@ -226,23 +254,7 @@ int main(int argc, char **argv)
     /* Every rank starts together: the figures are what each GPU (or NUMA node) gives with its neighbours
      * busy, as in training. */
     GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (gpu) {
-#if GA_HAVE_CUDA
-        ga_gpu_info info;
-        ga_gpu_select(&ctx, &info);
-        ga_record_header_init(&ctx, &mine->hdr); /* again, now with the device */
-        snprintf(mine->model, sizeof mine->model, "%s", info.name);
-        if (common.quick && !o.size)
-            o.size = (uint64_t)256 << 20;
-        if (common.quick && !o.pinned_size)
-            o.pinned_size = (uint64_t)64 << 20;
-        mrc = mb_gpu_measure(&o, ctx.node_comm, mine, err, sizeof err);
-#endif
-    } else {
-        ga_host_cpu_model(mine->model, sizeof mine->model);
-        o.slow_factor = ga_test_slow_factor(ctx.world_rank); /* docs/testing.md, "Test hooks" */
-        mrc = mb_host_measure(&o, ctx.local_size, mine, err, sizeof err);
-    }
+    mrc = measure(&ctx, gpu, common.quick, &o, mine, err, sizeof err);
     /* Out of memory on any rank ends the job with exit 5 on all of them, decided together before the gather.
      */
     int oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, mrc == MB_OUT_OF_MEMORY ? err : NULL);

@@ -230,6 +230,66 @@ double ga_cli_scan_timeout(const ga_program_spec *spec, int argc, char **argv)
     return t;
 }
 
+/* getopt's '?': an unknown option, or a long one given a value it takes none of (--quick=1; getopt then puts
+ * its key in optopt, which is no character to print). */
+static void unknown_option(const ga_program_spec *spec, int argc, char **argv, bool print)
+{
+    char label[80];
+    const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    bool long_word = strncmp(word, "--", 2) == 0;
+    const char *eq = long_word ? strchr(word, '=') : NULL;
+    if (!long_word && optopt > 32 && optopt < 127)
+        snprintf(label, sizeof label, "-%c", optopt);
+    else
+        snprintf(label, sizeof label, "%.*s", eq ? (int)(eq - word) : (int)strlen(word), word);
+    if (long_word && eq && optopt)
+        cli_error(print, spec->name, "option '%s' takes no value%s", label, "");
+    else
+        cli_error(print, spec->name, "unknown option '%s'%s", label, "");
+}
+
+/* The common options with a value or a switch (--report-dir, --run-id, --quick, --verbose, --timeout):
+ * GA_CLI_RUN or GA_CLI_ERROR; -1 when key is none of them. */
+static int common_option(const ga_program_spec *spec, int key, ga_common_opts *common, bool print)
+{
+    char err[256];
+    ga_cli_result result = GA_CLI_RUN;
+    switch (key) {
+    case OPT_REPORT_DIR:
+        if (!*optarg || strlen(optarg) >= sizeof common->report_dir) {
+            cli_error(print, spec->name, "--report-dir: '%s' is not a usable path%s", optarg, "");
+            result = GA_CLI_ERROR;
+        } else {
+            snprintf(common->report_dir, sizeof common->report_dir, "%s", optarg);
+        }
+        return result;
+    case OPT_RUN_ID:
+        if (!ga_cli_valid_run_id(optarg)) {
+            cli_error(print, spec->name, "--run-id: '%s' is not 1 to 63 characters of [A-Za-z0-9._:-]%s",
+                      optarg, "");
+            result = GA_CLI_ERROR;
+        } else {
+            snprintf(common->run_id, sizeof common->run_id, "%s", optarg);
+        }
+        return result;
+    case OPT_QUICK:
+        common->quick = true;
+        return result;
+    case OPT_VERBOSE:
+        common->verbose = true;
+        return result;
+    case OPT_TIMEOUT:
+        if (ga_parse_double(optarg, 0, 7 * 24 * 3600, &common->timeout_s, err, sizeof err)) {
+            cli_error(print, spec->name, "--timeout: %s%s", err, "");
+            result = GA_CLI_ERROR;
+        }
+        common->timeout_given = true;
+        return result;
+    default:
+        return -1;
+    }
+}
+
 ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, ga_common_opts *common,
                            void *program_opts, bool print)
 {
@@ -258,27 +318,14 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
     char err[256];
     optind = 0; /* full re-initialisation, so the parser can run more than once in a process */
     opterr = 0;
-    int key;
+    int key, rc;
     while (result == GA_CLI_RUN && (key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         char label[80];
         switch (key) {
-        case '?': {
-            /* getopt puts a long option's key in optopt when it was given a value it takes none of
-             * (--quick=1): that key is no character to print. */
-            const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : "";
-            bool long_word = strncmp(word, "--", 2) == 0;
-            const char *eq = long_word ? strchr(word, '=') : NULL;
-            if (!long_word && optopt > 32 && optopt < 127)
-                snprintf(label, sizeof label, "-%c", optopt);
-            else
-                snprintf(label, sizeof label, "%.*s", eq ? (int)(eq - word) : (int)strlen(word), word);
-            if (long_word && eq && optopt)
-                cli_error(print, spec->name, "option '%s' takes no value%s", label, "");
-            else
-                cli_error(print, spec->name, "unknown option '%s'%s", label, "");
+        case '?':
+            unknown_option(spec, argc, argv, print);
             result = GA_CLI_ERROR;
             break;
-        }
         case ':':
             cli_error(print, spec->name, "option '%s' needs a value%s",
                       option_label(spec, optopt, label, sizeof label), "");
@@ -294,38 +341,10 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
                 printf("%s (gpuaccept) %s\n", spec->name, ga_version());
             result = GA_CLI_EXIT;
             break;
-        case OPT_REPORT_DIR:
-            if (!*optarg || strlen(optarg) >= sizeof common->report_dir) {
-                cli_error(print, spec->name, "--report-dir: '%s' is not a usable path%s", optarg, "");
-                result = GA_CLI_ERROR;
-            } else {
-                snprintf(common->report_dir, sizeof common->report_dir, "%s", optarg);
-            }
-            break;
-        case OPT_RUN_ID:
-            if (!ga_cli_valid_run_id(optarg)) {
-                cli_error(print, spec->name, "--run-id: '%s' is not 1 to 63 characters of [A-Za-z0-9._:-]%s",
-                          optarg, "");
-                result = GA_CLI_ERROR;
-            } else {
-                snprintf(common->run_id, sizeof common->run_id, "%s", optarg);
-            }
-            break;
-        case OPT_QUICK:
-            common->quick = true;
-            break;
-        case OPT_VERBOSE:
-            common->verbose = true;
-            break;
-        case OPT_TIMEOUT:
-            if (ga_parse_double(optarg, 0, 7 * 24 * 3600, &common->timeout_s, err, sizeof err)) {
-                cli_error(print, spec->name, "--timeout: %s%s", err, "");
-                result = GA_CLI_ERROR;
-            }
-            common->timeout_given = true;
-            break;
         default:
-            if (program_on_option(spec, key, optarg, program_opts, print, err, sizeof err)) {
+            if ((rc = common_option(spec, key, common, print)) >= 0)
+                result = rc;
+            else if (program_on_option(spec, key, optarg, program_opts, print, err, sizeof err)) {
                 cli_error(print, spec->name, "%s: %s", option_label(spec, key, label, sizeof label), err);
                 result = GA_CLI_ERROR;
             }

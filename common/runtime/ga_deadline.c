@@ -117,6 +117,35 @@ static void answer_probes(long long seq, bool expired)
  * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when
  * nothing was learnt (then the caller names its own rank as before). On true, *late_rank is the first late
  * rank and text says who. */
+/* The late ranks in words: the silent ones (no answer) when there are any, else those whose wait count is
+ * behind the most (got[r][0] < most); *late_rank the first of them. */
+static void describe_late(int n, const bool *answered, long long (*got)[2], long long most, bool silent,
+                          int *late_rank, char *text, size_t textlen)
+{
+    size_t len = (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
+    if (silent)
+        len += (size_t)snprintf(text + len, len < textlen ? textlen - len : 0, " %.0f s from", PEER_POLL_S);
+    int listed = 0;
+    *late_rank = -1;
+    for (int r = 0; r < n; r++) {
+        bool late = silent ? !answered[r] : got[r][0] < most;
+        if (!late)
+            continue;
+        if (*late_rank < 0)
+            *late_rank = r;
+        if (listed++ < PEER_NAMED_MAX && len < textlen) {
+            if (silent)
+                len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)", listed > 1 ? "," : "",
+                                        r, peers.hosts[r]);
+            else
+                len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
+                                        listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
+        }
+    }
+    if (listed > PEER_NAMED_MAX && len < textlen)
+        snprintf(text + len, textlen - len, " and %d more", listed - PEER_NAMED_MAX);
+}
+
 static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, int *late_rank, char *text,
                             size_t textlen)
 {
@@ -178,31 +207,7 @@ static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, in
         *quiet = true; /* a lower rank expired too, heard the same, and reports */
     } else if (silent || behind) {
         /* Silent ranks first: a stopped or dead rank; else the ranks whose wait count is behind. */
-        size_t len =
-            (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
-        if (silent)
-            len +=
-                (size_t)snprintf(text + len, len < textlen ? textlen - len : 0, " %.0f s from", PEER_POLL_S);
-        int listed = 0;
-        *late_rank = -1;
-        for (int r = 0; r < n; r++) {
-            bool late = silent ? !answered[r] : got[r][0] < most;
-            if (!late)
-                continue;
-            if (*late_rank < 0)
-                *late_rank = r;
-            if (listed++ < PEER_NAMED_MAX && len < textlen) {
-                if (silent)
-                    len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)",
-                                            listed > 1 ? "," : "", r, peers.hosts[r]);
-                else
-                    len +=
-                        (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
-                                         listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
-            }
-        }
-        if (listed > PEER_NAMED_MAX && len < textlen)
-            snprintf(text + len, textlen - len, " and %d more", listed - PEER_NAMED_MAX);
+        describe_late(n, answered, got, most, silent > 0, late_rank, text, textlen);
         found = true;
     } else {
         /* every rank answered, none behind: they all waited at the same point, for work longer than the bound
