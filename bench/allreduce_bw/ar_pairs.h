@@ -91,7 +91,7 @@ struct ar_pairs_verdict {
 /* Where ranks share CPUs (more ranks than CPUs on a node, ga_ranks_per_cpu), a pair's figure is as much where
  * the scheduler put its two ranks as their link: two ranks on one busy CPU exchange several times slower, and
  * the placement holds for seconds, through every remeasurement. Measured on 4 ranks on 2 cores beside a
- * looping build (docs/allreduce_bw.md "Ranks that share CPUs"): 7 of 12 fault-free runs named a healthy rank
+ * looping build (docs/allreduce_bw.md "Ranks that share CPUs"): 6 of 12 fault-free runs named a healthy rank
  * or link, a healthy member up to 7.1x below the others. There a pair is judged only when its ranks had CPUs
  * (AR_CPU_WAIT_CONTENDED below), and a member's figure is the best of its pairs (ar_pairs_analyse). */
 /* There a pair below the tolerance is no evidence when the less delayed of its two ranks waited for a CPU
