@@ -303,9 +303,10 @@ static size_plan fit_size(ar_backend *b, const ar_sweep_cfg *cfg, const ar_call 
     cpu_wait_span span = cpu_wait_begin();
     double t0 = ga_now();
     run_ops(b, call, 1, what);
-    *first_wait = cpu_wait_end(&span);
+    double first = ga_now() - t0;
+    *first_wait = cpu_wait_end(&span); /* after the clock is read: /proc is not the operation's time */
     double share = size_share(cfg, s, pl);
-    double v[2] = {(ga_now() - t0) * agg, isinf(share) ? -1e300 : -share};
+    double v[2] = {first * agg, isinf(share) ? -1e300 : -share};
     ga_deadline_arm("agreeing on the iterations of %s", what);
     GA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, b->comm));
     ga_deadline_disarm();
