@@ -41,12 +41,10 @@ static ga_where gpu_where(const nh_record *r, const nh_gpu *g)
     return (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, g->index};
 }
 
-static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, const nh_thresholds *th,
-                      ga_findings *f)
+/* ECC, row remapping and retired pages. */
+static void check_gpu_memory(const nh_gpu *g, const char *id, ga_where w, const nh_thresholds *th,
+                             ga_findings *f)
 {
-    ga_where w = gpu_where(r, g);
-    char id[160];
-    snprintf(id, sizeof id, "GPU %d (%s, %s)", g->index, g->uuid, g->pci_bus_id);
     if (g->unreadable[0])
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", w, "%s: NVML could not read %s: not checked", id,
                         g->unreadable);
@@ -79,6 +77,12 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
     if (g->retired_pages_pending == 1)
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_RETIRED_PAGES_PENDING", w,
                         "%s: retired pages are pending: the GPU must be reset", id);
+}
+
+/* PCIe width and generation, NVLinks and the error counters of both. */
+static void check_gpu_links(const nh_gpu *g, const char *id, ga_where w, const nh_expect *e,
+                            const nh_thresholds *th, ga_findings *f)
+{
     if (g->pcie_width > 0 && ((g->pcie_max_width > 0 && g->pcie_width < g->pcie_max_width) ||
                               (e->pcie_width > 0 && g->pcie_width < e->pcie_width))) {
         char want[32] = "";
@@ -117,6 +121,11 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_PCIE_REPLAYS", w,
                         "%s: %" PRId64 " PCIe replays (threshold %" PRId64 "): a marginal link", id,
                         g->pcie_replay, th->pcie_replay_counter);
+}
+
+/* What the driver asks for, clocks, power, temperature and the GPU's modes. */
+static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, ga_findings *f)
+{
     if (g->recovery_action > 0) {
         static const char *const actions[] = {"none",
                                               "a GPU reset",
@@ -171,6 +180,17 @@ static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
                         g->fabric_status);
 }
 
+static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, const nh_thresholds *th,
+                      ga_findings *f)
+{
+    ga_where w = gpu_where(r, g);
+    char id[160];
+    snprintf(id, sizeof id, "GPU %d (%s, %s)", g->index, g->uuid, g->pci_bus_id);
+    check_gpu_memory(g, id, w, th, f);
+    check_gpu_links(g, id, w, e, th, f);
+    check_gpu_state(g, id, w, f);
+}
+
 /* The GPU of node's records whose PCI address the kernel log names, or NULL. */
 static const nh_gpu *gpu_at(const nh_record *all, int n, int node, const char *pci, const nh_record **owner)
 {
@@ -186,96 +206,110 @@ static const nh_gpu *gpu_at(const nh_record *all, int n, int node, const char *p
     return NULL;
 }
 
-static void check_node(const nh_record *all, int n, int node, const nh_check_opts *opts, ga_findings *f,
-                       nh_outcome *out)
+/* What the node's records say together: the rank that read the node-wide sources, and the GPUs. */
+typedef struct {
+    const nh_record *all, *lead;
+    int n, node, gpus, nvml_ranks;
+    const char *gpu_name, *nvml_why;
+    ga_where where;
+    nh_expect expect;
+} node_view;
+
+static bool node_view_of(const nh_record *all, int n, int node, const nh_check_opts *opts, node_view *v)
 {
-    const nh_record *lead = NULL;
-    int gpus = 0, nvml_ranks = 0, ranks = 0;
-    const char *gpu_name = NULL, *nvml_why = "";
+    *v = (node_view){.all = all, .n = n, .node = node, .nvml_why = ""};
+    int ranks = 0;
     for (int i = 0; i < n; i++) {
         const nh_record *r = &all[i];
         if (r->hdr.node_index != node)
             continue;
         ranks++;
-        if (r->node_checker && !lead)
-            lead = r;
+        if (r->node_checker && !v->lead)
+            v->lead = r;
         if (r->nvml_loaded)
-            nvml_ranks++;
+            v->nvml_ranks++;
         else
-            nvml_why = r->nvml_why;
-        gpus += r->gpu_count;
-        if (r->gpu_count > 0 && !gpu_name)
-            gpu_name = r->gpus[0].name;
+            v->nvml_why = r->nvml_why;
+        v->gpus += r->gpu_count;
+        if (r->gpu_count > 0 && !v->gpu_name)
+            v->gpu_name = r->gpus[0].name;
     }
     if (!ranks)
-        return;
-    if (!lead) /* cannot happen with the program's records; a malformed fixture still gets a name */
-        for (int i = 0; i < n && !lead; i++)
+        return false;
+    if (!v->lead) /* cannot happen with the program's records; a malformed fixture still gets a name */
+        for (int i = 0; i < n && !v->lead; i++)
             if (all[i].hdr.node_index == node)
-                lead = &all[i];
-    out->nodes++;
-    const char *host = lead->hdr.host;
-    ga_where node_w = {host, node, -1, -1};
-    nh_expect e = nh_expect_for(opts, gpu_name);
-    if (e.gpus >= 0)
-        out->gpus_expected = (out->gpus_expected < 0 ? 0 : out->gpus_expected) + e.gpus;
-    if (!e.name[0] && gpu_name)
-        ga_findings_add(f, GA_SEV_WARN, "HEALTH_SKU_UNKNOWN", node_w,
-                        "no SKU in the SKU file matches '%s': only --expect-* options are checked", gpu_name);
+                v->lead = &all[i];
+    v->where = (ga_where){v->lead->hdr.host, node, -1, -1};
+    v->expect = nh_expect_for(opts, v->gpu_name);
+    return true;
+}
 
-    /* GPUs */
-    if (nvml_ranks == 0) {
+static void check_node_gpus(const node_view *v, const nh_thresholds *th, ga_findings *f, nh_outcome *out)
+{
+    const nh_expect *e = &v->expect;
+    if (v->nvml_ranks == 0) {
         out->nodes_without_nvml++;
-        ga_findings_add(f, e.gpus > 0 ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_NVML_UNAVAILABLE", node_w,
-                        "GPUs not checked: %s%s", nvml_why,
-                        e.gpus > 0 ? " (GPUs are expected on this node)" : "");
-    } else if (e.gpus >= 0 && gpus < e.gpus)
-        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_GPU_MISSING", node_w, "%d GPUs, expected %d", gpus, e.gpus);
-    for (int i = 0; i < n; i++)
-        if (all[i].hdr.node_index == node)
-            for (int g = 0; g < all[i].gpu_count && g < NH_MAX_GPUS; g++) {
+        ga_findings_add(f, e->gpus > 0 ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_NVML_UNAVAILABLE", v->where,
+                        "GPUs not checked: %s%s", v->nvml_why,
+                        e->gpus > 0 ? " (GPUs are expected on this node)" : "");
+    } else if (e->gpus >= 0 && v->gpus < e->gpus)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_GPU_MISSING", v->where, "%d GPUs, expected %d", v->gpus,
+                        e->gpus);
+    for (int i = 0; i < v->n; i++)
+        if (v->all[i].hdr.node_index == v->node)
+            for (int g = 0; g < v->all[i].gpu_count && g < NH_MAX_GPUS; g++) {
                 out->gpus_checked++;
-                check_gpu(&all[i], &all[i].gpus[g], &e, &opts->skus->thresholds, f);
+                check_gpu(&v->all[i], &v->all[i].gpus[g], e, th, f);
             }
+}
 
-    /* Kernel log */
+static void check_node_xids(const node_view *v, ga_findings *f, nh_outcome *out)
+{
+    const nh_record *lead = v->lead;
     if (!lead->kernel_log_read) {
         out->nodes_without_kernel_log++;
-        ga_findings_add(f, GA_SEV_WARN, "HEALTH_KERNEL_LOG_UNREADABLE", node_w, "Xids not checked: %s",
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_KERNEL_LOG_UNREADABLE", v->where, "Xids not checked: %s",
                         lead->kernel_log_why[0] ? lead->kernel_log_why : "the kernel log could not be read");
     }
     if (lead->xids_older > 0)
-        ga_findings_add(f, GA_SEV_INFO, "HEALTH_XID_OLD", node_w,
+        ga_findings_add(f, GA_SEV_INFO, "HEALTH_XID_OLD", v->where,
                         "%d Xid lines older than --xid-since %g s not judged", lead->xids_older,
                         lead->xid_since_s);
     for (int x = 0; x < lead->xid_count && x < NH_MAX_XIDS; x++) {
         const nh_xid *xid = &lead->xids[x];
         const nh_record *owner = lead;
-        const nh_gpu *g = gpu_at(all, n, node, xid->pci, &owner);
+        const nh_gpu *g = gpu_at(v->all, v->n, v->node, xid->pci, &owner);
         bool bad = nh_xid_is_failure(xid->xid);
         out->xids++;
         out->xids_failing += bad;
-        ga_where w = g ? gpu_where(owner, g) : node_w;
+        ga_where w = g ? gpu_where(owner, g) : v->where;
         ga_findings_add(f, bad ? GA_SEV_FAIL : GA_SEV_WARN, bad ? "HEALTH_XID" : "HEALTH_XID_OTHER", w,
                         "Xid %d on PCI %s%s%s%s, %d time%s: %s", xid->xid, xid->pci, g ? " (GPU " : "",
                         g ? g->uuid : "", g ? ")" : "", xid->count, xid->count == 1 ? "" : "s",
                         xid->first_line);
     }
+}
 
-    /* InfiniBand / RoCE */
+/* InfiniBand / RoCE: the HCAs found against those expected, then every port. */
+static void check_node_ib(const node_view *v, const nh_thresholds *th, ga_findings *f, nh_outcome *out)
+{
+    const nh_record *lead = v->lead;
+    const nh_expect *e = &v->expect;
+    ga_where node_w = v->where;
     if (!lead->ib_read || lead->hca_count == 0) {
         out->nodes_without_ib++;
-        if (e.hcas > 0)
+        if (e->hcas > 0)
             ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w, "no HCA found, expected %d%s%s",
-                            e.hcas, lead->ib_why[0] ? ": " : "", lead->ib_why);
+                            e->hcas, lead->ib_why[0] ? ": " : "", lead->ib_why);
         else
             ga_findings_add(f, GA_SEV_WARN, "HEALTH_IB_UNCHECKED", node_w,
                             "no InfiniBand/RoCE HCA found, nothing expected: the network is not checked%s%s",
                             lead->ib_why[0] ? ": " : "", lead->ib_why);
-    } else if (e.hcas > 0 && lead->hca_count < e.hcas)
+    } else if (e->hcas > 0 && lead->hca_count < e->hcas)
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w, "%d HCAs, expected %d",
-                        lead->hca_count, e.hcas);
-    int64_t limit = opts->skus->thresholds.ib_port_counter;
+                        lead->hca_count, e->hcas);
+    int64_t limit = th->ib_port_counter;
     for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
         const nh_port *port = &lead->ports[p];
         char name[64];
@@ -289,9 +323,9 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
                             port->state_name, port->phys_state_name, port->link_layer);
         else if (port->state == 4)
             out->ports_active++;
-        if (port->rate_gbps >= 0 && e.ib_rate_gbps > 0 && port->rate_gbps < e.ib_rate_gbps)
+        if (port->rate_gbps >= 0 && e->ib_rate_gbps > 0 && port->rate_gbps < e->ib_rate_gbps)
             ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_RATE_LOW", node_w, "%s at %g Gb/s, expected %g", name,
-                            port->rate_gbps, e.ib_rate_gbps);
+                            port->rate_gbps, e->ib_rate_gbps);
         if (port->symbol_error > limit || port->link_downed > limit || port->link_error_recovery > limit ||
             port->port_rcv_errors > limit)
             ga_findings_add(f, GA_SEV_WARN, "HEALTH_IB_ERRORS", node_w,
@@ -304,29 +338,56 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
     if (lead->ports_dropped)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w,
                         "%d ports beyond the first %d not checked", lead->ports_dropped, NH_MAX_PORTS);
+}
 
-    /* GPUDirect RDMA and locality: only where there are both GPUs and HCAs. */
-    if (lead->hca_count > 0 && (gpus > 0 || e.gpus > 0) && lead->peermem == 0)
-        ga_findings_add(f, e.require_peermem ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_PEERMEM_MISSING", node_w,
+/* GPUDirect RDMA and locality: only where there are both GPUs and HCAs. */
+static void check_node_locality(const node_view *v, ga_findings *f, nh_outcome *out)
+{
+    const nh_record *lead = v->lead;
+    if (lead->hca_count > 0 && (v->gpus > 0 || v->expect.gpus > 0) && lead->peermem == 0)
+        ga_findings_add(f, v->expect.require_peermem ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_PEERMEM_MISSING",
+                        v->where,
                         "nvidia_peermem is not loaded: no GPUDirect RDMA through it (NCCL falls back to "
                         "host memory unless it uses DMA-BUF)");
-    if (lead->hca_count > 0)
-        for (int i = 0; i < n; i++)
-            if (all[i].hdr.node_index == node)
-                for (int g = 0; g < all[i].gpu_count && g < NH_MAX_GPUS; g++) {
-                    const nh_gpu *gpu = &all[i].gpus[g];
-                    int known = 0, near = 0;
-                    for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
-                        known += lead->ports[p].numa_node >= 0;
-                        near += lead->ports[p].numa_node >= 0 && lead->ports[p].numa_node == gpu->numa_node;
-                    }
-                    if (gpu->numa_node < 0 || !known)
-                        out->gpus_locality_unknown++;
-                    else if (!near)
-                        ga_findings_add(f, GA_SEV_WARN, "HEALTH_NIC_FAR", gpu_where(&all[i], gpu),
-                                        "GPU %d (%s) on NUMA node %d has no HCA on its NUMA node", gpu->index,
-                                        gpu->pci_bus_id, gpu->numa_node);
-                }
+    if (lead->hca_count <= 0)
+        return;
+    for (int i = 0; i < v->n; i++) {
+        if (v->all[i].hdr.node_index != v->node)
+            continue;
+        for (int g = 0; g < v->all[i].gpu_count && g < NH_MAX_GPUS; g++) {
+            const nh_gpu *gpu = &v->all[i].gpus[g];
+            int known = 0, near = 0;
+            for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
+                known += lead->ports[p].numa_node >= 0;
+                near += lead->ports[p].numa_node >= 0 && lead->ports[p].numa_node == gpu->numa_node;
+            }
+            if (gpu->numa_node < 0 || !known)
+                out->gpus_locality_unknown++;
+            else if (!near)
+                ga_findings_add(f, GA_SEV_WARN, "HEALTH_NIC_FAR", gpu_where(&v->all[i], gpu),
+                                "GPU %d (%s) on NUMA node %d has no HCA on its NUMA node", gpu->index,
+                                gpu->pci_bus_id, gpu->numa_node);
+        }
+    }
+}
+
+static void check_node(const nh_record *all, int n, int node, const nh_check_opts *opts, ga_findings *f,
+                       nh_outcome *out)
+{
+    node_view v;
+    if (!node_view_of(all, n, node, opts, &v))
+        return;
+    out->nodes++;
+    if (v.expect.gpus >= 0)
+        out->gpus_expected = (out->gpus_expected < 0 ? 0 : out->gpus_expected) + v.expect.gpus;
+    if (!v.expect.name[0] && v.gpu_name)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_SKU_UNKNOWN", v.where,
+                        "no SKU in the SKU file matches '%s': only --expect-* options are checked",
+                        v.gpu_name);
+    check_node_gpus(&v, &opts->skus->thresholds, f, out);
+    check_node_xids(&v, f, out);
+    check_node_ib(&v, &opts->skus->thresholds, f, out);
+    check_node_locality(&v, f, out);
 }
 
 int nh_check(const nh_record *all, int n, const nh_check_opts *opts, ga_findings *f, nh_outcome *out)
