@@ -151,7 +151,8 @@ static bool answered(nh_gpu *g, const char *field, bool present, nvmlReturn_t rc
     return false;
 }
 
-static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *sysfs_root, nh_gpu *g)
+/* Every field starts unknown (-1): a field NVML does not answer stays so and is not judged. */
+static void gpu_unknown(nh_gpu *g, int index)
 {
     memset(g, 0, sizeof *g);
     g->index = index;
@@ -166,7 +167,10 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
     g->clock_event_reasons = -1;
     g->power_limit_mw = g->power_default_limit_mw = g->temperature_c = g->temperature_slowdown_c = -1;
     g->persistence_mode = g->mig_mode = g->fabric_state = -1;
+}
 
+static void probe_identity(const nvml_api *a, nvmlDevice_t d, const char *sysfs_root, nh_gpu *g)
+{
     if (a->name(d, g->name, sizeof g->name) != NVML_SUCCESS)
         unreadable(g, "name");
     if (a->uuid(d, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
@@ -178,7 +182,11 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
         g->numa_node = nh_sysfs_pci_numa(sysfs_root, g->pci_bus_id);
     } else
         unreadable(g, "pci");
+}
 
+/* ECC mode and counters, remapped rows, retired pages. */
+static void probe_memory(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
+{
     int cur = 0, pend = 0;
     if (answered(g, "ecc_mode", a->ecc_mode, a->ecc_mode ? a->ecc_mode(d, &cur, &pend) : 0))
         g->ecc_mode = cur != 0;
@@ -203,6 +211,10 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
     if (answered(g, "retired_pages_pending", a->retired_pending,
                  a->retired_pending ? a->retired_pending(d, &state) : 0))
         g->retired_pages_pending = state != 0;
+}
+
+static void probe_pcie(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
+{
     unsigned int u = 0;
     if (answered(g, "pcie_width", a->pcie_width, a->pcie_width ? a->pcie_width(d, &u) : 0))
         g->pcie_width = (int32_t)u;
@@ -214,6 +226,54 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
         g->pcie_max_gen = (int32_t)u;
     if (answered(g, "pcie_replay", a->pcie_replay, a->pcie_replay ? a->pcie_replay(d, &u) : 0))
         g->pcie_replay = u;
+}
+
+static void probe_nvlinks(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
+{
+    if (!a->nvlink_state) {
+        unreadable(g, "nvlink_state");
+        return;
+    }
+    /* A link the GPU does not have answers NOT_SUPPORTED (or INVALID_ARGUMENT past the last). */
+    int links = 0, active = 0;
+    int64_t sums[3] = {0, 0, 0}; /* counter 0 replay, 1 recovery, 2 CRC flit */
+    bool counters_ok = a->nvlink_errors != NULL;
+    for (unsigned l = 0; l < NH_MAX_NVLINKS; l++) {
+        int is_active = 0;
+        nvmlReturn_t rc = a->nvlink_state(d, l, &is_active);
+        if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT)
+            continue;
+        links++;
+        if (rc == NVML_SUCCESS && is_active)
+            active++;
+        else
+            g->nvlink_down_mask |= 1u << l;
+        for (int c = 0; c < 3 && counters_ok; c++) {
+            unsigned long long n = 0;
+            if (a->nvlink_errors(d, l, c, &n) == NVML_SUCCESS)
+                sums[c] += (int64_t)n;
+            else
+                counters_ok = false;
+        }
+    }
+    if (links == 0)
+        return;
+    g->nvlinks = links;
+    g->nvlinks_active = active;
+    if (counters_ok) {
+        g->nvlink_replay = sums[0];
+        g->nvlink_recovery = sums[1];
+        g->nvlink_crc = sums[2];
+    } else
+        unreadable(g, "nvlink_error_counters");
+}
+
+/* What the driver asks for, clocks, power, temperature and the GPU's modes. */
+static void probe_state(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
+{
+    unsigned long long v = 0;
+    unsigned int u = 0;
+    int state = 0;
     /* What the driver asks for before the GPU is used again (R550 and newer; older drivers lack the field).
      */
     nvmlFieldValue_t fv;
@@ -221,41 +281,6 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
     fv.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
     if (a->field_values && a->field_values(d, 1, &fv) == NVML_SUCCESS && fv.nvmlReturn == NVML_SUCCESS)
         g->recovery_action = (int32_t)fv.value.uiVal;
-    if (a->nvlink_state) {
-        /* A link the GPU does not have answers NOT_SUPPORTED (or INVALID_ARGUMENT past the last). */
-        int links = 0, active = 0;
-        int64_t sums[3] = {0, 0, 0}; /* counter 0 replay, 1 recovery, 2 CRC flit */
-        bool counters_ok = a->nvlink_errors != NULL;
-        for (unsigned l = 0; l < NH_MAX_NVLINKS; l++) {
-            int is_active = 0;
-            nvmlReturn_t rc = a->nvlink_state(d, l, &is_active);
-            if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT)
-                continue;
-            links++;
-            if (rc == NVML_SUCCESS && is_active)
-                active++;
-            else
-                g->nvlink_down_mask |= 1u << l;
-            for (int c = 0; c < 3 && counters_ok; c++) {
-                unsigned long long n = 0;
-                if (a->nvlink_errors(d, l, c, &n) == NVML_SUCCESS)
-                    sums[c] += (int64_t)n;
-                else
-                    counters_ok = false;
-            }
-        }
-        if (links > 0) {
-            g->nvlinks = links;
-            g->nvlinks_active = active;
-            if (counters_ok) {
-                g->nvlink_replay = sums[0];
-                g->nvlink_recovery = sums[1];
-                g->nvlink_crc = sums[2];
-            } else
-                unreadable(g, "nvlink_error_counters");
-        }
-    } else
-        unreadable(g, "nvlink_state");
     if (answered(g, "clock_event_reasons", a->clock_reasons, a->clock_reasons ? a->clock_reasons(d, &v) : 0))
         g->clock_event_reasons = (int64_t)(v & 0x7fffffffffffffffULL);
     if (answered(g, "power_limit", a->power_limit, a->power_limit ? a->power_limit(d, &u) : 0))
@@ -279,6 +304,16 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
         g->fabric_state = fi.state;
         g->fabric_status = fi.status;
     }
+}
+
+static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *sysfs_root, nh_gpu *g)
+{
+    gpu_unknown(g, index);
+    probe_identity(a, d, sysfs_root, g);
+    probe_memory(a, d, g);
+    probe_pcie(a, d, g);
+    probe_nvlinks(a, d, g);
+    probe_state(a, d, g);
 }
 
 void nh_nvml_probe(int local_rank, int local_size, const char *sysfs_root, nh_record *r)
