@@ -39,13 +39,11 @@ static void log_far(const ar_group_gate *g, int k, int s, double fig, int world)
            (unsigned long long)g->sizes[s], AR_FAR_FACTOR);
 }
 
-static int after_size(ar_gate *base, int s, const ar_sample *mine)
+/* Every rank's group, time and lateness at size s, into g->times; true when some rank would be late at the
+ * next size (it would not fit before the deadline: this one's time scaled, one operation per placement at
+ * least). */
+static bool share_times(ar_group_gate *g, int s, const ar_sample *mine, int world)
 {
-    ar_group_gate *g = (ar_group_gate *)base;
-    int world;
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    /* late: the next size would not fit before the deadline (this one's time scaled, one operation per
-     * placement at least) */
     double next = 0;
     if (mine && s + 1 < g->n_sizes) {
         double per_op = mine->time_s[0] > mine->time_s[1] ? mine->time_s[0] : mine->time_s[1];
@@ -63,24 +61,27 @@ static int after_size(ar_gate *base, int s, const ar_sample *mine)
         ga_deadline_arm("sharing the groups' times of %llu B", (unsigned long long)g->sizes[s]);
     GA_MPI_CHECK(MPI_Allgather(v, SHARED, MPI_DOUBLE, g->times, SHARED, MPI_DOUBLE, MPI_COMM_WORLD));
     ga_deadline_disarm();
+    bool late = false;
+    for (int r = 0; r < world; r++)
+        late = late || g->times[r * SHARED + 2] != 0;
+    return late;
+}
 
-    /* each group's time: its slowest rank's; its size: its ranks */
+/* Each group's busbw at size s (its time: its slowest rank's; its size: its ranks), then the earlier
+ * sweeps' figures at this size after them: the peers. n_groups + n_prev figures, 0 for an empty group. */
+static double *group_figures(const ar_group_gate *g, int s, int world, int n_prev)
+{
     double *t = xcalloc((size_t)g->n_groups, sizeof *t);
     int *members = xcalloc((size_t)g->n_groups, sizeof *members);
-    bool late = false;
     for (int r = 0; r < world; r++) {
         int k = (int)g->times[r * SHARED];
-        late = late || g->times[r * SHARED + 2] != 0;
         if (k < 0 || k >= g->n_groups)
             continue;
         members[k]++;
         if (g->times[r * SHARED + 1] > t[k])
             t[k] = g->times[r * SHARED + 1];
     }
-    /* busbw of this sweep's groups, then the earlier sweeps' at this size after them: the peers */
-    int n_prev = s < 64 ? g->n_hist[s] : 0;
     double *fig = xcalloc((size_t)(g->n_groups + n_prev), sizeof *fig);
-    bool *far = xcalloc((size_t)(g->n_groups + n_prev), sizeof *far);
     ar_counts counts;
     for (int k = 0; k < g->n_groups; k++) {
         if (!members[k])
@@ -91,6 +92,16 @@ static int after_size(ar_gate *base, int s, const ar_sample *mine)
     }
     for (int i = 0; i < n_prev; i++)
         fig[g->n_groups + i] = g->hist[s][i];
+    free(t);
+    free(members);
+    return fig;
+}
+
+/* Marks the groups far below their peers; true when some group is judged. This sweep's figures then join
+ * the history of size s. */
+static bool judge_groups(ar_group_gate *g, int s, const double *fig, int n_prev, int world)
+{
+    bool *far = xcalloc((size_t)(g->n_groups + n_prev), sizeof *far);
     ar_far_below_peers(fig, g->n_groups + n_prev, far);
     bool any_judged = false;
     for (int k = 0; k < g->n_groups; k++) {
@@ -107,7 +118,7 @@ static int after_size(ar_gate *base, int s, const ar_sample *mine)
         }
         any_judged = any_judged || g->judged[k];
     }
-    /* this sweep's figures join the history of this size */
+    free(far);
     if (s < 64) {
         double *h = realloc(g->hist[s], (size_t)(n_prev + g->n_groups) * sizeof *h);
         if (!h)
@@ -117,10 +128,19 @@ static int after_size(ar_gate *base, int s, const ar_sample *mine)
             if (fig[k] > 0)
                 h[g->n_hist[s]++] = fig[k];
     }
-    free(t);
-    free(members);
+    return any_judged;
+}
+
+static int after_size(ar_gate *base, int s, const ar_sample *mine)
+{
+    ar_group_gate *g = (ar_group_gate *)base;
+    int world;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    bool late = share_times(g, s, mine, world);
+    int n_prev = s < 64 ? g->n_hist[s] : 0;
+    double *fig = group_figures(g, s, world, n_prev);
+    bool any_judged = judge_groups(g, s, fig, n_prev, world);
     free(fig);
-    free(far);
 
     bool stop = late || (g->cut_on_judged && any_judged) || s == g->n_sizes - 1;
     if (stop && g->stopped_at < 0 && s < g->n_sizes - 1) {
