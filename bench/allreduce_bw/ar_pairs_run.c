@@ -225,33 +225,90 @@ static void mark_beyond_doubt(const ar_pair *pairs, int n, const bool *judged, b
  * median can make a new candidate, which is measured again in its turn). A pair slowed by a moment of
  * contention recovers; a slow node or link stays slow. Pairs beyond doubt (doubtless, rank 0) are not
  * measured again, and no pass starts past the phase's deadline (*out_of_time). */
+/* Rank 0: the pairs of this pass (batch_of[i] >= 0) and head: how many, in how many batches, and whether
+ * the phase is out of time. */
+static void plan_remeasure_pass(const pairs_run *pr, ar_pair *pairs, int n_pairs, const bool *doubtless,
+                                int *batch_of, int head[3])
+{
+    ar_pairs_verdict v;
+    if (ar_pairs_analyse(pairs, n_pairs, pr->o->tolerance, pr->cpus_shared, &v) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, &v, 1 + pr->o->remeasure, batch_of);
+    ar_pairs_verdict_free(&v);
+    for (int i = 0; i < n_pairs; i++) {
+        if (doubtless[i])
+            batch_of[i] = -1;
+        head[0] += batch_of[i] >= 0;
+    }
+    head[2] = head[0] > 0 && pr->deadline > 0 && ga_now() > pr->deadline;
+}
+
+/* Collective: the pass's list from rank 0, list[k] = members a, b, batch, and (rank 0) the pair's index. */
+static int (*share_remeasure_list(const ar_pair *pairs, int n_pairs, const int *batch_of, int count))[4]
+{
+    int(*list)[4] = malloc((size_t)count * sizeof *list);
+    if (!list)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    if (batch_of)
+        for (int i = 0, k = 0; i < n_pairs; i++)
+            if (batch_of[i] >= 0) {
+                list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
+                list[k][2] = batch_of[i], list[k][3] = i;
+                k++;
+            }
+    ga_deadline_arm("sharing the pairs to measure again");
+    GA_MPI_CHECK(MPI_Bcast(list, 4 * count, MPI_INT, 0, MPI_COMM_WORLD));
+    ga_deadline_disarm();
+    return list;
+}
+
+/* Collective: the pass's batches one after the other; rank 0 adds each pair's new figure to it. */
+static void run_remeasure_batches(pairs_run *pr, ar_pair *pairs, int (*list)[4], const int head[3], int pass,
+                                  ar_record *mine)
+{
+    const ga_ctx *ctx = pr->ctx;
+    const uint64_t *last = pr->sizes + pr->n_sizes - 1;
+    ar_sweep_desc d1 = ar_desc_of(pr->o, pr->c, last, 1);
+    int me = member_of_rank(ctx, &pr->plan);
+    for (int b = 0; b < head[1]; b++) {
+        int color = MPI_UNDEFINED;
+        for (int k = 0; k < head[0]; k++)
+            if (list[k][2] == b && (list[k][0] == me || list[k][1] == me))
+                color = k;
+        char what[64];
+        snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b + 1);
+        ar_record *all = NULL;
+        run_groups(pr, last, 1, color, what, NULL, mine, &all);
+        if (ctx->world_rank != 0)
+            continue;
+        for (int k = 0; k < head[0]; k++)
+            if (list[k][2] == b) {
+                double bwx = ar_group_busbw(all, ctx->world_size, k, &d1, NULL);
+                double wx = ar_group_cpu_wait(all, ctx->world_size, k, &d1);
+                ar_pairs_add_measurement(&pairs[list[k][3]], bwx, wx);
+            }
+        free(all);
+    }
+}
+
+/* Collective: the pairs that would make a finding measured again at the rounds' last size, batch after batch
+ * of pairs with no member in common, each pair keeping the best of its figures; then the analysis again,
+ * until every pair that would make a finding was measured 1 + --remeasure times (a pass that changes the
+ * median can make a new candidate, which is measured again in its turn). A pair slowed by a moment of
+ * contention recovers; a slow node or link stays slow. Pairs beyond doubt (doubtless, rank 0) are not
+ * measured again, and no pass starts past the phase's deadline (*out_of_time). */
 static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bool *doubtless,
                             ar_record *mine, bool *out_of_time)
 {
-    const ga_ctx *ctx = pr->ctx;
-    const ar_opts *o = pr->o;
-    bool root = ctx->world_rank == 0;
-    const uint64_t *last = pr->sizes + pr->n_sizes - 1;
-    ar_sweep_desc d1 = ar_desc_of(o, pr->c, last, 1);
+    bool root = pr->ctx->world_rank == 0;
     int *batch_of = root ? malloc((size_t)(n_pairs > 0 ? n_pairs : 1) * sizeof *batch_of) : NULL;
     if (root && !batch_of)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     *out_of_time = false;
-    for (int pass = 0; o->remeasure > 0; pass++) {
+    for (int pass = 0; pr->o->remeasure > 0; pass++) {
         int head[3] = {0, 0, 0}; /* pairs to measure again, batches, out of time */
-        if (root) {
-            ar_pairs_verdict v;
-            if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, pr->cpus_shared, &v) != 0)
-                GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-            head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, &v, 1 + o->remeasure, batch_of);
-            ar_pairs_verdict_free(&v);
-            for (int i = 0; i < n_pairs; i++) {
-                if (doubtless[i])
-                    batch_of[i] = -1;
-                head[0] += batch_of[i] >= 0;
-            }
-            head[2] = head[0] > 0 && pr->deadline > 0 && ga_now() > pr->deadline;
-        }
+        if (root)
+            plan_remeasure_pass(pr, pairs, n_pairs, doubtless, batch_of, head);
         ga_deadline_arm_for(pr->round_bound, "sharing the pairs to measure again"); /* after a round */
         GA_MPI_CHECK(MPI_Bcast(head, 3, MPI_INT, 0, MPI_COMM_WORLD));
         ga_deadline_disarm();
@@ -266,46 +323,15 @@ static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bo
         }
         if (head[0] == 0)
             break;
-        /* list[k]: members a, b, batch, and (rank 0) the pair's index */
-        int(*list)[4] = malloc((size_t)head[0] * sizeof *list);
-        if (!list)
-            GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-        if (root)
-            for (int i = 0, k = 0; i < n_pairs; i++)
-                if (batch_of[i] >= 0) {
-                    list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
-                    list[k][2] = batch_of[i], list[k][3] = i;
-                    k++;
-                }
-        ga_deadline_arm("sharing the pairs to measure again");
-        GA_MPI_CHECK(MPI_Bcast(list, 4 * head[0], MPI_INT, 0, MPI_COMM_WORLD));
-        ga_deadline_disarm();
+        int(*list)[4] = share_remeasure_list(pairs, n_pairs, batch_of, head[0]);
         if (root)
             ga_log(
                 "COMM",
                 "pairs: %d pair%s would make a finding: measuring them again at %llu B (pass %d; each pair "
                 "at most %d times)",
-                head[0], head[0] == 1 ? "" : "s", (unsigned long long)*last, pass + 1, o->remeasure);
-        int me = member_of_rank(ctx, &pr->plan);
-        for (int b = 0; b < head[1]; b++) {
-            int color = MPI_UNDEFINED;
-            for (int k = 0; k < head[0]; k++)
-                if (list[k][2] == b && (list[k][0] == me || list[k][1] == me))
-                    color = k;
-            char what[64];
-            snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b + 1);
-            ar_record *all = NULL;
-            run_groups(pr, last, 1, color, what, NULL, mine, &all);
-            if (root) {
-                for (int k = 0; k < head[0]; k++)
-                    if (list[k][2] == b) {
-                        double bwx = ar_group_busbw(all, ctx->world_size, k, &d1, NULL);
-                        double wx = ar_group_cpu_wait(all, ctx->world_size, k, &d1);
-                        ar_pairs_add_measurement(&pairs[list[k][3]], bwx, wx);
-                    }
-                free(all);
-            }
-        }
+                head[0], head[0] == 1 ? "" : "s", (unsigned long long)pr->sizes[pr->n_sizes - 1], pass + 1,
+                pr->o->remeasure);
+        run_remeasure_batches(pr, pairs, list, head, pass, mine);
         free(list);
     }
     free(batch_of);
