@@ -266,6 +266,53 @@ int gf_sdc_compare(const gf_record *all, int n, int *mismatches)
     return total;
 }
 
+/* A burning GPU's findings: its throttling and its output differing from its peers' (or its own). */
+static void burn_findings(const gf_record *r, const ga_series_drop *drop, int mismatched, const gf_policy *p,
+                          ga_where w, ga_findings *f)
+{
+    if (drop->fell)
+        ga_findings_add(
+            f, GA_SEV_FAIL, "GEMM_THROTTLING", w,
+            "node %d (%s) rank %d GPU %d: %s TFLOP/s fell %.1f%% from the first to the last third "
+            "of %d intervals (medians %.4g -> %.4g); limit %.1f%% (--max-drop %.1f%%, interval "
+            "noise %.1f%%)",
+            r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
+            ga_dtype_name(r->burn_dtype), drop->drop_pct, drop->used, drop->first, drop->last,
+            drop->bound_pct, p->max_drop_pct, drop->noise_pct);
+    if (mismatched)
+        ga_findings_add(f, GA_SEV_FAIL, "GEMM_SDC_MISMATCH", w,
+                        "node %d (%s) rank %d GPU %d: %s GEMM output differs from identical GPUs given "
+                        "identical inputs (or from its own earlier output) in %d of %d intervals",
+                        r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
+                        ga_dtype_name(r->burn_dtype), mismatched, r->intervals);
+}
+
+/* A burning GPU's entry in the report: every interval's figure, its checksum, the throttling judgement. */
+static json_t *burn_gpu_json(const gf_record *r, const ga_series_drop *drop, int mismatched)
+{
+    json_t *iv = json_array();
+    long long gemms = 0, bad_gemms = 0;
+    for (int t = 0; t < r->intervals; t++) {
+        json_array_append_new(iv, json_real(r->interval_tflops[t]));
+        gemms += r->interval_gemms[t], bad_gemms += r->interval_bad_gemms[t];
+    }
+    char sum0[24];
+    snprintf(sum0, sizeof sum0, "%016llx", (unsigned long long)r->interval_checksum[0]);
+    json_t *g = json_pack("{s:s, s:i, s:i, s:o, s:s, s:o, s:f, s:s, s:i, s:b}", "host", r->hdr.host,
+                          "node_index", r->hdr.node_index, "rank", r->hdr.world_rank, "gpu",
+                          r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(), "model",
+                          r->model, "interval_tflops", iv, "drop_pct", drop->drop_pct, "checksum", sum0,
+                          "sdc_mismatch_intervals", mismatched, "flagged", drop->fell || mismatched);
+    json_object_set_new(g, "gemms_checked", json_integer(gemms));
+    json_object_set_new(g, "gemms_mismatched", json_integer(bad_gemms));
+    json_object_set_new(g, "throttling",
+                        json_pack("{s:b, s:i, s:f, s:f, s:f, s:f, s:b}", "judged", drop->judged,
+                                  "intervals_judged", drop->used, "first_third_tflops", drop->first,
+                                  "last_third_tflops", drop->last, "noise_pct", drop->noise_pct, "bound_pct",
+                                  drop->bound_pct, "fell", drop->fell));
+    return g;
+}
+
 static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, json_t *report, ga_findings *f,
                             gf_outcome *out)
 {
@@ -295,48 +342,10 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
         ga_where w = {r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
         ga_series_drop drop;
         gf_burn_drop(r, p->max_drop_pct, &drop);
-        bool throttling = drop.fell;
-        out->throttling_gpus += throttling;
-        if (throttling)
-            ga_findings_add(
-                f, GA_SEV_FAIL, "GEMM_THROTTLING", w,
-                "node %d (%s) rank %d GPU %d: %s TFLOP/s fell %.1f%% from the first to the last third "
-                "of %d intervals (medians %.4g -> %.4g); limit %.1f%% (--max-drop %.1f%%, interval "
-                "noise %.1f%%)",
-                r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
-                ga_dtype_name(r->burn_dtype), drop.drop_pct, drop.used, drop.first, drop.last, drop.bound_pct,
-                p->max_drop_pct, drop.noise_pct);
-        if (mism[idx[k]]) {
-            sdc_gpus++;
-            ga_findings_add(f, GA_SEV_FAIL, "GEMM_SDC_MISMATCH", w,
-                            "node %d (%s) rank %d GPU %d: %s GEMM output differs from identical GPUs given "
-                            "identical inputs (or from its own earlier output) in %d of %d intervals",
-                            r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
-                            ga_dtype_name(r->burn_dtype), mism[idx[k]], r->intervals);
-        }
-        json_t *iv = json_array();
-        for (int t = 0; t < r->intervals; t++)
-            json_array_append_new(iv, json_real(r->interval_tflops[t]));
-        long long gemms = 0, bad_gemms = 0;
-        for (int t = 0; t < r->intervals; t++)
-            gemms += r->interval_gemms[t], bad_gemms += r->interval_bad_gemms[t];
-        char sum0[24];
-        snprintf(sum0, sizeof sum0, "%016llx", (unsigned long long)r->interval_checksum[0]);
-        json_array_append_new(
-            gpus,
-            json_pack("{s:s, s:i, s:i, s:o, s:s, s:o, s:f, s:s, s:i, s:b}", "host", r->hdr.host, "node_index",
-                      r->hdr.node_index, "rank", r->hdr.world_rank, "gpu",
-                      r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(), "model",
-                      r->model, "interval_tflops", iv, "drop_pct", drop.drop_pct, "checksum", sum0,
-                      "sdc_mismatch_intervals", mism[idx[k]], "flagged", throttling || mism[idx[k]]));
-        json_t *last = json_array_get(gpus, json_array_size(gpus) - 1);
-        json_object_set_new(last, "gemms_checked", json_integer(gemms));
-        json_object_set_new(last, "gemms_mismatched", json_integer(bad_gemms));
-        json_object_set_new(last, "throttling",
-                            json_pack("{s:b, s:i, s:f, s:f, s:f, s:f, s:b}", "judged", drop.judged,
-                                      "intervals_judged", drop.used, "first_third_tflops", drop.first,
-                                      "last_third_tflops", drop.last, "noise_pct", drop.noise_pct,
-                                      "bound_pct", drop.bound_pct, "fell", drop.fell));
+        out->throttling_gpus += drop.fell;
+        sdc_gpus += mism[idx[k]] > 0;
+        burn_findings(r, &drop, mism[idx[k]], p, w, f);
+        json_array_append_new(gpus, burn_gpu_json(r, &drop, mism[idx[k]]));
         ga_report_add_metric(report, "burn_drop_pct", drop.drop_pct, "%", false, w);
     }
     ga_report_add_metric(report, "sdc_mismatches", total, "intervals", false, GA_WHERE_CLUSTER);
