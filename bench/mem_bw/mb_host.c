@@ -64,38 +64,19 @@ void mb_fill_result(mb_result *x, double bytes, double *times, int reps)
     x->median_GBps = med > 0 ? bytes / med / 1e9 : 0;
 }
 
-int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, size_t errlen)
+/* STREAM's rule: each array at least four times the last-level caches (shared by the node's ranks). */
+static size_t triad_bytes(const mb_opts *o, int local_size)
 {
-    r->threads = o->threads > 0 ? o->threads : ga_host_threads(local_size);
-    r->numa_node = ga_host_numa_node();
-    /* STREAM's rule: each array at least four times the last-level caches (shared by the node's ranks). */
-    size_t n_bytes = o->size;
-    if (!n_bytes) {
-        size_t llc = ga_host_llc_bytes();
-        n_bytes = 4 * llc / (size_t)(local_size > 0 ? local_size : 1);
-        if (n_bytes < ((size_t)32 << 20))
-            n_bytes = (size_t)32 << 20;
-    }
-    size_t n = n_bytes / sizeof(double);
-    r->buffer_bytes = (double)(n * sizeof(double));
-    bool ba, bb, bc;
-    double *a = ga_host_alloc_on_numa(n * sizeof(double), r->numa_node, &ba);
-    double *b = ga_host_alloc_on_numa(n * sizeof(double), r->numa_node, &bb);
-    double *c = ga_host_alloc_on_numa(n * sizeof(double), r->numa_node, &bc);
-    r->numa_bound = a && b && c && ba && bb && bc;
-    int T = r->threads, reps = o->reps;
-    triad_worker *w = calloc((size_t)T, sizeof *w);
-    pthread_t *tid = calloc((size_t)T, sizeof *tid);
-    double *times = calloc((size_t)reps, sizeof *times);
-    double *stamps = calloc(2 * (size_t)reps * (size_t)T, sizeof *stamps);
-    int rc = 0;
-    if (!a || !b || !c || !w || !tid || !times || !stamps) {
-        snprintf(err, errlen, "out of memory: cannot allocate 3 x %zu bytes for the triad",
-                 n * sizeof(double));
-        rc = MB_OUT_OF_MEMORY;
-        goto out;
-    }
-    ga_phase("host triad: 3 x %.0f MiB, %d threads, %d repetitions", r->buffer_bytes / 1048576.0, T, reps);
+    if (o->size)
+        return o->size;
+    size_t n_bytes = 4 * ga_host_llc_bytes() / (size_t)(local_size > 0 ? local_size : 1);
+    return n_bytes < ((size_t)32 << 20) ? (size_t)32 << 20 : n_bytes;
+}
+
+/* T threads, each on its slice of the arrays, started together reps times; times[k]: repetition k's time. */
+static void run_triad(double *a, double *b, double *c, size_t n, int T, int reps, double slow_factor,
+                      triad_worker *w, pthread_t *tid, double *stamps, double *times)
+{
     pthread_barrier_t start, end;
     pthread_barrier_init(&start, NULL, (unsigned)T + 1);
     pthread_barrier_init(&end, NULL, (unsigned)T + 1);
@@ -107,7 +88,7 @@ int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, s
                               n * (size_t)i / (size_t)T,
                               n * (size_t)(i + 1) / (size_t)T,
                               reps,
-                              o->slow_factor,
+                              slow_factor,
                               &start,
                               &end,
                               stamps + 2 * (size_t)reps * (size_t)i,
@@ -136,6 +117,33 @@ int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, s
     }
     pthread_barrier_destroy(&start);
     pthread_barrier_destroy(&end);
+}
+
+int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, size_t errlen)
+{
+    r->threads = o->threads > 0 ? o->threads : ga_host_threads(local_size);
+    r->numa_node = ga_host_numa_node();
+    size_t n = triad_bytes(o, local_size) / sizeof(double);
+    r->buffer_bytes = (double)(n * sizeof(double));
+    bool ba, bb, bc;
+    double *a = ga_host_alloc_on_numa(n * sizeof(double), r->numa_node, &ba);
+    double *b = ga_host_alloc_on_numa(n * sizeof(double), r->numa_node, &bb);
+    double *c = ga_host_alloc_on_numa(n * sizeof(double), r->numa_node, &bc);
+    r->numa_bound = a && b && c && ba && bb && bc;
+    int T = r->threads, reps = o->reps;
+    triad_worker *w = calloc((size_t)T, sizeof *w);
+    pthread_t *tid = calloc((size_t)T, sizeof *tid);
+    double *times = calloc((size_t)reps, sizeof *times);
+    double *stamps = calloc(2 * (size_t)reps * (size_t)T, sizeof *stamps);
+    int rc = 0;
+    if (!a || !b || !c || !w || !tid || !times || !stamps) {
+        snprintf(err, errlen, "out of memory: cannot allocate 3 x %zu bytes for the triad",
+                 n * sizeof(double));
+        rc = MB_OUT_OF_MEMORY;
+        goto out;
+    }
+    ga_phase("host triad: 3 x %.0f MiB, %d threads, %d repetitions", r->buffer_bytes / 1048576.0, T, reps);
+    run_triad(a, b, c, n, T, reps, o->slow_factor, w, tid, stamps, times);
 
     mb_result x = {0}; /* this measurement; r->t keeps them all (mb_result_add) */
     mb_fill_result(&x, 3.0 * (double)(n * sizeof(double)), times, reps);
