@@ -510,6 +510,109 @@ static cudaError_t queue_checksum(const gpu_gemm *g, unsigned long long *d_sum)
     return cudaGetLastError(); /* a kernel that never ran leaves 0: the same "checksum" on every GPU */
 }
 
+/* What a burn holds from its preparation to its last interval. */
+struct burn_state {
+    gpu_gemm g;
+    cublasLtHandle_t lt;
+    int batch, n_events, dev;
+    unsigned long long *d_sums, *h_sums;
+    cudaEvent_t events[2 * BURN_BATCH_MAX];
+    uint64_t ref;
+    char why[200];
+};
+
+/* Warm-up (lazy module loading), then the calibration of the batch on GEMMs that include neither; the
+ * batch's checksums and events; then the reference. 0, or -1 with b->why said. */
+static int burn_prepare(burn_state *b, int d, const gf_opts *o)
+{
+    double one = -1;
+    if (gemm_setup(&b->g, b->lt, d, o, b->why, sizeof b->why) == 0 &&
+        gemm_time(&b->g, b->lt, 3, b->why, sizeof b->why) >= 0)
+        one = gemm_time(&b->g, b->lt, 3, b->why, sizeof b->why) / 3;
+    if (one <= 0)
+        return -1;
+    /* Batches of about 50 ms between synchronisations (at most BURN_BATCH_MAX GEMMs: an event pair each). */
+    b->batch = (int)fmin((double)BURN_BATCH_MAX, fmax(1.0, 0.05 / one));
+    if (cudaMalloc((void **)&b->d_sums, (size_t)b->batch * sizeof *b->d_sums) != cudaSuccess ||
+        cudaMallocHost((void **)&b->h_sums, (size_t)b->batch * sizeof *b->h_sums) != cudaSuccess) {
+        snprintf(b->why, sizeof b->why, "cannot allocate %d checksums", b->batch);
+        return -1;
+    }
+    while (b->n_events < 2 * b->batch && cudaEventCreate(&b->events[b->n_events]) == cudaSuccess)
+        b->n_events++;
+    if (b->n_events < 2 * b->batch) {
+        snprintf(b->why, sizeof b->why, "cannot create %d events", 2 * b->batch);
+        return -1;
+    }
+    /* The reference: the checksum of this GPU's first burn GEMM. Every later GEMM computes the same product
+     * of the same inputs and must give the same bits (beta = 0, one algorithm); across GPUs of one model the
+     * references are compared by the analysis. */
+    cudaError_t e =
+        gemm_run(&b->g, b->lt) == CUBLAS_STATUS_SUCCESS ? queue_checksum(&b->g, b->d_sums) : cudaErrorUnknown;
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(b->h_sums, b->d_sums, sizeof *b->h_sums, cudaMemcpyDeviceToHost, b->g.stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(b->g.stream);
+    if (e != cudaSuccess) {
+        snprintf(b->why, sizeof b->why, "reference GEMM: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    b->ref = b->h_sums[0];
+    return 0;
+}
+
+/* One batch of interval t: every GEMM's output is folded into its own checksum before the next GEMM
+ * overwrites it; the figure counts the GEMMs' own time (an event pair around each), not the checksums'.
+ * Adds the GEMMs' time to *gemm_s and the ones that differ from the reference to *bad; returns how many GEMMs
+ * ran, or -1 with b->why said. */
+static int burn_batch(burn_state *b, int t, long done, double *gemm_s, int *bad)
+{
+    cudaError_t e = cudaSuccess;
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    int queued = 0;
+    for (; queued < b->batch && e == cudaSuccess; queued++) {
+        e = cudaEventRecord(b->events[2 * queued], b->g.stream);
+        if (e != cudaSuccess)
+            break;
+        st = gemm_run(&b->g, b->lt);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            break;
+        e = cudaEventRecord(b->events[2 * queued + 1], b->g.stream);
+        if (e == cudaSuccess)
+            e = queue_checksum(&b->g, b->d_sums + queued);
+    }
+    if (e == cudaSuccess && st == CUBLAS_STATUS_SUCCESS)
+        e = cudaMemcpyAsync(b->h_sums, b->d_sums, (size_t)queued * sizeof *b->h_sums, cudaMemcpyDeviceToHost,
+                            b->g.stream);
+    cudaError_t se = cudaStreamSynchronize(b->g.stream);
+    if (e == cudaSuccess)
+        e = se;
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        snprintf(b->why, sizeof b->why, "cublasLtMatmul: cuBLAS status %d", (int)st);
+        return -1;
+    }
+    if (e != cudaSuccess) {
+        snprintf(b->why, sizeof b->why, "%s", cudaGetErrorString(e));
+        return -1;
+    }
+    for (int i = 0; i < queued && e == cudaSuccess; i++) {
+        float ms = 0;
+        e = cudaEventElapsedTime(&ms, b->events[2 * i], b->events[2 * i + 1]);
+        *gemm_s += ms / 1e3;
+    }
+    if (e != cudaSuccess) {
+        snprintf(b->why, sizeof b->why, "GEMM timing: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    for (int i = 0; i < queued; i++)
+        if (b->h_sums[i] != b->ref && (*bad)++ == 0)
+            ga_log_rank(
+                "COMPUTE",
+                "burn: GPU %d GEMM %ld of interval %d differs from its first (%016llx, expected %016llx)",
+                b->dev, done + i + 1, t + 1, (unsigned long long)b->h_sums[i], (unsigned long long)b->ref);
+    return queued;
+}
+
 extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen)
 {
     if (describe(r, o, err, errlen) != 0)
@@ -520,49 +623,19 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
         snprintf(err, errlen, "burn dtype %s: %s", ga_dtype_name(d), why);
         return -1;
     }
-    cublasLtHandle_t lt;
-    LT(cublasLtCreate(&lt), "cublasLtCreate");
-    gpu_gemm g;
-    char why_buf[200] = "";
-    unsigned long long *d_sums = NULL, *h_sums = NULL;
-    /* Warm-up (lazy module loading), then the calibration of the batch on GEMMs that include neither. */
-    int rc = gemm_setup(&g, lt, d, o, why_buf, sizeof why_buf);
-    double one = -1;
-    if (rc == 0 && gemm_time(&g, lt, 3, why_buf, sizeof why_buf) >= 0)
-        one = gemm_time(&g, lt, 3, why_buf, sizeof why_buf) / 3;
-    rc = one > 0 ? 0 : -1;
-    /* Batches of about 50 ms between synchronisations (at most BURN_BATCH_MAX GEMMs: an event pair each). */
-    int batch = one > 0 ? (int)fmin((double)BURN_BATCH_MAX, fmax(1.0, 0.05 / one)) : 1;
-    if (rc == 0 && (cudaMalloc((void **)&d_sums, (size_t)batch * sizeof *d_sums) != cudaSuccess ||
-                    cudaMallocHost((void **)&h_sums, (size_t)batch * sizeof *h_sums) != cudaSuccess)) {
-        snprintf(why_buf, sizeof why_buf, "cannot allocate %d checksums", batch);
-        rc = -1;
+    burn_state *b = (burn_state *)calloc(1, sizeof *b);
+    if (!b) {
+        snprintf(err, errlen, "burn: out of memory");
+        return -1;
     }
-    cudaEvent_t events[2 * BURN_BATCH_MAX];
-    int n_events = 0;
-    while (rc == 0 && n_events < 2 * batch && cudaEventCreate(&events[n_events]) == cudaSuccess)
-        n_events++;
-    if (rc == 0 && n_events < 2 * batch) {
-        snprintf(why_buf, sizeof why_buf, "cannot create %d events", 2 * batch);
-        rc = -1;
+    b->dev = dev;
+    cublasStatus_t st = cublasLtCreate(&b->lt);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, errlen, "cublasLtCreate: cuBLAS status %d", (int)st);
+        free(b);
+        return -1;
     }
-    /* The reference: the checksum of this GPU's first burn GEMM. Every later GEMM computes the same product
-     * of the same inputs and must give the same bits (beta = 0, one algorithm); across GPUs of one model the
-     * references are compared by the analysis. */
-    uint64_t ref = 0;
-    if (rc == 0) {
-        cudaError_t e =
-            gemm_run(&g, lt) == CUBLAS_STATUS_SUCCESS ? queue_checksum(&g, d_sums) : cudaErrorUnknown;
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(h_sums, d_sums, sizeof *h_sums, cudaMemcpyDeviceToHost, g.stream);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(g.stream);
-        if (e != cudaSuccess) {
-            snprintf(why_buf, sizeof why_buf, "reference GEMM: %s", cudaGetErrorString(e));
-            rc = -1;
-        }
-        ref = h_sums ? h_sums[0] : 0;
-    }
+    int rc = burn_prepare(b, d, o);
     r->burn_dtype = d;
     r->intervals = gf_burn_intervals(o->duration_s, o->interval_s, &r->interval_s);
     double flop = 2.0 * (double)o->m * (double)o->n * (double)o->k;
@@ -571,61 +644,17 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
         double t0 = ga_now(), now = t0, gemm_s = 0;
         long done = 0;
         int bad = 0;
-        while (now - t0 < r->interval_s && rc == 0) {
-            /* Every GEMM's output is folded into its own checksum before the next GEMM overwrites it; the
-             * figure counts the GEMMs' own time (an event pair around each), not the checksums'. */
-            cudaError_t e = cudaSuccess;
-            cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-            int queued = 0;
-            for (; queued < batch && e == cudaSuccess; queued++) {
-                e = cudaEventRecord(events[2 * queued], g.stream);
-                if (e != cudaSuccess)
-                    break;
-                st = gemm_run(&g, lt);
-                if (st != CUBLAS_STATUS_SUCCESS)
-                    break;
-                e = cudaEventRecord(events[2 * queued + 1], g.stream);
-                if (e == cudaSuccess)
-                    e = queue_checksum(&g, d_sums + queued);
-            }
-            if (e == cudaSuccess && st == CUBLAS_STATUS_SUCCESS)
-                e = cudaMemcpyAsync(h_sums, d_sums, (size_t)queued * sizeof *h_sums, cudaMemcpyDeviceToHost,
-                                    g.stream);
-            cudaError_t se = cudaStreamSynchronize(g.stream);
-            if (e == cudaSuccess)
-                e = se;
-            if (st != CUBLAS_STATUS_SUCCESS || e != cudaSuccess) {
-                if (st != CUBLAS_STATUS_SUCCESS)
-                    snprintf(why_buf, sizeof why_buf, "cublasLtMatmul: cuBLAS status %d", (int)st);
-                else
-                    snprintf(why_buf, sizeof why_buf, "%s", cudaGetErrorString(e));
+        while (now - t0 < r->interval_s) {
+            int queued = burn_batch(b, t, done, &gemm_s, &bad);
+            if (queued < 0) {
                 rc = -1;
                 break;
             }
-            for (int i = 0; i < queued && e == cudaSuccess; i++) {
-                float ms = 0;
-                e = cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]);
-                gemm_s += ms / 1e3;
-            }
-            if (e != cudaSuccess) {
-                snprintf(why_buf, sizeof why_buf, "GEMM timing: %s", cudaGetErrorString(e));
-                rc = -1;
-                break;
-            }
-            for (int i = 0; i < queued; i++)
-                if (h_sums[i] != ref) {
-                    if (bad++ == 0)
-                        ga_log_rank("COMPUTE",
-                                    "burn: GPU %d GEMM %ld of interval %d differs from its first (%016llx, "
-                                    "expected %016llx)",
-                                    dev, done + i + 1, t + 1, (unsigned long long)h_sums[i],
-                                    (unsigned long long)ref);
-                }
             done += queued;
             now = ga_now();
         }
         r->interval_tflops[t] = gemm_s > 0 ? flop * done / gemm_s / 1e12 : 0;
-        r->interval_checksum[t] = ref;
+        r->interval_checksum[t] = b->ref;
         r->interval_gemms[t] = done;
         r->interval_bad_gemms[t] = bad;
         if (rc == 0)
@@ -633,12 +662,13 @@ extern "C" int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t err
                    r->intervals, r->interval_tflops[t], done);
     }
     if (rc != 0)
-        snprintf(err, errlen, "burn on GPU %d (%s GEMM): %s", dev, ga_dtype_name(d), why_buf);
-    for (int i = 0; i < n_events; i++)
-        cudaEventDestroy(events[i]);
-    cudaFree(d_sums);
-    cudaFreeHost(h_sums);
-    gemm_free(&g);
-    cublasLtDestroy(lt);
+        snprintf(err, errlen, "burn on GPU %d (%s GEMM): %s", dev, ga_dtype_name(d), b->why);
+    for (int i = 0; i < b->n_events; i++)
+        cudaEventDestroy(b->events[i]);
+    cudaFree(b->d_sums);
+    cudaFreeHost(b->h_sums);
+    gemm_free(&b->g);
+    cublasLtDestroy(b->lt);
+    free(b);
     return rc;
 }
