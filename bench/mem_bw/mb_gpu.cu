@@ -199,6 +199,139 @@ int fail(node_sync *ns, bufs *b)
     return -1;
 }
 
+/* The buffers, sized and filled: 0, or what mb_gpu_measure returns, with err said (the node's barriers
+ * passed by fail()). */
+int setup_bufs(const mb_opts *o, node_sync *ns, mb_record *r, bufs *b, char *err, size_t errlen)
+{
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&b->sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess || b->sms <= 0) {
+        snprintf(err, errlen, "SM count of GPU %d: %s", dev, cudaGetErrorString(e));
+        return fail(ns, b);
+    }
+    /* Large enough that the 50 MB L2 of Hopper is no help; twice that with --quick is still far beyond it. */
+    b->n = (o->size ? o->size : (uint64_t)1 << 30) / sizeof(double) / 2 * 2;
+    b->hbytes = o->pinned_size ? o->pinned_size : (size_t)256 << 20;
+    if (b->hbytes > b->n * sizeof(double))
+        b->hbytes = b->n * sizeof(double); /* H2D lands in a device array */
+    r->buffer_bytes = (double)(b->n * sizeof(double));
+    r->pinned_bytes = (double)b->hbytes;
+    r->numa_node = ga_topo_numa_of_pci(ga_topo_get(), r->hdr.device_pci_bus_id);
+    r->pcie_link_GBps = link_GBps(r->hdr.device_pci_bus_id);
+    b->rec = r;
+    b->link = mb_link_open(r->hdr.device_pci_bus_id, r);
+
+    e = cudaStreamCreateWithFlags(&b->s, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&b->d_a, b->n * sizeof(double));
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&b->d_b, b->n * sizeof(double));
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&b->d_c, b->n * sizeof(double));
+    if (e != cudaSuccess) {
+        /* out of device memory is exit 5 on every rank, as on the host path (main.c agrees on it) */
+        bool oom = e == cudaErrorMemoryAllocation;
+        snprintf(err, errlen, "device buffers of 3 x %zu bytes: %s", b->n * sizeof(double),
+                 oom ? "out of memory" : cudaGetErrorString(e));
+        int rc = fail(ns, b);
+        return oom ? MB_OUT_OF_MEMORY : rc;
+    }
+    /* Pinned memory on the GPU's NUMA node: bound with hwloc, then registered; plain cudaHostAlloc when the
+     * node is unknown or the binding fails (the report says which). */
+    b->h = ga_host_alloc_on_numa(b->hbytes, r->numa_node, &b->h_bound);
+    if (b->h && cudaHostRegister(b->h, b->hbytes, cudaHostRegisterDefault) == cudaSuccess) {
+        b->h_registered = true;
+    } else {
+        (void)cudaGetLastError(); /* a failed cudaHostRegister must not fail the triad's launch check */
+        ga_host_free(b->h, b->hbytes, b->h_bound);
+        b->h = NULL;
+        b->h_bound = false;
+        if (cudaHostAlloc(&b->h, b->hbytes, cudaHostAllocDefault) != cudaSuccess) {
+            snprintf(err, errlen, "cannot allocate %zu bytes of pinned host memory", b->hbytes);
+            b->h = NULL;
+            return fail(ns, b);
+        }
+    }
+    r->numa_bound = b->h_bound;
+    memset(b->h, 0x5a, b->hbytes);
+
+    fill_kernel<<<b->sms * 4, 256, 0, b->s>>>(b->d_a, b->n, 0.0);
+    fill_kernel<<<b->sms * 4, 256, 0, b->s>>>(b->d_b, b->n, 1.0);
+    fill_kernel<<<b->sms * 4, 256, 0, b->s>>>(b->d_c, b->n, 2.0);
+    e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(b->s);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "fill kernel: %s", cudaGetErrorString(e));
+        return fail(ns, b);
+    }
+    return 0;
+}
+
+/* The GPU's own memory: copy and triad. */
+void measure_device(const mb_opts *o, bufs *b, mb_record *r)
+{
+    double sz = (double)(b->n * sizeof(double));
+    mb_result x; /* each measurement; r->t keeps them all (mb_result_add) */
+    if (mb_wants(o, MB_DEVICE_COPY)) {
+        ga_phase("device copy on GPU %d", r->hdr.device_index);
+        memset(&x, 0, sizeof x);
+        if (time_op(b, OP_COPY, o->reps, 2 * sz, &x) == 0)
+            x.check_ok = verify(b, b->d_a, b->n, 1.0);
+        mb_result_add(&r->t[MB_DEVICE_COPY], &x);
+    }
+    if (mb_wants(o, MB_DEVICE_RW)) {
+        ga_phase("device triad on GPU %d", r->hdr.device_index);
+        memset(&x, 0, sizeof x);
+        if (time_op(b, OP_TRIAD, o->reps, 3 * sz, &x) == 0)
+            x.check_ok = verify(b, b->d_a, b->n, 1.0 + TRIAD_SCALAR * 2.0);
+        mb_result_add(&r->t[MB_DEVICE_RW], &x);
+    }
+}
+
+/* The GPUs of a node share the host's memory and PCIe switches: their host-link tests start together, so
+ * that each figure is what a GPU gets with its neighbours busy, as in training, whatever the device tests
+ * took on each. Every rank of the node passes both barriers, whatever tests it measures (the same on
+ * every rank: a remeasurement's tests are rank 0's decision). */
+void measure_host_link(const mb_opts *o, node_sync *ns, bufs *b, mb_record *r)
+{
+    mb_result x; /* each measurement; r->t keeps them all (mb_result_add) */
+    cudaError_t e = cudaSuccess;
+    sync_to(ns, 1, "host-to-device");
+    if (mb_wants(o, MB_H2D)) {
+        ga_phase("host-to-device on GPU %d", r->hdr.device_index);
+        memset(&x, 0, sizeof x);
+        if (time_op(b, OP_H2D, o->reps, (double)b->hbytes, &x) == 0) {
+            unsigned char probe[64];
+            cudaMemcpy(probe, b->d_a, sizeof probe, cudaMemcpyDeviceToHost);
+            x.check_ok = probe[0] == 0x5a && probe[63] == 0x5a;
+        }
+        mb_result_add(&r->t[MB_H2D], &x);
+    }
+    if (mb_wants(o, MB_D2H)) {
+        fill_kernel<<<b->sms * 4, 256, 0, b->s>>>(b->d_a, b->hbytes / sizeof(double), 4.0);
+        e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(b->s);
+    }
+    sync_to(ns, 2, "device-to-host");
+    if (mb_wants(o, MB_D2H)) {
+        ga_phase("device-to-host on GPU %d", r->hdr.device_index);
+        memset(&x, 0, sizeof x);
+        if (e != cudaSuccess) {
+            x.state = MB_FAILED;
+            snprintf(x.note, sizeof x.note, "fill kernel: %s", cudaGetErrorString(e));
+        } else if (time_op(b, OP_D2H, o->reps, (double)b->hbytes, &x) == 0) {
+            const double *h = (const double *)b->h;
+            size_t last = b->hbytes / sizeof(double) - 1;
+            x.check_ok = h[0] == 4.0 && h[last] == 4.0;
+        }
+        mb_result_add(&r->t[MB_D2H], &x);
+    }
+}
+
 } // namespace
 
 extern "C" int mb_gpu_measure(const mb_opts *o, MPI_Comm node_comm, mb_record *r, char *err, size_t errlen)
@@ -206,123 +339,11 @@ extern "C" int mb_gpu_measure(const mb_opts *o, MPI_Comm node_comm, mb_record *r
     bufs b;
     memset(&b, 0, sizeof b);
     node_sync ns = {node_comm, 0, r->hdr.device_index};
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&b.sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e != cudaSuccess || b.sms <= 0) {
-        snprintf(err, errlen, "SM count of GPU %d: %s", dev, cudaGetErrorString(e));
-        return fail(&ns, &b);
-    }
-    /* Large enough that the 50 MB L2 of Hopper is no help; twice that with --quick is still far beyond it. */
-    b.n = (o->size ? o->size : (uint64_t)1 << 30) / sizeof(double) / 2 * 2;
-    b.hbytes = o->pinned_size ? o->pinned_size : (size_t)256 << 20;
-    if (b.hbytes > b.n * sizeof(double))
-        b.hbytes = b.n * sizeof(double); /* H2D lands in a device array */
-    r->buffer_bytes = (double)(b.n * sizeof(double));
-    r->pinned_bytes = (double)b.hbytes;
-    r->numa_node = ga_topo_numa_of_pci(ga_topo_get(), r->hdr.device_pci_bus_id);
-    r->pcie_link_GBps = link_GBps(r->hdr.device_pci_bus_id);
-    b.rec = r;
-    b.link = mb_link_open(r->hdr.device_pci_bus_id, r);
-
-    e = cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking);
-    if (e == cudaSuccess)
-        e = cudaMalloc((void **)&b.d_a, b.n * sizeof(double));
-    if (e == cudaSuccess)
-        e = cudaMalloc((void **)&b.d_b, b.n * sizeof(double));
-    if (e == cudaSuccess)
-        e = cudaMalloc((void **)&b.d_c, b.n * sizeof(double));
-    if (e != cudaSuccess) {
-        /* out of device memory is exit 5 on every rank, as on the host path (main.c agrees on it) */
-        bool oom = e == cudaErrorMemoryAllocation;
-        snprintf(err, errlen, "device buffers of 3 x %zu bytes: %s", b.n * sizeof(double),
-                 oom ? "out of memory" : cudaGetErrorString(e));
-        int rc = fail(&ns, &b);
-        return oom ? MB_OUT_OF_MEMORY : rc;
-    }
-    /* Pinned memory on the GPU's NUMA node: bound with hwloc, then registered; plain cudaHostAlloc when the
-     * node is unknown or the binding fails (the report says which). */
-    b.h = ga_host_alloc_on_numa(b.hbytes, r->numa_node, &b.h_bound);
-    if (b.h && cudaHostRegister(b.h, b.hbytes, cudaHostRegisterDefault) == cudaSuccess) {
-        b.h_registered = true;
-    } else {
-        (void)cudaGetLastError(); /* a failed cudaHostRegister must not fail the triad's launch check */
-        ga_host_free(b.h, b.hbytes, b.h_bound);
-        b.h = NULL;
-        b.h_bound = false;
-        if (cudaHostAlloc(&b.h, b.hbytes, cudaHostAllocDefault) != cudaSuccess) {
-            snprintf(err, errlen, "cannot allocate %zu bytes of pinned host memory", b.hbytes);
-            b.h = NULL;
-            return fail(&ns, &b);
-        }
-    }
-    r->numa_bound = b.h_bound;
-    memset(b.h, 0x5a, b.hbytes);
-
-    fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_a, b.n, 0.0);
-    fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_b, b.n, 1.0);
-    fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_c, b.n, 2.0);
-    e = cudaGetLastError();
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(b.s);
-    if (e != cudaSuccess) {
-        snprintf(err, errlen, "fill kernel: %s", cudaGetErrorString(e));
-        return fail(&ns, &b);
-    }
-
-    double sz = (double)(b.n * sizeof(double));
-    mb_result x; /* each measurement; r->t keeps them all (mb_result_add) */
-    if (mb_wants(o, MB_DEVICE_COPY)) {
-        ga_phase("device copy on GPU %d", r->hdr.device_index);
-        memset(&x, 0, sizeof x);
-        if (time_op(&b, OP_COPY, o->reps, 2 * sz, &x) == 0)
-            x.check_ok = verify(&b, b.d_a, b.n, 1.0);
-        mb_result_add(&r->t[MB_DEVICE_COPY], &x);
-    }
-    if (mb_wants(o, MB_DEVICE_RW)) {
-        ga_phase("device triad on GPU %d", r->hdr.device_index);
-        memset(&x, 0, sizeof x);
-        if (time_op(&b, OP_TRIAD, o->reps, 3 * sz, &x) == 0)
-            x.check_ok = verify(&b, b.d_a, b.n, 1.0 + TRIAD_SCALAR * 2.0);
-        mb_result_add(&r->t[MB_DEVICE_RW], &x);
-    }
-    /* The GPUs of a node share the host's memory and PCIe switches: their host-link tests start together, so
-     * that each figure is what a GPU gets with its neighbours busy, as in training, whatever the device tests
-     * took on each. Every rank of the node passes both barriers, whatever tests it measures (the same on
-     * every rank: a remeasurement's tests are rank 0's decision). */
-    sync_to(&ns, 1, "host-to-device");
-    if (mb_wants(o, MB_H2D)) {
-        ga_phase("host-to-device on GPU %d", r->hdr.device_index);
-        memset(&x, 0, sizeof x);
-        if (time_op(&b, OP_H2D, o->reps, (double)b.hbytes, &x) == 0) {
-            unsigned char probe[64];
-            cudaMemcpy(probe, b.d_a, sizeof probe, cudaMemcpyDeviceToHost);
-            x.check_ok = probe[0] == 0x5a && probe[63] == 0x5a;
-        }
-        mb_result_add(&r->t[MB_H2D], &x);
-    }
-    e = cudaSuccess;
-    if (mb_wants(o, MB_D2H)) {
-        fill_kernel<<<b.sms * 4, 256, 0, b.s>>>(b.d_a, b.hbytes / sizeof(double), 4.0);
-        e = cudaGetLastError();
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(b.s);
-    }
-    sync_to(&ns, 2, "device-to-host");
-    if (mb_wants(o, MB_D2H)) {
-        ga_phase("device-to-host on GPU %d", r->hdr.device_index);
-        memset(&x, 0, sizeof x);
-        if (e != cudaSuccess) {
-            x.state = MB_FAILED;
-            snprintf(x.note, sizeof x.note, "fill kernel: %s", cudaGetErrorString(e));
-        } else if (time_op(&b, OP_D2H, o->reps, (double)b.hbytes, &x) == 0) {
-            const double *h = (const double *)b.h;
-            size_t last = b.hbytes / sizeof(double) - 1;
-            x.check_ok = h[0] == 4.0 && h[last] == 4.0;
-        }
-        mb_result_add(&r->t[MB_D2H], &x);
-    }
+    int rc = setup_bufs(o, &ns, r, &b, err, errlen);
+    if (rc != 0)
+        return rc;
+    measure_device(o, &b, r);
+    measure_host_link(o, &ns, &b, r);
     free_bufs(&b);
     return 0;
 }
