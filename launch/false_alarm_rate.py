@@ -120,7 +120,7 @@ def summarise(rows, runs, label):
                      seconds="%.1f" % (sum(secs) / len(secs))))
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin-dir", required=True)
     ap.add_argument("--program", default="gemm_flops,mem_bw,ddp_smoke,allreduce_bw")
@@ -149,47 +149,44 @@ def main():
     for p in programs:
         if p not in DEFAULT_ARGS:
             ap.error("unknown program %r (one of %s)" % (p, ", ".join(DEFAULT_ARGS)))
+    return a, programs, extra
 
-    rows, bad = [], []
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the load processes go too (finally below)
-    load = start_load(a.load)
-    try:
-        with tempfile.TemporaryDirectory() as work:
-            for program in programs:
-                if "healthy" in a.phases:
-                    for np_ in [int(x) for x in a.np.split(",")]:
-                        runs, false_runs, fails = [], 0, 0
-                        for i in range(a.runs):
-                            r = one_run(a, program, np_, extra[program], {}, work,
-                                        "np%d-healthy-%d" % (np_, i + 1))
-                            runs.append(r)
-                            false = r["rc"] != 0 or r["findings"] or not r["reported"]
-                            false_runs += bool(false)
-                            fails += any(f["severity"] == "fail" for f in r["findings"]) or r["rc"] != 0
-                            print("%s np %d healthy %d: %s" % (program, np_, i + 1, describe(r)), flush=True)
-                        summarise(rows, runs, {"program": program, "ranks": np_, "fault": "none",
-                                               "result": "%d with a finding (%d failed)" % (false_runs, fails)})
-                        if false_runs:
-                            bad.append("%s np %d: %d fault-free runs with a finding" % (program, np_, false_runs))
-                if "slow" in a.phases:
-                    env = slow_env(program, a.slow_rank, a.slow_factor, a.delay_us)
-                    runs, named = [], 0
-                    for i in range(a.runs):
-                        r = one_run(a, program, a.slow_np, extra[program], env, work,
-                                    "np%d-slow-%d" % (a.slow_np, i + 1))
-                        runs.append(r)
-                        named += named_alone(r, a.slow_rank)
-                        print("%s np %d slow rank %d %d: %s" % (program, a.slow_np, a.slow_rank, i + 1,
-                                                               describe(r)), flush=True)
-                    fault = ("rank %d delayed %d us/iteration" % (a.slow_rank, a.delay_us) if program == "allreduce_bw"
-                             else "rank %d slowed F = %g" % (a.slow_rank, a.slow_factor))
-                    summarise(rows, runs, {"program": program, "ranks": a.slow_np, "fault": fault,
-                                           "result": "named alone in %d" % named})
-                    if named < 0.95 * a.runs:
-                        bad.append("%s: slowed rank named alone in %d of %d" % (program, named, a.runs))
-    finally:
-        stop_load(load)
 
+def healthy_phase(a, program, extra, work, rows, bad):
+    """Fault-free runs at every --np: any finding is a false alarm."""
+    for np_ in [int(x) for x in a.np.split(",")]:
+        runs, false_runs, fails = [], 0, 0
+        for i in range(a.runs):
+            r = one_run(a, program, np_, extra, {}, work, "np%d-healthy-%d" % (np_, i + 1))
+            runs.append(r)
+            false = r["rc"] != 0 or r["findings"] or not r["reported"]
+            false_runs += bool(false)
+            fails += any(f["severity"] == "fail" for f in r["findings"]) or r["rc"] != 0
+            print("%s np %d healthy %d: %s" % (program, np_, i + 1, describe(r)), flush=True)
+        summarise(rows, runs, {"program": program, "ranks": np_, "fault": "none",
+                               "result": "%d with a finding (%d failed)" % (false_runs, fails)})
+        if false_runs:
+            bad.append("%s np %d: %d fault-free runs with a finding" % (program, np_, false_runs))
+
+
+def slow_phase(a, program, extra, work, rows, bad):
+    """Runs with one rank slowed by the test hooks: it must be named, and alone, in 95 % of them."""
+    env = slow_env(program, a.slow_rank, a.slow_factor, a.delay_us)
+    runs, named = [], 0
+    for i in range(a.runs):
+        r = one_run(a, program, a.slow_np, extra, env, work, "np%d-slow-%d" % (a.slow_np, i + 1))
+        runs.append(r)
+        named += named_alone(r, a.slow_rank)
+        print("%s np %d slow rank %d %d: %s" % (program, a.slow_np, a.slow_rank, i + 1, describe(r)), flush=True)
+    fault = ("rank %d delayed %d us/iteration" % (a.slow_rank, a.delay_us) if program == "allreduce_bw"
+             else "rank %d slowed F = %g" % (a.slow_rank, a.slow_factor))
+    summarise(rows, runs, {"program": program, "ranks": a.slow_np, "fault": fault,
+                           "result": "named alone in %d" % named})
+    if named < 0.95 * a.runs:
+        bad.append("%s: slowed rank named alone in %d of %d" % (program, named, a.runs))
+
+
+def print_table(rows, path):
     lines = ["| program | ranks | fault | runs | result | load average (1 min) | mean s/run |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -197,9 +194,26 @@ def main():
                                                               r["result"], r["load"], r["seconds"]))
     table = "\n".join(lines)
     print(table)
-    if a.table:
-        with open(a.table, "w") as f:
+    if path:
+        with open(path, "w") as f:
             f.write(table + "\n")
+
+
+def main():
+    a, programs, extra = parse_args()
+    rows, bad = [], []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the load processes go too (finally below)
+    load = start_load(a.load)
+    try:
+        with tempfile.TemporaryDirectory() as work:
+            for program in programs:
+                if "healthy" in a.phases:
+                    healthy_phase(a, program, extra[program], work, rows, bad)
+                if "slow" in a.phases:
+                    slow_phase(a, program, extra[program], work, rows, bad)
+    finally:
+        stop_load(load)
+    print_table(rows, a.table)
     for b in bad:
         print("FAIL:", b)
     return 1 if bad else 0
