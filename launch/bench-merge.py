@@ -4,7 +4,7 @@ x GPUS GPUs (the shape of the programs' reports, one rank per GPU, with a GPU mo
 GPUs miss, then times `gpuaccept merge` over them and prints the wall time and peak memory.
 Usage: launch/bench-merge.py GPUACCEPT [--nodes 1024] [--gpus 8] [--work DIR]. Goal: 8,192 GPUs in <= 2 s
 and <= 500 MB. The generator (write_reports, write_baseline) is also imported by the suite's HTML-at-scale
-test (ctest/suite/check_suite.py html_scale), so that both draw the same reports."""
+test (ctest/suite/check_suite_html.py, html_scale), so that both draw the same reports."""
 import argparse
 import json
 import os
