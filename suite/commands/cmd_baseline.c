@@ -10,21 +10,59 @@
 #include "merge.h"
 #include "suite.h"
 #include "suite_util.h"
-#include "ga_version.h"
+#include "verb_options.h"
 
-enum { OPT_FROM = 1000, OPT_TOLERANCE, OPT_FORCE, OPT_VERSION };
+enum { OPT_FROM = 1000, OPT_TOLERANCE, OPT_FORCE };
 
-static void usage(void)
+static const suite_option baseline_options[] = {
+    {"from", OPT_FROM, required_argument, "FILE", "the summary.json of the healthy run"},
+    {"output", 'o', required_argument, "FILE", "where to write it (default: standard output)"},
+    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far below the baseline a figure may fall (default 10)"},
+    {"force", OPT_FORCE, no_argument, NULL, "make a baseline from a run that failed"},
+};
+
+_Static_assert((int)SUITE_BASELINE_DEFAULT_TOLERANCE_PCT == 10, "--tolerance's help says 10");
+
+static void baseline_before(void)
 {
     printf(
         "usage: gpuaccept baseline --from SUMMARY.json [-o FILE] [--tolerance PCT] [--force]\n"
         "Writes a baseline made from a healthy run: per program, metric and scope (GPU, rank, node or the\n"
         "whole job), the median of the run's values. Job-wide figures hold only for the same number of "
         "ranks\n"
-        "and nodes. Use it with `gpuaccept run --baseline FILE`. A failed run is refused unless --force.\n"
-        "  --from FILE        the summary.json of the healthy run\n"
-        "  -o, --output FILE  where to write it (default: standard output)\n"
-        "  --tolerance PCT    how far below the baseline a figure may fall (default 10)\n");
+        "and nodes. Use it with `gpuaccept run --baseline FILE`. A failed run is refused unless --force.\n");
+}
+
+static const suite_verb baseline_verb = {"baseline", baseline_options,
+                                         sizeof baseline_options / sizeof baseline_options[0],
+                                         baseline_before, NULL};
+
+typedef struct {
+    const char *from, *out;
+    double tol;
+    int force;
+} baseline_args;
+
+static int on_baseline_option(void *ctx, int key, const char *arg)
+{
+    baseline_args *b = ctx;
+    char perr[160];
+    switch (key) {
+    case OPT_FROM:
+        b->from = arg;
+        return 0;
+    case 'o':
+        b->out = arg;
+        return 0;
+    case OPT_TOLERANCE:
+        if (suite_parse_pct(arg, &b->tol, perr, sizeof perr))
+            return suite_usage_error("baseline", "--tolerance: %s", perr);
+        return 0;
+    default: /* OPT_FORCE */
+        b->force = 1;
+        return 0;
+    }
 }
 
 /* The summary at from, checked to be one (another kind of file is a wrong argument, exit 2, not a run that
@@ -52,45 +90,13 @@ static json_t *load_summary(const char *from, int *rc)
 
 int cmd_baseline(int argc, char **argv)
 {
-    static const struct option longs[] = {{"from", required_argument, NULL, OPT_FROM},
-                                          {"output", required_argument, NULL, 'o'},
-                                          {"tolerance", required_argument, NULL, OPT_TOLERANCE},
-                                          {"force", no_argument, NULL, OPT_FORCE},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"version", no_argument, NULL, OPT_VERSION},
-                                          {0}};
-    const char *from = NULL, *out = NULL;
-    double tol = -1;
-    char perr[160];
-    int force = 0;
-    optind = 0;
-    opterr = 0;
-    int key;
-    while ((key = getopt_long(argc, argv, ":o:h", longs, NULL)) != -1) {
-        switch (key) {
-        case OPT_FROM:
-            from = optarg;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case OPT_TOLERANCE:
-            if (suite_parse_pct(optarg, &tol, perr, sizeof perr))
-                return suite_usage_error("baseline", "--tolerance: %s", perr);
-            break;
-        case OPT_FORCE:
-            force = 1;
-            break;
-        case 'h':
-            usage();
-            return GA_EXIT_PASS;
-        case OPT_VERSION:
-            printf("gpuaccept baseline %s\n", ga_version());
-            return GA_EXIT_PASS;
-        default:
-            return suite_bad_option("baseline", key, argv);
-        }
-    }
+    baseline_args args = {NULL, NULL, -1, 0};
+    int parsed = suite_verb_parse(&baseline_verb, argc, argv, on_baseline_option, &args);
+    if (parsed >= 0)
+        return parsed;
+    const char *from = args.from, *out = args.out;
+    double tol = args.tol;
+    int force = args.force;
     if (optind < argc)
         return suite_usage_error("baseline", "unexpected argument '%s'", argv[optind]);
     if (!from)

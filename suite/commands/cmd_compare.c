@@ -7,71 +7,80 @@
 #include "ga_exit.h"
 #include "suite.h"
 #include "suite_util.h"
-#include "ga_version.h"
+#include "verb_options.h"
 
-enum { OPT_TOLERANCE = 1000, OPT_JSON, OPT_ALL, OPT_FORCE, OPT_VERSION };
+enum { OPT_TOLERANCE = 1000, OPT_JSON, OPT_ALL, OPT_FORCE };
 
-static void usage(void)
+static const suite_option compare_options[] = {
+    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far a figure may move the wrong way, in percent (default: above)"},
+    {"json", OPT_JSON, required_argument, "FILE", "also write the comparison as JSON"},
+    {"all", OPT_ALL, no_argument, NULL, "list every metric, not only the changed ones"},
+    {"force", OPT_FORCE, no_argument, NULL, "count metrics measured under other conditions too"},
+};
+
+static void compare_before(void)
 {
     printf(
         "usage: gpuaccept compare [--tolerance PCT] [--json FILE] [--all] [--force] OLD.json NEW.json\n"
         "Compares two runs' metrics (summary.json, or two reports of one program) per program, metric, node\n"
         "and GPU: old, new, change, and a regression where a figure moved the wrong way (by its\n"
-        "higher_is_better) by more than the tolerance. Lists the metrics and nodes present in one run only.\n"
-        "  --tolerance PCT  default %.0f\n"
-        "  --json FILE      also write the comparison as JSON\n"
-        "  --all            list every metric, not only the changed ones\n"
-        "  --force          count metrics measured under other conditions too\n"
+        "higher_is_better) by more than the tolerance (default %.0f%%). Lists the metrics and nodes present\n"
+        "in one run only.\n",
+        SUITE_COMPARE_DEFAULT_TOLERANCE_PCT);
+}
+
+static void compare_after(void)
+{
+    printf(
         "A program's metrics are comparable only when both runs had the same profile, ranks, nodes and\n"
         "conditions (problem size, sweep, model, backend); the others are listed as not comparable and not\n"
         "counted, and when none is comparable the comparison is refused (exit 2) unless --force.\n"
         "A metric or node of OLD that NEW lacks, or a value NEW lost (null), counts as a regression.\n"
         "Exit code: 0 no regression, 1 a regression, 2 usage or inputs that cannot be compared (another\n"
-        "schema or version, different programs, no metric in common).\n",
-        SUITE_COMPARE_DEFAULT_TOLERANCE_PCT);
+        "schema or version, different programs, no metric in common).\n");
+}
+
+static const suite_verb compare_verb = {"compare", compare_options,
+                                        sizeof compare_options / sizeof compare_options[0], compare_before,
+                                        compare_after};
+
+typedef struct {
+    double tol;
+    const char *json_out;
+    bool all, force;
+} compare_args;
+
+static int on_compare_option(void *ctx, int key, const char *arg)
+{
+    compare_args *c = ctx;
+    char perr[160];
+    switch (key) {
+    case OPT_TOLERANCE:
+        if (suite_parse_pct(arg, &c->tol, perr, sizeof perr))
+            return suite_usage_error("compare", "--tolerance: %s", perr);
+        return 0;
+    case OPT_JSON:
+        c->json_out = arg;
+        return 0;
+    case OPT_ALL:
+        c->all = true;
+        return 0;
+    default: /* OPT_FORCE */
+        c->force = true;
+        return 0;
+    }
 }
 
 int cmd_compare(int argc, char **argv)
 {
-    static const struct option longs[] = {{"tolerance", required_argument, NULL, OPT_TOLERANCE},
-                                          {"json", required_argument, NULL, OPT_JSON},
-                                          {"all", no_argument, NULL, OPT_ALL},
-                                          {"force", no_argument, NULL, OPT_FORCE},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"version", no_argument, NULL, OPT_VERSION},
-                                          {0}};
-    double tol = SUITE_COMPARE_DEFAULT_TOLERANCE_PCT;
-    char perr[160];
-    const char *json_out = NULL;
-    bool all = false, force = false;
-    optind = 0;
-    opterr = 0;
-    int key;
-    while ((key = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (key) {
-        case OPT_TOLERANCE:
-            if (suite_parse_pct(optarg, &tol, perr, sizeof perr))
-                return suite_usage_error("compare", "--tolerance: %s", perr);
-            break;
-        case OPT_JSON:
-            json_out = optarg;
-            break;
-        case OPT_ALL:
-            all = true;
-            break;
-        case OPT_FORCE:
-            force = true;
-            break;
-        case 'h':
-            usage();
-            return GA_EXIT_PASS;
-        case OPT_VERSION:
-            printf("gpuaccept compare %s\n", ga_version());
-            return GA_EXIT_PASS;
-        default:
-            return suite_bad_option("compare", key, argv);
-        }
-    }
+    compare_args c = {SUITE_COMPARE_DEFAULT_TOLERANCE_PCT, NULL, false, false};
+    int parsed = suite_verb_parse(&compare_verb, argc, argv, on_compare_option, &c);
+    if (parsed >= 0)
+        return parsed;
+    double tol = c.tol;
+    const char *json_out = c.json_out;
+    bool all = c.all, force = c.force;
     if (argc - optind != 2)
         return suite_usage_error("compare", "needs two files, OLD.json and NEW.json");
     char err[512];

@@ -1,6 +1,6 @@
 /* gpuaccept merge: the summary of the reports already in a directory, without running anything (after a run
  * under another launcher, or to re-render with a baseline). */
-#include <getopt.h>
+#include <getopt.h> /* optind, the option arguments */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,12 +10,22 @@
 #include "merge.h"
 #include "suite.h"
 #include "suite_util.h"
-#include "ga_version.h"
 #include "report_load.h"
+#include "verb_options.h"
 
-enum { OPT_REPORT_DIR = 1000, OPT_OUT_DIR, OPT_BASELINE, OPT_TOLERANCE, OPT_VERSION };
+enum { OPT_REPORT_DIR = 1000, OPT_OUT_DIR, OPT_BASELINE, OPT_TOLERANCE };
 
-static void usage(void)
+static const suite_option merge_options[] = {
+    {"report-dir", OPT_REPORT_DIR, required_argument, "DIR", "the reports to merge (default .)"},
+    {"out-dir", OPT_OUT_DIR, required_argument, "DIR",
+     "where the summary goes (default: the report directory)"},
+    {"baseline", OPT_BASELINE, required_argument, "FILE|auto|none",
+     "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)"},
+    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far below the baseline a figure may be, in percent (default: the file's)"},
+};
+
+static void merge_before(void)
 {
     printf(
         "usage: gpuaccept merge [--report-dir DIR] [--out-dir DIR] [--baseline FILE|auto|none] [--tolerance "
@@ -27,9 +37,42 @@ static void usage(void)
         "Only one run's reports are merged (the run suite_run.json names, else the one run every report\n"
         "must share); a file that cannot be trusted (unreadable, truncated, another schema version, another\n"
         "cluster, a report not named after its program, any *.json but those and summary.json,\n"
-        "suite_run.json, gpuaccept-k8s.json) stops the merge with exit 2 and writes no summary.\n"
-        "Exit code: the verdict (0 pass, 1 a check failed, 2-5 a step could not measure); 2 also for a\n"
-        "refused input.\n");
+        "suite_run.json, gpuaccept-k8s.json) stops the merge with exit 2 and writes no summary.\n");
+}
+
+static void merge_after(void)
+{
+    printf("Exit code: the verdict (0 pass, 1 a check failed, 2-5 a step could not measure); 2 also for a\n"
+           "refused input.\n");
+}
+
+static const suite_verb merge_verb = {"merge", merge_options, sizeof merge_options / sizeof merge_options[0],
+                                      merge_before, merge_after};
+
+typedef struct {
+    const char *dir, *out, *baseline;
+    double tol;
+} merge_args;
+
+static int on_merge_option(void *ctx, int key, const char *arg)
+{
+    merge_args *m = ctx;
+    char perr[160];
+    switch (key) {
+    case OPT_REPORT_DIR:
+        m->dir = arg;
+        return 0;
+    case OPT_OUT_DIR:
+        m->out = arg;
+        return 0;
+    case OPT_BASELINE:
+        m->baseline = arg;
+        return 0;
+    default: /* OPT_TOLERANCE */
+        if (suite_parse_pct(arg, &m->tol, perr, sizeof perr))
+            return suite_usage_error("merge", "--tolerance: %s", perr);
+        return 0;
+    }
 }
 
 /* An input that cannot be trusted: one line, and no summary (a verdict from part of the evidence would read
@@ -47,44 +90,12 @@ __attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
 
 int cmd_merge(int argc, char **argv)
 {
-    static const struct option longs[] = {{"report-dir", required_argument, NULL, OPT_REPORT_DIR},
-                                          {"out-dir", required_argument, NULL, OPT_OUT_DIR},
-                                          {"baseline", required_argument, NULL, OPT_BASELINE},
-                                          {"tolerance", required_argument, NULL, OPT_TOLERANCE},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"version", no_argument, NULL, OPT_VERSION},
-                                          {0}};
-    const char *dir = ".", *out = NULL, *baseline = "auto";
-    double tol = -1;
-    char perr[160];
-    optind = 0;
-    opterr = 0;
-    int key;
-    while ((key = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (key) {
-        case OPT_REPORT_DIR:
-            dir = optarg;
-            break;
-        case OPT_OUT_DIR:
-            out = optarg;
-            break;
-        case OPT_BASELINE:
-            baseline = optarg;
-            break;
-        case OPT_TOLERANCE:
-            if (suite_parse_pct(optarg, &tol, perr, sizeof perr))
-                return suite_usage_error("merge", "--tolerance: %s", perr);
-            break;
-        case 'h':
-            usage();
-            return GA_EXIT_PASS;
-        case OPT_VERSION:
-            printf("gpuaccept merge %s\n", ga_version());
-            return GA_EXIT_PASS;
-        default:
-            return suite_bad_option("merge", key, argv);
-        }
-    }
+    merge_args m = {".", NULL, "auto", -1};
+    int rc = suite_verb_parse(&merge_verb, argc, argv, on_merge_option, &m);
+    if (rc >= 0)
+        return rc;
+    const char *dir = m.dir, *out = m.out, *baseline = m.baseline;
+    double tol = m.tol;
     if (optind < argc)
         return suite_usage_error("merge", "unexpected argument '%s'", argv[optind]);
     char err[512];

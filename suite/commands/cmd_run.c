@@ -12,6 +12,7 @@
 #include "baseline.h"
 #include "estimate.h"
 #include "ga_cli.h"
+#include "verb_options.h"
 #include "ga_exit.h"
 #include "ga_str.h"
 #include "ga_parse.h"
@@ -69,7 +70,6 @@ enum {
     OPT_VERBOSE,
     OPT_LIST_PROGRAMS,
     OPT_PREFLIGHT_TIMEOUT,
-    OPT_VERSION,
     OPT_DRAIN,
     OPT_APPLY_K8S,
     OPT_PROFILE,
@@ -82,7 +82,7 @@ enum {
     OPT_ALLOW_SOCKETS
 };
 
-static void usage(void)
+static void run_before(void)
 {
     char names[256];
     suite_program_names(", ", names, sizeof names);
@@ -93,52 +93,13 @@ static void usage(void)
         "mpirun\n"
         "with the operator's hostfile inside an MPIJob launcher, else mpirun on this machine with one rank "
         "per\n"
-        "GPU (2 ranks on the host paths when there is no GPU).\n\n",
+        "GPU (2 ranks on the host paths when there is no GPU).\n",
         names);
-    printf(
-        "Options:\n"
-        "  -n, --np N               ranks (default: the launcher's; on this machine one per GPU, else 2)\n"
-        "  -H, --hostfile FILE      mpirun with this hostfile\n"
-        "      --only LIST          only these steps (comma separated)\n"
-        "      --skip LIST          not these steps\n"
-        "      --profile NAME|FILE  what to run: quick, standard (the default) or full, or a\n"
-        "                           profile file (format: docs/suite.md); standard because a smoke\n"
-        "                           test would pass a node short of a GPU\n"
-        "      --quick              the same as --profile quick: a smoke test in minutes\n"
-        "      --burn SEC           the full profile's GEMM burn (default 600)\n"
-        "      --args PROG='ARGS'   append ARGS to PROG's command (split like a shell, no expansion;\n"
-        "                           repeatable)\n"
-        "      --dump-profile       print the profile in its file format and exit\n"
-        "      --expect-gpus N      GPUs every node must have (default: the hostfile's slots, Slurm's\n"
-        "                           GPUs per node, this machine's GPUs): a node that shows fewer fails\n"
-        "      --allow-sockets      traffic between nodes over sockets is intended: allreduce_bw does not\n"
-        "                           fail it, and the summary says so (InfiniBand not exercised)\n"
-        "      --report-dir DIR     reports and summary go here (default: gpuaccept-<UTC time>); with\n"
-        "                           several nodes, a directory the node of rank 0 shares with this one\n"
-        "      --step-timeout SEC   kill a step after SEC seconds (default: the profile's, 600\n"
-        "                           quick, 1800 standard, 3600 full); each program gets a whole-run\n"
-        "                           --timeout a little below it\n"
-        "      --preflight-timeout SEC  with a hostfile, an MPIJob or Slurm: each node is first checked "
-        "alone,\n"
-        "                           all at once, for at most SEC s (default 60, or the step timeout if "
-        "less;\n"
-        "                           0: no preflight); the steps run on the nodes that passed\n"
-        "      --baseline FILE|auto|none  hold the figures to a baseline (default auto: the shipped one\n"
-        "                           of the GPU model, if any)\n"
-        "      --tolerance PCT      how far below the baseline a figure may be, in percent (default: the "
-        "file's)\n"
-        "      --srun-args 'OPTS'   under Slurm: extra srun options for every srun (split at blanks)\n"
-        "      --container-image IMG  under Slurm: every srun runs in IMG (Pyxis --container-image)\n"
-        "      --dry-run            print the commands and exit\n"
-        "      --verbose            programs print detail\n"
-        "      --drain              run the drain.sh the summary leaves: scontrol drains failed nodes\n"
-        "      --apply-k8s          run gpuaccept-k8s.sh: kubectl labels every node, taints failed ones\n"
-        "      --list-programs[=json]  print the programs of the suite, in run order, and exit: one per "
-        "line,\n"
-        "                           tab-separated order, name, fault-code prefixes, docs page, headline,\n"
-        "                           purpose (or a JSON array)\n"
-        "  -h, --help               this help\n"
-        "      --version            the version\n\n");
+}
+
+static void run_after(void)
+{
+    char names[256];
     suite_program_names(" ", names, sizeof names);
     printf(
         "Steps: %s. Programs are looked up beside gpuaccept\n"
@@ -211,37 +172,58 @@ static void set_srun_option(const char **slot, const char *arg)
     *slot = arg;
 }
 
-static const struct option run_longs[] = {
-    {"quick", no_argument, NULL, OPT_QUICK},
-    {"profile", required_argument, NULL, OPT_PROFILE},
-    {"dump-profile", no_argument, NULL, OPT_DUMP_PROFILE},
-    {"args", required_argument, NULL, OPT_ARGS},
-    {"burn", required_argument, NULL, OPT_BURN},
-    {"report-dir", required_argument, NULL, OPT_REPORT_DIR},
-    {"np", required_argument, NULL, 'n'},
-    {"hostfile", required_argument, NULL, 'H'},
-    {"only", required_argument, NULL, OPT_ONLY},
-    {"skip", required_argument, NULL, OPT_SKIP},
-    {"step-timeout", required_argument, NULL, OPT_STEP_TIMEOUT},
-    {"baseline", required_argument, NULL, OPT_BASELINE},
-    {"tolerance", required_argument, NULL, OPT_TOLERANCE},
-    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-    {"verbose", no_argument, NULL, OPT_VERBOSE},
-    {"list-programs", optional_argument, NULL, OPT_LIST_PROGRAMS},
-    {"preflight-timeout", required_argument, NULL, OPT_PREFLIGHT_TIMEOUT},
-    {"drain", no_argument, NULL, OPT_DRAIN},
-    {"apply-k8s", no_argument, NULL, OPT_APPLY_K8S},
-    {"srun-args", required_argument, NULL, OPT_SRUN_ARGS},
-    {"container-image", required_argument, NULL, OPT_CONTAINER_IMAGE},
-    {"expect-gpus", required_argument, NULL, OPT_EXPECT_GPUS},
-    {"allow-sockets", no_argument, NULL, OPT_ALLOW_SOCKETS},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {0},
+static const suite_option run_options[] = {
+    {"np", 'n', required_argument, "N",
+     "ranks (default: the launcher's; on this machine one per GPU, else 2)"},
+    {"hostfile", 'H', required_argument, "FILE", "mpirun with this hostfile"},
+    {"only", OPT_ONLY, required_argument, "LIST", "only these steps (comma separated)"},
+    {"skip", OPT_SKIP, required_argument, "LIST", "not these steps"},
+    {"profile", OPT_PROFILE, required_argument, "NAME|FILE",
+     "what to run: quick, standard (the default) or full, or a profile file (format: docs/suite.md); "
+     "standard "
+     "because a smoke test would pass a node short of a GPU"},
+    {"quick", OPT_QUICK, no_argument, NULL, "the same as --profile quick: a smoke test in minutes"},
+    {"burn", OPT_BURN, required_argument, "SEC", "the full profile's GEMM burn (default 600)"},
+    {"args", OPT_ARGS, required_argument, "PROG='ARGS'",
+     "append ARGS to PROG's command (split like a shell, no expansion; repeatable)"},
+    {"dump-profile", OPT_DUMP_PROFILE, no_argument, NULL, "print the profile in its file format and exit"},
+    {"expect-gpus", OPT_EXPECT_GPUS, required_argument, "N",
+     "GPUs every node must have (default: the hostfile's slots, Slurm's GPUs per node, this machine's GPUs): "
+     "a node that shows fewer fails"},
+    {"allow-sockets", OPT_ALLOW_SOCKETS, no_argument, NULL,
+     "traffic between nodes over sockets is intended: allreduce_bw does not fail it, and the summary says so "
+     "(InfiniBand not exercised)"},
+    {"report-dir", OPT_REPORT_DIR, required_argument, "DIR",
+     "reports and summary go here (default: gpuaccept-<UTC time>); with several nodes, a directory the node "
+     "of rank 0 shares with this one"},
+    {"step-timeout", OPT_STEP_TIMEOUT, required_argument, "SEC",
+     "kill a step after SEC seconds (default: the profile's, 600 quick, 1800 standard, 3600 full); each "
+     "program gets a whole-run --timeout a little below it"},
+    {"preflight-timeout", OPT_PREFLIGHT_TIMEOUT, required_argument, "SEC",
+     "with a hostfile, an MPIJob or Slurm: each node is first checked alone, all at once, for at most SEC s "
+     "(default 60, or the step timeout if less; 0: no preflight); the steps run on the nodes that passed"},
+    {"baseline", OPT_BASELINE, required_argument, "FILE|auto|none",
+     "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)"},
+    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far below the baseline a figure may be, in percent (default: the file's)"},
+    {"srun-args", OPT_SRUN_ARGS, required_argument, "'OPTS'",
+     "under Slurm: extra srun options for every srun (split at blanks)"},
+    {"container-image", OPT_CONTAINER_IMAGE, required_argument, "IMG",
+     "under Slurm: every srun runs in IMG (Pyxis --container-image)"},
+    {"dry-run", OPT_DRY_RUN, no_argument, NULL, "print the commands and exit"},
+    {"verbose", OPT_VERBOSE, no_argument, NULL, "programs print detail"},
+    {"drain", OPT_DRAIN, no_argument, NULL,
+     "run the drain.sh the summary leaves: scontrol drains failed nodes"},
+    {"apply-k8s", OPT_APPLY_K8S, no_argument, NULL,
+     "run gpuaccept-k8s.sh: kubectl labels every node, taints failed ones"},
+    {"list-programs", OPT_LIST_PROGRAMS, optional_argument, "[=json]",
+     "print the programs of the suite, in run order, and exit: one per line, tab-separated order, name, "
+     "fault-code prefixes, docs page, headline, purpose (or a JSON array)"},
 };
 
-/* One option of `gpuaccept run`: 0, -2 when it printed what was asked (help, version) and the run ends, or an
- * exit code. */
+static const suite_verb run_verb = {"run", run_options, sizeof run_options / sizeof run_options[0],
+                                    run_before, run_after};
+
 /* The options that only switch something on. Returns whether key was one. */
 static bool on_flag(run_opts *o, int key)
 {
@@ -306,8 +288,18 @@ static int on_number(run_opts *o, int key, const char *arg)
     }
 }
 
-static int on_option(run_opts *o, int key, const char *arg, bool *only_seen, char **argv)
+/* What parse() hands each option: the options so far, and whether --only was seen (the first one empties the
+ * selection). */
+typedef struct {
+    run_opts *o;
+    bool only_seen;
+} run_parse;
+
+/* One option of `gpuaccept run`: 0, or an exit code. */
+static int on_option(void *ctx, int key, const char *arg)
 {
+    run_opts *o = ((run_parse *)ctx)->o;
+    bool *only_seen = &((run_parse *)ctx)->only_seen;
     if (on_flag(o, key))
         return 0;
     int rc = on_number(o, key, arg);
@@ -352,14 +344,8 @@ static int on_option(run_opts *o, int key, const char *arg, bool *only_seen, cha
     case OPT_CONTAINER_IMAGE:
         set_srun_option(key == OPT_SRUN_ARGS ? &o->srun_args : &o->container_image, arg);
         return 0;
-    case 'h':
-        usage();
-        return -2;
-    case OPT_VERSION:
-        printf("gpuaccept run %s\n", ga_version());
-        return -2;
     default:
-        return suite_bad_option("run", key, argv);
+        return suite_usage_error("run", "option %d has no handler", key); /* a table row without a case */
     }
 }
 
@@ -405,14 +391,11 @@ static int parse(int argc, char **argv, run_opts *o)
     o->baseline = "auto";
     o->tolerance_pct = -1;
     o->preflight_s = -1;
-    bool only_seen = false;
-    optind = 0;
-    opterr = 0;
-    int key, rc;
-    while ((key = getopt_long(argc, argv, ":n:H:h", run_longs, NULL)) != -1)
-        if ((rc = on_option(o, key, optarg, &only_seen, argv)) != 0)
-            return rc;
-    return finish_options(o, argc, argv, only_seen);
+    run_parse ctx = {o, false};
+    int rc = suite_verb_parse(&run_verb, argc, argv, on_option, &ctx);
+    if (rc >= 0)
+        return rc == GA_EXIT_PASS ? -2 : rc;
+    return finish_options(o, argc, argv, ctx.only_seen);
 }
 
 static const char *process_getenv(const char *name)

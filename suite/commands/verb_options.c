@@ -1,0 +1,121 @@
+#include "verb_options.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_exit.h"
+#include "ga_version.h"
+#include "suite.h"
+
+enum { KEY_HELP = 'h', KEY_VERSION = 999 };
+enum { HELP_COLUMN = 27, HELP_WIDTH = 104 };
+
+/* Prints text from column HELP_COLUMN, words wrapped before HELP_WIDTH; "\n" in text breaks the line. */
+static void print_wrapped(const char *text, int column)
+{
+    const char *p = text;
+    bool line_start = true; /* no blank before the first word of a line */
+    while (*p) {
+        size_t word = strcspn(p, " \n");
+        if (!line_start && column + 1 + (int)word > HELP_WIDTH) {
+            printf("\n%*s", HELP_COLUMN, "");
+            column = HELP_COLUMN;
+        } else if (!line_start) {
+            putchar(' ');
+            column++;
+        }
+        printf("%.*s", (int)word, p);
+        column += (int)word;
+        line_start = false;
+        p += word;
+        if (*p == '\n') {
+            printf("\n%*s", HELP_COLUMN, "");
+            column = HELP_COLUMN;
+            line_start = true;
+        }
+        while (*p == ' ' || *p == '\n')
+            p++;
+    }
+    putchar('\n');
+}
+
+static void print_option(const suite_option *o)
+{
+    char left[96];
+    char shrt[8] = "    ";
+    if (o->key < 128)
+        snprintf(shrt, sizeof shrt, "-%c, ", o->key);
+    const char *sep = !o->arg_name ? "" : o->has_arg == optional_argument ? "" : " ";
+    snprintf(left, sizeof left, "  %s--%s%s%s", shrt, o->long_name, sep, o->arg_name ? o->arg_name : "");
+    int len = (int)strlen(left);
+    if (len + 2 > HELP_COLUMN) {
+        printf("%s  ", left);
+        print_wrapped(o->help, len + 2);
+    } else {
+        printf("%-*s", HELP_COLUMN, left);
+        print_wrapped(o->help, HELP_COLUMN);
+    }
+}
+
+void suite_verb_help(const suite_verb *v)
+{
+    static const suite_option common[] = {{"help", KEY_HELP, no_argument, NULL, "this help"},
+                                          {"version", KEY_VERSION, no_argument, NULL, "the version"}};
+    v->before();
+    printf("\nOptions:\n");
+    for (size_t i = 0; i < v->n_options; i++)
+        print_option(&v->options[i]);
+    for (size_t i = 0; i < 2; i++)
+        print_option(&common[i]);
+    if (v->after) {
+        printf("\n");
+        v->after();
+    }
+}
+
+int suite_verb_parse(const suite_verb *v, int argc, char **argv, suite_option_fn on, void *ctx)
+{
+    size_t n = v->n_options;
+    struct option *longs = calloc(n + 3, sizeof *longs);
+    char shorts[2 + 2 * 32 + 2] = ":";
+    size_t ns = 1;
+    if (!longs) {
+        fprintf(stderr, "gpuaccept %s: out of memory\n", v->verb);
+        return GA_EXIT_INTERNAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const suite_option *o = &v->options[i];
+        longs[i] = (struct option){o->long_name, o->has_arg, NULL, o->key};
+        if (o->key < 128 && ns + 3 < sizeof shorts) {
+            shorts[ns++] = (char)o->key;
+            if (o->has_arg != no_argument)
+                shorts[ns++] = ':';
+        }
+    }
+    longs[n] = (struct option){"help", no_argument, NULL, KEY_HELP};
+    longs[n + 1] = (struct option){"version", no_argument, NULL, KEY_VERSION};
+    shorts[ns++] = 'h';
+    shorts[ns] = '\0';
+    optind = 0;
+    opterr = 0;
+    int key, rc = -1;
+    while (rc == -1 && (key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        if (key == KEY_HELP) {
+            suite_verb_help(v);
+            rc = GA_EXIT_PASS;
+        } else if (key == KEY_VERSION) {
+            printf("gpuaccept %s %s\n", v->verb, ga_version());
+            rc = GA_EXIT_PASS;
+        } else if (key == '?' || key == ':') {
+            rc = suite_bad_option(v->verb, key, argv);
+        } else {
+            int r = on(ctx, key, optarg);
+            rc = r == 0 ? -1 : r == SUITE_VERB_DONE ? GA_EXIT_PASS : r;
+        }
+    }
+    free(longs);
+    return rc;
+}
