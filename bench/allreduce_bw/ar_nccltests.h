@@ -1,7 +1,7 @@
 /* nccl-tests' output, so that allreduce_bw drops into scripts written for nccl-tests 2.19: the stdout table
  * (preamble, device lines, header, one line per size, footer) byte for byte, and the -J JSON (version 3 of
  * its util.cu: config, devices, results with per-iteration rows). Only the layout is nccl-tests'; the figures
- * come from ar_report.c. Pure: no MPI, no CUDA. */
+ * come from ar_analysis.c. Pure: no MPI, no CUDA. */
 #ifndef AR_NCCLTESTS_H
 #define AR_NCCLTESTS_H
 
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ar_report.h"
+#include "ar_analysis.h"
 
 #define AR_NT_VERSION "2.19.6" /* the nccl-tests release whose output this reproduces */
 #define AR_NT_JSON_VERSION 3

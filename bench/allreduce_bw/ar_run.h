@@ -13,7 +13,7 @@
 #include "ar_nccltests.h"
 #include "ar_opts.h"
 #include "ar_record.h"
-#include "ar_report.h"
+#include "ar_analysis.h"
 #include "ga_backend.h"
 #include "ga_findings.h"
 #include "ga_runtime.h"

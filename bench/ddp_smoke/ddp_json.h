@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "ddp_bucket.h"
-#include "ddp_checks.h"
+#include "ddp_analysis.h"
 #include "ddp_record.h"
 
 typedef struct {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ddp_checks.h"
+#include "ddp_analysis.h"
 #include "ddp_data.h"
 #include "ddp_json.h"
 #include "ddp_opts.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "env_consistency.h"
+#include "env_analysis.h"
 #include "env_json.h"
 #include "env_probe.h"
 #include "ga_exit.h"

@@ -18,7 +18,7 @@
 #include "ga_parse.h"
 #include "ga_program.h"
 #include "ga_report.h"
-#include "nh_check.h"
+#include "nh_analysis.h"
 #include "nh_fabric.h"
 #include "nh_json.h"
 #include "nh_node.h"

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "nh_check.h"
+#include "nh_analysis.h"
 #include "nh_record.h"
 
 /* summary.fabric: {"nodes": [{host, node, sku, expect_hcas, require_peermem, ports_active: [{hca, port,

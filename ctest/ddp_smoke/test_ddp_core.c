@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "ddp_bucket.h"
-#include "ddp_checks.h"
+#include "ddp_analysis.h"
 #include "ddp_data.h"
 #include "ddp_host_math.h"
 #include "ddp_model.h"

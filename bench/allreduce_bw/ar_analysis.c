@@ -1,4 +1,4 @@
-#include "ar_report.h"
+#include "ar_analysis.h"
 
 #include <math.h>
 #include <stdlib.h>

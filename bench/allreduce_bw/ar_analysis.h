@@ -1,7 +1,7 @@
 /* From gathered records to what the user reads: the figures of each table line (printed by
  * ar_nccltests.c), the report's results and figures, and the findings of a sweep. Pure: no MPI, no CUDA. */
-#ifndef AR_REPORT_H
-#define AR_REPORT_H
+#ifndef AR_ANALYSIS_H
+#define AR_ANALYSIS_H
 
 #include <jansson.h>
 #include <stdbool.h>

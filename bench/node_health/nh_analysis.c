@@ -1,4 +1,4 @@
-#include "nh_check.h"
+#include "nh_analysis.h"
 
 #include <inttypes.h>
 #include <stdio.h>

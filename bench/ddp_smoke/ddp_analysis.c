@@ -1,4 +1,4 @@
-#include "ddp_checks.h"
+#include "ddp_analysis.h"
 
 #include <math.h>
 #include <stdio.h>

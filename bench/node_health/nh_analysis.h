@@ -1,8 +1,8 @@
 /* node_health's analysis: the gathered records in, findings and a typed outcome out. Pure (the core alone):
  * the fixture tests hand it records built from case folders. Checks, sources and codes: docs/node_health.md.
  */
-#ifndef NH_CHECK_H
-#define NH_CHECK_H
+#ifndef NH_ANALYSIS_H
+#define NH_ANALYSIS_H
 
 #include "ga_findings.h"
 #include "nh_record.h"

@@ -1,7 +1,7 @@
 /* The checks of a training run, from the gathered records: the loss fell, nothing went non-finite, and every
  * replica ends bit-identical. Pure: no MPI, no CUDA, so they are tested with fixtures of a large cluster. */
-#ifndef DDP_CHECKS_H
-#define DDP_CHECKS_H
+#ifndef DDP_ANALYSIS_H
+#define DDP_ANALYSIS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* The consistency audit: over the gathered records of every rank, which fields disagree across nodes (the
  * majority value and the nodes that deviate), ranks that disagree with the rest of their node, and missing
  * GPUs. Pure: no MPI, no CUDA, so it is tested with fixtures of many nodes. */
-#ifndef ENV_CONSISTENCY_H
-#define ENV_CONSISTENCY_H
+#ifndef ENV_ANALYSIS_H
+#define ENV_ANALYSIS_H
 
 #include <jansson.h>
 

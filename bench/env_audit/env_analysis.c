@@ -1,4 +1,4 @@
-#include "env_consistency.h"
+#include "env_analysis.h"
 
 #include <stdio.h>
 #include <stdlib.h>
