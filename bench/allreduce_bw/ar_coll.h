@@ -1,7 +1,7 @@
 /* One thin descriptor per collective (nccl-tests' good idea): element counts from the size and the number of
  * ranks, the bus bandwidth factor, the input every rank writes and the output it must read back. The harness
  * and the analysis know nothing else about a collective; each backend adds the call itself (ar_host.c,
- * ar_nccl.c). Adding a collective: an enum value, one descriptor here, one case per backend. Pure. */
+ * ar_gpu.c). Adding a collective: an enum value, one descriptor here, one case per backend. Pure. */
 #ifndef AR_COLL_H
 #define AR_COLL_H
 
