@@ -83,8 +83,11 @@ mpijob_case() {
         "${user[@]}" --no-hosts -v "$dir/hosts:/etc/hosts:ro" -v "$dir/ssh:$ssh_path:ro" -v "$dir/mpi:/etc/mpi:ro" \
         -v "$dir/reports:$report_dir" "${envs[@]}" "$net-launcher" -- "${lcmd[@]}" >"$dir/launcher.log" 2>&1 || rc=$?
     pods_down
-    sed '/^=== gpuaccept report/,/^=== end/d' "$dir/launcher.log" | grep -v '^\[SUITE\] not covered' | tail -n 15
-    echo "--- worker's sshd:" && tail -n 6 "$dir/worker.log"
+    # a failed launcher shows its whole log (why a node was not reached is early in it), a passing one its end
+    local lines=15
+    [ "$rc" -eq 0 ] || lines=200
+    sed '/^=== gpuaccept report/,/^=== end/d' "$dir/launcher.log" | grep -v '^\[SUITE\] not covered' | tail -n $lines
+    echo "--- worker's sshd:" && tail -n $((lines / 2)) "$dir/worker.log"
     check "$name: the launcher exits 0 (got $rc)" test "$rc" -eq 0
     check "$name: a passing verdict with one rank in each pod" "$python" "$here/image_check.py" mpijob \
         "$dir/reports" "$dir/launcher.log" "$job-launcher" "$job-worker-0"
