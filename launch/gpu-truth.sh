@@ -1,0 +1,161 @@
+#!/bin/bash
+# Runs every program's GPU path on one GPU, beside PyTorch references measured on the same GPU, and keeps
+# what each printed and wrote (docs/measured-on-gpu.md holds the figures of a run).
+#
+# usage: launch/gpu-truth.sh BIN_DIR OUT_DIR [STEPS]
+#   BIN_DIR  a GPU build's bin/ (cmake -DGPUACCEPT_REQUIRE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90)
+#   OUT_DIR  log.txt and results.tgz (every step's output and reports) are written there
+#   STEPS    comma list (default: all below, in this order)
+# Environment: GA_TRUTH_DEBS=DIR unpacks Open MPI, jansson, hwloc and OpenBLAS from Debian packages in DIR
+# (for a machine without them); GA_TRUTH_BUDGET=SEC skips a step whose estimate would end past SEC seconds;
+# GA_TRUTH_WORK=DIR keeps the steps' files there instead of OUT_DIR/work.
+set -u
+BIN=$(cd "$1" && pwd)
+OUT=$2
+STEPS=${3:-info,node_health,env_audit,gemm,torch,mem_bw,allreduce,ddp,timeout_path,burn,suite,sanitize}
+BUDGET=${GA_TRUTH_BUDGET:-0}
+HERE=$(cd "$(dirname "$0")" && pwd)
+R=${GA_TRUTH_WORK:-$OUT/work}
+LOG=$OUT/log.txt
+mkdir -p "$R"
+T0=$(date +%s)
+
+say() { echo "[TRUTH] $(($(date +%s) - T0))s $*" | tee -a "$LOG"; }
+
+# Debian's Open MPI unpacked under /tmp/ga-deps and relocated with OPAL_PREFIX (no alternatives links:
+# mpirun is made here).
+unpack_bundle() {
+    local deps=/tmp/ga-deps lib=/tmp/ga-deps/usr/lib/x86_64-linux-gnu
+    mkdir -p $deps
+    for f in "$GA_TRUTH_DEBS"/*.deb; do dpkg -x "$f" $deps; done
+    ln -sf orterun $deps/usr/bin/mpirun
+    ln -sf orterun $deps/usr/bin/mpiexec
+    export OPAL_PREFIX=$deps/usr PATH=$deps/usr/bin:$PATH
+    export LD_LIBRARY_PATH=$lib:$lib/openmpi/lib:$lib/openblas-pthread:$lib/pmix2/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export PMIX_MCA_mca_base_component_path=$lib/pmix2/lib/pmix PMIX_MCA_pcompress_base_silence_warning=1
+}
+
+# The CUDA runtime, cuBLAS and NCCL the programs were linked against, wherever this machine keeps them.
+find_gpu_libs() {
+    local d extra=""
+    for lib in libcudart.so.13 libcublasLt.so.13 libnccl.so.2; do
+        d=$( (ls /usr/local/cuda/lib64/$lib /usr/lib/x86_64-linux-gnu/$lib 2>/dev/null;
+              python3 - "$lib" 2>/dev/null <<'EOF'
+import glob, site, sys
+for p in site.getsitepackages():
+    for f in glob.glob(p + "/nvidia/*/lib/" + sys.argv[1]):
+        print(f)
+EOF
+             ) | head -1)
+        [ -n "$d" ] && extra=$extra:$(dirname "$d")
+        say "library $lib: ${d:-NOT FOUND}"
+    done
+    export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}$extra
+}
+
+# step NAME ESTIMATE_S TIMEOUT_S COMMAND...: runs one step bounded, logs its exit code and time, keeps its output.
+step() {
+    local name=$1 est=$2 limit=$3 start rc
+    shift 3
+    start=$(date +%s)
+    if [ "$BUDGET" -gt 0 ] && [ $((start - T0 + est)) -gt "$BUDGET" ]; then
+        say "SKIP $name (estimate ${est}s past the budget)"
+        return 0
+    fi
+    say "BEGIN $name: $*"
+    timeout -k 10 "$limit" bash -c '"$@"' _ "$@" 2>&1 | tee "$R/$name.txt" >>"$LOG"
+    rc=${PIPESTATUS[0]}
+    say "END $name rc=$rc in $(($(date +%s) - start))s"
+    tar czf "$OUT/results.tgz.tmp" -C "$R" . && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"
+}
+
+run1() { mpirun -np 1 --bind-to none "$@"; }
+
+do_info() {
+    nvidia-smi
+    nvidia-smi -q >"$R/nvidia-smi-q.txt"
+    nvcc --version | tail -2
+    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
+    for p in "$BIN"/*; do ldd "$p" | grep -E "not found|cudart|cublas|nccl|mpi.so|jansson|hwloc" | sed "s|^|$(basename "$p"): |"; done
+    mpirun --version | head -1
+}
+
+do_ddp() {
+    run1 "$BIN/ddp_smoke" --backend gpu --seed 1 --report-dir "$R/ddp_gpu" --timeout 120 --verbose
+    echo "ddp gpu rc=$?"
+    run1 "$BIN/ddp_smoke" --backend host --seed 1 --report-dir "$R/ddp_host" --timeout 120
+    echo "ddp host rc=$?"
+}
+
+do_allreduce() {
+    run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 --report-dir "$R/ar" -J "$R/ar/nccl-tests.json" --timeout 120
+    echo "allreduce plain rc=$?"
+    run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 -G 3 --report-dir "$R/ar_graph" --timeout 120
+    echo "allreduce -G 3 rc=$?"
+    run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 -R 1 --report-dir "$R/ar_reg" --timeout 120
+    echo "allreduce -R 1 rc=$?"
+}
+
+# A wait bound (-T 2 s) far shorter than the work queued before the wait (20,000 1 GiB allreduces): the run
+# must end with exit 4 and name the phase, not crash or hang.
+do_timeout_path() {
+    run1 "$BIN/allreduce_bw" -b 1G -e 1G -n 1 -w 0 -c 0 -m 20000 -T 2 --report-dir "$R/ar_timeout"
+    echo "timeout path rc=$? (expected 4)"
+}
+
+# Small sizes under each compute-sanitizer tool, several at once (one GPU, many cores): correctness only.
+do_sanitize() {
+    local cs="compute-sanitizer --error-exitcode 99 --print-limit 20" small_gemm small_mem small_ar small_ddp
+    small_gemm=("$BIN/gemm_flops" -m 1024 --dtype all -w 1 --iters 2 --remeasure 0 --report-dir "$R/san")
+    small_mem=("$BIN/mem_bw" -s 64M --pinned-size 16M --reps 2 --remeasure 0 --report-dir "$R/san")
+    small_ar=("$BIN/allreduce_bw" -b 8 -e 1M -f 16 -n 2 -w 1 --report-dir "$R/san")
+    small_ddp=("$BIN/ddp_smoke" --backend gpu --quick --steps 20 --report-dir "$R/san")
+    mkdir -p "$R/san"
+    run1 $cs --tool memcheck "${small_gemm[@]}" >"$R/san/memcheck_gemm.txt" 2>&1 &
+    run1 $cs --tool memcheck "${small_mem[@]}" >"$R/san/memcheck_mem.txt" 2>&1 &
+    run1 $cs --tool memcheck "${small_ar[@]}" >"$R/san/memcheck_ar.txt" 2>&1 &
+    run1 $cs --tool memcheck "${small_ddp[@]}" >"$R/san/memcheck_ddp.txt" 2>&1 &
+    run1 $cs --tool memcheck "$BIN/node_health" --report-dir "$R/san" >"$R/san/memcheck_nh.txt" 2>&1 &
+    run1 $cs --tool memcheck "$BIN/env_audit" --report-dir "$R/san" >"$R/san/memcheck_env.txt" 2>&1 &
+    wait
+    run1 $cs --tool racecheck "${small_mem[@]}" >"$R/san/racecheck_mem.txt" 2>&1 &
+    run1 $cs --tool racecheck "${small_ddp[@]}" >"$R/san/racecheck_ddp.txt" 2>&1 &
+    run1 $cs --tool synccheck "${small_mem[@]}" >"$R/san/synccheck_mem.txt" 2>&1 &
+    run1 $cs --tool synccheck "${small_ddp[@]}" >"$R/san/synccheck_ddp.txt" 2>&1 &
+    run1 $cs --tool racecheck "$BIN/gemm_flops" -m 256 --dtype bf16,fp32 -w 1 --iters 1 --remeasure 0 \
+        --report-dir "$R/san" >"$R/san/racecheck_gemm.txt" 2>&1 &
+    run1 $cs --tool synccheck "$BIN/gemm_flops" -m 256 --dtype bf16,fp32 -w 1 --iters 1 --remeasure 0 \
+        --report-dir "$R/san" >"$R/san/synccheck_gemm.txt" 2>&1 &
+    wait
+    for f in "$R"/san/*.txt; do echo "== $(basename "$f"): $(grep -E "ERROR SUMMARY|RESULT" "$f" | tr '\n' ' ')"; done
+}
+
+export -f say run1 do_info do_ddp do_allreduce do_timeout_path do_sanitize
+export BIN R LOG T0 HERE
+[ -n "${GA_TRUTH_DEBS:-}" ] && unpack_bundle
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
+find_gpu_libs
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu \
+    --format=csv -l 1 >"$R/smi.csv" 2>&1 &
+SMI=$!
+
+for s in ${STEPS//,/ }; do
+    case $s in
+    info) step info 10 60 do_info ;;
+    node_health) step node_health 10 90 run1 "$BIN/node_health" --report-dir "$R/nh" --timeout 60 --verbose ;;
+    env_audit) step env_audit 10 90 run1 "$BIN/env_audit" --expect-gpus 1 --report-dir "$R/env" --timeout 60 --verbose ;;
+    gemm) step gemm 40 150 run1 "$BIN/gemm_flops" --dtype all --report-dir "$R/gemm" --timeout 140 ;;
+    torch) step torch 60 150 python3 -u "$HERE/torch_reference.py" --out "$R/torch.json" ;;
+    mem_bw) step mem_bw 15 90 run1 "$BIN/mem_bw" --report-dir "$R/mem" --timeout 80 ;;
+    allreduce) step allreduce 60 200 do_allreduce ;;
+    ddp) step ddp 40 150 do_ddp ;;
+    timeout_path) step timeout_path 15 60 do_timeout_path ;;
+    burn) step burn 75 120 run1 "$BIN/gemm_flops" --dtype bf16 --duration 60 --report-dir "$R/burn" --timeout 110 ;;
+    suite) step suite 120 200 "$BIN/gpuaccept" run --np 1 --report-dir "$R/suite" ;;
+    sanitize) step sanitize 90 240 do_sanitize ;;
+    *) say "unknown step $s" ;;
+    esac
+done
+kill $SMI 2>/dev/null
+tar czf "$OUT/results.tgz.tmp" -C "$R" . && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"
+say "done"
