@@ -13,9 +13,13 @@ import time
 
 import torch
 
+ITERS = 0  # --iters: a fixed number of timed calls instead of a duration
 
 def timed(fn, warmup, min_seconds, max_iters=1000):
-    """Per-call seconds of fn: warm-up calls, then calls in batches until min_seconds have passed."""
+    """Per-call seconds of fn: warm-up calls, then timed calls until min_seconds have passed (at most
+    max_iters; ITERS, when set, fixes the count)."""
+    if ITERS:
+        min_seconds, max_iters = 1e9, ITERS
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -28,8 +32,9 @@ def timed(fn, warmup, min_seconds, max_iters=1000):
         end.record()
         end.synchronize()
         times.append(begin.elapsed_time(end) / 1e3)
+    mean_s = sum(times) / len(times)
     times.sort()
-    return {"best_s": times[0], "median_s": times[len(times) // 2], "n": len(times)}
+    return {"best_s": times[0], "median_s": times[len(times) // 2], "mean_s": mean_s, "n": len(times)}
 
 
 def gemm_operands(dtype, n):
@@ -68,9 +73,10 @@ def measure_gemm(dtypes, n):
             t = timed(gemm_call(dtype, a, b), warmup=3, min_seconds=1.0)
             t["tflops"] = 2.0 * n ** 3 / t["best_s"] / 1e12
             t["median_tflops"] = 2.0 * n ** 3 / t["median_s"] / 1e12
+            t["mean_tflops"] = 2.0 * n ** 3 / t["mean_s"] / 1e12
             out[dtype] = t
             print(f"[TORCH] gemm {dtype} {n}^3: {t['tflops']:.1f} TFLOP/s best, "
-                  f"{t['median_tflops']:.1f} median ({t['n']} GEMMs)", flush=True)
+                  f"{t['median_tflops']:.1f} median, {t['mean_tflops']:.1f} mean ({t['n']} GEMMs)", flush=True)
             del a, b
         except Exception as exc:  # a dtype this torch or GPU refuses is recorded, not fatal
             out[dtype] = {"error": str(exc)[:300]}
@@ -96,6 +102,7 @@ def measure_memory(size, pinned_size):
         t = timed(fn, warmup=3, min_seconds=0.5, max_iters=200)
         t["GBps"] = nbytes / t["best_s"] / 1e9
         t["median_GBps"] = nbytes / t["median_s"] / 1e9
+        t["mean_GBps"] = nbytes / t["mean_s"] / 1e9
         t["bytes"] = nbytes
         out[name] = t
         print(f"[TORCH] {name} {nbytes} B: {t['GBps']:.1f} GB/s best, {t['median_GBps']:.1f} median",
@@ -133,7 +140,10 @@ def main():
     ap.add_argument("--size", type=int, default=1 << 30)
     ap.add_argument("--pinned-size", type=int, default=256 << 20)
     ap.add_argument("--allreduce-max", type=int, default=1 << 20)
+    ap.add_argument("--iters", type=int, default=0, help="timed calls per figure (default: 1 s of GEMMs)")
     args = ap.parse_args()
+    global ITERS
+    ITERS = args.iters
     doc = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0)}
     sections = args.sections.split(",")
     if "gemm" in sections:
