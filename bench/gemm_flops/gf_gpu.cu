@@ -436,8 +436,8 @@ extern "C" void gf_gpu_defaults(gf_opts *o, bool quick)
 {
     int64_t def = quick ? 4096 : 8192;
     o->m = o->m ? o->m : def;
-    o->n = o->n ? o->n : def;
-    o->k = o->k ? o->k : def;
+    o->n = o->n ? o->n : o->m; /* -n and -k default to -m, as --help says (they took the default size) */
+    o->k = o->k ? o->k : o->m;
     if (o->burn_dtype < 0)
         o->burn_dtype = GA_BF16; /* what training runs on */
 }

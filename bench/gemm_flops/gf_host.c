@@ -22,8 +22,8 @@ void gf_host_defaults(gf_opts *o, bool quick)
      * about a second. */
     int64_t def = quick ? 512 : 2048;
     o->m = o->m ? o->m : def;
-    o->n = o->n ? o->n : def;
-    o->k = o->k ? o->k : def;
+    o->n = o->n ? o->n : o->m; /* -n and -k default to -m, as --help says (they took the default size) */
+    o->k = o->k ? o->k : o->m;
     if (o->burn_dtype < 0)
         o->burn_dtype = GA_FP32;
 }

@@ -34,28 +34,11 @@ __global__ void fill_kernel(double *p, size_t n, double v)
         p[i] = v;
 }
 
-/* a = b + s*c with 16-byte accesses. Each thread issues the loads of TRIAD_UNROLL grid strides before any
- * store: with one load pair in flight per thread, an H200 ran the triad 4.5 % below PyTorch's elementwise
- * add (docs/measured-on-gpu.md). */
-const int TRIAD_UNROLL = 4;
-
-__global__ void triad_kernel(double2 *__restrict__ a, const double2 *__restrict__ b,
-                             const double2 *__restrict__ c, size_t n2, double s)
+/* a = b + s*c with 16-byte accesses. */
+__global__ void triad_kernel(double2 *a, const double2 *b, const double2 *c, size_t n2, double s)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    for (; i + (TRIAD_UNROLL - 1) * stride < n2; i += TRIAD_UNROLL * stride) {
-        double2 x[TRIAD_UNROLL], y[TRIAD_UNROLL];
-#pragma unroll
-        for (int u = 0; u < TRIAD_UNROLL; u++) {
-            x[u] = b[i + u * stride];
-            y[u] = c[i + u * stride];
-        }
-#pragma unroll
-        for (int u = 0; u < TRIAD_UNROLL; u++)
-            a[i + u * stride] = make_double2(x[u].x + s * y[u].x, x[u].y + s * y[u].y);
-    }
-    for (; i < n2; i += stride) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n2;
+         i += (size_t)gridDim.x * blockDim.x) {
         double2 x = b[i], y = c[i];
         a[i] = make_double2(x.x + s * y.x, x.y + s * y.y);
     }

@@ -95,6 +95,11 @@ def main():
         check(r["verdict"]["result"] == "pass", "verdict %r" % r["verdict"])
         check(r["summary"]["burn"] is None, "burn must be null without --duration")
         check(p.stdout.rstrip().endswith("[RESULT] SUCCESS"), "last line: %r" % p.stdout[-200:])
+        # -n and -k default to -m, as --help says (they took the default size: issue 30, on a GPU)
+        p = run(a.mpiexec, a.np, base + ["--dtype", "fp32", "-m", "96", "--iters", "2"])
+        check(p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr[-2000:]))
+        shapes = {(x["m"], x["n"], x["k"]) for nd in load(a.workdir)["nodes"] for x in nd["ranks"]}
+        check(shapes == {(96, 96, 96)}, "-m 96 alone gave m, n, k %r" % shapes)
     elif a.mode == "burn":
         p = run(a.mpiexec, a.np, base + ["--dtype", "fp32", "--quick", "--duration", "3", "--interval", "1",
                                          "--max-drop", "100"])

@@ -67,6 +67,13 @@ def t_profiles():
     check(ar[ar.index("--pattern") + 1:ar.index("--pattern") + 4] == ["world,node,pairs", "--rounds", "all"]
           if "--pattern" in ar else False, "standard: allreduce_bw --pattern world,node,pairs --rounds all (%s)" % ar)
     check(not any("--quick" in w or "--duration" in w for w in cmds.values()), "standard: no --quick, no burn")
+    # one rank (a one-GPU machine, issue 30): no pairs to isolate, said, instead of allreduce_bw's usage error
+    one = run(["run", "--np", "1", "--dry-run", "--report-dir", d], env=nogpu)
+    ar1 = after_prog(dry_commands(one).get("allreduce_bw", ["allreduce_bw"]), "allreduce_bw")
+    check(one.returncode == 0 and ar1[ar1.index("--pattern") + 1:ar1.index("--pattern") + 2] == ["world,node"]
+          if "--pattern" in ar1 else False, "standard, one rank: allreduce_bw --pattern world,node (%s)" % ar1)
+    check("no pairs isolation for allreduce_bw: one rank, nothing to pair it with" in not_covered(one),
+          "standard, one rank: says that no pairs were isolated (%s)" % not_covered(one))
     check(any(l.startswith("no SKU thresholds: GPU model unknown") for l in not_covered(st))
           and not any("--min-busbw" in w or "--min-efficiency" in w for w in cmds.values()),
           "standard without a GPU: no invented thresholds, and it says why (%s)" % not_covered(st))

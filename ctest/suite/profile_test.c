@@ -215,6 +215,25 @@ int main(void)
     CHECK_STR(
         nc, "no SKU thresholds: GPU model unknown|relative only: mem_bw, each GPU against its peers with no "
             "floor (no SKU threshold)");
+    /* Pairs need two ranks: a one-rank job runs the other patterns and says so (issue 30: a one-GPU machine
+     * ran the standard profile into allreduce_bw's usage error); with no pattern left, the option goes too.
+     */
+    json_t *pp = json_loads("{\"schema\": \"gpuaccept-profile\", \"schema_version\": 1, \"name\": \"t\","
+                            " \"steps\": {\"allreduce_bw\": [\"--pattern\", \"{patterns:world,node,pairs}\"],"
+                            " \"mem_bw\": [\"--pattern\", \"{patterns:pairs}\", \"-v\"]}}",
+                            0, &je);
+    CHECK(pp && suite_profile_validate(pp, err, sizeof err) == 0);
+    env.world_size = 2;
+    CHECK_STR(args(pp, "allreduce_bw", &env, nc, sizeof nc), "--pattern world,node,pairs");
+    CHECK_STR(nc, "");
+    env.world_size = 0; /* unknown before the run (Slurm): kept, allreduce_bw judges */
+    CHECK_STR(args(pp, "allreduce_bw", &env, nc, sizeof nc), "--pattern world,node,pairs");
+    env.world_size = 1;
+    CHECK_STR(args(pp, "allreduce_bw", &env, nc, sizeof nc), "--pattern world,node");
+    CHECK_STR(nc, "no pairs isolation for allreduce_bw: one rank, nothing to pair it with");
+    CHECK_STR(args(pp, "mem_bw", &env, nc, sizeof nc), "-v");
+    CHECK_STR(nc, "no pairs isolation for mem_bw: one rank, nothing to pair it with");
+    json_decref(pp);
     json_t *none = json_array();
     CHECK(suite_profile_args(p, "ddp_smoke", &env, none, none) == -1 && json_array_size(none) == 0);
     json_decref(none);

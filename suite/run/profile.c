@@ -29,8 +29,8 @@ const char *suite_profile_builtin_names(void)
 
 /* A placeholder is a whole argument "{kind}" or "{kind:param}". Returns its kind's index, -1 for a plain
  * argument, -2 for an unknown placeholder. */
-static const char *const kinds[] = {"expect_gpus", "burn_s",       "gpu",        "sku_min",
-                                    "sku_eff",     "sku_node_min", "fabric_min", "fabric_net"};
+static const char *const kinds[] = {"expect_gpus",  "burn_s",     "gpu",        "sku_min", "sku_eff",
+                                    "sku_node_min", "fabric_min", "fabric_net", "patterns"};
 enum {
     PH_EXPECT_GPUS,
     PH_BURN_S,
@@ -39,9 +39,10 @@ enum {
     PH_SKU_EFF,
     PH_SKU_NODE_MIN,
     PH_FABRIC_MIN,
-    PH_FABRIC_NET
+    PH_FABRIC_NET,
+    PH_PATTERNS
 };
-static const bool kind_takes_param[] = {false, false, true, true, true, true, true, false};
+static const bool kind_takes_param[] = {false, false, true, true, true, true, true, false, true};
 
 static int placeholder(const char *arg, char *param, size_t len)
 {
@@ -126,7 +127,7 @@ static int validate_steps(const json_t *p, char *err, size_t errlen)
                 snprintf(err, errlen,
                          "steps.%s[%zu]: unknown placeholder %s (known: {expect_gpus} {burn_s} {gpu:WORD} "
                          "{sku_min:PROGRAM/METRIC} {sku_eff:PROGRAM/METRIC} {sku_node_min:PROGRAM/METRIC} "
-                         "{fabric_min:PROGRAM/METRIC} {fabric_net})",
+                         "{fabric_min:PROGRAM/METRIC} {fabric_net} {patterns:LIST})",
                          key, i, json_string_value(a));
                 return -1;
             }
@@ -431,6 +432,24 @@ static void shortest_number(double v, const char *suffix, char *out, size_t len)
     snprintf(out, len, "%.17g%s", v, suffix);
 }
 
+/* allreduce_bw's --pattern list without what this job cannot run: pairs needs two ranks (a one-GPU machine
+ * ran the standard profile into a usage error, issue 30). False, said, when nothing is left. */
+static bool fill_patterns(const suite_profile_env *env, const char *program, const char *list, char *out,
+                          size_t len, json_t *not_covered)
+{
+    char copy[128], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", list);
+    out[0] = '\0';
+    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (ga_streq(w, "pairs") && env->world_size == 1) {
+            note(not_covered, "no pairs isolation for %s: one rank%s", program, ", nothing to pair it with");
+            continue;
+        }
+        snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? "," : "", w);
+    }
+    return out[0] != '\0';
+}
+
 /* One argument of the profile, filled; false when it cannot be, with the line for the summary. */
 static bool fill(const suite_profile_env *env, const char *program, const char *arg, const char *option,
                  char *out, size_t len, json_t *not_covered)
@@ -493,6 +512,8 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
     case PH_FABRIC_MIN:
     case PH_FABRIC_NET:
         return fill_fabric(env, kind, param, program, option, one_node, out, len, not_covered);
+    case PH_PATTERNS:
+        return fill_patterns(env, program, param, out, len, not_covered);
     default:
         return false; /* validated away */
     }
