@@ -256,9 +256,13 @@ static void probe_nvlinks(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
                 counters_ok = false;
         }
     }
-    if (links == 0)
-        return;
+    /* No link at all: recorded as 0, not unread, so that a SKU that wires NVLinks fails the GPU (an H200 SXM
+     * passed through to a VM alone answered this way, issue 30); a part without NVLink expects none. */
     g->nvlinks = links;
+    if (links == 0) {
+        g->nvlinks_active = 0;
+        return;
+    }
     g->nvlinks_active = active;
     if (counters_ok) {
         g->nvlink_replay = sums[0];

@@ -281,6 +281,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int 
 EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *active)
 {
     DEVICE_CALL(d);
+    if (fault(d, "GA_DOUBLE_NVML_NO_NVLINK"))
+        return NVML_ERROR_NOT_SUPPORTED; /* no link listed, as an H200 SXM passed through to a VM alone */
     if ((int)link >= part()->nvlinks)
         return NVML_ERROR_INVALID_ARGUMENT;
     *active = (int)link < part()->nvlinks_active;
