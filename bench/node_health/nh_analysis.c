@@ -100,10 +100,11 @@ static void check_gpu_links(const nh_gpu *g, const char *id, ga_where w, const n
         /* Only a SKU says how many links the platform wires: PCIe parts without a bridge have NVLinks that
          * NVML lists and that are never up. Without one, inactive links are reported, not failed. */
         if (e->nvlinks_per_gpu > 0 && g->nvlinks == 0)
-            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_NVLINK_DOWN", w,
-                            "%s: NVML lists no NVLink, %d expected (links absent or not exposed: a GPU passed "
-                            "through to a virtual machine alone has none)",
-                            id, e->nvlinks_per_gpu);
+            ga_findings_add(
+                f, GA_SEV_FAIL, "HEALTH_NVLINK_DOWN", w,
+                "%s: NVML lists no NVLink, %d expected (links absent or not exposed: a GPU passed "
+                "through to a virtual machine alone has none)",
+                id, e->nvlinks_per_gpu);
         else if (e->nvlinks_per_gpu >= 0 && g->nvlinks_active < e->nvlinks_per_gpu)
             ga_findings_add(f, GA_SEV_FAIL, "HEALTH_NVLINK_DOWN", w,
                             "%s: %d of %d NVLinks active (down mask 0x%05x)", id, g->nvlinks_active,
