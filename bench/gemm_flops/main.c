@@ -20,136 +20,10 @@
 #include "ga_testhook.h"
 #include "gf_analysis.h"
 #include "gf_backend.h"
+#include "gf_opts.h"
 #include "ga_devflag.h"
 #include "ga_host.h"
 #include "ga_devreport.h"
-
-enum {
-    OPT_DEVICE = 256,
-    OPT_ITERS,
-    OPT_TOLERANCE,
-    OPT_MIN_EFF,
-    OPT_DURATION,
-    OPT_INTERVAL,
-    OPT_MAX_DROP,
-    OPT_BURN_DTYPE,
-    OPT_THREADS,
-    OPT_SEED,
-    OPT_REMEASURE,
-    OPT_RELATIVE,
-};
-
-static const ga_option options[] = {
-    {"m", 'm', true, "N", "rows of C (default 8192 on a GPU, 2048 on the host; --quick 4096 / 512)"},
-    {"n", 'n', true, "N", "columns of C (default as -m)"},
-    {"k", 'k', true, "N", "inner dimension (default as -m)"},
-    {"dtype", 'd', true, "LIST", "fp64,fp32,tf32,fp16,bf16,fp8,int8 or all (default all; host: fp32,fp64)"},
-    {"backend", OPT_DEVICE, true, "auto|gpu|host",
-     "where to run GEMMs (default auto: GPU when every rank has one; a GPU-only request, a GPU dtype or "
-     "--min-efficiency, without one is exit 3)"},
-    {"warmup", 'w', true, "N", "warm-up GEMMs per dtype (default 3)"},
-    {"iters", OPT_ITERS, true, "N", "timed GEMMs per dtype (default: as many as fill 1 s, --quick 0.25 s)"},
-    {"tolerance", OPT_TOLERANCE, true, "PCT",
-     "flag a GPU more than PCT percent below its model's median and beyond its peers' noise (default 10)"},
-    {"remeasure", OPT_REMEASURE, true, "N",
-     "measure a dtype with a suspect GPU again, up to N times on every rank, best kept (default 2, 0: "
-     "never)"},
-    {"relative", OPT_RELATIVE, true, "fail|warn",
-     "a GPU below its peers fails the run, or is a warning (default fail; the quick profile warns)"},
-    {"min-efficiency", OPT_MIN_EFF, true, "PCT", "flag a GPU below PCT percent of its peak (default 0: off)"},
-    {"duration", OPT_DURATION, true, "SEC", "burn mode: GEMMs for SEC seconds, throttling and SDC checks"},
-    {"interval", OPT_INTERVAL, true, "SEC", "burn interval (default duration/10, 1 to 60 s)"},
-    {"max-drop", OPT_MAX_DROP, true, "PCT",
-     "burn: flag a first-to-last interval drop above PCT (default 10)"},
-    {"burn-dtype", OPT_BURN_DTYPE, true, "DTYPE",
-     "dtype of the burn (default bf16 on a GPU, fp32 on the host)"},
-    {"threads", OPT_THREADS, true, "N", "host path: BLAS threads per rank (default: node cores / ranks)"},
-    {"seed", OPT_SEED, true, "N", "input seed, the same on every rank (default 42)"},
-};
-
-typedef struct {
-    gf_opts o;
-    char dtype_arg[128];
-    const char *burn_only; /* the first option that means something only in burn mode, NULL: none */
-} gf_cli;
-
-static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
-{
-    gf_cli *c = opts;
-    gf_opts *o = &c->o;
-    long v = 0;
-    if (!c->burn_only)
-        c->burn_only = key == OPT_INTERVAL     ? "--interval"
-                       : key == OPT_MAX_DROP   ? "--max-drop"
-                       : key == OPT_BURN_DTYPE ? "--burn-dtype"
-                                               : NULL;
-    switch (key) {
-    case 'm':
-    case 'n':
-    case 'k':
-        if (ga_parse_long(arg, 1, 1 << 17, &v, err, errlen))
-            return -1;
-        *(key == 'm' ? &o->m : key == 'n' ? &o->n : &o->k) = v;
-        return 0;
-    case 'd': {
-        bool all = false;
-        if (ga_dtype_parse_list(arg, &o->dtypes, &all, err, errlen))
-            return -1;
-        o->dtypes_explicit = !all;
-        snprintf(c->dtype_arg, sizeof c->dtype_arg, "%s", arg);
-        return 0;
-    }
-    case OPT_DEVICE:
-        return ga_parse_backend(arg, &o->device, err, errlen);
-    case 'w':
-        if (ga_parse_long(arg, 0, 1000, &v, err, errlen))
-            return -1;
-        o->warmup = (int)v;
-        return 0;
-    case OPT_ITERS:
-        if (ga_parse_long(arg, 1, 1000000, &v, err, errlen))
-            return -1;
-        o->iters = (int)v;
-        return 0;
-    case OPT_TOLERANCE: /* percent on the command line, a fraction in the analysis */
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->tolerance, err, errlen);
-    case OPT_MIN_EFF:
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_efficiency, err, errlen);
-    case OPT_DURATION:
-        return ga_parse_double(arg, 0.1, 7 * 24 * 3600.0, &o->duration_s, err, errlen);
-    case OPT_INTERVAL:
-        return ga_parse_double(arg, 0.05, 3600, &o->interval_s, err, errlen);
-    case OPT_MAX_DROP:
-        return ga_cli_parse_pct(arg, 0, 100, &o->max_drop_pct, err, errlen);
-    case OPT_BURN_DTYPE:
-        if ((o->burn_dtype = ga_dtype_parse(arg)) < 0) {
-            snprintf(err, errlen, "unknown dtype '%s'", arg);
-            return -1;
-        }
-        return 0;
-    case OPT_THREADS:
-        if (ga_parse_long(arg, 1, 4096, &v, err, errlen))
-            return -1;
-        o->threads = (int)v;
-        return 0;
-    case OPT_SEED:
-        if (ga_parse_long(arg, 0, 0x7fffffffL, &v, err, errlen))
-            return -1;
-        o->seed = (uint64_t)v;
-        return 0;
-    case OPT_REMEASURE:
-        if (ga_parse_long(arg, 0, GA_REMEASURE_MAX, &v, err, errlen))
-            return -1;
-        o->remeasure = (int)v;
-        return 0;
-    case OPT_RELATIVE:
-        return ga_parse_relative(arg, &o->relative_warn, err, errlen);
-    }
-    return 0;
-}
-
-/* --device, the first name of --backend (whose "cpu" it still takes): warns once, then acts as --backend. */
-static const ga_alias aliases[] = {{"device", "backend"}};
 
 static const ga_program_spec spec = {
     .name = "gemm_flops",
@@ -160,11 +34,9 @@ static const ga_program_spec spec = {
               "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype bf16 --duration 600\n"
               "  mpirun -np 2 gemm_flops --backend host -m 2048 -n 2048 -k 2048\n"
               "Peaks: docs/gpu-peaks.md. Report: docs/gemm_flops.md.",
-    .options = options,
-    .n_options = sizeof options / sizeof options[0],
-    .aliases = aliases,
-    .n_aliases = sizeof aliases / sizeof aliases[0],
-    .on_option = on_option,
+    .options = gf_options,
+    .n_options = 0, /* set in main, with the aliases: the tables' sizes are known in gf_opts.c */
+    .on_option = gf_opts_on_option,
     .default_timeout_s = 1800,
 };
 
@@ -408,7 +280,11 @@ int main(int argc, char **argv)
                         .seed = 42,
                         .device = GA_BACKEND_AUTO,
                         .dtypes = (1u << GA_DTYPE_COUNT) - 1}};
-    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &cli);
+    ga_program_spec s = spec;
+    s.n_options = gf_n_options;
+    s.aliases = gf_aliases;
+    s.n_aliases = gf_n_aliases;
+    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &cli);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
     gf_opts *o = &cli.o;

@@ -17,90 +17,10 @@
 #include "ga_testhook.h"
 #include "mb_analysis.h"
 #include "mb_backend.h"
+#include "mb_opts.h"
 #include "ga_devflag.h"
 #include "ga_host.h"
 #include "ga_devreport.h"
-
-enum {
-    OPT_DEVICE = 256,
-    OPT_PINNED,
-    OPT_REPS,
-    OPT_TOLERANCE,
-    OPT_MIN_EFF,
-    OPT_MIN_HOST_EFF,
-    OPT_THREADS,
-    OPT_REMEASURE,
-    OPT_RELATIVE
-};
-
-static const ga_option options[] = {
-    {"size", 's', true, "BYTES",
-     "bytes per array (default: GPU 1G; host 4x the last-level caches / ranks, >= 32M)"},
-    {"pinned-size", OPT_PINNED, true, "BYTES", "pinned buffer of the H2D/D2H tests (default 256M)"},
-    {"reps", OPT_REPS, true, "N", "timed repetitions per test (default 20, --quick 5)"},
-    {"backend", OPT_DEVICE, true, "auto|gpu|host",
-     "what to measure (default auto: GPU when every rank has one; --min-efficiency without one is exit 3)"},
-    {"tolerance", OPT_TOLERANCE, true, "PCT",
-     "flag a GPU more than PCT percent below its model's median and beyond its peers' noise (default 10)"},
-    {"remeasure", OPT_REMEASURE, true, "N",
-     "measure a test with a suspect GPU again, up to N times on every rank, best kept (default 2, 0: never)"},
-    {"relative", OPT_RELATIVE, true, "fail|warn",
-     "a GPU below its peers fails the run, or is a warning (default fail; the quick profile warns)"},
-    {"min-efficiency", OPT_MIN_EFF, true, "PCT",
-     "flag a GPU below PCT percent of its HBM peak, device tests (default 0: off)"},
-    {"min-host-efficiency", OPT_MIN_HOST_EFF, true, "PCT",
-     "flag a GPU below PCT percent of its PCIe line rate, H2D/D2H, all GPUs copying (default 0: off)"},
-    {"threads", OPT_THREADS, true, "N", "host path: triad threads per rank (default: node cores / ranks)"},
-};
-
-static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
-{
-    mb_opts *o = opts;
-    long v = 0;
-    switch (key) {
-    case 's':
-    case OPT_PINNED: {
-        uint64_t sz = 0;
-        if (ga_parse_size(arg, &sz, err, errlen))
-            return -1;
-        if (sz < 4096 || sz > ((uint64_t)1 << 40)) {
-            snprintf(err, errlen, "'%s': between 4K and 1T", arg);
-            return -1;
-        }
-        *(key == 's' ? &o->size : &o->pinned_size) = sz;
-        return 0;
-    }
-    case OPT_REPS:
-        if (ga_parse_long(arg, 1, 100000, &v, err, errlen))
-            return -1;
-        o->reps = (int)v;
-        return 0;
-    case OPT_DEVICE:
-        return ga_parse_backend(arg, &o->device, err, errlen);
-    case OPT_TOLERANCE: /* percent on the command line, a fraction in the analysis */
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->tolerance, err, errlen);
-    case OPT_MIN_EFF:
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_efficiency, err, errlen);
-    case OPT_MIN_HOST_EFF:
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_host_efficiency, err, errlen);
-    case OPT_THREADS:
-        if (ga_parse_long(arg, 1, 4096, &v, err, errlen))
-            return -1;
-        o->threads = (int)v;
-        return 0;
-    case OPT_REMEASURE:
-        if (ga_parse_long(arg, 0, GA_REMEASURE_MAX, &v, err, errlen))
-            return -1;
-        o->remeasure = (int)v;
-        return 0;
-    case OPT_RELATIVE:
-        return ga_parse_relative(arg, &o->relative_warn, err, errlen);
-    }
-    return 0;
-}
-
-/* --device, the first name of --backend (whose "cpu" it still takes): warns once, then acts as --backend. */
-static const ga_alias aliases[] = {{"device", "backend"}};
 
 static const ga_program_spec spec = {
     .name = "mem_bw",
@@ -111,11 +31,9 @@ static const ga_program_spec spec = {
               "  mpirun -np 16 --map-by ppr:8:node mem_bw --min-efficiency 70\n"
               "  mpirun -np 2 mem_bw --backend host\n"
               "Peaks: docs/gpu-peaks.md. Report: docs/mem_bw.md.",
-    .options = options,
-    .n_options = sizeof options / sizeof options[0],
-    .aliases = aliases,
-    .n_aliases = sizeof aliases / sizeof aliases[0],
-    .on_option = on_option,
+    .options = mb_options,
+    .n_options = 0, /* set in main, with the aliases: the tables' sizes are known in mb_opts.c */
+    .on_option = mb_opts_on_option,
     .default_timeout_s = 900,
 };
 
@@ -223,7 +141,11 @@ int main(int argc, char **argv)
     ga_common_opts common;
     mb_opts o = {
         .tolerance = 0.10, .device = GA_BACKEND_AUTO, .remeasure = GA_REMEASURE_DEFAULT, .slow_factor = 1};
-    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &o);
+    ga_program_spec s = spec;
+    s.n_options = mb_n_options;
+    s.aliases = mb_aliases;
+    s.n_aliases = mb_n_aliases;
+    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &o);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
     if (!o.reps)

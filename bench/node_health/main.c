@@ -23,125 +23,18 @@
 #include "nh_json.h"
 #include "nh_node.h"
 #include "nh_nvml.h"
+#include "nh_opts.h"
 
 #define NH_KERNEL_LOG_MAX (64u << 20) /* a kernel log larger than this is read in part */
-
-typedef struct {
-    char sysfs_root[1024];
-    char kernel_log[1024]; /* "" = the live log */
-    char sku[48];
-    char sku_file[1024];
-    int expect_gpus, expect_hcas;
-    double expect_ib_rate_gbps;
-    double xid_since_s; /* 0: every Xid since boot */
-    nh_sku_table skus;
-    bool skus_loaded;
-} nh_opts;
-
-enum {
-    OPT_SYSFS_ROOT = 256,
-    OPT_KERNEL_LOG,
-    OPT_SKU,
-    OPT_SKU_FILE,
-    OPT_EXPECT_GPUS,
-    OPT_EXPECT_HCAS,
-    OPT_EXPECT_IB_RATE,
-    OPT_XID_SINCE
-};
-
-static const ga_option options[] = {
-    {"sysfs-root", OPT_SYSFS_ROOT, true, "DIR",
-     "read InfiniBand ports, modules and NUMA nodes under DIR (default /sys)"},
-    {"kernel-log", OPT_KERNEL_LOG, true, "FILE",
-     "read Xids from FILE instead of the live kernel log (/dev/kmsg, then dmesg)"},
-    {"xid-since", OPT_XID_SINCE, true, "SECONDS",
-     "judge only the Xids logged in the last SECONDS (default: every Xid since boot)"},
-    {"sku", OPT_SKU, true, "NAME",
-     "hold every node to this SKU of the SKU file (default: match the GPU model)"},
-    {"sku-file", OPT_SKU_FILE, true, "FILE", "expectations per SKU (default: the built-in skus.json)"},
-    {"expect-gpus", OPT_EXPECT_GPUS, true, "N", "GPUs every node must have (overrides the SKU)"},
-    {"expect-hcas", OPT_EXPECT_HCAS, true, "N",
-     "InfiniBand/RoCE HCAs every node must have (overrides the SKU)"},
-    {"expect-ib-rate", OPT_EXPECT_IB_RATE, true, "GBPS",
-     "rate every port must run at, Gb/s (overrides the SKU)"},
-};
-
-static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
-{
-    nh_opts *o = opts;
-    long v = 0;
-    switch (key) {
-    case OPT_SYSFS_ROOT:
-        if (nh_sysfs_root_check(arg, err, errlen))
-            return -1;
-        snprintf(o->sysfs_root, sizeof o->sysfs_root, "%s", arg);
-        return 0;
-    case OPT_KERNEL_LOG: {
-        /* A saved log, a regular file: a directory reads as nothing, a FIFO would block every rank. */
-        int fd = open(arg, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        struct stat st;
-        bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-        int saved = errno;
-        if (fd >= 0)
-            close(fd);
-        if (!regular) {
-            snprintf(err, errlen, "cannot read '%s': %s", arg,
-                     fd < 0 ? strerror(saved) : "not a regular file");
-            return -1;
-        }
-        snprintf(o->kernel_log, sizeof o->kernel_log, "%s", arg);
-        return 0;
-    }
-    case OPT_XID_SINCE: {
-        char *end = NULL;
-        o->xid_since_s = strtod(arg, &end);
-        if (end == arg || *end || !(o->xid_since_s > 0 && o->xid_since_s < 1e9)) {
-            snprintf(err, errlen, "--xid-since '%s': a number of seconds above 0", arg);
-            return -1;
-        }
-        return 0;
-    }
-    case OPT_SKU:
-        snprintf(o->sku, sizeof o->sku, "%s", arg);
-        return 0;
-    case OPT_SKU_FILE: {
-        size_t len = 0;
-        char why[256];
-        char *text = nh_read_text_file(arg, 1u << 20, &len, why, sizeof why);
-        if (!text) {
-            snprintf(err, errlen, "--sku-file: %s", why);
-            return -1;
-        }
-        int rc = nh_sku_table_parse(text, &o->skus, why, sizeof why);
-        free(text);
-        if (rc) {
-            snprintf(err, errlen, "--sku-file %s: %s", arg, why);
-            return -1;
-        }
-        o->skus_loaded = true;
-        snprintf(o->sku_file, sizeof o->sku_file, "%s", arg);
-        return 0;
-    }
-    case OPT_EXPECT_GPUS:
-    case OPT_EXPECT_HCAS:
-        if (ga_parse_long(arg, 0, 1024, &v, err, errlen))
-            return -1;
-        *(key == OPT_EXPECT_GPUS ? &o->expect_gpus : &o->expect_hcas) = (int)v;
-        return 0;
-    case OPT_EXPECT_IB_RATE:
-        return ga_parse_double(arg, 1, 100000, &o->expect_ib_rate_gbps, err, errlen);
-    }
-    return 0;
-}
 
 static const ga_program_spec spec = {
     .name = "node_health",
     .summary = "Checks every GPU (NVML), kernel log, InfiniBand/RoCE port and GPUDirect RDMA of every node.",
     .epilog = "Example: mpirun -np 16 --map-by ppr:8:node node_health --report-dir reports\n"
               "Replay a node's state: node_health --sysfs-root saved/sys --kernel-log saved/dmesg.txt",
-    .options = options,
-    .n_options = sizeof options / sizeof options[0],
-    .on_option = on_option,
+    .options = nh_options,
+    .n_options = 0, /* set in main: the table's size is known in nh_opts.c */
+    .on_option = nh_opts_on_option,
     .default_timeout_s = 120,
 };
 
@@ -303,7 +196,9 @@ int main(int argc, char **argv)
     ga_ctx ctx;
     ga_common_opts common;
     nh_opts opts = {.sysfs_root = "/sys", .expect_gpus = -1, .expect_hcas = -1, .expect_ib_rate_gbps = -1};
-    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &opts);
+    ga_program_spec s = spec;
+    s.n_options = nh_n_options;
+    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &opts);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
     if (!opts.skus_loaded) {

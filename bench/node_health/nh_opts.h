@@ -1,0 +1,29 @@
+/* node_health's command line: the option table, its handler and what it fills. */
+#ifndef NH_OPTS_H
+#define NH_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ga_cli.h"
+#include "nh_analysis.h"
+
+typedef struct {
+    char sysfs_root[1024];
+    char kernel_log[1024]; /* "" = the live log */
+    char sku[48];
+    char sku_file[1024];
+    int expect_gpus, expect_hcas;
+    double expect_ib_rate_gbps;
+    double xid_since_s; /* 0: every Xid since boot */
+    nh_sku_table skus;
+    bool skus_loaded;
+} nh_opts;
+
+extern const ga_option nh_options[];
+extern const size_t nh_n_options;
+
+/* A ga_option_handler for nh_options: opts is an nh_opts. */
+int nh_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen);
+
+#endif
