@@ -80,7 +80,12 @@ do_info() {
     mpirun --version | head -1
 }
 
-torch_ref() { python3 -u "$HERE/torch_reference.py" --sections "$1" --out "$R/$2.json"; }
+# torch_ref SECTIONS NAME [OPTIONS...]: torch_reference.py's figures in $R/NAME.json
+torch_ref() {
+    local sections=$1 name=$2
+    shift 2
+    python3 -u "$HERE/torch_reference.py" --sections "$sections" --out "$R/$name.json" "$@"
+}
 
 # The reference before and after the program, so that neither alone has the GPU cold or hot.
 do_gemm() {
@@ -92,7 +97,7 @@ do_gemm() {
 
 # Ten GEMMs after three warm-ups, as a short benchmark times them: before the power cap pulls the clocks down.
 do_gemm_burst() {
-    python3 -u "$HERE/torch_reference.py" --sections gemm --dtypes bf16,fp16,fp8 --iters 10 --out "$R/torch_burst.json"
+    torch_ref gemm torch_burst --dtypes bf16,fp16,fp8 --iters 10
     run1 "$BIN/gemm_flops" --dtype bf16,fp16,fp8 --iters 10 --remeasure 0 --report-dir "$R/gemm_burst" --timeout 60
     echo "gemm_flops --iters 10 rc=$?"
 }

@@ -28,7 +28,8 @@ def ratio(a, b):
 
 
 def gemm_table(dirs, program_rel, before_rel, after_rel, title):
-    ours, before, after = find(dirs, program_rel), find(dirs, before_rel), find(dirs, after_rel)
+    ours, before = find(dirs, program_rel), find(dirs, before_rel)
+    after = find(dirs, after_rel) if after_rel else None
     if not ours or not before:
         return
     print("\n### %s\n" % title)
@@ -107,7 +108,7 @@ def main(argv):
     dirs = argv[1:]
     gemm_table(dirs, "gemm/gemm_flops.json", "torch_gemm_before.json", "torch_gemm_after.json",
                "GEMM 8192^3, 1 s of GEMMs per dtype")
-    gemm_table(dirs, "gemm_burst/gemm_flops.json", "torch_burst.json", "-",
+    gemm_table(dirs, "gemm_burst/gemm_flops.json", "torch_burst.json", None,
                "GEMM 8192^3, 10 GEMMs after 3 warm-ups")
     memory_table(dirs)
     allreduce_table(dirs)

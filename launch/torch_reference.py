@@ -13,13 +13,12 @@ import time
 
 import torch
 
-ITERS = 0  # --iters: a fixed number of timed calls instead of a duration
 
-def timed(fn, warmup, min_seconds, max_iters=1000):
+def timed(fn, warmup, min_seconds, max_iters=1000, iters=0):
     """Per-call seconds of fn: warm-up calls, then timed calls until min_seconds have passed (at most
-    max_iters; ITERS, when set, fixes the count)."""
-    if ITERS:
-        min_seconds, max_iters = 1e9, ITERS
+    max_iters); iters, when set, fixes the count instead."""
+    if iters:
+        min_seconds, max_iters = 1e9, iters
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -64,13 +63,13 @@ def gemm_call(dtype, a, b):
     return lambda: torch.matmul(a, b)
 
 
-def measure_gemm(dtypes, n):
+def measure_gemm(dtypes, n, iters):
     out = {}
     for dtype in dtypes:
         torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
         try:
             a, b = gemm_operands(dtype, n)
-            t = timed(gemm_call(dtype, a, b), warmup=3, min_seconds=1.0)
+            t = timed(gemm_call(dtype, a, b), warmup=3, min_seconds=1.0, iters=iters)
             t["tflops"] = 2.0 * n ** 3 / t["best_s"] / 1e12
             t["median_tflops"] = 2.0 * n ** 3 / t["median_s"] / 1e12
             t["mean_tflops"] = 2.0 * n ** 3 / t["mean_s"] / 1e12
@@ -140,14 +139,12 @@ def main():
     ap.add_argument("--size", type=int, default=1 << 30)
     ap.add_argument("--pinned-size", type=int, default=256 << 20)
     ap.add_argument("--allreduce-max", type=int, default=1 << 20)
-    ap.add_argument("--iters", type=int, default=0, help="timed calls per figure (default: 1 s of GEMMs)")
+    ap.add_argument("--iters", type=int, default=0, help="timed GEMMs per dtype (default: 1 s of them)")
     args = ap.parse_args()
-    global ITERS
-    ITERS = args.iters
     doc = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0)}
     sections = args.sections.split(",")
     if "gemm" in sections:
-        doc["gemm"] = measure_gemm(args.dtypes.split(","), args.gemm_n)
+        doc["gemm"] = measure_gemm(args.dtypes.split(","), args.gemm_n, args.iters)
     if "memory" in sections:
         doc["memory"] = measure_memory(args.size, args.pinned_size)
     if "allreduce" in sections:
