@@ -1,5 +1,6 @@
-/* Findings: what a check concluded, each with a stable fault code (documented in docs/fault-codes.md), where
- * (node, rank, GPU) and a message. The verdict and exit code are derived from them. Pure: no MPI, no CUDA. */
+/* Findings: what a check concluded, each with a stable fault code (documented on its program's page,
+ * docs/<program>.md, the suite's in docs/fault-codes.md), where (node, rank, GPU) and a
+ * message. The verdict and exit code are derived from them. Pure: no MPI, no CUDA. */
 #ifndef GA_FINDINGS_H
 #define GA_FINDINGS_H
 

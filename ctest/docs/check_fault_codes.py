@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Every fault code the programs can emit is documented in docs/fault-codes.md, and every documented code is
-emitted somewhere: the index users read cannot drift from the code. The prefixes come from the program
-registry (`gpuaccept run --list-programs`), and each program's codes carry its own prefixes, in its code and
-in its section of the index.
+"""Every fault code is documented where users read it, and every documented code is emitted somewhere: a
+program's codes in the "Fault codes" section of its page docs/<program>.md, the front-end's in
+docs/fault-codes.md. The prefixes come from the program registry (`gpuaccept run --list-programs`); a program's
+folder emits only codes with its prefixes and its page lists exactly the codes its folder emits.
 
     check_fault_codes.py SOURCE_DIR GPUACCEPT"""
 import pathlib
@@ -38,30 +38,57 @@ def codes_in(folder):
 in_code = set()
 for folder in ("bench", "suite", "common"):
     in_code |= codes_in(root / folder)
-index = (root / "docs" / "fault-codes.md").read_text()
-documented = set(re.findall(r"`((?:%s)_[A-Z0-9_]+)`" % alternatives, index))
-# Every code row of the index, whatever its prefix: a prefix no program claims would hide its codes above.
-for c in sorted(set(re.findall(r"^\| `([A-Z][A-Z0-9]*_[A-Z0-9_]+)` \|", index, re.M)) - documented):
-    print("FAIL: documented with a prefix neither a program (registry) nor the front-end claims:", c)
-    documented.add(c)
-problems = [f"emitted but not documented: {c}" for c in sorted(in_code - documented)]
-problems += [f"documented but never emitted: {c}" for c in sorted(documented - in_code)]
+code_re = r"`((?:%s)_[A-Z0-9_]+)`" % alternatives
+row_re = r"^\| `([A-Z][A-Z0-9]*_[A-Z0-9_]+)` \|"
+problems = []
 
-# Each program's own folder emits only codes with its prefixes, and its section of the index lists only those.
-sections = dict(re.findall(r"^## (\w+)[^\n]*\n(.*?)(?=^## |\Z)", index, re.M | re.S))
+
+def fault_code_section(page):
+    """The codes of the page's '## Fault codes' section, and the code rows whose prefix nobody claims."""
+    text = page.read_text() if page.is_file() else ""
+    m = re.search(r"^## Fault codes\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    if not m:
+        return None, []
+    body = m.group(1)
+    codes = set(re.findall(code_re, body))
+    return codes, sorted(set(re.findall(row_re, body, re.M)) - codes)
+
+
+# The shared libraries emit codes for the program whose prefix they carry (common/core/ga_transport_check.c's
+# COMM_TRANSPORT_* are allreduce_bw's).
+in_common = codes_in(root / "common")
+documented = set()
 for name, own in programs.items():
     if not (root / "bench" / name).is_dir():
         problems.append(f"{name}: in the registry but no bench/{name}/")
         continue
-    for c in sorted(codes_in(root / "bench" / name)):
+    emitted = codes_in(root / "bench" / name)
+    for c in sorted(emitted):
         if c.split("_")[0] not in own:
             problems.append(f"{name}: emits {c}, not one of its prefixes {own}")
-    if name not in sections:
-        problems.append(f"{name}: no '## {name}' section in docs/fault-codes.md")
+    emitted |= {c for c in in_common if c.split("_")[0] in own}
+    listed, unclaimed = fault_code_section(root / "docs" / (name + ".md"))
+    if listed is None:
+        problems.append(f"{name}: no '## Fault codes' section in docs/{name}.md")
         continue
-    for c in sorted(set(re.findall(r"`((?:%s)_[A-Z0-9_]+)`" % alternatives, sections[name]))):
-        if c.split("_")[0] not in own:
-            problems.append(f"{name}: documents {c}, not one of its prefixes {own}")
+    problems += [f"{name}: docs/{name}.md lists {c}, a prefix neither a program nor the front-end claims"
+                 for c in unclaimed]
+    problems += [f"{name}: emits {c}, not in docs/{name}.md's Fault codes" for c in sorted(emitted - listed)]
+    problems += [f"{name}: docs/{name}.md lists {c}, which neither bench/{name}/ nor common/ emits" for c in sorted(listed - emitted)]
+    documented |= listed
+
+# The front-end's codes: docs/fault-codes.md, which lists no program's code itself.
+index = (root / "docs" / "fault-codes.md").read_text()
+front = set(re.findall(code_re, index))
+for c in sorted(set(re.findall(row_re, index, re.M)) - front):
+    problems.append(f"docs/fault-codes.md: {c} has a prefix neither a program nor the front-end claims")
+problems += [f"docs/fault-codes.md lists {c}, a program's code (its page lists it)" for c in sorted(front)
+             if c.split("_")[0] not in FRONT_END]
+front_emitted = {c for c in in_code if c.split("_")[0] in FRONT_END}
+problems += [f"emitted but not in docs/fault-codes.md: {c}" for c in sorted(front_emitted - front)]
+problems += [f"docs/fault-codes.md lists {c}, never emitted" for c in sorted(front - in_code)]
+documented |= front
+problems += [f"emitted but documented nowhere: {c}" for c in sorted(in_code - documented)]
 for p in problems:
     print("FAIL:", p)
 print(f"{len(programs)} programs, prefixes {prefixes}; {len(in_code)} codes in the code, {len(documented)} "

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gatest import check, finish  # noqa: E402
 
 GA, SRC, WORK = sys.argv[1:4]
+os.makedirs(WORK, exist_ok=True)
 
 
 def ga(*args):
@@ -64,12 +65,25 @@ check(p.returncode == 0 and started == [(str(i + 1), str(len(names)), n) for i, 
 registry = json.load(open(os.path.join(SRC, "suite", "registry", "programs.json")))
 check([(r["name"], ",".join(r["fault_prefixes"]), r["headline"], r["purpose"]) for r in registry["programs"]]
       == [(r[1], r[2], r[4], r[5]) for r in rows], "--list-programs is suite/registry/programs.json's table")
-# Each built-in profile is its data file, and gives every program its arguments.
+# Each built-in profile is its data file with, from every program's row, its arguments as the step and its
+# not_covered lines after the profile's own, in the registry's order.
 for name in registry["builtin_profiles"]:
-    text = open(os.path.join(SRC, "suite", "registry", "profiles", name + ".json")).read()
+    own = json.load(open(os.path.join(SRC, "suite", "registry", "profiles", name + ".json")))
+    check("steps" not in own, "profiles/%s.json leaves the steps to the programs' rows" % name)
     p = ga("run", "--profile", name, "--dump-profile")
-    check(p.returncode == 0 and p.stdout == text, "--profile %s --dump-profile prints profiles/%s.json" % (name, name))
-    check(list(json.loads(text)["steps"]) == names, "profile %s has a step for every program, in order" % name)
+    dumped = json.loads(p.stdout) if p.returncode == 0 else {}
+    want = {k: v for k, v in own.items() if k != "not_covered"}
+    want["steps"] = {r["name"]: r["profiles"][name]["args"] for r in registry["programs"]}
+    want["not_covered"] = own.get("not_covered", []) + [line for r in registry["programs"]
+                                                          for line in r["profiles"][name].get("not_covered", [])]
+    check(dumped == want and list(dumped["steps"]) == names and list(dumped) == list(want),
+          "--profile %s --dump-profile: profiles/%s.json with each program's row (%s)" % (name, name, dumped))
+    path = os.path.join(WORK, "dumped-%s.json" % name)
+    with open(path, "w") as f:
+        f.write(p.stdout)
+    p2 = ga("run", "--profile", path, "--dump-profile")
+    check(p2.returncode == 0 and json.loads(p2.stdout) == dumped,
+          "the dump of %s is a profile file --profile FILE reads back unchanged" % name)
 
 # The renderers run where nothing is built: they read the data file, and must read the same list.
 sys.dont_write_bytecode = True

@@ -3,7 +3,8 @@
 write. Usage: make_fixtures.py BIN_DIR CASES_DIR OUT_DIR
 
 1. Runs every program of the registry (`gpuaccept run --list-programs`) once on the host path, 8 ranks under
-   mpirun, into OUT_DIR/base; a registered program without base-run options below is an error. Their own tolerances are opened wide so that noise on shared cores never makes a finding:
+   mpirun, into OUT_DIR/base, with the options of its ctest/<program>/fixture_run.json (a registered program
+   without one is an error). Their own tolerances are opened wide so that noise on shared cores never makes a finding:
    every fault in a case is declared, never a product of chance.
 2. Lays the 8 ranks out as 4 nodes of 2 (gpu-node-01 .. gpu-node-04): every "host"/"node_index" of a rank is
    rewritten, and each report's "nodes" is regrouped (the common report schema, docs/report-schema.md).
@@ -31,20 +32,9 @@ NODES, RANKS_PER_NODE = 4, 2
 # Every base report is of one run, as in a real suite run; a case's suite_run.json names this run.
 RUN_ID = "fixture-base"
 NP = NODES * RANKS_PER_NODE
-# The programs' options for the base run: short, and tolerances no noise can cross (a rank flagged below
-# the median or peak would be a finding nobody declared).
-# node_health replays a healthy HGX node's sysfs tree and kernel log, so that its findings do not depend on
-# what this machine's /sys and kernel log happen to hold (NVML stays unavailable: a warning).
-NODE_STATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "node_health")
-BASE_RUNS = {
-    "node_health": ["--sysfs-root", os.path.join(NODE_STATE, "trees", "healthy"),
-                    "--kernel-log", os.path.join(NODE_STATE, "logs", "healthy.log")],
-    "env_audit": [],
-    "gemm_flops": ["--quick", "--tolerance", "100"],
-    "mem_bw": ["--quick", "--tolerance", "100"],
-    "allreduce_bw": ["-b", "1K", "-e", "256K", "-f", "4", "-n", "5", "-w", "2"],
-    "ddp_smoke": ["--quick", "--straggler", "0"],
-}
+# Each program's options for the base run are in its own test folder, ctest/<program>/fixture_run.json: short,
+# and tolerances no noise can cross (a rank flagged below the median or peak would be a finding nobody declared).
+CTEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
 class FixtureError(Exception):
@@ -63,15 +53,28 @@ def registered_programs(bin_dir):
     return [line.split("\t")[1] for line in p.stdout.splitlines() if line and not line.startswith("#")]
 
 
+def base_run_args(program):
+    """The program's base-run options, from ctest/<program>/fixture_run.json ({here}: that folder)."""
+    folder = os.path.join(CTEST_DIR, program)
+    path = os.path.join(folder, "fixture_run.json")
+    try:
+        with open(path) as f:
+            args = json.load(f)["args"]
+    except (OSError, ValueError, KeyError) as e:
+        raise FixtureError("%s: no base-run options for %s (a JSON object with \"args\"): %s" % (path, program, e))
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise FixtureError("%s: \"args\" must be a list of strings" % path)
+    return [a.replace("{here}", folder) for a in args]
+
+
 def run_base(bin_dir, out):
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     programs = registered_programs(bin_dir)
-    missing = [p for p in programs if p not in BASE_RUNS]
-    if missing or not programs:
-        raise FixtureError("no base-run options for %s (add them to BASE_RUNS)" % (missing or "any program"))
+    if not programs:
+        raise FixtureError("gpuaccept run --list-programs lists no program")
     for program in programs:
-        args = BASE_RUNS[program]
+        args = base_run_args(program)
         cmd = ["mpirun", "-np", str(NP), "--oversubscribe", os.path.join(bin_dir, program), "--report-dir", out,
                "--run-id", RUN_ID]
         p = subprocess.run(cmd + args, capture_output=True, text=True, env=env, timeout=240)
