@@ -127,7 +127,7 @@ static void report_nodes(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_des
     ar_nodes_verdict v;
     if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ar_nodes_findings(nodes, n_nodes, &v, o->min_node_busbw, o->tolerance, &st->findings);
+    ar_nodes_findings(nodes, n_nodes, &v, o->min_node_busbw, o->tolerance, st->findings);
     st->node = nodes_json(nodes, n_nodes, &v, o);
     double lowest = 0;
     for (int k = 0; k < n_nodes; k++) {

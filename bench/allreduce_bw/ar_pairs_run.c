@@ -408,7 +408,7 @@ static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record
     ar_pairs_verdict v;
     if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, pr->cpus_shared, &v) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan->by_rank, &st->findings);
+    ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan->by_rank, st->findings);
     json_t *coverage = coverage_json(rounds_all[0], ctx->world_size, plan, pairs, n_pairs);
     st->pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan->by_rank, coverage);
     int remeasured = 0;

@@ -113,7 +113,7 @@ void ar_account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set,
         json_object_set_new(entry, "busbw_at_max_measurements", json_integer(st->world_measurements));
         json_object_set_new(entry, "busbw_at_max_best_GBps", json_real(held.busbw_at_max));
     }
-    ar_sweep_findings(d, set->recs, set->n, &held, min_busbw, check_busbw, &st->findings);
+    ar_sweep_findings(d, set->recs, set->n, &held, min_busbw, check_busbw, st->findings);
 }
 
 void ar_run_not_covered(run_state *st, const char *fmt, ...)

@@ -279,7 +279,7 @@ static void world_footer(const ga_ctx *ctx, ar_backend *b, nt_state *nt, run_sta
         ar_nt_footer(stdout, &nt->cfg, nt->out_of_bounds, avg, st->min_bw, have_mem ? mem_used : NULL);
         fflush(stdout);
         if (st->min_bw >= 0 && avg < st->min_bw * 0.9)
-            ga_findings_add(&st->findings, GA_SEV_FAIL, "COMM_BUSBW_LOW", GA_WHERE_CLUSTER,
+            ga_findings_add(st->findings, GA_SEV_FAIL, "COMM_BUSBW_LOW", GA_WHERE_CLUSTER,
                             "average bus bandwidth %.2f GB/s is below 90%% of NCCL_TESTS_MIN_BW %.2f GB/s",
                             avg, st->min_bw);
         if (nt->json) {

@@ -124,9 +124,11 @@ static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int
     return n;
 }
 
-static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, const ar_opts *o,
-                              const char *backend_name, const combo *combos, run_state *st, json_t *report)
+/* Rank 0: the report's summary, conditions, headlines and records from the run's state; then the verdict. */
+static int report_and_verdict(const ga_ctx *ctx, const ar_opts *o, const char *backend_name,
+                              const combo *combos, run_state *st, ga_program_report *rep)
 {
+    json_t *report = rep->json;
     json_t *first = json_array_get(st->combos, 0);
     json_t *summary = json_pack(
         "{s:s, s:s, s:s, s:s, s:i, s:O, s:O, s:O, s:O, s:I, s:I, s:i, s:i, s:i, s:i, s:i, s:f}", "backend",
@@ -192,9 +194,8 @@ static int report_and_verdict(const ga_ctx *ctx, const ga_common_opts *common, c
     st->not_covered = NULL;
     ga_report_add_nodes(report, st->node_records, ctx->world_size, sizeof(ar_record), ar_record_json, NULL);
 
-    ga_findings_log(&st->findings, "COMM");
-    return ga_report_finish(report, common, spec.name, "COMM", &st->findings,
-                            ga_findings_exit_code(&st->findings));
+    ga_findings_log(st->findings, "COMM");
+    return ga_program_report_close(rep, -1);
 }
 
 /* Rank 0: one phase's time (and its share of the budget, 0 without one) in the log and the report. */
@@ -403,22 +404,19 @@ int main(int argc, char **argv)
         ar_split_free(&split);
         return ga_program_end(&ctx, jbad);
     }
-    json_t *report = NULL;
+    ga_program_report rep = {0}; /* rank 0's: the run adds its parts and findings as it goes */
     if (ctx.world_rank == 0) {
         st.combos = json_array();
-        ga_findings_init(&st.findings);
-        const ga_job job = ga_ctx_job(&ctx);
-        report = ga_report_new(&job, spec.name, &common);
+        ga_program_report_start(&rep, &ctx, spec.name, "COMM", &common);
+        st.findings = &rep.findings;
     }
-    run_patterns(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st, report);
+    run_patterns(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st, rep.json);
     json_decref(nt.json);
-    ar_transport_report(&ctx, &o, kind == GA_BACKEND_GPU, report, &st.findings); /* issue 25 */
+    ar_transport_report(&ctx, &o, kind == GA_BACKEND_GPU, rep.json, st.findings); /* issue 25 */
 
     int exit_code = GA_EXIT_PASS;
     if (ctx.world_rank == 0) {
-        exit_code = report_and_verdict(&ctx, &common, &o, backend_name, combos, &st, report);
-        json_decref(report);
-        ga_findings_free(&st.findings);
+        exit_code = report_and_verdict(&ctx, &o, backend_name, combos, &st, &rep);
         free(st.node_records);
     }
     ar_split_free(&split);

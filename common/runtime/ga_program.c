@@ -95,17 +95,23 @@ int ga_program_end(ga_ctx *ctx, int exit_code)
     return agreed;
 }
 
-void ga_program_report_open(ga_program_report *r, const ga_ctx *ctx, const char *program, const char *tag,
-                            const ga_common_opts *common, const void *records, size_t record_size,
-                            ga_record_json_fn record_json)
+void ga_program_report_start(ga_program_report *r, const ga_ctx *ctx, const char *program, const char *tag,
+                             const ga_common_opts *common)
 {
     const ga_job job = ga_ctx_job(ctx);
     r->json = ga_report_new(&job, program, common);
-    ga_report_add_nodes(r->json, records, ctx->world_size, record_size, record_json, NULL);
     ga_findings_init(&r->findings);
     r->common = common;
     r->program = program;
     r->tag = tag;
+}
+
+void ga_program_report_open(ga_program_report *r, const ga_ctx *ctx, const char *program, const char *tag,
+                            const ga_common_opts *common, const void *records, size_t record_size,
+                            ga_record_json_fn record_json)
+{
+    ga_program_report_start(r, ctx, program, tag, common);
+    ga_report_add_nodes(r->json, records, ctx->world_size, record_size, record_json, NULL);
 }
 
 int ga_program_report_close(ga_program_report *r, int exit_code)

@@ -32,6 +32,11 @@ typedef struct {
 void ga_program_report_open(ga_program_report *r, const ga_ctx *ctx, const char *program, const char *tag,
                             const ga_common_opts *common, const void *records, size_t record_size,
                             ga_record_json_fn record_json);
+/* The same report opened before the run, without the records: for a program whose run adds its parts and
+ * findings as it goes (allreduce_bw), which adds its records under "nodes" (ga_report_add_nodes) before
+ * closing it. */
+void ga_program_report_start(ga_program_report *r, const ga_ctx *ctx, const char *program, const char *tag,
+                             const ga_common_opts *common);
 /* The exit code: exit_code, or the findings' own (ga_findings_exit_code) when it is negative; GA_EXIT_ENV
  * when the report cannot be written. */
 int ga_program_report_close(ga_program_report *r, int exit_code);
