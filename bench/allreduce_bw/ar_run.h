@@ -55,7 +55,7 @@ typedef struct {
 /* Rank 0 state of the whole run: the combinations' summaries, findings, the records shown under "nodes". */
 typedef struct {
     json_t *combos;
-    ga_findings *findings; /* the report's (ga_program_report) */
+    ga_findings *findings;   /* the report's (ga_program_report) */
     ar_record *node_records; /* first combination (world) or first round (pairs) */
     json_t *pairs;           /* pairs pattern: the "pairs" object */
     json_t *node;            /* node pattern: the "node" object */

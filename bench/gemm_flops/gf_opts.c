@@ -4,22 +4,17 @@
 #include <stdio.h>
 
 #include "ga_devreport.h" /* ga_dtype_parse_list */
-#include "ga_outlier.h"   /* GA_REMEASURE_MAX */
 #include "ga_parse.h"
 
 enum {
     OPT_DEVICE = 256,
     OPT_ITERS,
-    OPT_TOLERANCE,
     OPT_MIN_EFF,
     OPT_DURATION,
     OPT_INTERVAL,
     OPT_MAX_DROP,
     OPT_BURN_DTYPE,
-    OPT_THREADS,
     OPT_SEED,
-    OPT_REMEASURE,
-    OPT_RELATIVE,
 };
 
 const ga_option gf_options[] = {
@@ -32,13 +27,7 @@ const ga_option gf_options[] = {
      "--min-efficiency, without one is exit 3)"},
     {"warmup", 'w', true, "N", "warm-up GEMMs per dtype (default 3)"},
     {"iters", OPT_ITERS, true, "N", "timed GEMMs per dtype (default: as many as fill 1 s, --quick 0.25 s)"},
-    {"tolerance", OPT_TOLERANCE, true, "PCT",
-     "flag a GPU more than PCT percent below its model's median and beyond its peers' noise (default 10)"},
-    {"remeasure", OPT_REMEASURE, true, "N",
-     "measure a dtype with a suspect GPU again, up to N times on every rank, best kept (default 2, 0: "
-     "never)"},
-    {"relative", OPT_RELATIVE, true, "fail|warn",
-     "a GPU below its peers fails the run, or is a warning (default fail; the quick profile warns)"},
+    GA_DEVFLAG_OPTIONS("a dtype"),
     {"min-efficiency", OPT_MIN_EFF, true, "PCT", "flag a GPU below PCT percent of its peak (default 0: off)"},
     {"duration", OPT_DURATION, true, "SEC", "burn mode: GEMMs for SEC seconds, throttling and SDC checks"},
     {"interval", OPT_INTERVAL, true, "SEC", "burn interval (default duration/10, 1 to 60 s)"},
@@ -46,7 +35,8 @@ const ga_option gf_options[] = {
      "burn: flag a first-to-last interval drop above PCT (default 10)"},
     {"burn-dtype", OPT_BURN_DTYPE, true, "DTYPE",
      "dtype of the burn (default bf16 on a GPU, fp32 on the host)"},
-    {"threads", OPT_THREADS, true, "N", "host path: BLAS threads per rank (default: node cores / ranks)"},
+    {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
+     "host path: BLAS threads per rank (default: node cores / ranks)"},
     {"seed", OPT_SEED, true, "N", "input seed, the same on every rank (default 42)"},
 };
 
@@ -56,6 +46,10 @@ int gf_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
 {
     gf_cli *c = opts;
     gf_opts *o = &c->o;
+    const ga_devflag_fields shared = {&o->tolerance, &o->remeasure, &o->relative_warn, &o->threads};
+    int rc = 0;
+    if (ga_devflag_on_option(&shared, key, arg, &rc, err, errlen))
+        return rc;
     long v = 0;
     if (!c->burn_only)
         c->burn_only = key == OPT_INTERVAL     ? "--interval"
@@ -90,8 +84,6 @@ int gf_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
             return -1;
         o->iters = (int)v;
         return 0;
-    case OPT_TOLERANCE: /* percent on the command line, a fraction in the analysis */
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->tolerance, err, errlen);
     case OPT_MIN_EFF:
         return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_efficiency, err, errlen);
     case OPT_DURATION:
@@ -106,23 +98,11 @@ int gf_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
             return -1;
         }
         return 0;
-    case OPT_THREADS:
-        if (ga_parse_long(arg, 1, 4096, &v, err, errlen))
-            return -1;
-        o->threads = (int)v;
-        return 0;
     case OPT_SEED:
         if (ga_parse_long(arg, 0, 0x7fffffffL, &v, err, errlen))
             return -1;
         o->seed = (uint64_t)v;
         return 0;
-    case OPT_REMEASURE:
-        if (ga_parse_long(arg, 0, GA_REMEASURE_MAX, &v, err, errlen))
-            return -1;
-        o->remeasure = (int)v;
-        return 0;
-    case OPT_RELATIVE:
-        return ga_parse_relative(arg, &o->relative_warn, err, errlen);
     }
     return 0;
 }

@@ -4,19 +4,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ga_outlier.h" /* GA_REMEASURE_MAX */
+#include "ga_devreport.h"
 #include "ga_parse.h"
 
 enum {
     OPT_DEVICE = 256,
     OPT_PINNED,
     OPT_REPS,
-    OPT_TOLERANCE,
     OPT_MIN_EFF,
     OPT_MIN_HOST_EFF,
-    OPT_THREADS,
-    OPT_REMEASURE,
-    OPT_RELATIVE
 };
 
 const ga_option mb_options[] = {
@@ -26,17 +22,13 @@ const ga_option mb_options[] = {
     {"reps", OPT_REPS, true, "N", "timed repetitions per test (default 20, --quick 5)"},
     {"backend", OPT_DEVICE, true, "auto|gpu|host",
      "what to measure (default auto: GPU when every rank has one; --min-efficiency without one is exit 3)"},
-    {"tolerance", OPT_TOLERANCE, true, "PCT",
-     "flag a GPU more than PCT percent below its model's median and beyond its peers' noise (default 10)"},
-    {"remeasure", OPT_REMEASURE, true, "N",
-     "measure a test with a suspect GPU again, up to N times on every rank, best kept (default 2, 0: never)"},
-    {"relative", OPT_RELATIVE, true, "fail|warn",
-     "a GPU below its peers fails the run, or is a warning (default fail; the quick profile warns)"},
+    GA_DEVFLAG_OPTIONS("a test"),
     {"min-efficiency", OPT_MIN_EFF, true, "PCT",
      "flag a GPU below PCT percent of its HBM peak, device tests (default 0: off)"},
     {"min-host-efficiency", OPT_MIN_HOST_EFF, true, "PCT",
      "flag a GPU below PCT percent of its PCIe line rate, H2D/D2H, all GPUs copying (default 0: off)"},
-    {"threads", OPT_THREADS, true, "N", "host path: triad threads per rank (default: node cores / ranks)"},
+    {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
+     "host path: triad threads per rank (default: node cores / ranks)"},
 };
 
 const size_t mb_n_options = sizeof mb_options / sizeof mb_options[0];
@@ -44,6 +36,10 @@ const size_t mb_n_options = sizeof mb_options / sizeof mb_options[0];
 int mb_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
 {
     mb_opts *o = opts;
+    const ga_devflag_fields shared = {&o->tolerance, &o->remeasure, &o->relative_warn, &o->threads};
+    int rc = 0;
+    if (ga_devflag_on_option(&shared, key, arg, &rc, err, errlen))
+        return rc;
     long v = 0;
     switch (key) {
     case 's':
@@ -65,24 +61,10 @@ int mb_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
         return 0;
     case OPT_DEVICE:
         return ga_parse_backend(arg, &o->device, err, errlen);
-    case OPT_TOLERANCE: /* percent on the command line, a fraction in the analysis */
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->tolerance, err, errlen);
     case OPT_MIN_EFF:
         return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_efficiency, err, errlen);
     case OPT_MIN_HOST_EFF:
         return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_host_efficiency, err, errlen);
-    case OPT_THREADS:
-        if (ga_parse_long(arg, 1, 4096, &v, err, errlen))
-            return -1;
-        o->threads = (int)v;
-        return 0;
-    case OPT_REMEASURE:
-        if (ga_parse_long(arg, 0, GA_REMEASURE_MAX, &v, err, errlen))
-            return -1;
-        o->remeasure = (int)v;
-        return 0;
-    case OPT_RELATIVE:
-        return ga_parse_relative(arg, &o->relative_warn, err, errlen);
     }
     return 0;
 }

@@ -10,8 +10,32 @@
 #include "ga_parse.h"
 #include "ga_report.h"
 #include "ga_devflag.h"
+#include "ga_outlier.h" /* GA_REMEASURE_MAX */
 #include "ga_peaks.h"
 #include <stdlib.h>
+
+bool ga_devflag_on_option(const ga_devflag_fields *f, int key, const char *arg, int *rc, char *err,
+                          size_t errlen)
+{
+    long v = 0;
+    switch (key) {
+    case GA_DEVFLAG_OPT_TOLERANCE: /* percent on the command line, a fraction in the analysis */
+        *rc = ga_cli_parse_pct_fraction(arg, 0, 100, f->tolerance, err, errlen);
+        return true;
+    case GA_DEVFLAG_OPT_REMEASURE:
+        if ((*rc = ga_parse_long(arg, 0, GA_REMEASURE_MAX, &v, err, errlen)) == 0)
+            *f->remeasure = (int)v;
+        return true;
+    case GA_DEVFLAG_OPT_RELATIVE:
+        *rc = ga_parse_relative(arg, f->relative_warn, err, errlen);
+        return true;
+    case GA_DEVFLAG_OPT_THREADS:
+        if ((*rc = ga_parse_long(arg, 1, 4096, &v, err, errlen)) == 0)
+            *f->threads = (int)v;
+        return true;
+    }
+    return false;
+}
 
 int ga_dtype_parse_list(const char *arg, unsigned *mask, bool *is_all, char *err, size_t errlen)
 {
