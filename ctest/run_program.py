@@ -10,7 +10,8 @@ preloaded (LD_PRELOAD) and --report-dir DIR/NAME appended; it is killed as a han
 How it ended:
   --exit CODE          the exit code expected (repeat to allow several; default 0)
   --within SECONDS     it must end within SECONDS of wall clock (default: 45 with --double, else no limit)
-  --stderr REGEX / --stdout REGEX   must match the stream; --absent REGEX: must match neither
+  --stderr REGEX / --stdout REGEX   must match the stream; --output REGEX: one of them; --absent REGEX: neither
+  --stderr-lines N     stderr has exactly N lines
   --stderr-once TEXT   TEXT appears on exactly one line of stderr (one rank printed it, once)
   --stdout-has TEXT    TEXT appears on stdout
   --aligned REGEX COUNT SECONDS     COUNT matches of REGEX (group 1 a time) on stderr lie within SECONDS
@@ -19,6 +20,7 @@ What it left:
   --fresh DIR          remove DIR first, so that what the run leaves there is its own (repeatable)
   --empty DIR          the run must leave DIR empty or absent: nothing written half-way
   --check CMD... --    then run CMD (a checker of the report); it must exit 0
+  --save-output PREFIX write the command's stdout and stderr to PREFIX.stdout and PREFIX.stderr (for --check)
 Environment: --env K=V (repeatable)."""
 import argparse
 import glob
@@ -37,7 +39,7 @@ DOUBLE_HANG_S = 50
 
 # The options whose value may itself start with "-" (an option a test expects in a message): joined to their
 # value before argparse reads them, which would take "--batch-size" for an option of its own.
-TEXT_OPTIONS = ("--stderr", "--stdout", "--absent", "--stderr-once", "--stdout-has", "--report")
+TEXT_OPTIONS = ("--stderr", "--stdout", "--output", "--absent", "--stderr-once", "--stdout-has", "--report")
 
 
 def split_check(argv):
@@ -71,6 +73,9 @@ def parse(argv):
     ap.add_argument("--within", type=float)
     ap.add_argument("--stderr", action="append", default=[])
     ap.add_argument("--stdout", action="append", default=[])
+    ap.add_argument("--output", action="append", default=[])
+    ap.add_argument("--stderr-lines", type=int)
+    ap.add_argument("--save-output")
     ap.add_argument("--absent", action="append", default=[])
     ap.add_argument("--stderr-once")
     ap.add_argument("--stdout-has")
@@ -121,6 +126,11 @@ def stream_failures(a, out, err):
     for rx in a.stdout:
         if not re.search(rx, out, re.M):
             fails.append(f"stdout lacks /{rx}/")
+    for rx in a.output:
+        if not re.search(rx, out, re.M) and not re.search(rx, err, re.M):
+            fails.append(f"neither stdout nor stderr has /{rx}/")
+    if a.stderr_lines is not None and len(err.splitlines()) != a.stderr_lines:
+        fails.append(f"{len(err.splitlines())} lines on stderr, expected {a.stderr_lines}")
     for rx in a.absent:
         if re.search(rx, out + err, re.M):
             fails.append(f"output has /{rx}/")
@@ -169,6 +179,11 @@ def main():
     code, out, err, elapsed = run(a, env)
     print(out)
     print(err, file=sys.stderr)
+    if a.save_output:
+        os.makedirs(os.path.dirname(os.path.abspath(a.save_output)), exist_ok=True)
+        for suffix, text in ((".stdout", out), (".stderr", err)):
+            with open(a.save_output + suffix, "w") as f:
+                f.write(text)
     if code is None:
         print(f"FAIL: still running after {DOUBLE_HANG_S} s (a hang)")
         return 1
