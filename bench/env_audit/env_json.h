@@ -1,3 +1,4 @@
+/* env_audit's part of the report: what one rank recorded, as JSON under "nodes". */
 #ifndef ENV_JSON_H
 #define ENV_JSON_H
 

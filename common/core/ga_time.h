@@ -1,3 +1,4 @@
+/* Clocks: monotonic intervals, CPU time and run-queue wait (the host paths' fair timing), UTC stamps. */
 #ifndef GA_TIME_H
 #define GA_TIME_H
 

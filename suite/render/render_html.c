@@ -1,3 +1,5 @@
+/* summary.html: the merged summary as one self-contained page (render.h), every report text escaped on the
+ * way in (escape.h). */
 #include "render.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* summary.md: the merged summary as Markdown (render.h), for a terminal, a ticket or a pull request. */
 #include "render.h"
 
 #include <math.h>
