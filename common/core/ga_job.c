@@ -19,6 +19,11 @@ const char *ga_launcher_name(ga_launcher_kind kind)
     }
 }
 
+const char *ga_process_getenv(const char *name)
+{
+    return getenv(name);
+}
+
 static bool env_set(ga_getenv_fn get, const char *name)
 {
     const char *v = get(name);

@@ -23,6 +23,8 @@ const char *ga_launcher_name(ga_launcher_kind kind);
 
 /* Pure: which launcher the environment variables of a rank point to. getenv_fn lets tests pass fixtures. */
 typedef const char *(*ga_getenv_fn)(const char *name);
+/* The process's own environment as a ga_getenv_fn (getenv, whose pointer type differs). */
+const char *ga_process_getenv(const char *name);
 void ga_launcher_detect(ga_getenv_fn getenv_fn, ga_launcher *out);
 /* Pure: how many tasks the launcher says the job has (0 if it does not say). */
 int ga_launcher_expected_tasks(ga_getenv_fn getenv_fn);

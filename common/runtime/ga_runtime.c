@@ -13,11 +13,6 @@
 #include "ga_log.h"
 #include "ga_time.h"
 
-static const char *process_getenv(const char *name)
-{
-    return getenv(name);
-}
-
 void ga_init(int *argc, char ***argv, ga_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
@@ -41,11 +36,11 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
     ctx->host[sizeof ctx->host - 1] = '\0';
     ga_fatal_set_identity(ctx->host, ctx->world_rank);
     ga_log_set_rank(ctx->world_rank, ctx->host);
-    ga_launcher_detect(process_getenv, &ctx->launcher);
+    ga_launcher_detect(ga_process_getenv, &ctx->launcher);
     ga_deadline_attach_mpi(ctx->host, ctx->world_rank, ctx->world_size, provided);
 
     /* srun without --mpi=pmix starts N independent singletons, each believing it is rank 0 of 1. */
-    int expected = ga_launcher_expected_tasks(process_getenv);
+    int expected = ga_launcher_expected_tasks(ga_process_getenv);
     if (expected > 1 && ctx->world_size == 1)
         GA_FATAL(GA_EXIT_ENV,
                  "the launcher started %d tasks but MPI sees a world of 1: each task runs alone "

@@ -31,11 +31,6 @@ static struct {
     ga_transport_rec rec;
 } cap;
 
-static const char *process_getenv(const char *name)
-{
-    return getenv(name);
-}
-
 /* NCCL_DEBUG_SUBSYS with INIT, NET and GRAPH in it: the user's list plus ours ("^..." excludes, and is left
  * alone: what it keeps is the user's choice, and what goes missing shows as an unread communicator). */
 static void set_subsys(void)
@@ -204,7 +199,7 @@ json_t *ga_transport_collect(const ga_ctx *ctx, const ga_transport_policy *pol, 
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     finish_nccl();
     mine->tr = cap.rec;
-    ga_transport_forced_from_env(&mine->tr, process_getenv);
+    ga_transport_forced_from_env(&mine->tr, ga_process_getenv);
     mpi_components(&mine->tr);
     ga_record_header_init(ctx, &mine->hdr);
     ga_deadline_arm("gathering the transport records");

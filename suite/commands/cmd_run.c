@@ -27,11 +27,6 @@
 
 extern char **environ;
 
-static const char *process_getenv(const char *name)
-{
-    return getenv(name);
-}
-
 /* Where the programs are: $GPUACCEPT_BIN_DIR, else beside gpuaccept, else ".". */
 static void resolve_bin_dir(char *bin_dir, size_t len)
 {
@@ -47,14 +42,14 @@ static int make_plan(const run_opts *o, suite_launch *plan)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     suite_launch_in in = {.np = (int)o->np,
                           .hostfile = o->hostfile,
-                          .local_gpus = suite_local_gpu_count(process_getenv),
+                          .local_gpus = suite_local_gpu_count(ga_process_getenv),
                           .local_cores = cores > 0 ? (int)cores : 1,
                           .as_root = geteuid() == 0,
                           .envp = environ,
                           .srun_args = o->srun_args,
                           .container_image = o->container_image};
     char err[512];
-    int rc = suite_launch_plan(process_getenv, &in, plan, err, sizeof err);
+    int rc = suite_launch_plan(ga_process_getenv, &in, plan, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
         return rc == -2 ? GA_EXIT_USAGE : GA_EXIT_ENV;
@@ -132,7 +127,7 @@ static suite_profile_run_facts run_facts(const run_opts *o, const suite_launch *
                                          const suite_hostlist *hosts)
 {
     suite_profile_run_facts facts = {
-        (int)plan->kind, plan->np,         hosts,    suite_local_gpu_count(process_getenv),
+        (int)plan->kind, plan->np,         hosts,    suite_local_gpu_count(ga_process_getenv),
         o->baseline,     o->tolerance_pct, o->burn_s};
     return facts;
 }
