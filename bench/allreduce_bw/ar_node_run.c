@@ -128,7 +128,7 @@ static void report_nodes(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_des
     if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     ar_nodes_findings(nodes, n_nodes, &v, o->min_node_busbw, o->tolerance, st->findings);
-    st->node = nodes_json(nodes, n_nodes, &v, o);
+    st->out.node = nodes_json(nodes, n_nodes, &v, o);
     double lowest = 0;
     for (int k = 0; k < n_nodes; k++) {
         ga_where w = {nodes[k].host, k, nodes[k].rank, -1};
@@ -136,7 +136,7 @@ static void report_nodes(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_des
         if (k == 0 || nodes[k].busbw < lowest)
             lowest = nodes[k].busbw;
     }
-    st->node_busbw_min = lowest;
+    st->out.node_busbw_min = lowest;
     ga_log("COMM",
            "node: %d node%s, intra-node busbw at %llu B: median %.2f GB/s, lowest %.2f GB/s, %d flagged",
            n_nodes, n_nodes == 1 ? "" : "s", (unsigned long long)size, v.median_busbw, lowest, v.flagged);

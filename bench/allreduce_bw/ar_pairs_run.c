@@ -410,7 +410,7 @@ static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan->by_rank, st->findings);
     json_t *coverage = coverage_json(rounds_all[0], ctx->world_size, plan, pairs, n_pairs);
-    st->pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan->by_rank, coverage);
+    st->out.pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan->by_rank, coverage);
     int remeasured = 0;
     for (int i = 0; i < n_pairs; i++)
         remeasured += pairs[i].measured > 1;
@@ -427,8 +427,8 @@ static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record
         ga_report_add_metric(report, "pair_busbw_min", m->min_busbw, "GB/s", true, w);
     }
     ga_report_add_metric(report, "pair_busbw_median", v.median_busbw, "GB/s", true, GA_WHERE_CLUSTER);
-    st->pair_median_busbw = v.median_busbw;
-    st->pairs_flagged = v.flagged;
+    st->out.pair_median_busbw = v.median_busbw;
+    st->out.pairs_flagged = v.flagged;
     st->pairs_tested = n_pairs;
     ar_pairs_verdict_free(&v);
     if (!st->node_records)

@@ -14,6 +14,7 @@
 #include "ar_opts.h"
 #include "ar_record.h"
 #include "ar_analysis.h"
+#include "ar_summary.h"
 #include "ga_backend.h"
 #include "ga_findings.h"
 #include "ga_runtime.h"
@@ -54,18 +55,10 @@ typedef struct {
 
 /* Rank 0 state of the whole run: the combinations' summaries, findings, the records shown under "nodes". */
 typedef struct {
-    json_t *combos;
+    ar_outcome out;          /* what the patterns concluded, for the report (ar_summary.h) */
     ga_findings *findings;   /* the report's (ga_program_report) */
     ar_record *node_records; /* first combination (world) or first round (pairs) */
-    json_t *pairs;           /* pairs pattern: the "pairs" object */
-    json_t *node;            /* node pattern: the "node" object */
-    bool ran[AR_PATTERNS];
-    double node_busbw_min;
-    int64_t wrong_total;
-    int out_of_bounds;
-    ar_figures first_fig; /* the first combination's figures: the headline ones */
-    double pair_median_busbw;
-    int pairs_flagged, pairs_tested;
+    int pairs_tested;
     double min_bw; /* NCCL_TESTS_MIN_BW, -1 when unset */
     /* --min-busbw on the world sweep: measurements of its largest size (1 + remeasures) and the best busbw */
     int world_measurements;
@@ -76,8 +69,6 @@ typedef struct {
     /* every rank: the screen before the world sweep found a pair far below the others: the world sweep stops
      * at the judging size and isolation looks at small sizes */
     bool fabric_slow;
-    json_t *not_covered; /* rank 0: what the plan cut, for the report's "not_covered" */
-    json_t *phases;      /* rank 0: each pattern's seconds and share of the time, for the report's summary */
 } run_state;
 
 /* nccl-tests' -u -G -R -x -y -M as ar_opts_finish left them for the backend that runs; set once in main. */

@@ -99,11 +99,11 @@ void ar_account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set,
     ar_figures fig;
     json_t *entry = combination_json(d, set, &fig);
     json_object_set_new(entry, "pattern", json_string(pattern));
-    json_array_append_new(st->combos, entry);
-    st->wrong_total += fig.wrong_total;
-    st->out_of_bounds += fig.out_of_bounds;
+    json_array_append_new(st->out.combos, entry);
+    st->out.wrong_total += fig.wrong_total;
+    st->out.out_of_bounds += fig.out_of_bounds;
     if (first)
-        st->first_fig = fig;
+        st->out.first_fig = fig;
     /* The floor holds the best measurement of the largest size (remeasure_world_max); the figures reported
      * stay the sweep's, as its table and results show them. */
     ar_figures held = fig;
@@ -123,9 +123,9 @@ void ar_run_not_covered(run_state *st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (!st->not_covered)
-        st->not_covered = json_array();
-    json_array_append_new(st->not_covered, json_string(line));
+    if (!st->out.not_covered)
+        st->out.not_covered = json_array();
+    json_array_append_new(st->out.not_covered, json_string(line));
     ga_log("COMM", "not covered: %s", line);
 }
 

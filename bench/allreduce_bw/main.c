@@ -124,76 +124,19 @@ static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int
     return n;
 }
 
-/* Rank 0: the report's summary, conditions, headlines and records from the run's state; then the verdict. */
+/* Rank 0: the report from what the run concluded (ar_summary.c), every rank's record, then the verdict. */
 static int report_and_verdict(const ga_ctx *ctx, const ar_opts *o, const char *backend_name,
                               const combo *combos, run_state *st, ga_program_report *rep)
 {
-    json_t *report = rep->json;
-    json_t *first = json_array_get(st->combos, 0);
-    json_t *summary = json_pack(
-        "{s:s, s:s, s:s, s:s, s:i, s:O, s:O, s:O, s:O, s:I, s:I, s:i, s:i, s:i, s:i, s:i, s:f}", "backend",
-        backend_name, "collective", ar_coll_get(o->coll)->name, "datatype",
-        ar_dtype_get(combos[0].type)->name, "op",
-        ar_coll_get(o->coll)->reduces ? ar_op_name(combos[0].op) : "none", "root", o->root, "results",
-        json_object_get(first, "results"), "avg_busbw_GBps", json_object_get(first, "avg_busbw_GBps"),
-        "busbw_at_max_GBps", json_object_get(first, "busbw_at_max_GBps"), "max_bytes",
-        json_object_get(first, "max_bytes"), "wrong_total", (json_int_t)st->wrong_total, "out_of_bounds",
-        (json_int_t)st->out_of_bounds, "iters", o->iters, "warmup_iters", o->warmup, "check", o->check,
-        "average", o->average, "nranks", ctx->world_size, "timeout_s", o->timeout_s);
-    /* "pattern": the first one run (a report of one pattern reads as it always has); "patterns": all, in
-     * order */
-    json_t *patterns = json_array();
-    for (int i = 0; i < o->n_patterns; i++)
-        json_array_append_new(patterns, json_string(ar_pattern_name(o->patterns[i])));
-    json_object_set_new(summary, "pattern", json_string(ar_pattern_name(o->patterns[0])));
-    json_object_set_new(summary, "patterns", patterns);
-    json_object_set_new(summary, "pairs", st->pairs ? st->pairs : json_null());
-    json_object_set_new(summary, "node", st->node ? st->node : json_null());
-    json_object_set_new(summary, "combinations", st->combos);
-    json_object_set_new(report, "summary", summary);
-    json_object_set_new(report, "conditions",
-                        ar_conditions_json(o, backend_name,
-                                           json_string_value(json_object_get(summary, "datatype")),
-                                           json_string_value(json_object_get(summary, "op"))));
-    const char *cname = ar_coll_get(o->coll)->name;
-    if (st->ran[AR_PATTERN_WORLD]) {
-        ga_report_add_metric(report, "busbw_at_max", st->first_fig.busbw_at_max, "GB/s", true,
-                             GA_WHERE_CLUSTER);
-        ga_report_add_metric(report, "avg_busbw", st->first_fig.avg_busbw, "GB/s", true, GA_WHERE_CLUSTER);
-        ar_figures_headlines(report, &st->first_fig, cname, ctx->world_size, ctx->node_count);
-    }
-    if (st->ran[AR_PATTERN_NODE]) {
-        char label[96];
-        snprintf(label, sizeof label, "%s busbw of the slowest node (intra-node)", cname);
-        ga_report_add_headline(report,
-                               &(ga_headline){.name = "node_busbw_min",
-                                              .label = label,
-                                              .value = st->node_busbw_min,
-                                              .unit = "GB/s",
-                                              .higher_is_better = true,
-                                              .reference = o->min_node_busbw > 0 ? o->min_node_busbw : NAN});
-    }
-    if (st->ran[AR_PATTERN_PAIRS]) {
-        char label[96];
-        snprintf(label, sizeof label, "%s busbw of the median pair", cname);
-        ga_report_add_headline(report, &(ga_headline){.name = "pair_busbw_median",
-                                                      .label = label,
-                                                      .value = st->pair_median_busbw,
-                                                      .unit = "GB/s",
-                                                      .higher_is_better = true,
-                                                      .reference = NAN});
-        ga_report_add_headline(report, &(ga_headline){.name = "pairs_flagged",
-                                                      .label = "pairs flagged below the median",
-                                                      .value = st->pairs_flagged,
-                                                      .unit = "pairs",
-                                                      .reference = NAN});
-    }
-    json_object_set_new(summary, "phases", st->phases ? st->phases : json_array());
-    st->phases = NULL;
-    json_object_set_new(report, "not_covered", st->not_covered ? st->not_covered : json_array());
-    st->not_covered = NULL;
-    ga_report_add_nodes(report, st->node_records, ctx->world_size, sizeof(ar_record), ar_record_json, NULL);
-
+    const ar_summary_facts facts = {.o = o,
+                                    .backend = backend_name,
+                                    .type = combos[0].type,
+                                    .op = combos[0].op,
+                                    .world_size = ctx->world_size,
+                                    .node_count = ctx->node_count};
+    ar_summary_fill(rep->json, &facts, &st->out);
+    ga_report_add_nodes(rep->json, st->node_records, ctx->world_size, sizeof(ar_record), ar_record_json,
+                        NULL);
     ga_findings_log(st->findings, "COMM");
     return ga_program_report_close(rep, -1);
 }
@@ -201,11 +144,11 @@ static int report_and_verdict(const ga_ctx *ctx, const ar_opts *o, const char *b
 /* Rank 0: one phase's time (and its share of the budget, 0 without one) in the log and the report. */
 static void phase_done(run_state *st, const char *name, double t0, double budget_s)
 {
-    if (!st->phases)
+    if (!st->out.phases)
         return;
     double took = ga_now() - t0;
     json_array_append_new(
-        st->phases, json_pack("{s:s, s:f, s:f}", "pattern", name, "seconds", took, "budget_s", budget_s));
+        st->out.phases, json_pack("{s:s, s:f, s:f}", "pattern", name, "seconds", took, "budget_s", budget_s));
     if (budget_s > 0)
         ga_log("COMM", "%s: %.1f s (its share of the time: %.1f s)", name, took, budget_s);
     else
@@ -223,7 +166,7 @@ static void run_patterns(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, c
     double run_end = ga_deadline_run_end();
     double reserve = run_end > 0 ? ar_budget_reserve(run_end - ga_now()) : 0;
     if (ctx->world_rank == 0)
-        st->phases = json_array();
+        st->out.phases = json_array();
     ar_bench_slow_hook_calibrate(MPI_COMM_WORLD);
     bool pairs_later = false;
     for (int i = 0; i < o->n_patterns; i++) {
@@ -231,7 +174,7 @@ static void run_patterns(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, c
         double budget = run_end > 0 && left > 0 ? ar_budget_phase(o->patterns, o->n_patterns, i, left) : 0;
         double t0 = ga_now();
         st->phase_deadline = run_end > 0 ? t0 + budget : 0;
-        st->ran[o->patterns[i]] = true;
+        st->out.ran[o->patterns[i]] = true;
         for (int k = i + 1; k < o->n_patterns; k++)
             pairs_later = pairs_later || o->patterns[k] == AR_PATTERN_PAIRS;
         if (o->patterns[i] == AR_PATTERN_WORLD && pairs_later && split->n_groups == 1) {
@@ -406,7 +349,7 @@ int main(int argc, char **argv)
     }
     ga_program_report rep = {0}; /* rank 0's: the run adds its parts and findings as it goes */
     if (ctx.world_rank == 0) {
-        st.combos = json_array();
+        st.out.combos = json_array();
         ga_program_report_start(&rep, &ctx, spec.name, "COMM", &common);
         st.findings = &rep.findings;
     }
