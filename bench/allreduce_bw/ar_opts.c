@@ -52,8 +52,10 @@ const ga_option ar_options[] = {
     {"wait-timeout", 'T', true, "SEC", "bound of communicator init and of every wait, 0: none (default 300)"},
     {"collective", OPT_COLLECTIVE, true, "NAME",
      "allreduce (default), allgather, reduce_scatter, broadcast, reduce, alltoall, sendrecv"},
-    {"backend", OPT_BACKEND, true, "B",
-     "auto (default: NCCL where GPUs are visible), nccl, or mpi (host memory)"},
+    {"backend", OPT_BACKEND, true, "auto|gpu|host",
+     "where to run (default auto: NCCL where GPUs are visible); gpu is NCCL, host is MPI on host memory "
+     "(nccl "
+     "and mpi, their first names, still work)"},
     {"min-busbw", OPT_MIN_BUSBW, true, "GB/s", "fail when the busbw at the largest size is below this"},
     {"pattern", OPT_PATTERN, true, "LIST",
      "comma list run in turn: world (default), node (every node's own sweep at once), pairs (isolate a slow "

@@ -51,7 +51,8 @@ const ga_option ddp_options[] = {
     {"remeasure", OPT_REMEASURE, true, "N",
      "a straggler's compute time is measured again on every rank, up to N windows of steps (default 2, 0: "
      "never)"},
-    {"backend", OPT_BACKEND, true, "B", "auto (GPU when every rank has one), gpu or host"},
+    {"backend", OPT_BACKEND, true, "auto|gpu|host",
+     "where to train (default auto: GPU when every rank has one)"},
     {"wait-timeout", OPT_WAIT_TIMEOUT, true, "SEC",
      "bound of communicator init and of every wait for gradients (default 120)"},
 };
