@@ -5,7 +5,11 @@
 
 check() is worded as what must hold ("ok   what" / "FAIL what"); fail_unless() as the failure, printed only
 when it happens. finish() exits 1 when a check failed, and also when none was made: a test whose expectations
-came out empty proves nothing."""
+came out empty proves nothing. program_run() reads what a program's check_report.py is given: the report and
+the output of one run that ctest/run_program.py made."""
+import argparse
+import json
+import os
 import sys
 
 failures = []  # the failed checks' words, in order (a test may report them again at its end)
@@ -44,3 +48,18 @@ def status():
 def finish():
     """Ends the test with status()."""
     sys.exit(status())
+
+
+def program_run(program, modes):
+    """What ctest/<program>/check_report.py reads (ga_program_run_case in ctest/CMakeLists.txt): its --mode (one
+    of modes), --np, --report-dir and --output PREFIX. Returns (args, the report, the run's stdout)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", required=True, choices=modes)
+    ap.add_argument("--np", type=int, required=True)
+    ap.add_argument("--report-dir", required=True)
+    ap.add_argument("--output", required=True, help="PREFIX of the run's PREFIX.stdout and PREFIX.stderr")
+    a = ap.parse_args()
+    with open(os.path.join(a.report_dir, program + ".json")) as f:
+        report = json.load(f)
+    with open(a.output + ".stdout") as f:
+        return a, report, f.read()

@@ -8,14 +8,12 @@ agree), corrupt (a damaged GEMM on the last rank is caught by the check and name
 unavailable (an explicit dtype the host lacks), and for the outlier rule (issue 32): healthy (nothing named),
 slow (the slowed-rank hook's rank N/2 named alone, after remeasuring), pair (two ranks, one slowed: a warning
 naming both, no failure)."""
-import argparse
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gatest import fail_unless as check, status  # noqa: E402
+from gatest import fail_unless as check, program_run, status  # noqa: E402
 
 
 def ranks(report):
@@ -127,17 +125,8 @@ def relative(r, out, mode, np_):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", required=True,
-                    choices=["basic", "m_alone", "burn", "corrupt", "unavailable", "healthy", "slow", "pair"])
-    ap.add_argument("--np", type=int, required=True)
-    ap.add_argument("--report-dir", required=True)
-    ap.add_argument("--output", required=True, help="PREFIX of the run's PREFIX.stdout")
-    a = ap.parse_args()
-    with open(os.path.join(a.report_dir, "gemm_flops.json")) as f:
-        r = json.load(f)
-    with open(a.output + ".stdout") as f:
-        out = f.read()
+    a, r, out = program_run("gemm_flops",
+                            ["basic", "m_alone", "burn", "corrupt", "unavailable", "healthy", "slow", "pair"])
     if a.mode == "basic":
         basic(r, out, a.np)
     elif a.mode == "m_alone":
@@ -151,7 +140,6 @@ def main():
     else:
         relative(r, out, a.mode, a.np)
     return status()
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,14 +6,12 @@ usage: check_report.py --mode basic|healthy|slow|pair --np N --report-dir DIR --
 basic: every figure recomputed from the recorded bytes and times. healthy, slow and pair hold the outlier rule
 (issue 32): nothing named among healthy ranks; the slowed-rank hook (rank N/2) names that rank alone after
 remeasuring; of two ranks, one slowed, a warning names both and nothing fails."""
-import argparse
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gatest import fail_unless as check, status  # noqa: E402
+from gatest import fail_unless as check, program_run, status  # noqa: E402
 
 
 def basic(r, out, np_):
@@ -63,22 +61,12 @@ def relative(r, mode, np_):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", required=True, choices=["basic", "healthy", "slow", "pair"])
-    ap.add_argument("--np", type=int, required=True)
-    ap.add_argument("--report-dir", required=True)
-    ap.add_argument("--output", required=True, help="PREFIX of the run's PREFIX.stdout")
-    a = ap.parse_args()
-    with open(os.path.join(a.report_dir, "mem_bw.json")) as f:
-        r = json.load(f)
-    with open(a.output + ".stdout") as f:
-        out = f.read()
+    a, r, out = program_run("mem_bw", ["basic", "healthy", "slow", "pair"])
     if a.mode == "basic":
         basic(r, out, a.np)
     else:
         relative(r, a.mode, a.np)
     return status()
-
 
 if __name__ == "__main__":
     sys.exit(main())
