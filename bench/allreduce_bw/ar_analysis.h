@@ -68,7 +68,4 @@ void ar_sweep_findings(const ar_sweep_desc *d, const ar_record *const *recs, int
  * message size as a chart. what: "allreduce", or "allreduce, pairs" and such. */
 void ar_figures_headlines(json_t *report, const ar_figures *fig, const char *what, int nranks, int nnodes);
 
-/* The program part of a rank's entry in "nodes". */
-json_t *ar_record_json(const void *record, void *user);
-
 #endif

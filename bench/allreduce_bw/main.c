@@ -10,6 +10,7 @@
 #endif
 
 #include "ar_bench.h"
+#include "ar_json.h"
 #include "ar_budget.h"
 #include "ar_run.h"
 #include "ga_deadline.h"

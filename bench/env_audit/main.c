@@ -5,42 +5,22 @@
 
 #include "env_analysis.h"
 #include "env_json.h"
+#include "env_opts.h"
 #include "env_probe.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_gather.h"
 #include "ga_log.h"
-#include "ga_parse.h"
 #include "ga_headline.h"
 #include "ga_program.h"
 #include "ga_report.h"
-
-enum { OPT_EXPECT_GPUS = 256 };
-
-static const ga_option options[] = {
-    {"expect-gpus", OPT_EXPECT_GPUS, true, "N",
-     "GPUs every node must have; fewer is a failure (default: any)"},
-};
-
-static int on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
-{
-    env_audit_opts *o = opts;
-    long v = 0;
-    if (key == OPT_EXPECT_GPUS) {
-        if (ga_parse_long(arg, 0, 1024, &v, err, errlen))
-            return -1;
-        o->expect_gpus = (int)v;
-    }
-    return 0;
-}
 
 static const ga_program_spec spec = {
     .name = "env_audit",
     .summary = "Records the software stack, GPUs and topology of every rank and checks that nodes agree.",
     .epilog = "Example: mpirun -np 16 --map-by ppr:8:node env_audit --expect-gpus 8 --report-dir reports",
-    .options = options,
-    .n_options = sizeof options / sizeof options[0],
-    .on_option = on_option,
+    .options = env_options,
+    .on_option = env_opts_on_option,
     .default_timeout_s = 300,
 };
 
@@ -107,7 +87,9 @@ int main(int argc, char **argv)
     ga_ctx ctx;
     ga_common_opts common;
     env_audit_opts opts = {0};
-    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &opts);
+    ga_program_spec s = spec;
+    s.n_options = env_n_options; /* the table's size is known where it is defined (env_opts.c) */
+    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &opts);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
 

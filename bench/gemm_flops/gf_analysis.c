@@ -395,38 +395,3 @@ void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *bac
                                   (json_int_t)(n ? all[0].m : 0), "n", (json_int_t)(n ? all[0].n : 0), "k",
                                   (json_int_t)(n ? all[0].k : 0)));
 }
-
-json_t *gf_record_json(const void *record, void *user)
-{
-    (void)user;
-    const gf_record *r = record;
-    json_t *res = json_object();
-    for (int d = 0; d < GA_DTYPE_COUNT; d++) {
-        const gf_result *x = &r->dt[d];
-        if (x->state == GF_NOT_RUN)
-            continue;
-        json_t *o;
-        if (x->state == GF_MEASURED) {
-            o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:b}", "state", "measured", "iters", x->iters,
-                          "time_s", x->time_s, "tflops", x->tflops, "check_error", x->check_err,
-                          "check_tolerance", x->check_tol, "check_ok", x->check_ok);
-            json_t *ms = json_array();
-            for (int k = 0; k < x->measured && k < GF_MAX_MEASUREMENTS; k++)
-                json_array_append_new(ms, json_real(x->measurements[k]));
-            json_object_set_new(o, "measurements", ms);
-            if (d == GA_FP8 && r->hdr.device_index >= 0)
-                json_object_set_new(o, "fast_accum", json_boolean(x->fast_accum == 1));
-        } else
-            o = json_pack("{s:s, s:s}", "state", x->state == GF_SKIPPED ? "skipped" : "failed", "note",
-                          x->note);
-        json_object_set_new(res, ga_dtype_name(d), o);
-    }
-    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o}", "model", r->model, "library", r->library, "m",
-                          (json_int_t)r->m, "n", (json_int_t)r->n, "k", (json_int_t)r->k, "gemm", res);
-    if (r->threads > 0)
-        json_object_set_new(o, "threads", json_integer(r->threads));
-    if (r->hdr.device_index >= 0)
-        json_object_set_new(o, "compute_capability", json_sprintf("%d.%d", r->cc_major, r->cc_minor));
-    json_object_set_new(o, "sdc_group", json_string(r->group));
-    return o;
-}

@@ -53,9 +53,6 @@ void gf_burn_intervals_line(const gf_record *r, double max_drop_pct, char *buf, 
  * the majority of its group (same model, SM count, library) or with its own first interval. mismatches[n]. */
 int gf_sdc_compare(const gf_record *all, int n, int *mismatches);
 
-/* The per-rank part of the report's "nodes". */
-json_t *gf_record_json(const void *record, void *user);
-
 /* TFLOP/s from the recorded time, as the report and the tests recompute it. */
 double gf_tflops(int64_t m, int64_t n, int64_t k, int iters, double time_s);
 

@@ -19,6 +19,7 @@
 #include "ga_report.h"
 #include "ga_testhook.h"
 #include "gf_analysis.h"
+#include "gf_json.h"
 #include "gf_backend.h"
 #include "gf_opts.h"
 #include "ga_devflag.h"

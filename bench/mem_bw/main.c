@@ -16,6 +16,7 @@
 #include "ga_report.h"
 #include "ga_testhook.h"
 #include "mb_analysis.h"
+#include "mb_json.h"
 #include "mb_backend.h"
 #include "mb_opts.h"
 #include "ga_devflag.h"

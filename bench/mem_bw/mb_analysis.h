@@ -30,8 +30,6 @@ typedef struct {
 void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *backend, json_t *report,
                 ga_findings *f, mb_outcome *out);
 
-json_t *mb_record_json(const void *record, void *user);
-
 /* The tests (bit per mb_test) that hold a suspect: below its peers or its peak, or one of two that differ.
  * They are measured again on every rank before the verdict (--remeasure). why: "host_triad: 1 of 4 ranks". */
 unsigned mb_suspect_tests(const mb_record *all, int n, const mb_policy *p, char *why, size_t why_len);
