@@ -32,7 +32,7 @@ typedef struct {
     int differ[2];       /* two nodes with a figure that differ: their indices; else -1, -1 */
 } ar_nodes_verdict;
 
-/* The best of the node's measurements (why the best: ar_pairs_add_measurement). */
+/* The best of the node's measurements (why the best: ga_pairs_add_measurement). */
 void ar_nodes_add_measurement(ar_node_fig *n, double busbw);
 
 /* min_busbw <= 0: no absolute floor. Sets below_min/below_median/differs/bound and fills out. 0, or -1 when

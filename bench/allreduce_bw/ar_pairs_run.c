@@ -1,5 +1,6 @@
 /* allreduce_bw --pattern pairs: rounds of pairs of members, each pair its own communicator, every pair of a
- * round at once; the pairs that would make a finding measured again; the analysis (ar_pairs.c) at rank 0. */
+ * round at once; the pairs that would make a finding measured again; the analysis (ga_pairs.c) and its
+ * findings (ar_pairs.c) at rank 0. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ typedef struct {
     ar_group_gate gate;
     bool screen;      /* the screen before the world sweep (ar_pairs_screen) */
     bool isolation;   /* the fabric is slow: each size's first operation is its figure */
-    bool cpus_shared; /* some node has more ranks than CPUs (ar_pairs_analyse) */
+    bool cpus_shared; /* some node has more ranks than CPUs (ga_pairs_analyse) */
 } pairs_run;
 
 static int member_of_rank(const ga_ctx *ctx, const pair_plan *p)
@@ -68,40 +69,40 @@ static void member_identity(const ar_record *all, int n, const pair_plan *plan, 
 
 /* Rank 0: the pairs of one round from its records. */
 static int round_pairs(const ar_record *all, int n, int round, const pair_plan *plan, const ar_sweep_desc *d,
-                       ar_pair *out)
+                       ga_pair *out)
 {
     int(*sched)[2] = malloc((size_t)(plan->members / 2 + 1) * sizeof *sched);
     if (!sched)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    int np = ar_pairs_schedule(plan->members, round, sched);
+    int np = ga_pairs_schedule(plan->members, round, sched);
     for (int p = 0; p < np; p++) {
-        ar_pair *pr = &out[p];
+        ga_pair *pr = &out[p];
         memset(pr, 0, sizeof *pr);
         pr->round = round;
         for (int s = 0; s < 2; s++) {
             pr->member[s] = sched[p][s];
             member_identity(all, n, plan, sched[p][s], pr->host[s], sizeof pr->host[s], &pr->rank[s]);
         }
-        ar_pairs_add_measurement(pr, ar_group_busbw(all, n, p, d, &pr->iters),
+        ga_pairs_add_measurement(pr, ar_group_busbw(all, n, p, d, &pr->iters),
                                  ar_group_cpu_wait(all, n, p, d));
     }
     free(sched);
     return np;
 }
 
-static json_t *pairs_json(const ar_pair *pairs, int n, const ar_pairs_verdict *v, int rounds,
+static json_t *pairs_json(const ga_pair *pairs, int n, const ga_pairs_verdict *v, int rounds,
                           double tolerance, bool by_rank, json_t *coverage)
 {
     json_t *arr = json_array(), *sus = json_array();
     for (int i = 0; i < n; i++) {
-        const ar_pair *p = &pairs[i];
+        const ga_pair *p = &pairs[i];
         json_t *each = json_array();
-        for (int k = 0; k < p->measured && k < AR_PAIR_MEASUREMENTS; k++)
+        for (int k = 0; k < p->measured && k < GA_PAIR_MEASUREMENTS; k++)
             json_array_append_new(each, json_pack("{s:f, s:o}", "busbw_GBps", p->figures[k], "cpu_wait",
                                                   p->waits[k] >= 0 ? json_real(p->waits[k]) : json_null()));
         json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:o, s:b, s:b, s:i, s:o, s:i}",
                                              "round", p->round, "hosts", p->host[0], p->host[1], "ranks",
-                                             p->rank[0], p->rank[1], "busbw_GBps", p->busbw, "cpu_wait",
+                                             p->rank[0], p->rank[1], "busbw_GBps", p->figure, "cpu_wait",
                                              p->cpu_wait >= 0 ? json_real(p->cpu_wait) : json_null(),
                                              "flagged", p->flagged, "contended", p->contended, "measured",
                                              p->measured, "measurements", each, "iters", p->iters));
@@ -113,8 +114,7 @@ static json_t *pairs_json(const ar_pair *pairs, int n, const ar_pairs_verdict *v
                                                  v->members[i].pairs, "rank", v->members[i].rank));
     return json_pack("{s:i, s:s, s:f, s:b, s:f, s:o, s:o, s:o}", "rounds", rounds, "unit",
                      by_rank ? "rank" : "node", "tolerance", tolerance, "cpus_shared", v->cpus_shared,
-                     "median_busbw_GBps", v->median_busbw, "pairs", arr, "suspects", sus, "coverage",
-                     coverage);
+                     "median_busbw_GBps", v->median, "pairs", arr, "suspects", sus, "coverage", coverage);
 }
 
 /* Collective: the ranks whose color is not MPI_UNDEFINED run the sweep with the others of their color, on a
@@ -160,10 +160,10 @@ static void run_groups(const pairs_run *pr, const uint64_t *sizes, int n_sizes, 
  * pairs to pairs and returns how many; judged[] (rank 0) marks the pairs the gate judged far below their
  * peers. A round cut by the gate leaves pr->n_sizes at the size it stopped at, for the rounds that follow. */
 static int run_pair_round(pairs_run *pr, int r, int rounds, int (*sched)[2], ar_record *mine,
-                          ar_record **round_records, ar_pair *pairs, bool *judged)
+                          ar_record **round_records, ga_pair *pairs, bool *judged)
 {
     const ga_ctx *ctx = pr->ctx;
-    int np = ar_pairs_schedule(pr->plan.members, r, sched), color = MPI_UNDEFINED,
+    int np = ga_pairs_schedule(pr->plan.members, r, sched), color = MPI_UNDEFINED,
         me = member_of_rank(ctx, &pr->plan);
     for (int p = 0; p < np; p++)
         if (sched[p][0] == me || sched[p][1] == me)
@@ -187,8 +187,8 @@ static int run_pair_round(pairs_run *pr, int r, int rounds, int (*sched)[2], ar_
     int lo_i = 0;
     for (int p = 0; p < got; p++) {
         judged[p] = ar_group_gate_judged(&pr->gate, p);
-        if (p == 0 || pairs[p].busbw < lo)
-            lo = pairs[p].busbw, lo_i = p;
+        if (p == 0 || pairs[p].figure < lo)
+            lo = pairs[p].figure, lo_i = p;
     }
     if (rounds > 0) /* 0: the screen, which says what it found itself */
         ga_log("COMM",
@@ -203,7 +203,7 @@ static int run_pair_round(pairs_run *pr, int r, int rounds, int (*sched)[2], ar_
 
 /* Rank 0: the pairs beyond doubt, which are not measured again: judged far below their peers twice (the
  * gate), with a member in two such pairs or more, so that two partners saw the same slowness. */
-static void mark_beyond_doubt(const ar_pair *pairs, int n, const bool *judged, bool *doubtless)
+static void mark_beyond_doubt(const ga_pair *pairs, int n, const bool *judged, bool *doubtless)
 {
     for (int i = 0; i < n; i++) {
         doubtless[i] = false;
@@ -227,14 +227,14 @@ static void mark_beyond_doubt(const ar_pair *pairs, int n, const bool *judged, b
  * measured again, and no pass starts past the phase's deadline (*out_of_time). */
 /* Rank 0: the pairs of this pass (batch_of[i] >= 0) and head: how many, in how many batches, and whether
  * the phase is out of time. */
-static void plan_remeasure_pass(const pairs_run *pr, ar_pair *pairs, int n_pairs, const bool *doubtless,
+static void plan_remeasure_pass(const pairs_run *pr, ga_pair *pairs, int n_pairs, const bool *doubtless,
                                 int *batch_of, int head[3])
 {
-    ar_pairs_verdict v;
-    if (ar_pairs_analyse(pairs, n_pairs, pr->o->tolerance, pr->cpus_shared, &v) != 0)
+    ga_pairs_verdict v;
+    if (ga_pairs_analyse(pairs, n_pairs, pr->o->tolerance, pr->cpus_shared, &v) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    head[1] = ar_pairs_remeasure_batches(pairs, n_pairs, &v, 1 + pr->o->remeasure, batch_of);
-    ar_pairs_verdict_free(&v);
+    head[1] = ga_pairs_remeasure_batches(pairs, n_pairs, &v, 1 + pr->o->remeasure, batch_of);
+    ga_pairs_verdict_free(&v);
     for (int i = 0; i < n_pairs; i++) {
         if (doubtless[i])
             batch_of[i] = -1;
@@ -244,7 +244,7 @@ static void plan_remeasure_pass(const pairs_run *pr, ar_pair *pairs, int n_pairs
 }
 
 /* Collective: the pass's list from rank 0, list[k] = members a, b, batch, and (rank 0) the pair's index. */
-static int (*share_remeasure_list(const ar_pair *pairs, int n_pairs, const int *batch_of, int count))[4]
+static int (*share_remeasure_list(const ga_pair *pairs, int n_pairs, const int *batch_of, int count))[4]
 {
     int(*list)[4] = malloc((size_t)count * sizeof *list);
     if (!list)
@@ -263,7 +263,7 @@ static int (*share_remeasure_list(const ar_pair *pairs, int n_pairs, const int *
 }
 
 /* Collective: the pass's batches one after the other; rank 0 adds each pair's new figure to it. */
-static void run_remeasure_batches(pairs_run *pr, ar_pair *pairs, int (*list)[4], const int head[3], int pass,
+static void run_remeasure_batches(pairs_run *pr, ga_pair *pairs, int (*list)[4], const int head[3], int pass,
                                   ar_record *mine)
 {
     const ga_ctx *ctx = pr->ctx;
@@ -285,7 +285,7 @@ static void run_remeasure_batches(pairs_run *pr, ar_pair *pairs, int (*list)[4],
             if (list[k][2] == b) {
                 double bwx = ar_group_busbw(all, ctx->world_size, k, &d1, NULL);
                 double wx = ar_group_cpu_wait(all, ctx->world_size, k, &d1);
-                ar_pairs_add_measurement(&pairs[list[k][3]], bwx, wx);
+                ga_pairs_add_measurement(&pairs[list[k][3]], bwx, wx);
             }
         free(all);
     }
@@ -297,7 +297,7 @@ static void run_remeasure_batches(pairs_run *pr, ar_pair *pairs, int (*list)[4],
  * median can make a new candidate, which is measured again in its turn). A pair slowed by a moment of
  * contention recovers; a slow node or link stays slow. Pairs beyond doubt (doubtless, rank 0) are not
  * measured again, and no pass starts past the phase's deadline (*out_of_time). */
-static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bool *doubtless,
+static void remeasure_pairs(pairs_run *pr, ga_pair *pairs, int n_pairs, const bool *doubtless,
                             ar_record *mine, bool *out_of_time)
 {
     bool root = pr->ctx->world_rank == 0;
@@ -338,15 +338,15 @@ static void remeasure_pairs(pairs_run *pr, ar_pair *pairs, int n_pairs, const bo
 }
 
 /* Rank 0: how many pairs of how many were tested, and which were not (the report and one stdout line). */
-static json_t *coverage_json(const ar_record *all, int n, const pair_plan *plan, const ar_pair *pairs,
+static json_t *coverage_json(const ar_record *all, int n, const pair_plan *plan, const ga_pair *pairs,
                              int n_pairs)
 {
     int total = plan->members * (plan->members - 1) / 2;
-    int untested = ar_pairs_untested(plan->members, pairs, n_pairs, NULL, 0);
+    int untested = ga_pairs_untested(plan->members, pairs, n_pairs, NULL, 0);
     int(*list)[2] = malloc((size_t)(untested > 0 ? untested : 1) * sizeof *list);
     if (!list)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ar_pairs_untested(plan->members, pairs, n_pairs, list, untested);
+    ga_pairs_untested(plan->members, pairs, n_pairs, list, untested);
     json_t *arr = json_array();
     char line[1024];
     size_t len = (size_t)snprintf(line, sizeof line, "pairs: %d of %d pairs tested", total - untested, total);
@@ -376,7 +376,7 @@ static json_t *coverage_json(const ar_record *all, int n, const pair_plan *plan,
  * verdict, its findings, metrics and report part. Takes rounds_all[1..] (the first round's records stay as
  * the ones the report shows under "nodes" when pairs is the first pattern). */
 static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record **rounds_all, int rounds,
-                          ar_pair *pairs, int n_pairs, run_state *st, json_t *report)
+                          ga_pair *pairs, int n_pairs, run_state *st, json_t *report)
 {
     const ga_ctx *ctx = pr->ctx;
     const ar_opts *o = pr->o;
@@ -405,8 +405,8 @@ static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record
     ar_account_sweep(st, d, &set, o->min_busbw, !world_too, false, "pairs");
     ar_rec_set_free(&set);
 
-    ar_pairs_verdict v;
-    if (ar_pairs_analyse(pairs, n_pairs, o->tolerance, pr->cpus_shared, &v) != 0)
+    ga_pairs_verdict v;
+    if (ga_pairs_analyse(pairs, n_pairs, o->tolerance, pr->cpus_shared, &v) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan->by_rank, st->findings);
     json_t *coverage = coverage_json(rounds_all[0], ctx->world_size, plan, pairs, n_pairs);
@@ -415,22 +415,22 @@ static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record
     for (int i = 0; i < n_pairs; i++)
         remeasured += pairs[i].measured > 1;
     ga_log("COMM", "pairs: median %.2f GB/s, %d of %d pairs flagged (%d measured again), %d suspect%s",
-           v.median_busbw, v.flagged, n_pairs, remeasured, v.n_suspects, v.n_suspects == 1 ? "" : "s");
+           v.median, v.flagged, n_pairs, remeasured, v.n_suspects, v.n_suspects == 1 ? "" : "s");
     if (v.contended)
         ar_run_not_covered(st,
                            "pairs: %d pair%s below the tolerance not judged: held up by the host (both ranks "
                            "waited for a CPU for %.0f%% or more of the measurement)",
-                           v.contended, v.contended == 1 ? "" : "s", 100 * AR_CPU_WAIT_CONTENDED);
+                           v.contended, v.contended == 1 ? "" : "s", 100 * GA_PAIRS_CPU_WAIT_CONTENDED);
     for (int i = 0; i < v.n_members; i++) {
-        const ar_member_stat *m = &v.members[i];
+        const ga_pair_member *m = &v.members[i];
         ga_where w = {m->host, plan->by_rank ? -1 : m->member, plan->by_rank ? m->member : m->rank, -1};
-        ga_report_add_metric(report, "pair_busbw_min", m->min_busbw, "GB/s", true, w);
+        ga_report_add_metric(report, "pair_busbw_min", m->min_figure, "GB/s", true, w);
     }
-    ga_report_add_metric(report, "pair_busbw_median", v.median_busbw, "GB/s", true, GA_WHERE_CLUSTER);
-    st->out.pair_median_busbw = v.median_busbw;
+    ga_report_add_metric(report, "pair_busbw_median", v.median, "GB/s", true, GA_WHERE_CLUSTER);
+    st->out.pair_median_busbw = v.median;
     st->out.pairs_flagged = v.flagged;
     st->pairs_tested = n_pairs;
-    ar_pairs_verdict_free(&v);
+    ga_pairs_verdict_free(&v);
     if (!st->node_records)
         st->node_records = rounds_all[0];
     else
@@ -468,7 +468,7 @@ static void note_unchecked(run_state *st, ar_record **rounds_all, int rounds, in
 /* How many rounds the options ask for among members. */
 static int rounds_asked(const ar_opts *o, int members)
 {
-    int max_rounds = ar_pairs_max_rounds(members);
+    int max_rounds = ga_pairs_max_rounds(members);
     int rounds = o->rounds == AR_ROUNDS_ALL ? max_rounds : o->rounds > 0 ? o->rounds : 3;
     return rounds > max_rounds ? max_rounds : rounds;
 }
@@ -507,7 +507,7 @@ static void plan_isolation(pairs_run *pr, const uint64_t *sizes, int n_sizes, ru
                            (unsigned long long)pr->sizes[0], (unsigned long long)pr->sizes[pr->n_sizes - 1]);
 }
 
-/* Collective: whether a node has more ranks than CPUs, said in the log (ar_pairs_analyse). */
+/* Collective: whether a node has more ranks than CPUs, said in the log (ga_pairs_analyse). */
 static bool note_cpus_shared(const ga_ctx *ctx)
 {
     double per_cpu = ga_ranks_per_cpu(ctx);
@@ -515,7 +515,7 @@ static bool note_cpus_shared(const ga_ctx *ctx)
         ga_log("COMM",
                "pairs: a node has %.1f ranks per CPU: a pair whose ranks waited for a CPU for %.0f%% of its "
                "measurement or more is not judged",
-               per_cpu, 100 * AR_CPU_WAIT_CONTENDED);
+               per_cpu, 100 * GA_PAIRS_CPU_WAIT_CONTENDED);
     return per_cpu > 1;
 }
 
@@ -539,7 +539,7 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     int(*sched)[2] = malloc((size_t)(pr.plan.members / 2 + 1) * sizeof *sched);
     ar_record *mine = calloc(1, sizeof *mine);
     size_t cap = (size_t)(rounds * (pr.plan.members / 2) + 1);
-    ar_pair *pairs = calloc(cap, sizeof *pairs);
+    ga_pair *pairs = calloc(cap, sizeof *pairs);
     bool *judged = calloc(cap, sizeof *judged), *doubtless = calloc(cap, sizeof *doubtless);
     ar_record **rounds_all = calloc((size_t)rounds, sizeof *rounds_all);
     if (!sched || !mine || !pairs || !judged || !doubtless || !rounds_all)
@@ -595,24 +595,24 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
 /* Rank 0: each pair's best busbw over the screen's operations (its records hold one per "size"). Contention
  * only ever slows an operation: the best is the pair's link. */
 static void screen_best(const ar_record *all, int world, const pair_plan *plan, const ar_opts *o, combo c,
-                        const uint64_t *sizes, int times, int round, ar_pair *pairs, double *best)
+                        const uint64_t *sizes, int times, int round, ga_pair *pairs, double *best)
 {
     int(*sched)[2] = malloc((size_t)(plan->members / 2 + 1) * sizeof *sched);
     if (!sched)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    int np = ar_pairs_schedule(plan->members, round, sched);
+    int np = ga_pairs_schedule(plan->members, round, sched);
     for (int k = 0; k < times; k++) {
         ar_sweep_desc d = ar_desc_of(o, c, sizes, k + 1);
         round_pairs(all, world, round, plan, &d, pairs);
         for (int q = 0; q < np; q++)
-            best[q] = k == 0 || pairs[q].busbw > best[q] ? pairs[q].busbw : best[q];
+            best[q] = k == 0 || pairs[q].figure > best[q] ? pairs[q].figure : best[q];
     }
     free(sched);
 }
 
 /* Rank 0: the member in the most screened pairs far below the others, when that is two pairs or more (two
  * partners saw it: a member, not one slow pairing); -1 when none. */
-static int screen_member(const ar_pair *pairs, const bool *far, int n, int members)
+static int screen_member(const ga_pair *pairs, const bool *far, int n, int members)
 {
     int worst = -1, most = 1;
     for (int m = 0; m < members; m++) {
@@ -628,14 +628,14 @@ static int screen_member(const ar_pair *pairs, const bool *far, int n, int membe
 /* Rank 0: the member in pairs far below the median pair of the screen (-1: none), said in the log and, when
  * there is one, in not_covered (the world sweep stops at size). best: each pair's best figure; far, copy:
  * n each. */
-static int screen_verdict(const ar_pair *pairs, const double *best, bool *far, double *copy, int n,
+static int screen_verdict(const ga_pair *pairs, const double *best, bool *far, double *copy, int n,
                           const pair_plan *plan, uint64_t size, double t0, run_state *st)
 {
     ar_far_below_peers(best, n, far);
     int slow = screen_member(pairs, far, n, plan->members);
     memcpy(copy, best, (size_t)n * sizeof *copy);
     double med = ga_median(copy, (size_t)n);
-    char host[AR_PAIRS_HOST_MAX] = "?";
+    char host[GA_PAIRS_HOST_MAX] = "?";
     double lo = 0;
     for (int i = 0; i < n; i++)
         if (far[i] && (pairs[i].member[0] == slow || pairs[i].member[1] == slow)) {
@@ -673,7 +673,7 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
      * others' median is not one pair's (a pair that shares one core of a loaded host is slow every time) */
     int rounds = (4 + ppr - 1) / ppr;
     rounds = rounds < 2 ? 2 : rounds;
-    rounds = rounds > ar_pairs_max_rounds(plan.members) ? ar_pairs_max_rounds(plan.members) : rounds;
+    rounds = rounds > ga_pairs_max_rounds(plan.members) ? ga_pairs_max_rounds(plan.members) : rounds;
     uint64_t at[TIMES] = {sizes[j], sizes[j]};
     ar_opts one = *o;
     one.iters = 1, one.warmup = 1, one.check = 0;
@@ -692,7 +692,7 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
     int cap = rounds * ppr + 1;
     int(*sched)[2] = malloc((size_t)(ppr + 1) * sizeof *sched);
     ar_record *mine = calloc(1, sizeof *mine);
-    ar_pair *pairs = calloc((size_t)cap, sizeof *pairs);
+    ga_pair *pairs = calloc((size_t)cap, sizeof *pairs);
     bool *judged = calloc((size_t)cap, sizeof *judged), *far = calloc((size_t)cap, sizeof *far);
     double *best = calloc((size_t)cap, sizeof *best), *copy = calloc((size_t)cap, sizeof *copy);
     if (!sched || !mine || !pairs || !judged || !far || !best || !copy)

@@ -12,7 +12,7 @@
 #include "ar_budget.h"
 #include "ar_coll.h"
 #include "ar_opts.h"
-#include "ar_pairs.h"
+#include "ga_pairs.h" /* the pairs schedule */
 #include "ar_record.h"
 #include "ar_sweep.h"
 #include "estimate_model.h"
@@ -383,7 +383,7 @@ static void sim_node(ar_sim *a)
 /* Whether member m has a partner in round r. */
 static bool in_round(int members, int r, int m, int (*sched)[2])
 {
-    int np = ar_pairs_schedule(members, r, sched);
+    int np = ga_pairs_schedule(members, r, sched);
     for (int p = 0; p < np; p++)
         if (sched[p][0] == m || sched[p][1] == m)
             return true;
@@ -393,7 +393,7 @@ static bool in_round(int members, int r, int m, int (*sched)[2])
 /* One round of pairs (ar_pairs_run.c's run_pair_round): *n_sizes shrinks to the size a cut stopped at. */
 static bool sim_round(ar_sim *a, sweep_sim *w, int r, int *n_sizes, int (*sched)[2])
 {
-    int np = ar_pairs_schedule(a->members, r, sched);
+    int np = ga_pairs_schedule(a->members, r, sched);
     bool slow_in = a->slow && in_round(a->members, r, a->members - 1, sched);
     w->kind[0].count = np - slow_in;
     w->kind[1].count = slow_in;
@@ -413,7 +413,7 @@ static bool sim_round(ar_sim *a, sweep_sim *w, int r, int *n_sizes, int (*sched)
 }
 
 /* The pairs that would make a finding measured again (remeasure_pairs): with one slow member, the pairs
- * through it when they are below the median pair by more than --tolerance (ar_pairs.c: the slow member is a
+ * through it when they are below the median pair by more than --tolerance (ga_pairs.c: the slow member is a
  * suspect in two such pairs, a single one is a slow link); those judged while a second one through it was
  * judged too are beyond doubt. */
 static void sim_pairs_remeasure(ar_sim *a, sweep_sim *w, int slow_pairs, int judged, int n_sizes)
@@ -494,7 +494,7 @@ static void sim_screen(ar_sim *a)
     s.o = &one;
     int ppr = a->members / 2, rounds = (4 + ppr - 1) / ppr;
     rounds = rounds < 2 ? 2 : rounds;
-    rounds = rounds > ar_pairs_max_rounds(a->members) ? ar_pairs_max_rounds(a->members) : rounds;
+    rounds = rounds > ga_pairs_max_rounds(a->members) ? ga_pairs_max_rounds(a->members) : rounds;
     int(*sched)[2] = malloc((size_t)(ppr + 1) * sizeof *sched);
     if (!sched)
         return;
@@ -506,7 +506,7 @@ static void sim_screen(ar_sim *a)
         w.gated = true;
         size_history hist[AR_MAX_SIZES] = {{0}};
         w.hist = hist;
-        int np = ar_pairs_schedule(a->members, r, sched);
+        int np = ga_pairs_schedule(a->members, r, sched);
         bool slow_in = a->slow && !a->by_rank && in_round(a->members, r, a->members - 1, sched);
         w.kind[0].count = np - slow_in;
         w.kind[1].count = slow_in, w.kind[1].slow = true;
@@ -609,7 +609,7 @@ int est_allreduce_bw(const est_figures *f, int argc, char **argv, int nodes, int
         return -1;
     }
     if (pairs) {
-        int max_rounds = ar_pairs_max_rounds(a.members);
+        int max_rounds = ga_pairs_max_rounds(a.members);
         a.rounds_asked = o.rounds == AR_ROUNDS_ALL ? max_rounds : o.rounds > 0 ? o.rounds : 3;
         a.rounds_asked = a.rounds_asked > max_rounds ? max_rounds : a.rounds_asked;
     }

@@ -1,0 +1,293 @@
+#include "ga_pairs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_outlier.h"
+#include "ga_stats.h"
+
+_Static_assert(GA_PAIR_MEASUREMENTS == 1 + GA_REMEASURE_MAX,
+               "a pair keeps every measurement --remeasure allows");
+
+int ga_pairs_max_rounds(int members)
+{
+    if (members < 2)
+        return 0;
+    return members % 2 ? members : members - 1;
+}
+
+int ga_pairs_schedule(int members, int round, int (*out)[2])
+{
+    if (members < 2)
+        return 0;
+    int m = members % 2 ? members + 1 : members; /* an odd count gets a bye: member m-1 sits out */
+    int ring = m - 1;
+    int r = round % ring, n = 0;
+    int first[2] = {m - 1, r};
+    if (first[0] < members)
+        out[n][0] = first[1], out[n][1] = first[0], n++;
+    for (int k = 1; k < m / 2; k++) {
+        int a = (r + k) % ring, b = (r - k + ring) % ring;
+        out[n][0] = a < b ? a : b;
+        out[n][1] = a < b ? b : a;
+        n++;
+    }
+    return n;
+}
+
+void ga_pairs_add_measurement(ga_pair *p, double figure, double cpu_wait)
+{
+    if (p->measured == 0 || figure > p->figure)
+        p->figure = figure, p->cpu_wait = cpu_wait;
+    if (p->measured < GA_PAIR_MEASUREMENTS)
+        p->figures[p->measured] = figure, p->waits[p->measured] = cpu_wait;
+    p->measured++;
+}
+
+int ga_pairs_untested(int members, const ga_pair *pairs, int n, int (*out)[2], int max_out)
+{
+    int count = 0;
+    for (int a = 0; a < members; a++)
+        for (int b = a + 1; b < members; b++) {
+            bool seen = false;
+            for (int i = 0; i < n && !seen; i++)
+                seen = (pairs[i].member[0] == a && pairs[i].member[1] == b) ||
+                       (pairs[i].member[0] == b && pairs[i].member[1] == a);
+            if (seen)
+                continue;
+            if (count < max_out)
+                out[count][0] = a, out[count][1] = b;
+            count++;
+        }
+    return count;
+}
+
+static bool suspect_in(const ga_pairs_verdict *v, const ga_pair *p)
+{
+    for (int j = 0; j < v->n_members; j++)
+        if (v->members[j].suspect &&
+            (v->members[j].member == p->member[0] || v->members[j].member == p->member[1]))
+            return true;
+    return false;
+}
+
+int ga_pairs_remeasure_batches(const ga_pair *pairs, int n, const ga_pairs_verdict *v, int max_measured,
+                               int *batch_of)
+{
+    int batches = 0;
+    for (int i = 0; i < n; i++) {
+        batch_of[i] = -1;
+        if (pairs[i].measured >= max_measured ||
+            (!pairs[i].slow_link && !(pairs[i].flagged && suspect_in(v, &pairs[i]))))
+            continue;
+        /* first batch where neither member is busy yet */
+        for (int b = 0;; b++) {
+            bool busy = false;
+            for (int j = 0; j < i && !busy; j++)
+                busy =
+                    batch_of[j] == b &&
+                    (pairs[j].member[0] == pairs[i].member[0] || pairs[j].member[0] == pairs[i].member[1] ||
+                     pairs[j].member[1] == pairs[i].member[0] || pairs[j].member[1] == pairs[i].member[1]);
+            if (!busy) {
+                batch_of[i] = b;
+                batches = b + 1 > batches ? b + 1 : batches;
+                break;
+            }
+        }
+    }
+    return batches;
+}
+
+static ga_pair_member *member_of(ga_pairs_verdict *v, int member)
+{
+    for (int i = 0; i < v->n_members; i++)
+        if (v->members[i].member == member)
+            return &v->members[i];
+    return NULL;
+}
+
+static int cmp_member(const void *a, const void *b)
+{
+    return ((const ga_pair_member *)a)->member - ((const ga_pair_member *)b)->member;
+}
+
+/* The outlier bound of figures v[0..n-1] other than v[skip] (skip -1: none), by the one rule of every
+ * relative check (common/core/ga_outlier.h): their median less the larger of the tolerance and
+ * GA_OUTLIER_MAD_K scaled MADs of their logarithms. -1 when memory runs out. */
+static double outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *rule, double *median)
+{
+    ga_outlier_set set;
+    if (ga_outlier_bound(v, n, skip, rule, &set) != 0)
+        return -1;
+    *median = set.median;
+    return set.bound;
+}
+
+/* Each figure's bound by the outlier rule among v[0..n-1] (leave one out below GA_OUTLIER_FEW figures), 0
+ * when it is not judged (fewer than two figures). -1 when memory runs out. */
+static int rule_bounds(const double *v, int n, const ga_outlier_rule *rule, double *bounds)
+{
+    ga_outlier_verdict *ov = malloc((size_t)(n > 0 ? n : 1) * sizeof *ov);
+    if (!ov || ga_outlier_judge(v, n, rule, ov) < 0) {
+        free(ov);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        bounds[i] = ov[i].bound;
+    free(ov);
+    return 0;
+}
+
+/* Whether every pair of pairs[i]'s round was flagged (in a round of two pairs or more): then the round was
+ * slow (the host or fabric busy at that time, or ranks sharing cores), which says nothing about one link.
+ * flagged_in / pairs_in: per round. */
+static bool whole_round_flagged(const ga_pair *p, const int *flagged_in, const int *pairs_in)
+{
+    return pairs_in[p->round] >= 2 && flagged_in[p->round] == pairs_in[p->round];
+}
+
+/* Median figure of member's pairs, or with best their highest; 0 when it has none. */
+static double member_figure(const ga_pair *pairs, int n, int member, bool best, double *buf)
+{
+    int k = 0;
+    double top = 0;
+    for (int i = 0; i < n; i++)
+        if (pairs[i].member[0] == member || pairs[i].member[1] == member) {
+            buf[k++] = pairs[i].figure;
+            top = pairs[i].figure > top ? pairs[i].figure : top;
+        }
+    return !k ? 0 : best ? top : ga_median(buf, (size_t)k);
+}
+
+/* Flags the pairs below (1 - tolerance) of the median (not those held up by their host where ranks share
+ * CPUs) and tallies each member's pairs into out->members. */
+static void flag_pairs(ga_pair *pairs, int n, double tolerance, bool cpus_shared, ga_pairs_verdict *out)
+{
+    double threshold = out->median * (1.0 - tolerance);
+    for (int i = 0; i < n; i++) {
+        ga_pair *p = &pairs[i];
+        p->contended = cpus_shared && p->figure < threshold && p->cpu_wait >= GA_PAIRS_CPU_WAIT_CONTENDED;
+        p->flagged = p->figure < threshold && !p->contended;
+        out->contended += p->contended;
+        p->slow_link = false;
+        out->flagged += p->flagged;
+        for (int s = 0; s < 2; s++) {
+            ga_pair_member *m = member_of(out, p->member[s]);
+            if (!m) {
+                m = &out->members[out->n_members++];
+                m->member = p->member[s];
+                snprintf(m->host, sizeof m->host, "%s", p->host[s]);
+                m->rank = p->rank[s];
+                m->min_figure = p->figure;
+            }
+            m->pairs++;
+            m->flagged_pairs += p->flagged;
+            if (p->figure < m->min_figure)
+                m->min_figure = p->figure;
+        }
+    }
+}
+
+/* Links: a flagged pair with no suspect in it, and an outlier among the pairs' figures by the same rule
+ * (leave one out below GA_OUTLIER_FEW pairs, as for members: with 6 pairs a slow one would otherwise pull
+ * down the median it is held to). Comparing a pair with what its ends reach elsewhere was tried and dropped:
+ * with few members the slow link is among its ends' other pairs, and the ratios of every pair of those ends
+ * scatter as widely as the fault. bw, bounds: n each; tally: 2 x rounds. -1 when memory runs out. */
+static int find_slow_links(ga_pair *pairs, int n, int rounds, const ga_outlier_rule *rule,
+                           ga_pairs_verdict *out, double *bw, double *bounds, int *tally)
+{
+    for (int j = 0; j < n; j++) {
+        bw[j] = pairs[j].figure;
+        tally[pairs[j].round]++;
+        tally[rounds + pairs[j].round] += pairs[j].flagged;
+    }
+    if (rule_bounds(bw, n, rule, bounds) != 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        ga_pair *p = &pairs[i];
+        p->bound = 0;
+        p->slow_link = false;
+        if (!p->flagged || suspect_in(out, p) || n < 2 || whole_round_flagged(p, tally + rounds, tally))
+            continue;
+        p->bound = bounds[i];
+        p->slow_link = p->figure < p->bound;
+        out->slow_links += p->slow_link;
+    }
+    return 0;
+}
+
+int ga_pairs_analyse(ga_pair *pairs, int n, double tolerance, bool cpus_shared, ga_pairs_verdict *out)
+{
+    memset(out, 0, sizeof *out);
+    out->cpus_shared = cpus_shared;
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
+    int rounds = 1;
+    for (int i = 0; i < n; i++)
+        rounds = pairs[i].round + 1 > rounds ? pairs[i].round + 1 : rounds;
+    double *bw = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof *bw);
+    double *bounds = calloc((size_t)(n > 0 ? 2 * n : 1), sizeof *bounds);
+    int *tally = calloc(2 * (size_t)rounds, sizeof *tally); /* per round: pairs, then flagged pairs */
+    out->members = calloc((size_t)(2 * n > 0 ? 2 * n : 1), sizeof *out->members);
+    if (!bw || !bounds || !tally || !out->members) {
+        free(bw);
+        free(bounds);
+        free(tally);
+        free(out->members);
+        out->members = NULL;
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        bw[i] = pairs[i].figure;
+    out->median = ga_median(bw, (size_t)n);
+
+    flag_pairs(pairs, n, tolerance, cpus_shared, out);
+    qsort(out->members, (size_t)out->n_members, sizeof *out->members, cmp_member);
+
+    /* Members: each one's figure is the median of its pairs, so one noisy pair does not move it; a slow
+     * member is an outlier among the figures (at most half of them can be: the median member is taken as
+     * healthy). Where ranks share CPUs, the best of its pairs: there one pair in three can be tens of times
+     * slower for where its ranks were put, which moves the median of three, and the others' figures the
+     * member is held to with it (a rank delayed 150x went unnamed so); only its own slowness keeps every pair
+     * of a member slow, as contention only ever slows a measurement. */
+    for (int i = 0; i < out->n_members; i++)
+        out->members[i].figure = member_figure(pairs, n, out->members[i].member, cpus_shared, bw + n);
+    for (int i = 0; i < out->n_members; i++)
+        bw[i] = out->members[i].figure;
+    out->member_bound = outlier_bound(bw, out->n_members, -1, &rule, &out->member_median);
+    /* Two flagged pairs sharing one member point at it; one flagged pair alone cannot say which end is slow.
+     * Each member's bound is the outlier rule's (common/core/ga_outlier.h): with fewer than GA_OUTLIER_FEW
+     * members it is held to the others' median (leave one out: a slow one would otherwise pull down the very
+     * figure it is measured against, 4 ranks: its figure is one of four); with more, one member moves them
+     * little, and the bound of all figures is the one. */
+    bool oom = out->member_bound < 0 || rule_bounds(bw, out->n_members, &rule, bounds) != 0;
+    for (int i = 0; !oom && i < out->n_members; i++) {
+        ga_pair_member *m = &out->members[i];
+        m->bound = bounds[i];
+        m->suspect = m->flagged_pairs >= 2 && 2 * m->flagged_pairs > m->pairs && m->figure < m->bound;
+        out->n_suspects += m->suspect;
+    }
+
+    /* Links: a flagged pair with no suspect in it, and an outlier among the pairs' figures by the same rule
+     * (leave one out below GA_OUTLIER_FEW pairs, as for members: with 6 pairs a slow one would otherwise pull
+     * down the median it is held to). Comparing a pair with what its ends reach elsewhere was tried and
+     * dropped: with few members the slow link is among its ends' other pairs, and the ratios of every pair of
+     * those ends scatter as widely as the fault. */
+    oom = oom || find_slow_links(pairs, n, rounds, &rule, out, bw, bounds, tally) != 0;
+    free(bw);
+    free(bounds);
+    free(tally);
+    if (oom) {
+        ga_pairs_verdict_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void ga_pairs_verdict_free(ga_pairs_verdict *v)
+{
+    free(v->members);
+    v->members = NULL;
+    v->n_members = 0;
+}
