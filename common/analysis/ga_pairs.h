@@ -1,20 +1,18 @@
 /* Bad-link isolation: the world is split into pairs of members (nodes, or ranks when the job has one node),
- * every pair runs the sweep at once, over rounds of different pairings. A pair below (1 - tolerance) of the
- * median is flagged (the screen, and what is measured again). A member is a suspect when it is in at least
- * two flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the median of its
- * pairs) is an outlier among the other members' figures: below their median by more than the tolerance and
- * more than GA_OUTLIER_MAD_K scaled MADs of their logarithms (the one rule of every relative check,
- * common/core/ga_outlier.h: leave one out below GA_OUTLIER_FEW members). A flagged pair with no suspect in it
- * is a slow link when it is an outlier in the same sense among the other pairs' figures. The MAD terms are
- * the measurement's own noise: on a contended host the figures scatter by more than the tolerance, and a
- * difference the noise makes does not name a node (docs/allreduce_bw.md, "No false alarms").
+ * every pair measures at once (allreduce_bw: its sweep), over rounds of different pairings. A pair below (1 -
+ * tolerance) of the median is flagged (the screen, and what is measured again). A member is a suspect when it
+ * is in at least two flagged pairs, in flagged pairs for most of the pairs it was in, and its own figure (the
+ * median of its pairs) is an outlier among the other members' figures: below their median by more than the
+ * tolerance and more than GA_OUTLIER_MAD_K scaled MADs of their logarithms (the one rule of every relative
+ * check, common/core/ga_outlier.h: leave one out below GA_OUTLIER_FEW members). A flagged pair with no
+ * suspect in it is a slow link when it is an outlier in the same sense among the other pairs' figures. The
+ * MAD terms are the measurement's own noise: on a contended host the figures scatter by more than the
+ * tolerance, and a difference the noise makes does not name a node (docs/allreduce_bw.md, "No false alarms").
  * Pure: the schedule and the analysis take plain data, so fixtures of 16 nodes test them. */
 #ifndef GA_PAIRS_H
 #define GA_PAIRS_H
 
 #include <stdbool.h>
-
-#include "ga_findings.h"
 
 #define GA_PAIRS_HOST_MAX 64
 /* Measurements a pair keeps: its round's and up to GA_REMEASURE_MAX more. */
@@ -34,7 +32,8 @@ typedef struct {
     double figure;   /* the pair's figure (allreduce_bw: its busbw at the largest size, out-of-place): the
                       * best of its measurements */
     double cpu_wait; /* of that best measurement: the share of it the less delayed of the two ends waited
-                      * for a CPU (ar_group_cpu_wait; evidence of a busy host, for the report); -1 unknown */
+                      * for a CPU (allreduce_bw: ar_group_cpu_wait; evidence of a busy host, for the report);
+                      * -1 unknown */
     int measured;    /* how many times it was measured (1 + remeasurements) */
     double figures[GA_PAIR_MEASUREMENTS]; /* every measurement's figure, in order (the first measured ones) */
     double waits[GA_PAIR_MEASUREMENTS];   /* and its cpu_wait */
@@ -97,11 +96,12 @@ struct ga_pairs_verdict {
  * or link, a healthy member up to 7.1x below the others. There a pair is judged only when its ranks had CPUs
  * (GA_PAIRS_CPU_WAIT_CONTENDED below), and a member's figure is the best of its pairs (ga_pairs_analyse). */
 /* There a pair below the tolerance is no evidence when the less delayed of its two ranks waited for a CPU
- * for this share of its best measurement or more (ar_group_cpu_wait): the host held it up. Measured: the
- * healthy pairs that were flagged beside a build waited 0.48-0.97 of the time, a rank slowed by the test
- * hooks (which sleep, as a rank waiting on its device does) 0.00-0.06. Where every rank has a CPU the share
- * is not used: a rank polling for a slow link's data waits on the run queue as much as a held-up one (0.85 on
- * the namespace cluster's rate-limited links, whose ranks share the host's cores unknown to them). */
+ * for this share of its best measurement or more (allreduce_bw: ar_group_cpu_wait): the host held it up.
+ * Measured: the healthy pairs that were flagged beside a build waited 0.48-0.97 of the time, a rank slowed by
+ * the test hooks (which sleep, as a rank waiting on its device does) 0.00-0.06. Where every rank has a CPU
+ * the share is not used: a rank polling for a slow link's data waits on the run queue as much as a held-up
+ * one (0.85 on the namespace cluster's rate-limited links, whose ranks share the host's cores unknown to
+ * them). */
 #define GA_PAIRS_CPU_WAIT_CONTENDED 0.25
 
 /* Flags pairs (sets pairs[i].flagged) and fills out. cpus_shared: the members' ranks share CPUs (above).
