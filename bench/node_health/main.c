@@ -106,6 +106,10 @@ static void probe_node(const nh_opts *o, nh_record *r)
 {
     r->node_checker = 1;
     nh_sysfs_read_node(o->sysfs_root, r);
+    /* the job's compute ports as NCCL on this node will take them (net_ib.cc reads NCCL_IB_HCA per process)
+     */
+    const char *ib_hca = getenv("NCCL_IB_HCA");
+    snprintf(r->ib_hca_env, sizeof r->ib_hca_env, "%s", ib_hca ? ib_hca : "");
     size_t len = 0;
     char *text = NULL;
     if (o->kernel_log[0]) {
@@ -131,23 +135,25 @@ static void probe_node(const nh_opts *o, nh_record *r)
 }
 
 static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const nh_opts *o,
-                              const nh_record *all)
+                              nh_record *all)
 {
     int n = ctx->world_size;
-    ga_program_report r;
-    ga_program_report_open(&r, ctx, spec.name, "HEALTH", common, all, sizeof *all, nh_record_json);
-    json_t *report = r.json;
-    ga_findings *findings = &r.findings;
     nh_check_opts copts = {.skus = &o->skus,
                            .sku = o->sku[0] ? o->sku : NULL,
                            .expect_gpus = o->expect_gpus,
                            .expect_hcas = o->expect_hcas,
-                           .expect_ib_rate_gbps = o->expect_ib_rate_gbps};
+                           .expect_ib_rate_gbps = o->expect_ib_rate_gbps,
+                           .ib_hcas = o->ib_hcas};
+    nh_fill_port_roles(all, n, &copts); /* each port's role in the report, as the analysis judges it */
+    ga_program_report r;
+    ga_program_report_open(&r, ctx, spec.name, "HEALTH", common, all, sizeof *all, nh_record_json);
+    json_t *report = r.json;
+    ga_findings *findings = &r.findings;
     nh_outcome out;
     if (nh_check(all, n, &copts, findings, &out))
         GA_FATAL(GA_EXIT_INTERNAL, "the SKU table or --sku was not checked before the analysis");
-    ga_log("HEALTH", "%d nodes: %d GPUs checked%s, %d of %d IB ports active, %d Xids (%d failing)", out.nodes,
-           out.gpus_checked, out.nodes_without_nvml ? " (NVML unavailable on some nodes)" : "",
+    ga_log("HEALTH", "%d nodes: %d GPUs checked%s, %d of %d compute IB ports active, %d Xids (%d failing)",
+           out.nodes, out.gpus_checked, out.nodes_without_nvml ? " (NVML unavailable on some nodes)" : "",
            out.ports_active, out.ports_checked, out.xids, out.xids_failing);
     ga_findings_log(findings, "HEALTH");
 
@@ -172,7 +178,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                                           .reference = out.gpus_expected >= 0 ? out.gpus_expected : NAN,
                                           .reference_label = out.gpus_expected >= 0 ? "expected" : NULL});
     ga_report_add_headline(report, &(ga_headline){.name = "ib_ports_active",
-                                                  .label = "InfiniBand/RoCE ports active",
+                                                  .label = "compute InfiniBand/RoCE ports active",
                                                   .value = out.ports_active,
                                                   .unit = "ports",
                                                   .higher_is_better = true,

@@ -219,6 +219,7 @@ typedef struct {
     const char *gpu_name, *nvml_why;
     ga_where where;
     nh_expect expect;
+    nh_port_roles roles; /* of lead's ports: the compute fabric's and the others */
 } node_view;
 
 static bool node_view_of(const nh_record *all, int n, int node, const nh_check_opts *opts, node_view *v)
@@ -248,7 +249,30 @@ static bool node_view_of(const nh_record *all, int n, int node, const nh_check_o
                 v->lead = &all[i];
     v->where = (ga_where){v->lead->hdr.host, node, -1, -1};
     v->expect = nh_expect_for(opts, v->gpu_name);
+    nh_port_roles_choose(v->lead, &v->expect, opts->ib_hcas, &v->roles);
     return true;
+}
+
+const nh_record *nh_node_port_roles(const nh_record *all, int n, int node, const nh_check_opts *opts,
+                                    nh_port_roles *roles)
+{
+    node_view v;
+    if (!node_view_of(all, n, node, opts, &v) || !v.lead->node_checker)
+        return NULL;
+    *roles = v.roles;
+    return v.lead;
+}
+
+void nh_fill_port_roles(nh_record *all, int n, const nh_check_opts *opts)
+{
+    for (int i = 0; i < n; i++) {
+        nh_port_roles roles;
+        if (!all[i].node_checker ||
+            nh_node_port_roles(all, n, all[i].hdr.node_index, opts, &roles) != &all[i])
+            continue;
+        for (int p = 0; p < all[i].port_count && p < NH_MAX_PORTS; p++)
+            all[i].ports[p].role = roles.role[p];
+    }
 }
 
 static void check_node_gpus(const node_view *v, const nh_thresholds *th, ga_findings *f, nh_outcome *out)
@@ -297,7 +321,67 @@ static void check_node_xids(const node_view *v, ga_findings *f, nh_outcome *out)
     }
 }
 
-/* InfiniBand / RoCE: the HCAs found against those expected, then every port. */
+/* The ports that are not the compute fabric's, in one line: reported, never judged (docs/node_health.md,
+ * "Compute ports"). */
+static void note_other_ports(const node_view *v, ga_findings *f)
+{
+    const nh_record *lead = v->lead;
+    if (v->roles.other + v->roles.vfs == 0)
+        return;
+    char list[200] = "";
+    int listed = 0;
+    for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
+        const nh_port *port = &lead->ports[p];
+        size_t used = strlen(list);
+        if (v->roles.role[p] != NH_PORT_ROLE_OTHER || used + 48 >= sizeof list)
+            continue;
+        snprintf(list + used, sizeof list - used, "%s%s:%d %s %s %g", listed ? ", " : "", port->hca,
+                 port->port, port->state_name[0] ? port->state_name : "?",
+                 port->link_layer[0] ? port->link_layer : "?", port->rate_gbps);
+        listed++;
+    }
+    ga_findings_add(f, GA_SEV_INFO, "HEALTH_IB_PORT_OTHER", v->where,
+                    "%d ports not judged (compute: %s): %s%s%d virtual functions",
+                    v->roles.other + v->roles.vfs, v->roles.how, list,
+                    listed < v->roles.other ? ", ...; "
+                    : listed                ? "; "
+                                            : "",
+                    v->roles.vfs);
+}
+
+/* One compute port against the state, rate and error rules. */
+static void check_compute_port(const node_view *v, const nh_port *port, const nh_thresholds *th,
+                               ga_findings *f, nh_outcome *out)
+{
+    const nh_expect *e = &v->expect;
+    ga_where node_w = v->where;
+    int64_t limit = th->ib_port_counter;
+    char name[64];
+    snprintf(name, sizeof name, "%s port %d", port->hca, port->port);
+    out->ports_checked++;
+    if (port->unreadable[0])
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w, "%s: unreadable %s: not checked", name,
+                        port->unreadable);
+    if ((port->state >= 0 && port->state != 4) || (port->phys_state >= 0 && port->phys_state != 5))
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_PORT_DOWN", node_w, "%s is %s / %s (%s)", name,
+                        port->state_name, port->phys_state_name, port->link_layer);
+    else if (port->state == 4)
+        out->ports_active++;
+    if (port->rate_gbps >= 0 && e->ib_rate_gbps > 0 && port->rate_gbps < e->ib_rate_gbps)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_RATE_LOW", node_w, "%s at %g Gb/s, expected %g", name,
+                        port->rate_gbps, e->ib_rate_gbps);
+    if (port->symbol_error > limit || port->link_downed > limit || port->link_error_recovery > limit ||
+        port->port_rcv_errors > limit)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_IB_ERRORS", node_w,
+                        "%s error counters: symbol_error %" PRId64 ", link_downed %" PRId64
+                        ", link_error_recovery %" PRId64 ", port_rcv_errors %" PRId64 " (threshold %" PRId64
+                        ")",
+                        name, port->symbol_error, port->link_downed, port->link_error_recovery,
+                        port->port_rcv_errors, limit);
+}
+
+/* InfiniBand / RoCE: the compute ports (nh_ports.h) against those expected, then each of them; the others are
+ * reported in one line. */
 static void check_node_ib(const node_view *v, const nh_thresholds *th, ga_findings *f, nh_outcome *out)
 {
     const nh_record *lead = v->lead;
@@ -312,49 +396,49 @@ static void check_node_ib(const node_view *v, const nh_thresholds *th, ga_findin
             ga_findings_add(f, GA_SEV_WARN, "HEALTH_IB_UNCHECKED", node_w,
                             "no InfiniBand/RoCE HCA found, nothing expected: the network is not checked%s%s",
                             lead->ib_why[0] ? ": " : "", lead->ib_why);
-    } else if (e->hcas > 0 && lead->hca_count < e->hcas)
-        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w, "%d HCAs, expected %d",
-                        lead->hca_count, e->hcas);
-    int64_t limit = th->ib_port_counter;
-    for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
-        const nh_port *port = &lead->ports[p];
-        char name[64];
-        snprintf(name, sizeof name, "%s port %d", port->hca, port->port);
-        out->ports_checked++;
-        if (port->unreadable[0])
-            ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w, "%s: unreadable %s: not checked",
-                            name, port->unreadable);
-        if ((port->state >= 0 && port->state != 4) || (port->phys_state >= 0 && port->phys_state != 5))
-            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_PORT_DOWN", node_w, "%s is %s / %s (%s)", name,
-                            port->state_name, port->phys_state_name, port->link_layer);
-        else if (port->state == 4)
-            out->ports_active++;
-        if (port->rate_gbps >= 0 && e->ib_rate_gbps > 0 && port->rate_gbps < e->ib_rate_gbps)
-            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_RATE_LOW", node_w, "%s at %g Gb/s, expected %g", name,
-                            port->rate_gbps, e->ib_rate_gbps);
-        if (port->symbol_error > limit || port->link_downed > limit || port->link_error_recovery > limit ||
-            port->port_rcv_errors > limit)
-            ga_findings_add(f, GA_SEV_WARN, "HEALTH_IB_ERRORS", node_w,
-                            "%s error counters: symbol_error %" PRId64 ", link_downed %" PRId64
-                            ", link_error_recovery %" PRId64 ", port_rcv_errors %" PRId64
-                            " (threshold %" PRId64 ")",
-                            name, port->symbol_error, port->link_downed, port->link_error_recovery,
-                            port->port_rcv_errors, limit);
-    }
+    } else if (e->hcas > 0 && v->roles.compute < e->hcas)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_IB_HCA_MISSING", node_w,
+                        "%d compute ports (%s), expected %d%s%s", v->roles.compute, v->roles.how, e->hcas,
+                        v->roles.missing[0] ? "; not found: " : "", v->roles.missing);
+    for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++)
+        if (v->roles.role[p] == NH_PORT_ROLE_COMPUTE)
+            check_compute_port(v, &lead->ports[p], th, f, out);
+    note_other_ports(v, f);
     if (lead->ports_dropped)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", node_w,
                         "%d ports beyond the first %d not checked", lead->ports_dropped, NH_MAX_PORTS);
 }
 
-/* GPUDirect RDMA and locality: only where there are both GPUs and HCAs. */
+/* GPUDirect RDMA: what the node shows of the paths NCCL 2.28 can take (nh_node.c, read_gdr_paths). Never a
+ * failure here: whether NCCL took one is in its own connection lines, which allreduce_bw judges
+ * (--expect-net ib-gdr); a peer-memory module is not needed where DMA-BUF works (NCCL_DMABUF_ENABLE defaults
+ * to 1, src/init.cc), and with the open kernel modules it is often not loaded on a healthy node. */
+static void check_node_gdr(const node_view *v, ga_findings *f)
+{
+    const nh_record *lead = v->lead;
+    if (v->roles.compute == 0 || (v->gpus == 0 && v->expect.gpus <= 0) || lead->peermem == 1 ||
+        lead->nv_mem == 1)
+        return;
+    if (lead->nvidia_open == 1)
+        ga_findings_add(f, GA_SEV_INFO, "HEALTH_GDR_DMABUF", v->where,
+                        "no peer-memory module (nvidia_peermem, nv_mem): GPUDirect RDMA is left to DMA-BUF "
+                        "(the open kernel modules are loaded), which NCCL probes at run time; allreduce_bw "
+                        "--expect-net ib-gdr shows whether it is used");
+    else
+        ga_findings_add(
+            f, GA_SEV_WARN, "HEALTH_GDR_UNSEEN", v->where,
+            "no GPUDirect RDMA path visible: no peer-memory module (nvidia_peermem, nv_mem) and the "
+            "nvidia module %s: NCCL may stage inter-node traffic in host memory; allreduce_bw "
+            "--expect-net ib-gdr decides",
+            lead->nvidia_open == 0 ? "is the proprietary flavour (no DMA-BUF export)"
+                                   : "flavour is unknown (module/nvidia/taint unreadable)");
+}
+
+/* Locality: each GPU against the NUMA nodes of the compute ports. */
 static void check_node_locality(const node_view *v, ga_findings *f, nh_outcome *out)
 {
     const nh_record *lead = v->lead;
-    if (lead->hca_count > 0 && (v->gpus > 0 || v->expect.gpus > 0) && lead->peermem == 0)
-        ga_findings_add(f, v->expect.require_peermem ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_PEERMEM_MISSING",
-                        v->where,
-                        "nvidia_peermem is not loaded: no GPUDirect RDMA through it (NCCL falls back to "
-                        "host memory unless it uses DMA-BUF)");
+    check_node_gdr(v, f);
     if (lead->hca_count <= 0)
         return;
     for (int i = 0; i < v->n; i++) {
@@ -364,14 +448,17 @@ static void check_node_locality(const node_view *v, ga_findings *f, nh_outcome *
             const nh_gpu *gpu = &v->all[i].gpus[g];
             int known = 0, near = 0;
             for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
-                known += lead->ports[p].numa_node >= 0;
-                near += lead->ports[p].numa_node >= 0 && lead->ports[p].numa_node == gpu->numa_node;
+                int numa = lead->ports[p].numa_node;
+                if (v->roles.role[p] != NH_PORT_ROLE_COMPUTE)
+                    continue;
+                known += numa >= 0;
+                near += numa >= 0 && numa == gpu->numa_node;
             }
             if (gpu->numa_node < 0 || !known)
                 out->gpus_locality_unknown++;
             else if (!near)
                 ga_findings_add(f, GA_SEV_WARN, "HEALTH_NIC_FAR", gpu_where(&v->all[i], gpu),
-                                "GPU %d (%s) on NUMA node %d has no HCA on its NUMA node", gpu->index,
+                                "GPU %d (%s) on NUMA node %d has no compute HCA on its NUMA node", gpu->index,
                                 gpu->pci_bus_id, gpu->numa_node);
         }
     }

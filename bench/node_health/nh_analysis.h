@@ -5,6 +5,7 @@
 #define NH_ANALYSIS_H
 
 #include "ga_findings.h"
+#include "nh_ports.h"
 #include "nh_record.h"
 #include "nh_sku.h"
 
@@ -14,6 +15,7 @@ typedef struct {
     const char *sku; /* --sku NAME, or NULL to match each node's GPU model */
     int expect_gpus, expect_hcas;
     double expect_ib_rate_gbps;
+    const char *ib_hcas; /* --ib-hcas LIST (NCCL_IB_HCA's syntax), NULL or "": none (nh_ports.h) */
 } nh_check_opts;
 
 /* How much was checked, for the headlines and the log: what could not be checked is counted, never hidden. */
@@ -37,6 +39,14 @@ bool nh_xid_is_failure(int xid);
 /* The expectation for one node: the SKU named by opts->sku or matched by gpu_name (may be NULL or ""), then
  * the command line's overrides. */
 nh_expect nh_expect_for(const nh_check_opts *opts, const char *gpu_name);
+
+/* The roles of the ports of node `node`'s checker record (NULL when the node has none), as nh_check judges
+ * them: the expectation of the node's GPU model and opts->ib_hcas through nh_port_roles_choose. */
+const nh_record *nh_node_port_roles(const nh_record *all, int n, int node, const nh_check_opts *opts,
+                                    nh_port_roles *roles);
+
+/* Writes each node checker's port roles into its ports (nh_port.role), for the report. */
+void nh_fill_port_roles(nh_record *all, int n, const nh_check_opts *opts);
 
 /* Checks every node and GPU of the n gathered records. Findings are added in node order; returns 0, or -1
  * when there is no SKU table or opts->sku names none of it (a usage error the program reports before it

@@ -2,30 +2,28 @@
 
 static json_t *node_json(const nh_record *all, int n, int node, const nh_check_opts *opts)
 {
-    const nh_record *lead = NULL;
     const char *gpu_name = NULL;
-    for (int i = 0; i < n; i++) {
-        const nh_record *r = &all[i];
-        if (r->hdr.node_index != node)
-            continue;
-        if (r->node_checker && !lead)
-            lead = r;
-        if (r->gpu_count > 0 && !gpu_name)
-            gpu_name = r->gpus[0].name;
-    }
+    for (int i = 0; i < n; i++)
+        if (all[i].hdr.node_index == node && all[i].gpu_count > 0 && !gpu_name)
+            gpu_name = all[i].gpus[0].name;
+    nh_port_roles roles;
+    const nh_record *lead = nh_node_port_roles(all, n, node, opts, &roles);
     if (!lead)
         return NULL;
     nh_expect e = nh_expect_for(opts, gpu_name);
+    /* the compute ports only: a storage or management port is not the collectives' path (issue 40) */
     json_t *ports = json_array();
     for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
         const nh_port *pt = &lead->ports[p];
-        if (pt->state == 4 && pt->rate_gbps > 0) /* 4: ACTIVE */
+        if (roles.role[p] == NH_PORT_ROLE_COMPUTE && pt->state == 4 && pt->rate_gbps > 0) /* 4: ACTIVE */
             json_array_append_new(ports, json_pack("{s:s, s:i, s:f, s:s}", "hca", pt->hca, "port", pt->port,
                                                    "rate_gbps", pt->rate_gbps, "link_layer", pt->link_layer));
     }
-    json_t *o = json_pack("{s:s, s:i, s:s?, s:b, s:o}", "host", lead->hdr.host, "node", node, "sku",
-                          e.name[0] ? e.name : NULL, "require_peermem", e.require_peermem && e.name[0],
-                          "ports_active", ports);
+    bool gdr = e.require_gdr && e.name[0];
+    /* require_peermem: the key gpuaccept run reads (suite/summary/fabric.c), kept with require_gdr's value */
+    json_t *o = json_pack("{s:s, s:i, s:s?, s:b, s:b, s:s, s:o}", "host", lead->hdr.host, "node", node, "sku",
+                          e.name[0] ? e.name : NULL, "require_gdr", gdr, "require_peermem", gdr,
+                          "compute_ports", roles.how, "ports_active", ports);
     json_object_set_new(o, "expect_hcas", e.hcas >= 0 ? json_integer(e.hcas) : json_null());
     return o;
 }

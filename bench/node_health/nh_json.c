@@ -1,5 +1,6 @@
 #include "nh_json.h"
 
+#include "nh_ports.h"
 #include "nh_record.h"
 
 /* -1 is "could not be read": null in the report. */
@@ -52,8 +53,17 @@ static json_t *port_json(const nh_port *p)
     json_object_set_new(o, "link_error_recovery", num(p->link_error_recovery));
     json_object_set_new(o, "port_rcv_errors", num(p->port_rcv_errors));
     json_object_set_new(o, "numa_node", num(p->numa_node));
+    json_object_set_new(o, "is_vf", json_boolean(p->is_vf));
+    /* compute / other / vf (nh_ports.h); null where the program did not choose (a record replayed alone) */
+    json_object_set_new(o, "role", p->role ? json_string(nh_port_role_name(p->role)) : json_null());
     json_object_set_new(o, "unreadable", json_string(p->unreadable));
     return o;
+}
+
+/* -1 unknown: null; else true/false. */
+static json_t *tri(int32_t v)
+{
+    return v < 0 ? json_null() : json_boolean(v);
 }
 
 json_t *nh_record_json(const void *record, void *user)
@@ -74,12 +84,14 @@ json_t *nh_record_json(const void *record, void *user)
                                         "count", r->xids[i].count, "line", r->xids[i].first_line));
     for (int i = 0; i < r->port_count && i < NH_MAX_PORTS; i++)
         json_array_append_new(ports, port_json(&r->ports[i]));
+    json_t *gdr = json_pack("{s:o, s:o, s:o}", "nvidia_peermem", tri(r->peermem), "nv_mem", tri(r->nv_mem),
+                            "nvidia_open", tri(r->nvidia_open));
     json_object_set_new(o, "node",
-                        json_pack("{s:{s:b, s:s, s:s, s:o, s:i}, s:{s:b, s:s, s:i, s:o}, s:o}", "kernel_log",
-                                  "read", r->kernel_log_read, "source", r->kernel_log_source, "why",
-                                  r->kernel_log_why, "xids", xids, "xids_dropped", r->xids_dropped,
+                        json_pack("{s:{s:b, s:s, s:s, s:o, s:i}, s:{s:b, s:s, s:i, s:s?, s:o}, s:o, s:o}",
+                                  "kernel_log", "read", r->kernel_log_read, "source", r->kernel_log_source,
+                                  "why", r->kernel_log_why, "xids", xids, "xids_dropped", r->xids_dropped,
                                   "infiniband", "read", r->ib_read, "why", r->ib_why, "hcas", r->hca_count,
-                                  "ports", ports, "nvidia_peermem",
-                                  r->peermem < 0 ? json_null() : json_boolean(r->peermem)));
+                                  "nccl_ib_hca", r->ib_hca_env[0] ? r->ib_hca_env : NULL, "ports", ports,
+                                  "nvidia_peermem", tri(r->peermem), "gpudirect_rdma", gdr));
     return o;
 }

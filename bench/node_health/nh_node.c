@@ -135,12 +135,45 @@ static void read_port(const char *hca_dir, const char *hca, const char *port_nam
 #undef PORT_FILE
 }
 
-void nh_sysfs_read_node(const char *root, nh_record *r)
+/* Whether root/rel exists (a link counts, whatever it points to). */
+static int exists(const char *root, const char *rel)
 {
     char path[4096];
     struct stat st;
-    snprintf(path, sizeof path, "%s/module/nvidia_peermem", root);
-    r->peermem = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    return lstat(path, &st) == 0;
+}
+
+/* The GPUDirect RDMA paths a node shows. The peer-memory modules as NCCL 2.28 looks for them
+ * (src/transport/net_ib.cc, ibGdrSupportInitOnce: access() on /sys/kernel/mm/memory_peers/nv_mem/version,
+ * .../nv_mem_nc/version and /sys/module/nvidia_peermem/version). DMA-BUF needs no module: NCCL probes
+ * ibv_reg_dmabuf_mr and CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED at run time (net_ib.cc,
+ * ibDmaBufSupportInitOnce; init.cc, dmaBufSupported), which no file shows; what sysfs shows is the flavour of
+ * the GPU driver that exports the memory: the open kernel modules (kernel-open/nvidia/nv.c:
+ * MODULE_LICENSE("Dual MIT/GPL"), the dma-buf exporter in nv-dmabuf.c) do not taint the kernel proprietary,
+ * so module/nvidia/taint has no 'P' (Documentation/ABI/testing/sysfs-module, /sys/module/<module>/taint). */
+static void read_gdr_paths(const char *root, nh_record *r)
+{
+    r->peermem = exists(root, "module/nvidia_peermem/version");
+    r->nv_mem = exists(root, "kernel/mm/memory_peers/nv_mem/version") ||
+                exists(root, "kernel/mm/memory_peers/nv_mem_nc/version");
+    char path[4096], taint[32] = "";
+    snprintf(path, sizeof path, "%s/module/nvidia/taint", root);
+    FILE *f = fopen(path, "r");
+    if (!f) { /* nvidia not loaded, or a kernel before 3.3 */
+        r->nvidia_open = -1;
+        return;
+    }
+    if (!fgets(taint, sizeof taint, f))
+        taint[0] = '\0'; /* an empty file: nothing taints the module */
+    fclose(f);
+    r->nvidia_open = strchr(taint, 'P') == NULL;
+}
+
+void nh_sysfs_read_node(const char *root, nh_record *r)
+{
+    char path[4096];
+    read_gdr_paths(root, r);
 
     snprintf(path, sizeof path, "%s/class/infiniband", root);
     struct dirent **hcas = NULL;
@@ -162,6 +195,9 @@ void nh_sysfs_read_node(const char *root, nh_record *r)
         snprintf(numa_path, sizeof numa_path, "%s/device/numa_node", hca_dir);
         if (read_int64(numa_path, &numa) || numa < -1 || numa > 1023)
             numa = -1;
+        char physfn[4300];
+        snprintf(physfn, sizeof physfn, "class/infiniband/%s/device/physfn", hcas[h]->d_name);
+        int is_vf = exists(root, physfn); /* Documentation/ABI/testing/sysfs-bus-pci: physfn */
         struct dirent **ports = NULL;
         int np = scandir(ports_dir, &ports, not_dot, by_name);
         if (np <= 0 && r->port_count < NH_MAX_PORTS) {
@@ -174,13 +210,15 @@ void nh_sysfs_read_node(const char *root, nh_record *r)
             p->rate_gbps = -1;
             p->symbol_error = p->link_downed = p->link_error_recovery = p->port_rcv_errors = -1;
             p->numa_node = (int32_t)numa;
+            p->is_vf = is_vf;
             note_unreadable(p->unreadable, "ports");
         }
         for (int i = 0; i < np; i++) {
-            if (r->port_count < NH_MAX_PORTS)
+            if (r->port_count < NH_MAX_PORTS) {
                 read_port(hca_dir, hcas[h]->d_name, ports[i]->d_name, (int32_t)numa,
-                          &r->ports[r->port_count++]);
-            else
+                          &r->ports[r->port_count]);
+                r->ports[r->port_count++].is_vf = is_vf;
+            } else
                 r->ports_dropped++;
             free(ports[i]);
         }

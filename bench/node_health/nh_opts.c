@@ -11,6 +11,7 @@
 
 #include "ga_parse.h"
 #include "nh_node.h"
+#include "nh_ports.h"
 #include "nh_sku.h"
 
 enum {
@@ -21,7 +22,8 @@ enum {
     OPT_EXPECT_GPUS,
     OPT_EXPECT_HCAS,
     OPT_EXPECT_IB_RATE,
-    OPT_XID_SINCE
+    OPT_XID_SINCE,
+    OPT_IB_HCAS
 };
 
 const ga_option nh_options[] = {
@@ -36,9 +38,12 @@ const ga_option nh_options[] = {
     {"sku-file", OPT_SKU_FILE, true, "FILE", "expectations per SKU (default: the built-in skus.json)"},
     {"expect-gpus", OPT_EXPECT_GPUS, true, "N", "GPUs every node must have (overrides the SKU)"},
     {"expect-hcas", OPT_EXPECT_HCAS, true, "N",
-     "InfiniBand/RoCE HCAs every node must have (overrides the SKU)"},
+     "compute InfiniBand/RoCE ports every node must have (overrides the SKU)"},
     {"expect-ib-rate", OPT_EXPECT_IB_RATE, true, "GBPS",
-     "rate every port must run at, Gb/s (overrides the SKU)"},
+     "rate every compute port must run at, Gb/s (overrides the SKU)"},
+    {"ib-hcas", OPT_IB_HCAS, true, "LIST",
+     "the compute ports, as NCCL_IB_HCA takes them (mlx5_0,mlx5_3:1; ^ excludes, = exact); default: "
+     "NCCL_IB_HCA, then the SKU's compute_hcas, then the fastest ports"},
 };
 
 const size_t nh_n_options = sizeof nh_options / sizeof nh_options[0];
@@ -107,6 +112,16 @@ int nh_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
         return 0;
     case OPT_EXPECT_IB_RATE:
         return ga_parse_double(arg, 1, 100000, &o->expect_ib_rate_gbps, err, errlen);
+    case OPT_IB_HCAS: {
+        char why[160];
+        if (strlen(arg) >= sizeof o->ib_hcas || nh_ib_list_check(arg, why, sizeof why)) {
+            snprintf(err, errlen, "--ib-hcas '%.60s': %s", arg,
+                     strlen(arg) >= sizeof o->ib_hcas ? "longer than 255 bytes" : why);
+            return -1;
+        }
+        snprintf(o->ib_hcas, sizeof o->ib_hcas, "%s", arg);
+        return 0;
+    }
     }
     return 0;
 }

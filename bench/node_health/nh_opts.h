@@ -16,6 +16,7 @@ typedef struct {
     int expect_gpus, expect_hcas;
     double expect_ib_rate_gbps;
     double xid_since_s; /* 0: every Xid since boot */
+    char ib_hcas[256];  /* --ib-hcas: the compute ports in NCCL_IB_HCA's syntax, "" none */
     nh_sku_table skus;
     bool skus_loaded;
 } nh_opts;

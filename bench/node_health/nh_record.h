@@ -26,6 +26,14 @@
 #define NH_FABRIC_NOT_SUPPORTED 0
 #define NH_FABRIC_COMPLETED 3
 
+/* nh_port.role: what the port is to the checks (nh_ports.h chooses it on rank 0 from the node's ports, the
+ * expectation and the list of compute ports). Only compute ports are held to the state, rate and error rules
+ * and counted against the expected HCAs. */
+#define NH_PORT_ROLE_UNSET 0
+#define NH_PORT_ROLE_COMPUTE 1
+#define NH_PORT_ROLE_OTHER 2 /* storage, management, front-end: reported, not judged */
+#define NH_PORT_ROLE_VF 3    /* an SR-IOV virtual function not chosen as compute: reported, not judged */
+
 typedef struct {
     int32_t index; /* NVML index on the node */
     char name[96];
@@ -66,6 +74,8 @@ typedef struct {
     double rate_gbps;    /* -1 unreadable */
     int64_t symbol_error, link_downed, link_error_recovery, port_rcv_errors; /* -1 unreadable */
     int32_t numa_node;                                                       /* of the HCA, -1 unknown */
+    int32_t is_vf; /* 1: the HCA is an SR-IOV virtual function (its device/physfn link exists), 0 not */
+    int32_t role;  /* NH_PORT_ROLE_*, filled on rank 0 before the report (the probe leaves it unset) */
     char unreadable[NH_UNREADABLE_LEN];
 } nh_port;
 
@@ -97,7 +107,12 @@ typedef struct {
     char ib_why[192];
     int32_t hca_count, port_count, ports_dropped;
     nh_port ports[NH_MAX_PORTS];
-    int32_t peermem; /* nvidia_peermem loaded: 1, 0, -1 unknown */
+    char ib_hca_env[128]; /* NCCL_IB_HCA as the node's checker sees it ("" unset): the job's compute ports */
+    /* GPUDirect RDMA paths the node shows (docs/node_health.md, "GPUDirect RDMA"): 1, 0, -1 unknown */
+    int32_t peermem;     /* module/nvidia_peermem/version: the nvidia-peermem module is loaded */
+    int32_t nv_mem;      /* kernel/mm/memory_peers/nv_mem{,_nc}/version: the legacy nv_peer_mem module */
+    int32_t nvidia_open; /* module/nvidia/taint without P: the open kernel modules (DMA-BUF export of GPU
+                            memory); 0 proprietary; -1 nvidia not loaded or its taint unreadable */
 } nh_record;
 
 #endif

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nh_ports.h"
+
 nh_expect nh_expect_none(void)
 {
     return (nh_expect){.name = "",
@@ -13,7 +15,8 @@ nh_expect nh_expect_none(void)
                        .pcie_width = -1,
                        .hcas = -1,
                        .ib_rate_gbps = -1,
-                       .require_peermem = false};
+                       .compute_hcas = "",
+                       .require_gdr = false};
 }
 
 static int int_field(const json_t *o, const char *key, int *out, const char *where, char *err, size_t errlen)
@@ -48,9 +51,9 @@ static int check_keys(const json_t *o, const char *const *allowed, const char *w
 
 static int parse_sku(const json_t *o, int i, nh_sku_table *t, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"name",     "match",      "exclude", "gpus",         "nvlinks_per_gpu",
-                                       "pcie_gen", "pcie_width", "hcas",    "ib_rate_gbps", "require_peermem",
-                                       NULL};
+    static const char *const keys[] = {
+        "name", "match",        "exclude",      "gpus",        "nvlinks_per_gpu", "pcie_gen", "pcie_width",
+        "hcas", "ib_rate_gbps", "compute_hcas", "require_gdr", "require_peermem", NULL};
     char where[64];
     snprintf(where, sizeof where, "skus[%d]", i);
     if (!json_is_object(o)) {
@@ -99,7 +102,7 @@ static int parse_sku(const json_t *o, int i, nh_sku_table *t, char *err, size_t 
         int_field(o, "pcie_width", &e->pcie_width, where, err, errlen) ||
         int_field(o, "hcas", &e->hcas, where, err, errlen))
         return -1;
-    const json_t *rate = json_object_get(o, "ib_rate_gbps"), *peermem = json_object_get(o, "require_peermem");
+    const json_t *rate = json_object_get(o, "ib_rate_gbps"), *hcas = json_object_get(o, "compute_hcas");
     if (rate) {
         if (!json_is_number(rate) || json_number_value(rate) <= 0) {
             snprintf(err, errlen, "%s: \"ib_rate_gbps\" must be a positive number", where);
@@ -107,12 +110,29 @@ static int parse_sku(const json_t *o, int i, nh_sku_table *t, char *err, size_t 
         }
         e->ib_rate_gbps = json_number_value(rate);
     }
-    if (peermem) {
-        if (!json_is_boolean(peermem)) {
-            snprintf(err, errlen, "%s: \"require_peermem\" must be true or false", where);
+    if (hcas) {
+        char why[128];
+        if (!json_is_string(hcas) || json_string_length(hcas) >= sizeof e->compute_hcas ||
+            nh_ib_list_check(json_string_value(hcas), why, sizeof why)) {
+            snprintf(err, errlen, "%s: \"compute_hcas\" must be a list as NCCL_IB_HCA takes it%s%s", where,
+                     json_is_string(hcas) ? ": " : "", json_is_string(hcas) ? why : "");
             return -1;
         }
-        e->require_peermem = json_is_true(peermem);
+        snprintf(e->compute_hcas, sizeof e->compute_hcas, "%s", json_string_value(hcas));
+    }
+    /* "require_peermem" is the old name of "require_gdr": SKU files written before issue 40 keep parsing and
+     * mean what they meant between nodes (GPUDirect RDMA is required); the node check no longer fails on it.
+     */
+    static const char *const gdr_keys[] = {"require_gdr", "require_peermem"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *v = json_object_get(o, gdr_keys[k]);
+        if (!v)
+            continue;
+        if (!json_is_boolean(v)) {
+            snprintf(err, errlen, "%s: \"%s\" must be true or false", where, gdr_keys[k]);
+            return -1;
+        }
+        e->require_gdr |= json_is_true(v);
     }
     return 0;
 }

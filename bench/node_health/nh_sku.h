@@ -16,7 +16,12 @@ typedef struct {
     char name[48]; /* "" when no SKU applies */
     int gpus, nvlinks_per_gpu, pcie_gen, pcie_width, hcas;
     double ib_rate_gbps;
-    bool require_peermem; /* a missing nvidia_peermem fails (else warns) */
+    char compute_hcas[256]; /* the compute ports in NCCL_IB_HCA's syntax ("" none: see nh_ports.h) */
+    /* Traffic between nodes must go by GPUDirect RDMA: the suite gives allreduce_bw --expect-net ib-gdr,
+     * whose evidence is NCCL's own connection lines. Never a node_health failure: a node shows some of the
+     * paths NCCL can take (peer-memory modules, DMA-BUF), not whether NCCL takes one. The SKU file's
+     * "require_gdr" ("require_peermem", its old name, is read as the same). */
+    bool require_gdr;
 } nh_expect;
 
 typedef struct {

@@ -15,6 +15,7 @@ def main():
     ap.add_argument("--finding", action="append", default=[], help="a fault code that must be present")
     ap.add_argument("--absent", action="append", default=[], help="a fault code that must not be present")
     ap.add_argument("--gpus", type=int, help="GPUs checked (the gpus_checked headline)")
+    ap.add_argument("--roles", help="the ports' roles on each node checker, e.g. compute=8,other=4,vf=4")
     args = ap.parse_args()
     r = json.load(open(args.report))
     errors = []
@@ -34,6 +35,10 @@ def main():
             expect(kl["read"] or kl["why"], "kernel log neither read nor explained")
             ib = c["node"]["infiniband"]
             expect(ib["read"] or ib["why"], "InfiniBand neither read nor explained")
+            if args.roles:
+                want = {k: int(v) for k, v in (kv.split("=") for kv in args.roles.split(","))}
+                got = {k: sum(p["role"] == k for p in ib["ports"]) for k in want}
+                expect(got == want and all(p["role"] in want for p in ib["ports"]), f"port roles {got}, expected {want}")
     for rk in ranks:
         expect(rk["nvml"]["loaded"] or rk["nvml"]["why"], f"rank {rk['rank']}: NVML neither loaded nor explained")
     names = [h["name"] for h in r.get("headlines", [])]

@@ -13,19 +13,25 @@ committed = os.path.join(here, "trees")
 
 
 def files(root):
+    """Every file and every symbolic link (a VF's device/physfn), relative to root; links are not followed."""
     out = set()
-    for dirpath, _, names in os.walk(root):
-        for n in names:
+    for dirpath, dirs, names in os.walk(root):
+        for n in names + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
             out.add(os.path.relpath(os.path.join(dirpath, n), root))
     return out
+
+
+def same(a, b):
+    if os.path.islink(a) or os.path.islink(b):
+        return os.path.islink(a) and os.path.islink(b) and os.readlink(a) == os.readlink(b)
+    return filecmp.cmp(a, b, shallow=False)
 
 
 def differences(a, b):
     fa, fb = files(a), files(b)
     diff = ["only in the committed trees: %s" % f for f in sorted(fa - fb)]
     diff += ["missing from the committed trees: %s" % f for f in sorted(fb - fa)]
-    diff += ["differs: %s" % f for f in sorted(fa & fb)
-             if not filecmp.cmp(os.path.join(a, f), os.path.join(b, f), shallow=False)]
+    diff += ["differs: %s" % f for f in sorted(fa & fb) if not same(os.path.join(a, f), os.path.join(b, f))]
     return diff
 
 
