@@ -430,7 +430,7 @@ static void check_node_gdr(const node_view *v, ga_findings *f)
             "no GPUDirect RDMA path visible: no peer-memory module (nvidia_peermem, nv_mem) and the "
             "nvidia module %s: NCCL may stage inter-node traffic in host memory; allreduce_bw "
             "--expect-net ib-gdr decides",
-            lead->nvidia_open == 0 ? "is the proprietary flavour (no DMA-BUF export)"
+            lead->nvidia_open == 0 ? "is not the open flavour, whose DMA-BUF export NCCL uses"
                                    : "flavour is unknown (module/nvidia/taint unreadable)");
 }
 

@@ -11,9 +11,10 @@
 /* 0 when root is a directory that can be listed, else -1 with a one-line reason. */
 int nh_sysfs_root_check(const char *root, char *err, size_t errlen);
 
-/* Fills the InfiniBand part of r (ib_read, hca_count, ports) and peermem from root/class/infiniband and
- * root/module. A value that is missing or malformed is -1/"" with the file's name in the port's
- * `unreadable`; never fails on content. */
+/* Fills the InfiniBand part of r (ib_read, hca_count, ports with is_vf) from root/class/infiniband, and the
+ * GPUDirect RDMA paths (peermem, nv_mem, nvidia_open) from root/module and root/kernel/mm/memory_peers. A value
+ * that is missing or malformed is -1/"" with the file's name in the port's `unreadable`; never fails on
+ * content. The ports' roles are chosen later, on rank 0 (nh_ports.h). */
 void nh_sysfs_read_node(const char *root, nh_record *r);
 
 /* NUMA node of a PCI device given as NVML writes it (00000000:1B:00.0), from root/bus/pci/devices; -1. */

@@ -49,6 +49,44 @@ static int check_keys(const json_t *o, const char *const *allowed, const char *w
     return 0;
 }
 
+/* The network part of a SKU: the compute ports' rate and names, and whether GPUDirect RDMA is required. */
+static int parse_network(const json_t *o, const char *where, nh_expect *e, char *err, size_t errlen)
+{
+    const json_t *rate = json_object_get(o, "ib_rate_gbps"), *hcas = json_object_get(o, "compute_hcas");
+    if (rate) {
+        if (!json_is_number(rate) || json_number_value(rate) <= 0) {
+            snprintf(err, errlen, "%s: \"ib_rate_gbps\" must be a positive number", where);
+            return -1;
+        }
+        e->ib_rate_gbps = json_number_value(rate);
+    }
+    if (hcas) {
+        char why[128];
+        if (!json_is_string(hcas) || json_string_length(hcas) >= sizeof e->compute_hcas ||
+            nh_ib_list_check(json_string_value(hcas), why, sizeof why)) {
+            snprintf(err, errlen, "%s: \"compute_hcas\" must be a list as NCCL_IB_HCA takes it%s%s", where,
+                     json_is_string(hcas) ? ": " : "", json_is_string(hcas) ? why : "");
+            return -1;
+        }
+        snprintf(e->compute_hcas, sizeof e->compute_hcas, "%s", json_string_value(hcas));
+    }
+    /* "require_peermem" is the old name of "require_gdr": SKU files written before issue 40 keep parsing and
+     * mean what they meant between nodes (GPUDirect RDMA is required); the node check no longer fails on it.
+     */
+    static const char *const gdr_keys[] = {"require_gdr", "require_peermem"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *v = json_object_get(o, gdr_keys[k]);
+        if (!v)
+            continue;
+        if (!json_is_boolean(v)) {
+            snprintf(err, errlen, "%s: \"%s\" must be true or false", where, gdr_keys[k]);
+            return -1;
+        }
+        e->require_gdr |= json_is_true(v);
+    }
+    return 0;
+}
+
 static int parse_sku(const json_t *o, int i, nh_sku_table *t, char *err, size_t errlen)
 {
     static const char *const keys[] = {
@@ -102,39 +140,7 @@ static int parse_sku(const json_t *o, int i, nh_sku_table *t, char *err, size_t 
         int_field(o, "pcie_width", &e->pcie_width, where, err, errlen) ||
         int_field(o, "hcas", &e->hcas, where, err, errlen))
         return -1;
-    const json_t *rate = json_object_get(o, "ib_rate_gbps"), *hcas = json_object_get(o, "compute_hcas");
-    if (rate) {
-        if (!json_is_number(rate) || json_number_value(rate) <= 0) {
-            snprintf(err, errlen, "%s: \"ib_rate_gbps\" must be a positive number", where);
-            return -1;
-        }
-        e->ib_rate_gbps = json_number_value(rate);
-    }
-    if (hcas) {
-        char why[128];
-        if (!json_is_string(hcas) || json_string_length(hcas) >= sizeof e->compute_hcas ||
-            nh_ib_list_check(json_string_value(hcas), why, sizeof why)) {
-            snprintf(err, errlen, "%s: \"compute_hcas\" must be a list as NCCL_IB_HCA takes it%s%s", where,
-                     json_is_string(hcas) ? ": " : "", json_is_string(hcas) ? why : "");
-            return -1;
-        }
-        snprintf(e->compute_hcas, sizeof e->compute_hcas, "%s", json_string_value(hcas));
-    }
-    /* "require_peermem" is the old name of "require_gdr": SKU files written before issue 40 keep parsing and
-     * mean what they meant between nodes (GPUDirect RDMA is required); the node check no longer fails on it.
-     */
-    static const char *const gdr_keys[] = {"require_gdr", "require_peermem"};
-    for (int k = 0; k < 2; k++) {
-        const json_t *v = json_object_get(o, gdr_keys[k]);
-        if (!v)
-            continue;
-        if (!json_is_boolean(v)) {
-            snprintf(err, errlen, "%s: \"%s\" must be true or false", where, gdr_keys[k]);
-            return -1;
-        }
-        e->require_gdr |= json_is_true(v);
-    }
-    return 0;
+    return parse_network(o, where, e, err, errlen);
 }
 
 int nh_sku_table_parse(const char *json_text, nh_sku_table *t, char *err, size_t errlen)
