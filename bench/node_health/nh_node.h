@@ -12,8 +12,8 @@
 int nh_sysfs_root_check(const char *root, char *err, size_t errlen);
 
 /* Fills the InfiniBand part of r (ib_read, hca_count, ports with is_vf) from root/class/infiniband, and the
- * GPUDirect RDMA paths (peermem, nv_mem, nvidia_open) from root/module and root/kernel/mm/memory_peers. A value
- * that is missing or malformed is -1/"" with the file's name in the port's `unreadable`; never fails on
+ * GPUDirect RDMA paths (peermem, nv_mem, nvidia_open) from root/module and root/kernel/mm/memory_peers. A
+ * value that is missing or malformed is -1/"" with the file's name in the port's `unreadable`; never fails on
  * content. The ports' roles are chosen later, on rank 0 (nh_ports.h). */
 void nh_sysfs_read_node(const char *root, nh_record *r);
 
