@@ -84,9 +84,10 @@ static void check_gpu_links(const nh_gpu *g, const char *id, ga_where w, const n
                             const nh_thresholds *th, ga_findings *f)
 {
     /* The link's capability (nvmlDeviceGetMaxPcieLinkWidth: "the maximum PCIe link width possible with this
-     * device and system", so a GPU in a narrower slot reads it) is judged against the SKU. The current width is
-     * not: nvidia-smi's documentation says the current link width and generation "may be reduced when the GPU
-     * is not in use", and node_health reads an idle GPU. mem_bw judges the link under load (MEM_PCIE_DEGRADED). */
+     * device and system", so a GPU in a narrower slot reads it) is judged against the SKU. The current width
+     * is not: nvidia-smi's documentation says the current link width and generation "may be reduced when the
+     * GPU is not in use", and node_health reads an idle GPU. mem_bw judges the link under load
+     * (MEM_PCIE_DEGRADED). */
     if (g->pcie_max_width > 0 && e->pcie_width > 0 && g->pcie_max_width < e->pcie_width)
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_PCIE_DEGRADED", w,
                         "%s: PCIe link capable of x%d at most, expected x%d", id, g->pcie_max_width,
@@ -162,7 +163,8 @@ static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, const n
         /* Only a bit set in every sample holds the clocks down: nvml.h says HW slowdown "May be also reported
          * during PState or clock change" (nvmlClocksEventReasonHwSlowdown), which one read cannot tell apart.
          * A record of one sample (or none said) is judged on that sample. */
-        uint64_t hw = NH_CLOCK_HW_SLOWDOWN | NH_CLOCK_HW_THERMAL | NH_CLOCK_SW_THERMAL | NH_CLOCK_HW_POWER_BRAKE;
+        uint64_t hw =
+            NH_CLOCK_HW_SLOWDOWN | NH_CLOCK_HW_THERMAL | NH_CLOCK_SW_THERMAL | NH_CLOCK_HW_POWER_BRAKE;
         uint64_t any = (uint64_t)g->clock_event_reasons;
         uint64_t held = g->clock_event_samples > 1 && g->clock_event_persistent >= 0
                             ? (uint64_t)g->clock_event_persistent
@@ -203,14 +205,16 @@ static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, const n
             "counters the ECC check reads (errors of an earlier job are not seen) and re-initialises "
             "the GPU for every job",
             id);
-    /* MIG on a node held to an NVLink training SKU (all of its GPUs, NVLinks to each) fails: NVLink P2P is not
-     * available to MIG instances (NVIDIA MIG user guide, "Supported Configurations": "No GPU to GPU P2P (either
-     * PCIe or NVLink) is supported"), so NCCL falls back to the host. Elsewhere it is a choice: a warning. */
+    /* MIG on a node held to an NVLink training SKU (all of its GPUs, NVLinks to each) fails: NVLink P2P is
+     * not available to MIG instances (NVIDIA MIG user guide, "Supported Configurations": "No GPU to GPU P2P
+     * (either PCIe or NVLink) is supported"), so NCCL falls back to the host. Elsewhere it is a choice: a
+     * warning. */
     bool training = e->gpus >= 8 && e->nvlinks_per_gpu > 0;
     if (g->mig_mode == 1)
         ga_findings_add(f, training ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_MIG_ENABLED", w,
                         "%s: MIG is on: the GPU is split into instances%s", id,
-                        training ? ", which have no NVLink peer access: not a GPU of an 8-GPU NVLink node" : "");
+                        training ? ", which have no NVLink peer access: not a GPU of an 8-GPU NVLink node"
+                                 : "");
     if (g->fabric_state > NH_FABRIC_NOT_SUPPORTED &&
         (g->fabric_state != NH_FABRIC_COMPLETED || g->fabric_status))
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_FABRIC_NOT_READY", w,
@@ -361,9 +365,9 @@ static void check_node_xids(const node_view *v, ga_findings *f, nh_outcome *out)
 }
 
 /* NVSwitch errors of the kernel log. The driver tags each SXid line "Fatal" or "Non-fatal" (error_nvswitch.h,
- * NVSWITCH_REPORT_FATAL / _NONFATAL); NVIDIA's Fabric Manager user guide ("NVSwitch SXid Errors"): a fatal SXid
- * leaves the switch (and the GPUs' traffic through it) needing a reset, a non-fatal one is reported and the
- * fabric runs on. So fatal fails, non-fatal (or a line that says neither) warns. */
+ * NVSWITCH_REPORT_FATAL / _NONFATAL); NVIDIA's Fabric Manager user guide ("NVSwitch SXid Errors"): a fatal
+ * SXid leaves the switch (and the GPUs' traffic through it) needing a reset, a non-fatal one is reported and
+ * the fabric runs on. So fatal fails, non-fatal (or a line that says neither) warns. */
 static void check_node_sxids(const node_view *v, ga_findings *f)
 {
     const nh_record *lead = v->lead;
@@ -374,10 +378,12 @@ static void check_node_sxids(const node_view *v, ga_findings *f)
     for (int x = 0; x < lead->sxid_count && x < NH_MAX_SXIDS; x++) {
         const nh_sxid *s = &lead->sxids[x];
         bool bad = s->fatal == 1;
-        ga_findings_add(f, bad ? GA_SEV_FAIL : GA_SEV_WARN, bad ? "HEALTH_SXID" : "HEALTH_SXID_OTHER", v->where,
-                        "NVSwitch SXid %d (%s) on PCI %s, %d time%s: %s", s->sxid,
-                        s->fatal == 1 ? "fatal" : s->fatal == 0 ? "non-fatal" : "severity not logged", s->pci,
-                        s->count, s->count == 1 ? "" : "s", s->first_line);
+        ga_findings_add(f, bad ? GA_SEV_FAIL : GA_SEV_WARN, bad ? "HEALTH_SXID" : "HEALTH_SXID_OTHER",
+                        v->where, "NVSwitch SXid %d (%s) on PCI %s, %d time%s: %s", s->sxid,
+                        s->fatal == 1   ? "fatal"
+                        : s->fatal == 0 ? "non-fatal"
+                                        : "severity not logged",
+                        s->pci, s->count, s->count == 1 ? "" : "s", s->first_line);
     }
     if (lead->sxids_dropped)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_SXID_OTHER", v->where,

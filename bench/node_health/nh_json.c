@@ -92,11 +92,10 @@ json_t *nh_record_json(const void *record, void *user)
     }
     json_object_set_new(o, "node",
                         json_pack("{s:{s:b, s:s, s:s, s:o, s:i, s:o, s:i}, s:{s:b, s:s, s:i, s:o}, s:o}",
-                                  "kernel_log", "read", r->kernel_log_read, "source", r->kernel_log_source, "why",
-                                  r->kernel_log_why, "xids", xids, "xids_dropped", r->xids_dropped, "sxids", sxids,
-                                  "sxids_dropped", r->sxids_dropped,
-                                  "infiniband", "read", r->ib_read, "why", r->ib_why, "hcas", r->hca_count,
-                                  "ports", ports, "nvidia_peermem",
-                                  r->peermem < 0 ? json_null() : json_boolean(r->peermem)));
+                                  "kernel_log", "read", r->kernel_log_read, "source", r->kernel_log_source,
+                                  "why", r->kernel_log_why, "xids", xids, "xids_dropped", r->xids_dropped,
+                                  "sxids", sxids, "sxids_dropped", r->sxids_dropped, "infiniband", "read",
+                                  r->ib_read, "why", r->ib_why, "hcas", r->hca_count, "ports", ports,
+                                  "nvidia_peermem", r->peermem < 0 ? json_null() : json_boolean(r->peermem)));
     return o;
 }

@@ -40,10 +40,12 @@ typedef struct {
     } value;
 } nvmlFieldValue_t;
 #define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
-/* Per link (scopeId = the link): 0 HIGH_SPEED, 1 LOW_SPEED, the link asleep in its low-power state (nvml.h). */
+/* Per link (scopeId = the link): 0 HIGH_SPEED, 1 LOW_SPEED, the link asleep in its low-power state (nvml.h).
+ */
 #define NVML_FI_DEV_NVLINK_GET_POWER_STATE 167
 #define NVML_NVLINK_LOW_POWER 1
-/* nvmlNvLinkErrorCounter_t (nvml.h): DL_REPLAY 0, DL_RECOVERY 1, DL_CRC_FLIT 2, DL_CRC_DATA 3, DL_ECC_DATA 4. */
+/* nvmlNvLinkErrorCounter_t (nvml.h): DL_REPLAY 0, DL_RECOVERY 1, DL_CRC_FLIT 2, DL_CRC_DATA 3, DL_ECC_DATA 4.
+ */
 #define NH_NVLINK_COUNTERS 5
 
 typedef struct {
@@ -242,9 +244,9 @@ static void probe_pcie(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
         g->pcie_replay = u;
 }
 
-/* Is link l asleep (NVLink's low-power state, entered after an idle period: NVML_FI_DEV_NVLINK_GET_POWER_STATE
- * answers LOW_SPEED)? nvml.h does not say what nvmlDeviceGetNvLinkState answers for a sleeping link, so a link
- * read inactive whose power state says asleep is not called down. */
+/* Is link l asleep (NVLink's low-power state, entered after an idle period:
+ * NVML_FI_DEV_NVLINK_GET_POWER_STATE answers LOW_SPEED)? nvml.h does not say what nvmlDeviceGetNvLinkState
+ * answers for a sleeping link, so a link read inactive whose power state says asleep is not called down. */
 static bool nvlink_asleep(const nvml_api *a, nvmlDevice_t d, unsigned l)
 {
     if (!a->field_values)
@@ -332,8 +334,9 @@ static void reread_nvlinks(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
 }
 
 /* One read of the clock event reasons, folded into the record: any sample's bits, and the bits every sample
- * had. nvml.h on nvmlClocksEventReasonHwSlowdown: "May be also reported during PState or clock change", so one
- * read cannot tell a held-down GPU from one changing its clocks; only the bits present in every read are. */
+ * had. nvml.h on nvmlClocksEventReasonHwSlowdown: "May be also reported during PState or clock change", so
+ * one read cannot tell a held-down GPU from one changing its clocks; only the bits present in every read are.
+ */
 static void sample_clock_reasons(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
 {
     unsigned long long v = 0;
@@ -411,8 +414,8 @@ static void sleep_ms(long ms)
         ;
 }
 
-/* A GPU without a handle: every field unknown, and why. A lost GPU (GPU_IS_LOST, RESET_REQUIRED) is kept apart
- * from one NVML merely could not open. */
+/* A GPU without a handle: every field unknown, and why. A lost GPU (GPU_IS_LOST, RESET_REQUIRED) is kept
+ * apart from one NVML merely could not open. */
 static void gpu_without_handle(const nvml_api *a, unsigned i, nvmlReturn_t rc, nh_gpu *g)
 {
     gpu_unknown(g, (int)i);

@@ -9,11 +9,11 @@
 
 #include "ga_record.h"
 
-#define NH_MAX_GPUS 16    /* GPUs one rank checks (all of a node's when one rank runs per node) */
-#define NH_MAX_NVLINKS 18 /* NVML_NVLINK_MAX_LINKS on Hopper */
-#define NH_MAX_PORTS 32   /* InfiniBand / RoCE ports of a node */
-#define NH_MAX_XIDS 32    /* distinct (GPU, Xid) pairs of a node's kernel log */
-#define NH_MAX_SXIDS 16   /* distinct (NVSwitch, SXid) pairs of a node's kernel log */
+#define NH_MAX_GPUS 16     /* GPUs one rank checks (all of a node's when one rank runs per node) */
+#define NH_MAX_NVLINKS 18  /* NVML_NVLINK_MAX_LINKS on Hopper */
+#define NH_MAX_PORTS 32    /* InfiniBand / RoCE ports of a node */
+#define NH_MAX_XIDS 32     /* distinct (GPU, Xid) pairs of a node's kernel log */
+#define NH_MAX_SXIDS 16    /* distinct (NVSwitch, SXid) pairs of a node's kernel log */
 #define NH_CLOCK_SAMPLES 5 /* reads of the clock event reasons, NH_CLOCK_SAMPLE_MS apart */
 #define NH_CLOCK_SAMPLE_MS 100
 #define NH_UNREADABLE_LEN 160
@@ -54,12 +54,12 @@ typedef struct {
     int32_t nvlinks;     /* links the GPU has (NVML answers for them), -1 unknown */
     int32_t nvlinks_active; /* of those, active */
     uint32_t nvlink_down_mask;
-    uint32_t nvlink_sleep_mask; /* inactive links whose power state reads low-power (asleep), counted active */
+    uint32_t nvlink_sleep_mask; /* links read inactive in their low-power state: asleep, counted active */
     int64_t nvlink_replay, nvlink_recovery, nvlink_crc; /* summed over links, -1 unknown */
     int64_t nvlink_crc_data, nvlink_ecc_data;           /* DL CRC data and ECC data counters (3, 4), -1 */
-    int64_t clock_event_reasons;    /* bits seen in any of the samples, -1 unknown */
-    int64_t clock_event_persistent; /* bits set in every sample, -1 unknown */
-    int32_t clock_event_samples;    /* reads of the reasons that answered */
+    int64_t clock_event_reasons;                        /* bits seen in any of the samples, -1 unknown */
+    int64_t clock_event_persistent;                     /* bits set in every sample, -1 unknown */
+    int32_t clock_event_samples;                        /* reads of the reasons that answered */
     int32_t power_limit_mw, power_default_limit_mw;
     int32_t temperature_c, temperature_slowdown_c;
     int32_t persistence_mode;           /* 0/1, -1 unknown */
@@ -93,7 +93,7 @@ typedef struct {
 /* An NVSwitch error of the kernel log ("nvidia-nvswitchN: SXid (PCI:...): NNNNN, Fatal|Non-fatal, ..."). */
 typedef struct {
     int32_t sxid;
-    char pci[24]; /* the NVSwitch's PCI address as the log writes it */
+    char pci[24];  /* the NVSwitch's PCI address as the log writes it */
     int32_t fatal; /* 1: a line said "Fatal", 0: "Non-fatal", -1: neither was seen */
     int32_t count;
     char first_line[128];

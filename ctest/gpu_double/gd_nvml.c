@@ -9,11 +9,12 @@
  * reads. GA_DOUBLE_NVML_IDLE_WIDTH=w narrows the idle link to xw as well ("may be reduced when the GPU is not
  * in use", nvidia-smi).
  *
- * A GPU can be lost (GA_DOUBLE_NVML_LOST: nvmlDeviceGetCount still counts it, as the driver does for a GPU that
- * fell off the bus, and its handle answers GPU_IS_LOST, or RESET_REQUIRED with the value 16), clock event
- * reasons can be transient or persistent (GA_DOUBLE_NVML_SLOWDOWN), the NVLink fabric registered or not
+ * A GPU can be lost (GA_DOUBLE_NVML_LOST: nvmlDeviceGetCount still counts it, as the driver does for a GPU
+ * that fell off the bus, and its handle answers GPU_IS_LOST, or RESET_REQUIRED with the value 16), clock
+ * event reasons can be transient or persistent (GA_DOUBLE_NVML_SLOWDOWN), the NVLink fabric registered or not
  * (GA_DOUBLE_NVML_FABRIC), MIG on (GA_DOUBLE_NVML_MIG), the last n NVLinks asleep in their low-power state
- * (GA_DOUBLE_NVML_NVLINK_ASLEEP) and the DL CRC data counter of every link set (GA_DOUBLE_NVML_NVLINK_CRC_DATA).
+ * (GA_DOUBLE_NVML_NVLINK_ASLEEP) and the DL CRC data counter of every link set
+ * (GA_DOUBLE_NVML_NVLINK_CRC_DATA).
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -332,7 +333,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsig
     const char *mode = getenv("GA_DOUBLE_NVML_SLOWDOWN");
     long gpu = env_long("GA_DOUBLE_NVML_GPU", -1);
     bool mine = mode && (gpu < 0 || gpu == d->index);
-    bool slow = mine && (strcmp(mode, "persistent") == 0 || (strcmp(mode, "transient") == 0 && d->clock_reads == 0));
+    bool slow =
+        mine && (strcmp(mode, "persistent") == 0 || (strcmp(mode, "transient") == 0 && d->clock_reads == 0));
     d->clock_reads++;
     *reasons = 1 | (slow ? 0x8ULL : 0); /* GPU idle */
     return NVML_SUCCESS;
@@ -381,8 +383,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, 
 }
 
 /* GA_DOUBLE_NVML_FABRIC: not_started, in_progress, completed (nvmlGpuFabricState_t 1, 2, 3; the status
- * NVML_SUCCESS) or failed (completed, its status an error); unset: NOT_SUPPORTED, as a part outside an NVSwitch
- * system answers. */
+ * NVML_SUCCESS) or failed (completed, its status an error); unset: NOT_SUPPORTED, as a part outside an
+ * NVSwitch system answers. */
 EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *info)
 {
     DEVICE_CALL(d);
@@ -391,7 +393,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo
     long gpu = env_long("GA_DOUBLE_NVML_GPU", -1);
     if (!state || (gpu >= 0 && gpu != d->index))
         return NVML_SUCCESS;
-    static const char *const states[] = {"not_supported", "not_started", "in_progress", "completed", "failed"};
+    static const char *const states[] = {"not_supported", "not_started", "in_progress", "completed",
+                                         "failed"};
     for (unsigned char i = 0; i < 5; i++)
         if (strcmp(state, states[i]) == 0) {
             info->state = i == 4 ? 3 : i;
