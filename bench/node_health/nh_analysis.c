@@ -6,8 +6,10 @@
 
 #include "nh_node.h"
 
-/* The Xids that name a bad GPU, its memory or its links. The others (13, 31, 43, 45, ...) are usually raised
- * by an application's fault and only warn. */
+/* The Xids that name a bad GPU, its memory or its links (docs/node_health.md, "The Xids that fail", from
+ * NVIDIA's Xid catalogue). The others (13, 31, 43, 45, ...) are usually raised by an application's fault and
+ * only warn; so do 63 and 94, which NVIDIA's GPU memory error management guide calls "successful recording of
+ * a row-remapping entry" and "a contained ECC error": the remap state read from NVML decides. */
 static const int failing_xids[] = {48, 62, 64, 74, 79, 92, 95, 119, 120, 140, 154};
 
 bool nh_xid_is_failure(int xid)
@@ -245,11 +247,11 @@ static bool check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, c
     char id[160];
     snprintf(id, sizeof id, "GPU %d (%s, %s)", g->index, g->uuid, g->pci_bus_id);
     if (gpu_lost(g)) {
-        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_GPU_LOST", w,
-                        "%s: NVML answers %s: the GPU %s; not counted as present", id,
-                        g->lost_rc == NH_NVML_GPU_IS_LOST ? "GPU_IS_LOST" : "RESET_REQUIRED",
-                        g->lost_rc == NH_NVML_GPU_IS_LOST ? "has fallen off the bus or become inaccessible"
-                                                          : "must be reset before it can be used again");
+        ga_findings_add(
+            f, GA_SEV_FAIL, "HEALTH_GPU_LOST", w, "%s: NVML answers %s: the GPU %s; not counted as present",
+            id, g->lost_rc == NH_NVML_GPU_IS_LOST ? "NVML_ERROR_GPU_IS_LOST" : "NVML_ERROR_RESET_REQUIRED",
+            g->lost_rc == NH_NVML_GPU_IS_LOST ? "has fallen off the bus or become inaccessible"
+                                              : "must be reset before it can be used again");
         return false;
     }
     if (gpu_unopened(g)) {
