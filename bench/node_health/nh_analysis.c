@@ -208,7 +208,7 @@ static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, const n
             "the GPU for every job",
             id);
     /* MIG on a node held to an NVLink training SKU (all of its GPUs, NVLinks to each) fails: NVLink P2P is
-     * not available to MIG instances (NVIDIA MIG user guide, "Supported Configurations": "No GPU to GPU P2P
+     * not available to MIG instances (NVIDIA MIG User Guide, "Application Considerations": "No GPU to GPU P2P
      * (either PCIe or NVLink) is supported"), so NCCL falls back to the host. Elsewhere it is a choice: a
      * warning. */
     bool training = e->gpus >= 8 && e->nvlinks_per_gpu > 0;
