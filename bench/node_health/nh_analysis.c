@@ -174,13 +174,12 @@ static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, const n
         uint64_t bad = held & hw, passing = any & hw & ~held;
         if (bad)
             ga_findings_add(f, GA_SEV_FAIL, "HEALTH_THROTTLE", w,
-                            "%s: clocks held down by%s%s%s%s in %d of %d samples", id,
+                            "%s: clocks held down by%s%s%s%s in every sample (%d, %d ms apart)", id,
                             bad & NH_CLOCK_HW_SLOWDOWN ? " HW slowdown" : "",
                             bad & NH_CLOCK_HW_THERMAL ? " HW thermal" : "",
                             bad & NH_CLOCK_SW_THERMAL ? " SW thermal" : "",
                             bad & NH_CLOCK_HW_POWER_BRAKE ? " HW power brake" : "",
-                            g->clock_event_samples > 0 ? g->clock_event_samples : 1,
-                            g->clock_event_samples > 0 ? g->clock_event_samples : 1);
+                            g->clock_event_samples > 0 ? g->clock_event_samples : 1, NH_CLOCK_SAMPLE_MS);
         if (passing)
             ga_findings_add(f, GA_SEV_INFO, "HEALTH_THROTTLE_TRANSIENT", w,
                             "%s: clock event reasons 0x%" PRIx64 " in some of %d samples only (a clock or "
