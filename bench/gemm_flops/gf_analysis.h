@@ -37,8 +37,12 @@ typedef struct {
 void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *backend, json_t *report,
                 ga_findings *f, gf_outcome *out);
 
+/* Intervals (after the warm-up one) below which a burn's drop is not judged: thirds of 3, true medians. */
+#define GF_BURN_MIN_JUDGED 9
+
 /* The drop of a burn, judged on every interval (ga_series_drop_judge): the median of the last third against
- * the median of the first third, after a warm-up interval when there are 4 or more. */
+ * the median of the first third, after a warm-up interval when there are 4 or more; judged (out->judged) only
+ * on GF_BURN_MIN_JUDGED intervals or more, never called a fall below. */
 void gf_burn_drop(const gf_record *r, double max_drop_pct, ga_series_drop *out);
 
 /* The dtypes (bit per ga_dtype) that hold a suspect: a GPU below its peers or its peak, or one of two that

@@ -6,8 +6,10 @@
 
 #include "nh_node.h"
 
-/* The Xids that name a bad GPU, its memory or its links. The others (13, 31, 43, 45, ...) are usually raised
- * by an application's fault and only warn. */
+/* The Xids that name a bad GPU, its memory or its links (docs/node_health.md, "The Xids that fail", from
+ * NVIDIA's Xid catalogue). The others (13, 31, 43, 45, ...) are usually raised by an application's fault and
+ * only warn; so do 63 and 94, which NVIDIA's GPU memory error management guide calls "successful recording of
+ * a row-remapping entry" and "a contained ECC error": the remap state read from NVML decides. */
 static const int failing_xids[] = {48, 62, 64, 74, 79, 92, 95, 119, 120, 140, 154};
 
 bool nh_xid_is_failure(int xid)
@@ -83,15 +85,21 @@ static void check_gpu_memory(const nh_gpu *g, const char *id, ga_where w, const 
 static void check_gpu_links(const nh_gpu *g, const char *id, ga_where w, const nh_expect *e,
                             const nh_thresholds *th, ga_findings *f)
 {
-    if (g->pcie_width > 0 && ((g->pcie_max_width > 0 && g->pcie_width < g->pcie_max_width) ||
-                              (e->pcie_width > 0 && g->pcie_width < e->pcie_width))) {
-        char want[32] = "";
-        if (e->pcie_width > 0)
-            snprintf(want, sizeof want, ", expected x%d", e->pcie_width);
+    /* The link's capability (nvmlDeviceGetMaxPcieLinkWidth: "the maximum PCIe link width possible with this
+     * device and system", so a GPU in a narrower slot reads it) is judged against the SKU. The current width
+     * is not: nvidia-smi's documentation says the current link width and generation "may be reduced when the
+     * GPU is not in use", and node_health reads an idle GPU. mem_bw judges the link under load
+     * (MEM_PCIE_DEGRADED). */
+    if (g->pcie_max_width > 0 && e->pcie_width > 0 && g->pcie_max_width < e->pcie_width)
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_PCIE_DEGRADED", w,
-                        "%s: PCIe link at x%d, the GPU can do x%d%s", id, g->pcie_width, g->pcie_max_width,
-                        want);
-    }
+                        "%s: PCIe link capable of x%d at most, expected x%d", id, g->pcie_max_width,
+                        e->pcie_width);
+    else if (g->pcie_width > 0 && ((g->pcie_max_width > 0 && g->pcie_width < g->pcie_max_width) ||
+                                   (e->pcie_width > 0 && g->pcie_width < e->pcie_width)))
+        ga_findings_add(f, GA_SEV_INFO, "HEALTH_PCIE_IDLE_WIDTH", w,
+                        "%s: PCIe link at x%d while idle, capable of x%d: an idle GPU may narrow its link; "
+                        "mem_bw judges it under load",
+                        id, g->pcie_width, g->pcie_max_width);
     if (g->pcie_max_gen > 0 && e->pcie_gen > 0 && g->pcie_max_gen < e->pcie_gen)
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_PCIE_DEGRADED", w,
                         "%s: PCIe link capable of Gen%d at most, expected Gen%d", id, g->pcie_max_gen,
@@ -114,14 +122,23 @@ static void check_gpu_links(const nh_gpu *g, const char *id, ga_where w, const n
                             "%s: %d of its %d NVLinks active (down mask 0x%05x); no SKU says how many this "
                             "platform wires (a PCIe card without a bridge wires none): not failed",
                             id, g->nvlinks_active, g->nvlinks, (unsigned)g->nvlink_down_mask);
+        if (g->nvlink_sleep_mask)
+            ga_findings_add(f, GA_SEV_INFO, "HEALTH_NVLINK_ASLEEP", w,
+                            "%s: NVLinks 0x%05x read inactive in their low-power state (asleep): counted "
+                            "active",
+                            id, (unsigned)g->nvlink_sleep_mask);
+        /* nvmlNvLinkErrorCounter_t: DL replay, recovery, CRC flit, CRC data and ECC data (nvml.h). */
         int64_t errors = (g->nvlink_crc > 0 ? g->nvlink_crc : 0) +
                          (g->nvlink_replay > 0 ? g->nvlink_replay : 0) +
-                         (g->nvlink_recovery > 0 ? g->nvlink_recovery : 0);
+                         (g->nvlink_recovery > 0 ? g->nvlink_recovery : 0) +
+                         (g->nvlink_crc_data > 0 ? g->nvlink_crc_data : 0) +
+                         (g->nvlink_ecc_data > 0 ? g->nvlink_ecc_data : 0);
         if (errors > th->nvlink_counter)
             ga_findings_add(f, GA_SEV_WARN, "HEALTH_NVLINK_ERRORS", w,
-                            "%s: NVLink errors: CRC %" PRId64 ", replay %" PRId64 ", recovery %" PRId64
-                            " (threshold %" PRId64 " in all)",
-                            id, g->nvlink_crc, g->nvlink_replay, g->nvlink_recovery, th->nvlink_counter);
+                            "%s: NVLink errors: CRC flit %" PRId64 ", CRC data %" PRId64 ", ECC data %" PRId64
+                            ", replay %" PRId64 ", recovery %" PRId64 " (threshold %" PRId64 " in all)",
+                            id, g->nvlink_crc, g->nvlink_crc_data, g->nvlink_ecc_data, g->nvlink_replay,
+                            g->nvlink_recovery, th->nvlink_counter);
     }
     if (g->pcie_replay > th->pcie_replay_counter)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_PCIE_REPLAYS", w,
@@ -130,7 +147,7 @@ static void check_gpu_links(const nh_gpu *g, const char *id, ga_where w, const n
 }
 
 /* What the driver asks for, clocks, power, temperature and the GPU's modes. */
-static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, ga_findings *f)
+static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, const nh_expect *e, ga_findings *f)
 {
     if (g->recovery_action > 0) {
         static const char *const actions[] = {"none",
@@ -145,16 +162,30 @@ static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, ga_find
                         g->recovery_action);
     }
     if (g->clock_event_reasons > 0) {
-        uint64_t why = (uint64_t)g->clock_event_reasons;
-        uint64_t bad = why & (NH_CLOCK_HW_SLOWDOWN | NH_CLOCK_HW_THERMAL | NH_CLOCK_SW_THERMAL |
-                              NH_CLOCK_HW_POWER_BRAKE);
+        /* Only a bit set in every sample holds the clocks down: nvml.h says HW slowdown "May be also reported
+         * during PState or clock change" (nvmlClocksEventReasonHwSlowdown), which one read cannot tell apart.
+         * A record of one sample (or none said) is judged on that sample. */
+        uint64_t hw =
+            NH_CLOCK_HW_SLOWDOWN | NH_CLOCK_HW_THERMAL | NH_CLOCK_SW_THERMAL | NH_CLOCK_HW_POWER_BRAKE;
+        uint64_t any = (uint64_t)g->clock_event_reasons;
+        uint64_t held = g->clock_event_samples > 1 && g->clock_event_persistent >= 0
+                            ? (uint64_t)g->clock_event_persistent
+                            : any;
+        uint64_t bad = held & hw, passing = any & hw & ~held;
         if (bad)
-            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_THROTTLE", w, "%s: clocks held down by%s%s%s%s", id,
+            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_THROTTLE", w,
+                            "%s: clocks held down by%s%s%s%s in every sample (%d, %d ms apart)", id,
                             bad & NH_CLOCK_HW_SLOWDOWN ? " HW slowdown" : "",
                             bad & NH_CLOCK_HW_THERMAL ? " HW thermal" : "",
                             bad & NH_CLOCK_SW_THERMAL ? " SW thermal" : "",
-                            bad & NH_CLOCK_HW_POWER_BRAKE ? " HW power brake" : "");
-        if (why & NH_CLOCK_SW_POWER_CAP)
+                            bad & NH_CLOCK_HW_POWER_BRAKE ? " HW power brake" : "",
+                            g->clock_event_samples > 0 ? g->clock_event_samples : 1, NH_CLOCK_SAMPLE_MS);
+        if (passing)
+            ga_findings_add(f, GA_SEV_INFO, "HEALTH_THROTTLE_TRANSIENT", w,
+                            "%s: clock event reasons 0x%" PRIx64 " in some of %d samples only (a clock or "
+                            "PState change reports them): not failed",
+                            id, passing, g->clock_event_samples);
+        if (held & NH_CLOCK_SW_POWER_CAP)
             ga_findings_add(f, GA_SEV_WARN, "HEALTH_THROTTLE_POWER_CAP", w,
                             "%s: clocks held down by the software power cap", id);
     }
@@ -175,9 +206,16 @@ static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, ga_find
             "counters the ECC check reads (errors of an earlier job are not seen) and re-initialises "
             "the GPU for every job",
             id);
+    /* MIG on a node held to an NVLink training SKU (all of its GPUs, NVLinks to each) fails: NVLink P2P is
+     * not available to MIG instances (NVIDIA MIG User Guide, "Application Considerations": "No GPU to GPU P2P
+     * (either PCIe or NVLink) is supported"), so NCCL falls back to the host. Elsewhere it is a choice: a
+     * warning. */
+    bool training = e->gpus >= 8 && e->nvlinks_per_gpu > 0;
     if (g->mig_mode == 1)
-        ga_findings_add(f, GA_SEV_WARN, "HEALTH_MIG_ENABLED", w,
-                        "%s: MIG is on: the GPU is split into instances", id);
+        ga_findings_add(f, training ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_MIG_ENABLED", w,
+                        "%s: MIG is on: the GPU is split into instances%s", id,
+                        training ? ", which have no NVLink peer access: not a GPU of an 8-GPU NVLink node"
+                                 : "");
     if (g->fabric_state > NH_FABRIC_NOT_SUPPORTED &&
         (g->fabric_state != NH_FABRIC_COMPLETED || g->fabric_status))
         ga_findings_add(f, GA_SEV_FAIL, "HEALTH_FABRIC_NOT_READY", w,
@@ -186,15 +224,44 @@ static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, ga_find
                         g->fabric_status);
 }
 
-static void check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, const nh_thresholds *th,
+/* A GPU NVML answered GPU_IS_LOST or RESET_REQUIRED for (its handle or any call): gone until reset. nvml.h:
+ * NVML_ERROR_GPU_IS_LOST "The GPU has fallen off the bus or has otherwise become inaccessible",
+ * NVML_ERROR_RESET_REQUIRED "The GPU requires a reset before it can be used again". */
+static bool gpu_lost(const nh_gpu *g)
+{
+    return g->lost_rc == NH_NVML_GPU_IS_LOST || g->lost_rc == NH_NVML_RESET_REQUIRED;
+}
+
+/* A GPU with no handle for another reason (no permission, ...): nothing of it was read. */
+static bool gpu_unopened(const nh_gpu *g)
+{
+    return g->handle_rc != 0 && !gpu_lost(g);
+}
+
+/* Returns whether the GPU was checked (NVML answered for it). */
+static bool check_gpu(const nh_record *r, const nh_gpu *g, const nh_expect *e, const nh_thresholds *th,
                       ga_findings *f)
 {
     ga_where w = gpu_where(r, g);
     char id[160];
     snprintf(id, sizeof id, "GPU %d (%s, %s)", g->index, g->uuid, g->pci_bus_id);
+    if (gpu_lost(g)) {
+        ga_findings_add(
+            f, GA_SEV_FAIL, "HEALTH_GPU_LOST", w, "%s: NVML answers %s: the GPU %s; not counted as present",
+            id, g->lost_rc == NH_NVML_GPU_IS_LOST ? "NVML_ERROR_GPU_IS_LOST" : "NVML_ERROR_RESET_REQUIRED",
+            g->lost_rc == NH_NVML_GPU_IS_LOST ? "has fallen off the bus or become inaccessible"
+                                              : "must be reset before it can be used again");
+        return false;
+    }
+    if (gpu_unopened(g)) {
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_UNREADABLE", w, "%s: NVML could not open it: %s: not checked",
+                        id, g->unreadable);
+        return false;
+    }
     check_gpu_memory(g, id, w, th, f);
     check_gpu_links(g, id, w, e, th, f);
-    check_gpu_state(g, id, w, f);
+    check_gpu_state(g, id, w, e, f);
+    return true;
 }
 
 /* The GPU of node's records whose PCI address the kernel log names, or NULL. */
@@ -237,9 +304,12 @@ static bool node_view_of(const nh_record *all, int n, int node, const nh_check_o
             v->nvml_ranks++;
         else
             v->nvml_why = r->nvml_why;
-        v->gpus += r->gpu_count;
-        if (r->gpu_count > 0 && !v->gpu_name)
-            v->gpu_name = r->gpus[0].name;
+        /* A lost GPU is not present: it does not count toward the expected number. */
+        for (int g = 0; g < r->gpu_count && g < NH_MAX_GPUS; g++) {
+            v->gpus += !gpu_lost(&r->gpus[g]);
+            if (!v->gpu_name && r->gpus[g].name[0])
+                v->gpu_name = r->gpus[g].name;
+        }
     }
     if (!ranks)
         return false;
@@ -284,14 +354,12 @@ static void check_node_gpus(const node_view *v, const nh_thresholds *th, ga_find
                         "GPUs not checked: %s%s", v->nvml_why,
                         e->gpus > 0 ? " (GPUs are expected on this node)" : "");
     } else if (e->gpus >= 0 && v->gpus < e->gpus)
-        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_GPU_MISSING", v->where, "%d GPUs, expected %d", v->gpus,
-                        e->gpus);
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_GPU_MISSING", v->where, "%d GPUs present, expected %d",
+                        v->gpus, e->gpus);
     for (int i = 0; i < v->n; i++)
         if (v->all[i].hdr.node_index == v->node)
-            for (int g = 0; g < v->all[i].gpu_count && g < NH_MAX_GPUS; g++) {
-                out->gpus_checked++;
-                check_gpu(&v->all[i], &v->all[i].gpus[g], e, th, f);
-            }
+            for (int g = 0; g < v->all[i].gpu_count && g < NH_MAX_GPUS; g++)
+                out->gpus_checked += check_gpu(&v->all[i], &v->all[i].gpus[g], e, th, f);
 }
 
 static void check_node_xids(const node_view *v, ga_findings *f, nh_outcome *out)
@@ -319,6 +387,33 @@ static void check_node_xids(const node_view *v, ga_findings *f, nh_outcome *out)
                         g ? g->uuid : "", g ? ")" : "", xid->count, xid->count == 1 ? "" : "s",
                         xid->first_line);
     }
+}
+
+/* NVSwitch errors of the kernel log. The driver tags each SXid line "Fatal" or "Non-fatal" (error_nvswitch.h,
+ * NVSWITCH_REPORT_FATAL / _NONFATAL); NVIDIA's Fabric Manager user guide ("NVSwitch SXid Errors"): a fatal
+ * SXid leaves the switch (and the GPUs' traffic through it) needing a reset, a non-fatal one is reported and
+ * the fabric runs on. So fatal fails, non-fatal (or a line that says neither) warns. */
+static void check_node_sxids(const node_view *v, ga_findings *f)
+{
+    const nh_record *lead = v->lead;
+    if (lead->sxids_older > 0)
+        ga_findings_add(f, GA_SEV_INFO, "HEALTH_XID_OLD", v->where,
+                        "%d NVSwitch SXid lines older than --xid-since %g s not judged", lead->sxids_older,
+                        lead->xid_since_s);
+    for (int x = 0; x < lead->sxid_count && x < NH_MAX_SXIDS; x++) {
+        const nh_sxid *s = &lead->sxids[x];
+        bool bad = s->fatal == 1;
+        ga_findings_add(f, bad ? GA_SEV_FAIL : GA_SEV_WARN, bad ? "HEALTH_SXID" : "HEALTH_SXID_OTHER",
+                        v->where, "NVSwitch SXid %d (%s) on PCI %s, %d time%s: %s", s->sxid,
+                        s->fatal == 1   ? "fatal"
+                        : s->fatal == 0 ? "non-fatal"
+                                        : "severity not logged",
+                        s->pci, s->count, s->count == 1 ? "" : "s", s->first_line);
+    }
+    if (lead->sxids_dropped)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_SXID_OTHER", v->where,
+                        "%d further distinct NVSwitch SXids not kept (the first %d are)", lead->sxids_dropped,
+                        NH_MAX_SXIDS);
 }
 
 /* The ports that are not the compute fabric's, in one line: reported, never judged (docs/node_health.md,
@@ -479,6 +574,7 @@ static void check_node(const nh_record *all, int n, int node, const nh_check_opt
                         v.gpu_name);
     check_node_gpus(&v, &opts->skus->thresholds, f, out);
     check_node_xids(&v, f, out);
+    check_node_sxids(&v, f);
     check_node_ib(&v, &opts->skus->thresholds, f, out);
     check_node_locality(&v, f, out);
 }

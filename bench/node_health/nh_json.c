@@ -14,6 +14,9 @@ static json_t *gpu_json(const nh_gpu *g)
     json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "index", g->index, "name", g->name, "uuid", g->uuid,
                           "pci_bus_id", g->pci_bus_id);
     json_object_set_new(o, "numa_node", num(g->numa_node));
+    json_object_set_new(o, "handle_rc", json_integer(g->handle_rc));
+    json_object_set_new(o, "lost", json_boolean(g->lost_rc != 0));
+    json_object_set_new(o, "lost_rc", g->lost_rc ? json_integer(g->lost_rc) : json_null());
     json_object_set_new(o, "ecc_mode", num(g->ecc_mode));
     json_object_set_new(o, "ecc_uncorrected_volatile", num(g->ecc_uncorrected_volatile));
     json_object_set_new(o, "ecc_uncorrected_aggregate", num(g->ecc_uncorrected_aggregate));
@@ -31,7 +34,13 @@ static json_t *gpu_json(const nh_gpu *g)
     json_object_set_new(o, "nvlink_crc", num(g->nvlink_crc));
     json_object_set_new(o, "nvlink_replay", num(g->nvlink_replay));
     json_object_set_new(o, "nvlink_recovery", num(g->nvlink_recovery));
+    json_object_set_new(o, "nvlink_crc_data", num(g->nvlink_crc_data));
+    json_object_set_new(o, "nvlink_ecc_data", num(g->nvlink_ecc_data));
+    json_object_set_new(o, "nvlink_down_mask", json_integer(g->nvlink_down_mask));
+    json_object_set_new(o, "nvlink_sleep_mask", json_integer(g->nvlink_sleep_mask));
     json_object_set_new(o, "clock_event_reasons", num(g->clock_event_reasons));
+    json_object_set_new(o, "clock_event_persistent", num(g->clock_event_persistent));
+    json_object_set_new(o, "clock_event_samples", json_integer(g->clock_event_samples));
     json_object_set_new(o, "power_limit_mw", num(g->power_limit_mw));
     json_object_set_new(o, "power_default_limit_mw", num(g->power_default_limit_mw));
     json_object_set_new(o, "temperature_c", num(g->temperature_c));
@@ -84,14 +93,22 @@ json_t *nh_record_json(const void *record, void *user)
                                         "count", r->xids[i].count, "line", r->xids[i].first_line));
     for (int i = 0; i < r->port_count && i < NH_MAX_PORTS; i++)
         json_array_append_new(ports, port_json(&r->ports[i]));
+    json_t *sxids = json_array();
+    for (int i = 0; i < r->sxid_count && i < NH_MAX_SXIDS; i++) {
+        const nh_sxid *x = &r->sxids[i];
+        json_array_append_new(sxids, json_pack("{s:i, s:s, s:o, s:i, s:s}", "sxid", x->sxid, "pci", x->pci,
+                                               "fatal", x->fatal < 0 ? json_null() : json_boolean(x->fatal),
+                                               "count", x->count, "line", x->first_line));
+    }
     json_t *gdr = json_pack("{s:o, s:o, s:o}", "nvidia_peermem", tri(r->peermem), "nv_mem", tri(r->nv_mem),
                             "nvidia_open", tri(r->nvidia_open));
-    json_object_set_new(o, "node",
-                        json_pack("{s:{s:b, s:s, s:s, s:o, s:i}, s:{s:b, s:s, s:i, s:s?, s:o}, s:o, s:o}",
-                                  "kernel_log", "read", r->kernel_log_read, "source", r->kernel_log_source,
-                                  "why", r->kernel_log_why, "xids", xids, "xids_dropped", r->xids_dropped,
-                                  "infiniband", "read", r->ib_read, "why", r->ib_why, "hcas", r->hca_count,
-                                  "nccl_ib_hca", r->ib_hca_env[0] ? r->ib_hca_env : NULL, "ports", ports,
-                                  "nvidia_peermem", tri(r->peermem), "gpudirect_rdma", gdr));
+    json_object_set_new(
+        o, "node",
+        json_pack("{s:{s:b, s:s, s:s, s:o, s:i, s:o, s:i}, s:{s:b, s:s, s:i, s:s?, s:o}, s:o, s:o}",
+                  "kernel_log", "read", r->kernel_log_read, "source", r->kernel_log_source, "why",
+                  r->kernel_log_why, "xids", xids, "xids_dropped", r->xids_dropped, "sxids", sxids,
+                  "sxids_dropped", r->sxids_dropped, "infiniband", "read", r->ib_read, "why", r->ib_why,
+                  "hcas", r->hca_count, "nccl_ib_hca", r->ib_hca_env[0] ? r->ib_hca_env : NULL, "ports",
+                  ports, "nvidia_peermem", tri(r->peermem), "gpudirect_rdma", gdr));
     return o;
 }

@@ -289,6 +289,58 @@ static void add_xid(nh_record *r, int xid, const char *pci, const char *line, si
     x->first_line[n] = '\0';
 }
 
+/* An NVSwitch's SXid line, as the driver prints it (NVIDIA open-gpu-kernel-modules,
+ * src/common/nvswitch/kernel/inc/common_nvswitch.h NVSWITCH_PRINT_SXID: "nvidia-%s: SXid (PCI:%s): %05d, "
+ * then, from error_nvswitch.h's NVSWITCH_REPORT_FATAL / _NONFATAL, "Fatal, Link %02d ..." or "Non-fatal, Link
+ * %02d ..."; the lines that follow, "Severity N Engine instance ..." and "Data {...}", repeat the SXid). One
+ * entry per switch and SXid, fatal once any of its lines said so. */
+static void add_sxid(nh_record *r, int sxid, const char *pci, const char *rest, const char *line)
+{
+    int fatal = strncmp(rest, "Fatal", 5) == 0 ? 1 : strncmp(rest, "Non-fatal", 9) == 0 ? 0 : -1;
+    for (int i = 0; i < r->sxid_count; i++)
+        if (r->sxids[i].sxid == sxid && strcmp(r->sxids[i].pci, pci) == 0) {
+            nh_sxid *x = &r->sxids[i];
+            x->count += fatal >= 0; /* the Severity and Data lines belong to the line before */
+            if (fatal > x->fatal) {
+                x->fatal = fatal;
+                snprintf(x->first_line, sizeof x->first_line, "%s", line);
+            }
+            return;
+        }
+    if (r->sxid_count >= NH_MAX_SXIDS) {
+        r->sxids_dropped++;
+        return;
+    }
+    nh_sxid *x = &r->sxids[r->sxid_count++];
+    x->sxid = sxid;
+    x->fatal = fatal;
+    x->count = 1;
+    snprintf(x->pci, sizeof x->pci, "%s", pci);
+    snprintf(x->first_line, sizeof x->first_line, "%s", line);
+}
+
+/* "nvidia-nvswitchN: SXid (PCI:0000:05:00.0): 20034, Fatal, ...": the switch's address, the SXid and the
+ * text after its comma; 0 when the line is one. */
+static int parse_sxid(const char *m, char *pci, size_t pci_len, int *sxid, const char **rest)
+{
+    static const char marker[] = "SXid (PCI:";
+    const char *p = m + sizeof marker - 1, *close = strstr(p, "):");
+    size_t plen = close ? (size_t)(close - p) : 0;
+    if (!close || plen == 0 || plen >= pci_len)
+        return -1;
+    memcpy(pci, p, plen);
+    pci[plen] = '\0';
+    char *end = NULL;
+    long v = strtol(close + 2, &end, 10);
+    if (end == close + 2 || v <= 0 || v >= 100000)
+        return -1;
+    *sxid = (int)v;
+    while (*end == ',' || *end == ' ')
+        end++;
+    *rest = end;
+    return 0;
+}
+
 /* The kernel's timestamp of a line, seconds since boot, or -1. */
 static double line_time(const char *line)
 {
@@ -335,11 +387,19 @@ void nh_kernel_log_parse(const char *text, size_t len, double since_s, double no
         memcpy(line, p, n);
         line[n] = '\0';
         const char *m = strstr(line, marker);
-        double t = m && since_s > 0 ? line_time(line) : -1;
-        if (m && t >= 0 && now_s >= 0 && t < now_s - since_s) {
-            r->xids_older++;
-            m = NULL;
+        const char *sw = strstr(line, "nvidia-nvswitch");
+        const char *sm = sw ? strstr(sw, "SXid (PCI:") : NULL;
+        double t = (m || sm) && since_s > 0 ? line_time(line) : -1;
+        if ((m || sm) && t >= 0 && now_s >= 0 && t < now_s - since_s) {
+            r->xids_older += m != NULL;
+            r->sxids_older += sm != NULL;
+            m = sm = NULL;
         }
+        char sw_pci[24];
+        int sxid = 0;
+        const char *rest = NULL;
+        if (sm && parse_sxid(sm, sw_pci, sizeof sw_pci, &sxid, &rest) == 0)
+            add_sxid(r, sxid, sw_pci, rest, sw);
         if (m) {
             const char *pci = m + sizeof marker - 1, *close = strstr(pci, "):");
             char pci_buf[24];

@@ -20,10 +20,13 @@ void nh_sysfs_read_node(const char *root, nh_record *r);
 /* NUMA node of a PCI device given as NVML writes it (00000000:1B:00.0), from root/bus/pci/devices; -1. */
 int nh_sysfs_pci_numa(const char *root, const char *pci_bus_id);
 
-/* Adds the Xid lines of a kernel log's text to r (xids, one entry per GPU and Xid with its count). since_s >
- * 0 keeps only the lines logged in the last since_s seconds before now_s (seconds since boot, the kernel's
- * timestamps; now_s < 0: the newest timestamp of the text) and counts the others in r->xids_older; a line
- * without a timestamp is kept. Timestamps: dmesg's "[ 123.456789]" and /dev/kmsg's "6,1234,123456789,-;". */
+/* Adds the Xid lines of a kernel log's text to r (xids, one entry per GPU and Xid with its count), and the
+ * NVSwitch SXid lines (sxids, one entry per switch and SXid, fatal or not as the line says). since_s > 0
+ * keeps only the lines logged in the last since_s seconds before now_s (seconds since boot, the kernel's
+ * timestamps; now_s < 0: the newest timestamp of the text) and counts the others in r->xids_older and
+ * r->sxids_older; a line without a timestamp is kept. Timestamps: dmesg's "[ 123.456789]" and /dev/kmsg's
+ * "6,1234,123456789,-;".
+ */
 void nh_kernel_log_parse(const char *text, size_t len, double since_s, double now_s, nh_record *r);
 
 /* Reads a kernel log file whole into a malloc'd, NUL-terminated buffer; NULL with why in err. */

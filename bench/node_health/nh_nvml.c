@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "nh_node.h"
 
@@ -39,6 +40,13 @@ typedef struct {
     } value;
 } nvmlFieldValue_t;
 #define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+/* Per link (scopeId = the link): 0 HIGH_SPEED, 1 LOW_SPEED, the link asleep in its low-power state (nvml.h).
+ */
+#define NVML_FI_DEV_NVLINK_GET_POWER_STATE 167
+#define NVML_NVLINK_LOW_POWER 1
+/* nvmlNvLinkErrorCounter_t (nvml.h): DL_REPLAY 0, DL_RECOVERY 1, DL_CRC_FLIT 2, DL_CRC_DATA 3, DL_ECC_DATA 4.
+ */
+#define NH_NVLINK_COUNTERS 5
 
 typedef struct {
     void *lib;
@@ -140,12 +148,22 @@ static void unreadable(nh_gpu *g, const char *field)
     snprintf(g->unreadable + used, sizeof g->unreadable - used, "%s%s", used ? "," : "", field);
 }
 
+/* GPU_IS_LOST / RESET_REQUIRED from any call: the GPU itself is gone until it is reset (nvml.h: "the GPU has
+ * fallen off the bus or has otherwise become inaccessible"; "the GPU requires a reset"), never a field that
+ * merely could not be read. */
+static void note_lost(nh_gpu *g, nvmlReturn_t rc)
+{
+    if ((rc == NH_NVML_GPU_IS_LOST || rc == NH_NVML_RESET_REQUIRED) && !g->lost_rc)
+        g->lost_rc = rc;
+}
+
 /* A call's answer: true when it answered; a call the GPU does not support leaves the field unknown without
  * complaint (MIG on a GPU without it), any other failure names the field as unreadable. */
 static bool answered(nh_gpu *g, const char *field, bool present, nvmlReturn_t rc)
 {
     if (present && rc == NVML_SUCCESS)
         return true;
+    note_lost(g, present ? rc : NVML_SUCCESS);
     if (!present || rc != NVML_ERROR_NOT_SUPPORTED)
         unreadable(g, field);
     return false;
@@ -164,24 +182,22 @@ static void gpu_unknown(nh_gpu *g, int index)
     g->pcie_replay = g->recovery_action = -1;
     g->nvlinks = -1;
     g->nvlink_crc = g->nvlink_replay = g->nvlink_recovery = -1;
-    g->clock_event_reasons = -1;
+    g->nvlink_crc_data = g->nvlink_ecc_data = -1;
+    g->clock_event_reasons = g->clock_event_persistent = -1;
     g->power_limit_mw = g->power_default_limit_mw = g->temperature_c = g->temperature_slowdown_c = -1;
     g->persistence_mode = g->mig_mode = g->fabric_state = -1;
 }
 
 static void probe_identity(const nvml_api *a, nvmlDevice_t d, const char *sysfs_root, nh_gpu *g)
 {
-    if (a->name(d, g->name, sizeof g->name) != NVML_SUCCESS)
-        unreadable(g, "name");
-    if (a->uuid(d, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
-        unreadable(g, "uuid");
+    answered(g, "name", true, a->name(d, g->name, sizeof g->name));
+    answered(g, "uuid", true, a->uuid(d, g->uuid, sizeof g->uuid));
     nvmlPciInfo_t pci;
     memset(&pci, 0, sizeof pci);
-    if (a->pci(d, &pci) == NVML_SUCCESS) {
+    if (answered(g, "pci", true, a->pci(d, &pci))) {
         snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "%s", pci.busId);
         g->numa_node = nh_sysfs_pci_numa(sysfs_root, g->pci_bus_id);
-    } else
-        unreadable(g, "pci");
+    }
 }
 
 /* ECC mode and counters, remapped rows, retired pages. */
@@ -228,6 +244,21 @@ static void probe_pcie(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
         g->pcie_replay = u;
 }
 
+/* Is link l asleep (NVLink's low-power state, entered after an idle period:
+ * NVML_FI_DEV_NVLINK_GET_POWER_STATE answers LOW_SPEED)? nvml.h does not say what nvmlDeviceGetNvLinkState
+ * answers for a sleeping link, so a link read inactive whose power state says asleep is not called down. */
+static bool nvlink_asleep(const nvml_api *a, nvmlDevice_t d, unsigned l)
+{
+    if (!a->field_values)
+        return false;
+    nvmlFieldValue_t fv;
+    memset(&fv, 0, sizeof fv);
+    fv.fieldId = NVML_FI_DEV_NVLINK_GET_POWER_STATE;
+    fv.scopeId = l;
+    return a->field_values(d, 1, &fv) == NVML_SUCCESS && fv.nvmlReturn == NVML_SUCCESS &&
+           fv.value.uiVal == NVML_NVLINK_LOW_POWER;
+}
+
 static void probe_nvlinks(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
 {
     if (!a->nvlink_state) {
@@ -236,24 +267,34 @@ static void probe_nvlinks(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
     }
     /* A link the GPU does not have answers NOT_SUPPORTED (or INVALID_ARGUMENT past the last). */
     int links = 0, active = 0;
-    int64_t sums[3] = {0, 0, 0}; /* counter 0 replay, 1 recovery, 2 CRC flit */
-    bool counters_ok = a->nvlink_errors != NULL;
+    int64_t sums[NH_NVLINK_COUNTERS] = {0};
+    bool counters_ok = a->nvlink_errors != NULL, newer_ok = counters_ok;
     for (unsigned l = 0; l < NH_MAX_NVLINKS; l++) {
         int is_active = 0;
         nvmlReturn_t rc = a->nvlink_state(d, l, &is_active);
+        note_lost(g, rc);
         if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT)
             continue;
         links++;
         if (rc == NVML_SUCCESS && is_active)
             active++;
-        else
+        else if (rc == NVML_SUCCESS && nvlink_asleep(a, d, l)) {
+            active++;
+            g->nvlink_sleep_mask |= 1u << l;
+        } else
             g->nvlink_down_mask |= 1u << l;
-        for (int c = 0; c < 3 && counters_ok; c++) {
+        /* Replay, recovery and CRC flit are on every NVLink GPU; CRC data and ECC data (3, 4) are not on all
+         * (DCGM reads 4 of the 5), so their absence leaves them unknown without marking the others. */
+        for (int c = 0; c < NH_NVLINK_COUNTERS && counters_ok; c++) {
             unsigned long long n = 0;
-            if (a->nvlink_errors(d, l, c, &n) == NVML_SUCCESS)
+            nvmlReturn_t crc = a->nvlink_errors(d, l, c, &n);
+            note_lost(g, crc);
+            if (crc == NVML_SUCCESS)
                 sums[c] += (int64_t)n;
-            else
+            else if (c < 3)
                 counters_ok = false;
+            else
+                newer_ok = false;
         }
     }
     /* No link at all: recorded as 0, not unread, so that a SKU that wires NVLinks fails the GPU (an H200 SXM
@@ -268,14 +309,58 @@ static void probe_nvlinks(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
         g->nvlink_replay = sums[0];
         g->nvlink_recovery = sums[1];
         g->nvlink_crc = sums[2];
+        if (newer_ok) {
+            g->nvlink_crc_data = sums[3];
+            g->nvlink_ecc_data = sums[4];
+        }
     } else
         unreadable(g, "nvlink_error_counters");
+}
+
+/* A link read down once is read again after the clock samples' wait: a link that came up (it was training, or
+ * waking) is not down. */
+static void reread_nvlinks(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
+{
+    for (unsigned l = 0; l < NH_MAX_NVLINKS && g->nvlinks > 0; l++) {
+        int is_active = 0;
+        if (!(g->nvlink_down_mask & (1u << l)) || a->nvlink_state(d, l, &is_active) != NVML_SUCCESS)
+            continue;
+        if (is_active || nvlink_asleep(a, d, l)) {
+            g->nvlink_down_mask &= ~(1u << l);
+            g->nvlink_sleep_mask |= is_active ? 0 : 1u << l;
+            g->nvlinks_active++;
+        }
+    }
+}
+
+/* One read of the clock event reasons, folded into the record: any sample's bits, and the bits every sample
+ * had. nvml.h on nvmlClocksEventReasonHwSlowdown: "May be also reported during PState or clock change", so
+ * one read cannot tell a held-down GPU from one changing its clocks; only the bits present in every read are.
+ */
+static void sample_clock_reasons(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
+{
+    unsigned long long v = 0;
+    if (!a->clock_reasons) {
+        if (!strstr(g->unreadable, "clock_event_reasons"))
+            unreadable(g, "clock_event_reasons");
+        return;
+    }
+    nvmlReturn_t rc = a->clock_reasons(d, &v);
+    note_lost(g, rc);
+    if (rc != NVML_SUCCESS) {
+        if (rc != NVML_ERROR_NOT_SUPPORTED && !strstr(g->unreadable, "clock_event_reasons"))
+            unreadable(g, "clock_event_reasons");
+        return;
+    }
+    int64_t bits = (int64_t)(v & 0x7fffffffffffffffULL);
+    g->clock_event_reasons = g->clock_event_samples ? g->clock_event_reasons | bits : bits;
+    g->clock_event_persistent = g->clock_event_samples ? g->clock_event_persistent & bits : bits;
+    g->clock_event_samples++;
 }
 
 /* What the driver asks for, clocks, power, temperature and the GPU's modes. */
 static void probe_state(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
 {
-    unsigned long long v = 0;
     unsigned int u = 0;
     int state = 0;
     /* What the driver asks for before the GPU is used again (R550 and newer; older drivers lack the field).
@@ -285,8 +370,6 @@ static void probe_state(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
     fv.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
     if (a->field_values && a->field_values(d, 1, &fv) == NVML_SUCCESS && fv.nvmlReturn == NVML_SUCCESS)
         g->recovery_action = (int32_t)fv.value.uiVal;
-    if (answered(g, "clock_event_reasons", a->clock_reasons, a->clock_reasons ? a->clock_reasons(d, &v) : 0))
-        g->clock_event_reasons = (int64_t)(v & 0x7fffffffffffffffULL);
     if (answered(g, "power_limit", a->power_limit, a->power_limit ? a->power_limit(d, &u) : 0))
         g->power_limit_mw = (int32_t)u;
     if (answered(g, "power_default_limit", a->power_default, a->power_default ? a->power_default(d, &u) : 0))
@@ -300,11 +383,15 @@ static void probe_state(const nvml_api *a, nvmlDevice_t d, nh_gpu *g)
     if (answered(g, "persistence_mode", a->persistence, a->persistence ? a->persistence(d, &state) : 0))
         g->persistence_mode = state != 0;
     unsigned int mig = 0, mig_pending = 0;
-    if (a->mig_mode && a->mig_mode(d, &mig, &mig_pending) == NVML_SUCCESS)
+    nvmlReturn_t rc = a->mig_mode ? a->mig_mode(d, &mig, &mig_pending) : NVML_ERROR_NOT_SUPPORTED;
+    note_lost(g, rc);
+    if (rc == NVML_SUCCESS)
         g->mig_mode = mig != 0;
     nvmlGpuFabricInfo_t fi;
     memset(&fi, 0, sizeof fi);
-    if (a->fabric && a->fabric(d, &fi) == NVML_SUCCESS) {
+    rc = a->fabric ? a->fabric(d, &fi) : NVML_ERROR_NOT_SUPPORTED;
+    note_lost(g, rc);
+    if (rc == NVML_SUCCESS) {
         g->fabric_state = fi.state;
         g->fabric_status = fi.status;
     }
@@ -320,6 +407,40 @@ static void probe_gpu(const nvml_api *a, nvmlDevice_t d, int index, const char *
     probe_state(a, d, g);
 }
 
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* A GPU without a handle: every field unknown, and why. A lost GPU (GPU_IS_LOST, RESET_REQUIRED) is kept
+ * apart from one NVML merely could not open. */
+static void gpu_without_handle(const nvml_api *a, unsigned i, nvmlReturn_t rc, nh_gpu *g)
+{
+    gpu_unknown(g, (int)i);
+    g->handle_rc = rc;
+    note_lost(g, rc);
+    snprintf(g->unreadable, sizeof g->unreadable, "handle (%s)",
+             a->error_string ? a->error_string(rc) : "the GPU did not answer NVML");
+}
+
+/* The clock reasons of every GPU of the rank are read NH_CLOCK_SAMPLES times, NH_CLOCK_SAMPLE_MS apart, all
+ * GPUs in one round (the wait is paid once, not per GPU); the links read down are read again at the end. */
+static void sample_gpus(const nvml_api *a, nvmlDevice_t *handles, nh_gpu *gpus, int n)
+{
+    for (int s = 0; s < NH_CLOCK_SAMPLES; s++) {
+        if (s)
+            sleep_ms(NH_CLOCK_SAMPLE_MS);
+        for (int k = 0; k < n; k++)
+            if (handles[k] && !gpus[k].lost_rc)
+                sample_clock_reasons(a, handles[k], &gpus[k]);
+    }
+    for (int k = 0; k < n; k++)
+        if (handles[k] && !gpus[k].lost_rc && gpus[k].nvlink_down_mask)
+            reread_nvlinks(a, handles[k], &gpus[k]);
+}
+
 void nh_nvml_probe(int local_rank, int local_size, const char *sysfs_root, nh_record *r)
 {
     nvml_api a;
@@ -332,6 +453,7 @@ void nh_nvml_probe(int local_rank, int local_size, const char *sysfs_root, nh_re
         snprintf(r->nvml_why, sizeof r->nvml_why, "nvmlDeviceGetCount failed: %s",
                  a.error_string ? a.error_string(rc) : "unknown error");
     } else {
+        nvmlDevice_t handles[NH_MAX_GPUS] = {0};
         r->nvml_loaded = 1;
         r->nvml_gpus_total = (int32_t)count;
         for (unsigned i = 0; i < count; i++) {
@@ -339,21 +461,16 @@ void nh_nvml_probe(int local_rank, int local_size, const char *sysfs_root, nh_re
                 r->gpu_count >= NH_MAX_GPUS)
                 continue;
             nvmlDevice_t d = NULL;
-            nh_gpu *g = &r->gpus[r->gpu_count++];
-            if (a.handle(i, &d) == NVML_SUCCESS)
-                probe_gpu(&a, d, (int)i, sysfs_root, g);
-            else {
-                memset(g, 0, sizeof *g);
-                g->index = (int32_t)i;
-                snprintf(g->unreadable, sizeof g->unreadable, "handle (the GPU did not answer NVML)");
-                g->ecc_mode = g->remap_pending = g->remap_failed = g->retired_pages_pending = -1;
-                g->nvlinks = g->pcie_width = g->persistence_mode = g->mig_mode = g->fabric_state = -1;
-                g->ecc_uncorrected_volatile = g->ecc_uncorrected_aggregate = g->ecc_corrected_volatile = -1;
-                g->ecc_corrected_aggregate = g->clock_event_reasons = -1;
-                g->power_limit_mw = g->temperature_c = g->numa_node = -1;
-                g->pcie_replay = g->recovery_action = -1;
-            }
+            int k = r->gpu_count++;
+            /* nvmlDeviceGetCount counts a GPU that fell off the bus; its handle answers GPU_IS_LOST. */
+            rc = a.handle(i, &d);
+            if (rc == NVML_SUCCESS) {
+                handles[k] = d;
+                probe_gpu(&a, d, (int)i, sysfs_root, &r->gpus[k]);
+            } else
+                gpu_without_handle(&a, i, rc, &r->gpus[k]);
         }
+        sample_gpus(&a, handles, r->gpus, r->gpu_count);
     }
     a.shutdown();
     dlclose(a.lib);

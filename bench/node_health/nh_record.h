@@ -9,10 +9,13 @@
 
 #include "ga_record.h"
 
-#define NH_MAX_GPUS 16    /* GPUs one rank checks (all of a node's when one rank runs per node) */
-#define NH_MAX_NVLINKS 18 /* NVML_NVLINK_MAX_LINKS on Hopper */
-#define NH_MAX_PORTS 32   /* InfiniBand / RoCE ports of a node */
-#define NH_MAX_XIDS 32    /* distinct (GPU, Xid) pairs of a node's kernel log */
+#define NH_MAX_GPUS 16     /* GPUs one rank checks (all of a node's when one rank runs per node) */
+#define NH_MAX_NVLINKS 18  /* NVML_NVLINK_MAX_LINKS on Hopper */
+#define NH_MAX_PORTS 32    /* InfiniBand / RoCE ports of a node */
+#define NH_MAX_XIDS 32     /* distinct (GPU, Xid) pairs of a node's kernel log */
+#define NH_MAX_SXIDS 16    /* distinct (NVSwitch, SXid) pairs of a node's kernel log */
+#define NH_CLOCK_SAMPLES 5 /* reads of the clock event reasons, NH_CLOCK_SAMPLE_MS apart */
+#define NH_CLOCK_SAMPLE_MS 100
 #define NH_UNREADABLE_LEN 160
 
 /* NVML's clock event (throttle) reason bits, as nvml.h defines them (nvmlClocksEventReason*). */
@@ -21,6 +24,10 @@
 #define NH_CLOCK_SW_THERMAL 0x20ULL
 #define NH_CLOCK_HW_THERMAL 0x40ULL
 #define NH_CLOCK_HW_POWER_BRAKE 0x80ULL
+
+/* nvmlReturn_t answers that say the GPU itself is gone (nvml.h: NVML_ERROR_GPU_IS_LOST, _RESET_REQUIRED). */
+#define NH_NVML_GPU_IS_LOST 15
+#define NH_NVML_RESET_REQUIRED 16
 
 /* nvmlGpuFabricState_t */
 #define NH_FABRIC_NOT_SUPPORTED 0
@@ -39,6 +46,9 @@ typedef struct {
     char name[96];
     char uuid[96];       /* NVML_DEVICE_UUID_V2_BUFFER_SIZE: NVML documents up to 96 with the NUL */
     char pci_bus_id[24]; /* as NVML writes it: 00000000:1B:00.0 */
+    int32_t handle_rc;   /* nvmlReturn_t of nvmlDeviceGetHandleByIndex: 0, or why the GPU has no handle */
+    int32_t lost_rc;     /* NH_NVML_GPU_IS_LOST or NH_NVML_RESET_REQUIRED when the handle or any call answered
+                          * it (the GPU is gone until a reset), else 0 */
     int32_t numa_node;   /* from sysfs; -1 unknown */
     int32_t ecc_mode;    /* 1 on, 0 off, -1 unknown */
     int64_t ecc_uncorrected_volatile, ecc_uncorrected_aggregate;
@@ -52,8 +62,12 @@ typedef struct {
     int32_t nvlinks;     /* links the GPU has (NVML answers for them), -1 unknown */
     int32_t nvlinks_active; /* of those, active */
     uint32_t nvlink_down_mask;
+    uint32_t nvlink_sleep_mask; /* links read inactive in their low-power state: asleep, counted active */
     int64_t nvlink_replay, nvlink_recovery, nvlink_crc; /* summed over links, -1 unknown */
-    int64_t clock_event_reasons;                        /* bit mask, -1 unknown */
+    int64_t nvlink_crc_data, nvlink_ecc_data;           /* DL CRC data and ECC data counters (3, 4), -1 */
+    int64_t clock_event_reasons;                        /* bits seen in any of the samples, -1 unknown */
+    int64_t clock_event_persistent;                     /* bits set in every sample, -1 unknown */
+    int32_t clock_event_samples;                        /* reads of the reasons that answered */
     int32_t power_limit_mw, power_default_limit_mw;
     int32_t temperature_c, temperature_slowdown_c;
     int32_t persistence_mode;           /* 0/1, -1 unknown */
@@ -86,6 +100,15 @@ typedef struct {
     char first_line[128];
 } nh_xid;
 
+/* An NVSwitch error of the kernel log ("nvidia-nvswitchN: SXid (PCI:...): NNNNN, Fatal|Non-fatal, ..."). */
+typedef struct {
+    int32_t sxid;
+    char pci[24];  /* the NVSwitch's PCI address as the log writes it */
+    int32_t fatal; /* 1: a line said "Fatal", 0: "Non-fatal", -1: neither was seen */
+    int32_t count;
+    char first_line[128];
+} nh_sxid;
+
 typedef struct {
     ga_record_header hdr;
     /* GPU part: every rank */
@@ -103,6 +126,8 @@ typedef struct {
     int32_t xids_older; /* Xid lines older than --xid-since, not judged */
     double xid_since_s; /* the window, 0: since boot */
     nh_xid xids[NH_MAX_XIDS];
+    int32_t sxid_count, sxids_dropped, sxids_older;
+    nh_sxid sxids[NH_MAX_SXIDS];
     int32_t ib_read; /* 1 when the sysfs InfiniBand class could be listed (even empty) */
     char ib_why[192];
     int32_t hca_count, port_count, ports_dropped;

@@ -78,10 +78,14 @@ def burn(r, np_):
         # judged on all intervals: the median of the last third against the first (one each of three)
         drop = 100.0 * (iv[0] - iv[-1]) / iv[0]
         check(abs(g["drop_pct"] - drop) < 1e-9, "drop %g, recomputed %g" % (g["drop_pct"], drop))
+        # three intervals are too few to judge (fewer than 9 after the warm-up one: issue 40, finding 8): the
+        # drop is reported, never called throttling, and the run says once that it was not judged
         t = g["throttling"]
-        check(t["judged"] and t["intervals_judged"] == 3 and t["bound_pct"] >= 100 and not t["fell"],
+        check(not t["judged"] and t["intervals_judged"] == 3 and t["bound_pct"] >= 100 and not t["fell"],
               "throttling judgement %r" % t)
     check(len([m for m in r["metrics"] if m["name"] == "burn_drop_pct"]) == np_, "burn_drop_pct metrics")
+    notes = [f for f in r["findings"] if f["code"] == "GEMM_THROTTLING_UNJUDGED"]
+    check(len(notes) == 1 and notes[0]["severity"] == "info", "one GEMM_THROTTLING_UNJUDGED note: %r" % notes)
 
 
 def corrupt(r, np_):

@@ -6,7 +6,16 @@
  *
  * The current PCIe generation is 1 while the GPU is idle (GPUs downshift their link), the trained generation
  * while a host copy of the CUDA double (loaded in the same process) is in flight: what a sample under load
- * reads. */
+ * reads. GA_DOUBLE_NVML_IDLE_WIDTH=w narrows the idle link to xw as well ("may be reduced when the GPU is not
+ * in use", nvidia-smi).
+ *
+ * A GPU can be lost (GA_DOUBLE_NVML_LOST: nvmlDeviceGetCount still counts it, as the driver does for a GPU
+ * that fell off the bus, and its handle answers GPU_IS_LOST, or RESET_REQUIRED with the value 16), clock
+ * event reasons can be transient or persistent (GA_DOUBLE_NVML_SLOWDOWN), the NVLink fabric registered or not
+ * (GA_DOUBLE_NVML_FABRIC), MIG on (GA_DOUBLE_NVML_MIG), the last n NVLinks asleep in their low-power state
+ * (GA_DOUBLE_NVML_NVLINK_ASLEEP) and the DL CRC data counter of every link set
+ * (GA_DOUBLE_NVML_NVLINK_CRC_DATA).
+ */
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +32,8 @@ enum {
     NVML_ERROR_NOT_SUPPORTED = 3,
     NVML_ERROR_NOT_FOUND = 6,
     NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_GPU_IS_LOST = 15,
+    NVML_ERROR_RESET_REQUIRED = 16,
 };
 typedef struct gd_nvml_gpu *nvmlDevice_t;
 typedef struct {
@@ -48,6 +59,7 @@ typedef struct {
     } value;
 } nvmlFieldValue_t;
 #define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+#define NVML_FI_DEV_NVLINK_GET_POWER_STATE 167 /* per link: 0 HIGH_SPEED, 1 LOW_SPEED (asleep) */
 
 /* The parts, as their NVML answers them (names as nvidia-smi prints them; links as NVML lists them). */
 typedef struct {
@@ -68,6 +80,7 @@ static const part_info parts[] = {
 
 struct gd_nvml_gpu {
     int index;
+    int clock_reads; /* reads of the clock event reasons, for a transient slowdown */
 };
 static struct gd_nvml_gpu gpus[16];
 static bool initialised;
@@ -119,7 +132,7 @@ EXPORT nvmlReturn_t nvmlInit_v2(void)
 {
     initialised = true;
     for (int i = 0; i < 16; i++)
-        gpus[i].index = i;
+        gpus[i] = (struct gd_nvml_gpu){.index = i};
     return NVML_SUCCESS;
 }
 
@@ -148,6 +161,9 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice
         return NVML_ERROR_UNINITIALIZED;
     if ((int)index >= gpu_count())
         return NVML_ERROR_INVALID_ARGUMENT;
+    long lost = fault(&gpus[index], "GA_DOUBLE_NVML_LOST");
+    if (lost)
+        return lost == NVML_ERROR_RESET_REQUIRED ? NVML_ERROR_RESET_REQUIRED : NVML_ERROR_GPU_IS_LOST;
     *d = &gpus[index];
     return NVML_SUCCESS;
 }
@@ -266,7 +282,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned
 EXPORT nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *width)
 {
     DEVICE_CALL(d);
-    *width = (unsigned)part()->pcie_width;
+    long idle = fault(d, "GA_DOUBLE_NVML_IDLE_WIDTH");
+    *width = (unsigned)(idle > 0 && !link_busy() ? idle : part()->pcie_width);
     return NVML_SUCCESS;
 }
 
@@ -277,7 +294,15 @@ EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int 
     return NVML_SUCCESS;
 }
 
-/* Links past the GPU's last answer INVALID_ARGUMENT; a listed link is up or not (a card without a bridge). */
+/* Is the link asleep (the last GA_DOUBLE_NVML_NVLINK_ASLEEP of the active ones)? */
+static bool link_asleep(nvmlDevice_t d, unsigned int link)
+{
+    long asleep = fault(d, "GA_DOUBLE_NVML_NVLINK_ASLEEP");
+    return asleep > 0 && (int)link < part()->nvlinks_active && (int)link >= part()->nvlinks_active - asleep;
+}
+
+/* Links past the GPU's last answer INVALID_ARGUMENT; a listed link is up or not (a card without a bridge). A
+ * sleeping link reads inactive (nvml.h does not say otherwise), its power state low. */
 EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *active)
 {
     DEVICE_CALL(d);
@@ -285,7 +310,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, 
         return NVML_ERROR_NOT_SUPPORTED; /* no link listed, as an H200 SXM passed through to a VM alone */
     if ((int)link >= part()->nvlinks)
         return NVML_ERROR_INVALID_ARGUMENT;
-    *active = (int)link < part()->nvlinks_active;
+    *active = (int)link < part()->nvlinks_active && !link_asleep(d, link);
     return NVML_SUCCESS;
 }
 
@@ -293,17 +318,25 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned int
                                                     unsigned long long *value)
 {
     DEVICE_CALL(d);
-    (void)counter;
-    if ((int)link >= part()->nvlinks)
+    if ((int)link >= part()->nvlinks || counter < 0 || counter > 4)
         return NVML_ERROR_INVALID_ARGUMENT;
-    *value = 0;
+    /* nvmlNvLinkErrorCounter_t: 3 is NVML_NVLINK_ERROR_DL_CRC_DATA */
+    *value = counter == 3 ? (unsigned long long)fault(d, "GA_DOUBLE_NVML_NVLINK_CRC_DATA") : 0;
     return NVML_SUCCESS;
 }
 
+/* GA_DOUBLE_NVML_SLOWDOWN=transient: HW slowdown (0x8) on the first read only, as nvml.h says it "May be also
+ * reported during PState or clock change"; =persistent: on every read. */
 EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *reasons)
 {
     DEVICE_CALL(d);
-    *reasons = 1; /* GPU idle */
+    const char *mode = getenv("GA_DOUBLE_NVML_SLOWDOWN");
+    long gpu = env_long("GA_DOUBLE_NVML_GPU", -1);
+    bool mine = mode && (gpu < 0 || gpu == d->index);
+    bool slow =
+        mine && (strcmp(mode, "persistent") == 0 || (strcmp(mode, "transient") == 0 && d->clock_reads == 0));
+    d->clock_reads++;
+    *reasons = 1 | (slow ? 0x8ULL : 0); /* GPU idle */
     return NVML_SUCCESS;
 }
 
@@ -345,14 +378,28 @@ EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int *mode)
 EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *current, unsigned int *pending)
 {
     DEVICE_CALL(d);
-    *current = *pending = 0;
+    *current = *pending = fault(d, "GA_DOUBLE_NVML_MIG") ? 1 : 0;
     return NVML_SUCCESS;
 }
 
+/* GA_DOUBLE_NVML_FABRIC: not_started, in_progress, completed (nvmlGpuFabricState_t 1, 2, 3; the status
+ * NVML_SUCCESS) or failed (completed, its status an error); unset: NOT_SUPPORTED, as a part outside an
+ * NVSwitch system answers. */
 EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t *info)
 {
     DEVICE_CALL(d);
-    memset(info, 0, sizeof *info); /* NVML_GPU_FABRIC_STATE_NOT_SUPPORTED */
+    memset(info, 0, sizeof *info);
+    const char *state = getenv("GA_DOUBLE_NVML_FABRIC");
+    long gpu = env_long("GA_DOUBLE_NVML_GPU", -1);
+    if (!state || (gpu >= 0 && gpu != d->index))
+        return NVML_SUCCESS;
+    static const char *const states[] = {"not_supported", "not_started", "in_progress", "completed",
+                                         "failed"};
+    for (unsigned char i = 0; i < 5; i++)
+        if (strcmp(state, states[i]) == 0) {
+            info->state = i == 4 ? 3 : i;
+            info->status = i == 4 ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+        }
     return NVML_SUCCESS;
 }
 
@@ -365,6 +412,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFiel
         if (values[i].fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) {
             values[i].nvmlReturn = NVML_SUCCESS;
             values[i].value.uiVal = (unsigned)fault(d, "GA_DOUBLE_NVML_RECOVERY");
+        } else if (values[i].fieldId == NVML_FI_DEV_NVLINK_GET_POWER_STATE &&
+                   (int)values[i].scopeId < part()->nvlinks) {
+            values[i].nvmlReturn = NVML_SUCCESS;
+            values[i].value.uiVal = link_asleep(d, values[i].scopeId) ? 1 : 0;
         }
     }
     return NVML_SUCCESS;
