@@ -254,3 +254,19 @@ int ga_nccl_debug_file_expand(const char *pattern, const char *host, long pid, c
     out[n] = '\0';
     return 0;
 }
+
+void ga_nccl_version_split(int code, int *major, int *minor, int *patch)
+{
+    int base = code >= 10000 ? 10000 : 1000; /* nccl.h: NCCL_VERSION changed scale at 2.9 */
+    *major = code / base;
+    *minor = (code % base) / 100;
+    *patch = code % 100;
+}
+
+bool ga_nccl_runtime_older(int runtime_code, int header_code)
+{
+    int rmaj, rmin, hmaj, hmin, patch;
+    ga_nccl_version_split(runtime_code, &rmaj, &rmin, &patch);
+    ga_nccl_version_split(header_code, &hmaj, &hmin, &patch);
+    return rmaj < hmaj || (rmaj == hmaj && rmin < hmin);
+}

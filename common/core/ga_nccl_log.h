@@ -8,6 +8,7 @@
 #ifndef GA_NCCL_LOG_H
 #define GA_NCCL_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define GA_NLOG_NETS 4
@@ -58,6 +59,17 @@ const ga_nlog_devices *ga_nccl_log_devices(const ga_nccl_log_process *p, const c
  * "dev<d>" when the log never listed it. */
 void ga_nccl_log_device(const ga_nccl_log_process *p, const char *net, int d, char *name, size_t len,
                         const char **link);
+
+/* A version code as nccl.h's NCCL_VERSION(X, Y, Z) makes it (X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 + Z
+ * before): major and minor. */
+void ga_nccl_version_split(int code, int *major, int *minor, int *patch);
+
+/* Whether the NCCL library a program loaded (ncclGetVersion) is older in major.minor than the headers it was
+ * built with (NCCL_VERSION_CODE): such a library may lack what the program calls (2.27 has no ncclGather,
+ * which 2.28's headers declare) or behave otherwise than the code expects. A newer library, or an older
+ * patch of the same minor, is not refused: NCCL keeps its ABI within a major version (docs/allreduce_bw.md,
+ * "NCCL versions"). */
+bool ga_nccl_runtime_older(int runtime_code, int header_code);
 
 /* NCCL_DEBUG_FILE as NCCL expands it (src/debug.cc, ncclDebugInit): %h the host name up to its first '.',
  * %p the pid, %% a '%', any other %x kept as is. 0, or -1 when the result does not fit. */

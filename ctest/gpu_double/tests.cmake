@@ -9,6 +9,15 @@ set(_ddp ${GA_BIN_DIR}/ddp_smoke)
 ga_double_test(allreduce_healthy --exit 0 --report "r['summary']['backend'] == 'nccl'"
                -- ${_ar} -b 8 -e 4K -f 8 -n 3 -w 1 -c 2 -T 5)
 
+# Issue 40, finding 11: an NCCL library older than the headers (2.27.3 under 2.28's) is refused at the first
+# communicator: exit 3, one line naming both versions, from one rank; rank 1 alone with the old library is
+# the one named. (Before the fix: the run went on, and passed.)
+ga_double_test(nccl_library_older_than_headers --exit 3 --within 30 --env GA_DOUBLE_NCCL_VERSION=22703
+               --env GA_DOUBLE_FAULT_RANK=1
+               --stderr-once "older than the NCCL headers this program was built with"
+               --stderr "\\[FATAL\\] [^ ]+ rank 1 .*NCCL library loaded \\(2\\.27\\.3, ncclGetVersion\\)"
+               -- ${_ar} -b 8 -e 4K -f 8 -n 3 -w 1 -c 1 -T 5)
+
 # Defect 1: a collective that never completes (a peer that never joined, a stuck link) reports no error; the
 # wait ends at -T all the same, the communicator is aborted and the message names the operation, its size,
 # the communicator and the rank. (Before the fix: the wait never ended.)
