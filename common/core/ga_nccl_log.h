@@ -60,8 +60,8 @@ const ga_nlog_devices *ga_nccl_log_devices(const ga_nccl_log_process *p, const c
 void ga_nccl_log_device(const ga_nccl_log_process *p, const char *net, int d, char *name, size_t len,
                         const char **link);
 
-/* A version code as nccl.h's NCCL_VERSION(X, Y, Z) makes it (X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 + Z
- * before): major and minor. */
+/* A version code as nccl.h's NCCL_VERSION(X, Y, Z) makes it (X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 +
+ * Z before): major and minor. */
 void ga_nccl_version_split(int code, int *major, int *minor, int *patch);
 
 /* Whether the NCCL library a program loaded (ncclGetVersion) is older in major.minor than the headers it was

@@ -157,11 +157,12 @@ static void refuse_old_library(MPI_Comm comm)
     if (old && lowest == world) {
         char lib[32], hdr[32];
         ga_nccl_versions(lib, sizeof lib, hdr, sizeof hdr);
-        GA_FATAL(GA_EXIT_ENV,
-                 "the NCCL library loaded (%s, ncclGetVersion) is older than the NCCL headers this program was "
-                 "built with (%s): install NCCL %s or newer on this node, or rebuild against the library the "
-                 "nodes have",
-                 lib, hdr, hdr);
+        GA_FATAL(
+            GA_EXIT_ENV,
+            "the NCCL library loaded (%s, ncclGetVersion) is older than the NCCL headers this program was "
+            "built with (%s): install NCCL %s or newer on this node, or rebuild against the library the "
+            "nodes have",
+            lib, hdr, hdr);
     }
     sleep(10);
     ga_fatal_quiet(GA_EXIT_ENV);
@@ -181,11 +182,12 @@ static void warn_narrow_cpu_mask(void)
         return;
     said = true;
     if (CPU_COUNT(&mask) == 1)
-        ga_log_rank("COMM",
-                    "warning ENV_CPU_MASK_NARROW: this rank may run on one CPU only, which NCCL's proxy thread "
-                    "(it posts every network transfer) shares with the main thread: inter-node figures may "
-                    "be low for that reason alone. Give each rank the CPUs near its GPU (srun "
-                    "--cpus-per-task, mpirun --map-by ppr:8:node:PE=N --bind-to core)");
+        ga_log_rank(
+            "COMM",
+            "warning ENV_CPU_MASK_NARROW: this rank may run on one CPU only, which NCCL's proxy thread "
+            "(it posts every network transfer) shares with the main thread: inter-node figures may "
+            "be low for that reason alone. Give each rank the CPUs near its GPU (srun "
+            "--cpus-per-task, mpirun --map-by ppr:8:node:PE=N --bind-to core)");
 }
 
 static size_t free_slot(void)

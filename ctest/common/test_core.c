@@ -131,8 +131,8 @@ static void test_wait_pause(void)
         double p = ga_wait_pause_s(w);
         CHECKF(p > 0 && p <= GA_WAIT_SLEEP_MAX_S && p <= 0.01 * w, "pause %g s after %g s", p, w);
     }
-    CHECK(GA_WAIT_SLEEP_MAX_S <= 1e-3);       /* never a sleep a person would see */
-    CHECK(ga_wait_pause_s(-1) == 0);          /* a clock that stepped back: yield */
+    CHECK(GA_WAIT_SLEEP_MAX_S <= 1e-3); /* never a sleep a person would see */
+    CHECK(ga_wait_pause_s(-1) == 0);    /* a clock that stepped back: yield */
     double t0 = ga_now();
     for (int i = 0; i < 100; i++)
         ga_wait_pause(1.0); /* the longest pause, 100 times */

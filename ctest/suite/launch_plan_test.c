@@ -137,7 +137,8 @@ int main(void)
      * default binding.) */
     const char *dgx[] = {"SLURM_JOB_ID=4242", "SLURM_CPUS_ON_NODE=224", "SLURM_NTASKS_PER_NODE=8",
                          "SLURM_TASKS_PER_NODE=8(x2)", NULL};
-    const char *dgx_tpn[] = {"SLURM_JOB_ID=4242", "SLURM_CPUS_ON_NODE=224", "SLURM_TASKS_PER_NODE=8(x64)", NULL};
+    const char *dgx_tpn[] = {"SLURM_JOB_ID=4242", "SLURM_CPUS_ON_NODE=224", "SLURM_TASKS_PER_NODE=8(x64)",
+                             NULL};
     const char *dgx_cpt[] = {"SLURM_JOB_ID=4242", "SLURM_CPUS_ON_NODE=224", "SLURM_NTASKS_PER_NODE=8",
                              "SLURM_CPUS_PER_TASK=16", NULL};
     const char *narrow[] = {"SLURM_JOB_ID=4242", "SLURM_CPUS_ON_NODE=8", "SLURM_NTASKS_PER_NODE=8", NULL};
@@ -156,7 +157,8 @@ int main(void)
            "srun --mpi=pmix --kill-on-bad-exit=1 -c 4", SUITE_LAUNCH_SLURM);
     expect("Slurm, the operator's --cpu-bind wins", dgx,
            (suite_launch_in){.local_cores = 224, .srun_args = "--cpu-bind=cores --container-mounts=/a:/a"},
-           "srun --mpi=pmix --kill-on-bad-exit=1 --cpu-bind=cores --container-mounts=/a:/a", SUITE_LAUNCH_SLURM);
+           "srun --mpi=pmix --kill-on-bad-exit=1 --cpu-bind=cores --container-mounts=/a:/a",
+           SUITE_LAUNCH_SLURM);
     expect("Slurm, --container-mounts is not -c", dgx,
            (suite_launch_in){.local_cores = 224, .srun_args = "--container-mounts=/a:/a"},
            "srun --mpi=pmix --kill-on-bad-exit=1 --cpus-per-task=28 --cpu-bind=none --container-mounts=/a:/a",

@@ -60,8 +60,8 @@ static bool forwarded(const char *entry)
     return false;
 }
 
-/* Where the ranks may run (issue 40, finding 6). NCCL binds its own threads, the proxy thread that posts every
- * network transfer among them, to the CPUs local to the rank's GPU that are also in the rank's CPU mask
+/* Where the ranks may run (issue 40, finding 6). NCCL binds its own threads, the proxy thread that posts
+ * every network transfer among them, to the CPUs local to the rank's GPU that are also in the rank's CPU mask
  * (src/graph/topo.cc, ncclTopoGetCpuAffinity: "Use a subset of the GPU affinity set", CPU_AND of the
  * process's sched_getaffinity and the GPU's CPUs; an empty intersection leaves the mask as it was). Open
  * MPI's default binding without directives is to one core when there are at most 2 processes and to a
