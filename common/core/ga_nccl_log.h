@@ -29,6 +29,10 @@ typedef struct {
     ga_nlog_devices nets[GA_NLOG_NETS];
     int n_nets;
     int warn_lines;
+    /* The libfabric provider the OFI network plugin (aws-ofi-nccl) chose, "efa", "verbs;ofi_rxm", "tcp": its
+     * "NET/OFI Selected Provider is efa (found 4 nics)" (or "Selected provider is efa, fabric is
+     * efa-direct (found 4 nics)"), printed once when the plugin initialises. "" when not said. */
+    char ofi_provider[32];
 } ga_nccl_log_process;
 
 /* What the log says about one communicator. -1 where it said nothing. */
@@ -51,6 +55,11 @@ void ga_nccl_log_comm_init(ga_nccl_log_comm *c);
  * line says about each of the n communicators alive when it was written. Lines that are not NCCL's INFO or
  * WARN lines are ignored. */
 void ga_nccl_log_line(ga_nccl_log_process *p, ga_nccl_log_comm *const *comms, int n, const char *line);
+
+/* Whether a libfabric provider named by the OFI plugin moves data by RDMA: 1 (efa, verbs, cxi, psm2, psm3,
+ * opx, gni: the first name of a "core;utility" pair, "verbs;ofi_rxm" is verbs), 0 (tcp, sockets, net, udp,
+ * shm: the data crosses the kernel's TCP/IP stack), -1 unknown (another name, or none). */
+int ga_ofi_provider_rdma(const char *provider);
 
 /* The devices NCCL listed for net, or NULL. */
 const ga_nlog_devices *ga_nccl_log_devices(const ga_nccl_log_process *p, const char *net);

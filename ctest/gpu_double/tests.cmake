@@ -298,6 +298,27 @@ ga_double_test(allreduce_transport_socket_fallback --np 4 --exit 1 --within 20 -
                --report "[f['code'] for f in r['findings']] == ['COMM_TRANSPORT_FALLBACK']"
                --report "r['transport']['nodes'][0]['between_nodes']['networks'] == ['Socket']"
                -- ${_tr_ar} --expect-net ib)
+# Issue 40, finding 10: the OFI network plugin is RDMA only when its log names an RDMA libfabric provider.
+# Over libfabric's tcp provider it is the fallback to sockets; with no provider said it is unknown; neither
+# passes --expect-net ib (before the fix: both passed, any plugin but IB and Socket counting as RDMA). Over
+# efa it passes.
+ga_double_test(allreduce_transport_ofi_tcp --np 4 --exit 1 --within 20 --env GA_DOUBLE_NCCL_NODES=2
+               --env GA_DOUBLE_NET=OFI_TCP
+               --stdout "fail COMM_TRANSPORT_FALLBACK on vm: NCCL sent its inter-node traffic over sockets \\(network AWS Libfabric, libfabric provider tcp"
+               --report "[f['code'] for f in r['findings']] == ['COMM_TRANSPORT_FALLBACK']"
+               --report "r['transport']['nodes'][0]['between_nodes']['provider'] == 'tcp'"
+               -- ${_tr_ar} --expect-net ib)
+ga_double_test(allreduce_transport_ofi_unknown --np 4 --exit 1 --within 20 --env GA_DOUBLE_NCCL_NODES=2
+               --env GA_DOUBLE_NET=OFI
+               --report "[f['code'] for f in r['findings']] == ['COMM_TRANSPORT_UNKNOWN']"
+               --report "not r['transport']['ib_exercised']"
+               -- ${_tr_ar} --expect-net ib)
+ga_double_test(allreduce_transport_ofi_efa --np 4 --exit 0 --within 20 --env GA_DOUBLE_NCCL_NODES=2
+               --env GA_DOUBLE_NET=OFI_EFA
+               --report "r['transport']['ib_exercised'] and r['findings'] == []"
+               --report "r['transport']['nodes'][0]['between_nodes']['networks'] == ['AWS Libfabric']"
+               --report "r['transport']['nodes'][0]['between_nodes']['provider'] == 'efa'"
+               -- ${_tr_ar} --expect-net ib)
 # NCCL_IB_DISABLE=1 in a multi-node run that expects InfiniBand is not a pass ...
 ga_double_test(allreduce_transport_ib_disabled --np 4 --exit 1 --within 20 --env GA_DOUBLE_NCCL_NODES=2
                --env NCCL_IB_DISABLE=1
