@@ -205,7 +205,6 @@ ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *la
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    refuse_old_library(comm);
     warn_narrow_cpu_mask();
     ga_nccl_debug_comm_begin(label); /* the transport NCCL chooses is read from its log (issue 25) */
     ncclUniqueId id;
@@ -219,6 +218,7 @@ ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *la
     ga_deadline_hand_expiry_to_main(true);
     ga_deadline_arm_for(bound_of(timeout_s), "NCCL communicator init ('%s', rank %d of %d)", label, rank,
                         size);
+    refuse_old_library(comm); /* within the init's bound: a rank that never comes is named */
     GA_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm));
 
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
