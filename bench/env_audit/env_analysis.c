@@ -265,6 +265,32 @@ static void audit_nonblocking(const env_node *nodes, int node_count, ga_findings
     }
 }
 
+/* A rank of a GPU node whose CPU mask holds one CPU (Slurm's default for --ntasks-per-node=8 without
+ * --cpus-per-task): NCCL binds its proxy thread, which posts every network transfer, inside that mask
+ * (src/graph/topo.cc, ncclTopoGetCpuAffinity), so it shares the one CPU with the rank and the inter-node
+ * figures fall for that reason alone (issue 40, finding 6). Once per node, counting its ranks. */
+static void audit_cpu_mask(const env_record *records, int n, const env_node *nodes, int node_count,
+                           ga_findings *f)
+{
+    for (int k = 0; k < node_count; k++) {
+        int narrow = 0, ranks = 0;
+        for (int i = 0; i < n; i++) {
+            if (records[i].hdr.node_index != nodes[k].node_index)
+                continue;
+            ranks++;
+            narrow += records[i].cpus_allowed == 1 && records[i].gpu_count > 0;
+        }
+        if (narrow)
+            ga_findings_add(
+                f, GA_SEV_WARN, "ENV_CPU_MASK_NARROW", (ga_where){nodes[k].host, k, -1, -1},
+                "%d of %d ranks may run on one CPU only, which NCCL's proxy thread (it posts every "
+                "network transfer) shares with the rank: give each rank the CPUs near its GPU "
+                "(srun --cpus-per-task, mpirun --bind-to none; docs/deployment.md, \"CPUs for "
+                "each rank\")",
+                narrow, ranks);
+    }
+}
+
 json_t *env_audit_consistency(const env_record *records, int n, const env_audit_opts *opts, ga_findings *f)
 {
     int node_count = 0;
@@ -279,6 +305,7 @@ json_t *env_audit_consistency(const env_record *records, int n, const env_audit_
     for (size_t i = 0; i < N_FIELDS; i++)
         json_array_append_new(summary, audit_field(&fields[i], records, n, nodes, node_count, values, f));
     audit_nonblocking(nodes, node_count, f);
+    audit_cpu_mask(records, n, nodes, node_count, f);
 
     for (int k = 0; opts->expect_gpus > 0 && k < node_count; k++) {
         if (!nodes[k].leader)

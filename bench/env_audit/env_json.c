@@ -63,6 +63,7 @@ json_t *env_record_json(const void *record, void *user)
     json_t *o = json_pack("{s:s, s:s, s:{s:s, s:i, s:i, s:i, s:f}}", "os", r->os, "kernel", r->kernel, "cpu",
                           "model", r->cpu_model, "cores", r->cores, "threads", r->pus, "numa_nodes",
                           r->numa_nodes, "memory_gib", r->memory_gib);
+    json_object_set_new(json_object_get(o, "cpu"), "cpus_allowed", json_integer(r->cpus_allowed));
     json_object_set_new(o, "versions", versions_json(r));
     json_object_set_new(o, "gpu_count", json_integer(r->gpu_count));
     if (r->gpu_count == 0)

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <jansson.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -128,6 +129,9 @@ static void probe_versions(env_record *rec)
 static void probe_host(env_record *rec, hwloc_topology_t topo)
 {
     read_os_release(rec->os, sizeof rec->os);
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    rec->cpus_allowed = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
     struct utsname u;
     snprintf(rec->kernel, sizeof rec->kernel, "%s", uname(&u) == 0 ? u.release : "unknown");
     snprintf(rec->cpu_model, sizeof rec->cpu_model, "unknown");

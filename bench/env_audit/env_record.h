@@ -59,6 +59,7 @@ typedef struct {
     char kernel[96];
     char cpu_model[96];
     int32_t cores, pus, numa_nodes;
+    int32_t cpus_allowed; /* CPUs in this rank's affinity mask (sched_getaffinity), 0 unknown */
     double memory_gib;
     env_version versions[ENV_V_COUNT];
     int32_t gpu_count; /* visible to this rank */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void ga_nccl_log_process_init(ga_nccl_log_process *p)
 {
@@ -173,13 +174,43 @@ static void parse_comm_line(ga_nccl_log_comm *c, const char *msg)
         c->nvls_channels = nvls;
 }
 
+/* aws-ofi-nccl (src/nccl_ofi_net.c, nccl_net_ofi_create_plugin): NCCL_OFI_INFO(NCCL_INIT | NCCL_NET,
+ * "Selected Provider is %s (found %d nics)", prov_name, ...), printed with the "NET/OFI " prefix of its
+ * NCCL_OFI_INFO; later releases write "Selected provider is %s, fabric is %s (found %d nics)". */
+static void parse_ofi_provider(ga_nccl_log_process *p, const char *msg)
+{
+    const char *s = strcasestr(msg, "Selected provider is ");
+    if (s)
+        copy_word(p->ofi_provider, sizeof p->ofi_provider, s + strlen("Selected provider is "), " ,(");
+}
+
+int ga_ofi_provider_rdma(const char *provider)
+{
+    static const char *const rdma[] = {"efa", "verbs", "cxi", "psm2", "psm3", "opx", "gni"};
+    static const char *const tcp[] = {"tcp", "sockets", "net", "udp", "shm"};
+    char core[32];
+    copy_word(core, sizeof core, provider ? provider : "", ";");
+    for (size_t i = 0; i < sizeof rdma / sizeof rdma[0]; i++)
+        if (strcasecmp(core, rdma[i]) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof tcp / sizeof tcp[0]; i++)
+        if (strcasecmp(core, tcp[i]) == 0)
+            return 0;
+    return -1;
+}
+
 void ga_nccl_log_line(ga_nccl_log_process *p, ga_nccl_log_comm *const *comms, int n, const char *line)
 {
     /* "host:pid:tid [dev] NCCL INFO message", perhaps after a time stamp (debug.cc ncclDebugLog) */
     const char *msg = strstr(line, " NCCL INFO ");
     if (!msg) {
-        if (strstr(line, " NCCL WARN "))
+        const char *warn = strstr(line, " NCCL WARN ");
+        if (warn)
             p->warn_lines++;
+        /* the OFI plugin says its provider as a warning when it found no RDMA one ("NCCL WARN NET/OFI
+         * Selected provider is tcp, ..."): the same fact */
+        if (warn && starts(warn + strlen(" NCCL WARN "), "NET/OFI "))
+            parse_ofi_provider(p, warn + strlen(" NCCL WARN "));
         return;
     }
     msg += strlen(" NCCL INFO ");
@@ -193,6 +224,10 @@ void ga_nccl_log_line(ga_nccl_log_process *p, ga_nccl_log_comm *const *comms, in
     }
     if (starts(buf, "NET/") && strstr(buf, "Made virtual device [")) {
         parse_vdevice(p, buf);
+        return;
+    }
+    if (starts(buf, "NET/OFI ")) {
+        parse_ofi_provider(p, buf);
         return;
     }
     for (int i = 0; i < n; i++)
@@ -253,4 +288,20 @@ int ga_nccl_debug_file_expand(const char *pattern, const char *host, long pid, c
         return -1;
     out[n] = '\0';
     return 0;
+}
+
+void ga_nccl_version_split(int code, int *major, int *minor, int *patch)
+{
+    int base = code >= 10000 ? 10000 : 1000; /* nccl.h: NCCL_VERSION changed scale at 2.9 */
+    *major = code / base;
+    *minor = (code % base) / 100;
+    *patch = code % 100;
+}
+
+bool ga_nccl_runtime_older(int runtime_code, int header_code)
+{
+    int rmaj, rmin, hmaj, hmin, patch;
+    ga_nccl_version_split(runtime_code, &rmaj, &rmin, &patch);
+    ga_nccl_version_split(header_code, &hmaj, &hmin, &patch);
+    return rmaj < hmaj || (rmaj == hmaj && rmin < hmin);
 }

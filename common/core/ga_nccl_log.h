@@ -8,6 +8,7 @@
 #ifndef GA_NCCL_LOG_H
 #define GA_NCCL_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define GA_NLOG_NETS 4
@@ -28,6 +29,10 @@ typedef struct {
     ga_nlog_devices nets[GA_NLOG_NETS];
     int n_nets;
     int warn_lines;
+    /* The libfabric provider the OFI network plugin (aws-ofi-nccl) chose, "efa", "verbs;ofi_rxm", "tcp": its
+     * "NET/OFI Selected Provider is efa (found 4 nics)" (or "Selected provider is efa, fabric is
+     * efa-direct (found 4 nics)"), printed once when the plugin initialises. "" when not said. */
+    char ofi_provider[32];
 } ga_nccl_log_process;
 
 /* What the log says about one communicator. -1 where it said nothing. */
@@ -51,6 +56,11 @@ void ga_nccl_log_comm_init(ga_nccl_log_comm *c);
  * WARN lines are ignored. */
 void ga_nccl_log_line(ga_nccl_log_process *p, ga_nccl_log_comm *const *comms, int n, const char *line);
 
+/* Whether a libfabric provider named by the OFI plugin moves data by RDMA: 1 (efa, verbs, cxi, psm2, psm3,
+ * opx, gni: the first name of a "core;utility" pair, "verbs;ofi_rxm" is verbs), 0 (tcp, sockets, net, udp,
+ * shm: the data crosses the kernel's TCP/IP stack), -1 unknown (another name, or none). */
+int ga_ofi_provider_rdma(const char *provider);
+
 /* The devices NCCL listed for net, or NULL. */
 const ga_nlog_devices *ga_nccl_log_devices(const ga_nccl_log_process *p, const char *net);
 
@@ -58,6 +68,17 @@ const ga_nlog_devices *ga_nccl_log_devices(const ga_nccl_log_process *p, const c
  * "dev<d>" when the log never listed it. */
 void ga_nccl_log_device(const ga_nccl_log_process *p, const char *net, int d, char *name, size_t len,
                         const char **link);
+
+/* A version code as nccl.h's NCCL_VERSION(X, Y, Z) makes it (X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 +
+ * Z before): major and minor. */
+void ga_nccl_version_split(int code, int *major, int *minor, int *patch);
+
+/* Whether the NCCL library a program loaded (ncclGetVersion) is older in major.minor than the headers it was
+ * built with (NCCL_VERSION_CODE): such a library may lack what the program calls (2.27 has no ncclGather,
+ * which 2.28's headers declare) or behave otherwise than the code expects. A newer library, or an older
+ * patch of the same minor, is not refused: NCCL keeps its ABI within a major version (docs/allreduce_bw.md,
+ * "NCCL versions"). */
+bool ga_nccl_runtime_older(int runtime_code, int header_code);
 
 /* NCCL_DEBUG_FILE as NCCL expands it (src/debug.cc, ncclDebugInit): %h the host name up to its first '.',
  * %p the pid, %% a '%', any other %x kept as is. 0, or -1 when the result does not fit. */

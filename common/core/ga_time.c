@@ -1,5 +1,6 @@
 #include "ga_time.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -8,6 +9,25 @@ double ga_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double ga_wait_pause_s(double waited_s)
+{
+    if (!(waited_s >= GA_WAIT_YIELD_ONLY_S))
+        return 0;
+    double pause = waited_s / 200;
+    return pause < GA_WAIT_SLEEP_MAX_S ? pause : GA_WAIT_SLEEP_MAX_S;
+}
+
+void ga_wait_pause(double waited_s)
+{
+    double pause = ga_wait_pause_s(waited_s);
+    if (pause <= 0) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, (long)(pause * 1e9)};
+    nanosleep(&ts, NULL);
 }
 
 void ga_utc_format(char *buf, size_t len, const char *fmt)

@@ -61,6 +61,17 @@ static uint32_t intra_of(const ga_nccl_log_comm *c)
     return b;
 }
 
+/* A network plugin other than IB (issue 40, finding 10): RDMA only on the evidence of its log, the OFI
+ * plugin's libfabric provider (efa, verbs: RDMA; tcp, sockets: the kernel's TCP, as NCCL's own sockets);
+ * otherwise a plugin whose transport is unknown, which --expect-net ib does not pass. */
+static uint32_t plugin_kind(const ga_nccl_log_process *p, ga_transport_scope *s)
+{
+    if (p->ofi_provider[0] && !s->provider[0])
+        snprintf(s->provider, sizeof s->provider, "%s", p->ofi_provider);
+    int rdma = ga_ofi_provider_rdma(p->ofi_provider);
+    return rdma == 1 ? GA_NET_PLUGIN_RDMA : rdma == 0 ? GA_NET_SOCKET | GA_NET_PLUGIN : GA_NET_PLUGIN;
+}
+
 void ga_transport_add_comm(ga_transport_rec *r, const char *label, const ga_nccl_log_process *p,
                            const ga_nccl_log_comm *c)
 {
@@ -98,7 +109,7 @@ void ga_transport_add_comm(ga_transport_rec *r, const char *label, const ga_nccl
     else if (is_ib_net(net) && !kind)
         kind |= GA_NET_IB;
     else if (!is_ib_net(net) && net[0])
-        kind |= GA_NET_PLUGIN;
+        kind |= plugin_kind(p, s);
     s->net |= kind;
 }
 

@@ -23,6 +23,10 @@ enum { GA_TR_WORLD, GA_TR_NODE, GA_TR_PAIRS, GA_TR_OTHER, GA_TR_SCOPES };
 #define GA_NET_SOCKET 0x4u   /* NCCL's Socket network, or Open MPI's TCP BTL */
 #define GA_NET_PLUGIN 0x8u   /* another NCCL network plugin, or an MPI layer that picks its own (UCX, OFI) */
 #define GA_NET_COLLNET 0x10u /* CollNet (SHARP) */
+/* An NCCL network plugin whose log names an RDMA transport (the OFI plugin's libfabric provider efa, verbs,
+ * ...: ga_ofi_provider_rdma). GA_NET_PLUGIN alone is a plugin whose transport the log does not establish:
+ * the OFI plugin runs over libfabric's tcp provider too, so a plugin is RDMA only with that evidence. */
+#define GA_NET_PLUGIN_RDMA 0x20u
 /* paths inside a node */
 #define GA_INTRA_P2P 0x1u
 #define GA_INTRA_P2P_INDIRECT 0x2u
@@ -45,6 +49,7 @@ typedef struct {
     int32_t net_conns, gdr_conns;    /* connections over a network, and those with GPUDirect RDMA */
     char net_name[24];               /* NCCL's name of the network ("IB", "Socket", a plugin's) */
     char devices[128];               /* the network devices the connections used, comma-separated */
+    char provider[32];               /* the OFI plugin's libfabric provider ("efa", "tcp"), "" not said */
 } ga_transport_scope;
 
 typedef struct {

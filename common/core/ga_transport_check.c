@@ -5,7 +5,11 @@
 
 #include "ga_transport.h"
 
-#define RDMA (GA_NET_IB | GA_NET_ROCE | GA_NET_PLUGIN)
+/* What counts as RDMA between nodes: for NCCL, a plugin only with the evidence of its log
+ * (GA_NET_PLUGIN_RDMA, issue 40, finding 10); for Open MPI on the host path, its RDMA-capable components as
+ * before (UCX, uct, ofi: MPI_T names the component, not the wire under it). */
+#define RDMA_NCCL (GA_NET_IB | GA_NET_ROCE | GA_NET_PLUGIN_RDMA)
+#define RDMA_MPI (GA_NET_IB | GA_NET_ROCE | GA_NET_PLUGIN | GA_NET_PLUGIN_RDMA)
 
 /* One node's ranks, together. */
 typedef struct {
@@ -13,7 +17,7 @@ typedef struct {
     int node, ranks, first_rank;
     uint32_t net, intra, forced, mpi_net;
     int comms, multi, silent, unreadable, net_conns, gdr_conns, warn_lines;
-    char net_names[64], devices[256], forced_text[64], why[128], pml[16], btl[64];
+    char net_names[64], devices[256], forced_text[64], why[128], pml[16], btl[64], provider[32];
     ga_transport_scope scope[GA_TR_SCOPES];
 } node_view;
 
@@ -60,6 +64,10 @@ static void view_add(node_view *v, const ga_transport_record *r)
         vs->net_conns += sc->net_conns, vs->gdr_conns += sc->gdr_conns;
         if (!vs->net_name[0])
             snprintf(vs->net_name, sizeof vs->net_name, "%s", sc->net_name);
+        if (!vs->provider[0])
+            snprintf(vs->provider, sizeof vs->provider, "%s", sc->provider);
+        if (!v->provider[0])
+            snprintf(v->provider, sizeof v->provider, "%s", sc->provider);
         list_merge(vs->devices, sizeof vs->devices, sc->devices);
         v->net |= sc->net, v->intra |= sc->intra;
         v->comms += sc->comms, v->multi += sc->comms_multi_node, v->silent += sc->comms_silent;
@@ -94,7 +102,7 @@ static json_t *net_kinds(uint32_t net, const char *names)
         list_merge(list, sizeof list, "Socket");
     if (net & GA_NET_COLLNET)
         list_merge(list, sizeof list, "CollNet");
-    if (net & GA_NET_PLUGIN) {
+    if (net & (GA_NET_PLUGIN | GA_NET_PLUGIN_RDMA)) {
         char other[64] = "";
         list_merge(other, sizeof other, names);
         /* a plugin is shown by the name NCCL gave it */
@@ -129,10 +137,11 @@ static const char *gdr_word(int conns, int gdr)
 
 static json_t *scope_json(const ga_transport_scope *s)
 {
-    return json_pack("{s:i, s:i, s:i, s:o, s:o, s:i, s:i, s:o}", "communicators", s->comms, "spanning_nodes",
-                     s->comms_multi_node, "unread", s->comms_silent, "networks",
+    return json_pack("{s:i, s:i, s:i, s:o, s:o, s:i, s:i, s:o, s:s?}", "communicators", s->comms,
+                     "spanning_nodes", s->comms_multi_node, "unread", s->comms_silent, "networks",
                      net_kinds(s->net, s->net_name), "devices", strings(s->devices), "connections",
-                     s->net_conns, "gdr_connections", s->gdr_conns, "inside_node", intra_paths(s->intra));
+                     s->net_conns, "gdr_connections", s->gdr_conns, "inside_node", intra_paths(s->intra),
+                     "provider", s->provider[0] ? s->provider : NULL);
 }
 
 static json_t *view_json(const node_view *v, bool nccl, bool multi)
@@ -146,10 +155,11 @@ static json_t *view_json(const node_view *v, bool nccl, bool multi)
     if (!nccl && (strstr(v->btl, "vader") || strstr(v->btl, "sm")))
         intra |= GA_INTRA_SHM;
     json_t *between =
-        json_pack("{s:o, s:o, s:s, s:i, s:i, s:s?}", "networks", net_kinds(net, nccl ? v->net_names : v->pml),
-                  "devices", strings(v->devices), "gdr",
-                  net & RDMA ? gdr_word(v->net_conns, v->gdr_conns) : "n/a", "connections", v->net_conns,
-                  "gdr_connections", v->gdr_conns, "forced_by", v->forced_text[0] ? v->forced_text : NULL);
+        json_pack("{s:o, s:o, s:s, s:i, s:i, s:s?, s:s?}", "networks",
+                  net_kinds(net, nccl ? v->net_names : v->pml), "devices", strings(v->devices), "gdr",
+                  net & (nccl ? RDMA_NCCL : RDMA_MPI) ? gdr_word(v->net_conns, v->gdr_conns) : "n/a",
+                  "connections", v->net_conns, "gdr_connections", v->gdr_conns, "forced_by",
+                  v->forced_text[0] ? v->forced_text : NULL, "provider", v->provider[0] ? v->provider : NULL);
     const char *link = v->intra & GA_INTRA_NVLINK ? "NVLink" : v->intra & GA_INTRA_PCIE ? "PCIe" : NULL;
     json_t *o =
         json_pack("{s:s, s:i, s:i, s:o, s:{s:o, s:s?}, s:o, s:{s:s, s:s, s:o}, s:i}", "host", v->host, "node",
@@ -165,21 +175,23 @@ static json_t *view_json(const node_view *v, bool nccl, bool multi)
 }
 
 /* The node's verdict on what went between nodes; adds its findings. Returns 1 when RDMA carried the node's
- * inter-node traffic, 0 when sockets did, -1 when nothing (or nothing readable) crossed nodes from it. */
+ * inter-node traffic, 0 when sockets did, 2 when a network plugin did over a transport its log does not
+ * establish, -1 when nothing (or nothing readable) crossed nodes from it. */
 static int check_node(const node_view *v, const ga_transport_policy *pol, bool multi, ga_findings *f)
 {
     ga_where w = {v->host, v->node, v->first_rank, -1};
     uint32_t net = pol->nccl ? v->net : v->mpi_net;
-    bool rdma = (net & RDMA) != 0, sockets = (net & GA_NET_SOCKET) != 0;
+    bool rdma = (net & (pol->nccl ? RDMA_NCCL : RDMA_MPI)) != 0, sockets = (net & GA_NET_SOCKET) != 0;
     bool forced = pol->nccl && v->forced != 0;
     bool expect = multi && pol->expect != GA_EXPECT_NET_ANY && !pol->allow_sockets;
     if (expect && (sockets || forced)) {
         char what[200] = "";
         if (sockets && pol->nccl)
             snprintf(what, sizeof what,
-                     "NCCL sent its inter-node traffic over sockets (network %s, %d "
+                     "NCCL sent its inter-node traffic over sockets (network %s%s%s, %d "
                      "connections)",
-                     v->net_names[0] ? v->net_names : "Socket", v->net_conns);
+                     v->net_names[0] ? v->net_names : "Socket", v->provider[0] ? ", libfabric provider " : "",
+                     v->provider, v->net_conns);
         else if (sockets)
             snprintf(what, sizeof what, "Open MPI's inter-node transport is TCP (pml %s, btl %s)", v->pml,
                      v->btl);
@@ -193,6 +205,15 @@ static int check_node(const node_view *v, const ga_transport_policy *pol, bool m
                                : "",
                         ga_expect_net_name(pol->expect));
         return 0;
+    }
+    if (expect && pol->nccl && !rdma && !sockets && (v->net & GA_NET_PLUGIN)) {
+        ga_findings_add(f, GA_SEV_FAIL, "COMM_TRANSPORT_UNKNOWN", w,
+                        "NCCL sent its inter-node traffic through the network plugin '%s', and its log names "
+                        "no RDMA transport under it (%s%s); a pass with --expect-net %s needs that evidence "
+                        "(an OFI plugin runs over TCP too)",
+                        v->net_names, v->provider[0] ? "libfabric provider " : "no libfabric provider said",
+                        v->provider, ga_expect_net_name(pol->expect));
+        return 2; /* traffic crossed nodes, over what is unknown */
     }
     bool unread = pol->nccl ? (v->silent > 0 || v->unreadable > 0) : v->mpi_net == 0;
     if (expect && !rdma && !sockets && unread) {

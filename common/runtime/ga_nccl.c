@@ -1,14 +1,18 @@
 #include "ga_nccl.h"
 
+#include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_log.h"
+#include "ga_nccl_log.h"
 #include "ga_time.h"
 #include "ga_transport_capture.h"
 
@@ -76,14 +80,17 @@ static size_t live_comms(void)
  * by the watcher's expiries; the final state. */
 static ncclResult_t poll_in_progress(ncclComm_t comm, double timeout_s, const char *desc)
 {
-    double bound = bound_of(timeout_s), deadline = ga_now() + bound;
+    double bound = bound_of(timeout_s), start = ga_now(), deadline = start + bound;
     ncclResult_t st = ncclInProgress;
-    while (st == ncclInProgress) {
+    for (;;) {
         ncclResult_t r = ncclCommGetAsyncError(comm, &st);
         if (r != ncclSuccess)
             return r;
+        if (st != ncclInProgress)
+            break;
         act_on_expiry(comm);
         check_deadline(comm, deadline, bound, desc);
+        ga_wait_pause(ga_now() - start); /* NCCL's own threads are finishing it: leave them the CPU */
     }
     return st;
 }
@@ -133,6 +140,56 @@ static void note_nonblocking(const char *label)
     said = true;
 }
 
+/* Refuses an NCCL library older in major.minor than the headers this program was built with
+ * (ga_nccl_runtime_older): a 2.27 library under 2.28 headers lacks ncclGather and takes config fields it does
+ * not know. Agreed over comm at every communicator (an int, beside the id's MPI_Bcast), so that every member
+ * takes the same path: the lowest world rank with such a library prints the one line and ends the job with
+ * exit 3; the others wait for its MPI_Abort (bounded: they end quietly after 10 s). */
+static void refuse_old_library(MPI_Comm comm)
+{
+    int v = 0, world = 0;
+    bool old = ncclGetVersion(&v) == ncclSuccess && ga_nccl_runtime_older(v, NCCL_VERSION_CODE);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    int mine = old ? world : INT_MAX, lowest = INT_MAX;
+    GA_MPI_CHECK(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm));
+    if (lowest == INT_MAX)
+        return;
+    if (old && lowest == world) {
+        char lib[32], hdr[32];
+        ga_nccl_versions(lib, sizeof lib, hdr, sizeof hdr);
+        GA_FATAL(
+            GA_EXIT_ENV,
+            "the NCCL library loaded (%s, ncclGetVersion) is older than the NCCL headers this program was "
+            "built with (%s): install NCCL %s or newer on this node, or rebuild against the library the "
+            "nodes have",
+            lib, hdr, hdr);
+    }
+    sleep(10);
+    ga_fatal_quiet(GA_EXIT_ENV);
+}
+
+/* NCCL binds its proxy thread, which posts every network transfer, inside this process's CPU mask (the GPU's
+ * local CPUs AND the mask the launcher gave: src/graph/topo.cc, ncclTopoGetCpuAffinity, "Use a subset of the
+ * GPU affinity set"). With one CPU in the mask (Slurm's default binding of --ntasks-per-node=8 without
+ * --cpus-per-task) the proxy thread and the main thread share it: said once per process, as a warning
+ * (deploy/slurm requests --cpus-per-task; docs/deployment.md, "CPUs for each rank"). */
+static void warn_narrow_cpu_mask(void)
+{
+    static bool said;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (said || sched_getaffinity(0, sizeof mask, &mask) != 0)
+        return;
+    said = true;
+    if (CPU_COUNT(&mask) == 1)
+        ga_log_rank(
+            "COMM",
+            "warning ENV_CPU_MASK_NARROW: this rank may run on one CPU only, which NCCL's proxy thread "
+            "(it posts every network transfer) shares with the main thread: inter-node figures may "
+            "be low for that reason alone. Give each rank the CPUs near its GPU (srun "
+            "--cpus-per-task, mpirun --map-by ppr:8:node:PE=N --bind-to core)");
+}
+
 static size_t free_slot(void)
 {
     size_t slot = 0;
@@ -148,6 +205,7 @@ ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *la
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    warn_narrow_cpu_mask();
     ga_nccl_debug_comm_begin(label); /* the transport NCCL chooses is read from its log (issue 25) */
     ncclUniqueId id;
     if (rank == 0) {
@@ -160,6 +218,7 @@ ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *la
     ga_deadline_hand_expiry_to_main(true);
     ga_deadline_arm_for(bound_of(timeout_s), "NCCL communicator init ('%s', rank %d of %d)", label, rank,
                         size);
+    refuse_old_library(comm); /* within the init's bound: a rank that never comes is named */
     GA_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm));
 
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -207,11 +266,12 @@ void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const 
     describe(comm, what, desc, sizeof desc);
     /* The watcher enforces the bound (it aborts the communicator, then the job); the loop checks it too, a
      * little later, in case a bug left the watcher unarmed. */
-    double bound = bound_of(timeout_s), deadline = ga_now() + bound + 0.5;
+    double bound = bound_of(timeout_s), start = ga_now(), deadline = start + bound + 0.5;
     ga_deadline_arm_for(bound, "%s", desc);
-    /* Spin, as nccl-tests does: callers time this wait, and a sleep between polls would be measured. The
-     * deadline is checked whatever the communicator reports: a collective that never completes reports no
-     * error. */
+    /* Poll, yielding between polls as nccl-tests does (ga_wait_pause: yield only at first, then short sleeps
+     * bounded to under 1 % of the wait): NCCL's proxy thread shares this process's CPUs, and a spinning main
+     * thread starves it. The deadline is checked whatever the communicator reports: a collective that never
+     * completes reports no error. */
     for (;;) {
         cudaError_t e = cudaStreamQuery(stream);
         if (e == cudaSuccess)
@@ -224,6 +284,7 @@ void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const 
         check_async(comm, desc);
         act_on_expiry(comm);
         check_deadline(comm, deadline, bound, desc);
+        ga_wait_pause(ga_now() - start);
     }
     check_async(comm, desc);
     ga_deadline_disarm();
@@ -289,10 +350,12 @@ void ga_nccl_comm_destroy(ncclComm_t comm, double timeout_s)
 
 void ga_nccl_versions(char *library, size_t liblen, char *header, size_t hdrlen)
 {
-    int v = 0;
-    if (ncclGetVersion(&v) == ncclSuccess)
-        snprintf(library, liblen, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
-    else
+    int v = 0, major, minor, patch;
+    if (ncclGetVersion(&v) == ncclSuccess) {
+        ga_nccl_version_split(v, &major, &minor, &patch);
+        snprintf(library, liblen, "%d.%d.%d", major, minor, patch);
+    } else {
         snprintf(library, liblen, "unknown");
+    }
     snprintf(header, hdrlen, "%d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
 }

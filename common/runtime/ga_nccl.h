@@ -6,8 +6,9 @@
  * thread blocked inside a call that never returns is left behind, and the watcher ends the job without
  * touching NCCL (the process exit takes the kernels down). NCCL frees a communicator in ncclCommAbort and
  * forbids two threads on one communicator at once: a watcher that aborted it would leave the main thread's
- * next call a use after free. The waits on a stream also check the bound themselves and spin (no sleep), so a
- * timed loop measures the GPU.
+ * next call a use after free. The waits on a stream also check the bound themselves and poll, yielding the
+ * CPU between polls (ga_wait_pause: NCCL's proxy thread runs in this process's CPU mask and must not be
+ * starved), with sleeps short enough that a timed loop still measures the GPU.
  *
  * Why blocking: a non-blocking communicator makes NCCL answer ncclInProgress at every group end, each single
  * collective included (and start a thread for it), and the caller then has to poll; with a blocking one a
@@ -27,8 +28,9 @@ ncclComm_t ga_nccl_comm_init(MPI_Comm comm, double timeout_s, const char *label)
 /* The same with ncclConfig_t.CTAPolicy set (NCCL_CTA_POLICY_*; -1 leaves NCCL's default): nccl-tests' -x. */
 ncclComm_t ga_nccl_comm_init_cta(MPI_Comm comm, double timeout_s, const char *label, int cta_policy);
 
-/* Waits, spinning, for the work queued on stream, watching the communicator for asynchronous errors. An
- * asynchronous error aborts the communicator and exits 3; no completion within timeout_s aborts it and exits
+/* Waits, polling and yielding (ga_wait_pause), for the work queued on stream, watching the communicator for
+ * asynchronous errors. An asynchronous error aborts the communicator and exits 3; no completion within
+ * timeout_s aborts it and exits
  * 4. what names the operation (and its size), the message adds the communicator and rank. */
 void ga_nccl_wait(ncclComm_t comm, cudaStream_t stream, double timeout_s, const char *what);
 
@@ -38,7 +40,7 @@ void ga_nccl_bound(ncclComm_t comm, double timeout_s, const char *what);
 void ga_nccl_unbound(void);
 
 /* For the result of an NCCL call: any error aborts the communicator and exits 3. ncclInProgress (which only a
- * non-blocking communicator returns) is waited out, spinning, within timeout_s. */
+ * non-blocking communicator returns) is waited out, polling and yielding, within timeout_s. */
 void ga_nccl_enqueued(ncclComm_t comm, ncclResult_t result, double timeout_s, const char *what);
 
 /* ncclMemAlloc of bytes (what names the buffer): out of device memory aborts the communicator and ends the

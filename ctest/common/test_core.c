@@ -6,6 +6,7 @@
 
 #include "ga_exit.h"
 #include "ga_job.h"
+#include "ga_nccl_log.h"
 #include "ga_report.h"
 #include "ga_stats.h"
 #include "ga_str.h"
@@ -119,8 +120,48 @@ static void test_record_header(void)
     json_decref(o);
 }
 
+/* Issue 40, finding 6: a wait on the GPU yields the CPU from its first poll (NCCL's proxy thread shares the
+ * rank's CPUs), sleeps only once it has lasted GA_WAIT_YIELD_ONLY_S, and each sleep stays under 1 % of the
+ * time already waited (a completion is seen at most one pause late). */
+static void test_wait_pause(void)
+{
+    CHECK(ga_wait_pause_s(0) == 0 && ga_wait_pause_s(5e-6) == 0 && ga_wait_pause_s(9e-3) == 0);
+    CHECK(ga_wait_pause_s(GA_WAIT_YIELD_ONLY_S) > 0);
+    for (double w = GA_WAIT_YIELD_ONLY_S; w < 100; w *= 1.7) {
+        double p = ga_wait_pause_s(w);
+        CHECKF(p > 0 && p <= GA_WAIT_SLEEP_MAX_S && p <= 0.01 * w, "pause %g s after %g s", p, w);
+    }
+    CHECK(GA_WAIT_SLEEP_MAX_S <= 1e-3); /* never a sleep a person would see */
+    CHECK(ga_wait_pause_s(-1) == 0);    /* a clock that stepped back: yield */
+    double t0 = ga_now();
+    for (int i = 0; i < 100; i++)
+        ga_wait_pause(1.0); /* the longest pause, 100 times */
+    double took = ga_now() - t0;
+    CHECKF(took >= 100 * GA_WAIT_SLEEP_MAX_S * 0.9 && took < 2.0, "100 pauses took %g s", took);
+}
+
+/* Issue 40, finding 11: a library older in major.minor than the headers is refused; a newer one, or another
+ * patch of the same minor, is not. Codes as nccl.h's NCCL_VERSION makes them (the scale changed at 2.9). */
+static void test_nccl_versions(void)
+{
+    CHECK(ga_nccl_runtime_older(22703, 22809));
+    CHECK(ga_nccl_runtime_older(2804, 22809)); /* 2.8.4, the old scale */
+    CHECK(!ga_nccl_runtime_older(22809, 22809));
+    CHECK(!ga_nccl_runtime_older(22801, 22809)); /* an older patch: the same ABI */
+    CHECK(!ga_nccl_runtime_older(22901, 22809));
+    CHECK(!ga_nccl_runtime_older(30000, 22809));
+    CHECK(ga_nccl_runtime_older(22809, 30000));
+    int major, minor, patch;
+    ga_nccl_version_split(22809, &major, &minor, &patch);
+    CHECK(major == 2 && minor == 28 && patch == 9);
+    ga_nccl_version_split(2804, &major, &minor, &patch);
+    CHECK(major == 2 && minor == 8 && patch == 4);
+}
+
 int main(void)
 {
+    test_wait_pause();
+    test_nccl_versions();
     test_median();
     test_streq();
     test_utc();

@@ -120,6 +120,72 @@ static void test_socket_fallback(void)
     CHECK(s->intra == (GA_INTRA_P2P | GA_INTRA_SHM));
 }
 
+/* Issue 40, finding 10: the OFI network plugin (aws-ofi-nccl) is RDMA only when its log names an RDMA
+ * libfabric provider. Its format: src/nccl_ofi_net.c, nccl_net_ofi_create_plugin, NCCL_OFI_INFO(NCCL_INIT |
+ * NCCL_NET, "Selected Provider is %s (found %d nics)", ...) (aws/aws-ofi-nccl pull request 333); later
+ * releases "Selected provider is %s, fabric is %s (found %d nics)", and a WARN line when no RDMA provider
+ * was found. */
+static const char *const ofi_efa_lines[] = {
+    /* an EKS NCCL-over-EFA test log published in a public deployment guide (NCCL 2.12.7, mpirun's prefix) */
+    "[1,0]<stdout>:test-nccl-efa-worker-0:21:21 [0] NCCL INFO NET/OFI Selected Provider is efa (found 1 "
+    "nics)",
+    "[1,0]<stdout>:test-nccl-efa-worker-0:21:21 [0] NCCL INFO Using network AWS Libfabric",
+    "[1,0]<stdout>:test-nccl-efa-worker-0:21:21 [0] NCCL INFO comm 0x7f00 rank 0 nRanks 16 nNodes 2 "
+    "localRanks 8 localRank 0 MNNVL 0",
+    /* aws/aws-ofi-nccl issue 24: "Ring 00 : 7 -> 8 [send] via NET/AWS Libfabric/0" (NCCL 2.4's "Ring"; 2.28
+     * writes "Channel", net.cc) */
+    "[1,7]<stdout>:ip-172-32-38-1:21471:22316 [7] NCCL INFO Channel 00/0 : 7[7] -> 8[0] [send] via NET/AWS "
+    "Libfabric/0",
+    NULL};
+static const char *const ofi_tcp_lines[] = {
+    /* a public troubleshooting note of an EKS cluster without EFA devices in the pod */
+    "worker-0:79:79 [0] NCCL WARN NET/OFI No eligible providers were found",
+    "worker-0:79:79 [0] NCCL WARN NET/OFI Selected provider is tcp, fabric is 10.224.0.0/12 (found 8 nics)",
+    "worker-0:79:79 [0] NCCL INFO Using network AWS Libfabric",
+    "worker-0:79:79 [0] NCCL INFO comm 0x7f00 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0",
+    "worker-0:79:79 [0] NCCL INFO Channel 00/0 : 7[7] -> 8[0] [send] via NET/AWS Libfabric/0",
+    NULL};
+static const char *const ofi_silent_lines[] = {
+    /* the plugin's provider line filtered out (NCCL_DEBUG_SUBSYS without NET): the same run, no evidence */
+    "worker-0:79:79 [0] NCCL INFO Using network AWS Libfabric",
+    "worker-0:79:79 [0] NCCL INFO comm 0x7f00 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0",
+    "worker-0:79:79 [0] NCCL INFO Channel 00/0 : 7[7] -> 8[0] [send] via NET/AWS Libfabric/0", NULL};
+
+static uint32_t world_net(const char *const *lines, char *provider, size_t len)
+{
+    ga_nccl_log_process p;
+    ga_nccl_log_comm c;
+    ga_nccl_log_process_init(&p);
+    ga_nccl_log_comm_init(&c);
+    feed(&p, &c, lines);
+    ga_transport_rec r;
+    memset(&r, 0, sizeof r);
+    ga_transport_add_comm(&r, "world", &p, &c);
+    snprintf(provider, len, "%s", r.scope[GA_TR_WORLD].provider);
+    return r.scope[GA_TR_WORLD].net;
+}
+
+static void test_ofi_plugin(void)
+{
+    char prov[32];
+    CHECK(world_net(ofi_efa_lines, prov, sizeof prov) == GA_NET_PLUGIN_RDMA);
+    CHECK_STR(prov, "efa");
+    CHECK(world_net(ofi_tcp_lines, prov, sizeof prov) == (GA_NET_SOCKET | GA_NET_PLUGIN));
+    CHECK_STR(prov, "tcp");
+    CHECK(world_net(ofi_silent_lines, prov, sizeof prov) == GA_NET_PLUGIN);
+    CHECK_STR(prov, "");
+    CHECK(ga_ofi_provider_rdma("verbs;ofi_rxm") == 1 && ga_ofi_provider_rdma("cxi") == 1);
+    CHECK(ga_ofi_provider_rdma("tcp;ofi_rxm") == 0 && ga_ofi_provider_rdma("sockets") == 0);
+    CHECK(ga_ofi_provider_rdma("") == -1 && ga_ofi_provider_rdma("mystery") == -1);
+    ga_nccl_log_process p;
+    ga_nccl_log_process_init(&p);
+    /* a later release's wording (a public EFA deployment guide) */
+    ga_nccl_log_line(&p, NULL, 0,
+                     "[2026-01-15 02:30:45] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct "
+                     "(found 32 nics)");
+    CHECK_STR(p.ofi_provider, "efa");
+}
+
 /* A communicator inside one node says nothing about a network; one the log never mentions is counted as
  * unread; the lines written while two communicators lived count for both. */
 static void test_scopes_and_silence(void)
@@ -275,6 +341,36 @@ static void test_check(void)
     json_decref(t);
     ga_findings_free(&f);
 
+    /* Issue 40, finding 10: a network plugin with no RDMA provider in its log is no pass of --expect-net ib
+     * (before the fix: any plugin but IB and Socket counted as RDMA, and passed); an OFI plugin over
+     * libfabric's tcp provider is the fallback to sockets; one over efa passes */
+    cluster(all, (uint32_t[]){GA_NET_PLUGIN_RDMA, GA_NET_PLUGIN}, (int[]){0, 0});
+    for (int i = 0; i < 4; i++)
+        snprintf(all[i].tr.scope[GA_TR_WORLD].net_name, sizeof all[i].tr.scope[GA_TR_WORLD].net_name,
+                 "AWS Libfabric");
+    snprintf(all[0].tr.scope[GA_TR_WORLD].provider, sizeof all[0].tr.scope[GA_TR_WORLD].provider, "efa");
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECKF(f.count == 1 && strcmp(f.items[0].code, "COMM_TRANSPORT_UNKNOWN") == 0 &&
+               strcmp(f.items[0].host, "node01") == 0 && strstr(f.items[0].message, "'AWS Libfabric'") &&
+               f.items[0].severity == GA_SEV_FAIL,
+           "%zu findings: %s", (size_t)f.count, f.count ? f.items[0].message : "");
+    CHECK(json_is_false(json_object_get(t, "ib_exercised")));
+    CHECK_STR(str_at(json_array_get(json_object_get(t, "nodes"), 0), "between_nodes", "provider"), "efa");
+    json_decref(t);
+    ga_findings_free(&f);
+    for (int i = 2; i < 4; i++) {
+        all[i].tr.scope[GA_TR_WORLD].net = GA_NET_SOCKET | GA_NET_PLUGIN;
+        snprintf(all[i].tr.scope[GA_TR_WORLD].provider, sizeof all[i].tr.scope[GA_TR_WORLD].provider, "tcp");
+    }
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 4, &pol, &f);
+    CHECKF(f.count == 1 && strcmp(f.items[0].code, "COMM_TRANSPORT_FALLBACK") == 0 &&
+               strstr(f.items[0].message, "libfabric provider tcp"),
+           "%zu findings: %s", (size_t)f.count, f.count ? f.items[0].message : "");
+    json_decref(t);
+    ga_findings_free(&f);
+
     /* ib-gdr: no GPUDirect RDMA on node01 fails, some on node00 warns */
     pol.expect = GA_EXPECT_NET_IB_GDR;
     cluster(all, (uint32_t[]){GA_NET_IB, GA_NET_IB}, (int[]){2, 0});
@@ -338,6 +434,7 @@ int main(void)
 {
     test_roce_plugin();
     test_socket_fallback();
+    test_ofi_plugin();
     test_scopes_and_silence();
     test_debug_file_expand();
     test_mpi_and_env();

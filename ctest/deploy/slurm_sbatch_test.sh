@@ -45,6 +45,16 @@ assert sorted(x["rank"] for x in r["nodes"][0]["ranks"]) == [0, 1, 2, 3]
 assert r["verdict"]["result"] == "pass"
 PY
 
+# Issue 40, finding 6: each task has its share of the node's CPUs (8 CPUs in local_slurm.sh's node, 4 tasks:
+# 2 each), unbound inside the step, so that NCCL's proxy thread does not share one CPU with the rank. (Before
+# the fix: srun had neither option, and each task one CPU.)
+check "the step's srun gives each task 2 CPUs, unbound in the step" "$python" - "$work/reports/suite_run.json" <<'PY'
+import json, sys
+st = next(x for x in json.load(open(sys.argv[1]))["steps"] if x["program"] == "env_audit")
+print(st.get("command"))
+assert "--cpus-per-task=2 --cpu-bind=none" in " ".join(st["command"])
+PY
+
 check "the reports were merged into summary.json with env_audit's pass" "$python" - \
     "$work/reports/summary.json" <<'PY'
 import json, sys

@@ -5,9 +5,10 @@
  * net_socket.cc, init.cc, search.cc, net.cc, p2p.cc); every line is written when a communicator is made, as
  * NCCL does with NCCL_RUNTIME_CONNECT=0.
  *
- * The transport between nodes is chosen by GA_DOUBLE_NET: IB, IB_GDR (the default), RoCE, RoCE_GDR or Socket;
- * NCCL_IB_DISABLE=1 or NCCL_NET=Socket make it Socket, as they make NCCL. A communicator's nodes are its
- * ranks' host names (as NCCL's host hash), or GA_DOUBLE_NCCL_NODES=K contiguous groups of ranks. */
+ * The transport between nodes is chosen by GA_DOUBLE_NET: IB, IB_GDR (the default), RoCE, RoCE_GDR, Socket,
+ * or the OFI plugin ("AWS Libfabric") over efa (OFI_EFA), libfabric's tcp (OFI_TCP) or an unsaid provider
+ * (OFI); NCCL_IB_DISABLE=1 or NCCL_NET=Socket make it Socket, as they make NCCL. A communicator's nodes are
+ * its ranks' host names (as NCCL's host hash), or GA_DOUBLE_NCCL_NODES=K contiguous groups of ranks. */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -176,7 +177,8 @@ static void pick_net(char *net, size_t len, bool *roce, bool *gdr)
         want = "IB_GDR";
     bool socket = strcasecmp(want, "Socket") == 0 || (ib && strtol(ib, NULL, 0) != 0) ||
                   (nn && strcasecmp(nn, "Socket") == 0);
-    snprintf(net, len, "%s", socket ? "Socket" : "IB");
+    bool ofi = !socket && strncasecmp(want, "OFI", 3) == 0; /* the OFI plugin, as aws-ofi-nccl names it */
+    snprintf(net, len, "%s", socket ? "Socket" : ofi ? "AWS Libfabric" : "IB");
     *roce = strncasecmp(want, "RoCE", 4) == 0;
     *gdr = !socket && strstr(want, "_GDR") != NULL;
 }
@@ -191,6 +193,16 @@ static void log_devices(const char *net, bool roce)
     if (strcmp(net, "Socket") == 0) {
         info(F_INIT | F_NET, 0, "NET/IB : No device found.");
         info(F_INIT | F_NET, 0, "NET/Socket : Using [0]eth0:10.0.0.1<0>");
+        return;
+    }
+    /* aws-ofi-nccl (src/nccl_ofi_net.c): "Selected provider is %s, fabric is %s (found %d nics)" with its
+     * "NET/OFI " prefix; GA_DOUBLE_NET=OFI_EFA says efa, OFI_TCP libfabric's tcp, OFI alone nothing */
+    if (strcmp(net, "AWS Libfabric") == 0) {
+        const char *want = getenv("GA_DOUBLE_NET");
+        const char *prov = strcasestr(want, "EFA") ? "efa" : strcasestr(want, "TCP") ? "tcp" : NULL;
+        if (prov)
+            info(F_INIT | F_NET, 0, "NET/OFI Selected provider is %s, fabric is %s (found 8 nics)", prov,
+                 strcmp(prov, "efa") == 0 ? "efa-direct" : "10.0.0.0/24");
         return;
     }
     char line[512] = "";

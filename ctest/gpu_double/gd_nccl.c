@@ -115,9 +115,12 @@ ncclResult_t gd_comm_connect(struct ncclComm *c)
     return ncclSuccess;
 }
 
+/* GA_DOUBLE_NCCL_VERSION=22703: the library reports that version code (an older NCCL than the headers, as a
+ * node with another NCCL installed would), on the ranks gd_fault_here selects. */
 EXPORT ncclResult_t ncclGetVersion(int *v)
 {
-    *v = NCCL_VERSION_CODE;
+    long code = gd_env_long("GA_DOUBLE_NCCL_VERSION", 0);
+    *v = code > 0 && gd_fault_here() ? (int)code : NCCL_VERSION_CODE;
     return ncclSuccess;
 }
 

@@ -83,22 +83,22 @@ int main(void)
            "mpirun --allow-run-as-root -np 2", SUITE_LAUNCH_LOCAL);
     expect("no GPU, 1 core: oversubscribe", none, (suite_launch_in){.local_cores = 1},
            "mpirun -np 2 --oversubscribe", SUITE_LAUNCH_LOCAL);
-    expect("8 GPUs, 64 cores", none, (suite_launch_in){.local_gpus = 8, .local_cores = 64}, "mpirun -np 8",
-           SUITE_LAUNCH_LOCAL);
+    expect("8 GPUs, 64 cores", none, (suite_launch_in){.local_gpus = 8, .local_cores = 64},
+           "mpirun -np 8 --bind-to none", SUITE_LAUNCH_LOCAL);
     expect("--np 4 beats the GPU count", none, (suite_launch_in){.np = 4, .local_gpus = 8, .local_cores = 64},
-           "mpirun -np 4", SUITE_LAUNCH_LOCAL);
+           "mpirun -np 4 --bind-to none", SUITE_LAUNCH_LOCAL);
     expect("Slurm allocation", slurm, (suite_launch_in){.local_gpus = 8, .local_cores = 64, .as_root = true},
            "srun --mpi=pmix --kill-on-bad-exit=1", SUITE_LAUNCH_SLURM);
     expect("Slurm with --np", slurm, (suite_launch_in){.np = 16, .local_cores = 64},
            "srun --mpi=pmix --kill-on-bad-exit=1 --ntasks=16", SUITE_LAUNCH_SLURM);
     expect("MPIJob launcher: operator hostfile, NCCL_* and OMP_NUM_THREADS forwarded, secrets not", mpijob,
            (suite_launch_in){.local_cores = 2, .as_root = true, .envp = menv},
-           "mpirun --allow-run-as-root --hostfile /etc/mpi/hostfile -x NCCL_DEBUG -x NCCL_SOCKET_IFNAME -x "
-           "OMP_NUM_THREADS",
+           "mpirun --allow-run-as-root --hostfile /etc/mpi/hostfile --bind-to none -x NCCL_DEBUG -x "
+           "NCCL_SOCKET_IFNAME -x OMP_NUM_THREADS",
            SUITE_LAUNCH_MPIJOB);
     expect("--hostfile wins over Slurm", slurm,
            (suite_launch_in){.np = 16, .hostfile = "/tmp/hosts", .local_cores = 2},
-           "mpirun --hostfile /tmp/hosts -np 16", SUITE_LAUNCH_HOSTFILE);
+           "mpirun --hostfile /tmp/hosts -np 16 --bind-to none", SUITE_LAUNCH_HOSTFILE);
     /* Every srun gets the operator's options and the Pyxis image, after the suite's own; the preflight
      * copies them from extra_first/extra_n. */
     expect("Slurm with --srun-args and --container-image", slurm,
@@ -129,6 +129,50 @@ int main(void)
                  (suite_launch_in){.local_cores = 2, .srun_args = "--export='A B'"}, "quotes");
     expect_usage("an image name with a blank", slurm,
                  (suite_launch_in){.local_cores = 2, .container_image = "a b"}, "not an image name");
+
+    /* Issue 40, finding 6: a rank is never held to one CPU that NCCL's proxy thread must share. Slurm gives
+     * each task its share of the node's CPUs, unbound inside the step, so that NCCL binds its threads to the
+     * GPU's local CPUs; mpirun leaves GPU ranks unbound for the same reason (Open MPI binds 2 ranks to a core
+     * each and more to alternate sockets). (Before the fix: srun with no --cpus-per-task, mpirun with its
+     * default binding.) */
+    const char *dgx[] = {"SLURM_JOB_ID=4242", "SLURM_CPUS_ON_NODE=224", "SLURM_NTASKS_PER_NODE=8",
+                         "SLURM_TASKS_PER_NODE=8(x2)", NULL};
+    const char *dgx_tpn[] = {"SLURM_JOB_ID=4242", "SLURM_CPUS_ON_NODE=224", "SLURM_TASKS_PER_NODE=8(x64)",
+                             NULL};
+    const char *dgx_cpt[] = {"SLURM_JOB_ID=4242", "SLURM_CPUS_ON_NODE=224", "SLURM_NTASKS_PER_NODE=8",
+                             "SLURM_CPUS_PER_TASK=16", NULL};
+    const char *narrow[] = {"SLURM_JOB_ID=4242", "SLURM_CPUS_ON_NODE=8", "SLURM_NTASKS_PER_NODE=8", NULL};
+    expect("Slurm, 8 tasks on a 224-CPU node: 28 CPUs each, unbound in the step", dgx,
+           (suite_launch_in){.local_cores = 224},
+           "srun --mpi=pmix --kill-on-bad-exit=1 --cpus-per-task=28 --cpu-bind=none", SUITE_LAUNCH_SLURM);
+    expect("Slurm, tasks per node from SLURM_TASKS_PER_NODE", dgx_tpn, (suite_launch_in){.local_cores = 224},
+           "srun --mpi=pmix --kill-on-bad-exit=1 --cpus-per-task=28 --cpu-bind=none", SUITE_LAUNCH_SLURM);
+    expect("Slurm, the job's own --cpus-per-task (srun does not inherit it)", dgx_cpt,
+           (suite_launch_in){.np = 16, .local_cores = 224},
+           "srun --mpi=pmix --kill-on-bad-exit=1 --ntasks=16 --cpus-per-task=16 --cpu-bind=none",
+           SUITE_LAUNCH_SLURM);
+    expect("Slurm, one CPU per task allocated: nothing to give", narrow, (suite_launch_in){.local_cores = 8},
+           "srun --mpi=pmix --kill-on-bad-exit=1", SUITE_LAUNCH_SLURM);
+    expect("Slurm, the operator's -c wins", dgx, (suite_launch_in){.local_cores = 224, .srun_args = "-c 4"},
+           "srun --mpi=pmix --kill-on-bad-exit=1 -c 4", SUITE_LAUNCH_SLURM);
+    expect("Slurm, the operator's --cpu-bind wins", dgx,
+           (suite_launch_in){.local_cores = 224, .srun_args = "--cpu-bind=cores --container-mounts=/a:/a"},
+           "srun --mpi=pmix --kill-on-bad-exit=1 --cpu-bind=cores --container-mounts=/a:/a",
+           SUITE_LAUNCH_SLURM);
+    expect("Slurm, --container-mounts is not -c", dgx,
+           (suite_launch_in){.local_cores = 224, .srun_args = "--container-mounts=/a:/a"},
+           "srun --mpi=pmix --kill-on-bad-exit=1 --cpus-per-task=28 --cpu-bind=none --container-mounts=/a:/a",
+           SUITE_LAUNCH_SLURM);
+    expect("8 GPUs here: ranks unbound, NCCL binds its threads near each GPU", none,
+           (suite_launch_in){.local_gpus = 8, .local_cores = 224}, "mpirun -np 8 --bind-to none",
+           SUITE_LAUNCH_LOCAL);
+    expect("2 GPUs here: not one core each (Open MPI's default for 2 ranks)", none,
+           (suite_launch_in){.local_gpus = 2, .local_cores = 64}, "mpirun -np 2 --bind-to none",
+           SUITE_LAUNCH_LOCAL);
+    char *const no_env[] = {NULL};
+    expect("a hostfile: unbound on every node", none,
+           (suite_launch_in){.hostfile = "/tmp/hosts", .local_cores = 2, .envp = no_env},
+           "mpirun --hostfile /tmp/hosts --bind-to none", SUITE_LAUNCH_HOSTFILE);
 
     fixture_env = cvd;
     int n = suite_local_gpu_count(fixture_getenv);

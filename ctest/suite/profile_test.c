@@ -1,6 +1,7 @@
 /* Profiles (suite/run/profile.c): the shell-like splitting of --args, and how placeholders are filled or left
  * out with the option before them and a reason. */
 #include <jansson.h>
+#include <stdlib.h>
 
 #include "../ga_test.h"
 #include "fabric.h"
@@ -98,8 +99,10 @@ static void test_fabric(void)
     json_array_foreach(filled, i, v) {
         snprintf(line + strlen(line), sizeof line - strlen(line), "%s%s", i ? " " : "", json_string_value(v));
     }
-    /* 3000 Gb/s = 375 GB/s x 0.96 = 360, under the 370 of one node, less 10% */
-    CHECK_STR(line, "--min-busbw 324 --min-node-busbw 333 --expect-net ib-gdr");
+    /* 3000 Gb/s = 375 GB/s x 0.96 = 360, under the 370 of one node, less 10%: 324; then the latency of a
+     * ring of 16 ranks on 2 nodes at 1 GiB (allreduce_bw's default on a GPU): 1.9 x (8.4 + 28 x 6 + 2 x 14)
+     * us = 388 us beside 6.2 ms of bandwidth term: 304.9 (issue 40, finding 3) */
+    CHECK_STR(line, "--min-busbw 304.9 --min-node-busbw 333 --expect-net ib-gdr");
     json_decref(filled);
 
     /* 8 NDR ports everywhere: 384 GB/s is above what one node's NVLink ring reaches, so 370 caps it */
@@ -112,8 +115,36 @@ static void test_fabric(void)
     json_object_set_new(port, "rate_gbps", json_real(400));
     suite_fabric_facts_from(nh, "unused", &f);
     filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
-    CHECK_STR(json_string_value(json_array_get(filled, 1)), "333");
+    CHECK_STR(json_string_value(json_array_get(filled, 1)), "312.9"); /* 333 less the ring's latency */
     json_decref(filled);
+
+    /* Issue 40, finding 3: the 333 GB/s two-node bandwidth figure is no floor for 64 nodes at 1 GiB, where
+     * the ring's 2(n-1) steps of latency weigh more than its bandwidth term. A healthy 64-node world
+     * measuring 300 GB/s at 1 GiB must pass the floor. (Before the fix: --min-busbw 333, and it failed.) */
+    env.node_count = 64;
+    env.world_size = 512;
+    f.nodes = 64;
+    filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
+    double world64 = atof(json_string_value(json_array_get(filled, 1)));
+    CHECKF(world64 > 50 && world64 < 300, "64 nodes at 1 GiB: --min-busbw %g", world64);
+    json_decref(filled);
+    /* ... while at 8 GiB on two nodes the bandwidth term dominates: the floor is within 1 % of 333 */
+    env.node_count = 2;
+    env.world_size = 16;
+    f.nodes = 2;
+    json_t *a8 = json_deep_copy(a);
+    json_array_append_new(a8, json_string("-e"));
+    json_array_append_new(a8, json_string("{gpu:8G}"));
+    filled = suite_profile_fill_deferred(a8, &env, "allreduce_bw", n);
+    double two8 = atof(json_string_value(json_array_get(filled, 1)));
+    CHECKF(two8 > 333 * 0.99 && two8 < 333, "2 nodes at 8 GiB: --min-busbw %g", two8);
+    json_decref(filled);
+    json_decref(a8);
+    /* the model itself: one node or one rank is left alone; more nodes or a smaller size, a lower floor */
+    CHECK(suite_ring_allreduce_floor(333, 1 << 30, 8, 1) == 333);
+    CHECK(suite_ring_allreduce_floor(333, 1 << 30, 512, 64) <
+          suite_ring_allreduce_floor(333, 1 << 30, 16, 2));
+    CHECK(suite_ring_allreduce_floor(333, 1 << 20, 16, 2) < suite_ring_allreduce_floor(333, 1 << 30, 16, 2));
 
     /* no node_health report: both left out, and said */
     suite_fabric_facts_from(NULL, "node_health left no report (not run)", &f);

@@ -69,6 +69,23 @@ if [ -z "${GA_COMMAND:-}" ]; then
 fi
 steps=("$GA_COMMAND")
 
+# CPUs for each task (issue 40, finding 6): Slurm gives a task of --ntasks-per-node=8 one CPU unless asked,
+# and NCCL's proxy thread, which posts every network transfer, would share it with the main thread. Each task
+# gets its share of the node's CPUs, unbound inside the step so that NCCL binds its threads to its GPU's
+# local CPUs (src/graph/topo.cc, ncclTopoGetCpuAffinity). srun does not inherit the job's --cpus-per-task
+# since Slurm 22.05 (sbatch(1)). gpuaccept run adds the same to the sruns it starts (suite/run/launch_plan.c);
+# GA_SRUN_ARGS with -c, --cpus-per-task or --cpu-bind replaces it.
+cpus=${SLURM_CPUS_PER_TASK:-0}
+if [ "$cpus" -lt 2 ]; then
+    tasks=${SLURM_NTASKS_PER_NODE:-${SLURM_TASKS_PER_NODE:-0}}
+    tasks=${tasks%%[!0-9]*}
+    cpus=0
+    [ "${tasks:-0}" -gt 0 ] && cpus=$((${SLURM_CPUS_ON_NODE:-0} / tasks))
+fi
+if [ "$cpus" -ge 2 ] && ! grep -qE '(^| )(-c|-c[0-9]+|--cpus-per-task[= ]?.*|--cpu-bind.*)( |$)' <<<"${GA_SRUN_ARGS:-}"; then
+    srun_opts+=(--cpus-per-task="$cpus" --cpu-bind=none)
+fi
+
 mkdir -p "$report_dir"
 say "job $SLURM_JOB_ID: ${SLURM_JOB_NUM_NODES:-?} node(s), ${SLURM_NTASKS:-?} task(s), reports in $report_dir"
 status=0

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The operator of Kubeflow's MPIJob mounts the hostfile here and points Open MPI at it. */
@@ -59,6 +60,23 @@ static bool forwarded(const char *entry)
     return false;
 }
 
+/* Where the ranks may run (issue 40, finding 6). NCCL binds its own threads, the proxy thread that posts
+ * every network transfer among them, to the CPUs local to the rank's GPU that are also in the rank's CPU mask
+ * (src/graph/topo.cc, ncclTopoGetCpuAffinity: "Use a subset of the GPU affinity set", CPU_AND of the
+ * process's sched_getaffinity and the GPU's CPUs; an empty intersection leaves the mask as it was). Open
+ * MPI's default binding without directives is to one core when there are at most 2 processes and to a
+ * socket (package) otherwise, mapped round-robin across sockets (mpirun(1), Open MPI 4.1, "Mapping, Ranking,
+ * and Binding"): a rank of a 2-GPU machine then has one core for itself and NCCL's threads, and every other
+ * rank of an 8-GPU node sits on the socket away from its GPU, where NCCL finds no CPU of its GPU's to move
+ * its threads to. --bind-to none leaves each rank the whole node, so that NCCL's intersection is its GPU's
+ * local CPUs: NCCL's threads run next to the GPU, and no rank is held to one CPU whatever the remote nodes'
+ * core counts (which the launcher cannot know). Host-path runs on this machine keep Open MPI's default: their
+ * figures are per core (ga_time's CPU clocks). */
+static bool mpirun_unbound(const suite_launch_in *in, const char *hostfile)
+{
+    return hostfile != NULL || in->local_gpus > 0;
+}
+
 static int add_mpirun(const suite_launch_in *in, suite_launch *out, const char *hostfile, char *err,
                       size_t errlen)
 {
@@ -72,6 +90,8 @@ static int add_mpirun(const suite_launch_in *in, suite_launch *out, const char *
         return -1;
     if (!hostfile && out->np > in->local_cores && WORD("--oversubscribe"))
         return -1;
+    if (mpirun_unbound(in, hostfile) && (WORD("--bind-to") || WORD("none")))
+        return -1;
     if (hostfile) {
         for (char *const *e = in->envp; e && *e; e++) {
             if (!forwarded(*e))
@@ -82,6 +102,62 @@ static int add_mpirun(const suite_launch_in *in, suite_launch *out, const char *
                 return -1;
         }
     }
+    return 0;
+}
+
+static long env_long(const char *v)
+{
+    char *end = NULL;
+    long n = v && *v ? strtol(v, &end, 10) : 0;
+    return end && end != v ? n : 0;
+}
+
+/* The CPUs each task of a step may have: the job's --cpus-per-task when it gave one (srun does not inherit
+ * it since Slurm 22.05: sbatch(1), --cpus-per-task, "NOTE: Beginning with 22.05, srun will not inherit the
+ * --cpus-per-task value requested by salloc or sbatch"), else the CPUs Slurm allocated on the node
+ * (SLURM_CPUS_ON_NODE) shared among its tasks (SLURM_NTASKS_PER_NODE, or the first count of
+ * SLURM_TASKS_PER_NODE, "8(x2)"). 0 when unknown. */
+static long slurm_cpus_per_task(ga_getenv_fn get)
+{
+    long given = env_long(get("SLURM_CPUS_PER_TASK"));
+    if (given >= 2)
+        return given;
+    long on_node = env_long(get("SLURM_CPUS_ON_NODE"));
+    long tasks = env_long(get("SLURM_NTASKS_PER_NODE"));
+    if (tasks <= 0)
+        tasks = env_long(get("SLURM_TASKS_PER_NODE"));
+    return on_node > 0 && tasks > 0 ? on_node / tasks : 0;
+}
+
+/* Whether --srun-args sets the CPUs of a task or their binding: a word "-c", "-cN", "--cpus-per-task..." or
+ * "--cpu-bind...". */
+static bool sets_cpus(const char *args)
+{
+    for (const char *w = args; w && *w;) {
+        w += strspn(w, " \t");
+        size_t n = strcspn(w, " \t");
+        if ((n >= 2 && strncmp(w, "-c", 2) == 0 && (n == 2 || (w[2] >= '0' && w[2] <= '9'))) ||
+            strncmp(w, "--cpus-per-task", 15) == 0 || strncmp(w, "--cpu-bind", 10) == 0)
+            return true;
+        w += n;
+    }
+    return false;
+}
+
+/* Slurm binds each task of `--ntasks-per-node=8` to one CPU by default (the step allocates one CPU per task):
+ * NCCL's proxy thread then shares it with the main thread (issue 40, finding 6). Each task asks for its
+ * share of the node's CPUs (--cpus-per-task, computed above) and is not bound inside the step
+ * (--cpu-bind=none: srun(1)), so that NCCL binds its threads to its GPU's local CPUs among them
+ * (mpirun_unbound says why). Left to the operator when --srun-args sets either, and left out where no more
+ * than one CPU per task is known (the programs then say ENV_CPU_MASK_NARROW). */
+static int add_srun_binding(ga_getenv_fn get, const suite_launch_in *in, suite_launch *out, char *err,
+                            size_t errlen)
+{
+    long cpus = slurm_cpus_per_task(get);
+    if (cpus < 2 || sets_cpus(in->srun_args))
+        return 0;
+    if (add_word(out, err, errlen, "--cpus-per-task=%s%d", "", (int)cpus) || WORD("--cpu-bind=none"))
+        return -1;
     return 0;
 }
 
@@ -152,6 +228,8 @@ int suite_launch_plan(ga_getenv_fn get, const suite_launch_in *in, suite_launch 
         if (WORD("srun") || WORD("--mpi=pmix") || WORD("--kill-on-bad-exit=1"))
             return -1;
         if (in->np > 0 && add_word(out, err, errlen, "--ntasks=%s%d", "", in->np))
+            return -1;
+        if (add_srun_binding(get, in, out, err, errlen))
             return -1;
         return add_srun_extras(in, out, err, errlen);
     }

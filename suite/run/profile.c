@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_parse.h"
 #include "ga_str.h"
 #include "programs.h"
 #include "suite_util.h"
@@ -343,10 +344,70 @@ static int node_value(const suite_profile_env *env, const char *param, double *v
     return 0;
 }
 
+/* The latency term of a ring allreduce across nodes (issue 40, finding 3). The 0.96 of the line rate is a
+ * bandwidth figure, what a large allreduce between two nodes reaches (nccl-412: at 8G). A world of n ranks
+ * on k nodes also pays 2(n-1) ring steps of latency per operation, which a bandwidth figure does not hold:
+ * NCCL's own model (src/graph/tuning.cc, ncclTopoTuneModel: the ring allreduce's latency is baseLat +
+ * (nsteps - nInterSteps) x intraLat + nInterSteps x interLat, nsteps = 2(nRanks-1), nInterSteps =
+ * 2(nNodes-1); ncclTopoGetAlgoTime: time = latency + bytes / bandwidth, the ring/Simple allreduce latency
+ * across nodes times 1.9, "Plateau effect of ring"). The figures are the model's ring/Simple ones, each
+ * taken at its most pessimistic: base 8.4 us; an intra-node step 6 us (NVLink's 3.4 us, raised to 3 x the
+ * 2 us network post overhead NCCL charges Simple on AMD hosts); a network step 14 us (hwLat NET ring
+ * Simple, before the fabric's own latencyInter). So that the floor cannot fail a healthy cluster, the busbw
+ * a ring of n ranks reaches at size S with bandwidth busbw B is taken as the floor:
+ *   t = lat + S x 2(n-1)/n / B,   busbw(n, S) = S x 2(n-1)/n / t = B x T / (T + lat), T = S x 2(n-1)/n / B.
+ * NCCL picks the ring only where its model says the ring is fastest (a tree, NVLS or CollNet otherwise), so
+ * a healthy fabric reaches at least this. At 2 nodes and 8 GiB it is within 1 % of B; at 64 nodes of 8 GPUs
+ * and 1 GiB it is about a third of it. What a real cluster measures (docs/measured-on-gpu.md, "To settle on
+ * a real cluster") replaces the model. */
+#define RING_BASE_LAT_S 8.4e-6
+#define RING_INTRA_STEP_S 6.0e-6
+#define RING_INTER_STEP_S 14.0e-6
+#define RING_PLATEAU 1.9
+
+double suite_ring_allreduce_floor(double busbw_gbps, double bytes, int ranks, int nodes)
+{
+    if (ranks < 2 || nodes < 2 || !(bytes > 0) || !(busbw_gbps > 0))
+        return busbw_gbps;
+    double steps = 2.0 * (ranks - 1), inter = 2.0 * (nodes - 1);
+    double lat =
+        RING_PLATEAU * (RING_BASE_LAT_S + (steps - inter) * RING_INTRA_STEP_S + inter * RING_INTER_STEP_S);
+    double t_bw = bytes * steps / ranks / (busbw_gbps * 1e9);
+    return busbw_gbps * t_bw / (t_bw + lat);
+}
+
+/* The largest size the step's allreduce_bw sweeps: its -e/--maxbytes, else allreduce_bw's default (1G on a
+ * GPU, 16M on the host path, 1M with --quick: ar_opts.c). */
+static double step_max_bytes(const json_t *args, const suite_profile_env *env)
+{
+    size_t i;
+    json_t *a;
+    bool quick = false;
+    double given = 0; /* the last one given: getopt's (a --args word comes after the profile's) */
+    json_array_foreach(args, i, a) {
+        const char *w = json_string_value(a);
+        quick |= w && strcmp(w, "--quick") == 0;
+        if (!w || (strcmp(w, "-e") != 0 && strcmp(w, "--maxbytes") != 0))
+            continue;
+        const char *v = json_string_value(json_array_get(args, i + 1));
+        char param[128], err[128];
+        uint64_t bytes;
+        if (v && placeholder(v, param, sizeof param) == PH_GPU)
+            v = env->gpu ? param : NULL;
+        if (v && ga_parse_size(v, &bytes, err, sizeof err) == 0)
+            given = (double)bytes;
+    }
+    if (given > 0)
+        return given;
+    return quick ? 1 << 20 : env->gpu ? 1 << 30 : 16 << 20;
+}
+
 /* --min-busbw across nodes: the lowest node's active HCA rate (node_health), in GB/s, times the baseline's
  * fabric efficiency, no higher than the SKU's single-node figure (the ring crosses each node's NVLink too),
- * less the tolerance. 0, or -1 with why. */
-static int fabric_floor(const suite_profile_env *env, const char *param, double *value, char *why, size_t len)
+ * less the tolerance, then what the ring's latency leaves of it for this world at its largest size
+ * (suite_ring_allreduce_floor), rounded down to 0.1 GB/s. 0, or -1 with why. */
+static int fabric_floor(const suite_profile_env *env, const char *param, double max_bytes, double *value,
+                        char *why, size_t len)
 {
     const suite_fabric_facts *f = env->fabric;
     const json_t *fab = json_object_get(env->baseline, "fabric");
@@ -363,13 +424,16 @@ static int fabric_floor(const suite_profile_env *env, const char *param, double 
         snprintf(why, len, "the baseline gives no fabric efficiency (\"fabric\": busbw_per_line_rate)");
         return -1;
     }
-    double floor = f->min_rate_gbps / 8 * eff, cap;
+    double line = f->min_rate_gbps / 8 * eff, cap;
     char cap_why[160];
     if (node_value(env, param, &cap, cap_why, sizeof cap_why) == 0)
         cap /= 1 - profile_tolerance(env) / 100; /* the figure itself, not its floor */
     else
-        cap = floor;
-    *value = (floor < cap ? floor : cap) * (1 - profile_tolerance(env) / 100);
+        cap = line;
+    int nodes = f->nodes > 0 ? f->nodes : env->node_count;
+    int ranks = env->world_size > 0 ? env->world_size : f->ranks_per_node * nodes;
+    double bw = (line < cap ? line : cap) * (1 - profile_tolerance(env) / 100);
+    *value = floor(suite_ring_allreduce_floor(bw, max_bytes, ranks, nodes) * 10) / 10;
     return 0;
 }
 
@@ -387,7 +451,8 @@ static void shortest_number(double v, const char *suffix, char *out, size_t len)
 
 /* The floors and the network of the fabric (fill's last three kinds). */
 static bool fill_fabric(const suite_profile_env *env, int kind, const char *param, const char *program,
-                        const char *option, bool one_node, char *out, size_t len, json_t *not_covered)
+                        const char *option, bool one_node, double max_bytes, char *out, size_t len,
+                        json_t *not_covered)
 {
     char why[256];
     double v;
@@ -398,7 +463,7 @@ static bool fill_fabric(const suite_profile_env *env, int kind, const char *para
             return false;
         }
         if ((kind == PH_SKU_NODE_MIN ? node_value(env, param, &v, why, sizeof why)
-                                     : fabric_floor(env, param, &v, why, sizeof why)) != 0) {
+                                     : fabric_floor(env, param, max_bytes, &v, why, sizeof why)) != 0) {
             char what[160];
             snprintf(what, sizeof what, "%s for %s%s", option ? option : param, program,
                      kind == PH_FABRIC_MIN ? " across nodes" : "");
@@ -452,7 +517,7 @@ static bool fill_patterns(const suite_profile_env *env, const char *program, con
 
 /* One argument of the profile, filled; false when it cannot be, with the line for the summary. */
 static bool fill(const suite_profile_env *env, const char *program, const char *arg, const char *option,
-                 char *out, size_t len, json_t *not_covered)
+                 double max_bytes, char *out, size_t len, json_t *not_covered)
 {
     char param[128], why[256];
     int kind = placeholder(arg, param, sizeof param);
@@ -511,7 +576,7 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
     case PH_SKU_NODE_MIN:
     case PH_FABRIC_MIN:
     case PH_FABRIC_NET:
-        return fill_fabric(env, kind, param, program, option, one_node, out, len, not_covered);
+        return fill_fabric(env, kind, param, program, option, one_node, max_bytes, out, len, not_covered);
     case PH_PATTERNS:
         return fill_patterns(env, program, param, out, len, not_covered);
     default:
@@ -526,13 +591,14 @@ int suite_profile_args(const json_t *p, const char *program, const suite_profile
     if (!list)
         return -1;
     size_t start = json_array_size(args), i;
+    double max_bytes = step_max_bytes(list, env);
     json_t *a;
     json_array_foreach(list, i, a) {
         char word[512];
         size_t n = json_array_size(args);
         const char *prev = n > start ? json_string_value(json_array_get(args, n - 1)) : NULL;
         const char *option = prev && prev[0] == '-' ? prev : NULL;
-        if (fill(env, program, json_string_value(a), option, word, sizeof word, not_covered))
+        if (fill(env, program, json_string_value(a), option, max_bytes, word, sizeof word, not_covered))
             json_array_append_new(args, json_string(word));
         else if (option)
             json_array_remove(args, n - 1); /* an option without its value would take the next word */
@@ -558,12 +624,13 @@ json_t *suite_profile_fill_deferred(const json_t *args, const suite_profile_env 
 {
     json_t *out = json_array(), *a;
     size_t i;
+    double max_bytes = step_max_bytes(args, env);
     json_array_foreach(args, i, a) {
         char word[512];
         size_t n = json_array_size(out);
         const char *prev = n ? json_string_value(json_array_get(out, n - 1)) : NULL;
         const char *option = prev && prev[0] == '-' ? prev : NULL;
-        if (fill(env, program, json_string_value(a), option, word, sizeof word, not_covered))
+        if (fill(env, program, json_string_value(a), option, max_bytes, word, sizeof word, not_covered))
             json_array_append_new(out, json_string(word));
         else if (option)
             json_array_remove(out, n - 1);

@@ -76,6 +76,11 @@ bool suite_profile_args_deferred(const json_t *args);
 json_t *suite_profile_fill_deferred(const json_t *args, const suite_profile_env *env, const char *program,
                                     json_t *not_covered);
 
+/* The busbw a ring allreduce of ranks ranks on nodes nodes reaches at bytes bytes where its bandwidth term
+ * alone gives busbw_gbps: NCCL's ring latency model (profile.c says which figures and why). busbw_gbps itself
+ * for one node or one rank. Pure. */
+double suite_ring_allreduce_floor(double busbw_gbps, double bytes, int ranks, int nodes);
+
 /* Splits s into words as a POSIX shell would, without running one: blanks separate, '...' is literal, "..."
  * keeps \" \\ \$ \` escapes, a backslash outside quotes escapes the next character; no expansion of any
  * kind. Appends the words to words. 0, or -1 with a message (an unterminated quote, a trailing backslash). */
