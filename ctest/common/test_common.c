@@ -273,7 +273,7 @@ static void test_findings(void)
     ga_findings_add(&f, GA_SEV_WARN, "X_WARN", GA_WHERE_CLUSTER, "just a warning");
     CHECK(ga_findings_exit_code(&f) == GA_EXIT_PASS);
     for (int i = 0; i < 40; i++) /* past the initial capacity */
-        ga_findings_add(&f, GA_SEV_FAIL, "X_FAIL", (ga_where){"node7", 7, 56 + i, i % 8}, "slow %d", i);
+        ga_findings_add(&f, GA_SEV_FAIL, "X_FAIL", (ga_where){"node7", 7, 56 + i, i % 8, NULL}, "slow %d", i);
     CHECK(ga_findings_exit_code(&f) == GA_EXIT_CHECK_FAILED);
     CHECK(ga_findings_count(&f, GA_SEV_FAIL) == 40);
     CHECK(ga_findings_has_code(&f, "X_WARN") && !ga_findings_has_code(&f, "X_NONE"));
