@@ -40,9 +40,11 @@ const char *ga_gpu_device_order(bool *set_by_user)
     return v && *v ? v : "FASTEST_FIRST";
 }
 
-int ga_gpu_node_index(int ordinal, const char *visible_devices, const char *device_order)
+int ga_gpu_node_index(int ordinal, int visible, const char *cuda_visible, const char *nvidia_visible,
+                      const char *device_order)
 {
-    if (ordinal < 0 || visible_devices || !device_order || strcmp(device_order, "PCI_BUS_ID") != 0)
+    bool all_visible = !cuda_visible && (!nvidia_visible || strcmp(nvidia_visible, "all") == 0) && visible > 1;
+    if (ordinal < 0 || !all_visible || !device_order || strcmp(device_order, "PCI_BUS_ID") != 0)
         return -1;
     return ordinal;
 }
@@ -94,7 +96,11 @@ int ga_gpu_query(int index, ga_gpu_info *out, char *err, size_t errlen)
         return -1;
     }
     out->index = index;
-    out->node_index = ga_gpu_node_index(index, getenv("CUDA_VISIBLE_DEVICES"), ga_gpu_device_order(NULL));
+    int visible = 0;
+    if (cudaGetDeviceCount(&visible) != cudaSuccess)
+        visible = 0;
+    out->node_index = ga_gpu_node_index(index, visible, getenv("CUDA_VISIBLE_DEVICES"),
+                                        getenv("NVIDIA_VISIBLE_DEVICES"), ga_gpu_device_order(NULL));
     /* CUDA writes "0000:1B:00.0", NVML "00000000:1B:00.0": one form, so both name one GPU. */
     char raw[sizeof out->pci_bus_id];
     snprintf(raw, sizeof raw, "%s", out->pci_bus_id);

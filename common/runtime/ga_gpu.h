@@ -30,10 +30,13 @@ void ga_gpu_set_device_order(void);
  * the GPU's place in PCI order, and the report says so). */
 const char *ga_gpu_device_order(bool *set_by_user);
 
-/* The GPU's index among all of its node's GPUs, from its CUDA ordinal: the same number only where every GPU
- * is visible (CUDA_VISIBLE_DEVICES unset) and CUDA numbers them in PCI bus order as nvidia-smi does; else -1,
- * and node_health's NVML index, matched by PCI bus id in the suite's merge, names it. Pure. */
-int ga_gpu_node_index(int ordinal, const char *visible_devices, const char *device_order);
+/* The GPU's index among all of its node's GPUs, from its CUDA ordinal: the same number only where the rank
+ * sees every GPU of the node (CUDA_VISIBLE_DEVICES unset, NVIDIA_VISIBLE_DEVICES unset or "all") and CUDA
+ * numbers them in PCI bus order as nvidia-smi does. A rank that sees one GPU is taken as bound to it (a
+ * cgroup or container shows it as device 0 whatever its place on the node). Else -1: node_health's NVML index,
+ * matched by PCI bus id in the suite's merge, names it. Pure. */
+int ga_gpu_node_index(int ordinal, int visible, const char *cuda_visible, const char *nvidia_visible,
+                      const char *device_order);
 
 /* Number of visible GPUs; 0 with the reason in why (no CUDA in this build, no driver, no device). */
 int ga_gpu_count(char *why, size_t whylen);

@@ -9,9 +9,24 @@
 
 /* ---- CUDA runtime: devices ---- */
 
+/* GA_DOUBLE_GPU_PER_RANK=1: each rank sees one GPU, at ordinal 0, and a different one on each rank of a node
+ * (its node-local rank's), as under Slurm --gpus-per-task=1 / --gpu-bind or a CUDA_VISIBLE_DEVICES per rank:
+ * the ordinal is 0 everywhere, the PCI bus id and UUID are the physical GPU's (issue 40, finding 4). */
+static bool gpu_per_rank(void)
+{
+    return gd_env_long("GA_DOUBLE_GPU_PER_RANK", 0) != 0;
+}
+
 static int device_count(void)
 {
-    return (int)gd_env_long("GA_DOUBLE_GPUS", 8);
+    return gpu_per_rank() ? 1 : (int)gd_env_long("GA_DOUBLE_GPUS", 8);
+}
+
+/* The physical GPU behind a visible ordinal: what the bus id and UUID are derived from. */
+static int physical(int device)
+{
+    return gpu_per_rank() ? (int)gd_env_long("OMPI_COMM_WORLD_LOCAL_RANK", gd_env_long("SLURM_LOCALID", 0))
+                          : device;
 }
 
 static int current_device;
@@ -63,8 +78,12 @@ EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     uint64_t h = 1469598103934665603ULL;
     for (const char *c = host; *c; c++)
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    int phys = physical(device);
     memcpy(p->uuid.bytes, &h, 8);
-    memcpy(p->uuid.bytes + 8, &device, sizeof device);
+    memcpy(p->uuid.bytes + 8, &phys, sizeof phys);
+    p->pciDomainID = 0;
+    p->pciBusID = 0x10 + phys;
+    p->pciDeviceID = 0;
     p->totalGlobalMem = (size_t)gd_device_total();
     p->multiProcessorCount = sm_count();
     compute_capability(&p->major, &p->minor);
@@ -92,9 +111,12 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, 
     return cudaSuccess;
 }
 
+/* Upper case as the real runtime writes it ("0000:1B:00.0"); NVML writes an 8-digit domain (gd_nvml.c). */
 EXPORT cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
 {
-    snprintf(id, (size_t)len, "0000:%02x:00.0", 0x10 + device);
+    if (device < 0 || device >= device_count())
+        return cudaErrorInvalidDevice;
+    snprintf(id, (size_t)len, "0000:%02X:00.0", 0x10 + physical(device));
     return cudaSuccess;
 }
 

@@ -330,3 +330,18 @@ ga_double_test(mem_bw_gpu_only_no_gpu --exit 3 --within 20 --env GA_DOUBLE_GPUS=
                --stderr "^mem_bw: a GPU is needed for --min-efficiency 70, and no rank sees one"
                --absent "COMPUTE. report: "
                -- ${_mb} --min-efficiency 70 --quick)
+
+# Issue 40, finding 4: one GPU bound per rank (Slurm --gpus-per-task=1, --gpu-bind, a CUDA_VISIBLE_DEVICES per
+# rank): every rank's GPU is CUDA device 0, a different physical GPU on each. The GEMMs of the third GPU
+# (bus 0x12) fail in the burn: the finding names it by its PCI bus id, the summary has one row per GPU (by bus
+# id) of which that one alone fails, and drain.sh and the Prometheus file name it by its bus id. (Before the fix:
+# all four GPUs were "GPU 0", one summary row.)
+ga_double_test(gemm_gpu_per_rank_named_by_pci --np 4 --exit 1 --within 30
+               --env GA_DOUBLE_GPU_PER_RANK=1 --env GA_DOUBLE_GEMM_FAIL=20 --env GA_DOUBLE_FAULT_RANK=2
+               --stdout "GEMM_RANK_FAILED.*rank 2"
+               --report "[f.get('pci_bus_id') for f in r['findings'] if f['code'] == 'GEMM_RANK_FAILED'] == ['0000:12:00.0']"
+               --report "sorted(x['device']['pci_bus_id'] for n in r['nodes'] for x in n['ranks']) == ['0000:10:00.0', '0000:11:00.0', '0000:12:00.0', '0000:13:00.0']"
+               --report "all(x['device']['index'] == 0 and x['device']['node_index'] is None for n in r['nodes'] for x in n['ranks'])"
+               --check ${GA_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_gpu_per_rank.py $<TARGET_FILE:gpuaccept>
+                       ${CMAKE_CURRENT_BINARY_DIR}/reports/gemm_gpu_per_rank_named_by_pci 4 0000:12:00.0 GEMM_RANK_FAILED --
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})
