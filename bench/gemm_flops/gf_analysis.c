@@ -379,8 +379,7 @@ void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *bac
     free(v);
     for (int i = 0; i < n; i++)
         if (all[i].hdr.status != 0)
-            ga_findings_add(f, GA_SEV_FAIL, "GEMM_RANK_FAILED",
-                            ga_record_where(&all[i].hdr),
+            ga_findings_add(f, GA_SEV_FAIL, "GEMM_RANK_FAILED", ga_record_where(&all[i].hdr),
                             "node %d (%s) rank %d: %s", all[i].hdr.node_index, all[i].hdr.host,
                             all[i].hdr.world_rank, all[i].hdr.message);
     json_t *summary = json_pack(

@@ -36,7 +36,7 @@ nh_expect nh_expect_for(const nh_check_opts *opts, const char *gpu_name)
     return e;
 }
 
-/* The GPU by NVML's index and its PCI bus id, the name CUDA programs' findings share (issue 40, finding 4). */
+/* The GPU by NVML's index and by its PCI bus id, which CUDA programs' findings share (issue 40). */
 static ga_where gpu_where(const nh_record *r, const nh_gpu *g)
 {
     return (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, g->index, g->pci_bus_id};

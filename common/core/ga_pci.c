@@ -60,5 +60,6 @@ int ga_pci_normalise(const char *in, char *out, size_t len)
 bool ga_pci_same(const char *a, const char *b)
 {
     char x[GA_PCI_BUS_ID_LEN], y[GA_PCI_BUS_ID_LEN];
-    return ga_pci_normalise(a, x, sizeof x) == 0 && ga_pci_normalise(b, y, sizeof y) == 0 && strcmp(x, y) == 0;
+    return ga_pci_normalise(a, x, sizeof x) == 0 && ga_pci_normalise(b, y, sizeof y) == 0 &&
+           strcmp(x, y) == 0;
 }

@@ -19,9 +19,10 @@ typedef struct {
     int32_t device_node_index;
     char device_name[96];
     char device_uuid[48];
-    char device_pci_bus_id[24]; /* normal form (ga_pci.h): the GPU's name in findings, reports and the merge */
-    int32_t status;               /* ga_exit_code of this rank's own measurement */
-    char message[192];            /* why, when status is not GA_EXIT_PASS */
+    char
+        device_pci_bus_id[24]; /* normal form (ga_pci.h): the GPU's name in findings, reports and the merge */
+    int32_t status;            /* ga_exit_code of this rank's own measurement */
+    char message[192];         /* why, when status is not GA_EXIT_PASS */
     char slurm_node[GA_HOST_MAX]; /* SLURMD_NODENAME: the node's name to Slurm (drain.sh), "" outside Slurm */
 } ga_record_header;
 

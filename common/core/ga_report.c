@@ -77,12 +77,11 @@ json_t *ga_record_header_json(const ga_record_header *h)
     if (h->device_index >= 0) {
         /* node_index: NVML's numbering of the node's GPUs, null where this rank cannot know it; the suite's
          * merge takes it from node_health then (the GPU matched by pci_bus_id). */
-        json_object_set_new(o, "device",
-                            json_pack("{s:i, s:o, s:s, s:s, s:s}", "index", h->device_index, "node_index",
-                                      h->device_node_index >= 0 ? json_integer(h->device_node_index)
-                                                                : json_null(),
-                                      "name", h->device_name, "uuid", h->device_uuid, "pci_bus_id",
-                                      h->device_pci_bus_id));
+        json_object_set_new(
+            o, "device",
+            json_pack("{s:i, s:o, s:s, s:s, s:s}", "index", h->device_index, "node_index",
+                      h->device_node_index >= 0 ? json_integer(h->device_node_index) : json_null(), "name",
+                      h->device_name, "uuid", h->device_uuid, "pci_bus_id", h->device_pci_bus_id));
     } else {
         json_object_set_new(o, "device", json_null());
     }

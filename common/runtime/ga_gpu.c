@@ -43,7 +43,8 @@ const char *ga_gpu_device_order(bool *set_by_user)
 int ga_gpu_node_index(int ordinal, int visible, const char *cuda_visible, const char *nvidia_visible,
                       const char *device_order)
 {
-    bool all_visible = !cuda_visible && (!nvidia_visible || strcmp(nvidia_visible, "all") == 0) && visible > 1;
+    bool all_visible =
+        !cuda_visible && (!nvidia_visible || strcmp(nvidia_visible, "all") == 0) && visible > 1;
     if (ordinal < 0 || !all_visible || !device_order || strcmp(device_order, "PCI_BUS_ID") != 0)
         return -1;
     return ordinal;

@@ -13,7 +13,7 @@ typedef struct {
     int index;      /* the CUDA ordinal: 0 on every GPU of a node whose ranks are bound one GPU each */
     int node_index; /* among all of the node's GPUs, as NVML numbers them; -1 unknown (ga_gpu_node_index) */
     char name[96];
-    char uuid[48]; /* "GPU-xxxxxxxx-..." as nvidia-smi prints it */
+    char uuid[48];       /* "GPU-xxxxxxxx-..." as nvidia-smi prints it */
     char pci_bus_id[24]; /* normal form (ga_pci.h), "0000:1b:00.0": the GPU's name everywhere */
     double memory_gib;
     int sm_count;
@@ -33,8 +33,8 @@ const char *ga_gpu_device_order(bool *set_by_user);
 /* The GPU's index among all of its node's GPUs, from its CUDA ordinal: the same number only where the rank
  * sees every GPU of the node (CUDA_VISIBLE_DEVICES unset, NVIDIA_VISIBLE_DEVICES unset or "all") and CUDA
  * numbers them in PCI bus order as nvidia-smi does. A rank that sees one GPU is taken as bound to it (a
- * cgroup or container shows it as device 0 whatever its place on the node). Else -1: node_health's NVML index,
- * matched by PCI bus id in the suite's merge, names it. Pure. */
+ * cgroup or container shows it as device 0 whatever its place on the node). Else -1: node_health's NVML
+ * index, matched by PCI bus id in the suite's merge, names it. Pure. */
 int ga_gpu_node_index(int ordinal, int visible, const char *cuda_visible, const char *nvidia_visible,
                       const char *device_order);
 

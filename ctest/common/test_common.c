@@ -207,15 +207,16 @@ static void test_gpu_pick(void)
     CHECK(ga_gpu_pick_index(0, 1, 0, err, sizeof err) == -1);
 }
 
-/* The node-wide index is claimed only where the ordinal is it (issue 40, finding 4): every GPU visible, in PCI
- * bus order. A rank bound to one GPU (Slurm, a container) sees it as device 0 wherever it sits. */
+/* The node-wide index is claimed only where the ordinal is it (issue 40, finding 4): every GPU visible, in
+ * PCI bus order. A rank bound to one GPU (Slurm, a container) sees it as device 0 wherever it sits. */
 static void test_gpu_node_index(void)
 {
     CHECK(ga_gpu_node_index(5, 8, NULL, NULL, "PCI_BUS_ID") == 5);
     CHECK(ga_gpu_node_index(5, 8, NULL, "all", "PCI_BUS_ID") == 5);
-    CHECK(ga_gpu_node_index(5, 8, NULL, NULL, "FASTEST_FIRST") == -1); /* the user's order: not nvidia-smi's */
-    CHECK(ga_gpu_node_index(0, 1, NULL, NULL, "PCI_BUS_ID") == -1);    /* bound by a cgroup */
-    CHECK(ga_gpu_node_index(0, 1, "5", NULL, "PCI_BUS_ID") == -1);     /* CUDA_VISIBLE_DEVICES per rank */
+    CHECK(ga_gpu_node_index(5, 8, NULL, NULL, "FASTEST_FIRST") ==
+          -1);                                                      /* the user's order: not nvidia-smi's */
+    CHECK(ga_gpu_node_index(0, 1, NULL, NULL, "PCI_BUS_ID") == -1); /* bound by a cgroup */
+    CHECK(ga_gpu_node_index(0, 1, "5", NULL, "PCI_BUS_ID") == -1);  /* CUDA_VISIBLE_DEVICES per rank */
     CHECK(ga_gpu_node_index(1, 2, "4,5", NULL, "PCI_BUS_ID") == -1);
     CHECK(ga_gpu_node_index(0, 2, NULL, "GPU-a,GPU-b", "PCI_BUS_ID") == -1); /* a device plugin's choice */
     CHECK(ga_gpu_node_index(-1, 8, NULL, NULL, "PCI_BUS_ID") == -1);

@@ -137,8 +137,16 @@ static void test_pci_normalise(void)
     CHECK(ga_pci_same("00000000:1B:00.0", "0000:1b:00.0"));
     CHECK(!ga_pci_same("0000:1b:00.0", "0000:1c:00.0"));
     CHECK(!ga_pci_same("", ""));
-    const char *bad[] = {"", "GPU-1234", "0000:1b:00", "0000:1b:00.8", "0000:1b:20.0", "0000:100:00.0",
-                         "000010000:1b:00.0", "1:2:3:4.0", "0000:1b:00.0x", NULL};
+    const char *bad[] = {"",
+                         "GPU-1234",
+                         "0000:1b:00",
+                         "0000:1b:00.8",
+                         "0000:1b:20.0",
+                         "0000:100:00.0",
+                         "000010000:1b:00.0",
+                         "1:2:3:4.0",
+                         "0000:1b:00.0x",
+                         NULL};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         snprintf(out, sizeof out, "junk");
         CHECKF(ga_pci_normalise(bad[i], out, sizeof out) == -1 && out[0] == '\0', "'%s' refused",

@@ -51,7 +51,8 @@ static void join_fail_gpus(sbuf *b, const json_t *node)
     }
 }
 
-/* One `scontrol update ... State=DRAIN` per distinct set of failing codes and GPUs. Returns how many nodes. */
+/* One `scontrol update ... State=DRAIN` per distinct set of failing codes and GPUs. Returns how many nodes.
+ */
 static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
 {
     size_t n = json_array_size(nodes), drained = 0;

@@ -210,7 +210,8 @@ static json_t *get_gpu(json_t *node, const gpu_ref *k)
     json_t *g;
     json_array_foreach(sj_arr(node, "gpus"), i, g) {
         const char *pci = sj_str(g, "pci_bus_id", NULL);
-        bool same = k->pci[0] && pci ? strcmp(pci, k->pci) == 0 : k->index >= 0 && sj_int(g, "gpu", -1) == k->index;
+        bool same =
+            k->pci[0] && pci ? strcmp(pci, k->pci) == 0 : k->index >= 0 && sj_int(g, "gpu", -1) == k->index;
         if (!same)
             continue;
         if (k->index >= 0 && sj_int(g, "gpu", -1) < 0)
@@ -230,7 +231,8 @@ static json_t *get_gpu(json_t *node, const gpu_ref *k)
  * when the rank could not know it), else "index" (older reports, where the two were taken as one). */
 static gpu_ref device_ref(const json_t *dev)
 {
-    long long index = json_object_get(dev, "node_index") ? sj_int(dev, "node_index", -1) : sj_int(dev, "index", -1);
+    long long index =
+        json_object_get(dev, "node_index") ? sj_int(dev, "node_index", -1) : sj_int(dev, "index", -1);
     return gpu_ref_of(sj_str(dev, "pci_bus_id", NULL), index);
 }
 

@@ -124,9 +124,8 @@ static json_t *judge_nodes(json_t *s)
         const json_t *findings = json_object_get(by_host, host); /* NULL: none, worst_on reads no entry */
         json_array_foreach(sj_arr(n, "gpus"), j, g) {
             json_t *codes = json_array();
-            json_object_set_new(
-                g, "verdict",
-                json_string(verdict_name(worst_on(findings, NULL, host, g, codes))));
+            json_object_set_new(g, "verdict",
+                                json_string(verdict_name(worst_on(findings, NULL, host, g, codes))));
             json_object_set_new(g, "fault_codes", codes);
         }
         json_t *codes = json_array();
