@@ -345,3 +345,15 @@ ga_double_test(gemm_gpu_per_rank_named_by_pci --np 4 --exit 1 --within 30
                --check ${GA_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_gpu_per_rank.py $<TARGET_FILE:gpuaccept>
                        ${CMAKE_CURRENT_BINARY_DIR}/reports/gemm_gpu_per_rank_named_by_pci 4 0000:12:00.0 GEMM_RANK_FAILED --
                -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})
+# The same run with node_health's report merged beside it (the NVML double's GPU n is at bus 0x10 + n, PCIe
+# replays on GPU 2): the rows show NVML's index beside the bus id, and node_health's finding on GPU 2 and
+# gemm_flops' on CUDA device 0 of rank 2 land on one row, "GPU 2 (0000:12:00.0)". (Before the fix: one row
+# "GPU 0" for gemm_flops' four GPUs, node_health's finding on a row "GPU 2" of its own.)
+ga_double_test(gemm_gpu_per_rank_with_node_health --np 4 --exit 1 --within 40
+               --env GA_DOUBLE_GPU_PER_RANK=1 --env GA_DOUBLE_GEMM_FAIL=20 --env GA_DOUBLE_FAULT_RANK=2
+               --check ${GA_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_gpu_per_rank.py $<TARGET_FILE:gpuaccept>
+                       ${CMAKE_CURRENT_BINARY_DIR}/reports/gemm_gpu_per_rank_with_node_health 4 0000:12:00.0
+                       GEMM_RANK_FAILED --node-health "${_dbl_mpiexec}" ${GA_BIN_DIR}/node_health
+                       $<TARGET_FILE_DIR:ga_nvml_double> ${GA_SOURCE_DIR}/ctest/node_health/trees/healthy
+                       ${GA_SOURCE_DIR}/ctest/node_health/logs/healthy.log HEALTH_PCIE_REPLAYS --
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})

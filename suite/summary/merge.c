@@ -242,7 +242,10 @@ static void note_nvml_gpus(json_t *node, const json_t *rank)
 {
     size_t i;
     json_t *g;
-    json_array_foreach(sj_arr(json_object_get(rank, "nvml"), "gpus"), i, g) {
+    if (!json_is_object(
+            json_object_get(rank, "nvml"))) /* node_health's ranks: {"nvml": {...}, "gpus": [...]} */
+        return;
+    json_array_foreach(sj_arr(rank, "gpus"), i, g) {
         gpu_ref k = gpu_ref_of(sj_str(g, "pci_bus_id", NULL), sj_int(g, "index", -1));
         if (!k.pci[0] || k.index < 0)
             continue;
@@ -488,10 +491,28 @@ static void index_from_nvml(json_t *node)
     json_object_del(node, "_nvml");
 }
 
-/* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row; a finding that names
- * its GPU by bus id then shows the row's index among the node's GPUs (its own "gpu" was the CUDA ordinal,
- * except node_health's, NVML's); then the nodes and their GPUs in order. Returns how many GPUs. */
-static size_t settle_nodes(json_t *nodes, json_t *findings)
+/* Each finding or metric that names its GPU by bus id shows its row's index among the node's GPUs, null
+ * where unknown (its own "gpu" was the CUDA ordinal, except node_health's, NVML's). */
+static void index_by_row(json_t *entries, const json_t *idx)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(entries, i, e) {
+        const char *host = sj_str(e, "host", NULL);
+        json_t *node = host ? json_object_get(idx, host) : NULL;
+        gpu_ref k = gpu_ref_of(sj_str(e, "pci_bus_id", NULL), -1);
+        if (!node || !k.pci[0])
+            continue;
+        json_t *row = get_gpu(node, &k);
+        json_object_set_new(e, "pci_bus_id", json_string(k.pci));
+        json_object_set(e, "gpu", json_object_get(row, "gpu"));
+    }
+}
+
+/* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row; the findings and
+ * metrics then name their GPU's index as its row does; then the nodes and their GPUs in order. Returns how
+ * many GPUs. */
+static size_t settle_nodes(json_t *nodes, json_t *findings, json_t *metrics)
 {
     json_t *idx = json_object(), *n, *f;
     size_t i;
@@ -510,16 +531,8 @@ static size_t settle_nodes(json_t *nodes, json_t *findings)
     }
     json_array_foreach(nodes, i, n)
         index_from_nvml(n);
-    json_array_foreach(findings, i, f) {
-        const char *host = sj_str(f, "host", NULL), *pci = sj_str(f, "pci_bus_id", NULL);
-        json_t *node = host ? json_object_get(idx, host) : NULL;
-        gpu_ref k = gpu_ref_of(pci, -1);
-        if (!node || !k.pci[0])
-            continue;
-        json_t *row = get_gpu(node, &k);
-        json_object_set_new(f, "pci_bus_id", json_string(k.pci));
-        json_object_set(f, "gpu", json_object_get(row, "gpu"));
-    }
+    index_by_row(findings, idx);
+    index_by_row(metrics, idx);
     json_decref(idx);
     sort_array(nodes, cmp_nodes);
     size_t gpu_count = 0;
@@ -542,7 +555,7 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "interrupted", stopped ? json_string(stopped) : json_null());
     /* Nodes the preflight kept out of the steps are failures of their own, with why. */
     json_object_set_new(s, "excluded_nodes", preflight_findings(run, m.findings));
-    size_t gpu_count = settle_nodes(m.nodes, m.findings);
+    size_t gpu_count = settle_nodes(m.nodes, m.findings, m.metrics);
     const char *model = majority_model(m.nodes);
     json_object_set_new(s, "gpu_model", model ? json_string(model) : json_null());
     json_object_set_new(s, "node_count", json_integer((json_int_t)json_array_size(m.nodes)));
