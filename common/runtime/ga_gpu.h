@@ -34,7 +34,10 @@ const char *ga_gpu_device_order(bool *set_by_user);
  * sees every GPU of the node (CUDA_VISIBLE_DEVICES unset, NVIDIA_VISIBLE_DEVICES unset or "all") and CUDA
  * numbers them in PCI bus order as nvidia-smi does. A rank that sees one GPU is taken as bound to it (a
  * cgroup or container shows it as device 0 whatever its place on the node). Else -1: node_health's NVML
- * index, matched by PCI bus id in the suite's merge, names it. Pure. */
+ * index, matched by PCI bus id in the suite's merge, names it. NVML's reference (nvmlDeviceGetIndex) promises
+ * no order and warns that "the NVML index may not correlate with ... the CUDA device index": the bus id is
+ * the name, this index only what is shown beside it (docs/measured-on-gpu.md: what a real node must confirm).
+ * Pure. */
 int ga_gpu_node_index(int ordinal, int visible, const char *cuda_visible, const char *nvidia_visible,
                       const char *device_order);
 
