@@ -22,11 +22,26 @@ static int device_count(void)
     return gpu_per_rank() ? 1 : (int)gd_env_long("GA_DOUBLE_GPUS", 8);
 }
 
+/* GA_DOUBLE_FASTEST_FIRST_REVERSED=1: unless CUDA_DEVICE_ORDER=PCI_BUS_ID, ordinals run against PCI bus order,
+ * as CUDA's default FASTEST_FIRST may number a node of like GPUs (CUDA Programming Guide, 5.2 "CUDA
+ * Environment Variables"). Read once, at the first call, as the runtime reads it when it starts. */
+static bool reversed_order(void)
+{
+    static int reversed = -1;
+    if (reversed < 0) {
+        const char *order = getenv("CUDA_DEVICE_ORDER");
+        reversed = gd_env_long("GA_DOUBLE_FASTEST_FIRST_REVERSED", 0) != 0 &&
+                   !(order && strcmp(order, "PCI_BUS_ID") == 0);
+    }
+    return reversed;
+}
+
 /* The physical GPU behind a visible ordinal: what the bus id and UUID are derived from. */
 static int physical(int device)
 {
-    return gpu_per_rank() ? (int)gd_env_long("OMPI_COMM_WORLD_LOCAL_RANK", gd_env_long("SLURM_LOCALID", 0))
-                          : device;
+    if (gpu_per_rank())
+        return (int)gd_env_long("OMPI_COMM_WORLD_LOCAL_RANK", gd_env_long("SLURM_LOCALID", 0));
+    return reversed_order() ? device_count() - 1 - device : device;
 }
 
 static int current_device;
@@ -48,6 +63,7 @@ static int sm_count(void)
 
 EXPORT cudaError_t cudaGetDeviceCount(int *count)
 {
+    (void)reversed_order(); /* the order is fixed when the runtime starts */
     *count = device_count();
     return cudaSuccess;
 }

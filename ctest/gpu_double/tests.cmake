@@ -357,3 +357,19 @@ ga_double_test(gemm_gpu_per_rank_with_node_health --np 4 --exit 1 --within 40
                        $<TARGET_FILE_DIR:ga_nvml_double> ${GA_SOURCE_DIR}/ctest/node_health/trees/healthy
                        ${GA_SOURCE_DIR}/ctest/node_health/logs/healthy.log HEALTH_PCIE_REPLAYS --
                -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})
+# Issue 40, finding 4: CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; on the double
+# (GA_DOUBLE_FASTEST_FIRST_REVERSED) that order runs against the bus order. Every program sets PCI_BUS_ID before
+# the runtime starts, so CUDA device n is the GPU at bus 0x10 + n, NVML's GPU n, and the report says who set the
+# order. (Before the fix: device 0 was the GPU at bus 0x17, and nothing said so.)
+set(_order_check "all(x['device']['pci_bus_id'] == '0000:%02x:00.0' % (0x10 + x['device']['index']) and x['device']['node_index'] == x['device']['index'] for n in r['nodes'] for x in n['ranks'])")
+ga_double_test(gemm_cuda_device_order_pci --exit 0 --within 20 --env GA_DOUBLE_FASTEST_FIRST_REVERSED=1
+               --report "r['cuda_device_order'] == {'value': 'PCI_BUS_ID', 'set_by': 'gpuaccept'}"
+               --report "${_order_check}"
+               -- ${_gf} ${_gf_args} -d bf16 -w 1 --quick)
+# A user's own CUDA_DEVICE_ORDER is kept and recorded; the ordinal is then not taken for the GPU's index on the
+# node (node_index null), and the bus id still names the GPU CUDA numbered 0.
+ga_double_test(gemm_cuda_device_order_user --exit 0 --within 20 --env GA_DOUBLE_FASTEST_FIRST_REVERSED=1
+               --env CUDA_DEVICE_ORDER=FASTEST_FIRST
+               --report "r['cuda_device_order'] == {'value': 'FASTEST_FIRST', 'set_by': 'user'}"
+               --report "all(x['device']['node_index'] is None and x['device']['pci_bus_id'] == '0000:%02x:00.0' % (0x17 - x['device']['index']) for n in r['nodes'] for x in n['ranks'])"
+               -- ${_gf} ${_gf_args} -d bf16 -w 1 --quick)
