@@ -22,8 +22,8 @@ static int device_count(void)
     return gpu_per_rank() ? 1 : (int)gd_env_long("GA_DOUBLE_GPUS", 8);
 }
 
-/* GA_DOUBLE_FASTEST_FIRST_REVERSED=1: unless CUDA_DEVICE_ORDER=PCI_BUS_ID, ordinals run against PCI bus order,
- * as CUDA's default FASTEST_FIRST may number a node of like GPUs (CUDA Programming Guide, 5.2 "CUDA
+/* GA_DOUBLE_FASTEST_FIRST_REVERSED=1: unless CUDA_DEVICE_ORDER=PCI_BUS_ID, ordinals run against PCI bus
+ * order, as CUDA's default FASTEST_FIRST may number a node of like GPUs (CUDA Programming Guide, 5.2 "CUDA
  * Environment Variables"). Read once, at the first call, as the runtime reads it when it starts. */
 static bool reversed_order(void)
 {
