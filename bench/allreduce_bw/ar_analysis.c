@@ -166,7 +166,7 @@ void ar_sweep_findings(const ar_sweep_desc *d, const ar_record *const *recs, int
             }
         }
         const ar_record *r = recs[worst];
-        ga_where w = {r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
+        ga_where w = ga_record_where(&r->hdr);
         ga_findings_add(
             f, GA_SEV_FAIL, "COMM_WRONG_RESULT", w,
             "%s %s %s: %lld wrong elements in %d measurements (smallest size %llu B %s); rank %d on "

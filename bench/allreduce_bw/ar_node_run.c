@@ -131,7 +131,7 @@ static void report_nodes(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_des
     st->out.node = nodes_json(nodes, n_nodes, &v, o);
     double lowest = 0;
     for (int k = 0; k < n_nodes; k++) {
-        ga_where w = {nodes[k].host, k, nodes[k].rank, -1};
+        ga_where w = {nodes[k].host, k, nodes[k].rank, -1, NULL};
         ga_report_add_metric(report, "node_busbw", nodes[k].busbw, "GB/s", true, w);
         if (k == 0 || nodes[k].busbw < lowest)
             lowest = nodes[k].busbw;

@@ -49,7 +49,7 @@ void ar_nodes_findings(const ar_node_fig *nodes, int n, const ar_nodes_verdict *
         const ar_node_fig *nd = &nodes[i];
         if (!nd->below_min && !nd->below_median)
             continue;
-        ga_where w = {nd->host, nd->node, -1, -1};
+        ga_where w = {nd->host, nd->node, -1, -1, NULL};
         char floor[96] = "", outlier[160] = "";
         if (nd->below_min)
             snprintf(floor, sizeof floor, "below --min-node-busbw %.2f GB/s", min_busbw);

@@ -9,7 +9,7 @@ void ar_pairs_findings(const ga_pair *pairs, int n, const ga_pairs_verdict *v, d
         const ga_pair_member *m = &v->members[i];
         if (!m->suspect)
             continue;
-        ga_where w = {m->host, by_rank ? -1 : m->member, by_rank ? m->member : -1, -1};
+        ga_where w = {m->host, by_rank ? -1 : m->member, by_rank ? m->member : -1, -1, NULL};
         ga_findings_add(f, GA_SEV_FAIL, "COMM_SLOW_NODE", w,
                         "%s%s%d is in %d slow pairs of %d (its %s %.2f GB/s, lowest %.2f GB/s; median "
                         "member %.2f GB/s, its bound %.2f GB/s; median of all pairs %.2f GB/s, "
@@ -22,7 +22,7 @@ void ar_pairs_findings(const ga_pair *pairs, int n, const ga_pairs_verdict *v, d
         const ga_pair *p = &pairs[i];
         if (!p->slow_link)
             continue;
-        ga_where w = {p->host[0], by_rank ? -1 : p->member[0], by_rank ? p->member[0] : -1, -1};
+        ga_where w = {p->host[0], by_rank ? -1 : p->member[0], by_rank ? p->member[0] : -1, -1, NULL};
         ga_findings_add(
             f, GA_SEV_FAIL, "COMM_SLOW_LINK", w,
             "pair %s%s%d <-> %s%s%d (round %d): %.2f GB/s (best of %d), below %.0f%% of the median "

@@ -423,7 +423,7 @@ static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record
                            v.contended, v.contended == 1 ? "" : "s", 100 * GA_PAIRS_CPU_WAIT_CONTENDED);
     for (int i = 0; i < v.n_members; i++) {
         const ga_pair_member *m = &v.members[i];
-        ga_where w = {m->host, plan->by_rank ? -1 : m->member, plan->by_rank ? m->member : m->rank, -1};
+        ga_where w = {m->host, plan->by_rank ? -1 : m->member, plan->by_rank ? m->member : m->rank, -1, NULL};
         ga_report_add_metric(report, "pair_busbw_min", m->min_figure, "GB/s", true, w);
     }
     ga_report_add_metric(report, "pair_busbw_median", v.median, "GB/s", true, GA_WHERE_CLUSTER);

@@ -46,7 +46,7 @@ double ddp_mean(const double *curve, int from, int count)
 
 static ga_where where_rank(const ddp_record *r)
 {
-    return (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
+    return ga_record_where(&r->hdr);
 }
 
 /* The hash most ranks hold; a tie goes to the one the lowest rank holds. */
@@ -176,7 +176,7 @@ static void check_stragglers(const ddp_record *all, int n, const ddp_check_opts 
             ga_findings_add(
                 f, GA_SEV_WARN, "DDP_PEERS_DIFFER",
                 strcmp(all[i].hdr.host, all[j].hdr.host) == 0
-                    ? (ga_where){all[i].hdr.host, all[i].hdr.node_index, -1, -1}
+                    ? (ga_where){all[i].hdr.host, all[i].hdr.node_index, -1, -1, NULL}
                     : GA_WHERE_CLUSTER,
                 "the two ranks differ: rank %d on %s computes a step in %.3f ms%s, %.2fx rank %d on "
                 "%s (%.3f ms), beyond --straggler %.0f%%; two cannot say which one is slow",

@@ -245,8 +245,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     ga_report_add_metric(report, "step_time_ms", out.step_time_ms, "ms", false, GA_WHERE_CLUSTER);
     for (int i = 0; i < n; i++)
         ga_report_add_metric(report, "samples_per_s_rank", all[i].samples_per_s, "samples/s", true,
-                             (ga_where){all[i].hdr.host, all[i].hdr.node_index, all[i].hdr.world_rank,
-                                        all[i].hdr.device_index});
+                             ga_record_where(&all[i].hdr));
     json_object_set_new(report, "transport", transport); /* recorded, not judged: allreduce_bw checks it */
     ddp_outcome_free(&out);
     return ga_program_report_close(&r, -1);

@@ -220,7 +220,7 @@ static json_t *audit_field(const env_field *fd, const env_record *records, int n
             continue;
         json_array_append_new(deviating, json_pack("{s:s, s:i, s:s}", "host", nodes[k].host, "node_index",
                                                    nodes[k].node_index, "value", value));
-        ga_where where = {nodes[k].host, nodes[k].node_index, -1, -1};
+        ga_where where = {nodes[k].host, nodes[k].node_index, -1, -1, NULL};
         ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here, '%s' on %d of %d nodes",
                         fd->name, shown(value), shown(values[maj]), agree, present);
     }
@@ -235,7 +235,7 @@ static json_t *audit_field(const env_field *fd, const env_record *records, int n
             fd->get(records, n, node, node->leader, leader, sizeof leader);
             if (strcmp(mine, leader) == 0)
                 continue;
-            ga_where where = {node->host, node->node_index, records[i].hdr.world_rank, -1};
+            ga_where where = {node->host, node->node_index, records[i].hdr.world_rank, -1, NULL};
             ga_findings_add(f, fd->severity, "ENV_RANK_MISMATCH", where,
                             "rank %d sees %s '%s', its node's first rank '%s'", records[i].hdr.world_rank,
                             fd->name, shown(mine), shown(leader));
@@ -258,7 +258,7 @@ static void audit_nonblocking(const env_node *nodes, int node_count, ga_findings
         for (int i = 0; r && i < r->var_count; i++)
             if (strcmp(r->vars[i].name, "NCCL_COMM_BLOCKING") == 0 && strcmp(r->vars[i].value, "0") == 0)
                 ga_findings_add(
-                    f, GA_SEV_WARN, "ENV_NCCL_NONBLOCKING", (ga_where){nodes[k].host, k, -1, -1},
+                    f, GA_SEV_WARN, "ENV_NCCL_NONBLOCKING", (ga_where){nodes[k].host, k, -1, -1, NULL},
                     "NCCL_COMM_BLOCKING=0: NCCL communicators are non-blocking, each call answers "
                     "ncclInProgress and completes on a thread of NCCL's, and the bandwidth figures "
                     "include that (not comparable with nccl-tests)");
@@ -282,7 +282,7 @@ static void audit_cpu_mask(const env_record *records, int n, const env_node *nod
         }
         if (narrow)
             ga_findings_add(
-                f, GA_SEV_WARN, "ENV_CPU_MASK_NARROW", (ga_where){nodes[k].host, k, -1, -1},
+                f, GA_SEV_WARN, "ENV_CPU_MASK_NARROW", (ga_where){nodes[k].host, k, -1, -1, NULL},
                 "%d of %d ranks may run on one CPU only, which NCCL's proxy thread (it posts every "
                 "network transfer) shares with the rank: give each rank the CPUs near its GPU "
                 "(srun --cpus-per-task, mpirun --bind-to none; docs/deployment.md, \"CPUs for "
@@ -310,7 +310,7 @@ json_t *env_audit_consistency(const env_record *records, int n, const env_audit_
     for (int k = 0; opts->expect_gpus > 0 && k < node_count; k++) {
         if (!nodes[k].leader)
             continue;
-        ga_where where = {nodes[k].host, k, -1, -1};
+        ga_where where = {nodes[k].host, k, -1, -1, NULL};
         if (nodes[k].gpu_count < opts->expect_gpus)
             ga_findings_add(f, GA_SEV_FAIL, "GPU_MISSING", where, "%d GPUs visible, %d expected%s%s",
                             nodes[k].gpu_count, opts->expect_gpus, nodes[k].gpu_count ? "" : ": ",

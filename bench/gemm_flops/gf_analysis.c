@@ -58,6 +58,7 @@ static void samples_for(const gf_record *all, int n, int d, ga_dev_sample *s)
                             .node_index = r->hdr.node_index,
                             .rank = r->hdr.world_rank,
                             .gpu = r->hdr.device_index,
+                            .pci_bus_id = ga_record_where(&r->hdr).pci_bus_id,
                             .group = r->model,
                             .value = measured ? r->dt[d].tflops : -1,
                             .peak = peak_of(r, d),
@@ -95,7 +96,7 @@ static void dtype_findings(const gf_record *all, int n, int d, const gf_policy *
     for (int i = 0; i < n; i++) {
         const gf_record *r = &all[i];
         const gf_result *x = &r->dt[d];
-        ga_where w = {r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
+        ga_where w = ga_record_where(&r->hdr);
         if (x->state == GF_FAILED)
             ga_findings_add(f, GA_SEV_FAIL, "GEMM_FAILED", w,
                             "node %d (%s) rank %d GPU %d: %s GEMM failed: %s", r->hdr.node_index, r->hdr.host,
@@ -149,7 +150,7 @@ static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy
             if (x->value < 0)
                 continue;
             ga_report_add_metric(report, fig->metric, x->value, unit, true,
-                                 (ga_where){x->host, x->node_index, x->rank, x->gpu});
+                                 (ga_where){x->host, x->node_index, x->rank, x->gpu, x->pci_bus_id});
             if (v[idx[k]].below_median || v[idx[k]].below_peak)
                 ga_report_flag_last_metric(report);
         }
@@ -344,7 +345,7 @@ static json_t *analyse_burn(const gf_record *all, int n, const gf_policy *p, jso
         const gf_record *r = &all[idx[k]];
         if (r->burn_dtype < 0 || r->intervals <= 0)
             continue;
-        ga_where w = {r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index};
+        ga_where w = ga_record_where(&r->hdr);
         ga_series_drop drop;
         gf_burn_drop(r, p->max_drop_pct, &drop);
         out->throttling_gpus += drop.fell;
@@ -390,9 +391,7 @@ void gf_analyse(const gf_record *all, int n, const gf_policy *p, const char *bac
     free(v);
     for (int i = 0; i < n; i++)
         if (all[i].hdr.status != 0)
-            ga_findings_add(f, GA_SEV_FAIL, "GEMM_RANK_FAILED",
-                            (ga_where){all[i].hdr.host, all[i].hdr.node_index, all[i].hdr.world_rank,
-                                       all[i].hdr.device_index},
+            ga_findings_add(f, GA_SEV_FAIL, "GEMM_RANK_FAILED", ga_record_where(&all[i].hdr),
                             "node %d (%s) rank %d: %s", all[i].hdr.node_index, all[i].hdr.host,
                             all[i].hdr.world_rank, all[i].hdr.message);
     json_t *summary = json_pack(

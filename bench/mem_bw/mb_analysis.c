@@ -84,6 +84,7 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
                                .node_index = r->hdr.node_index,
                                .rank = r->hdr.world_rank,
                                .gpu = r->hdr.device_index,
+                               .pci_bus_id = ga_record_where(&r->hdr).pci_bus_id,
                                .group = r->model,
                                .value = measured ? r->t[t].GBps : -1,
                                .peak = pk,
@@ -92,17 +93,14 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
         if (s[i].value >= 0)
             peak = peak == -2 || peak == pk ? pk : -1; /* one peak for the summary only when all agree */
         if (r->t[t].state == MB_FAILED)
-            ga_findings_add(
-                f, GA_SEV_FAIL, "MEM_FAILED",
-                (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index},
-                "node %d (%s) rank %d GPU %d: %s failed: %s", r->hdr.node_index, r->hdr.host,
-                r->hdr.world_rank, r->hdr.device_index, mb_test_name(t), r->t[t].note);
+            ga_findings_add(f, GA_SEV_FAIL, "MEM_FAILED", ga_record_where(&r->hdr),
+                            "node %d (%s) rank %d GPU %d: %s failed: %s", r->hdr.node_index, r->hdr.host,
+                            r->hdr.world_rank, r->hdr.device_index, mb_test_name(t), r->t[t].note);
         else if (r->t[t].state == MB_MEASURED && !r->t[t].check_ok)
-            ga_findings_add(
-                f, GA_SEV_FAIL, "MEM_WRONG_DATA",
-                (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index},
-                "node %d (%s) rank %d GPU %d: %s: the data read back is not what was written",
-                r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index, mb_test_name(t));
+            ga_findings_add(f, GA_SEV_FAIL, "MEM_WRONG_DATA", ga_record_where(&r->hdr),
+                            "node %d (%s) rank %d GPU %d: %s: the data read back is not what was written",
+                            r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index,
+                            mb_test_name(t));
     }
     bool host_link = t == MB_H2D || t == MB_D2H;
     ga_dev_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency,
@@ -131,7 +129,7 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
             if (x->value < 0)
                 continue;
             ga_report_add_metric(report, fig->metric, x->value, "GB/s", true,
-                                 (ga_where){x->host, x->node_index, x->rank, x->gpu});
+                                 (ga_where){x->host, x->node_index, x->rank, x->gpu, x->pci_bus_id});
             if (v[idx[k]].below_median || v[idx[k]].below_peak)
                 ga_report_flag_last_metric(report);
         }
@@ -150,8 +148,7 @@ static void check_link(const mb_record *r, ga_findings *f)
     if (r->pcie_gen_load < r->pcie_max_gen ||
         (r->pcie_max_width > 0 && r->pcie_width_load < r->pcie_max_width))
         ga_findings_add(
-            f, GA_SEV_FAIL, "MEM_PCIE_DEGRADED",
-            (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, r->hdr.device_index},
+            f, GA_SEV_FAIL, "MEM_PCIE_DEGRADED", ga_record_where(&r->hdr),
             "node %d (%s) rank %d GPU %d: PCIe link at Gen%d x%d while copying, the GPU and its slot "
             "can do Gen%d x%d",
             r->hdr.node_index, r->hdr.host, r->hdr.world_rank, r->hdr.device_index, r->pcie_gen_load,
@@ -179,9 +176,7 @@ void mb_analyse(const mb_record *all, int n, const mb_policy *p, const char *bac
         check_link(&all[i], f);
     for (int i = 0; i < n; i++)
         if (all[i].hdr.status != 0)
-            ga_findings_add(f, GA_SEV_FAIL, "MEM_RANK_FAILED",
-                            (ga_where){all[i].hdr.host, all[i].hdr.node_index, all[i].hdr.world_rank,
-                                       all[i].hdr.device_index},
+            ga_findings_add(f, GA_SEV_FAIL, "MEM_RANK_FAILED", ga_record_where(&all[i].hdr),
                             "node %d (%s) rank %d: %s", all[i].hdr.node_index, all[i].hdr.host,
                             all[i].hdr.world_rank, all[i].hdr.message);
     json_t *summary = json_pack(

@@ -38,9 +38,10 @@ nh_expect nh_expect_for(const nh_check_opts *opts, const char *gpu_name)
     return e;
 }
 
+/* The GPU by NVML's index and by its PCI bus id, which CUDA programs' findings share (issue 40). */
 static ga_where gpu_where(const nh_record *r, const nh_gpu *g)
 {
-    return (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, g->index};
+    return (ga_where){r->hdr.host, r->hdr.node_index, r->hdr.world_rank, g->index, g->pci_bus_id};
 }
 
 /* ECC, row remapping and retired pages. */
@@ -317,7 +318,7 @@ static bool node_view_of(const nh_record *all, int n, int node, const nh_check_o
         for (int i = 0; i < n && !v->lead; i++)
             if (all[i].hdr.node_index == node)
                 v->lead = &all[i];
-    v->where = (ga_where){v->lead->hdr.host, node, -1, -1};
+    v->where = (ga_where){v->lead->hdr.host, node, -1, -1, NULL};
     v->expect = nh_expect_for(opts, v->gpu_name);
     nh_port_roles_choose(v->lead, &v->expect, opts->ib_hcas, &v->roles);
     return true;

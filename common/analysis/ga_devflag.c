@@ -118,7 +118,7 @@ static void add_differ(ga_findings *f, const ga_dev_labels *l, const ga_dev_samp
     describe(lo, a, sizeof a);
     describe(hi, b, sizeof b);
     bool same_host = strcmp(lo->host, hi->host) == 0;
-    ga_where w = {same_host ? lo->host : NULL, same_host ? lo->node_index : -1, -1, -1};
+    ga_where w = {same_host ? lo->host : NULL, same_host ? lo->node_index : -1, -1, -1, NULL};
     ga_findings_add(f, GA_SEV_WARN, l->code_differ, w,
                     "the two %s of model %s differ: %s has %s %.4g %s%s, %.1f%% below %s with %.4g %s%s "
                     "(tolerance %.0f%%); two cannot say which one is slow",
@@ -132,7 +132,7 @@ int ga_dev_add_findings(ga_findings *f, const ga_dev_labels *l, const ga_dev_sam
 {
     int flagged = 0;
     for (int i = 0; i < n; i++) {
-        ga_where w = {s[i].host, s[i].node_index, s[i].rank, s[i].gpu};
+        ga_where w = {s[i].host, s[i].node_index, s[i].rank, s[i].gpu, s[i].pci_bus_id};
         char who[160], best[32];
         describe(&s[i], who, sizeof who);
         if (v[i].below_median)

@@ -15,9 +15,11 @@
 typedef struct {
     const char *host;
     int node_index, rank, gpu; /* gpu: CUDA device index, -1 on the host path */
-    const char *group;         /* model name: a GPU is compared only with GPUs of the same model */
-    double value;              /* the measured figure (the best of its measurements); < 0 when not measured */
-    double peak;               /* the model's peak for this figure; <= 0 when unknown */
+    const char
+        *pci_bus_id;   /* the GPU's PCI bus id, its name in findings and metrics; NULL on the host path */
+    const char *group; /* model name: a GPU is compared only with GPUs of the same model */
+    double value;      /* the measured figure (the best of its measurements); < 0 when not measured */
+    double peak;       /* the model's peak for this figure; <= 0 when unknown */
     const double *measurements; /* every measurement of it, in order (NULL: only value) */
     int measured;               /* how many */
 } ga_dev_sample;

@@ -82,6 +82,7 @@ void ga_dev_record_order(const void *records, int n, size_t record_size, int *id
                                .node_index = h->node_index,
                                .rank = h->world_rank,
                                .gpu = h->device_index,
+                               .pci_bus_id = ga_record_where(h).pci_bus_id,
                                .value = 0,
                                .peak = -1};
     }

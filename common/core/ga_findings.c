@@ -37,6 +37,8 @@ void ga_findings_add(ga_findings *f, ga_severity sev, const char *code, ga_where
     it->node_index = where.node_index;
     it->world_rank = where.world_rank;
     it->gpu = where.gpu;
+    if (ga_pci_normalise(where.pci_bus_id, it->pci_bus_id, sizeof it->pci_bus_id) != 0)
+        it->pci_bus_id[0] = '\0';
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(it->message, sizeof it->message, fmt, ap);
@@ -97,6 +99,7 @@ json_t *ga_findings_to_json(const ga_findings *f)
         json_object_set_new(o, "node_index", int_or_null(it->node_index));
         json_object_set_new(o, "rank", int_or_null(it->world_rank));
         json_object_set_new(o, "gpu", int_or_null(it->gpu));
+        json_object_set_new(o, "pci_bus_id", it->pci_bus_id[0] ? json_string(it->pci_bus_id) : json_null());
         json_object_set_new(o, "message", json_string(it->message));
         json_array_append_new(arr, o);
     }

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ga_pci.h"
+
 typedef enum { GA_SEV_INFO, GA_SEV_WARN, GA_SEV_FAIL } ga_severity;
 
 typedef struct {
@@ -16,7 +18,8 @@ typedef struct {
     char host[64];  /* "" when not about one node */
     int node_index; /* -1 when not about one node */
     int world_rank; /* -1 when not about one rank */
-    int gpu;        /* CUDA device index, -1 when not about one GPU */
+    int gpu;        /* the GPU's index as its program knew it (CUDA ordinal, NVML index), -1: not about one */
+    char pci_bus_id[GA_PCI_BUS_ID_LEN]; /* the GPU's name that every numbering agrees on (ga_pci.h), "" */
     char message[320];
 } ga_finding;
 
@@ -25,12 +28,15 @@ typedef struct {
     size_t count, capacity;
 } ga_findings;
 
-/* Where a finding applies; GA_WHERE_CLUSTER for the whole job. */
+/* Where a finding applies; GA_WHERE_CLUSTER for the whole job. A GPU is named by its PCI bus id: gpu, the
+ * CUDA ordinal, is 0 on every GPU of a node whose ranks are bound one GPU each (issue 40, finding 4), and
+ * only the bus id is common to CUDA and NVML. pci_bus_id: NULL or "" when not about one GPU, or unknown. */
 typedef struct {
     const char *host;
     int node_index, world_rank, gpu;
+    const char *pci_bus_id;
 } ga_where;
-#define GA_WHERE_CLUSTER ((ga_where){NULL, -1, -1, -1})
+#define GA_WHERE_CLUSTER ((ga_where){NULL, -1, -1, -1, NULL})
 
 void ga_findings_init(ga_findings *f);
 void ga_findings_free(ga_findings *f);

@@ -75,10 +75,13 @@ json_t *ga_record_header_json(const ga_record_header *h)
     json_object_set_new(o, "rank", json_integer(h->world_rank));
     json_object_set_new(o, "local_rank", json_integer(h->local_rank));
     if (h->device_index >= 0) {
-        json_object_set_new(o, "device",
-                            json_pack("{s:i, s:s, s:s, s:s}", "index", h->device_index, "name",
-                                      h->device_name, "uuid", h->device_uuid, "pci_bus_id",
-                                      h->device_pci_bus_id));
+        /* node_index: NVML's numbering of the node's GPUs, null where this rank cannot know it; the suite's
+         * merge takes it from node_health then (the GPU matched by pci_bus_id). */
+        json_object_set_new(
+            o, "device",
+            json_pack("{s:i, s:o, s:s, s:s, s:s}", "index", h->device_index, "node_index",
+                      h->device_node_index >= 0 ? json_integer(h->device_node_index) : json_null(), "name",
+                      h->device_name, "uuid", h->device_uuid, "pci_bus_id", h->device_pci_bus_id));
     } else {
         json_object_set_new(o, "device", json_null());
     }
@@ -159,6 +162,9 @@ void ga_report_add_metric(json_t *report, const char *name, double value, const 
     json_object_set_new(m, "node_index", where_int(where.node_index));
     json_object_set_new(m, "rank", where_int(where.world_rank));
     json_object_set_new(m, "gpu", where_int(where.gpu));
+    char pci[GA_PCI_BUS_ID_LEN] = "";
+    if (ga_pci_normalise(where.pci_bus_id, pci, sizeof pci) == 0)
+        json_object_set_new(m, "pci_bus_id", json_string(pci));
     json_array_append_new(metrics, m);
 }
 

@@ -179,7 +179,7 @@ static json_t *view_json(const node_view *v, bool nccl, bool multi)
  * establish, -1 when nothing (or nothing readable) crossed nodes from it. */
 static int check_node(const node_view *v, const ga_transport_policy *pol, bool multi, ga_findings *f)
 {
-    ga_where w = {v->host, v->node, v->first_rank, -1};
+    ga_where w = {v->host, v->node, v->first_rank, -1, NULL};
     uint32_t net = pol->nccl ? v->net : v->mpi_net;
     bool rdma = (net & (pol->nccl ? RDMA_NCCL : RDMA_MPI)) != 0, sockets = (net & GA_NET_SOCKET) != 0;
     bool forced = pol->nccl && v->forced != 0;

@@ -20,10 +20,12 @@ void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr)
     hdr->local_size = ctx->local_size;
     hdr->node_index = ctx->node_index;
     hdr->device_index = -1;
+    hdr->device_node_index = -1;
     hdr->status = GA_EXIT_PASS;
     const ga_gpu_info *gpu = ga_gpu_selected();
     if (gpu) {
         hdr->device_index = gpu->index;
+        hdr->device_node_index = gpu->node_index;
         snprintf(hdr->device_name, sizeof hdr->device_name, "%s", gpu->name);
         snprintf(hdr->device_uuid, sizeof hdr->device_uuid, "%s", gpu->uuid);
         snprintf(hdr->device_pci_bus_id, sizeof hdr->device_pci_bus_id, "%s", gpu->pci_bus_id);

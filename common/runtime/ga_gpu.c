@@ -8,6 +8,7 @@
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_log.h"
+#include "ga_pci.h"
 
 #if GA_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -19,6 +20,34 @@ static bool have_selected;
 const ga_gpu_info *ga_gpu_selected(void)
 {
     return have_selected ? &selected : NULL;
+}
+
+static bool order_by_user;
+
+void ga_gpu_set_device_order(void)
+{
+    const char *v = getenv("CUDA_DEVICE_ORDER");
+    order_by_user = v && *v;
+    if (!order_by_user)
+        setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+}
+
+const char *ga_gpu_device_order(bool *set_by_user)
+{
+    const char *v = getenv("CUDA_DEVICE_ORDER");
+    if (set_by_user)
+        *set_by_user = order_by_user;
+    return v && *v ? v : "FASTEST_FIRST";
+}
+
+int ga_gpu_node_index(int ordinal, int visible, const char *cuda_visible, const char *nvidia_visible,
+                      const char *device_order)
+{
+    bool all_visible =
+        !cuda_visible && (!nvidia_visible || strcmp(nvidia_visible, "all") == 0) && visible > 1;
+    if (ordinal < 0 || !all_visible || !device_order || strcmp(device_order, "PCI_BUS_ID") != 0)
+        return -1;
+    return ordinal;
 }
 
 int ga_gpu_pick_index(int local_rank, int local_size, int visible, char *err, size_t errlen)
@@ -68,6 +97,16 @@ int ga_gpu_query(int index, ga_gpu_info *out, char *err, size_t errlen)
         return -1;
     }
     out->index = index;
+    int visible = 0;
+    if (cudaGetDeviceCount(&visible) != cudaSuccess)
+        visible = 0;
+    out->node_index = ga_gpu_node_index(index, visible, getenv("CUDA_VISIBLE_DEVICES"),
+                                        getenv("NVIDIA_VISIBLE_DEVICES"), ga_gpu_device_order(NULL));
+    /* CUDA writes "0000:1B:00.0", NVML "00000000:1B:00.0": one form, so both name one GPU. */
+    char raw[sizeof out->pci_bus_id];
+    snprintf(raw, sizeof raw, "%s", out->pci_bus_id);
+    if (ga_pci_normalise(raw, out->pci_bus_id, sizeof out->pci_bus_id) != 0)
+        snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%s", raw);
     snprintf(out->name, sizeof out->name, "%s", p.name);
     const unsigned char *u = (const unsigned char *)p.uuid.bytes;
     snprintf(out->uuid, sizeof out->uuid,

@@ -10,14 +10,36 @@
 #include "ga_runtime.h"
 
 typedef struct {
-    int index;
+    int index;      /* the CUDA ordinal: 0 on every GPU of a node whose ranks are bound one GPU each */
+    int node_index; /* among all of the node's GPUs, as NVML numbers them; -1 unknown (ga_gpu_node_index) */
     char name[96];
-    char uuid[48]; /* "GPU-xxxxxxxx-..." as nvidia-smi prints it */
-    char pci_bus_id[24];
+    char uuid[48];       /* "GPU-xxxxxxxx-..." as nvidia-smi prints it */
+    char pci_bus_id[24]; /* normal form (ga_pci.h), "0000:1b:00.0": the GPU's name everywhere */
     double memory_gib;
     int sm_count;
     int cc_major, cc_minor;
 } ga_gpu_info;
+
+/* Sets CUDA_DEVICE_ORDER=PCI_BUS_ID unless the user set it, before anything starts the CUDA runtime (MPI may:
+ * it is called before MPI_Init). CUDA's default order is FASTEST_FIRST (CUDA Programming Guide, section 5.2
+ * "CUDA Environment Variables", CUDA_DEVICE_ORDER); nvidia-smi and NVML number GPUs by PCI bus id, and
+ * CUDA_VISIBLE_DEVICES' integer indices are nvidia-smi's (same section). Issue 40, finding 4. */
+void ga_gpu_set_device_order(void);
+
+/* CUDA_DEVICE_ORDER as this process runs with it, and whether the user set it (then an ordinal may not be
+ * the GPU's place in PCI order, and the report says so). */
+const char *ga_gpu_device_order(bool *set_by_user);
+
+/* The GPU's index among all of its node's GPUs, from its CUDA ordinal: the same number only where the rank
+ * sees every GPU of the node (CUDA_VISIBLE_DEVICES unset, NVIDIA_VISIBLE_DEVICES unset or "all") and CUDA
+ * numbers them in PCI bus order as nvidia-smi does. A rank that sees one GPU is taken as bound to it (a
+ * cgroup or container shows it as device 0 whatever its place on the node). Else -1: node_health's NVML
+ * index, matched by PCI bus id in the suite's merge, names it. NVML's reference (nvmlDeviceGetIndex) promises
+ * no order and warns that "the NVML index may not correlate with ... the CUDA device index": the bus id is
+ * the name, this index only what is shown beside it (docs/measured-on-gpu.md: what a real node must confirm).
+ * Pure. */
+int ga_gpu_node_index(int ordinal, int visible, const char *cuda_visible, const char *nvidia_visible,
+                      const char *device_order);
 
 /* Number of visible GPUs; 0 with the reason in why (no CUDA in this build, no driver, no device). */
 int ga_gpu_count(char *why, size_t whylen);

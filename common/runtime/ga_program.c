@@ -8,6 +8,7 @@
 #include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
+#include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_report.h"
 #include "ga_topo.h"
@@ -34,6 +35,7 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
     char who[128];
     who_before_mpi(who, sizeof who);
     ga_deadline_start_startup(startup_s > 0 ? startup_s : GA_STARTUP_TIMEOUT_S, who);
+    ga_gpu_set_device_order(); /* before MPI_Init, which may start the CUDA runtime (CUDA-aware MPI) */
     ga_init(argc, argv, ctx);
     /* getopt permutes argv: keep the command line as typed for the report. */
     ctx->argc = *argc;
@@ -100,6 +102,11 @@ void ga_program_report_start(ga_program_report *r, const ga_ctx *ctx, const char
 {
     const ga_job job = ga_ctx_job(ctx);
     r->json = ga_report_new(&job, program, common);
+    /* How CUDA numbered the GPUs: a user's FASTEST_FIRST makes ordinals differ from nvidia-smi's. */
+    bool by_user = false;
+    const char *order = ga_gpu_device_order(&by_user);
+    json_object_set_new(r->json, "cuda_device_order",
+                        json_pack("{s:s, s:s}", "value", order, "set_by", by_user ? "user" : "gpuaccept"));
     ga_findings_init(&r->findings);
     r->common = common;
     r->program = program;

@@ -207,6 +207,21 @@ static void test_gpu_pick(void)
     CHECK(ga_gpu_pick_index(0, 1, 0, err, sizeof err) == -1);
 }
 
+/* The node-wide index is claimed only where the ordinal is it (issue 40, finding 4): every GPU visible, in
+ * PCI bus order. A rank bound to one GPU (Slurm, a container) sees it as device 0 wherever it sits. */
+static void test_gpu_node_index(void)
+{
+    CHECK(ga_gpu_node_index(5, 8, NULL, NULL, "PCI_BUS_ID") == 5);
+    CHECK(ga_gpu_node_index(5, 8, NULL, "all", "PCI_BUS_ID") == 5);
+    CHECK(ga_gpu_node_index(5, 8, NULL, NULL, "FASTEST_FIRST") ==
+          -1);                                                      /* the user's order: not nvidia-smi's */
+    CHECK(ga_gpu_node_index(0, 1, NULL, NULL, "PCI_BUS_ID") == -1); /* bound by a cgroup */
+    CHECK(ga_gpu_node_index(0, 1, "5", NULL, "PCI_BUS_ID") == -1);  /* CUDA_VISIBLE_DEVICES per rank */
+    CHECK(ga_gpu_node_index(1, 2, "4,5", NULL, "PCI_BUS_ID") == -1);
+    CHECK(ga_gpu_node_index(0, 2, NULL, "GPU-a,GPU-b", "PCI_BUS_ID") == -1); /* a device plugin's choice */
+    CHECK(ga_gpu_node_index(-1, 8, NULL, NULL, "PCI_BUS_ID") == -1);
+}
+
 typedef struct {
     char text[2048];
     int count;
@@ -273,7 +288,7 @@ static void test_findings(void)
     ga_findings_add(&f, GA_SEV_WARN, "X_WARN", GA_WHERE_CLUSTER, "just a warning");
     CHECK(ga_findings_exit_code(&f) == GA_EXIT_PASS);
     for (int i = 0; i < 40; i++) /* past the initial capacity */
-        ga_findings_add(&f, GA_SEV_FAIL, "X_FAIL", (ga_where){"node7", 7, 56 + i, i % 8}, "slow %d", i);
+        ga_findings_add(&f, GA_SEV_FAIL, "X_FAIL", (ga_where){"node7", 7, 56 + i, i % 8, NULL}, "slow %d", i);
     CHECK(ga_findings_exit_code(&f) == GA_EXIT_CHECK_FAILED);
     CHECK(ga_findings_count(&f, GA_SEV_FAIL) == 40);
     CHECK(ga_findings_has_code(&f, "X_WARN") && !ga_findings_has_code(&f, "X_NONE"));
@@ -328,6 +343,7 @@ int main(void)
     test_parse_pct();
     test_launcher();
     test_gpu_pick();
+    test_gpu_node_index();
     test_envvars();
     test_findings();
     test_report_write();

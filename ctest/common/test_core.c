@@ -7,6 +7,7 @@
 #include "ga_exit.h"
 #include "ga_job.h"
 #include "ga_nccl_log.h"
+#include "ga_pci.h"
 #include "ga_report.h"
 #include "ga_stats.h"
 #include "ga_str.h"
@@ -158,10 +159,47 @@ static void test_nccl_versions(void)
     CHECK(major == 2 && minor == 8 && patch == 4);
 }
 
+/* NVML's, CUDA's and sysfs's forms of one bus id are one id (issue 40, finding 4); what is not a bus id is
+ * refused, never half-read. */
+static void test_pci_normalise(void)
+{
+    const char *same[][2] = {{"00000000:1B:00.0", "0000:1b:00.0"}, /* nvmlPciInfo_t.busId */
+                             {"0000:1B:00.0", "0000:1b:00.0"},     /* cudaDeviceGetPCIBusId */
+                             {"0000:9a:00.0", "0000:9a:00.0"},     /* sysfs, lspci -D */
+                             {"9A:00.0", "0000:9a:00.0"},          /* lspci without the domain */
+                             {"00000001:C1:1F.7", "0001:c1:1f.7"}};
+    char out[GA_PCI_BUS_ID_LEN];
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        CHECKF(ga_pci_normalise(same[i][0], out, sizeof out) == 0, "%s", same[i][0]);
+        CHECK_STR(out, same[i][1]);
+    }
+    CHECK(ga_pci_same("00000000:1B:00.0", "0000:1b:00.0"));
+    CHECK(!ga_pci_same("0000:1b:00.0", "0000:1c:00.0"));
+    CHECK(!ga_pci_same("", ""));
+    const char *bad[] = {"",
+                         "GPU-1234",
+                         "0000:1b:00",
+                         "0000:1b:00.8",
+                         "0000:1b:20.0",
+                         "0000:100:00.0",
+                         "000010000:1b:00.0",
+                         "1:2:3:4.0",
+                         "0000:1b:00.0x",
+                         NULL};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(out, sizeof out, "junk");
+        CHECKF(ga_pci_normalise(bad[i], out, sizeof out) == -1 && out[0] == '\0', "'%s' refused",
+               bad[i] ? bad[i] : "(null)");
+    }
+    char small[8];
+    CHECK(ga_pci_normalise("0000:1b:00.0", small, sizeof small) == -1 && small[0] == '\0');
+}
+
 int main(void)
 {
     test_wait_pause();
     test_nccl_versions();
+    test_pci_normalise();
     test_median();
     test_streq();
     test_utc();

@@ -9,9 +9,39 @@
 
 /* ---- CUDA runtime: devices ---- */
 
+/* GA_DOUBLE_GPU_PER_RANK=1: each rank sees one GPU, at ordinal 0, and a different one on each rank of a node
+ * (its node-local rank's), as under Slurm --gpus-per-task=1 / --gpu-bind or a CUDA_VISIBLE_DEVICES per rank:
+ * the ordinal is 0 everywhere, the PCI bus id and UUID are the physical GPU's (issue 40, finding 4). */
+static bool gpu_per_rank(void)
+{
+    return gd_env_long("GA_DOUBLE_GPU_PER_RANK", 0) != 0;
+}
+
 static int device_count(void)
 {
-    return (int)gd_env_long("GA_DOUBLE_GPUS", 8);
+    return gpu_per_rank() ? 1 : (int)gd_env_long("GA_DOUBLE_GPUS", 8);
+}
+
+/* GA_DOUBLE_FASTEST_FIRST_REVERSED=1: unless CUDA_DEVICE_ORDER=PCI_BUS_ID, ordinals run against PCI bus
+ * order, as CUDA's default FASTEST_FIRST may number a node of like GPUs (CUDA Programming Guide, 5.2 "CUDA
+ * Environment Variables"). Read once, at the first call, as the runtime reads it when it starts. */
+static bool reversed_order(void)
+{
+    static int reversed = -1;
+    if (reversed < 0) {
+        const char *order = getenv("CUDA_DEVICE_ORDER");
+        reversed = gd_env_long("GA_DOUBLE_FASTEST_FIRST_REVERSED", 0) != 0 &&
+                   !(order && strcmp(order, "PCI_BUS_ID") == 0);
+    }
+    return reversed;
+}
+
+/* The physical GPU behind a visible ordinal: what the bus id and UUID are derived from. */
+static int physical(int device)
+{
+    if (gpu_per_rank())
+        return (int)gd_env_long("OMPI_COMM_WORLD_LOCAL_RANK", gd_env_long("SLURM_LOCALID", 0));
+    return reversed_order() ? device_count() - 1 - device : device;
 }
 
 static int current_device;
@@ -33,6 +63,7 @@ static int sm_count(void)
 
 EXPORT cudaError_t cudaGetDeviceCount(int *count)
 {
+    (void)reversed_order(); /* the order is fixed when the runtime starts */
     *count = device_count();
     return cudaSuccess;
 }
@@ -63,8 +94,12 @@ EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     uint64_t h = 1469598103934665603ULL;
     for (const char *c = host; *c; c++)
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    int phys = physical(device);
     memcpy(p->uuid.bytes, &h, 8);
-    memcpy(p->uuid.bytes + 8, &device, sizeof device);
+    memcpy(p->uuid.bytes + 8, &phys, sizeof phys);
+    p->pciDomainID = 0;
+    p->pciBusID = 0x10 + phys;
+    p->pciDeviceID = 0;
     p->totalGlobalMem = (size_t)gd_device_total();
     p->multiProcessorCount = sm_count();
     compute_capability(&p->major, &p->minor);
@@ -92,9 +127,12 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, 
     return cudaSuccess;
 }
 
+/* Upper case as the real runtime writes it ("0000:1B:00.0"); NVML writes an 8-digit domain (gd_nvml.c). */
 EXPORT cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
 {
-    snprintf(id, (size_t)len, "0000:%02x:00.0", 0x10 + device);
+    if (device < 0 || device >= device_count())
+        return cudaErrorInvalidDevice;
+    snprintf(id, (size_t)len, "0000:%02X:00.0", 0x10 + physical(device));
     return cudaSuccess;
 }
 

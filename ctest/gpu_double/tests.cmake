@@ -360,3 +360,46 @@ ga_double_test(mem_bw_gpu_only_no_gpu --exit 3 --within 20 --env GA_DOUBLE_GPUS=
                --stderr "^mem_bw: a GPU is needed for --min-efficiency 70, and no rank sees one"
                --absent "COMPUTE. report: "
                -- ${_mb} --min-efficiency 70 --quick)
+
+# Issue 40, finding 4: one GPU bound per rank (Slurm --gpus-per-task=1, --gpu-bind, a CUDA_VISIBLE_DEVICES per
+# rank): every rank's GPU is CUDA device 0, a different physical GPU on each. The GEMMs of the third GPU
+# (bus 0x12) fail in the burn: the finding names it by its PCI bus id, the summary has one row per GPU (by bus
+# id) of which that one alone fails, and drain.sh and the Prometheus file name it by its bus id. (Before the fix:
+# all four GPUs were "GPU 0", one summary row.)
+ga_double_test(gemm_gpu_per_rank_named_by_pci --np 4 --exit 1 --within 30
+               --env GA_DOUBLE_GPU_PER_RANK=1 --env GA_DOUBLE_GEMM_FAIL=20 --env GA_DOUBLE_FAULT_RANK=2
+               --stdout "GEMM_RANK_FAILED.*rank 2"
+               --report "[f.get('pci_bus_id') for f in r['findings'] if f['code'] == 'GEMM_RANK_FAILED'] == ['0000:12:00.0']"
+               --report "sorted(x['device']['pci_bus_id'] for n in r['nodes'] for x in n['ranks']) == ['0000:10:00.0', '0000:11:00.0', '0000:12:00.0', '0000:13:00.0']"
+               --report "all(x['device']['index'] == 0 and x['device']['node_index'] is None for n in r['nodes'] for x in n['ranks'])"
+               --check ${GA_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_gpu_per_rank.py $<TARGET_FILE:gpuaccept>
+                       ${CMAKE_CURRENT_BINARY_DIR}/reports/gemm_gpu_per_rank_named_by_pci 4 0000:12:00.0 GEMM_RANK_FAILED --
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})
+# The same run with node_health's report merged beside it (the NVML double's GPU n is at bus 0x10 + n, PCIe
+# replays on GPU 2): the rows show NVML's index beside the bus id, and node_health's finding on GPU 2 and
+# gemm_flops' on CUDA device 0 of rank 2 land on one row, "GPU 2 (0000:12:00.0)". (Before the fix: one row
+# "GPU 0" for gemm_flops' four GPUs, node_health's finding on a row "GPU 2" of its own.)
+ga_double_test(gemm_gpu_per_rank_with_node_health --np 4 --exit 1 --within 40
+               --env GA_DOUBLE_GPU_PER_RANK=1 --env GA_DOUBLE_GEMM_FAIL=20 --env GA_DOUBLE_FAULT_RANK=2
+               --check ${GA_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_gpu_per_rank.py $<TARGET_FILE:gpuaccept>
+                       ${CMAKE_CURRENT_BINARY_DIR}/reports/gemm_gpu_per_rank_with_node_health 4 0000:12:00.0
+                       GEMM_RANK_FAILED --node-health "${_dbl_mpiexec}" ${GA_BIN_DIR}/node_health
+                       $<TARGET_FILE_DIR:ga_nvml_double> ${GA_SOURCE_DIR}/ctest/node_health/trees/healthy
+                       ${GA_SOURCE_DIR}/ctest/node_health/logs/healthy.log HEALTH_PCIE_REPLAYS --
+               -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})
+# Issue 40, finding 4: CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; on the double
+# (GA_DOUBLE_FASTEST_FIRST_REVERSED) that order runs against the bus order. Every program sets PCI_BUS_ID before
+# the runtime starts, so CUDA device n is the GPU at bus 0x10 + n, NVML's GPU n, and the report says who set the
+# order. (Before the fix: device 0 was the GPU at bus 0x17, and nothing said so.)
+set(_order_check "all(x['device']['pci_bus_id'] == '0000:%02x:00.0' % (0x10 + x['device']['index']) and x['device']['node_index'] == x['device']['index'] for n in r['nodes'] for x in n['ranks'])")
+ga_double_test(gemm_cuda_device_order_pci --exit 0 --within 20 --env GA_DOUBLE_FASTEST_FIRST_REVERSED=1
+               --report "r['cuda_device_order'] == {'value': 'PCI_BUS_ID', 'set_by': 'gpuaccept'}"
+               --report "${_order_check}"
+               -- ${_gf} ${_gf_args} -d bf16 -w 1 --quick)
+# A user's own CUDA_DEVICE_ORDER is kept and recorded; the ordinal is then not taken for the GPU's index on the
+# node (node_index null), and the bus id still names the GPU CUDA numbered 0.
+ga_double_test(gemm_cuda_device_order_user --exit 0 --within 20 --env GA_DOUBLE_FASTEST_FIRST_REVERSED=1
+               --env CUDA_DEVICE_ORDER=FASTEST_FIRST
+               --report "r['cuda_device_order'] == {'value': 'FASTEST_FIRST', 'set_by': 'user'}"
+               --report "all(x['device']['node_index'] is None and x['device']['pci_bus_id'] == '0000:%02x:00.0' % (0x17 - x['device']['index']) for n in r['nodes'] for x in n['ranks'])"
+               -- ${_gf} ${_gf_args} -d bf16 -w 1 --quick)

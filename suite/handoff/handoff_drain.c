@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finding_text.h"
 #include "ga_str.h"
 #include "merge.h"
 #include "suite_util.h"
@@ -35,7 +36,23 @@ static void join_fail_codes(sbuf *b, const json_t *host_findings)
     json_decref(seen);
 }
 
-/* One `scontrol update ... State=DRAIN` per distinct set of failing codes. Returns how many nodes. */
+/* The node's failing GPUs, by bus id with the index beside it (" on GPU 5 (0000:9a:00.0)"): the one name
+ * an RMA or a hand-off to the vendor can act on when every GPU is CUDA device 0 (issue 40, finding 4). */
+static void join_fail_gpus(sbuf *b, const json_t *node)
+{
+    size_t i, shown = 0;
+    json_t *g;
+    json_array_foreach(sj_arr(node, "gpus"), i, g) {
+        char name[96];
+        suite_gpu_name(g, name, sizeof name);
+        if (!ga_streq(sj_str(g, "verdict", ""), "fail") || !name[0])
+            continue;
+        sbuf_printf(b, "%s%s", shown++ ? ", " : " on ", name);
+    }
+}
+
+/* One `scontrol update ... State=DRAIN` per distinct set of failing codes and GPUs. Returns how many nodes.
+ */
 static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
 {
     size_t n = json_array_size(nodes), drained = 0;
@@ -48,6 +65,7 @@ static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
         sbuf r;
         sbuf_init(&r);
         join_fail_codes(&r, json_object_get(by_host, sj_str(node, "host", "")));
+        join_fail_gpus(&r, node);
         reasons[i] = r.failed ? NULL : strdup(sbuf_str(&r));
         sbuf_free(&r);
     }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ga_pci.h"
 #include "ga_str.h"
 #include "suite_util.h"
 
@@ -207,6 +208,18 @@ static void run_series(prom_set *p, const json_t *s, const char *host)
                    (double)sj_int(v, "abnormal_node_count", 0));
 }
 
+/* A GPU row's labels: its index where known, its PCI bus id where the reports have it (the one name that
+ * tells the GPUs of a node apart when each rank is bound to one GPU, issue 40, finding 4). */
+static void gpu_labels(const json_t *g, const char *node, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s", node);
+    if (n >= 0 && (size_t)n < len && sj_int(g, "gpu", -1) >= 0)
+        n += snprintf(buf + n, len - (size_t)n, ",gpu=\"%lld\"", sj_int(g, "gpu", -1));
+    char pci[GA_PCI_BUS_ID_LEN]; /* the merge keeps it in normal form: nothing in it to escape */
+    if (n >= 0 && (size_t)n < len && ga_pci_normalise(sj_str(g, "pci_bus_id", NULL), pci, sizeof pci) == 0)
+        snprintf(buf + n, len - (size_t)n, ",pci_bus_id=\"%s\"", pci);
+}
+
 static void verdict_series(prom_set *p, const json_t *s, const char *host)
 {
     size_t i, j;
@@ -221,7 +234,7 @@ static void verdict_series(prom_set *p, const json_t *s, const char *host)
                    verdict_value(sj_str(node, "verdict", "")));
         json_array_foreach(sj_arr(node, "gpus"), j, g) {
             char gl[2200];
-            snprintf(gl, sizeof gl, "%s,gpu=\"%lld\"", sbuf_str(&l), sj_int(g, "gpu", -1));
+            gpu_labels(g, sbuf_str(&l), gl, sizeof gl);
             add_series(p, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.", gl,
                        verdict_value(sj_str(g, "verdict", "")));
         }
@@ -287,6 +300,9 @@ static void figure_series(prom_set *p, const json_t *s, const char *host)
             node_label(&l, mhost);
         if (mhost && sj_int(m, "gpu", -1) >= 0)
             sbuf_printf(&l, ",gpu=\"%lld\"", sj_int(m, "gpu", -1));
+        char pci[GA_PCI_BUS_ID_LEN]; /* in normal form, or not at all: nothing in it to escape */
+        if (mhost && ga_pci_normalise(sj_str(m, "pci_bus_id", NULL), pci, sizeof pci) == 0)
+            sbuf_printf(&l, ",pci_bus_id=\"%s\"", pci);
         if (mhost && sj_int(m, "rank", -1) >= 0)
             sbuf_printf(&l, ",rank=\"%lld\"", sj_int(m, "rank", -1));
         add_series(p, name, help, sbuf_str(&l), sj_num(m, "value", 0) * scale);

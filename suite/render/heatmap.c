@@ -22,7 +22,7 @@
 #define LINE_H 12.0
 
 typedef struct {
-    const char *host;
+    const char *host, *pci; /* pci: the GPU's bus id, NULL when not about one */
     long long gpu, rank;
     size_t row, col;
     double value, dev, bad; /* bad: the deviation signed so that larger is worse */
@@ -87,8 +87,12 @@ static int cmp_place(const void *a, const void *b)
 
 static void place_name(const cell *c, char *buf, size_t len)
 {
-    if (c->gpu >= 0)
+    if (c->gpu >= 0 && c->pci)
+        snprintf(buf, len, "%s GPU %lld (%s)", c->host, c->gpu, c->pci);
+    else if (c->gpu >= 0)
         snprintf(buf, len, "%s GPU %lld", c->host, c->gpu);
+    else if (c->pci) /* its index on the node unknown (one GPU bound per rank): the bus id alone */
+        snprintf(buf, len, "%s GPU %s", c->host, c->pci);
     else
         snprintf(buf, len, "%s rank %lld", c->host, c->rank);
 }
@@ -304,6 +308,17 @@ static size_t pick_outliers(cell **order, size_t n, size_t *n_flagged)
     return n_out;
 }
 
+/* A metric's place and figure. */
+static void cell_of(const json_t *m, cell *c)
+{
+    c->host = sj_str(m, "host", "?");
+    c->gpu = sj_int(m, "gpu", -1);
+    c->pci = sj_str(m, "pci_bus_id", NULL);
+    c->rank = sj_int(m, "rank", -1);
+    c->value = sj_num(m, "value", 0);
+    c->flagged = sj_bool(m, "flagged", false);
+}
+
 int heatmap_render(sbuf *b, const char *title, const char *unit, const json_t *values, bool higher_is_better)
 {
     size_t n = json_array_size(values), nrows = 0, ncols = 0, i, n_out = 0, n_flagged = 0;
@@ -319,11 +334,7 @@ int heatmap_render(sbuf *b, const char *title, const char *unit, const json_t *v
     json_t *m;
     json_array_foreach(values, i, m) {
         cell *c = &cells[i];
-        c->host = sj_str(m, "host", "?");
-        c->gpu = sj_int(m, "gpu", -1);
-        c->rank = sj_int(m, "rank", -1);
-        c->value = sj_num(m, "value", 0);
-        c->flagged = sj_bool(m, "flagged", false);
+        cell_of(m, c);
         json_t *r = json_object_get(rows, c->host);
         if (!r) {
             if (json_object_set_new(rows, c->host, json_integer((json_int_t)nrows)) != 0)

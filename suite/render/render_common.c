@@ -30,6 +30,8 @@ void render_gpu_label(const json_t *e, char *buf, size_t len)
     const char *host = sj_str(e, "host", "?");
     if (sj_int(e, "gpu", -1) >= 0)
         snprintf(buf, len, "%s:%lld", host, sj_int(e, "gpu", -1));
+    else if (sj_str(e, "pci_bus_id", NULL)) /* its index on the node unknown (one GPU bound per rank) */
+        snprintf(buf, len, "%s:%s", host, sj_str(e, "pci_bus_id", ""));
     else
         snprintf(buf, len, "%s r%lld", host, sj_int(e, "rank", -1));
 }
@@ -39,7 +41,7 @@ const char *render_item_word(const json_t *gpus)
     size_t i;
     json_t *g;
     json_array_foreach(gpus, i, g)
-        if (sj_int(g, "gpu", -1) >= 0)
+        if (suite_is_gpu(g))
             return "GPU";
     return "rank";
 }

@@ -11,6 +11,7 @@
 #include "ga_str.h"
 #include "ga_time.h"
 #include "comparable.h"
+#include "finding_text.h"
 #include "merge.h"
 #include "suite_util.h"
 
@@ -19,7 +20,7 @@
 
 const char *suite_metric_scope(const json_t *m)
 {
-    if (sj_int(m, "gpu", -1) >= 0)
+    if (suite_is_gpu(m)) /* by index, or by bus id alone where the index is unknown */
         return "gpu";
     if (sj_int(m, "rank", -1) >= 0)
         return "rank";
@@ -265,10 +266,11 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
             if (hib ? value >= limit : value <= limit)
                 continue;
             regressions++;
-            char where[160] = "", msg[600];
+            char where[160] = "", msg[600], gpu[96];
             const char *host = sj_str(m, "host", NULL);
-            if (host && sj_int(m, "gpu", -1) >= 0)
-                snprintf(where, sizeof where, " on %s GPU %lld", host, sj_int(m, "gpu", -1));
+            suite_gpu_name(m, gpu, sizeof gpu);
+            if (host && gpu[0])
+                snprintf(where, sizeof where, " on %s %s", host, gpu);
             else if (host && sj_int(m, "rank", -1) >= 0)
                 snprintf(where, sizeof where, " on %s rank %lld", host, sj_int(m, "rank", -1));
             else if (host)
@@ -284,6 +286,8 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
                 "BASELINE_REGRESSION", "host", OR_NULL(json_object_get(m, "host")), "node_index",
                 OR_NULL(json_object_get(m, "node_index")), "rank", OR_NULL(json_object_get(m, "rank")), "gpu",
                 OR_NULL(json_object_get(m, "gpu")), "message", msg);
+            if (json_is_string(json_object_get(m, "pci_bus_id")))
+                json_object_set(f, "pci_bus_id", json_object_get(m, "pci_bus_id"));
             json_array_append_new(findings, f);
         }
     }

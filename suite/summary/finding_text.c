@@ -5,15 +5,45 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ga_pci.h"
 #include "suite_util.h"
+
+bool suite_is_gpu(const json_t *e)
+{
+    return sj_int(e, "gpu", -1) >= 0 || sj_str(e, "pci_bus_id", NULL);
+}
+
+bool suite_same_gpu(const json_t *row, const json_t *e)
+{
+    const char *a = sj_str(row, "pci_bus_id", NULL), *b = sj_str(e, "pci_bus_id", NULL);
+    if (a && b)
+        return ga_pci_same(a, b);
+    return sj_int(e, "gpu", -1) >= 0 && sj_int(row, "gpu", -1) == sj_int(e, "gpu", -1);
+}
+
+void suite_gpu_name(const json_t *e, char *buf, size_t len)
+{
+    const char *pci = sj_str(e, "pci_bus_id", NULL);
+    long long index = sj_int(e, "gpu", -1);
+    if (pci && index >= 0)
+        snprintf(buf, len, "GPU %lld (%s)", index, pci);
+    else if (pci)
+        snprintf(buf, len, "GPU %s", pci);
+    else if (index >= 0)
+        snprintf(buf, len, "GPU %lld", index);
+    else if (len)
+        buf[0] = '\0';
+}
 
 void suite_finding_where(const json_t *e, char *buf, size_t len)
 {
     const char *host = sj_str(e, "host", NULL);
+    char gpu[96];
+    suite_gpu_name(e, gpu, sizeof gpu);
     if (!host)
         snprintf(buf, len, "cluster");
-    else if (sj_int(e, "gpu", -1) >= 0)
-        snprintf(buf, len, "%s GPU %lld", host, sj_int(e, "gpu", -1));
+    else if (gpu[0])
+        snprintf(buf, len, "%s %s", host, gpu);
     else if (sj_int(e, "rank", -1) >= 0)
         snprintf(buf, len, "%s rank %lld", host, sj_int(e, "rank", -1));
     else
@@ -39,8 +69,15 @@ static bool names_host(const char *text, const char *host)
 void suite_finding_text(const json_t *f, char *buf, size_t len)
 {
     const char *host = sj_str(f, "host", NULL), *msg = sj_str(f, "message", "");
+    const char *pci = sj_str(f, "pci_bus_id", NULL);
     if (host && names_host(msg, host)) {
-        snprintf(buf, len, "%s", msg);
+        /* The programs' messages name a GPU by its CUDA ordinal: the bus id beside it says which one. */
+        char gpu[96];
+        suite_gpu_name(f, gpu, sizeof gpu);
+        if (pci && !strstr(msg, pci))
+            snprintf(buf, len, "%s [%s]", msg, gpu);
+        else
+            snprintf(buf, len, "%s", msg);
         return;
     }
     char where[160];

@@ -8,6 +8,7 @@
 #include "fabric.h"
 #include "ga_cli.h"
 #include "ga_exit.h"
+#include "ga_pci.h"
 #include "ga_report.h"
 #include "ga_str.h"
 #include "ga_time.h"
@@ -187,17 +188,72 @@ static json_t *get_node(json_t *nodes, json_t *index, const char *host, long lon
     return node;
 }
 
-static json_t *get_gpu(json_t *node, long long gpu)
+/* A GPU as a report names it: its PCI bus id in normal form ("" in a report older than the field) and its
+ * index among the node's GPUs (-1 unknown). Rows are keyed by (node, bus id): with one GPU bound per rank
+ * every GPU is CUDA device 0 (issue 40, finding 4); by index for older reports. */
+typedef struct {
+    char pci[GA_PCI_BUS_ID_LEN];
+    long long index;
+} gpu_ref;
+
+static gpu_ref gpu_ref_of(const char *pci, long long index)
+{
+    gpu_ref k = {"", index < 0 ? -1 : index};
+    if (ga_pci_normalise(pci, k.pci, sizeof k.pci) != 0)
+        k.pci[0] = '\0';
+    return k;
+}
+
+static json_t *get_gpu(json_t *node, const gpu_ref *k)
 {
     size_t i;
     json_t *g;
-    json_array_foreach(sj_arr(node, "gpus"), i, g)
-        if (sj_int(g, "gpu", -1) == gpu)
-            return g;
-    g = json_pack("{s:I, s:n, s:n, s:n, s:n, s:s, s:[]}", "gpu", (json_int_t)gpu, "rank", "model", "uuid",
-                  "pci_bus_id", "verdict", "pass", "fault_codes");
+    json_array_foreach(sj_arr(node, "gpus"), i, g) {
+        const char *pci = sj_str(g, "pci_bus_id", NULL);
+        bool same =
+            k->pci[0] && pci ? strcmp(pci, k->pci) == 0 : k->index >= 0 && sj_int(g, "gpu", -1) == k->index;
+        if (!same)
+            continue;
+        if (k->index >= 0 && sj_int(g, "gpu", -1) < 0)
+            json_object_set_new(g, "gpu", json_integer(k->index));
+        if (k->pci[0] && !pci)
+            json_object_set_new(g, "pci_bus_id", json_string(k->pci));
+        return g;
+    }
+    g = json_pack("{s:o, s:n, s:n, s:n, s:o, s:s, s:[]}", "gpu",
+                  k->index >= 0 ? json_integer(k->index) : json_null(), "rank", "model", "uuid", "pci_bus_id",
+                  k->pci[0] ? json_string(k->pci) : json_null(), "verdict", "pass", "fault_codes");
     json_array_append_new(json_object_get(node, "gpus"), g);
     return g;
+}
+
+/* The GPU a rank used: its index among the node's GPUs is "node_index" where the report has the field (null
+ * when the rank could not know it), else "index" (older reports, where the two were taken as one). */
+static gpu_ref device_ref(const json_t *dev)
+{
+    long long index =
+        json_object_get(dev, "node_index") ? sj_int(dev, "node_index", -1) : sj_int(dev, "index", -1);
+    return gpu_ref_of(sj_str(dev, "pci_bus_id", NULL), index);
+}
+
+/* node_health's NVML index of each GPU, by bus id, kept on the node ("_nvml") until the rows are settled:
+ * NVML numbers all of a node's GPUs, and names the rows other programs made by bus id alone. */
+static void note_nvml_gpus(json_t *node, const json_t *rank)
+{
+    size_t i;
+    json_t *g;
+    if (!json_is_object(
+            json_object_get(rank, "nvml"))) /* node_health's ranks: {"nvml": {...}, "gpus": [...]} */
+        return;
+    json_array_foreach(sj_arr(rank, "gpus"), i, g) {
+        gpu_ref k = gpu_ref_of(sj_str(g, "pci_bus_id", NULL), sj_int(g, "index", -1));
+        if (!k.pci[0] || k.index < 0)
+            continue;
+        json_t *map = json_object_get(node, "_nvml");
+        if (!map)
+            json_object_set_new(node, "_nvml", map = json_object());
+        json_object_set_new(map, k.pci, json_integer(k.index));
+    }
 }
 
 static void set_if_null(json_t *obj, const char *key, json_t *value)
@@ -223,14 +279,15 @@ static void merge_nodes(const json_t *report, const char *program, json_t *nodes
         if (ranks > sj_int(node, "ranks", 0))
             json_object_set_new(node, "ranks", json_integer(ranks));
         json_array_foreach(sj_arr(n, "ranks"), j, r) {
+            note_nvml_gpus(node, r);
             json_t *dev = json_object_get(r, "device");
             if (!json_is_object(dev) || !sj_is_num(dev, "index"))
                 continue;
-            json_t *gpu = get_gpu(node, sj_int(dev, "index", -1));
+            gpu_ref k = device_ref(dev);
+            json_t *gpu = get_gpu(node, &k);
             set_if_null(gpu, "rank", json_object_get(r, "rank"));
             set_if_null(gpu, "model", json_object_get(dev, "name"));
             set_if_null(gpu, "uuid", json_object_get(dev, "uuid"));
-            set_if_null(gpu, "pci_bus_id", json_object_get(dev, "pci_bus_id"));
         }
     }
 }
@@ -267,10 +324,14 @@ static int cmp_nodes(const void *a, const void *b)
     return strcmp(sj_str(x, "host", ""), sj_str(y, "host", ""));
 }
 
+/* By index, those without one last, then by bus id. */
 static int cmp_gpus(const void *a, const void *b)
 {
-    long long x = sj_int(*(json_t *const *)a, "gpu", 0), y = sj_int(*(json_t *const *)b, "gpu", 0);
-    return (x > y) - (x < y);
+    const json_t *p = *(json_t *const *)a, *q = *(json_t *const *)b;
+    long long x = sj_int(p, "gpu", 1LL << 40), y = sj_int(q, "gpu", 1LL << 40);
+    if (x != y)
+        return (x > y) - (x < y);
+    return strcmp(sj_str(p, "pci_bus_id", ""), sj_str(q, "pci_bus_id", ""));
 }
 
 /* Sorts a JSON array of objects in place with cmp. */
@@ -417,22 +478,61 @@ static void merge_programs(const json_t *reports, const json_t *run, merged_part
     json_decref(index);
 }
 
-/* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row; then the nodes and
- * their GPUs in order. Returns how many GPUs. */
-static size_t settle_nodes(json_t *nodes, const json_t *findings)
+/* The rows' missing indexes from node_health's NVML numbering, matched by bus id. */
+static void index_from_nvml(json_t *node)
+{
+    json_t *map = json_object_get(node, "_nvml"), *g;
+    size_t i;
+    json_array_foreach(sj_arr(node, "gpus"), i, g) {
+        const char *pci = sj_str(g, "pci_bus_id", NULL);
+        if (pci && sj_int(g, "gpu", -1) < 0 && sj_is_num(map, pci))
+            json_object_set_new(g, "gpu", json_integer(sj_int(map, pci, -1)));
+    }
+    json_object_del(node, "_nvml");
+}
+
+/* Each finding or metric that names its GPU by bus id shows its row's index among the node's GPUs, null
+ * where unknown (its own "gpu" was the CUDA ordinal, except node_health's, NVML's). */
+static void index_by_row(json_t *entries, const json_t *idx)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(entries, i, e) {
+        const char *host = sj_str(e, "host", NULL);
+        json_t *node = host ? json_object_get(idx, host) : NULL;
+        gpu_ref k = gpu_ref_of(sj_str(e, "pci_bus_id", NULL), -1);
+        if (!node || !k.pci[0])
+            continue;
+        json_t *row = get_gpu(node, &k);
+        json_object_set_new(e, "pci_bus_id", json_string(k.pci));
+        json_object_set(e, "gpu", json_object_get(row, "gpu"));
+    }
+}
+
+/* A finding on a GPU no report listed (a GPU that vanished mid-run) still gets its row; the findings and
+ * metrics then name their GPU's index as its row does; then the nodes and their GPUs in order. Returns how
+ * many GPUs. */
+static size_t settle_nodes(json_t *nodes, json_t *findings, json_t *metrics)
 {
     json_t *idx = json_object(), *n, *f;
     size_t i;
     json_array_foreach(nodes, i, n)
         json_object_set(idx, sj_str(n, "host", ""), n);
     json_array_foreach(findings, i, f) {
-        const char *host = sj_str(f, "host", NULL);
+        const char *host = sj_str(f, "host", NULL), *pci = sj_str(f, "pci_bus_id", NULL);
         if (!host)
             continue;
         json_t *node = get_node(nodes, idx, host, sj_int(f, "node_index", -1));
-        if (sj_int(f, "gpu", -1) >= 0)
-            get_gpu(node, sj_int(f, "gpu", -1));
+        if (sj_int(f, "gpu", -1) < 0 && !pci)
+            continue;
+        bool nvml = ga_streq(sj_str(f, "program", NULL), "node_health");
+        gpu_ref k = gpu_ref_of(pci, !pci || nvml ? sj_int(f, "gpu", -1) : -1);
+        get_gpu(node, &k);
     }
+    json_array_foreach(nodes, i, n)
+        index_from_nvml(n);
+    index_by_row(findings, idx);
+    index_by_row(metrics, idx);
     json_decref(idx);
     sort_array(nodes, cmp_nodes);
     size_t gpu_count = 0;
@@ -455,7 +555,7 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "interrupted", stopped ? json_string(stopped) : json_null());
     /* Nodes the preflight kept out of the steps are failures of their own, with why. */
     json_object_set_new(s, "excluded_nodes", preflight_findings(run, m.findings));
-    size_t gpu_count = settle_nodes(m.nodes, m.findings);
+    size_t gpu_count = settle_nodes(m.nodes, m.findings, m.metrics);
     const char *model = majority_model(m.nodes);
     json_object_set_new(s, "gpu_model", model ? json_string(model) : json_null());
     json_object_set_new(s, "node_count", json_integer((json_int_t)json_array_size(m.nodes)));

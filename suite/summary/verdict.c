@@ -40,9 +40,9 @@ static bool in_list(const json_t *arr, const char *s)
     return false;
 }
 
-/* Worst severity of the findings of program (NULL: any) on host (and gpu, when >= 0); fault codes of
- * warnings and failures go to codes. */
-static int worst_on(const json_t *findings, const char *program, const char *host, long long gpu,
+/* Worst severity of the findings of program (NULL: any) on host (and on the GPU of summary row gpu, when
+ * not NULL: by bus id, suite_same_gpu); fault codes of warnings and failures go to codes. */
+static int worst_on(const json_t *findings, const char *program, const char *host, const json_t *gpu,
                     json_t *codes)
 {
     int worst = 0;
@@ -52,7 +52,7 @@ static int worst_on(const json_t *findings, const char *program, const char *hos
         if (!ga_streq(sj_str(f, "host", NULL), host) ||
             (program && !ga_streq(sj_str(f, "program", NULL), program)))
             continue;
-        if (gpu >= 0 && sj_int(f, "gpu", -1) != gpu)
+        if (gpu && !suite_same_gpu(gpu, f))
             continue;
         int r = sev_rank(sj_str(f, "severity", ""));
         if (r > worst)
@@ -96,7 +96,7 @@ static json_t *node_checks(const json_t *n, const char *host, const json_t *find
         const char *status = sj_str(st, "status", "not_run");
         const char *check;
         if (in_list(sj_arr(n, "in_reports"), program))
-            check = verdict_name(worst_on(findings, program, host, -1, NULL));
+            check = verdict_name(worst_on(findings, program, host, NULL, NULL));
         else if (json_is_string(json_object_get(st, "report")))
             check = "absent"; /* the step ran and reported, without this node */
         else
@@ -108,7 +108,7 @@ static json_t *node_checks(const json_t *n, const char *host, const json_t *find
         const char *program = sj_str(f, "program", "?");
         if (ga_streq(sj_str(f, "host", NULL), host) && !json_object_get(checks, program))
             json_object_set_new(checks, program,
-                                json_string(verdict_name(worst_on(findings, program, host, -1, NULL))));
+                                json_string(verdict_name(worst_on(findings, program, host, NULL, NULL))));
     }
     return checks;
 }
@@ -124,13 +124,12 @@ static json_t *judge_nodes(json_t *s)
         const json_t *findings = json_object_get(by_host, host); /* NULL: none, worst_on reads no entry */
         json_array_foreach(sj_arr(n, "gpus"), j, g) {
             json_t *codes = json_array();
-            json_object_set_new(
-                g, "verdict",
-                json_string(verdict_name(worst_on(findings, NULL, host, sj_int(g, "gpu", -1), codes))));
+            json_object_set_new(g, "verdict",
+                                json_string(verdict_name(worst_on(findings, NULL, host, g, codes))));
             json_object_set_new(g, "fault_codes", codes);
         }
         json_t *codes = json_array();
-        int worst = worst_on(findings, NULL, host, -1, codes);
+        int worst = worst_on(findings, NULL, host, NULL, codes);
         json_object_set_new(n, "verdict", json_string(verdict_name(worst)));
         json_object_set_new(n, "fault_codes", codes);
         json_object_set_new(n, "checks", node_checks(n, host, findings, steps));
