@@ -269,8 +269,8 @@ static int check_hcas(node_view *v, const ga_transport_policy *pol, const ga_ib_
     if (outside[0]) {
         ga_where w = {v->host, v->node, v->first_rank, -1};
         ga_findings_add(f, GA_SEV_FAIL, "COMM_NET_NOT_COMPUTE", w,
-                        "node %s: NCCL used %s between nodes, not a compute port (--ib-hcas %s)", v->host,
-                        outside, pol->ib_hcas);
+                        "NCCL used %s between nodes, not a compute port (--ib-hcas %s)", outside,
+                        pol->ib_hcas);
         snprintf(v->hcas, sizeof v->hcas, "outside: %s", outside);
         return 0;
     }
