@@ -99,6 +99,11 @@ bool ga_ib_list_keeps_device(const ga_ib_list *l, const char *device)
                 port = (int)v;
             }
         }
+        /* a Data Direct device is listed as "<name>_dma" (net_ib.cc:785), and NCCL matched NCCL_IB_HCA
+         * against <name> (net_ib.cc:740): so does this */
+        size_t len = strlen(name);
+        if (len > 4 && strcmp(name + len - 4, "_dma") == 0)
+            name[len - 4] = '\0';
         if (!name[0] || !ga_ib_list_match(l, name, port))
             return false;
         if (s[n] == '\0')

@@ -34,7 +34,8 @@ bool ga_ib_list_match(const ga_ib_list *l, const char *name, int port);
 
 /* Whether the list keeps a network device as NCCL's IB network names it in its log: "mlx5_0:1" (device and
  * port, net_ib.cc's "NET/IB : Using [0]mlx5_0:1/IB") or a virtual device of merged ports "mlx5_2+mlx5_3"
- * (net_ib.cc, "Made virtual device ... name="), kept when every one of its devices is. */
+ * (net_ib.cc:626, "Made virtual device ... name="), kept when every one of its devices is; a Data Direct
+ * device "mlx5_0_dma:1" (net_ib.cc:785) by its device's own name, as NCCL matched it (net_ib.cc:740). */
 bool ga_ib_list_keeps_device(const ga_ib_list *l, const char *device);
 
 #endif

@@ -244,12 +244,14 @@ static int check_node(const node_view *v, const ga_transport_policy *pol, bool m
 }
 
 /* --ib-hcas: the devices NCCL's IB network used between nodes on this node, each one the list must keep
- * (issue 40, finding 10). A storage or management port NCCL chose on its own (no NCCL_IB_HCA: net_ib.cc,
- * ncclIbInitDevices, takes every active port) carries the collectives over a path the acceptance did not
- * hold to the compute fabric's bar: COMM_NET_NOT_COMPUTE, on the node whose log says so. A node that used a
- * subset of the list passes (NCCL picks the NICs nearest each GPU: src/graph/search.cc). Where the log does
- * not say which devices were used, the comparison was not made, and v->hcas says why: that is no pass.
- * Returns 1 compared and kept, 0 a device outside the list, -1 not compared. */
+ * (issue 40, finding 10). Without NCCL_IB_HCA, NCCL takes every ACTIVE port of InfiniBand or Ethernet link
+ * layer (NCCL 2.28.9 src/transport/net_ib.cc:736-740, ncclIbInitDevices), a storage or management port among
+ * them; one that carried the collectives is a path the acceptance did not hold to the compute fabric's bar:
+ * COMM_NET_NOT_COMPUTE, on the node whose own log says so. Using a subset of the list is no fault (NCCL's
+ * topology search chooses among the kept devices per GPU and channel: src/graph/search.cc). Where the log
+ * does not say which devices were used the comparison was not made, and v->hcas says why: that is no pass.
+ * With NCCL_IB_HCA set NCCL already confines itself to that list (net_ib.cc:701-740), and the check holds
+ * its choice to --ib-hcas. Returns 1 compared and kept, 0 a device outside the list, -1 not compared. */
 static int check_hcas(node_view *v, const ga_transport_policy *pol, const ga_ib_list *l, bool multi,
                       ga_findings *f)
 {

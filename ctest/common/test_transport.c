@@ -461,7 +461,8 @@ static void test_compute_hcas(void)
     CHECK(ga_ib_list_keeps_device(&l, "mlx5_0:1") && !ga_ib_list_keeps_device(&l, "mlx5_7:1"));
     CHECK(!ga_ib_list_keeps_device(&l, "mlx5_1:1")); /* exact: mlx5_1 is no mlx5_10 */
     CHECK(ga_ib_list_keeps_device(&l, "mlx5_3+mlx5_4") && !ga_ib_list_keeps_device(&l, "mlx5_3+mlx5_7"));
-    ga_ib_list_parse("mlx5_0:1", &l); /* a prefix, and a port */
+    CHECK(ga_ib_list_keeps_device(&l, "mlx5_5_dma:1")); /* Data Direct: net_ib.cc:785 "%s_dma" */
+    ga_ib_list_parse("mlx5_0:1", &l);                   /* a prefix, and a port */
     CHECK(ga_ib_list_keeps_device(&l, "mlx5_0:1") && !ga_ib_list_keeps_device(&l, "mlx5_0:2"));
 
     ga_transport_record all[2];
