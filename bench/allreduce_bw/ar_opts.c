@@ -5,6 +5,7 @@
 
 #include "ar_record.h"
 #include "ar_sweep.h"
+#include "ga_ib_list.h"
 #include "ga_parse.h"
 
 enum {
@@ -18,7 +19,8 @@ enum {
     OPT_REMEASURE,
     OPT_MIN_NODE_BUSBW,
     OPT_EXPECT_NET,
-    OPT_ALLOW_SOCKETS
+    OPT_ALLOW_SOCKETS,
+    OPT_IB_HCAS
 };
 
 /* Flags nccl-tests has that cannot apply to the backend that runs: accepted so that nccl-tests command lines
@@ -100,6 +102,9 @@ const ga_option ar_options[] = {
      "ib-gdr (ib, with GPUDirect RDMA)"},
     {"allow-sockets", OPT_ALLOW_SOCKETS, false, NULL,
      "sockets between nodes are intended (NCCL_IB_DISABLE, NCCL_NET=Socket): not a failure, and said so"},
+    {"ib-hcas", OPT_IB_HCAS, true, "LIST",
+     "the compute ports, in NCCL_IB_HCA's syntax (=mlx5_0:1,mlx5_3:1; ^ excludes): a device NCCL used "
+     "between nodes that the list does not keep fails (COMM_NET_NOT_COMPUTE)"},
 };
 _Static_assert(sizeof ar_options / sizeof ar_options[0] == AR_N_OPTIONS, "AR_N_OPTIONS");
 
@@ -291,6 +296,22 @@ static int on_what_option(ar_opts *o, int key, const char *arg, char *err, size_
     }
 }
 
+/* --ib-hcas LIST: NCCL_IB_HCA's syntax (common/core/ga_ib_list.h), checked as node_health checks its own. */
+static int parse_ib_hcas(const char *arg, ar_opts *o, char *err, size_t errlen)
+{
+    char why[160];
+    if (strlen(arg) >= sizeof o->ib_hcas) {
+        snprintf(err, errlen, "--ib-hcas: a list of fewer than %zu bytes", sizeof o->ib_hcas);
+        return -1;
+    }
+    if (ga_ib_list_check(arg, why, sizeof why) != 0) {
+        snprintf(err, errlen, "--ib-hcas '%s': %s", arg, why);
+        return -1;
+    }
+    snprintf(o->ib_hcas, sizeof o->ib_hcas, "%s", arg);
+    return 0;
+}
+
 /* gpuaccept's own options: patterns, the judgement and the transport expected. */
 static int on_gpuaccept_option(ar_opts *o, int key, const char *arg, char *err, size_t errlen)
 {
@@ -316,6 +337,8 @@ static int on_gpuaccept_option(ar_opts *o, int key, const char *arg, char *err, 
     case OPT_ALLOW_SOCKETS:
         o->allow_sockets = true;
         return 0;
+    case OPT_IB_HCAS:
+        return parse_ib_hcas(arg, o, err, errlen);
     case OPT_TOLERANCE:
         return ga_cli_parse_pct_fraction(arg, 0, 99, &o->tolerance, err, errlen);
     case OPT_SHOW_SLOWEST:

@@ -51,6 +51,7 @@ typedef struct {
     double min_node_busbw;               /* --min-node-busbw GB/s, 0 none */
     ga_expect_net expect_net;            /* --expect-net: what must carry traffic between nodes */
     bool allow_sockets;                  /* --allow-sockets: sockets between nodes are intended */
+    char ib_hcas[1024];                  /* --ib-hcas: the compute ports (NCCL_IB_HCA's syntax), "" none */
     /* nccl-tests' flags (docs/allreduce_bw.md, "nccl-tests compatibility") */
     int agg_iters;            /* -m: operations per timed iteration (1) */
     int cycles;               /* -N: sweeps printed, 0 forever (1) */
@@ -66,7 +67,7 @@ typedef struct {
     char ignored_value[AR_N_IGNORED_MAX][16];
 } ar_opts;
 
-#define AR_N_OPTIONS 42
+#define AR_N_OPTIONS 43
 extern const ga_option ar_options[AR_N_OPTIONS];
 
 void ar_opts_defaults(ar_opts *o);

@@ -41,15 +41,39 @@ static void log_between(const json_t *t)
                                                                     : "");
 }
 
+/* --ib-hcas: whether the devices NCCL used between nodes were compared with the compute ports, in one line.
+ */
+static void log_hcas(const json_t *t)
+{
+    const json_t *h = json_object_get(t, "ib_hcas");
+    if (!h)
+        return;
+    long long kept = json_integer_value(json_object_get(h, "nodes_kept")),
+              outside = json_integer_value(json_object_get(h, "nodes_outside")),
+              unknown = json_integer_value(json_object_get(h, "nodes_not_compared"));
+    if (unknown)
+        ga_log("COMM",
+               "NCCL's devices between nodes not compared with the compute ports (--ib-hcas %s) on %lld "
+               "node(s): %s",
+               json_string_value(json_object_get(h, "list")), unknown,
+               json_string_value(json_object_get(h, "not_compared_why")));
+    if (kept || outside)
+        ga_log("COMM",
+               "NCCL's devices between nodes against --ib-hcas %s: kept on %lld node(s), outside on %lld",
+               json_string_value(json_object_get(h, "list")), kept, outside);
+}
+
 void ar_transport_report(const ga_ctx *ctx, const ar_opts *o, bool nccl, json_t *report, ga_findings *f)
 {
     ga_transport_policy pol = {.expect = o->expect_net,
                                .allow_sockets = o->allow_sockets,
                                .nccl = nccl,
-                               .node_count = ctx->node_count};
+                               .node_count = ctx->node_count,
+                               .ib_hcas = o->ib_hcas};
     json_t *t = ga_transport_collect(ctx, &pol, f);
     if (!t)
         return;
     log_between(t);
+    log_hcas(t);
     json_object_set_new(report, "transport", t);
 }

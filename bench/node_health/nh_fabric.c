@@ -12,9 +12,13 @@ static json_t *node_json(const nh_record *all, int n, int node, const nh_check_o
         return NULL;
     nh_expect e = nh_expect_for(opts, gpu_name);
     /* the compute ports only: a storage or management port is not the collectives' path (issue 40) */
-    json_t *ports = json_array();
+    json_t *ports = json_array(), *names = json_array();
     for (int p = 0; p < lead->port_count && p < NH_MAX_PORTS; p++) {
         const nh_port *pt = &lead->ports[p];
+        /* every compute port by NCCL's name of it ("mlx5_0:1", net_ib.cc's "NET/IB : Using [0]mlx5_0:1"),
+         * active or not: gpuaccept run hands them to allreduce_bw's --ib-hcas (suite/run/profile.c) */
+        if (roles.role[p] == NH_PORT_ROLE_COMPUTE)
+            json_array_append_new(names, json_sprintf("%s:%d", pt->hca, pt->port));
         if (roles.role[p] == NH_PORT_ROLE_COMPUTE && pt->state == 4 && pt->rate_gbps > 0) /* 4: ACTIVE */
             json_array_append_new(ports, json_pack("{s:s, s:i, s:f, s:s}", "hca", pt->hca, "port", pt->port,
                                                    "rate_gbps", pt->rate_gbps, "link_layer", pt->link_layer));
@@ -24,6 +28,7 @@ static json_t *node_json(const nh_record *all, int n, int node, const nh_check_o
     json_t *o = json_pack("{s:s, s:i, s:s?, s:b, s:b, s:s, s:o}", "host", lead->hdr.host, "node", node, "sku",
                           e.name[0] ? e.name : NULL, "require_gdr", gdr, "require_peermem", gdr,
                           "compute_ports", roles.how, "ports_active", ports);
+    json_object_set_new(o, "compute_port_names", names);
     json_object_set_new(o, "expect_hcas", e.hcas >= 0 ? json_integer(e.hcas) : json_null());
     return o;
 }

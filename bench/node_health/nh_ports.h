@@ -9,22 +9,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ga_ib_list.h"
 #include "nh_record.h"
 #include "nh_sku.h"
 
-#define NH_IB_LIST_MAX 32 /* entries NCCL keeps of NCCL_IB_HCA (MAX_IB_DEVS in net_ib.cc) */
-
-/* A list in NCCL_IB_HCA's syntax, as NCCL 2.28 parses it (src/transport/net_ib.cc, ncclIbInitDevices: a
- * leading '^' excludes, then a leading '=' matches names exactly, else as prefixes; src/misc/utils.cc,
- * parseStringList: entries "name" or "name:port" separated by commas). */
-typedef struct {
-    struct {
-        char prefix[64];
-        int port; /* -1: any port */
-    } entries[NH_IB_LIST_MAX];
-    int n;
-    bool exclude, exact;
-} nh_ib_list;
+/* NCCL_IB_HCA's syntax, parsed and matched as NCCL 2.28 does: common/core/ga_ib_list.h, which allreduce_bw's
+ * --ib-hcas uses too; these names stay for node_health's callers. */
+#define NH_IB_LIST_MAX GA_IB_LIST_MAX
+typedef ga_ib_list nh_ib_list;
 
 /* Parses s as NCCL does (never fails: an over-long name is cut at 63 bytes, entries past 32 are dropped). */
 void nh_ib_list_parse(const char *s, nh_ib_list *l);

@@ -102,6 +102,8 @@ void ga_transport_add_comm(ga_transport_rec *r, const char *label, const ga_nccl
         ga_nccl_log_device(p, net, d, name, sizeof name, &link);
         list_add(s->devices, sizeof s->devices, name);
         if (is_ib_net(net))
+            list_add(s->ib_devices, sizeof s->ib_devices, name);
+        if (is_ib_net(net))
             kind |= strcmp(link, "RoCE") == 0 ? GA_NET_ROCE : GA_NET_IB;
     }
     if (strcasecmp(net, "Socket") == 0)

@@ -49,6 +49,7 @@ typedef struct {
     int32_t net_conns, gdr_conns;    /* connections over a network, and those with GPUDirect RDMA */
     char net_name[24];               /* NCCL's name of the network ("IB", "Socket", a plugin's) */
     char devices[128];               /* the network devices the connections used, comma-separated */
+    char ib_devices[128];            /* those of NCCL's IB network ("IB", "IBext"): HCA ports, by name */
     char provider[32];               /* the OFI plugin's libfabric provider ("efa", "tcp"), "" not said */
 } ga_transport_scope;
 
@@ -97,12 +98,16 @@ typedef struct {
     bool allow_sockets; /* sockets between nodes are intended: neither they nor the environment fail */
     bool nccl;          /* the NCCL path ran (else Open MPI's transports are judged) */
     int node_count;
+    /* --ib-hcas: the compute ports in NCCL_IB_HCA's syntax (ga_ib_list.h), NULL or "" for none. Every device
+     * NCCL's IB network used between nodes must be one the list keeps, else COMM_NET_NOT_COMPUTE. */
+    const char *ib_hcas;
 } ga_transport_policy;
 
 /* A run is multi-node when MPI counts several nodes, or (NCCL path) NCCL said a communicator spans several.
  * Per node: what was used between nodes and inside the node; the findings of the check (in node order);
- * whether InfiniBand (or RoCE, or an RDMA plugin) carried traffic between nodes, and if not why. Returns the
- * report's "transport" object. */
+ * whether InfiniBand (or RoCE, or an RDMA plugin) carried traffic between nodes, and if not why; with
+ * pol->ib_hcas, the devices NCCL used between nodes against it ("ib_hcas"). Returns the report's "transport"
+ * object. */
 json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_transport_policy *pol,
                              ga_findings *f);
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_ib_list.h"
 #include "ga_transport.h"
 
 /* What counts as RDMA between nodes: for NCCL, a plugin only with the evidence of its log
@@ -18,6 +19,8 @@ typedef struct {
     uint32_t net, intra, forced, mpi_net;
     int comms, multi, silent, unreadable, net_conns, gdr_conns, warn_lines;
     char net_names[64], devices[256], forced_text[64], why[128], pml[16], btl[64], provider[32];
+    char ib_devices[256]; /* the devices of NCCL's IB network between nodes */
+    char hcas[200];       /* --ib-hcas: "kept", "outside: mlx5_7:1", "not compared: why"; "" not given */
     ga_transport_scope scope[GA_TR_SCOPES];
 } node_view;
 
@@ -74,6 +77,7 @@ static void view_add(node_view *v, const ga_transport_record *r)
         v->net_conns += sc->net_conns, v->gdr_conns += sc->gdr_conns;
         list_merge(v->net_names, sizeof v->net_names, sc->net_name);
         list_merge(v->devices, sizeof v->devices, sc->devices);
+        list_merge(v->ib_devices, sizeof v->ib_devices, sc->ib_devices);
     }
 }
 
@@ -166,6 +170,8 @@ static json_t *view_json(const node_view *v, bool nccl, bool multi)
                   v->node, "ranks", v->ranks, "between_nodes", between, "inside_node", "paths",
                   intra_paths(intra), "link", link, "communicators", scopes, "mpi", "pml", v->pml, "btl",
                   v->btl, "networks", net_kinds(v->mpi_net, v->pml), "nccl_warnings", v->warn_lines);
+    if (v->hcas[0])
+        json_object_set_new(json_object_get(o, "between_nodes"), "compute_hcas", json_string(v->hcas));
     json_object_set_new(o, "log",
                         json_string(!nccl           ? "not used (host path)"
                                     : v->unreadable ? v->why
@@ -237,6 +243,54 @@ static int check_node(const node_view *v, const ga_transport_policy *pol, bool m
     return sockets ? 0 : rdma ? 1 : -1;
 }
 
+/* --ib-hcas: the devices NCCL's IB network used between nodes on this node, each one the list must keep
+ * (issue 40, finding 10). Without NCCL_IB_HCA, NCCL takes every ACTIVE port of InfiniBand or Ethernet link
+ * layer (NCCL 2.28.9 src/transport/net_ib.cc:736-740, ncclIbInitDevices), a storage or management port among
+ * them; one that carried the collectives is a path the acceptance did not hold to the compute fabric's bar:
+ * COMM_NET_NOT_COMPUTE, on the node whose own log says so. Using a subset of the list is no fault (NCCL's
+ * topology search chooses among the kept devices per GPU and channel: src/graph/search.cc). Where the log
+ * does not say which devices were used the comparison was not made, and v->hcas says why: that is no pass.
+ * With NCCL_IB_HCA set NCCL already confines itself to that list (net_ib.cc:701-740), and the check holds
+ * its choice to --ib-hcas. Returns 1 compared and kept, 0 a device outside the list, -1 not compared. */
+static int check_hcas(node_view *v, const ga_transport_policy *pol, const ga_ib_list *l, bool multi,
+                      ga_findings *f)
+{
+    char outside[200] = "", unknown[64] = "";
+    for (const char *s = v->ib_devices; *s;) {
+        size_t n = strcspn(s, ",");
+        char dev[64];
+        snprintf(dev, sizeof dev, "%.*s", (int)(n < sizeof dev ? n : sizeof dev - 1), s);
+        /* "dev3": the log never listed device 3's name (ga_nccl_log_device) */
+        bool named = !(strncmp(dev, "dev", 3) == 0 && dev[3] >= '0' && dev[3] <= '9');
+        if (!named)
+            list_merge(unknown, sizeof unknown, dev);
+        else if (!ga_ib_list_keeps_device(l, dev))
+            list_merge(outside, sizeof outside, dev);
+        s += n + (s[n] == ',');
+    }
+    if (outside[0]) {
+        ga_where w = {v->host, v->node, v->first_rank, -1, NULL};
+        ga_findings_add(f, GA_SEV_FAIL, "COMM_NET_NOT_COMPUTE", w,
+                        "NCCL used %s between nodes, not a compute port (--ib-hcas %s)", outside,
+                        pol->ib_hcas);
+        snprintf(v->hcas, sizeof v->hcas, "outside: %s", outside);
+        return 0;
+    }
+    const char *why = !pol->nccl          ? "the host path: NCCL did not run"
+                      : !multi            ? "one node: nothing between nodes"
+                      : v->unreadable     ? "NCCL's debug output was not read"
+                      : v->silent         ? "NCCL's debug output said nothing about a communicator"
+                      : unknown[0]        ? "NCCL's log did not list the names of the devices it used"
+                      : !v->ib_devices[0] ? "NCCL's IB network carried nothing between nodes"
+                                          : NULL;
+    if (why) {
+        snprintf(v->hcas, sizeof v->hcas, "not compared: %s", why);
+        return -1;
+    }
+    snprintf(v->hcas, sizeof v->hcas, "kept");
+    return 1;
+}
+
 json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_transport_policy *pol,
                              ga_findings *f)
 {
@@ -256,6 +310,11 @@ json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_tra
         for (int s = 0; s < GA_TR_SCOPES; s++)
             multi |= all[i].tr.scope[s].comms_multi_node > 0;
     int rdma_nodes = 0, socket_nodes = 0, crossing = 0, forced = 0;
+    bool hcas_given = pol->ib_hcas && pol->ib_hcas[0];
+    int hcas_kept = 0, hcas_outside = 0, hcas_unknown = 0;
+    char hcas_why[200] = "";
+    ga_ib_list l;
+    ga_ib_list_parse(hcas_given ? pol->ib_hcas : NULL, &l);
     json_t *list = json_array();
     for (int k = 0; k < nodes; k++) {
         if (!v[k].ranks)
@@ -263,6 +322,10 @@ json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_tra
         int r = check_node(&v[k], pol, multi, f);
         rdma_nodes += r == 1, socket_nodes += r == 0, crossing += r >= 0;
         forced += pol->nccl && v[k].forced != 0;
+        int h = hcas_given ? check_hcas(&v[k], pol, &l, multi, f) : 1;
+        hcas_kept += h == 1, hcas_outside += h == 0;
+        if (h < 0 && hcas_unknown++ == 0)
+            snprintf(hcas_why, sizeof hcas_why, "%s: %s", v[k].host, v[k].hcas + strlen("not compared: "));
         json_array_append_new(list, view_json(&v[k], pol->nccl, multi));
     }
     free(v);
@@ -282,12 +345,17 @@ json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_tra
     else if (!exercised)
         snprintf(why, sizeof why, "the transport between nodes is unknown on %d node(s)",
                  crossing - rdma_nodes);
-    return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:s?, s:o}", "source",
+    json_t *hcas = NULL;
+    if (hcas_given)
+        hcas = json_pack("{s:s, s:i, s:i, s:i, s:s?}", "list", pol->ib_hcas, "nodes_kept", hcas_kept,
+                         "nodes_outside", hcas_outside, "nodes_not_compared", hcas_unknown,
+                         "not_compared_why", hcas_unknown ? hcas_why : NULL);
+    return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:s?, s:o, s:o*}", "source",
                      pol->nccl ? "NCCL debug output (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH), one "
                                  "file per rank"
                                : "Open MPI components in use (MPI_T categories)",
                      "expect_net", ga_expect_net_name(pol->expect), "multi_node", multi, "allow_sockets",
                      pol->allow_sockets, "sockets_intended",
                      pol->allow_sockets && (socket_nodes > 0 || forced > 0), "ib_exercised", exercised,
-                     "ib_not_exercised_why", exercised ? NULL : why, "nodes", list);
+                     "ib_not_exercised_why", exercised ? NULL : why, "nodes", list, "ib_hcas", hcas);
 }

@@ -399,7 +399,13 @@ def case_suite_fabric_floor(bin_dir, work):
     check(ar[ar.index("--expect-net") + 1] == "ib-gdr" if "--expect-net" in ar else False,
           f"allreduce_bw --expect-net ib-gdr: {ar}")
     check("--min-node-busbw" not in ar, f"no --min-node-busbw for 1 rank per node (the figure is 8 GPUs'): {ar}")
+    # issue 40, finding 10: node_health's compute ports (the tree's 8, the same names on both nodes) reach
+    # allreduce_bw as --ib-hcas; on the host path no NCCL device is compared, and the report says so
+    hcas = "=" + ",".join(f"mlx5_{i}:1" for i in range(8))
+    check(ar[ar.index("--ib-hcas") + 1] == hcas if "--ib-hcas" in ar else False, f"allreduce_bw --ib-hcas {hcas}: {ar}")
     rep = load(os.path.join(d, "allreduce_bw.json"))
+    check(rep["transport"].get("ib_hcas", {}).get("nodes_not_compared") == 2,
+          f"transport.ib_hcas: {rep['transport'].get('ib_hcas')}")
     check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node01"), ("COMM_TRANSPORT_FALLBACK", "node02")],
           f"transport findings {transport_findings(rep)}")
     summary = load(os.path.join(d, "summary.json"))

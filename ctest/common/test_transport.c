@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_ib_list.h"
 #include "ga_nccl_log.h"
 #include "ga_test.h"
 #include "ga_transport.h"
@@ -422,6 +423,97 @@ static void test_check(void)
     ga_findings_free(&f);
 }
 
+/* --ib-hcas (issue 40, finding 10): a DGX H100 node's NCCL, with no NCCL_IB_HCA, lists every active port,
+ * the storage card's mlx5_7 among them (net_ib.cc:839 "NET/IB : Using%s %s; OOB %s:%s", format), and sends
+ * on it between nodes (net.cc:313 "... [send] via NET/%s/%d%s%s%s", format). */
+static void node_log(ga_transport_record *r, int rank, int node, int dev)
+{
+    char conn[160];
+    snprintf(conn, sizeof conn,
+             "dgx%02d:4242:4300 [%d] NCCL INFO Channel 00/0 : %d[%d] -> %d[%d] [send] via NET/IB/%d/GDRDMA",
+             node, rank % 8, rank, rank % 8, (rank + 8) % 16, rank % 8, dev);
+    const char *const lines[] = {
+        "dgx00:4242:4300 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB [2]mlx5_4:1/IB "
+        "[3]mlx5_5:1/IB [4]mlx5_6:1/IB [5]mlx5_7:1/RoCE [6]mlx5_9:1/IB [7]mlx5_10:1/IB [8]mlx5_11:1/IB "
+        "[RO]; OOB bond0:10.0.0.1<0>",
+        "dgx00:4242:4300 [0] NCCL INFO Using network IB",
+        "dgx00:4242:4300 [0] NCCL INFO comm 0x55d1e0c0 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 "
+        "MNNVL 0",
+        conn, NULL};
+    ga_nccl_log_process p;
+    ga_nccl_log_comm c;
+    ga_nccl_log_process_init(&p);
+    ga_nccl_log_comm_init(&c);
+    feed(&p, &c, lines);
+    memset(r, 0, sizeof *r);
+    snprintf(r->hdr.host, sizeof r->hdr.host, "dgx%02d", node);
+    r->hdr.world_rank = rank;
+    r->hdr.node_index = node;
+    r->tr.log_state = GA_TR_LOG_READ;
+    ga_transport_add_comm(&r->tr, "world", &p, &c);
+}
+
+static void test_compute_hcas(void)
+{
+    const char *list = "=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11";
+    ga_ib_list l;
+    ga_ib_list_parse(list, &l);
+    CHECK(ga_ib_list_keeps_device(&l, "mlx5_0:1") && !ga_ib_list_keeps_device(&l, "mlx5_7:1"));
+    CHECK(!ga_ib_list_keeps_device(&l, "mlx5_1:1")); /* exact: mlx5_1 is no mlx5_10 */
+    CHECK(ga_ib_list_keeps_device(&l, "mlx5_3+mlx5_4") && !ga_ib_list_keeps_device(&l, "mlx5_3+mlx5_7"));
+    CHECK(ga_ib_list_keeps_device(&l, "mlx5_5_dma:1")); /* Data Direct: net_ib.cc:785 "%s_dma" */
+    ga_ib_list_parse("mlx5_0:1", &l);                   /* a prefix, and a port */
+    CHECK(ga_ib_list_keeps_device(&l, "mlx5_0:1") && !ga_ib_list_keeps_device(&l, "mlx5_0:2"));
+
+    ga_transport_record all[2];
+    ga_transport_policy pol = {.expect = GA_EXPECT_NET_IB, .nccl = true, .node_count = 2, .ib_hcas = list};
+    ga_findings f;
+    node_log(&all[0], 0, 0, 5); /* dgx00 sent over mlx5_7, the storage port */
+    node_log(&all[1], 8, 1, 0);
+    ga_findings_init(&f);
+    json_t *t = ga_transport_analyse(all, 2, &pol, &f);
+    CHECK(f.count == 1 && strcmp(f.items[0].code, "COMM_NET_NOT_COMPUTE") == 0 &&
+          f.items[0].severity == GA_SEV_FAIL && strcmp(f.items[0].host, "dgx00") == 0 &&
+          strstr(f.items[0].message,
+                 "NCCL used mlx5_7:1 between nodes, not a compute port (--ib-hcas =mlx5_0,") != NULL);
+    CHECK(json_integer_value(json_object_get(json_object_get(t, "ib_hcas"), "nodes_outside")) == 1);
+    CHECK_STR(str_at(json_array_get(json_object_get(t, "nodes"), 0), "between_nodes", "compute_hcas"),
+              "outside: mlx5_7:1");
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* compute ports only, a subset of the list: kept, no finding */
+    node_log(&all[0], 0, 0, 4);
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 2, &pol, &f);
+    CHECK(f.count == 0);
+    CHECK(json_integer_value(json_object_get(json_object_get(t, "ib_hcas"), "nodes_kept")) == 2);
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* dgx01's log unread: not compared there, said so, no pass claimed */
+    all[1].tr.log_state = GA_TR_LOG_UNREADABLE;
+    all[1].tr.scope[GA_TR_WORLD].ib_devices[0] = '\0';
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 2, &pol, &f);
+    const json_t *h = json_object_get(t, "ib_hcas");
+    CHECK(json_integer_value(json_object_get(h, "nodes_not_compared")) == 1 &&
+          strstr(json_string_value(json_object_get(h, "not_compared_why")), "dgx01: NCCL's debug output") !=
+              NULL);
+    json_decref(t);
+    ga_findings_free(&f);
+
+    /* without --ib-hcas nothing is compared and the report has no ib_hcas */
+    pol.ib_hcas = NULL;
+    node_log(&all[0], 0, 0, 5);
+    node_log(&all[1], 8, 1, 0);
+    ga_findings_init(&f);
+    t = ga_transport_analyse(all, 2, &pol, &f);
+    CHECK(f.count == 0 && json_object_get(t, "ib_hcas") == NULL);
+    json_decref(t);
+    ga_findings_free(&f);
+}
+
 static void test_expect_net(void)
 {
     ga_expect_net e;
@@ -440,5 +532,6 @@ int main(void)
     test_mpi_and_env();
     test_check();
     test_expect_net();
+    test_compute_hcas();
     return ga_test_finish();
 }

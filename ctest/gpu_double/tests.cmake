@@ -319,6 +319,19 @@ ga_double_test(allreduce_transport_ofi_efa --np 4 --exit 0 --within 20 --env GA_
                --report "r['transport']['nodes'][0]['between_nodes']['networks'] == ['AWS Libfabric']"
                --report "r['transport']['nodes'][0]['between_nodes']['provider'] == 'efa'"
                -- ${_tr_ar} --expect-net ib)
+# Issue 40, finding 10: --ib-hcas, the compute ports. The double's NCCL sends between its two nodes on
+# mlx5_<local rank>:1 (double_nccl_log.c): a list without mlx5_0 makes that a device outside the compute ports,
+# COMM_NET_NOT_COMPUTE naming the node (before: no such option, and nothing compared the devices); a list that
+# keeps it passes, a subset of the list used being no fault.
+ga_double_test(allreduce_transport_not_compute --np 2 --exit 1 --within 20 --env GA_DOUBLE_NCCL_NODES=2
+               --stdout "fail COMM_NET_NOT_COMPUTE on vm: NCCL used mlx5_0:1 between nodes, not a compute port \\(--ib-hcas =mlx5_3,mlx5_4\\)"
+               --report "[f['code'] for f in r['findings']] == ['COMM_NET_NOT_COMPUTE']"
+               --report "r['transport']['ib_hcas']['nodes_outside'] == 1"
+               -- ${_tr_ar} --expect-net ib-gdr --ib-hcas =mlx5_3,mlx5_4)
+ga_double_test(allreduce_transport_compute_kept --np 2 --exit 0 --within 20 --env GA_DOUBLE_NCCL_NODES=2
+               --report "r['findings'] == [] and r['transport']['ib_hcas']['nodes_kept'] == 1"
+               --report "r['transport']['nodes'][0]['between_nodes']['compute_hcas'] == 'kept'"
+               -- ${_tr_ar} --expect-net ib-gdr --ib-hcas =mlx5_0,mlx5_3)
 # NCCL_IB_DISABLE=1 in a multi-node run that expects InfiniBand is not a pass ...
 ga_double_test(allreduce_transport_ib_disabled --np 4 --exit 1 --within 20 --env GA_DOUBLE_NCCL_NODES=2
                --env NCCL_IB_DISABLE=1

@@ -14,6 +14,8 @@ write. Usage: make_fixtures.py BIN_DIR CASES_DIR OUT_DIR
 Edits are strict: a path, metric or rank that the real report does not have stops the generator with an
 error, so a field renamed in a program fails the suite tests instead of leaving a stale imitation behind.
   {"op": "set", "program": P, "path": "a/b/0/c", "value": V}     the key must exist already
+  {"op": "add", "program": P, "path": "a/b/c", "value": V}        a key the run leaves out (an option's
+                                                                 section); its parent must exist, it must not
   {"op": "scale_metric", "program": P, "name": N, "rank": R|null, "factor": F[, "flagged": true]}
                                                                  exactly one metric matches
   {"op": "add_finding", "program": P, "finding": {...}}          placed at its rank's node; the verdict follows
@@ -159,6 +161,15 @@ def apply_edit(reports, e):
     op = e.get("op")
     if op == "set":
         parent, key = walk(r, e["path"])
+        parent[key] = e["value"]
+    elif op == "add":
+        head, _, key = e["path"].rpartition("/")
+        parent = r
+        if head:
+            holder, last = walk(r, head)
+            parent = holder[last]
+        if not isinstance(parent, dict) or key in parent:
+            raise FixtureError("%s: '%s' cannot be added (no object there, or it is there already)" % (program, e["path"]))
         parent[key] = e["value"]
     elif op == "scale_metric":
         hits = [m for m in r["metrics"] if m["name"] == e["name"] and m.get("rank") == e["rank"]]

@@ -175,9 +175,86 @@ static void test_fabric(void)
     json_decref(b);
 }
 
+/* {compute_hcas} (issue 40, finding 10): the compute ports node_health chose, by NCCL's names, handed to
+ * allreduce_bw's --ib-hcas when every node's agree; left out, and said, when they differ or node_health did
+ * not run. (Before: the placeholder was unknown, and the profile did not validate.) */
+static void test_compute_hcas(void)
+{
+    json_error_t je;
+    json_t *p = json_loads("{\"schema\": \"gpuaccept-profile\", \"schema_version\": 1, \"name\": \"t\","
+                           " \"steps\": {\"allreduce_bw\": [\"--expect-net\", \"{fabric_net}\","
+                           " \"--ib-hcas\", \"{compute_hcas}\", \"-v\"]}}",
+                           0, &je);
+    char err[256] = "";
+    CHECKF(p && suite_profile_validate(p, err, sizeof err) == 0, "%s", err);
+    suite_profile_env env = {
+        .expect_gpus = 8, .tolerance_pct = -1, .node_count = 2, .world_size = 16, .gpu = true};
+    json_t *a = json_array(), *n = json_array();
+    suite_profile_args(p, "allreduce_bw", &env, a, n);
+    CHECK(suite_profile_args_deferred(a) && json_array_size(n) == 0);
+    CHECK_STR(json_string_value(json_array_get(a, 3)), "{compute_hcas}"); /* waits for node_health */
+
+    json_t *nh = json_loads("{\"world_size\": 16, \"node_count\": 2, \"summary\": {\"fabric\": {\"nodes\": ["
+                            "{\"host\": \"n1\", \"expect_hcas\": 2, \"ports_active\": [{\"rate_gbps\": 400}],"
+                            " \"compute_port_names\": [\"mlx5_0:1\", \"mlx5_3:1\"]},"
+                            "{\"host\": \"n2\", \"expect_hcas\": 2, \"ports_active\": [{\"rate_gbps\": 400}],"
+                            " \"compute_port_names\": [\"mlx5_3:1\", \"mlx5_0:1\"]}]}}}",
+                            0, &je);
+    suite_fabric_facts f;
+    suite_fabric_facts_from(nh, "unused", &f);
+    env.fabric = &f;
+    json_t *filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
+    CHECK(json_array_size(filled) == 5 && json_array_size(n) == 0);
+    CHECK_STR(json_string_value(json_array_get(filled, 2)), "--ib-hcas");
+    CHECK_STR(json_string_value(json_array_get(filled, 3)), "=mlx5_0:1,mlx5_3:1");
+    json_decref(filled);
+
+    /* n2 names another port: no one list fits both, the option is left out and the line says why */
+    json_t *names = json_object_get(
+        json_array_get(json_object_get(json_object_get(json_object_get(nh, "summary"), "fabric"), "nodes"),
+                       1),
+        "compute_port_names");
+    json_array_set_new(names, 0, json_string("mlx5_4:1"));
+    suite_fabric_facts_from(nh, "unused", &f);
+    filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
+    CHECK(json_array_size(filled) == 3 && strcmp(json_string_value(json_array_get(filled, 2)), "-v") == 0);
+    CHECK_STR(
+        json_string_value(json_array_get(n, 0)),
+        "NCCL's devices not compared with the compute ports for allreduce_bw: nodes differ (n2's compute "
+        "ports are not n1's)");
+    json_decref(filled);
+    json_array_clear(n);
+
+    /* no node_health report */
+    suite_fabric_facts_from(NULL, "node_health left no report (not run)", &f);
+    filled = suite_profile_fill_deferred(a, &env, "allreduce_bw", n);
+    CHECK(json_array_size(filled) == 1);
+    CHECK_STR(
+        json_string_value(json_array_get(n, 1)),
+        "NCCL's devices not compared with the compute ports for allreduce_bw: node_health left no report "
+        "(not run)");
+    json_decref(filled);
+    json_decref(nh);
+    json_decref(a);
+    json_decref(n);
+
+    /* one node: nothing goes between nodes, left out silently */
+    env.node_count = 1;
+    env.world_size = 8;
+    env.fabric = NULL;
+    a = json_array();
+    n = json_array();
+    suite_profile_args(p, "allreduce_bw", &env, a, n);
+    CHECK(json_array_size(a) == 1 && json_array_size(n) == 0);
+    json_decref(a);
+    json_decref(n);
+    json_decref(p);
+}
+
 int main(void)
 {
     test_fabric();
+    test_compute_hcas();
     CHECK_STR(split("  -b 8  -e 1G "), "-b|8|-e|1G");
     CHECK_STR(split("--tag 'a b' \"c \\\"d\\\" \\$x\" e\\ f"), "--tag|a b|c \"d\" $x|e f");
     CHECK_STR(split("''"), "");                       /* an empty word stays a word */

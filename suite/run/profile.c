@@ -30,8 +30,8 @@ const char *suite_profile_builtin_names(void)
 
 /* A placeholder is a whole argument "{kind}" or "{kind:param}". Returns its kind's index, -1 for a plain
  * argument, -2 for an unknown placeholder. */
-static const char *const kinds[] = {"expect_gpus",  "burn_s",     "gpu",        "sku_min", "sku_eff",
-                                    "sku_node_min", "fabric_min", "fabric_net", "patterns"};
+static const char *const kinds[] = {"expect_gpus",  "burn_s",     "gpu",        "sku_min",  "sku_eff",
+                                    "sku_node_min", "fabric_min", "fabric_net", "patterns", "compute_hcas"};
 enum {
     PH_EXPECT_GPUS,
     PH_BURN_S,
@@ -41,9 +41,10 @@ enum {
     PH_SKU_NODE_MIN,
     PH_FABRIC_MIN,
     PH_FABRIC_NET,
-    PH_PATTERNS
+    PH_PATTERNS,
+    PH_COMPUTE_HCAS
 };
-static const bool kind_takes_param[] = {false, false, true, true, true, true, true, false, true};
+static const bool kind_takes_param[] = {false, false, true, true, true, true, true, false, true, false};
 
 static int placeholder(const char *arg, char *param, size_t len)
 {
@@ -128,7 +129,7 @@ static int validate_steps(const json_t *p, char *err, size_t errlen)
                 snprintf(err, errlen,
                          "steps.%s[%zu]: unknown placeholder %s (known: {expect_gpus} {burn_s} {gpu:WORD} "
                          "{sku_min:PROGRAM/METRIC} {sku_eff:PROGRAM/METRIC} {sku_node_min:PROGRAM/METRIC} "
-                         "{fabric_min:PROGRAM/METRIC} {fabric_net} {patterns:LIST})",
+                         "{fabric_min:PROGRAM/METRIC} {fabric_net} {patterns:LIST} {compute_hcas})",
                          key, i, json_string_value(a));
                 return -1;
             }
@@ -437,11 +438,16 @@ static int fabric_floor(const suite_profile_env *env, const char *param, double 
     return 0;
 }
 
+static bool late_kind(int kind)
+{
+    return kind == PH_FABRIC_MIN || kind == PH_FABRIC_NET || kind == PH_COMPUTE_HCAS;
+}
+
 /* Late placeholders: filled when the step starts, from node_health's report, where the run has several (or
  * an unknown number of) nodes. true: out is the placeholder itself, kept for then. */
 static bool deferred(const suite_profile_env *env, int kind, const char *arg, char *out, size_t len)
 {
-    if ((kind != PH_FABRIC_MIN && kind != PH_FABRIC_NET) || env->fabric || env->node_count == 1)
+    if (!late_kind(kind) || env->fabric || env->node_count == 1)
         return false;
     snprintf(out, len, "%s", arg);
     return true;
@@ -482,6 +488,22 @@ static bool fill_fabric(const suite_profile_env *env, int kind, const char *para
         return false;
     }
     snprintf(out, len, "%s", env->fabric->gdr_required ? "ib-gdr" : "ib");
+    return true;
+}
+
+/* {compute_hcas}: the compute ports node_health chose, for allreduce_bw's --ib-hcas, where every node's have
+ * the same names (issue 40, finding 10: the devices NCCL used between nodes compared with them). */
+static bool fill_compute_hcas(const suite_profile_env *env, const char *program, bool one_node, char *out,
+                              size_t len, json_t *not_covered)
+{
+    if (one_node)
+        return false; /* nothing goes between nodes */
+    if (!env->fabric->compute_hcas[0]) {
+        note(not_covered, "NCCL's devices not compared with the compute ports for %s: %s", program,
+             env->fabric->compute_hcas_why[0] ? env->fabric->compute_hcas_why : env->fabric->why);
+        return false;
+    }
+    snprintf(out, len, "%s", env->fabric->compute_hcas);
     return true;
 }
 
@@ -579,6 +601,8 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
         return fill_fabric(env, kind, param, program, option, one_node, max_bytes, out, len, not_covered);
     case PH_PATTERNS:
         return fill_patterns(env, program, param, out, len, not_covered);
+    case PH_COMPUTE_HCAS:
+        return fill_compute_hcas(env, program, one_node, out, len, not_covered);
     default:
         return false; /* validated away */
     }
@@ -612,8 +636,7 @@ bool suite_profile_args_deferred(const json_t *args)
     json_t *a;
     char param[128];
     json_array_foreach(args, i, a) {
-        int kind = placeholder(json_string_value(a), param, sizeof param);
-        if (kind == PH_FABRIC_MIN || kind == PH_FABRIC_NET)
+        if (late_kind(placeholder(json_string_value(a), param, sizeof param)))
             return true;
     }
     return false;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_ib_list.h"
 #include "ga_str.h"
 
 /* A report's list of strings as "a, b, c" (at most len). */
@@ -58,6 +59,20 @@ static const json_t *transport_report(const json_t *reports)
     return NULL;
 }
 
+/* Appends a line to summary.profile.not_covered (nothing without a profile). */
+static void not_covered_add(json_t *summary, const char *line)
+{
+    json_t *profile = json_object_get(summary, "profile");
+    if (!json_is_object(profile))
+        return;
+    json_t *nc = json_object_get(profile, "not_covered");
+    if (!json_is_array(nc)) {
+        nc = json_array();
+        json_object_set_new(profile, "not_covered", nc);
+    }
+    json_array_append_new(nc, json_string(line));
+}
+
 void suite_fabric_merge(json_t *summary, const json_t *reports)
 {
     const json_t *r = transport_report(reports);
@@ -81,17 +96,21 @@ void suite_fabric_merge(json_t *summary, const json_t *reports)
                                   sj_bool(t, "multi_node", false), "ib_exercised", exercised,
                                   "sockets_intended", sj_bool(t, "sockets_intended", false),
                                   "ib_not_exercised_why", exercised ? NULL : why, "nodes", rows));
-    json_t *profile = json_object_get(summary, "profile");
-    if (exercised || !json_is_object(profile))
-        return;
-    json_t *nc = json_object_get(profile, "not_covered");
-    if (!json_is_array(nc)) {
-        nc = json_array();
-        json_object_set_new(profile, "not_covered", nc);
-    }
     char line[320];
-    snprintf(line, sizeof line, "InfiniBand not exercised: %s (%s)", why, sj_str(r, "program", "?"));
-    json_array_append_new(nc, json_string(line));
+    if (!exercised) {
+        snprintf(line, sizeof line, "InfiniBand not exercised: %s (%s)", why, sj_str(r, "program", "?"));
+        not_covered_add(summary, line);
+    }
+    /* --ib-hcas given, yet some nodes' devices could not be held to it: said, never counted as a pass */
+    const json_t *hcas = json_object_get(t, "ib_hcas");
+    long long unchecked = sj_int(hcas, "nodes_not_compared", 0);
+    if (exercised && unchecked > 0) {
+        snprintf(line, sizeof line,
+                 "NCCL's devices not compared with the compute ports on %lld node%s: %s (%s)", unchecked,
+                 unchecked == 1 ? "" : "s", sj_str(hcas, "not_compared_why", "unknown"),
+                 sj_str(r, "program", "?"));
+        not_covered_add(summary, line);
+    }
 }
 
 #define FABRIC_ROWS_MAX 200
@@ -204,15 +223,73 @@ static double node_rate(const json_t *node, int *ports)
     return sum;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A node's compute port names (node_health's compute_port_names), sorted, comma-joined into out; the
+ * node's order into in_order. false when the node names none. */
+static bool node_port_names(const json_t *node, char *sorted, size_t slen, char *in_order, size_t olen)
+{
+    const char *names[64];
+    size_t n = 0, i;
+    json_t *v;
+    json_array_foreach(sj_arr(node, "compute_port_names"), i, v)
+        if (json_is_string(v) && n < 64)
+            names[n++] = json_string_value(v);
+    in_order[0] = sorted[0] = '\0';
+    for (i = 0; i < n; i++)
+        snprintf(in_order + strlen(in_order), olen - strlen(in_order), "%s%s", i ? "," : "", names[i]);
+    qsort(names, n, sizeof names[0], cmp_str);
+    for (i = 0; i < n; i++)
+        snprintf(sorted + strlen(sorted), slen - strlen(sorted), "%s%s", i ? "," : "", names[i]);
+    return n > 0;
+}
+
+/* {compute_hcas}: the list of compute ports every node has, by name, for allreduce_bw's --ib-hcas; NCCL
+ * names its devices "mlx5_0:1" (net_ib.cc, "NET/IB : Using [0]mlx5_0:1/IB"), and '=' makes the names exact
+ * (net_ib.cc, ncclIbInitDevices), so that mlx5_1 does not keep mlx5_10. Nodes that differ get none: one
+ * list for all would fail a node for its own healthy naming. */
+static void compute_hcas_facts(const json_t *nodes, suite_fabric_facts *f)
+{
+    char first[1024] = "", sorted[1024], order[1024], why[160];
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n) {
+        if (!node_port_names(n, sorted, sizeof sorted, order, sizeof order)) {
+            snprintf(f->compute_hcas_why, sizeof f->compute_hcas_why,
+                     "node_health chose no compute port on %s", sj_str(n, "host", "?"));
+            return;
+        }
+        if (i == 0) {
+            snprintf(first, sizeof first, "%s", sorted);
+            snprintf(f->compute_hcas, sizeof f->compute_hcas, "=%s", order);
+        } else if (strcmp(first, sorted) != 0) {
+            snprintf(f->compute_hcas_why, sizeof f->compute_hcas_why,
+                     "nodes differ (%s's compute ports are not %s's)", sj_str(n, "host", "?"),
+                     sj_str(json_array_get(nodes, 0), "host", "?"));
+            f->compute_hcas[0] = '\0';
+            return;
+        }
+    }
+    if (f->compute_hcas[0] && ga_ib_list_check(f->compute_hcas, why, sizeof why) != 0) {
+        snprintf(f->compute_hcas_why, sizeof f->compute_hcas_why, "the compute ports make no list: %s", why);
+        f->compute_hcas[0] = '\0';
+    }
+}
+
 void suite_fabric_facts_from(const json_t *r, const char *why, suite_fabric_facts *f)
 {
     memset(f, 0, sizeof *f);
     const json_t *nodes = sj_arr(json_object_get(json_object_get(r, "summary"), "fabric"), "nodes");
     if (!r || !nodes || json_array_size(nodes) == 0) {
         snprintf(f->why, sizeof f->why, "%s", r ? "node_health's report has no fabric summary" : why);
+        snprintf(f->compute_hcas_why, sizeof f->compute_hcas_why, "%s", f->why);
         return;
     }
     f->have = true;
+    compute_hcas_facts(nodes, f);
     long long world = sj_int(r, "world_size", 0), count = sj_int(r, "node_count", 0);
     f->ranks_per_node = count > 0 && world % count == 0 ? (int)(world / count) : 0;
     size_t i;
