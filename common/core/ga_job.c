@@ -71,3 +71,30 @@ int ga_launcher_expected_tasks(ga_getenv_fn get)
     }
     return 0;
 }
+
+/* A name fit to be a file name and a command word: what the downward API gives is a DNS subdomain. */
+static bool plain_name(const char *s)
+{
+    if (!s || !*s || strlen(s) >= GA_HOST_MAX)
+        return false;
+    for (const char *c = s; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+              *c == '-' || *c == '_'))
+            return false;
+    return true;
+}
+
+void ga_machine_name(ga_getenv_fn get, const char *hostname, char *machine, size_t machine_len, char *pod,
+                     size_t pod_len)
+{
+    const char *node = get(GA_NODE_NAME_ENV);
+    const char *host = hostname && *hostname ? hostname : "unknown";
+    if (plain_name(node) && strcmp(node, host) != 0) {
+        snprintf(machine, machine_len, "%s", node);
+        snprintf(pod, pod_len, "%s", host);
+    } else {
+        snprintf(machine, machine_len, "%s", host);
+        if (pod_len)
+            pod[0] = '\0';
+    }
+}

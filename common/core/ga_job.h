@@ -4,6 +4,8 @@
 #ifndef GA_JOB_H
 #define GA_JOB_H
 
+#include <stddef.h>
+
 /* Longest host name kept (the context, the records, the findings). */
 #define GA_HOST_MAX 64
 
@@ -28,6 +30,19 @@ const char *ga_process_getenv(const char *name);
 void ga_launcher_detect(ga_getenv_fn getenv_fn, ga_launcher *out);
 /* Pure: how many tasks the launcher says the job has (0 if it does not say). */
 int ga_launcher_expected_tasks(ga_getenv_fn getenv_fn);
+
+/* The environment variable through which Kubernetes gives a rank its machine's name: the MPIJob and the
+ * DaemonSet set it from the downward API (fieldRef spec.nodeName), since a pod's host name is the pod's. Not
+ * GPUACCEPT_*: `gpuaccept run` forwards those from the launcher to every rank (mpirun -x), and each rank must
+ * keep its own. docs/deployment.md. */
+#define GA_NODE_NAME_ENV "GA_NODE_NAME"
+
+/* Pure: the name of the machine a rank runs on, as reports and hand-offs name it (issue 41, item 1), into
+ * machine; and into pod the process's own host name where that is not the machine's (a Kubernetes pod), ""
+ * otherwise. hostname is gethostname()'s. GA_NODE_NAME wins where it is set and is a plain name (letters,
+ * digits, '.', '-', '_'); else the host name, which on bare metal and under Slurm is the machine's. */
+void ga_machine_name(ga_getenv_fn getenv_fn, const char *hostname, char *machine, size_t machine_len, char *pod,
+                     size_t pod_len);
 
 /* What a report says about the job that wrote it. */
 typedef struct {

@@ -11,7 +11,7 @@
 #include "ga_job.h" /* GA_HOST_MAX */
 
 typedef struct {
-    char host[GA_HOST_MAX];
+    char host[GA_HOST_MAX]; /* the machine: Kubernetes' node name (GA_NODE_NAME), else gethostname() */
     int32_t world_rank, local_rank, local_size, node_index;
     int32_t device_index; /* CUDA device the rank used, -1 on the host path */
     /* The same GPU among all of its node's GPUs, as NVML numbers them; -1 when the rank cannot know it (its
@@ -24,6 +24,7 @@ typedef struct {
     int32_t status;            /* ga_exit_code of this rank's own measurement */
     char message[192];         /* why, when status is not GA_EXIT_PASS */
     char slurm_node[GA_HOST_MAX]; /* SLURMD_NODENAME: the node's name to Slurm (drain.sh), "" outside Slurm */
+    char pod[GA_HOST_MAX]; /* the rank's own host name where host is the machine's and differs (a pod), else "" */
 } ga_record_header;
 
 /* Marks this rank's own measurement as failed (status, message) and says so on its log, so that rank 0

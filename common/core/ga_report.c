@@ -110,6 +110,8 @@ void ga_report_add_nodes(json_t *report, const void *records, int n, size_t reco
                                                     h->node_index, "local_ranks", h->local_size, "ranks");
             if (node && h->slurm_node[0])
                 json_object_set_new(node, "slurm_node", json_string(h->slurm_node));
+            if (node && h->pod[0]) /* the pod's name beside the machine's: the launcher's log names pods */
+                json_object_set_new(node, "pod", json_string(h->pod));
         }
         json_t *rank = ga_record_header_json(h);
         if (fn) {

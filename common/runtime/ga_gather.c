@@ -15,6 +15,7 @@ void ga_record_header_init(const ga_ctx *ctx, ga_record_header *hdr)
     /* Slurm's name for the node may not be its host name (NodeHostname differs): drain.sh needs Slurm's. */
     const char *slurm = getenv("SLURMD_NODENAME");
     snprintf(hdr->slurm_node, sizeof hdr->slurm_node, "%s", slurm ? slurm : "");
+    snprintf(hdr->pod, sizeof hdr->pod, "%s", ctx->pod);
     hdr->world_rank = ctx->world_rank;
     hdr->local_rank = ctx->local_rank;
     hdr->local_size = ctx->local_size;

@@ -31,9 +31,13 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
     ctx->start_time = ga_now();
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx->world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx->world_size);
-    if (gethostname(ctx->host, sizeof ctx->host) != 0)
-        snprintf(ctx->host, sizeof ctx->host, "unknown");
-    ctx->host[sizeof ctx->host - 1] = '\0';
+    /* The machine, not the pod: a Kubernetes pod's host name is the pod's, gone when the job ends, and no
+     * `kubectl label node` can act on it (issue 41, item 1). */
+    char hostname[GA_HOST_MAX] = "unknown";
+    if (gethostname(hostname, sizeof hostname) != 0)
+        snprintf(hostname, sizeof hostname, "unknown");
+    hostname[sizeof hostname - 1] = '\0';
+    ga_machine_name(ga_process_getenv, hostname, ctx->host, sizeof ctx->host, ctx->pod, sizeof ctx->pod);
     ga_fatal_set_identity(ctx->host, ctx->world_rank);
     ga_log_set_rank(ctx->world_rank, ctx->host);
     ga_launcher_detect(ga_process_getenv, &ctx->launcher);
@@ -53,7 +57,11 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
     MPI_Comm_size(ctx->node_comm, &ctx->local_size);
 
     /* Node index: the rank of this node's leader among all leaders, so nodes are numbered in world-rank
-     * order. */
+     * order. A node here is a shared-memory domain (MPI_COMM_TYPE_SHARED), which is a pod in Kubernetes: the
+     * node-local rank picks among the GPUs this process can see, and only the pod's own ranks see the same
+     * GPUs and /dev/shm. Two pods on one machine are two indexes with one host name; the suite's merge
+     * groups by host name, so they are one machine there, and the MPIJob's anti-affinity keeps them apart
+     * (docs/deployment.md). */
     MPI_Comm leaders;
     GA_MPI_CHECK(
         MPI_Comm_split(MPI_COMM_WORLD, ctx->local_rank == 0 ? 0 : MPI_UNDEFINED, ctx->world_rank, &leaders));

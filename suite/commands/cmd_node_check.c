@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "ga_exit.h"
+#include "ga_job.h"
 #include "launch_plan.h"
 #include "suite.h"
 
@@ -26,9 +27,12 @@ int cmd_node_check(int argc, char **argv)
     }
     if (argc > 1)
         return suite_usage_error("node-check", "unexpected argument '%s' (it takes none)", argv[1]);
-    char host[256] = "?";
-    gethostname(host, sizeof host);
-    host[sizeof host - 1] = '\0';
+    /* The machine's name, as the programs' records give it (ga_machine_name): the preflight keeps it beside
+     * the hostfile's name, so that the summary names a machine one way (issue 41, item 8). */
+    char hostname[GA_HOST_MAX] = "?", host[GA_HOST_MAX], pod[GA_HOST_MAX];
+    gethostname(hostname, sizeof hostname);
+    hostname[sizeof hostname - 1] = '\0';
+    ga_machine_name(plain_getenv, hostname, host, sizeof host, pod, sizeof pod);
     printf("[NODE] %s gpus=%d\n", host, suite_local_gpu_count(plain_getenv));
     return GA_EXIT_PASS;
 }

@@ -9,6 +9,7 @@
 #include "finding_text.h"
 #include "ga_str.h"
 #include "merge.h"
+#include "node_name.h"
 #include "suite_util.h"
 
 /* The name Slurm knows a node by: SLURMD_NODENAME as its ranks recorded it (a node whose NodeName is not
@@ -51,7 +52,27 @@ static void join_fail_gpus(sbuf *b, const json_t *node)
     }
 }
 
-/* One `scontrol update ... State=DRAIN` per distinct set of failing codes and GPUs. Returns how many nodes.
+/* A failed node known only by an address (a hostfile of IPs, and no report gave its host or SLURMD_NODENAME
+ * name): `scontrol update NodeName=10.0.0.5` would name no node, or worse a NodeName that happens to match,
+ * so the script says so in a comment with the line to run by hand (issue 41, item 8). */
+static void unknown_name_line(sbuf *b, const char *name, const char *reason)
+{
+    sbuf_printf(b, "# %s failed (%s) but is known here only by its address: its Slurm node name is unknown, "
+                   "so it is not drained.\n# Drain it by its NodeName: scontrol update NodeName=<NodeName> "
+                   "State=DRAIN Reason='" SUITE_DRAIN_REASON_PREFIX "%s'\n",
+                name, reason, reason);
+}
+
+/* The reason, on one line and without a quote: it goes into a comment as well as into sbuf_shq. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\n' || *s == '\r' || *s == '\'')
+            *s = ' ';
+}
+
+/* One `scontrol update ... State=DRAIN` per distinct set of failing codes and GPUs. Returns how many nodes
+ * failed (drained, or named by address only and so left to a comment).
  */
 static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
 {
@@ -68,6 +89,14 @@ static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
         join_fail_gpus(&r, node);
         reasons[i] = r.failed ? NULL : strdup(sbuf_str(&r));
         sbuf_free(&r);
+        if (reasons[i])
+            one_line(reasons[i]);
+        if (reasons[i] && suite_node_name_is_address(slurm_name(node))) {
+            unknown_name_line(b, slurm_name(node), reasons[i]);
+            drained++;
+            free(reasons[i]);
+            reasons[i] = NULL;
+        }
     }
     for (size_t i = 0; reasons && names && i < n; i++) {
         if (!reasons[i])
@@ -112,7 +141,7 @@ static void resume_lines(sbuf *b, const json_t *nodes)
     size_t i;
     json_t *node;
     json_array_foreach(nodes, i, node)
-        if (!ga_streq(sj_str(node, "verdict", ""), "fail"))
+        if (!ga_streq(sj_str(node, "verdict", ""), "fail") && !suite_node_name_is_address(slurm_name(node)))
             sbuf_printf(&passed, " %s", slurm_name(node));
     if (passed.len == 0) {
         sbuf_free(&passed);

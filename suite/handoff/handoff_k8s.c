@@ -40,6 +40,14 @@ char *suite_handoff_k8s_script(const json_t *s)
     return sbuf_finish(&b);
 }
 
+/* Per node: the label as an RFC 6902 patch, and the taint as the state the node must end in. A JSON Patch
+ * cannot say "remove the taint with this key wherever it is" or "add it unless present" (RFC 6902 section 4
+ * addresses array members by index, and "add /spec/taints/-" appends a duplicate every time it is applied,
+ * which the API server refuses: Taint keys and effects are unique per node). spec.taints is an atomic list
+ * (k8s.io/api core/v1 NodeSpec, +listType=atomic), so a merge or strategic merge patch would replace every
+ * other taint. So, as `kubectl taint` does, the consumer reads the node and writes the list back: drop every
+ * taint with our key, append "taint" where "tainted" (docs/handoff.md gives the command). Applying an entry
+ * twice leaves the node as once; a node that passes loses the taint, as in gpuaccept-k8s.sh. */
 json_t *suite_handoff_k8s_patches(const json_t *s)
 {
     json_t *list = json_array();
@@ -47,15 +55,15 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *v = sj_str(node, "verdict", "fail");
-        /* RFC 6902: "~1" is the "/" of the label key. "add" replaces a label that exists. */
+        /* RFC 6902: "~1" is the "/" of the label key. "add" replaces a label that exists: idempotent. */
         json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path",
                                   "/metadata/labels/gpuaccept.io~1verdict", "value", v);
-        if (ga_streq(v, "fail"))
-            json_array_append_new(patch, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "op", "add", "path",
-                                                   "/spec/taints/-", "value", "key", SUITE_K8S_KEY, "value",
-                                                   "fail", "effect", "NoSchedule"));
-        json_array_append_new(list, json_pack("{s:s, s:s, s:o}", "node", sj_str(node, "host", ""), "verdict",
-                                              v, "patch", patch));
+        json_t *entry = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}, s:b}", "node", sj_str(node, "host", ""),
+                                  "verdict", v, "patch", patch, "taint", "key", SUITE_K8S_KEY, "value", "fail",
+                                  "effect", "NoSchedule", "tainted", ga_streq(v, "fail"));
+        if (entry && sj_str(node, "pod", NULL)) /* the pod that ran on it, for the launcher's log */
+            json_object_set_new(entry, "pod", json_string(sj_str(node, "pod", NULL)));
+        json_array_append_new(list, entry);
     }
     return list;
 }

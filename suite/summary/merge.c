@@ -275,6 +275,8 @@ static void merge_nodes(const json_t *report, const char *program, json_t *nodes
         json_array_append_new(json_object_get(node, "in_reports"), json_string(program));
         if (json_is_string(json_object_get(n, "slurm_node")))
             set_if_null(node, "slurm_node", json_object_get(n, "slurm_node"));
+        if (json_is_string(json_object_get(n, "pod")))
+            set_if_null(node, "pod", json_object_get(n, "pod"));
         long long ranks = json_array_size(sj_arr(n, "ranks"));
         if (ranks > sj_int(node, "ranks", 0))
             json_object_set_new(node, "ranks", json_integer(ranks));
@@ -401,6 +403,72 @@ static json_t *preflight_findings(const json_t *run, json_t *findings)
             excluded, json_pack("{s:s, s:s, s:s}", "host", host, "code", code, "why", why ? why : ""));
     }
     return excluded;
+}
+
+/* One name per machine (issue 41, item 8): the reports name a machine by its host name (the Kubernetes node's
+ * name in a pod, ga_machine_name), while the launchers name it as they reached it: mpirun by its hostfile
+ * name (an IP, an IPoIB name), srun by its Slurm NodeName, the MPIJob's hostfile by pod. The other names
+ * each map to the host name: a report node's slurm_node and pod, and the name the preflight's node-check
+ * answered from each hostfile entry ("machine"). A name that is itself some report's host is never an
+ * alias. Returns {alias: host} (new reference). */
+static json_t *machine_aliases(const json_t *reports, const json_t *run)
+{
+    json_t *hosts = json_object(), *map = json_object();
+    size_t i, j;
+    json_t *r, *n;
+    json_array_foreach(reports, i, r)
+        json_array_foreach(sj_arr(r, "nodes"), j, n)
+            if (sj_str(n, "host", NULL))
+                json_object_set_new(hosts, sj_str(n, "host", NULL), json_true());
+    json_array_foreach(reports, i, r)
+        json_array_foreach(sj_arr(r, "nodes"), j, n) {
+            const char *host = sj_str(n, "host", NULL), *other[2] = {sj_str(n, "slurm_node", NULL),
+                                                                      sj_str(n, "pod", NULL)};
+            for (int k = 0; k < 2 && host; k++)
+                if (other[k] && *other[k] && !json_object_get(hosts, other[k]))
+                    json_object_set_new(map, other[k], json_string(host));
+        }
+    json_array_foreach(json_object_get(json_object_get(run, "preflight"), "nodes"), i, n) {
+        const char *name = sj_str(n, "host", NULL), *machine = sj_str(n, "machine", NULL);
+        if (name && machine && suite_node_name_ok(machine) && strcmp(name, machine) != 0 &&
+            !json_object_get(hosts, name))
+            json_object_set_new(map, name, json_string(machine));
+    }
+    json_decref(hosts);
+    return map;
+}
+
+/* Each entry's "host" by the machine's one name; the names it replaced are kept on the summary's node
+ * ("aliases", by settle_nodes' index), so that the hostfile's name is still found. */
+static void canonical_hosts(json_t *entries, const json_t *aliases)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(entries, i, e) {
+        const char *host = sj_str(e, "host", NULL);
+        json_t *to = host ? json_object_get(aliases, host) : NULL;
+        if (to)
+            json_object_set(e, "host", to);
+    }
+}
+
+/* The aliases of each summary node, sorted: what else launchers and hostfiles called it. */
+static void note_aliases(json_t *nodes, const json_t *aliases)
+{
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n) {
+        json_t *list = json_array();
+        const char *alias;
+        json_t *to;
+        json_object_foreach((json_t *)aliases, alias, to)
+            if (ga_streq(json_string_value(to), sj_str(n, "host", "")))
+                json_array_append_new(list, json_string(alias));
+        if (json_array_size(list))
+            json_object_set_new(n, "aliases", list);
+        else
+            json_decref(list);
+    }
 }
 
 /* The summary's head: schema, version, run, launcher, options and profile, and the totals filled later. */
@@ -554,8 +622,14 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     const char *stopped = sj_str(run, "interrupted", NULL);
     json_object_set_new(s, "interrupted", stopped ? json_string(stopped) : json_null());
     /* Nodes the preflight kept out of the steps are failures of their own, with why. */
-    json_object_set_new(s, "excluded_nodes", preflight_findings(run, m.findings));
+    json_t *excluded = preflight_findings(run, m.findings), *aliases = machine_aliases(reports, run);
+    canonical_hosts(m.findings, aliases);
+    canonical_hosts(m.metrics, aliases);
+    canonical_hosts(excluded, aliases);
+    json_object_set_new(s, "excluded_nodes", excluded);
     size_t gpu_count = settle_nodes(m.nodes, m.findings, m.metrics);
+    note_aliases(m.nodes, aliases);
+    json_decref(aliases);
     const char *model = majority_model(m.nodes);
     json_object_set_new(s, "gpu_model", model ? json_string(model) : json_null());
     json_object_set_new(s, "node_count", json_integer((json_int_t)json_array_size(m.nodes)));

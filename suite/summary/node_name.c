@@ -1,5 +1,6 @@
 #include "node_name.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <string.h>
 
@@ -18,4 +19,10 @@ bool suite_node_name_ok_n(const char *s, size_t len)
 bool suite_node_name_ok(const char *s)
 {
     return s && suite_node_name_ok_n(s, strlen(s));
+}
+
+bool suite_node_name_is_address(const char *s)
+{
+    unsigned char buf[16];
+    return s && (inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1);
 }

@@ -17,4 +17,8 @@
 bool suite_node_name_ok_n(const char *s, size_t len);
 bool suite_node_name_ok(const char *s);
 
+/* Whether a name is an IPv4 or IPv6 address (inet_pton's forms): a hostfile's entry, never a Slurm NodeName
+ * as gpuaccept can know it, so drain.sh names no such node to scontrol (issue 41, item 8). */
+bool suite_node_name_is_address(const char *s);
+
 #endif
