@@ -100,6 +100,18 @@ def parse_toleration(text):
     return t
 
 
+# The machine's name for every rank (common/core/ga_job.h GA_NODE_NAME_ENV): a pod's host name is the pod's,
+# and spec.nodeName reaches a container only as an environment variable through the downward API (a
+# downwardAPI volume carries metadata and resources, not spec.nodeName). Not GPUACCEPT_*: gpuaccept run
+# forwards those from the launcher to every rank, and each rank must keep its own node's name.
+NODE_NAME_ENV = "GA_NODE_NAME"
+
+
+def node_name_env():
+    """The container's env entry that gives gpuaccept the node's name (issue 41, item 1)."""
+    return {"name": NODE_NAME_ENV, "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+
+
 def check_dns1123_label(opt, v):
     if not DNS1123_LABEL.match(v) or len(v) > 63:
         raise Refused("{} '{}' is not a valid DNS-1123 label".format(opt, v))

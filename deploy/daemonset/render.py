@@ -20,7 +20,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, ".."))
-from k8s_common import (Refused, read_programs, check_dns1123_label, check_env_names, check_node_selector,  # noqa: E402
+from k8s_common import (Refused, node_name_env, read_programs, check_dns1123_label, check_env_names, check_node_selector,  # noqa: E402
                         check_quantities, check_subdomains, memory_limit, parse_key_value, parse_toleration,
                         quote_args, render_main, to_yaml)
 
@@ -64,7 +64,8 @@ def daemonset(a):
     labels = {"app.kubernetes.io/name": "gpuaccept", "app.kubernetes.io/component": "node-check"}
     status = {"name": "status", "mountPath": a.status_dir}
     env = [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
-    env += [{"name": k, "value": v} for k, v in a.env]
+    # The ranks' own name for the node (GA_NODE_NAME): their reports name the node, not this pod.
+    env += [node_name_env()] + [{"name": k, "value": v} for k, v in a.env]
     check = {
         "name": "check", "image": a.image, "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/sh", "-c", check_script(a)],

@@ -21,8 +21,8 @@ import sys
 sys.dont_write_bytecode = True  # run from a checkout: leave no __pycache__ in deploy/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from k8s_common import (DNS1035_LABEL, Refused, read_programs, check_dns1123_label, check_env_names,  # noqa: E402
-                        check_node_selector, check_quantities, check_subdomains, memory_limit, parse_key_value,
-                        parse_toleration, quote_args, render_main, to_yaml)
+                        check_node_selector, check_quantities, check_subdomains, memory_limit, node_name_env,
+                        parse_key_value, parse_toleration, quote_args, render_main, to_yaml, NODE_NAME_ENV)
 
 # The suite's programs, in run order (k8s_common.read_programs: the registry's data file).
 PROGRAMS = read_programs()
@@ -99,7 +99,7 @@ def launcher_env(a):
 FORWARDED = re.compile(r"^(NCCL_|UCX_|GPUACCEPT_|OMP_NUM_THREADS$|OPENBLAS_NUM_THREADS$|LD_LIBRARY_PATH$)")
 
 
-def pod_spec(a, container, extra_volumes=(), pvc=True):
+def pod_spec(a, container, name, extra_volumes=(), pvc=True):
     """pvc: whether --report-pvc backs the reports here (the launcher, where rank 0 writes them); workers keep an
     emptyDir at the same path, so a ReadWriteOnce claim is enough."""
     spec = {"containers": [container],
@@ -110,8 +110,7 @@ def pod_spec(a, container, extra_volumes=(), pvc=True):
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"  # keeps the operator's worker names resolvable
     if a.node_selector:
         spec["nodeSelector"] = dict(a.node_selector)
-    if a.affinity:
-        spec["affinity"] = a.affinity
+    spec["affinity"] = one_pod_per_node(a, name)
     if a.tolerations:
         spec["tolerations"] = a.tolerations
     if a.priority_class:
@@ -125,10 +124,29 @@ def pod_spec(a, container, extra_volumes=(), pvc=True):
     return spec
 
 
-def pod_template(a, spec):
+# The label every pod of one job carries (launcher and workers: the launcher is a node too), which the
+# anti-affinity below selects on. Our own label, not the operator's, so the rule holds whatever the operator
+# version labels its pods with.
+JOB_LABEL = "gpuaccept.io/job"
+
+
+def one_pod_per_node(a, name):
+    """Pod anti-affinity: no two pods of this job on one node (topologyKey kubernetes.io/hostname), as a
+    requirement, not a preference. Two pods on one machine would make a "pair of nodes" that is one machine:
+    allreduce_bw's inter-node figures would be shared memory, and a fault would be blamed twice (issue 41,
+    item 8). With --affinity-file, its own terms are kept and this one is added."""
+    term = {"labelSelector": {"matchLabels": {JOB_LABEL: name}}, "topologyKey": "kubernetes.io/hostname"}
+    affinity = json.loads(json.dumps(a.affinity)) if a.affinity else {}
+    anti = affinity.setdefault("podAntiAffinity", {})
+    anti.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
+    return affinity
+
+
+def pod_template(a, spec, name):
+    meta = {"labels": {"app.kubernetes.io/name": "gpuaccept", JOB_LABEL: name}}
     if not a.no_ib and a.rdma_network:
-        return {"metadata": {"annotations": {"k8s.v1.cni.cncf.io/networks": a.rdma_network}}, "spec": spec}
-    return {"spec": spec}
+        meta["annotations"] = {"k8s.v1.cni.cncf.io/networks": a.rdma_network}
+    return {"metadata": meta, "spec": spec}
 
 
 def gpu_resources(a):
@@ -152,14 +170,18 @@ def mpijob(a, program):
     launcher = {
         "name": "launcher", "image": a.image, "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/bash", "-c", launcher_script(a, programs)],
-        "env": [{"name": k, "value": v} for k, v in launcher_env(a)],
+        # The node's name: rank 0 runs here, started by mpirun itself, and inherits it.
+        "env": [node_name_env()] + [{"name": k, "value": v} for k, v in launcher_env(a)],
         # The launcher is the first node of the job (runLauncherAsWorker): it holds GPUs and runs rank 0.
         "resources": gpu_resources(a),
         "volumeMounts": rank_mounts,
     }
     worker = {
         "name": "worker", "image": a.image, "imagePullPolicy": "IfNotPresent",
-        "command": ["/usr/sbin/sshd", "-De", "-p", str(a.ssh_port)],
+        # Ranks here are started over ssh and see sshd's session environment, not the pod's: SetEnv (sshd_config,
+        # OpenSSH 7.8+) hands them the node's name, which the kubelet expands from the env below.
+        "command": ["/usr/sbin/sshd", "-De", "-o", "SetEnv={0}=$({0})".format(NODE_NAME_ENV), "-p", str(a.ssh_port)],
+        "env": [node_name_env()],
         "resources": gpu_resources(a),
         "volumeMounts": rank_mounts,
     }
@@ -188,10 +210,10 @@ def mpijob(a, program):
             policy["priorityClass"] = a.priority_class
         run_policy["schedulingPolicy"] = policy
     replicas = {"Launcher": {"replicas": 1, "restartPolicy": "Never",
-                             "template": pod_template(a, pod_spec(a, launcher, [dshm]))}}
+                             "template": pod_template(a, pod_spec(a, launcher, name, [dshm]), name)}}
     if a.nodes > 1:
         replicas["Worker"] = {"replicas": a.nodes - 1, "restartPolicy": "Never",
-                              "template": pod_template(a, pod_spec(a, worker, [dshm], pvc=False))}
+                              "template": pod_template(a, pod_spec(a, worker, name, [dshm], pvc=False), name)}
     spec = {
         "slotsPerWorker": a.slots,
         # The launcher pod is the hostfile's first host, so rank 0 and its reports are where gpuaccept run is.

@@ -452,6 +452,11 @@ static void canonical_hosts(json_t *entries, const json_t *aliases)
     }
 }
 
+static int cmp_strings(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
 /* The aliases of each summary node, sorted: what else launchers and hostfiles called it. */
 static void note_aliases(json_t *nodes, const json_t *aliases)
 {
@@ -464,6 +469,7 @@ static void note_aliases(json_t *nodes, const json_t *aliases)
         json_object_foreach((json_t *)aliases, alias, to)
             if (ga_streq(json_string_value(to), sj_str(n, "host", "")))
                 json_array_append_new(list, json_string(alias));
+        sort_array(list, cmp_strings);
         if (json_array_size(list))
             json_object_set_new(n, "aliases", list);
         else
