@@ -21,12 +21,12 @@ from gatest import check, failures  # noqa: E402
 gpuaccept, cases, work = sys.argv[1:4]
 
 
-def merge(case, reports, extra=()):
+def merge(case, reports, extra=(), codes=(0, 1)):
     out = os.path.join(work, case)
     shutil.rmtree(out, ignore_errors=True)
     r = subprocess.run([gpuaccept, "merge", "--report-dir", reports, "--out-dir", out] + list(extra),
                        capture_output=True, text=True)
-    check(r.returncode in (0, 1), f"{case}: merge exited {r.returncode}: {r.stderr}")
+    check(r.returncode in codes, f"{case}: merge exited {r.returncode}: {r.stderr}")
     return out, json.load(open(os.path.join(out, "summary.json")))
 
 
@@ -41,6 +41,32 @@ def derived(case, edit):
     for p, r in reports.items():
         json.dump(r, open(os.path.join(d, p + ".json"), "w"))
     return d
+
+
+def apply_k8s_entry(node, entry):
+    """What docs/handoff.md tells a consumer of gpuaccept-k8s.json to do: the RFC 6902 label patch, then the
+    taints read and written back without any of ours, plus "taint" where "tainted" (as `kubectl taint`)."""
+    node = jsonpatch.apply_patch(node, entry["patch"])
+    key = entry["taint"]["key"]
+    taints = [t for t in node["spec"].get("taints", []) if t["key"] != key]
+    taints += [entry["taint"]] if entry["tainted"] else []
+    return jsonpatch.apply_patch(node, [{"op": "test", "path": "/metadata/name", "value": entry["node"]},
+                                        {"op": "add", "path": "/spec/taints", "value": taints}])
+
+
+def renamed(names):
+    """An edit for derived(): every string equal to a key of names becomes its value, anywhere."""
+    def walk(v):
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return names.get(v, v) if isinstance(v, str) else v
+
+    def edit(reports):
+        for p in list(reports):
+            reports[p] = walk(reports[p])
+    return edit
 
 
 def job_wide(reports):
@@ -193,17 +219,24 @@ for case in ("cluster_bad", "cluster_good"):
     xml, kinds = check_junit(case, out, s)
     check(any(v == "failure" for v in kinds.values()) == (case == "cluster_bad"), f"{case}: JUnit failures")
 
-    # Kubernetes: the patch list applied to a Node gives the verdict label, and the taint on failed nodes.
+    # Kubernetes: the entries applied to a Node (the label patch by jsonpatch, the taint as docs/handoff.md
+    # says) give the verdict label and the taint on failed nodes only; applying one twice leaves the node as
+    # once, a node that passes loses an earlier run's taint, and other taints stay (issue 41, item 1).
     patches = json.load(open(os.path.join(out, "gpuaccept-k8s.json")))
     check({p["node"] for p in patches} == set(nodes), f"{case}: one patch per node")
+    ours = {"key": "gpuaccept.io/verdict", "value": "fail", "effect": "NoSchedule"}
+    other = {"key": "nvidia.com/gpu", "effect": "NoSchedule"}
     for p in patches:
-        node = {"metadata": {"name": p["node"], "labels": {"kubernetes.io/hostname": p["node"]}},
-                "spec": {"taints": []}}
-        res = jsonpatch.apply_patch(node, p["patch"])
-        v = nodes[p["node"]]["verdict"]
-        check(res["metadata"]["labels"].get("gpuaccept.io/verdict") == v, f"{case}: label of {p['node']}")
-        tainted = {"key": "gpuaccept.io/verdict", "value": "fail", "effect": "NoSchedule"} in res["spec"]["taints"]
-        check(tainted == (v == "fail"), f"{case}: taint of {p['node']}")
+        for taints in ([], [other, ours]):
+            node = {"metadata": {"name": p["node"], "labels": {"kubernetes.io/hostname": p["node"]}},
+                    "spec": {"taints": list(taints)}}
+            once = apply_k8s_entry(node, p)
+            twice = apply_k8s_entry(once, p)
+            v = nodes[p["node"]]["verdict"]
+            check(once == twice, f"{case}: {p['node']}: applying the entry twice changes the node: {twice}")
+            check(once["metadata"]["labels"].get("gpuaccept.io/verdict") == v, f"{case}: label of {p['node']}")
+            check(once["spec"]["taints"].count(ours) == (v == "fail") and (other in once["spec"]["taints"]) ==
+                  (other in taints), f"{case}: taints of {p['node']} from {taints}: {once['spec']['taints']}")
     # The script says the same to kubectl.
     rec = os.path.join(work, case + "-kubectl.log")
     fake = os.path.join(work, "kubectl")
@@ -243,6 +276,36 @@ check(b"\x1b" not in raw and b"\x01" not in raw and b"\\x1B[31mXid 79 on\\x01" i
       "control_bytes: ESC and \\x01 are written as \\xHH text")
 check("\u00e9".encode() in raw, "control_bytes: valid UTF-8 is kept as it is")
 check_prom("control_bytes", out, s)
+
+# An MPIJob's reports name machines, with their pods beside them, and the launchers' other names map to them:
+# every hand-off names the machines, never a pod or a hostfile entry (issue 41, items 1 and 8).
+# Steps crashed and timed out there: the run's own failure, exit 5.
+out, s = merge("names_pods_nodes", os.path.join(cases, "names_pods_nodes", "reports"), ["--baseline", "none"], (5,))
+machines = {"gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-04"}
+patches = json.load(open(os.path.join(out, "gpuaccept-k8s.json")))
+check({p["node"] for p in patches} == machines and {p.get("pod") for p in patches} ==
+      {"gpuaccept-launcher", "gpuaccept-worker-0", "gpuaccept-worker-1", "gpuaccept-worker-2"},
+      f"names_pods_nodes: gpuaccept-k8s.json names nodes, pods beside them: {[(p['node'], p.get('pod')) for p in patches]}")
+k8s = open(os.path.join(out, "gpuaccept-k8s.sh")).read()
+named = {l.split(" -- ")[1].split()[0].strip("'") for l in k8s.splitlines() if " node --overwrite -- " in l}
+check(named == machines, f"names_pods_nodes: gpuaccept-k8s.sh labels {sorted(named)}")
+drain = open(os.path.join(out, "drain.sh")).read()
+check("scontrol update NodeName='gpu-node-03' State=DRAIN" in drain and "NodeName='gpu-node-04'" in drain
+      and "worker" not in drain and "10.77" not in drain,
+      f"names_pods_nodes: drain.sh drains the two machines by name: {drain}")
+
+# A hostfile of addresses (no report gave a host name or SLURMD_NODENAME): drain.sh names no address to
+# scontrol, and says which failed node it could not drain (issue 41, item 8).
+ips = {"gpu-node-%02d" % i: "10.77.0.%d" % (i + 4) for i in range(1, 5)}
+out, s = merge("ip_names", derived("ip_names", renamed(ips)), ["--baseline", "none"])
+failed = sorted(n["host"] for n in s["nodes"] if n["verdict"] == "fail")
+drain = open(os.path.join(out, "drain.sh")).read()
+check(failed and all(h.startswith("10.77.0.") for h in failed), f"ip_names: failed nodes {failed}")
+check(not [l for l in drain.splitlines() if l.startswith("scontrol update") and "10.77" in l]
+      and "10.77" not in drain.split("passed=")[-1].split("\n")[0]
+      and all(f"# {h} failed (" in drain for h in failed), f"ip_names: drain.sh: {drain}")
+r = subprocess.run(["sh", "-n", os.path.join(out, "drain.sh")])
+check(r.returncode == 0, "ip_names: drain.sh is valid sh")
 
 # Regressions against a baseline: a failure in the baseline suite for each regressed node, and the root's
 # counts are the failures it holds.
