@@ -98,9 +98,11 @@ def rendered():
           and label_c["image"] == "example.org/kubectl:1.34"
           and check_c["resources"] == {"requests": {"cpu": "8", "memory": "32Gi"}, "limits": {"memory": "40960Mi"}}
           and {"name": "NCCL_DEBUG", "value": "INFO"} in check_c["env"]
+          and {"name": "GA_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} in check_c["env"]
           and "--np 4 --only node_health,env_audit,gemm_flops,mem_bw,allreduce_bw" in script
           and script.count("--quick --tolerance 15") == 1,
-          "options reach the DaemonSet: selector, tolerations, priority, runtime class, images, resources, env, args")
+          "options reach the DaemonSet: selector, tolerations, priority, runtime class, images, resources, env (and "
+          "GA_NODE_NAME from spec.nodeName, issue 41), args")
     sa = by_kind(docs, "ServiceAccount")
     crb = by_kind(docs, "ClusterRoleBinding")
     check(pod["serviceAccountName"] == sa["metadata"]["name"] == "gpu-check"

@@ -36,7 +36,10 @@ job = yaml.safe_load(open(sys.argv[1]))
 assert job["spec"]["runLauncherAsWorker"] is True, "rank 0 must run in the launcher pod"
 c = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
 open(sys.argv[2], "w").write("".join(a + "\0" for a in c["command"]))
-open(sys.argv[3], "w").write("".join("{}={}\n".format(e["name"], e["value"]) for e in c["env"]))
+# The kubelet's part: the downward API gives spec.nodeName, a name unlike this host's (the pod's).
+def value(e):
+    return "ga-kubelet-node" if e.get("valueFrom") == {"fieldRef": {"fieldPath": "spec.nodeName"}} else e["value"]
+open(sys.argv[3], "w").write("".join("{}={}\n".format(e["name"], value(e)) for e in c["env"]))
 PY
 }
 
@@ -67,6 +70,10 @@ run = json.load(open(os.path.join(rd, "suite_run.json")))
 assert [st["program"] for st in run["steps"] if st["status"] != "skipped"] == [program], run["steps"]
 r = json.load(open(os.path.join(rd, program + ".json")))
 assert r["launcher"]["kind"] == "mpijob" and r["world_size"] == 2, (r["launcher"], r["world_size"])
+# The ranks name the node (GA_NODE_NAME from the downward API), the pod beside it (issue 41, item 1).
+import socket
+assert [(n["host"], n.get("pod")) for n in r["nodes"]] == [("ga-kubelet-node", socket.gethostname())], r["nodes"]
+assert [n["host"] for n in s["nodes"]] == ["ga-kubelet-node"], s["nodes"]
 path = os.path.join(rd, "summary.json")
 start = log.index("=== gpuaccept report {}\n".format(path))
 assert json.loads(log[log.index("\n", start) + 1:log.index("=== end", start)]) == s, "log copy differs"

@@ -86,6 +86,7 @@ def rendered():
               and "hostNetwork" not in worker["template"]["spec"],
               "rdma network annotation and ssh port reach the rendered worker")
         fabric()
+        node_names()
         doc = yaml.safe_load(render_yaml(["--report-pvc", "gpuaccept-reports"]))
         vols = {role: {v["name"]: v for v in doc["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]["volumes"]}
                 for role in ("Launcher", "Worker")}
@@ -99,9 +100,10 @@ def rendered():
         for role in ("Launcher", "Worker"):
             pod = spec["mpiReplicaSpecs"][role]["template"]["spec"]
             c = pod["containers"][0]
-            env = {e["name"]: e["value"] for e in c["env"]} if role == "Launcher" else {}
+            env = {e["name"]: e.get("value") for e in c["env"]} if role == "Launcher" else {}
             check(pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "pool": "gpu"}
-                  and pod["affinity"] == AFFINITY and pod["priorityClassName"] == "acceptance-high"
+                  and pod["affinity"]["nodeAffinity"] == AFFINITY["nodeAffinity"]
+                  and pod["affinity"]["podAntiAffinity"] == ONE_POD_PER_NODE and pod["priorityClassName"] == "acceptance-high"
                   and pod["schedulerName"] == "volcano"
                   and {"key": "gpuaccept.io/verdict", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
                   and {"key": "dedicated", "operator": "Equal", "value": "acceptance", "effect": "NoExecute"}
@@ -139,6 +141,34 @@ def rendered():
               "--non-root: the launcher script gives ssh -p 2222 beside the operator's ssh options: {!r}".format(got))
 
 
+ONE_POD_PER_NODE = {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"gpuaccept.io/job": "gpuaccept"}}, "topologyKey": "kubernetes.io/hostname"}]}
+NODE_NAME = {"name": "GA_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+
+
+def node_names():
+    """Issue 41, items 1 and 8: every pod that runs ranks has the node's name from the downward API, and the
+    workers (started over ssh) get it from sshd's SetEnv; no two pods of a job share a node, whatever other
+    affinity is given; the pods carry the label the rule selects on."""
+    for args in (["--nodes", "3"], ["--nodes", "3", "--non-root", "--variant", "hostnetwork"],
+                 ["--nodes", "3", "--name", "acc-7"] + SCHEDULING):
+        doc = yaml.safe_load(render_yaml(args))
+        name = doc["metadata"]["name"]
+        for role in ("Launcher", "Worker"):
+            tmpl = doc["spec"]["mpiReplicaSpecs"][role]["template"]
+            c = tmpl["spec"]["containers"][0]
+            anti = tmpl["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            check(NODE_NAME in c["env"] and tmpl["metadata"]["labels"].get("gpuaccept.io/job") == name
+                  and {"labelSelector": {"matchLabels": {"gpuaccept.io/job": name}},
+                       "topologyKey": "kubernetes.io/hostname"} in anti,
+                  "{} {}: GA_NODE_NAME from spec.nodeName, label gpuaccept.io/job={}, anti-affinity on it".format(
+                      " ".join(args[:6]), role, name))
+            if role == "Worker":
+                cmd = c["command"]
+                check(cmd[cmd.index("-o") + 1] == "SetEnv=GA_NODE_NAME=$(GA_NODE_NAME)",
+                      "{}: the worker's sshd hands GA_NODE_NAME to the ranks it starts: {}".format(" ".join(args[:6]), cmd))
+
+
 def fabric():
     """InfiniBand by default (issue 25): the RDMA resource and IPC_LOCK in every pod that runs ranks, NCCL not
     kept off IB, gpuaccept run told the GPUs per node; --no-ib: sockets, declared intended (--allow-sockets)."""
@@ -146,7 +176,7 @@ def fabric():
         return [doc["spec"]["mpiReplicaSpecs"][r]["template"]["spec"]["containers"][0] for r in ("Launcher", "Worker")]
 
     def launcher_env(doc):
-        return {e["name"]: e["value"] for e in pods(doc)[0]["env"]}
+        return {e["name"]: e.get("value") for e in pods(doc)[0]["env"]}
     doc = yaml.safe_load(render_yaml(["--nodes", "4", "--gpus-per-node", "8"]))
     script = pods(doc)[0]["command"][-1]
     check(all(c["resources"]["limits"].get("rdma/rdma_shared_device_a") == 1
