@@ -41,8 +41,8 @@ int ga_launcher_expected_tasks(ga_getenv_fn getenv_fn);
  * machine; and into pod the process's own host name where that is not the machine's (a Kubernetes pod), ""
  * otherwise. hostname is gethostname()'s. GA_NODE_NAME wins where it is set and is a plain name (letters,
  * digits, '.', '-', '_'); else the host name, which on bare metal and under Slurm is the machine's. */
-void ga_machine_name(ga_getenv_fn getenv_fn, const char *hostname, char *machine, size_t machine_len, char *pod,
-                     size_t pod_len);
+void ga_machine_name(ga_getenv_fn getenv_fn, const char *hostname, char *machine, size_t machine_len,
+                     char *pod, size_t pod_len);
 
 /* What a report says about the job that wrote it. */
 typedef struct {

@@ -24,7 +24,8 @@ typedef struct {
     int32_t status;            /* ga_exit_code of this rank's own measurement */
     char message[192];         /* why, when status is not GA_EXIT_PASS */
     char slurm_node[GA_HOST_MAX]; /* SLURMD_NODENAME: the node's name to Slurm (drain.sh), "" outside Slurm */
-    char pod[GA_HOST_MAX]; /* the rank's own host name where host is the machine's and differs (a pod), else "" */
+    char pod[GA_HOST_MAX]; /* the rank's own host name where host is the machine's and differs (a pod), else
+                              "" */
 } ga_record_header;
 
 /* Marks this rank's own measurement as failed (status, message) and says so on its log, so that rank 0

@@ -14,8 +14,9 @@ typedef struct {
     int local_rank, local_size; /* within the node: MPI_COMM_TYPE_SHARED, not a hostname hash */
     int node_index, node_count; /* nodes numbered by the world rank of their first rank */
     MPI_Comm node_comm;         /* ranks on this node */
-    char host[GA_HOST_MAX]; /* the machine's name: ga_machine_name (GA_NODE_NAME in a pod, else gethostname) */
-    char pod[GA_HOST_MAX];  /* the process's own host name where it is not the machine's (a pod), else "" */
+    char
+        host[GA_HOST_MAX]; /* the machine's name: ga_machine_name (GA_NODE_NAME in a pod, else gethostname) */
+    char pod[GA_HOST_MAX]; /* the process's own host name where it is not the machine's (a pod), else "" */
     ga_launcher launcher;
     double start_time;
     int argc;

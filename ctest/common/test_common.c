@@ -197,6 +197,26 @@ static void test_launcher(void)
     CHECK(ga_launcher_expected_tasks(fixture_getenv) == 0);
 }
 
+/* The machine's name (issue 41, item 1): Kubernetes' node name from GA_NODE_NAME with the pod's host name
+ * beside it; the host name alone where the variable is unset, empty, not a plain name, or the host's own. */
+static void test_machine_name(void)
+{
+    char m[GA_HOST_MAX], pod[GA_HOST_MAX];
+    const char *k8s[] = {"GA_NODE_NAME=gpu-node-17", NULL};
+    fixture_env = k8s;
+    ga_machine_name(fixture_getenv, "gpuaccept-worker-2", m, sizeof m, pod, sizeof pod);
+    CHECK(strcmp(m, "gpu-node-17") == 0 && strcmp(pod, "gpuaccept-worker-2") == 0);
+    ga_machine_name(fixture_getenv, "gpu-node-17", m, sizeof m, pod, sizeof pod); /* hostNetwork: one name */
+    CHECK(strcmp(m, "gpu-node-17") == 0 && pod[0] == '\0');
+    const char *bad[] = {"GA_NODE_NAME=-rf /", NULL}, *empty[] = {"GA_NODE_NAME=", NULL}, *none[] = {NULL};
+    const char *const *envs[] = {bad, empty, none};
+    for (int i = 0; i < 3; i++) {
+        fixture_env = envs[i];
+        ga_machine_name(fixture_getenv, "node4", m, sizeof m, pod, sizeof pod);
+        CHECK(strcmp(m, "node4") == 0 && pod[0] == '\0');
+    }
+}
+
 static void test_gpu_pick(void)
 {
     char err[256];
@@ -342,6 +362,7 @@ int main(void)
     test_cli();
     test_parse_pct();
     test_launcher();
+    test_machine_name();
     test_gpu_pick();
     test_gpu_node_index();
     test_envvars();

@@ -57,9 +57,10 @@ static void join_fail_gpus(sbuf *b, const json_t *node)
  * so the script says so in a comment with the line to run by hand (issue 41, item 8). */
 static void unknown_name_line(sbuf *b, const char *name, const char *reason)
 {
-    sbuf_printf(b, "# %s failed (%s) but is known here only by its address: its Slurm node name is unknown, "
-                   "so it is not drained.\n# Drain it by its NodeName: scontrol update NodeName=<NodeName> "
-                   "State=DRAIN Reason='" SUITE_DRAIN_REASON_PREFIX "%s'\n",
+    sbuf_printf(b,
+                "# %s failed (%s) but is known here only by its address: its Slurm node name is unknown, "
+                "so it is not drained.\n# Drain it by its NodeName: scontrol update NodeName=<NodeName> "
+                "State=DRAIN Reason='" SUITE_DRAIN_REASON_PREFIX "%s'\n",
                 name, reason, reason);
 }
 

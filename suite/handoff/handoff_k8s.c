@@ -59,8 +59,8 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
         json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path",
                                   "/metadata/labels/gpuaccept.io~1verdict", "value", v);
         json_t *entry = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}, s:b}", "node", sj_str(node, "host", ""),
-                                  "verdict", v, "patch", patch, "taint", "key", SUITE_K8S_KEY, "value", "fail",
-                                  "effect", "NoSchedule", "tainted", ga_streq(v, "fail"));
+                                  "verdict", v, "patch", patch, "taint", "key", SUITE_K8S_KEY, "value",
+                                  "fail", "effect", "NoSchedule", "tainted", ga_streq(v, "fail"));
         if (entry && sj_str(node, "pod", NULL)) /* the pod that ran on it, for the launcher's log */
             json_object_set_new(entry, "pod", json_string(sj_str(node, "pod", NULL)));
         json_array_append_new(list, entry);

@@ -26,7 +26,7 @@ typedef struct {
     bool done, timed_out;
     int status;
     int gpus;         /* from its answer, -1 none */
-    char machine[128]; /* the machine's name from its answer ("" none): the summary maps host to it */
+    char self[96];    /* the name it answered with, its reports' ("" none): the summary maps host to it */
     const char *code; /* NULL: passed */
     char why[300];
 } pf_node;
@@ -233,7 +233,7 @@ static void read_answer(int dir_fd, pf_node *node)
 {
     node->gpus = -1;
     node->why[0] = '\0';
-    node->machine[0] = '\0';
+    node->self[0] = '\0';
     char name[160];
     snprintf(name, sizeof name, "%s.log", node->host);
     int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -250,10 +250,9 @@ static void read_answer(int dir_fd, pf_node *node)
         if (strncmp(line, "[NODE] ", 7) == 0 && g) {
             node->gpus = atoi(g + 6);
             int len = (int)(g - (line + 7));
-            if (suite_node_name_ok_n(line + 7, (size_t)len) && (size_t)len < sizeof node->machine)
-                snprintf(node->machine, sizeof node->machine, "%.*s", len, line + 7);
-        }
-        else if (line[strspn(line, " -")])
+            if (suite_node_name_ok_n(line + 7, (size_t)len) && (size_t)len < sizeof node->self)
+                snprintf(node->self, sizeof node->self, "%.*s", len, line + 7);
+        } else if (line[strspn(line, " -")])
             snprintf(node->why, sizeof node->why, "%s", line);
     }
     fclose(f);
@@ -373,10 +372,10 @@ int suite_preflight_run(suite_launch *plan, const suite_preflight_in *in, json_t
         const pf_node *d = &nodes[i];
         *passed += d->code == NULL;
         json_array_append_new(list, json_pack("{s:s, s:s, s:s?, s:o, s:s?, s:s, s:s?}", "host", d->host,
-                                              "status", d->code ? "excluded" : "pass", "code", d->code, "gpus",
-                                              d->gpus >= 0 ? json_integer(d->gpus) : json_null(), "why",
-                                              d->code ? d->why : NULL, "log", d->log, "machine",
-                                              d->machine[0] ? d->machine : NULL));
+                                              "status", d->code ? "excluded" : "pass", "code", d->code,
+                                              "gpus", d->gpus >= 0 ? json_integer(d->gpus) : json_null(),
+                                              "why", d->code ? d->why : NULL, "log", d->log, "machine",
+                                              d->self[0] ? d->self : NULL));
         if (d->code)
             printf("[SUITE] preflight: %s excluded, %s: %s\n", d->host, d->code, d->why);
     }

@@ -422,18 +422,28 @@ static json_t *machine_aliases(const json_t *reports, const json_t *run)
                 json_object_set_new(hosts, sj_str(n, "host", NULL), json_true());
     json_array_foreach(reports, i, r)
         json_array_foreach(sj_arr(r, "nodes"), j, n) {
-            const char *host = sj_str(n, "host", NULL), *other[2] = {sj_str(n, "slurm_node", NULL),
-                                                                      sj_str(n, "pod", NULL)};
+            const char *host = sj_str(n, "host", NULL),
+                       *other[2] = {sj_str(n, "slurm_node", NULL), sj_str(n, "pod", NULL)};
             for (int k = 0; k < 2 && host; k++)
                 if (other[k] && *other[k] && !json_object_get(hosts, other[k]))
                     json_object_set_new(map, other[k], json_string(host));
         }
-    json_array_foreach(json_object_get(json_object_get(run, "preflight"), "nodes"), i, n) {
+    /* A name that two hostfile entries answered with is no one's alias: one machine listed twice, or
+     * several stand-in nodes on one machine (a test), cannot be told apart by it. */
+    const json_t *pf = json_object_get(json_object_get(run, "preflight"), "nodes");
+    json_t *answers = json_object();
+    json_array_foreach(pf, i, n) {
+        const char *machine = sj_str(n, "machine", NULL);
+        if (machine)
+            json_object_set_new(answers, machine, json_integer(sj_int(answers, machine, 0) + 1));
+    }
+    json_array_foreach(pf, i, n) {
         const char *name = sj_str(n, "host", NULL), *machine = sj_str(n, "machine", NULL);
         if (name && machine && suite_node_name_ok(machine) && strcmp(name, machine) != 0 &&
-            !json_object_get(hosts, name))
+            !json_object_get(hosts, name) && sj_int(answers, machine, 0) == 1)
             json_object_set_new(map, name, json_string(machine));
     }
+    json_decref(answers);
     json_decref(hosts);
     return map;
 }
