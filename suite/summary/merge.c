@@ -425,7 +425,7 @@ static json_t *machine_aliases(const json_t *reports, const json_t *run)
             const char *host = sj_str(n, "host", NULL),
                        *other[2] = {sj_str(n, "slurm_node", NULL), sj_str(n, "pod", NULL)};
             for (int k = 0; k < 2 && host; k++)
-                if (other[k] && *other[k] && !json_object_get(hosts, other[k]))
+                if (other[k] && suite_node_name_ok(other[k]) && !json_object_get(hosts, other[k]))
                     json_object_set_new(map, other[k], json_string(host));
         }
     /* A name that two hostfile entries answered with is no one's alias: one machine listed twice, or

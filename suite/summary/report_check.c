@@ -33,12 +33,18 @@ static int entries_check(const json_t *r, const char *program, char *err, size_t
 {
     size_t i;
     json_t *e;
-    json_array_foreach(sj_arr(r, "nodes"), i, e)
-        if (!host_ok(e, true) || !sj_arr(e, "ranks")) {
-            snprintf(err, errlen, "%s report node %zu has no host that is a node name, or no ranks", program,
-                     i);
+    json_array_foreach(sj_arr(r, "nodes"), i, e) {
+        /* The pod's name beside the node's (issue 41): the hand-offs carry it, so it is a name too. */
+        json_t *pod = json_object_get(e, "pod");
+        if (!host_ok(e, true) || !sj_arr(e, "ranks") ||
+            (pod && !(json_is_string(pod) && suite_node_name_ok(json_string_value(pod))))) {
+            snprintf(
+                err, errlen,
+                "%s report node %zu has no host that is a node name, no ranks, or a pod that is not a name",
+                program, i);
             return -1;
         }
+    }
     json_array_foreach(sj_arr(r, "findings"), i, e) {
         const char *sev = sj_str(e, "severity", "");
         if (!(ga_streq(sev, "info") || ga_streq(sev, "warn") || ga_streq(sev, "fail")) ||
