@@ -10,6 +10,7 @@
 import glob
 import json
 import os
+import re
 import shlex
 import sys
 
@@ -46,6 +47,22 @@ def operator_env(slots):
             ("KUBERNETES_SERVICE_HOST", "10.96.0.1")]
 
 
+# The nodes the two pods run on, unlike their host names (the pods'), as the downward API gives them.
+NODES = {"launcher": "kube-node-a", "worker": "kube-node-b"}
+
+
+def kubelet_value(e, role):
+    """An env entry's value as the kubelet sets it: spec.nodeName through the downward API is the pod's node."""
+    if e.get("valueFrom") == {"fieldRef": {"fieldPath": "spec.nodeName"}}:
+        return NODES[role]
+    return e["value"]
+
+
+def expand(word, env):
+    """The kubelet's $(VAR) expansion of a command word from the container's own env."""
+    return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), word)
+
+
 def pods(manifest, out):
     """Writes what image_test.sh needs to start the job's two pods: launcher.cmd and worker.cmd (NUL-separated
     words), launcher.env (NAME=VALUE lines, last one wins as in the kubelet), hostfile (the operator's format)
@@ -59,14 +76,16 @@ def pods(manifest, out):
     pod = {k: spec["mpiReplicaSpecs"][k]["template"]["spec"] for k in ("Launcher", "Worker")}
     launcher, worker = (pod[k]["containers"][0] for k in ("Launcher", "Worker"))
     env = {}
-    for k, v in [(e["name"], e["value"]) for e in launcher.get("env", [])] + operator_env(spec["slotsPerWorker"]):
+    for k, v in [(e["name"], kubelet_value(e, "launcher")) for e in launcher.get("env", [])] + \
+            operator_env(spec["slotsPerWorker"]):
         env.pop(k, None)
         env[k] = v
     with open(os.path.join(out, "launcher.env"), "w") as f:
         f.write("".join("{}={}\n".format(k, v) for k, v in env.items()))
     for role, c in (("launcher", launcher), ("worker", worker)):
+        own = {e["name"]: kubelet_value(e, role) for e in c.get("env", [])}
         with open(os.path.join(out, role + ".cmd"), "w") as f:
-            f.write("".join(w + "\0" for w in c["command"]))
+            f.write("".join(expand(w, own) + "\0" for w in c["command"]))
     hosts = ["{}-launcher.{}.{}.svc".format(name, name, ns), "{}-worker-0.{}.{}.svc".format(name, name, ns)]
     with open(os.path.join(out, "hostfile"), "w") as f:
         f.write("".join("{} slots={}\n".format(h, spec["slotsPerWorker"]) for h in hosts))
@@ -110,10 +129,13 @@ def mpijob(report_dir, log, launcher_host, worker_host):
     except (OSError, ValueError) as e:
         check(False, "env_audit.json: {}".format(e))
         return
-    hosts = sorted(n["host"] for n in report["nodes"])
+    hosts = sorted((n["host"], n.get("pod")) for n in report["nodes"])
     check(report["launcher"]["kind"] == "mpijob" and report["world_size"] == 2,
           "launcher kind mpijob, 2 ranks: {} {}".format(report["launcher"]["kind"], report["world_size"]))
-    check(hosts == sorted([launcher_host, worker_host]), "one rank in each container: {}".format(hosts))
+    # Each rank names its node (GA_NODE_NAME: the launcher's env, the worker's through sshd's SetEnv) and its
+    # pod beside it (issue 41, item 1).
+    check(hosts == sorted([(NODES["launcher"], launcher_host), (NODES["worker"], worker_host)]),
+          "one rank in each container, named by node and pod: {}".format(hosts))
     verdict = json.load(open(os.path.join(report_dir, "summary.json")))["verdict"]
     check(verdict["exit_code"] == 0, "summary.json exit code 0: {}".format(verdict["exit_code"]))
 
