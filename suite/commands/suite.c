@@ -106,12 +106,15 @@ void suite_print_verdict(const json_t *s, const char *dir)
     const json_t *v = json_object_get(s, "verdict");
     bool pass = strcmp(sj_str(v, "result", "fail"), "pass") == 0;
     const char *stopped = sj_str(s, "interrupted", NULL);
-    printf("[SUITE] verdict: %s, exit %lld (%s): %lld failures, %lld warnings, %lld abnormal nodes of %lld\n",
-           pass      ? "PASS"
-           : stopped ? "INTERRUPTED"
-                     : "FAIL",
-           sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"), sj_int(v, "failures", 0),
-           sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0), sj_int(s, "node_count", 0));
+    long long fails = sj_int(v, "failures", 0), warns = sj_int(v, "warnings", 0),
+              abn = sj_int(v, "abnormal_node_count", 0);
+    printf(
+        "[SUITE] verdict: %s, exit %lld (%s): %lld failure%s, %lld warning%s, %lld abnormal node%s of %lld\n",
+        pass      ? "PASS"
+        : stopped ? "INTERRUPTED"
+                  : "FAIL",
+        sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"), fails, fails == 1 ? "" : "s", warns,
+        warns == 1 ? "" : "s", abn, abn == 1 ? "" : "s", sj_int(s, "node_count", 0));
     size_t i, j;
     json_t *a, *c;
     json_array_foreach(sj_arr(s, "abnormal_nodes"), i, a) {

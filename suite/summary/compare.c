@@ -397,13 +397,16 @@ void suite_compare_print(const json_t *cmp, FILE *out, bool all)
                 : apart ? "not comparable"
                         : "");
     }
-    fprintf(out,
-            "%lld metrics compared: %lld regressions, %lld improvements beyond %.4g%%; %zu only in OLD, %zu "
-            "only in NEW\n",
-            sj_int(cmp, "compared", 0), sj_int(cmp, "regressions", 0), sj_int(cmp, "improvements", 0), tol,
-            json_array_size(sj_arr(cmp, "only_old")), json_array_size(sj_arr(cmp, "only_new")));
-    if (sj_int(cmp, "not_comparable", 0) > 0)
-        fprintf(out, "%lld metrics not comparable%s: %s\n", sj_int(cmp, "not_comparable", 0),
+    long long compared = sj_int(cmp, "compared", 0), regs = sj_int(cmp, "regressions", 0),
+              imps = sj_int(cmp, "improvements", 0), apart_n = sj_int(cmp, "not_comparable", 0);
+    fprintf(
+        out,
+        "%lld metric%s compared: %lld regression%s, %lld improvement%s beyond %.4g%%; %zu only in OLD, %zu "
+        "only in NEW\n",
+        compared, compared == 1 ? "" : "s", regs, regs == 1 ? "" : "s", imps, imps == 1 ? "" : "s", tol,
+        json_array_size(sj_arr(cmp, "only_old")), json_array_size(sj_arr(cmp, "only_new")));
+    if (apart_n > 0)
+        fprintf(out, "%lld metric%s not comparable%s: %s\n", apart_n, apart_n == 1 ? "" : "s",
                 sj_bool(cmp, "forced", false) ? " (compared anyway: --force)" : ", not counted",
                 sj_str(cmp, "not_comparable_why", ""));
     if (sj_int(cmp, "missing_in_new", 0) > 0)
