@@ -11,6 +11,7 @@
 #include "baseline.h"
 #include "ga_cli.h"
 #include "ga_exit.h"
+#include "ga_findings.h"
 #include "handoff.h"
 #include "merge.h"
 #include "render.h"
@@ -134,9 +135,21 @@ void suite_print_verdict(const json_t *s, const char *dir)
     } else if (stopped) {
         printf("[RESULT] FAILURE: interrupted by %s; the steps not run are not judged\n", stopped);
     } else {
+        /* whole codes while they fit in the bytes a program's FAILURE line gives its reasons, the rest
+         * counted (issue 41, observation 10): the line stays one readable line at any number of codes */
+        const json_t *all = sj_arr(v, "fault_codes");
+        size_t used = 0;
         printf("[RESULT] FAILURE:");
-        json_array_foreach(sj_arr(v, "fault_codes"), j, c)
-            printf(" %s", json_string_value(c));
+        json_array_foreach(all, j, c) {
+            const char *code = json_string_value(c);
+            if (used + strlen(code) + 1 > GA_RESULT_REASONS_MAX) {
+                size_t more = json_array_size(all) - j;
+                printf(" and %zu more fault code%s (see summary.json)", more, more == 1 ? "" : "s");
+                break;
+            }
+            printf(" %s", code);
+            used += strlen(code) + 1;
+        }
         printf("\n");
     }
     fflush(stdout);
