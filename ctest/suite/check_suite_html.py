@@ -275,6 +275,8 @@ def t_html_found():
     dom = chromium_dom(chromium, probe, "found")
     m = re.search(r'data-found-width="(-?\d+)"', dom)
     width = int(m.group(1)) if m else -1
+    check("rank 5: rank 5" not in text and "gpu-node-03 rank 5: fp64 GEMM" in text,
+          "a message that starts with its rank is not given the rank twice ('gpu-node-03 rank 5: fp64 GEMM')")
     check(width >= 300, "in a 1200-pixel window the 'what was found' cell beside seven codes is %d px wide "
                         "(at least 300)" % width)
 
