@@ -95,7 +95,8 @@ void ar_figures_headlines(json_t *report, const ar_figures *fig, const char *wha
                                                   .reference = NAN});
     if (!fig->n_lines)
         return;
-    snprintf(title, sizeof title, "%s busbw against message size (%d ranks, %d nodes)", what, nranks, nnodes);
+    snprintf(title, sizeof title, "%s busbw against message size (%d rank%s, %d node%s)", what, nranks,
+             nranks == 1 ? "" : "s", nnodes, nnodes == 1 ? "" : "s");
     json_t *chart = ga_chart_new(title, "message size", "busbw (GB/s)", true);
     for (int pl = 0; pl < AR_PLACEMENTS; pl++)
         ga_chart_add_series(chart, placement_names[pl], fig->bytes, fig->busbw[pl], (size_t)fig->n_lines);

@@ -286,10 +286,11 @@ static void log_plan(const ga_ctx *ctx, const ar_opts *o, const char *backend_na
         ga_log("COMM", "--pattern node and pairs run the first combination only (%s %s)",
                ar_dtype_get(combos[0].type)->name, ar_op_name(combos[0].op));
     ga_debug("COMM",
-             "allreduce_bw: %s on %d ranks, %d nodes (%s), backend %s; %d sizes %llu..%llu B, %d "
+             "allreduce_bw: %s on %d rank%s, %d node%s (%s), backend %s; %d sizes %llu..%llu B, %d "
              "combination%s, -n %d -w %d -c %d, -T %g s",
-             ar_coll_get(o->coll)->name, ctx->world_size, ctx->node_count, ctx->launcher.detail, backend_name,
-             n_sizes, (unsigned long long)sizes[0], (unsigned long long)sizes[n_sizes - 1], n_combos,
+             ar_coll_get(o->coll)->name, ctx->world_size, ctx->world_size == 1 ? "" : "s", ctx->node_count,
+             ctx->node_count == 1 ? "" : "s", ctx->launcher.detail, backend_name, n_sizes,
+             (unsigned long long)sizes[0], (unsigned long long)sizes[n_sizes - 1], n_combos,
              n_combos == 1 ? "" : "s", o->iters, o->warmup, o->check, o->timeout_s);
 }
 

@@ -344,8 +344,9 @@ int main(int argc, char **argv)
 
     ga_phase("choosing the backend");
     ga_backend backend = ga_backend_resolve(&ctx, opts.backend);
-    ga_log("TRAIN", "ddp_smoke: %d ranks on %d nodes, %s backend, launched by %s", ctx.world_size,
-           ctx.node_count, ga_backend_name(backend), ctx.launcher.detail);
+    ga_log("TRAIN", "ddp_smoke: %d rank%s on %d node%s, %s backend, launched by %s", ctx.world_size,
+           ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
+           ga_backend_name(backend), ctx.launcher.detail);
 
     ddp_dataset ds;
     ddp_layout layout;

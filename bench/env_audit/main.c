@@ -93,7 +93,8 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
 
-    ga_log("ENV", "env_audit: %d ranks on %d nodes, launched by %s", ctx.world_size, ctx.node_count,
+    ga_log("ENV", "env_audit: %d rank%s on %d node%s, launched by %s", ctx.world_size,
+           ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
            ctx.launcher.detail);
     ga_phase("probing the environment");
     env_record *mine = malloc(sizeof *mine);

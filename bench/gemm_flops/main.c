@@ -304,9 +304,10 @@ int main(int argc, char **argv)
         free(mine);
         return ga_program_end(&ctx, rc);
     }
-    ga_log("COMPUTE", "gemm_flops: %d ranks on %d nodes, %s, m=%lld n=%lld k=%lld%s", ctx.world_size,
-           ctx.node_count, gpu ? "cuBLASLt on each rank's GPU" : "OpenBLAS on each rank's cores",
-           (long long)o->m, (long long)o->n, (long long)o->k, o->duration_s > 0 ? ", then burn" : "");
+    ga_log("COMPUTE", "gemm_flops: %d rank%s on %d node%s, %s, m=%lld n=%lld k=%lld%s", ctx.world_size,
+           ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
+           gpu ? "cuBLASLt on each rank's GPU" : "OpenBLAS on each rank's cores", (long long)o->m,
+           (long long)o->n, (long long)o->k, o->duration_s > 0 ? ", then burn" : "");
 
     char err[256] = "";
     int mrc = 0;

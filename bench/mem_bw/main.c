@@ -170,7 +170,8 @@ int main(int argc, char **argv)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     ga_record_header_init(&ctx, &mine->hdr);
     mine->numa_node = -1;
-    ga_log("COMPUTE", "mem_bw: %d ranks on %d nodes, %s", ctx.world_size, ctx.node_count,
+    ga_log("COMPUTE", "mem_bw: %d rank%s on %d node%s, %s", ctx.world_size, ctx.world_size == 1 ? "" : "s",
+           ctx.node_count, ctx.node_count == 1 ? "" : "s",
            gpu ? "each rank's GPU memory and host link" : "each rank's NUMA node (STREAM triad)");
     char err[256] = "";
     int mrc = 0;

@@ -152,9 +152,10 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     nh_outcome out;
     if (nh_check(all, n, &copts, findings, &out))
         GA_FATAL(GA_EXIT_INTERNAL, "the SKU table or --sku was not checked before the analysis");
-    ga_log("HEALTH", "%d nodes: %d GPUs checked%s, %d of %d compute IB ports active, %d Xids (%d failing)",
-           out.nodes, out.gpus_checked, out.nodes_without_nvml ? " (NVML unavailable on some nodes)" : "",
-           out.ports_active, out.ports_checked, out.xids, out.xids_failing);
+    ga_log("HEALTH", "%d node%s: %d GPUs checked%s, %d of %d compute IB ports active, %d Xids (%d failing)",
+           out.nodes, out.nodes == 1 ? "" : "s", out.gpus_checked,
+           out.nodes_without_nvml ? " (NVML unavailable on some nodes)" : "", out.ports_active,
+           out.ports_checked, out.xids, out.xids_failing);
     ga_findings_log(findings, "HEALTH");
 
     json_object_set_new(
@@ -217,9 +218,9 @@ int main(int argc, char **argv)
         return ga_program_end(&ctx, GA_EXIT_USAGE);
     }
 
-    ga_log("HEALTH", "node_health: %d ranks on %d nodes, launched by %s; sysfs %s, kernel log %s",
-           ctx.world_size, ctx.node_count, ctx.launcher.detail, opts.sysfs_root,
-           opts.kernel_log[0] ? opts.kernel_log : "live");
+    ga_log("HEALTH", "node_health: %d rank%s on %d node%s, launched by %s; sysfs %s, kernel log %s",
+           ctx.world_size, ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
+           ctx.launcher.detail, opts.sysfs_root, opts.kernel_log[0] ? opts.kernel_log : "live");
     nh_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");

@@ -7,6 +7,7 @@
 
 #include "ga_exit.h"
 #include "ga_log.h"
+#include "ga_str.h"
 
 void ga_findings_init(ga_findings *f)
 {
@@ -106,33 +107,55 @@ json_t *ga_findings_to_json(const ga_findings *f)
     return arr;
 }
 
-void ga_result_print(const ga_findings *f, int exit_code, const char *why)
+/* One reason of the FAILURE line into r: "why", or the i-th failure's code, place and message. */
+static void result_reason(const ga_finding *it, char *r, size_t len)
+{
+    snprintf(r, len, "%s%s%s: %s", it->code, it->host[0] ? " on " : "", it->host, it->message);
+}
+
+void ga_result_line(const ga_findings *f, int exit_code, const char *why, char *buf, size_t len)
 {
     if (exit_code == GA_EXIT_PASS) {
-        printf("[RESULT] SUCCESS\n");
-        fflush(stdout);
+        snprintf(buf, len, "[RESULT] SUCCESS");
         return;
     }
-    enum { SHOWN = 5 };
-    size_t shown = 0, fails = ga_findings_count(f, GA_SEV_FAIL);
-    printf("[RESULT] FAILURE:");
-    const char *sep = " ";
-    if (why && *why) {
-        printf("%s%s", sep, why);
-        sep = "; ";
-    }
-    for (size_t i = 0; i < f->count && shown < SHOWN; i++) {
-        const ga_finding *it = &f->items[i];
-        if (it->severity != GA_SEV_FAIL)
-            continue;
-        printf("%s%s%s%s: %s", sep, it->code, it->host[0] ? " on " : "", it->host, it->message);
-        sep = "; ";
+    /* Reasons go whole while they fit in GA_RESULT_REASONS_MAX bytes; one that does not is cut between words
+     * with "..." (the front-end keeps 511 bytes of the line, suite/run/step_runner.c, and people read it);
+     * the rest are counted, never dropped silently (issue 41, observation 10). */
+    enum { SHOWN = 5, MIN_CUT = 80 };
+    size_t fails = ga_findings_count(f, GA_SEV_FAIL), total = fails + (why && *why ? 1 : 0), shown = 0;
+    size_t used = 0, next_fail = 0;
+    int n = snprintf(buf, len, "[RESULT] FAILURE:");
+    size_t at = n > 0 && (size_t)n < len ? (size_t)n : 0;
+    for (size_t k = 0; k < total && shown < SHOWN; k++) {
+        char r[GA_RESULT_REASONS_MAX + 64], cut[GA_RESULT_REASONS_MAX + 8];
+        if (k == 0 && why && *why) {
+            snprintf(r, sizeof r, "%s", why);
+        } else {
+            while (f->items[next_fail].severity != GA_SEV_FAIL)
+                next_fail++;
+            result_reason(&f->items[next_fail++], r, sizeof r);
+        }
+        size_t room = GA_RESULT_REASONS_MAX > used ? GA_RESULT_REASONS_MAX - used : 0;
+        if (strlen(r) > room && (shown > 0 && room < MIN_CUT))
+            break;
+        ga_str_clip(cut, sizeof cut, r, room);
+        n = snprintf(buf + at, len - at, "%s%s", shown ? "; " : " ", cut);
+        at += n > 0 && (size_t)n < len - at ? (size_t)n : 0;
+        used += strlen(cut) + 2;
         shown++;
     }
-    if (fails > shown)
-        printf("; and %zu more (see the report)", fails - shown);
-    if (!(why && *why) && fails == 0)
-        printf(" %s", ga_exit_code_name(exit_code));
-    printf("\n");
+    if (total > shown)
+        snprintf(buf + at, len - at, "; and %zu more reason%s (see the report)", total - shown,
+                 total - shown == 1 ? "" : "s");
+    else if (total == 0)
+        snprintf(buf + at, len - at, " %s", ga_exit_code_name(exit_code));
+}
+
+void ga_result_print(const ga_findings *f, int exit_code, const char *why)
+{
+    char line[GA_RESULT_REASONS_MAX + 128];
+    ga_result_line(f, exit_code, why, line, sizeof line);
+    printf("%s\n", line);
     fflush(stdout);
 }

@@ -59,4 +59,11 @@ json_t *ga_findings_to_json(const ga_findings *f);
  * worse than the findings say (an environment error, say), with why. Rank 0 only. */
 void ga_result_print(const ga_findings *f, int exit_code, const char *why);
 
+/* The bytes of reasons a FAILURE line carries before "; and N more reasons (see the report)". */
+#define GA_RESULT_REASONS_MAX 400
+
+/* The line ga_result_print prints, without its newline: reasons whole while they fit, one cut between words
+ * with "...", the rest counted. */
+void ga_result_line(const ga_findings *f, int exit_code, const char *why, char *buf, size_t len);
+
 #endif

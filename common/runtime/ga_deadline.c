@@ -14,7 +14,9 @@
 
 #include "ga_exit.h"
 #include "ga_fatal.h"
-#include "ga_job.h" /* GA_HOST_MAX */
+#include "ga_findings.h" /* GA_RESULT_REASONS_MAX */
+#include "ga_job.h"      /* GA_HOST_MAX */
+#include "ga_str.h"
 #include "ga_time.h"
 
 static struct {
@@ -300,7 +302,9 @@ _Noreturn static void expire_starting(const char *msg)
     fprintf(stderr, "[FATAL] start-up: %s; seen from %s, which cannot name the rank that did not start\n",
             msg, dl.who);
     fflush(stderr);
-    printf("[RESULT] FAILURE: %s\n", msg); /* the last line of every run, as the fatal path prints it */
+    char clipped[GA_RESULT_REASONS_MAX + 8]; /* between words, as the fatal path cuts it */
+    ga_str_clip(clipped, sizeof clipped, msg, GA_RESULT_REASONS_MAX);
+    printf("[RESULT] FAILURE: %s\n", clipped); /* the last line of every run, as the fatal path prints it */
     fflush(stdout);
     _exit(GA_EXIT_TIMEOUT);
 }

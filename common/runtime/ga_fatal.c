@@ -1,5 +1,8 @@
 #include "ga_fatal.h"
+
+#include "ga_findings.h"
 #include "ga_report.h"
+#include "ga_str.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -58,7 +61,10 @@ static void result_line(int exit_code, const char *msg)
     const char *name = ga_exit_code_name(exit_code);
     size_t n = strlen(name);
     bool named = strncmp(msg, name, n) == 0 && msg[n] == ':'; /* "timeout: --timeout 3 s expired ..." */
-    printf("[RESULT] FAILURE: %s%s%s\n", named ? "" : name, named ? "" : ": ", msg);
+    char clipped[GA_RESULT_REASONS_MAX +
+                 8]; /* between words, as ga_result_print cuts (the [FATAL] line is whole) */
+    ga_str_clip(clipped, sizeof clipped, msg, GA_RESULT_REASONS_MAX);
+    printf("[RESULT] FAILURE: %s%s%s\n", named ? "" : name, named ? "" : ": ", clipped);
     fflush(stdout);
 }
 

@@ -8,6 +8,7 @@
 #include "ga_envvars.h"
 #include "ga_exit.h"
 #include "ga_findings.h"
+#include "ga_str.h"
 #include "ga_gpu.h"
 #include "ga_parse.h"
 #include "ga_report.h"
@@ -321,6 +322,58 @@ static void test_findings(void)
     ga_findings_free(&f);
 }
 
+/* What ga_result_print printed, without its newline. */
+static void printed_result(const ga_findings *f, int exit_code, const char *why, char *line, size_t len)
+{
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *tmp = tmpfile();
+    CHECK(saved >= 0 && tmp != NULL);
+    dup2(fileno(tmp), 1);
+    ga_result_print(f, exit_code, why);
+    dup2(saved, 1);
+    close(saved);
+    rewind(tmp);
+    if (!fgets(line, (int)len, tmp))
+        line[0] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    fclose(tmp);
+}
+
+/* The FAILURE line is never cut mid-word and says how many reasons it left out (issue 41, observation 10:
+ * 650 characters cut mid-word by the front-end's 512-byte line). */
+static void test_result_line(void)
+{
+    ga_findings f;
+    ga_findings_init(&f);
+    for (int i = 0; i < 7; i++)
+        ga_findings_add(&f, GA_SEV_FAIL, "NH_XID", (ga_where){"node7", 7, i, i, NULL},
+                        "GPU %d logged Xid 79 (fallen off the bus): the kernel log says the GPU is no longer "
+                        "reachable over PCIe; drain the node and reseat or replace the GPU %d",
+                        i, i);
+    char line[1024];
+    printed_result(&f, GA_EXIT_CHECK_FAILED, NULL, line, sizeof line);
+    printf("result line (%zu bytes): %s\n", strlen(line), line);
+    CHECK(strlen(line) < 511); /* what the front-end keeps of a line */
+    CHECK(strstr(line, "; and 5 more reasons (see the report)") != NULL);
+    const char *dots = strstr(line, "\xe2\x80\xa6");
+    CHECK(dots == NULL || dots[-1] != ' '); /* cut after a word */
+    CHECK(dots == NULL || strchr("abcdefghijklmnopqrstuvwxyz0123456789)", dots[-1]) != NULL);
+    /* a short single reason stays whole and alone */
+    ga_findings g;
+    ga_findings_init(&g);
+    ga_findings_add(&g, GA_SEV_FAIL, "X_FAIL", GA_WHERE_CLUSTER, "short");
+    printed_result(&g, GA_EXIT_CHECK_FAILED, NULL, line, sizeof line);
+    CHECK_STR(line, "[RESULT] FAILURE: X_FAIL: short");
+    printed_result(&g, GA_EXIT_ENV, "no GPU", line, sizeof line);
+    CHECK_STR(line, "[RESULT] FAILURE: no GPU; X_FAIL: short");
+    CHECK(ga_str_word_prefix("alpha beta gamma", 12) == 10);
+    CHECK(ga_str_word_prefix("alpha beta", 40) == 10);
+    CHECK(ga_str_word_prefix("alpha; beta", 8) == 5);
+    ga_findings_free(&g);
+    ga_findings_free(&f);
+}
+
 static void test_report_write(void)
 {
     char dir[] = "/tmp/ga_test_report.XXXXXX";
@@ -367,6 +420,7 @@ int main(void)
     test_gpu_node_index();
     test_envvars();
     test_findings();
+    test_result_line();
     test_report_write();
     return ga_test_finish();
 }

@@ -69,6 +69,10 @@ def is_constant(expr):
         expr = expr[1:-1].strip()
     if is_literal(expr) or expr in CONSTANT:
         return True
+    # render_plural(n, "one", "many") returns one of its two literals (render_common.c)
+    plural = re.fullmatch(r"render_plural\(.*, (%s), (%s)\)" % (STRING, STRING), expr)
+    if plural:
+        return True
     parts = split_conditional(expr)
     return parts is not None and is_constant(parts[1]) and is_constant(parts[2])
 

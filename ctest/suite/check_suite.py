@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end checks of the gpuaccept front-end. Usage: check_suite.py TEST GPUACCEPT FIXTURES WORKDIR
-TEST: cli | baseline_compare | run_quick | run_faults | run_nodes | html_chromium | html_scale | untrusted | profiles |
-baseline_sources | run_profiles | run_budget | estimate | run_quick_relative. Exit 0 pass, 1 fail, 77 skipped.
+TEST: cli | baseline_compare | run_quick | run_faults | run_nodes | html_chromium | html_scale | html_found | plurals |
+untrusted | profiles | baseline_sources | run_profiles | run_budget | estimate | run_quick_relative. Exit 0 pass, 1 fail, 77 skipped.
 
 The checks live by topic: check_suite_reports.py (reports given to the front-end), check_suite_runs.py (real
 runs), check_suite_plans.py (profiles and estimates, nothing run), check_suite_html.py (the browser); their
@@ -22,7 +22,8 @@ CHECKS = {
     "run_quick": runs.t_run_quick, "run_faults": runs.t_run_faults, "run_nodes": runs.t_run_nodes,
     "run_profiles": runs.t_run_profiles, "run_budget": runs.t_run_budget, "run_quick_relative": runs.t_run_quick_relative,
     "profiles": plans.t_profiles, "estimate": plans.t_estimate,
-    "html_chromium": html.t_html_chromium, "html_scale": html.t_html_scale,
+    "html_chromium": html.t_html_chromium, "html_scale": html.t_html_scale, "html_found": html.t_html_found,
+    "plurals": html.t_plurals,
 }
 if TEST not in CHECKS:
     sys.exit("unknown check %r (one of %s)" % (TEST, ", ".join(CHECKS)))

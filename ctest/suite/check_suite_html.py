@@ -1,4 +1,5 @@
 """The HTML summary in a real browser (Chromium): its pixels, its DOM, and a 512-node report."""
+import glob
 import importlib.util
 import json
 import os
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import zlib
 
-from suite_helpers import load, fresh, merge, merge_dir, check
+from suite_helpers import FX, load, fresh, merge, merge_dir, check
 
 
 def png_pixels(path):
@@ -214,3 +215,85 @@ def t_html_scale():
     check(not twice, "512 nodes: no text names its place twice (%d do, e.g. %r)" % (len(twice), twice[:2]))
     check(re.search(r"gemm_flops tflops_bf16 [0-9.]+ TFLOP/s on gpu-node-0037 GPU 5 is below", dom) is not None,
           "512 nodes: the baseline's regression of gpu-node-0037 GPU 5 is shown with its place")
+
+
+def with_findings(case, out, host, extra, first=()):
+    """The case's reports with node_health's findings on host: first before the report's own, extra after."""
+    d = fresh(out)
+    for path in glob.glob(os.path.join(FX, case, "reports", "*.json")):
+        r = load(path)
+        if r.get("program") == "node_health":
+            node = next(n for n in r["nodes"] if n["host"] == host)
+            mk = [{"severity": sev, "code": code, "host": host, "node_index": node["node_index"], "rank": None,
+                   "gpu": None, "pci_bus_id": None, "message": msg} for sev, code, msg in list(first) + list(extra)]
+            r["findings"] = mk[:len(first)] + r["findings"] + mk[len(first):]
+        with open(os.path.join(d, os.path.basename(path)), "w") as f:
+            json.dump(r, f)
+    return d
+
+
+def t_html_found():
+    """An abnormal node with a warning found before seven failures (issue 41, observation 10): its fault codes
+    list the failing codes first, in summary.json and summary.md; the HTML shows four of its failures and
+    "and N more", and the "what was found" column stays readable beside seven codes (measured in
+    Chromium: it was one or two words wide)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        print("SKIP: no chromium (apt-get install chromium)")
+        sys.exit(77)
+    host = "gpu-node-02"
+    fails = [("fail", "HEALTH_%s" % c, "GPU %d on %s: %s, found by the check of this kind on this node" %
+              (i, host, c.lower().replace("_", " "))) for i, c in
+             enumerate(["ECC_UNCORRECTABLE", "GPU_LOST", "IB_PORT_DOWN", "NVLINK_DOWN", "IB_RATE_LOW",
+                        "GPU_MISSING", "FABRIC_NOT_READY"])]
+    rd = with_findings("cluster_bad", "found-reports", host, fails,
+                       first=[("warn", "HEALTH_ECC_CORRECTABLE", "correctable ECC errors on GPU 0")])
+    p, d = merge_dir(rd, "found-out", [])
+    s = load(os.path.join(d, "summary.json"))
+    node = next((a for a in s["abnormal_nodes"] if a["host"] == host), {"fault_codes": []})
+    codes = node["fault_codes"]
+    sev = {f["code"]: f["severity"] for f in s["findings"] if f.get("host") == host}
+    ranks = [0 if sev.get(c) == "fail" else 1 for c in codes]
+    check(len(codes) >= 8 and ranks == sorted(ranks),
+          "the abnormal node's fault codes list failures before warnings: %s" % codes)
+    md = open(os.path.join(d, "summary.md")).read()
+    row = next((l for l in md.splitlines() if l.startswith("| " + host + " | ") and "HEALTH_" in l), "")
+    check(row.find("HEALTH_ECC_UNCORRECTABLE") < row.find("HEALTH_ECC_CORRECTABLE`"),
+          "summary.md: the failing codes come first: %s" % row[:160])
+    html = os.path.join(d, "summary.html")
+    text = open(html).read()
+    more = sum(1 for f in s["findings"] if f.get("host") == host and f["severity"] == "fail") - 4
+    check(more >= 3 and "and %d more failures" % more in text,
+          "summary.html: four failures shown beside the node and 'and %d more failures'" % more)
+    # Chromium lays the page out; a script added to a copy measures the cell (the summary has none).
+    probe = os.path.join(d, "probe.html")
+    js = ("<script>var w=-1;document.querySelectorAll('#abnormal tr').forEach(function(tr){var c=tr.cells;"
+          "if(c.length>2&&c[0].textContent=='%s')w=Math.round(c[2].getBoundingClientRect().width);});"
+          "document.body.setAttribute('data-found-width',w);</script>" % host)
+    with open(probe, "w") as f:
+        f.write(text.replace("</body>", js + "</body>"))
+    dom = chromium_dom(chromium, probe, "found")
+    m = re.search(r'data-found-width="(-?\d+)"', dom)
+    width = int(m.group(1)) if m else -1
+    check("rank 5: rank 5" not in text and "gpu-node-03 rank 5: fp64 GEMM" in text,
+          "a message that starts with its rank is not given the rank twice ('gpu-node-03 rank 5: fp64 GEMM')")
+    check(width >= 300, "in a 1200-pixel window the 'what was found' cell beside seven codes is %d px wide "
+                        "(at least 300)" % width)
+
+
+def t_plurals():
+    """One failure on one abnormal node reads "1 failure", "1 abnormal node", never "1 nodes" (issue 41,
+    observation 10), in summary.md, summary.html and the front-end's verdict line."""
+    rd = with_findings("cluster_good", "plural-reports", "gpu-node-01",
+                       [("fail", "HEALTH_GPU_LOST", "GPU 1 fell off the bus")])
+    p, d = merge_dir(rd, "plural-out", [])
+    s = load(os.path.join(d, "summary.json"))
+    check(s["verdict"]["failures"] == 1 and s["verdict"]["abnormal_node_count"] == 1,
+          "one failure on one abnormal node (%s)" % s["verdict"].get("failures"))
+    bad = re.compile(r"\b1 (nodes|failures|warnings|GPUs|regressions|figures|findings)\b")
+    md = open(os.path.join(d, "summary.md")).read()
+    html = open(os.path.join(d, "summary.html")).read()
+    for name, text in (("summary.md", md), ("summary.html", html), ("the verdict line", p.stdout + p.stderr)):
+        m = bad.search(text)
+        check(m is None, "%s: no '1 <plural>' (%s)" % (name, m.group(0) if m else "none"))
+    check("1 failure" in md and "1 abnormal node" in md, "summary.md says '1 failure' and '1 abnormal node'")

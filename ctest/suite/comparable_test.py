@@ -93,6 +93,24 @@ r = run("compare", save("std.json", a_std), save("quick.json", d))
 check(r.returncode == 2 and "profile standard -> quick" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
       f"standard against quick: exit {r.returncode}: {r.stderr.strip()[:160]}")
 
+# Every program measured under other conditions: the refusal's reasons run past the 512-byte line; it is cut
+# between words with "…", says how many reasons it left out and keeps its advice (--force). It was cut
+# mid-word and lost "--force" (issue 41, observation 10).
+e = copy.deepcopy(d)
+for st in e["steps"]:
+    st["world_size"] = (st.get("world_size") or 8) * 64
+    st["node_count"] = (st.get("node_count") or 4) * 64
+    st["conditions"] = {k: (v * 7 if isinstance(v, int) else "another-%s" % v)
+                        for k, v in (st.get("conditions") or {"size": 1}).items()}
+r = run("compare", save("std.json", a_std), save("quick_all.json", e))
+line = r.stderr.strip()
+cut_ok = "…" not in line or all(line[i - 1].isalnum() or line[i - 1] in ")]'\"" for i in
+                                     [k for k, ch in enumerate(line) if ch == "…"])
+check(r.returncode == 2 and len(line.splitlines()) == 1 and "; --force compares them anyway (see gpuaccept compare --help)" in line and
+      cut_ok and ("more reason" in line or len(line) < 500),
+      f"every program not comparable: one line ending with the advice, cut between words "
+      f"({len(line.encode())} bytes): {line}")
+
 # Two reports of one program at different world sizes: refused the same way.
 rep = json.load(open(os.path.join(reports, "allreduce_bw.json")))
 rep2 = copy.deepcopy(rep)

@@ -62,11 +62,18 @@ done
 # The one runner: program order, step timeouts, per-node preflight, suite_run.json, the merged summary.
 verdict=0
 {run} || verdict=$?
-# The reports are in this pod (rank 0 ran here); print them into the log, which outlives the pods.
-for f in {rd}/*.json {rd}/summary.md; do [ -e "$f" ] || continue; echo "=== gpuaccept report $f"; cat "$f"; echo "=== end"; done
+# The reports stay in the reports volume (rank 0 wrote them here); only summary.md goes into the log, which
+# outlives the pods. Every report is tens of MB at 512 nodes: past the kubelet's 10 MiB log rotation
+# (containerLogMaxSize), which would keep the reports' tail and drop the verdict.
+if [ -e {rd}/summary.md ]; then echo "=== gpuaccept report {rd}/summary.md"; cat {rd}/summary.md; echo "=== end"; fi
+echo "gpuaccept: {where}"
 echo "gpuaccept: verdict exit $verdict"
 exit "$verdict"
-""".format(port=port, wait=a.dns_wait // 2, run=run_line, rd=shlex.quote(a.report_dir))
+""".format(port=port, wait=a.dns_wait // 2, run=run_line, rd=shlex.quote(a.report_dir),
+           where=("reports (summary.json, summary.html, one JSON per program) kept in the claim %s at %s"
+                  % (a.report_pvc, a.report_dir)) if a.report_pvc else
+           ("reports (summary.json, summary.html, one JSON per program) in this pod's %s, lost with the pod: "
+            "render with --report-pvc CLAIM to keep them" % a.report_dir))
 
 
 def launcher_env(a):

@@ -11,6 +11,7 @@
 #include "baseline.h"
 #include "ga_cli.h"
 #include "ga_exit.h"
+#include "ga_findings.h"
 #include "handoff.h"
 #include "merge.h"
 #include "render.h"
@@ -106,12 +107,15 @@ void suite_print_verdict(const json_t *s, const char *dir)
     const json_t *v = json_object_get(s, "verdict");
     bool pass = strcmp(sj_str(v, "result", "fail"), "pass") == 0;
     const char *stopped = sj_str(s, "interrupted", NULL);
-    printf("[SUITE] verdict: %s, exit %lld (%s): %lld failures, %lld warnings, %lld abnormal nodes of %lld\n",
-           pass      ? "PASS"
-           : stopped ? "INTERRUPTED"
-                     : "FAIL",
-           sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"), sj_int(v, "failures", 0),
-           sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0), sj_int(s, "node_count", 0));
+    long long fails = sj_int(v, "failures", 0), warns = sj_int(v, "warnings", 0),
+              abn = sj_int(v, "abnormal_node_count", 0);
+    printf(
+        "[SUITE] verdict: %s, exit %lld (%s): %lld failure%s, %lld warning%s, %lld abnormal node%s of %lld\n",
+        pass      ? "PASS"
+        : stopped ? "INTERRUPTED"
+                  : "FAIL",
+        sj_int(v, "exit_code", -1), sj_str(v, "exit_name", "?"), fails, fails == 1 ? "" : "s", warns,
+        warns == 1 ? "" : "s", abn, abn == 1 ? "" : "s", sj_int(s, "node_count", 0));
     size_t i, j;
     json_t *a, *c;
     json_array_foreach(sj_arr(s, "abnormal_nodes"), i, a) {
@@ -131,9 +135,21 @@ void suite_print_verdict(const json_t *s, const char *dir)
     } else if (stopped) {
         printf("[RESULT] FAILURE: interrupted by %s; the steps not run are not judged\n", stopped);
     } else {
+        /* whole codes while they fit in the bytes a program's FAILURE line gives its reasons, the rest
+         * counted (issue 41, observation 10): the line stays one readable line at any number of codes */
+        const json_t *all = sj_arr(v, "fault_codes");
+        size_t used = 0;
         printf("[RESULT] FAILURE:");
-        json_array_foreach(sj_arr(v, "fault_codes"), j, c)
-            printf(" %s", json_string_value(c));
+        json_array_foreach(all, j, c) {
+            const char *code = json_string_value(c);
+            if (used + strlen(code) + 1 > GA_RESULT_REASONS_MAX) {
+                size_t more = json_array_size(all) - j;
+                printf(" and %zu more fault code%s (see summary.json)", more, more == 1 ? "" : "s");
+                break;
+            }
+            printf(" %s", code);
+            used += strlen(code) + 1;
+        }
         printf("\n");
     }
     fflush(stdout);

@@ -368,8 +368,8 @@ int heatmap_render(sbuf *b, const char *title, const char *unit, const json_t *v
 
     sbuf_printf(b, "<div class=\"heatmap-figure\" style=\"margin:10px 0\"><h3>");
     sbuf_html(b, title);
-    sbuf_printf(b, "</h3><p style=\"font-size:13px;margin:2px 0\">%zu devices on %zu nodes; median %.4g ", n,
-                nrows, median);
+    sbuf_printf(b, "</h3><p style=\"font-size:13px;margin:2px 0\">%zu devices on %zu %s; median %.4g ", n,
+                nrows, nrows == 1 ? "node" : "nodes", median);
     sbuf_html(b, unit);
     sbuf_printf(
         b, "; %zu flagged by the program; %zu outliers labelled (the flagged ones and the worst %d).</p>",

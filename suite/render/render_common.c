@@ -78,7 +78,17 @@ void render_headline_value(const json_t *h, char *buf, size_t len)
         return;
     }
     const char *unit = sj_str(h, "unit", "");
-    int n = snprintf(buf, len, "%.4g%s%s", sj_num(h, "value", 0), *unit ? " " : "", unit);
+    /* a count of one reads "1 finding", not "1 findings" (issue 41, observation 10): the count units the
+     * programs use lose their plural s */
+    static const char *const counts[] = {"findings",   "intervals", "nodes", "ranks", "GPUs",
+                                         "errors",     "steps",     "pairs", "ports", "rounds",
+                                         "iterations", "bytes",     "links"};
+    int unit_len = (int)strlen(unit);
+    if (sj_num(h, "value", 0) == 1.0)
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+            if (strcmp(unit, counts[i]) == 0)
+                unit_len--;
+    int n = snprintf(buf, len, "%.4g%s%.*s", sj_num(h, "value", 0), *unit ? " " : "", unit_len, unit);
     if (n > 0 && (size_t)n < len && sj_is_num(h, "reference"))
         snprintf(buf + n, len - (size_t)n, " (%s %.4g)", sj_str(h, "reference_label", "reference"),
                  sj_num(h, "reference", 0));
@@ -95,4 +105,9 @@ json_t *render_device_values(const json_t *summary, const char *program, const c
             json_array_append(out, m);
     }
     return out;
+}
+
+const char *render_plural(long long n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
 }

@@ -32,6 +32,9 @@ void render_headline_value(const json_t *headline, char *buf, size_t len);
  * name a host. A new array (holding references to the summary's entries). */
 json_t *render_device_values(const json_t *summary, const char *program, const char *name);
 
+/* one when n is 1, else many: "1 node", "2 nodes", "0 nodes" (issue 41, observation 10: "1 nodes"). */
+const char *render_plural(long long n, const char *one, const char *many);
+
 /* "GPU" when any of the entries (metrics, figures) names a GPU, "rank" on the host paths. */
 
 #endif

@@ -31,7 +31,9 @@ static const char css[] =
     ".badge{display:inline-block;padding:1px "
     "8px;border-radius:10px;color:#fff;font-size:12px;font-weight:bold}"
     ".code{font-family:'DejaVu Sans Mono',monospace;background:#f1e3e3;color:#8c1d1a;padding:0 5px;"
-    "border-radius:3px;font-size:12px;margin-right:4px;white-space:nowrap}"
+    "border-radius:3px;font-size:12px;margin-right:4px;white-space:nowrap;display:inline-block;margin-bottom:"
+    "2px}"
+    "td.codes{max-width:300px}td.found{min-width:420px}"
     ".muted{color:#6b7587}.chart{max-width:100%;height:auto;display:block;margin:6px 0}"
     ".ct{font-size:15px;font-weight:bold;fill:#1f2a3a}.tk{font-size:11px;fill:#4a5566}"
     ".al{font-size:12px;fill:#1f2a3a}.cell{font-size:11px;fill:#fff;font-weight:bold}"
@@ -51,7 +53,9 @@ static void codes(sbuf *b, const json_t *arr)
     size_t i;
     json_t *c;
     json_array_foreach(arr, i, c) {
-        sbuf_puts(b, "<span class=\"code\">");
+        /* a space between codes: each code stays whole (nowrap) but a list of seven may wrap, instead of
+         * one unbreakable line that leaves the next column a word wide (issue 41, observation 10) */
+        sbuf_puts(b, i ? " <span class=\"code\">" : "<span class=\"code\">");
         sbuf_html(b, json_string_value(c));
         sbuf_puts(b, "</span>");
     }
@@ -67,11 +71,15 @@ static void header(sbuf *b, const json_t *s)
     sbuf_printf(b, "<p>exit code %lld (", sj_int(v, "exit_code", -1));
     sbuf_html(b, sj_str(v, "exit_name", "?"));
     sbuf_puts(b, ")");
+    long long fails = sj_int(v, "failures", 0), warns = sj_int(v, "warnings", 0),
+              abn = sj_int(v, "abnormal_node_count", 0), nodes = sj_int(s, "node_count", 0),
+              gpus = sj_int(s, "gpu_count", 0);
     if (!pass)
-        sbuf_printf(b, " &middot; %lld failures, %lld abnormal nodes", sj_int(v, "failures", 0),
-                    sj_int(v, "abnormal_node_count", 0));
-    sbuf_printf(b, " &middot; %lld warnings</p><p>%lld nodes, %lld GPUs", sj_int(v, "warnings", 0),
-                sj_int(s, "node_count", 0), sj_int(s, "gpu_count", 0));
+        sbuf_printf(b, " &middot; %lld %s, %lld abnormal %s", fails,
+                    render_plural(fails, "failure", "failures"), abn, render_plural(abn, "node", "nodes"));
+    sbuf_printf(b, " &middot; %lld %s</p><p>%lld %s, %lld %s", warns,
+                render_plural(warns, "warning", "warnings"), nodes, render_plural(nodes, "node", "nodes"),
+                gpus, render_plural(gpus, "GPU", "GPUs"));
     if (sj_str(s, "gpu_model", NULL)) {
         sbuf_puts(b, " (");
         sbuf_html(b, sj_str(s, "gpu_model", ""));
@@ -108,6 +116,9 @@ static void abnormal_hostlist(const json_t *s, sbuf *b)
     free(hosts);
 }
 
+/* The failures shown beside an abnormal node; the rest are counted and listed under Findings. */
+enum { FOUND_SHOWN = 4 };
+
 static void abnormal_section(sbuf *b, const json_t *s)
 {
     const json_t *abn = sj_arr(s, "abnormal_nodes");
@@ -115,7 +126,8 @@ static void abnormal_section(sbuf *b, const json_t *s)
     if (json_array_size(abn) == 0)
         sbuf_puts(b, "<p>No node failed a check.</p>");
     else
-        sbuf_puts(b, "<table><tr><th>node</th><th>fault codes</th><th>what was found</th></tr>");
+        sbuf_puts(b, "<table><tr><th>node</th><th class=\"codes\">fault codes</th><th class=\"found\">what "
+                     "was found</th></tr>");
     size_t i, j;
     json_t *a, *f;
     /* Each abnormal node's failures, gathered in one pass: a thousand abnormal nodes would otherwise each
@@ -128,21 +140,26 @@ static void abnormal_section(sbuf *b, const json_t *s)
         json_t *list = json_object_get(fails, fh);
         if (!list)
             json_object_set_new(fails, fh, list = json_array());
-        if (json_array_size(list) < 4)
-            json_array_append(list, f);
+        json_array_append(list, f);
     }
     json_array_foreach(abn, i, a) {
         const char *host = sj_str(a, "host", "?");
         sbuf_puts(b, "<tr><td>");
         sbuf_html(b, host);
-        sbuf_puts(b, "</td><td>");
+        sbuf_puts(b, "</td><td class=\"codes\">");
         codes(b, sj_arr(a, "fault_codes"));
-        sbuf_puts(b, "</td><td>");
-        int shown = 0;
-        json_array_foreach(json_object_get(fails, host), j, f) {
+        sbuf_puts(b, "</td><td class=\"found\">");
+        const json_t *list = json_object_get(fails, host);
+        json_array_foreach(list, j, f) {
+            if (j == FOUND_SHOWN) {
+                size_t more = json_array_size(list) - FOUND_SHOWN;
+                sbuf_printf(b, "<br><span class=\"muted\">... and %zu more %s: see Findings</span>", more,
+                            more == 1 ? "failure" : "failures");
+                break;
+            }
             char text[800];
             suite_finding_text(f, text, sizeof text);
-            sbuf_puts(b, shown++ ? "<br>" : "");
+            sbuf_puts(b, j ? "<br>" : "");
             sbuf_html(b, text);
         }
         sbuf_puts(b, "</td></tr>");
@@ -208,8 +225,10 @@ static void steps_section(sbuf *b, const json_t *s)
         sbuf_html(b, sj_str(bl, "model", "?"));
         sbuf_puts(b, " (");
         sbuf_html(b, sj_str(bl, "file", ""));
-        sbuf_printf(b, "), tolerance %.4g%%: %lld figures checked, %lld regressions.</p>",
-                    sj_num(bl, "tolerance_pct", 0), sj_int(bl, "checked", 0), sj_int(bl, "regressions", 0));
+        long long checked = sj_int(bl, "checked", 0), regs = sj_int(bl, "regressions", 0);
+        sbuf_printf(b, "), tolerance %.4g%%: %lld %s checked, %lld %s.</p>", sj_num(bl, "tolerance_pct", 0),
+                    checked, render_plural(checked, "figure", "figures"), regs,
+                    render_plural(regs, "regression", "regressions"));
     } else {
         sbuf_puts(b, "<p class=\"muted\">No baseline applied.</p>");
     }
@@ -246,9 +265,8 @@ static void grid_section(sbuf *b, const json_t *s)
         }
         svg_status_grid(b, "Verdict of each check on each node", rows, nr, cols, ncols, cells);
         if (hidden)
-            sbuf_printf(b,
-                        "<p class=\"muted\">%zu more nodes passed every check (all are in summary.json).</p>",
-                        hidden);
+            sbuf_printf(b, "<p class=\"muted\">%zu more %s every check (all are in summary.json).</p>",
+                        hidden, render_plural((long long)hidden, "node passed", "nodes passed"));
     }
     free(nodes);
     free(rows);

@@ -74,9 +74,13 @@ static void verdict_head(sbuf *b, const json_t *s)
     sbuf_puts(b, pass ? "# Cluster acceptance: PASS\n\n" : "# Cluster acceptance: FAIL\n\n");
     sbuf_printf(b, "Exit code %lld (", sj_int(v, "exit_code", -1));
     sbuf_md(b, sj_str(v, "exit_name", "?"));
-    sbuf_printf(b, "): %lld failures, %lld warnings, %lld abnormal nodes. %lld nodes, %lld GPUs",
-                sj_int(v, "failures", 0), sj_int(v, "warnings", 0), sj_int(v, "abnormal_node_count", 0),
-                sj_int(s, "node_count", 0), sj_int(s, "gpu_count", 0));
+    long long fails = sj_int(v, "failures", 0), warns = sj_int(v, "warnings", 0),
+              abn = sj_int(v, "abnormal_node_count", 0), nodes = sj_int(s, "node_count", 0),
+              gpus = sj_int(s, "gpu_count", 0);
+    sbuf_printf(b, "): %lld %s, %lld %s, %lld abnormal %s. %lld %s, %lld %s", fails,
+                render_plural(fails, "failure", "failures"), warns,
+                render_plural(warns, "warning", "warnings"), abn, render_plural(abn, "node", "nodes"), nodes,
+                render_plural(nodes, "node", "nodes"), gpus, render_plural(gpus, "GPU", "GPUs"));
     if (sj_str(s, "gpu_model", NULL)) {
         sbuf_puts(b, " (");
         sbuf_md(b, sj_str(s, "gpu_model", ""));
@@ -179,8 +183,10 @@ static void steps_table(sbuf *b, const json_t *s)
         sbuf_md(b, sj_str(bl, "model", "?"));
         sbuf_puts(b, " (");
         sbuf_md(b, sj_str(bl, "file", ""));
-        sbuf_printf(b, "), tolerance %.4g%%: %lld figures checked, %lld regressions.\n",
-                    sj_num(bl, "tolerance_pct", 0), sj_int(bl, "checked", 0), sj_int(bl, "regressions", 0));
+        long long checked = sj_int(bl, "checked", 0), regs = sj_int(bl, "regressions", 0);
+        sbuf_printf(b, "), tolerance %.4g%%: %lld %s checked, %lld %s.\n", sj_num(bl, "tolerance_pct", 0),
+                    checked, render_plural(checked, "figure", "figures"), regs,
+                    render_plural(regs, "regression", "regressions"));
     }
 }
 
@@ -219,7 +225,8 @@ static void nodes_grid(sbuf *b, const json_t *s)
             sbuf_puts(b, " |\n");
         }
         if (hidden)
-            sbuf_printf(b, "\n%zu more nodes passed every check (all are in summary.json).\n", hidden);
+            sbuf_printf(b, "\n%zu more %s every check (all are in summary.json).\n", hidden,
+                        render_plural((long long)hidden, "node passed", "nodes passed"));
     }
     free(nodes);
 }
@@ -255,7 +262,8 @@ static void findings_table(sbuf *b, const json_t *s)
             sbuf_puts(b, " |\n");
         }
     if (shown < json_array_size(fs))
-        sbuf_printf(b, "\n%zu more findings in summary.json.\n", json_array_size(fs) - shown);
+        sbuf_printf(b, "\n%zu more %s in summary.json.\n", json_array_size(fs) - shown,
+                    render_plural((long long)(json_array_size(fs) - shown), "finding", "findings"));
 }
 
 char *suite_render_md(const json_t *s)

@@ -163,6 +163,37 @@ static void whys_text(const json_t *whys, char *out, size_t len)
     sbuf_free(&b);
 }
 
+/* The reasons for a one-line refusal (the caller's error holds 512 bytes, cmd_compare.c): whole while they
+ * fit, one cut between words with "...", the rest counted, so the line is never cut mid-word and its advice
+ * (--force) is never lost (issue 41, observation 10). */
+static void whys_short(const json_t *whys, char *out, size_t len)
+{
+    enum { MIN_CUT = 60 };
+    size_t at = 0, shown = 0, total = 0;
+    const char *program;
+    json_t *w;
+    out[0] = '\0';
+    json_object_foreach((json_t *)whys, program, w)
+        total += *json_string_value(w) ? 1 : 0;
+    json_object_foreach((json_t *)whys, program, w) {
+        if (!*json_string_value(w))
+            continue;
+        char one[1200], cut[400];
+        snprintf(one, sizeof one, "%s: %s", program, json_string_value(w));
+        size_t room = len > at + 48 ? len - at - 48 : 0; /* 48: "; and N more reasons" and the ellipsis */
+        if (strlen(one) > room && room < MIN_CUT)
+            break;
+        ga_str_clip(cut, sizeof cut, one, room < sizeof cut - 4 ? room : sizeof cut - 4);
+        int n = snprintf(out + at, len - at, "%s%s", shown ? "; " : "", cut);
+        at += n > 0 && (size_t)n < len - at ? (size_t)n : 0;
+        shown++;
+        if (strcmp(cut, one) != 0)
+            break;
+    }
+    if (total > shown)
+        snprintf(out + at, len - at, "; and %zu more reason%s", total - shown, total - shown == 1 ? "" : "s");
+}
+
 /* One run's side of a comparison: its metrics, their index by key and its hosts. */
 typedef struct {
     json_t *metrics, *idx, *hosts;
@@ -294,14 +325,15 @@ json_t *suite_compare(const json_t *old_run, const json_t *new_run, double tol_p
     json_t *gone_nodes = hosts_only_in(old_s.hosts, new_s.hosts);
     /* Metrics or nodes of OLD that NEW does not have are checks NEW did not pass: they count against it. */
     size_t missing = t.missing_old + json_array_size(gone_nodes);
-    char why_all[1200];
+    char why_all[1200], why_short[400];
     whys_text(t.whys, why_all, sizeof why_all);
+    whys_short(t.whys, why_short, sizeof why_short);
     json_t *cmp = NULL;
     if (json_array_size(t.rows) == 0)
         snprintf(err, errlen, "OLD and NEW have no metric in common");
     else if (t.comparable == 0)
         snprintf(err, errlen, "no metric of OLD and NEW is comparable (%s); --force compares them anyway",
-                 why_all);
+                 why_short);
     else {
         cmp =
             json_pack("{s:s, s:i, s:f, s:i, s:i, s:i, s:i, s:i, s:b}", "schema", "gpuaccept-compare",
@@ -365,13 +397,16 @@ void suite_compare_print(const json_t *cmp, FILE *out, bool all)
                 : apart ? "not comparable"
                         : "");
     }
-    fprintf(out,
-            "%lld metrics compared: %lld regressions, %lld improvements beyond %.4g%%; %zu only in OLD, %zu "
-            "only in NEW\n",
-            sj_int(cmp, "compared", 0), sj_int(cmp, "regressions", 0), sj_int(cmp, "improvements", 0), tol,
-            json_array_size(sj_arr(cmp, "only_old")), json_array_size(sj_arr(cmp, "only_new")));
-    if (sj_int(cmp, "not_comparable", 0) > 0)
-        fprintf(out, "%lld metrics not comparable%s: %s\n", sj_int(cmp, "not_comparable", 0),
+    long long compared = sj_int(cmp, "compared", 0), regs = sj_int(cmp, "regressions", 0),
+              imps = sj_int(cmp, "improvements", 0), apart_n = sj_int(cmp, "not_comparable", 0);
+    fprintf(
+        out,
+        "%lld metric%s compared: %lld regression%s, %lld improvement%s beyond %.4g%%; %zu only in OLD, %zu "
+        "only in NEW\n",
+        compared, compared == 1 ? "" : "s", regs, regs == 1 ? "" : "s", imps, imps == 1 ? "" : "s", tol,
+        json_array_size(sj_arr(cmp, "only_old")), json_array_size(sj_arr(cmp, "only_new")));
+    if (apart_n > 0)
+        fprintf(out, "%lld metric%s not comparable%s: %s\n", apart_n, apart_n == 1 ? "" : "s",
                 sj_bool(cmp, "forced", false) ? " (compared anyway: --force)" : ", not counted",
                 sj_str(cmp, "not_comparable_why", ""));
     if (sj_int(cmp, "missing_in_new", 0) > 0)

@@ -80,7 +80,12 @@ void suite_finding_text(const json_t *f, char *buf, size_t len)
             snprintf(buf, len, "%s", msg);
         return;
     }
-    char where[160];
+    char where[160], rank[40];
     suite_finding_where(f, where, sizeof where);
-    snprintf(buf, len, "%s: %s", where, msg);
+    /* "gpu-node-03 rank 5: rank 5: ..." names the rank twice when the message starts with it */
+    snprintf(rank, sizeof rank, "rank %lld:", sj_int(f, "rank", -1));
+    if (host && !suite_is_gpu(f) && sj_int(f, "rank", -1) >= 0 && strncmp(msg, rank, strlen(rank)) == 0)
+        snprintf(buf, len, "%s %s", host, msg);
+    else
+        snprintf(buf, len, "%s: %s", where, msg);
 }

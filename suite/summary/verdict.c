@@ -40,14 +40,28 @@ static bool in_list(const json_t *arr, const char *s)
     return false;
 }
 
+/* Failing codes first, then warning codes not also failing: the list a person reads on an abnormal node
+ * starts with why it failed (issue 41, observation 10). codes gets them in that order. */
+static void codes_by_severity(json_t *codes, json_t *fail_codes, json_t *warn_codes)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(fail_codes, i, c)
+        add_code(codes, json_string_value(c));
+    json_array_foreach(warn_codes, i, c)
+        add_code(codes, json_string_value(c));
+    json_decref(fail_codes);
+    json_decref(warn_codes);
+}
+
 /* Worst severity of the findings of program (NULL: any) on host (and on the GPU of summary row gpu, when
- * not NULL: by bus id, suite_same_gpu); fault codes of warnings and failures go to codes. */
+ * not NULL: by bus id, suite_same_gpu); fault codes of failures, then of warnings, go to codes. */
 static int worst_on(const json_t *findings, const char *program, const char *host, const json_t *gpu,
                     json_t *codes)
 {
     int worst = 0;
     size_t i;
-    json_t *f;
+    json_t *f, *fail_codes = codes ? json_array() : NULL, *warn_codes = codes ? json_array() : NULL;
     json_array_foreach(findings, i, f) {
         if (!ga_streq(sj_str(f, "host", NULL), host) ||
             (program && !ga_streq(sj_str(f, "program", NULL), program)))
@@ -58,8 +72,10 @@ static int worst_on(const json_t *findings, const char *program, const char *hos
         if (r > worst)
             worst = r;
         if (r > 0 && codes)
-            add_code(codes, sj_str(f, "code", "?"));
+            add_code(r == 2 ? fail_codes : warn_codes, sj_str(f, "code", "?"));
     }
+    if (codes)
+        codes_by_severity(codes, fail_codes, warn_codes);
     return worst;
 }
 
