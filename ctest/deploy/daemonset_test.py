@@ -115,6 +115,8 @@ def rendered():
     script = c["command"][-1]
     check("--np 2 --only node_health,env_audit,gemm_flops,mem_bw,allreduce_bw --report-dir /var/run/gpuaccept/reports "
           "--expect-gpus 2" in script, "gpuaccept run --expect-gpus from --gpus-per-node")
+    check(c.get("securityContext", {}).get("capabilities", {}).get("add") == ["SYSLOG"],
+          "the check container has CAP_SYSLOG: node_health reads the kernel log under dmesg_restrict=1 (issue 41)")
     cpu = by_kind(docs_of(["--cpu-only", "--gpus-per-node", "2"]), "DaemonSet")["spec"]["template"]["spec"]
     check("--expect-gpus" not in cpu["initContainers"][0]["command"][-1], "--cpu-only: no --expect-gpus")
     check_refused(os.path.join(ds_dir, "render.py"), REFUSED)

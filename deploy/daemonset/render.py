@@ -73,6 +73,9 @@ def daemonset(a):
                       "limits": dict({"memory": a.memory_limit},
                                      **({"nvidia.com/gpu": a.gpus_per_node} if a.request_gpus else {}))},
         "volumeMounts": [status, {"name": "dshm", "mountPath": "/dev/shm"}],
+        # node_health's Xid check reads the kernel log: CAP_SYSLOG under kernel.dmesg_restrict=1 (Ubuntu's
+        # default). Why this and not a /dev/kmsg mount: deploy/mpijob/render.py, kernel_log_caps.
+        "securityContext": {"capabilities": {"add": ["SYSLOG"]}},
     }
     label = {
         "name": "label", "image": a.kubectl_image, "imagePullPolicy": "IfNotPresent",
