@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 41, item 5: `gpuaccept node-check --drain` as a real Slurm's HealthCheckProgram. A private one-node
-# Slurm (local_slurm.sh) runs a wrapper every few seconds (HealthCheckInterval) that calls node-check with
-# node_health's replay options: a healthy sysfs tree and kernel log while $state/case says "pass", a DGX tree
+# Slurm (local_slurm.sh) runs the shipped deploy/slurm/gpuaccept-healthcheck.sh every few seconds
+# (HealthCheckInterval), given node_health's replay options: a healthy sysfs tree and kernel log while $state/case says "pass", a DGX tree
 # with a compute port down and a log with Xid 79 once the test writes "fail". The node must stay idle, then
 # be DRAINED with a "gpuaccept: HEALTH_..." reason, then be resumed by node-check once healthy again (only
 # a reason gpuaccept set is lifted). Slurm ignores the program's exit code: the program drains the node
@@ -24,14 +24,14 @@ echo pass >"$state/case"
 trees=$src/ctest/node_health/trees logs=$src/ctest/node_health/logs
 cat >"$state/healthcheck.sh" <<SH
 #!/bin/sh
-# What an operator's HealthCheckProgram wrapper looks like, with replayed state instead of the live node.
+# The shipped wrapper, with replayed state instead of the live node's.
 if [ "\$(cat $state/case)" = fail ]; then tree=$trees/dgx_port_down log=$logs/xid79.log
 else tree=$trees/healthy log=$logs/healthy.log; fi
 echo "node=\${SLURMD_NODENAME:-unset}" >>$state/runs.log
 # This test's private Slurm (a site's scontrol reads /etc/slurm/slurm.conf): slurmd passes no SLURM_CONF on.
 [ ! -r $state/slurm_conf ] || export SLURM_CONF="\$(cat $state/slurm_conf)"
-GPUACCEPT_BIN_DIR=$bin_dir exec $bin_dir/gpuaccept node-check --drain -- --sysfs-root "\$tree" \\
-    --kernel-log "\$log" >>$state/runs.log 2>&1
+GA_HEALTHCHECK_CONF=/dev/null GA_BIN_DIR=$bin_dir GA_NODE_HEALTH_ARGS="--sysfs-root \$tree --kernel-log \$log" \
+    exec $src/deploy/slurm/gpuaccept-healthcheck.sh >>$state/runs.log 2>&1
 SH
 chmod 755 "$state/healthcheck.sh"
 
