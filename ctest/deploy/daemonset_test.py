@@ -164,6 +164,31 @@ def negative():
     check(any("may patch nodes" in e for e in errs), "DaemonSet: rejected when its role cannot patch nodes")
 
 
+def node_check():
+    """--node-check: the check container's script runs gpuaccept node-check on node_health's replay fixtures
+    and writes the label from its line (issue 41, item 5)."""
+    bin_dir, src = sys.argv[3], sys.argv[1]
+    fx = os.path.join(src, "ctest", "node_health")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, tree, log, want in (("healthy", "healthy", "healthy.log", "warn"),
+                                      ("xid79", "dgx_port_down", "xid79.log", "fail")):
+            status = os.path.join(tmp, name)
+            os.makedirs(status)
+            args = "--sysfs-root {} --kernel-log {}".format(os.path.join(fx, "trees", tree),
+                                                            os.path.join(fx, "logs", log))
+            docs = docs_of(["--node-check", "--cpu-only", "--prefix", os.path.dirname(bin_dir), "--status-dir",
+                            status, "--args=" + args])
+            c = by_kind(docs, "DaemonSet")["spec"]["template"]["spec"]["initContainers"][0]
+            check("node-check --health --" in c["command"][-1], "{}: the check runs node-check --health".format(name))
+            r = subprocess.run(c["command"], env={"NODE_NAME": "gpu-node-07", "HOME": tmp}, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, universal_newlines=True, timeout=60)
+            print(r.stdout.strip())
+            with open(os.path.join(status, "patch.json")) as f:
+                labels = json.load(f)["metadata"]["labels"]
+            check(r.returncode == 0 and labels["gpuaccept.io/verdict"] == want,
+                  "{}: labelled {} (got {})".format(name, want, labels["gpuaccept.io/verdict"]))
+
+
 def run():
     bin_dir = sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
@@ -237,5 +262,5 @@ def run():
               "a node below the baseline is labelled fail: {}, {}".format(labels, summary["verdict"]["fault_codes"]))
 
 
-{"committed": committed, "rendered": rendered, "negative": negative, "run": run}[mode]()
+{"committed": committed, "rendered": rendered, "negative": negative, "run": run, "node_check": node_check}[mode]()
 finish()
