@@ -234,7 +234,9 @@ def run():
         # ranks of one CPU differ by more than the tolerance, and that is not what this test is about.
         summary, labels = once("pass", "--quick --skip gemm_flops,mem_bw,allreduce_bw")
         node_verdict = summary["nodes"][0]["verdict"]
-        check(labels["gpuaccept.io/verdict"] == node_verdict and summary["verdict"]["exit_code"] == 0
+        # unchecked-xid: where this machine's kernel log is unreadable (no CAP_SYSLOG), issue 41 item 2
+        unread = "HEALTH_KERNEL_LOG_UNREADABLE" in summary["nodes"][0]["fault_codes"]
+        check(labels["gpuaccept.io/verdict"] == ("unchecked-xid" if unread else node_verdict) and summary["verdict"]["exit_code"] == 0
               and node_verdict in ("pass", "warn") and len(labels["gpuaccept.io/checked"]) == 16,
               "a passing node is labelled with its summary verdict ({}): {}".format(node_verdict, labels))
         # GPUs the pod cannot see (this machine has none): --expect-gpus from --gpus-per-node fails the node;
