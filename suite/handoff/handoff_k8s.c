@@ -15,10 +15,12 @@ char *suite_handoff_k8s_script(const json_t *s)
 {
     sbuf b;
     sbuf_init(&b);
-    sbuf_puts(&b, "#!/bin/sh\n# gpuaccept: labels every node with its verdict (" SUITE_K8S_KEY
-                  "=pass|warn|fail|unchecked-xid) and taints failed nodes NoSchedule;\n# a node that no longer fails loses "
-                  "the taint. Written by gpuaccept from summary.json; `gpuaccept run --apply-k8s` runs it.\n"
-                  "set -e\nKUBECTL=${KUBECTL:-kubectl}\n");
+    sbuf_puts(&b,
+              "#!/bin/sh\n# gpuaccept: labels every node with its verdict (" SUITE_K8S_KEY
+              "=pass|warn|fail|unchecked-xid) and taints failed nodes NoSchedule;\n# a node that no longer "
+              "fails loses the taint. Written by gpuaccept from summary.json; `gpuaccept run --apply-k8s` "
+              "runs it.\n"
+              "set -e\nKUBECTL=${KUBECTL:-kubectl}\n");
     size_t i;
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
