@@ -117,6 +117,8 @@ def rendered():
     script = c["command"][-1]
     check("--np 2 --only node_health,env_audit,gemm_flops,mem_bw,allreduce_bw --report-dir /var/run/gpuaccept/reports "
           "--expect-gpus 2" in script, "gpuaccept run --expect-gpus from --gpus-per-node")
+    check(c.get("securityContext", {}).get("capabilities", {}).get("add") == ["SYSLOG"],
+          "the check container has CAP_SYSLOG: node_health reads the kernel log under dmesg_restrict=1 (issue 41)")
     cpu = by_kind(docs_of(["--cpu-only", "--gpus-per-node", "2"]), "DaemonSet")["spec"]["template"]["spec"]
     check("--expect-gpus" not in cpu["initContainers"][0]["command"][-1], "--cpu-only: no --expect-gpus")
     check_refused(os.path.join(ds_dir, "render.py"), REFUSED)
@@ -164,6 +166,31 @@ def negative():
     check(any("may patch nodes" in e for e in errs), "DaemonSet: rejected when its role cannot patch nodes")
 
 
+def node_check():
+    """--node-check: the check container's script runs gpuaccept node-check on node_health's replay fixtures
+    and writes the label from its line (issue 41, item 5)."""
+    bin_dir, src = sys.argv[3], sys.argv[1]
+    fx = os.path.join(src, "ctest", "node_health")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, tree, log, want in (("healthy", "healthy", "healthy.log", "warn"),
+                                      ("xid79", "dgx_port_down", "xid79.log", "fail")):
+            status = os.path.join(tmp, name)
+            os.makedirs(status)
+            args = "--sysfs-root {} --kernel-log {}".format(os.path.join(fx, "trees", tree),
+                                                            os.path.join(fx, "logs", log))
+            docs = docs_of(["--node-check", "--cpu-only", "--prefix", os.path.dirname(bin_dir), "--status-dir",
+                            status, "--args=" + args])
+            c = by_kind(docs, "DaemonSet")["spec"]["template"]["spec"]["initContainers"][0]
+            check("node-check --health --" in c["command"][-1], "{}: the check runs node-check --health".format(name))
+            r = subprocess.run(c["command"], env={"NODE_NAME": "gpu-node-07", "HOME": tmp}, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, universal_newlines=True, timeout=60)
+            print(r.stdout.strip())
+            with open(os.path.join(status, "patch.json")) as f:
+                labels = json.load(f)["metadata"]["labels"]
+            check(r.returncode == 0 and labels["gpuaccept.io/verdict"] == want,
+                  "{}: labelled {} (got {})".format(name, want, labels["gpuaccept.io/verdict"]))
+
+
 def run():
     bin_dir = sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
@@ -209,7 +236,9 @@ def run():
         # ranks of one CPU differ by more than the tolerance, and that is not what this test is about.
         summary, labels = once("pass", "--quick --skip gemm_flops,mem_bw,allreduce_bw")
         node_verdict = summary["nodes"][0]["verdict"]
-        check(labels["gpuaccept.io/verdict"] == node_verdict and summary["verdict"]["exit_code"] == 0
+        # unchecked-xid: where this machine's kernel log is unreadable (no CAP_SYSLOG), issue 41 item 2
+        unread = "HEALTH_KERNEL_LOG_UNREADABLE" in summary["nodes"][0]["fault_codes"]
+        check(labels["gpuaccept.io/verdict"] == ("unchecked-xid" if unread else node_verdict) and summary["verdict"]["exit_code"] == 0
               and node_verdict in ("pass", "warn") and len(labels["gpuaccept.io/checked"]) == 16,
               "a passing node is labelled with its summary verdict ({}): {}".format(node_verdict, labels))
         # GPUs the pod cannot see (this machine has none): --expect-gpus from --gpus-per-node fails the node;
@@ -237,5 +266,5 @@ def run():
               "a node below the baseline is labelled fail: {}, {}".format(labels, summary["verdict"]["fault_codes"]))
 
 
-{"committed": committed, "rendered": rendered, "negative": negative, "run": run}[mode]()
+{"committed": committed, "rendered": rendered, "negative": negative, "run": run, "node_check": node_check}[mode]()
 finish()

@@ -101,6 +101,8 @@ MailProg=/bin/true
 NodeName=$node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
 PartitionName=ga Nodes=$node Default=YES MaxTime=INFINITE State=UP
 CONF
+    # GA_SLURM_EXTRA_CONF: lines a test adds (HealthCheckProgram=..., HealthCheckInterval=...).
+    [ -z "${GA_SLURM_EXTRA_CONF:-}" ] || printf '%s\n' "$GA_SLURM_EXTRA_CONF" >>"$d/slurm.conf"
     # PMIx's per-step client directories under this instance's directory, not /tmp/spmix_appdir_<uid>_<step>:
     # every instance numbers its jobs from 1, and a directory an earlier instance left for step 3.1 made this
     # one's step 3.1 fail to launch ("File exists"), as when CI runs this test in each of its build trees.

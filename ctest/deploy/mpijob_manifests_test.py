@@ -42,6 +42,11 @@ import deploytest  # noqa: E402
 crd = validate_mpijob.VENDORED_CRD  # the copy in the repository, deploy/mpijob/schema/
 
 
+def caps(container):
+    """The capabilities a container adds."""
+    return container.get("securityContext", {}).get("capabilities", {}).get("add", [])
+
+
 def validate(paths):
     return deploytest.validate(os.path.join(mpijob_dir, "validate_mpijob.py"), ["--crd", crd] + paths)
 
@@ -190,10 +195,16 @@ def fabric():
           "--rdma-resource NAME=COUNT (repeatable) replaces the default resource")
     doc = yaml.safe_load(render_yaml(["--no-ib"]))
     script = pods(doc)[0]["command"][-1]
-    check(all(not any("rdma" in k for k in c["resources"]["limits"]) and "securityContext" not in c
+    check(all(not any("rdma" in k for k in c["resources"]["limits"]) and caps(c) == ["SYSLOG"]
               for c in pods(doc)) and launcher_env(doc)["NCCL_IB_DISABLE"] == "1"
           and "--expect-gpus 8 --allow-sockets ||" in script,
           "--no-ib: no RDMA resource, no IPC_LOCK, NCCL_IB_DISABLE=1, and gpuaccept run --allow-sockets")
+    # Issue 41, item 2: node_health reads the kernel log (Xids) where dmesg_restrict=1: CAP_SYSLOG in every pod
+    # that runs it, and only there.
+    for program, want in (("suite", True), ("node_health", True), ("gemm_flops", False)):
+        doc = yaml.safe_load(render_yaml(["--program", program]))
+        check(all(("SYSLOG" in caps(c)) == want for c in pods(doc)),
+              "%s: CAP_SYSLOG %s" % (program, "in both pods (the kernel log)" if want else "absent"))
     doc = yaml.safe_load(render_yaml(["--cpu-only", "--no-ib"]))
     check("--expect-gpus" not in pods(doc)[0]["command"][-1], "--cpu-only: no --expect-gpus")
     doc = yaml.safe_load(render_yaml(["--variant", "rdma"]))

@@ -168,6 +168,17 @@ def gpu_resources(a):
     return {"requests": {"cpu": a.cpu, "memory": a.memory}, "limits": limits}
 
 
+def kernel_log_caps(programs):
+    """SYSLOG where node_health runs: its Xid check reads the kernel log, which kernel.dmesg_restrict=1 (Ubuntu's
+    default) keeps from a process without CAP_SYSLOG, through /dev/kmsg and syslog(2) alike (the kernel's
+    Documentation/admin-guide/sysctl/kernel.rst, "dmesg_restrict"; kernel/printk/printk.c,
+    check_syslog_permissions). A container has no /dev/kmsg, so node_health falls back to dmesg, i.e. syslog(2),
+    which the runtimes' default seccomp profile allows only with CAP_SYSLOG (moby commit ccd22ff, containerd
+    f81ce26). The capability is effective for a root process only: a --non-root pod reads the log where
+    dmesg_restrict=0, else the node is reported with its Xids unchecked (docs/deployment.md)."""
+    return ["SYSLOG"] if "node_health" in programs else []
+
+
 def mpijob(a, program):
     programs = PROGRAMS if program == "suite" else [program]
     name = a.name or "gpuaccept" + ("" if program == "suite" else "-" + program.replace("_", "-"))
@@ -194,8 +205,10 @@ def mpijob(a, program):
     }
     for c in (launcher, worker):
         sc = {}
-        if not a.no_ib:
-            sc["capabilities"] = {"add": ["IPC_LOCK"]}  # RDMA pins memory
+        caps = [] if a.no_ib else ["IPC_LOCK"]  # RDMA pins memory
+        caps += kernel_log_caps(programs)
+        if caps:
+            sc["capabilities"] = {"add": caps}
         if a.non_root:
             sc["allowPrivilegeEscalation"] = False
         if sc:

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ga_str.h"
+#include "kernel_log.h"
 #include "merge.h"
 #include "suite_util.h"
 
@@ -14,14 +15,16 @@ char *suite_handoff_k8s_script(const json_t *s)
 {
     sbuf b;
     sbuf_init(&b);
-    sbuf_puts(&b, "#!/bin/sh\n# gpuaccept: labels every node with its verdict (" SUITE_K8S_KEY
-                  "=pass|warn|fail) and taints failed nodes NoSchedule;\n# a node that no longer fails loses "
-                  "the taint. Written by gpuaccept from summary.json; `gpuaccept run --apply-k8s` runs it.\n"
-                  "set -e\nKUBECTL=${KUBECTL:-kubectl}\n");
+    sbuf_puts(&b,
+              "#!/bin/sh\n# gpuaccept: labels every node with its verdict (" SUITE_K8S_KEY
+              "=pass|warn|fail|unchecked-xid) and taints failed nodes NoSchedule;\n# a node that no longer "
+              "fails loses the taint. Written by gpuaccept from summary.json; `gpuaccept run --apply-k8s` "
+              "runs it.\n"
+              "set -e\nKUBECTL=${KUBECTL:-kubectl}\n");
     size_t i;
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
-        const char *host = sj_str(node, "host", ""), *v = sj_str(node, "verdict", "fail");
+        const char *host = sj_str(node, "host", ""), *v = suite_k8s_node_label(node);
         /* The name after "--": whatever it is, kubectl never reads it as an option (node_name.h). */
         sbuf_puts(&b, "\"$KUBECTL\" label node --overwrite -- ");
         sbuf_shq(&b, host);
@@ -54,7 +57,7 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
     size_t i;
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
-        const char *v = sj_str(node, "verdict", "fail");
+        const char *v = suite_k8s_node_label(node);
         /* RFC 6902: "~1" is the "/" of the label key. "add" replaces a label that exists: idempotent. */
         json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path",
                                   "/metadata/labels/gpuaccept.io~1verdict", "value", v);

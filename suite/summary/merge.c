@@ -13,6 +13,7 @@
 #include "ga_str.h"
 #include "ga_time.h"
 #include "ga_version.h"
+#include "kernel_log.h"
 #include "node_name.h"
 #include "step_status.h"
 #include "suite_util.h"
@@ -634,6 +635,7 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
                       json_object(), json_array(), json_array()};
     merge_programs(reports, run, &m);
     merge_not_covered(s, reports);
+    suite_kernel_log_not_covered(s, reports); /* nodes whose Xids were not checked (issue 41, item 2) */
     /* A run stopped by SIGINT or SIGTERM: its verdict says so (suite_summary_finalize), never a timeout. */
     const char *stopped = sj_str(run, "interrupted", NULL);
     json_object_set_new(s, "interrupted", stopped ? json_string(stopped) : json_null());
