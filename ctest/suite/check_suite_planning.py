@@ -38,3 +38,96 @@ def t_check_args():
              "--args", "allreduce_bw=--min-node-busbw 100"], env=nogpu)
     check(not any("no --min-node-busbw" in l for l in not_covered(p)),
           "--args gave --min-node-busbw: not said to be absent (%s)" % not_covered(p))
+
+
+# A stand-in mpirun for three nodes on one machine (127.0.0.x resolve and name no real machine). Alone
+# (--host): 127.0.0.2 fails its first launch with the ORTE fragment seen under load and answers the second;
+# 127.0.0.3 always fails as ssh to a dead sshd does, the ssh line first, Open MPI's banner after. With
+# $FAKE_OTHER_DIR set, the remote side sees another directory at the report directory's path: every word
+# under $FAKE_REPORT_DIR is redirected there, as a node with a local disk of its own would write.
+FAKE_MPIRUN = r'''#!/usr/bin/env python3
+import os, sys
+args, host, out, i = sys.argv[1:], None, [], 0
+while i < len(args):
+    if args[i] in ("--host", "--hostfile", "-np"):
+        host = args[i + 1] if args[i] == "--host" else host
+        i += 2
+        continue
+    out.append(args[i])
+    i += 1
+real, other = os.environ["FAKE_REPORT_DIR"], os.environ.get("FAKE_OTHER_DIR")
+if other:
+    out = [other + w[len(real):] if w.startswith(real) else w for w in out]
+marker = os.path.join(os.environ["FAKE_STATE"], "flaky-" + str(host))
+if host == "127.0.0.2" and not os.path.exists(marker):
+    open(marker, "w").close()
+    sys.stderr.write("--------------------------------------------------------------------------\n"
+                     "  --> Returned value Error (-1) instead of ORTE_SUCCESS\n"
+                     "--------------------------------------------------------------------------\n")
+    sys.exit(1)
+if host == "127.0.0.3":
+    sys.stderr.write("ssh: connect to host 127.0.0.3 port 22: Connection refused\n"
+                     "--------------------------------------------------------------------------\n"
+                     "ORTE was unable to reliably start one or more daemons.\n"
+                     "This usually is caused by:\n\n"
+                     "* compilation of the orted with dynamic libraries when static are required\n"
+                     "  (e.g., on Cray). Please check your configure cmd line and consider using\n"
+                     "  and network routing requirements).\n"
+                     "--------------------------------------------------------------------------\n")
+    sys.exit(255)
+os.execvp(os.environ["FAKE_REAL_MPIRUN"], [os.environ["FAKE_REAL_MPIRUN"], "--oversubscribe", "-np",
+          "1" if host else "2"] + out)
+'''
+
+
+def fake_cluster(name, other=False):
+    """A work dir with the fake mpirun first on PATH; returns (env, report dir, hostfile)."""
+    import shutil
+    from suite_helpers import fresh, hostfile
+    d = fresh(name)
+    bin_dir, state = os.path.join(d, "bin"), os.path.join(d, "state")
+    os.makedirs(bin_dir)
+    os.makedirs(state)
+    with open(os.path.join(bin_dir, "mpirun"), "w") as f:
+        f.write(FAKE_MPIRUN)
+    os.chmod(os.path.join(bin_dir, "mpirun"), 0o755)
+    reports = os.path.join(d, "reports")
+    env = {"PATH": bin_dir + os.pathsep + os.environ["PATH"], "FAKE_STATE": state, "FAKE_REPORT_DIR": reports,
+           "FAKE_REAL_MPIRUN": shutil.which("mpirun"), "CUDA_VISIBLE_DEVICES": ""}
+    if other:
+        env["FAKE_OTHER_DIR"] = os.path.join(d, "elsewhere")
+        os.makedirs(env["FAKE_OTHER_DIR"])
+    hosts = hostfile(d, "127.0.0.1 slots=1\n127.0.0.2 slots=1\n127.0.0.3 slots=1\n")
+    return env, reports, hosts
+
+
+def t_preflight_retry():
+    """Item 7: a node whose first launch failed is launched again and kept; a node excluded after two failed
+    launches is explained by the launcher's own line (ssh's), not by the last line of Open MPI's banner.
+    Item 3: a report directory rank 0's node does not share is refused before step 1, in one line."""
+    from suite_helpers import load
+    env, reports, hosts = fake_cluster("preflight-retry")
+    p = run(["run", "--quick", "--only", "env_audit", "--hostfile", hosts, "--report-dir", reports,
+             "--preflight-timeout", "20", "--baseline", "none"], env=env, timeout=100)
+    print(p.stdout[-2500:], p.stderr[-1500:])
+    rec = load(os.path.join(reports, "suite_run.json"))
+    nodes = {n["host"]: n for n in rec["preflight"]["nodes"]}
+    check(nodes["127.0.0.2"]["status"] == "pass" and nodes["127.0.0.2"]["attempts"] == 2,
+          "the node whose first launch failed passed on its second (%s)" % nodes["127.0.0.2"])
+    n3 = nodes["127.0.0.3"]
+    check(n3["status"] == "excluded" and n3.get("code") == "PREFLIGHT_LAUNCH_FAILED" and n3.get("attempts") == 2,
+          "the node that fails every launch is excluded after two (%s)" % n3)
+    check("ssh: connect to host 127.0.0.3 port 22: Connection refused" in n3.get("why", "")
+          and "routing requirements" not in n3.get("why", ""),
+          "its exclusion quotes ssh's line, not the banner (%r)" % n3.get("why"))
+    check(p.returncode == 1, "exit 1: one node unfit (%d)" % p.returncode)
+
+    env, reports, hosts = fake_cluster("not-shared", other=True)
+    p = run(["run", "--quick", "--only", "env_audit", "--hostfile", hosts, "--report-dir", reports,
+             "--preflight-timeout", "20", "--baseline", "none"], env=env, timeout=100)
+    print(p.stdout[-2500:], p.stderr[-1500:])
+    err = p.stderr.strip().splitlines()
+    check(p.returncode == 2 and len(err) == 1 and "is not shared with 127.0.0.1" in err[0]
+          and "--report-dir" in err[0] and "[SUITE] step" not in p.stdout,
+          "a report directory rank 0's node does not share: exit 2 before step 1, one line saying what to do "
+          "(%d, %r)" % (p.returncode, err))

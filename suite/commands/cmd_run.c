@@ -92,12 +92,15 @@ static int preflight(run_ctx *c, suite_launch *plan, const suite_hostlist *hosts
         snprintf(self, sizeof self, "%s", c->bin_dir);
     snprintf(gpuaccept, sizeof gpuaccept, "%s/gpuaccept", self);
     snprintf(work, sizeof work, "%s/preflight", c->o->report_dir);
-    suite_preflight_in in = {gpuaccept, work, c->o->preflight_s, plan_hostfile(plan) ? hosts : NULL};
+    suite_preflight_in in = {gpuaccept, work, c->o->preflight_s, plan_hostfile(plan) ? hosts : NULL,
+                             c->o->report_dir};
     size_t passed = 0;
-    if (suite_preflight_run(plan, &in, &c->preflight, &passed, err, sizeof err) != 0) {
+    int rc = suite_preflight_run(plan, &in, &c->preflight, &passed, err, sizeof err);
+    if (rc != 0) {
         fprintf(stderr, "gpuaccept run: %s\n", err);
         json_decref(c->preflight);
-        return GA_EXIT_ENV;
+        c->preflight = NULL;
+        return rc == -2 ? GA_EXIT_USAGE : GA_EXIT_ENV; /* -2: a --report-dir rank 0's node does not share */
     }
     c->no_node = c->preflight && passed == 0;
     return 0;
