@@ -131,3 +131,54 @@ def t_preflight_retry():
           and "--report-dir" in err[0] and "[SUITE] step" not in p.stdout,
           "a report directory rank 0's node does not share: exit 2 before step 1, one line saying what to do "
           "(%d, %r)" % (p.returncode, err))
+
+
+def fake_slurm(name, left):
+    """A Slurm job seen from inside, on one machine: squeue answers %L with left, srun records that it ran."""
+    from suite_helpers import fresh
+    d = fresh(name)
+    bin_dir = os.path.join(d, "bin")
+    os.makedirs(bin_dir)
+    with open(os.path.join(bin_dir, "squeue"), "w") as f:
+        f.write('#!/bin/sh\n[ "$*" = "-h -j 4242 -o %%L" ] || exit 1\necho "%s"\n' % left)
+    with open(os.path.join(bin_dir, "srun"), "w") as f:
+        f.write('#!/bin/sh\ntouch %s/srun-ran\nexit 99\n' % d)
+    for x in ("squeue", "srun"):
+        os.chmod(os.path.join(bin_dir, x), 0o755)
+    env = {"PATH": bin_dir + os.pathsep + os.environ["PATH"], "CUDA_VISIBLE_DEVICES": "", "SLURM_JOB_ID": "4242",
+           "SLURM_JOB_NUM_NODES": "8", "SLURM_NTASKS": "64", "SLURM_NTASKS_PER_NODE": "8",
+           "SLURM_GPUS_ON_NODE": "8", "SLURM_JOB_NODELIST": "n[1-8]"}
+    return d, env
+
+
+def t_allocation():
+    """Item 4: inside a Slurm job, --dry-run and run compare the plan's estimate with the job's time left
+    (squeue %L, or SLURM_JOB_END_TIME): refused with one line (exit 3) when it does not fit, unless
+    --fit-allocation, which leaves out the steps that do not fit and says so under "not covered"."""
+    import time
+    h100 = os.path.join(os.environ["GPUACCEPT_BASELINE_DIR"], "h100-sxm.json")
+    d, env = fake_slurm("alloc-short", "4:00")
+    base = ["run", "--baseline", h100, "--report-dir", os.path.join(d, "r")]
+    for dry in (["--dry-run"], []):
+        p = run(base + dry, env=env)
+        err = p.stderr.strip().splitlines()
+        check(p.returncode == 3 and len(err) == 1 and "Slurm job 4242 has 240 s left" in err[0]
+              and "--fit-allocation" in err[0] and "[SUITE] step" not in p.stdout
+              and not os.path.exists(os.path.join(d, "srun-ran")),
+              "%s 240 s left: refused before anything launches, exit 3, one line (%d, %r)"
+              % (" ".join(dry) or "run", p.returncode, err))
+    p = run(base + ["--dry-run", "--fit-allocation"], env=env)
+    cut = [l for l in not_covered(p) if "no time left in the Slurm job" in l]
+    cmds = dry_commands(p)
+    check(p.returncode == 0 and cut and all(l.startswith("not run: ") for l in cut)
+          and all(l.split(":")[1].strip() not in cmds for l in cut) and "node_health" in cmds,
+          "--fit-allocation: the steps that do not fit are left out and said (%d, %s, %s)"
+          % (p.returncode, cut, sorted(cmds)))
+    d, env = fake_slurm("alloc-long", "1-00:00:00")
+    p = run(["run", "--dry-run", "--baseline", h100, "--report-dir", d], env=env)
+    check(p.returncode == 0 and "[SUITE] allocation: 86400 s left in Slurm job 4242" in p.stdout,
+          "a day left: the plan fits, and it says so (%d, %s)" % (p.returncode, p.stderr.strip()))
+    env["SLURM_JOB_END_TIME"] = str(int(time.time()) + 100)
+    p = run(["run", "--dry-run", "--baseline", h100, "--report-dir", d], env=env)
+    check(p.returncode == 3 and "(SLURM_JOB_END_TIME)" in p.stderr,
+          "SLURM_JOB_END_TIME 100 s ahead is read before squeue: refused (%d, %r)" % (p.returncode, p.stderr))

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "allocation.h"
 #include "baseline.h"
 #include "estimate.h"
 #include "ga_exit.h"
@@ -249,6 +250,72 @@ static const suite_est_cluster *dry_run_cluster(const run_opts *o, const suite_l
     return rc == 0 ? out : NULL;
 }
 
+/* Planning against the Slurm job's end (issue 41, item 4): the plan's fault-free estimate, the preflight's
+ * bound and a minute for the merge against the time left. It fits: one line. It does not: refused (exit 3,
+ * one line saying what to do), or with --fit-allocation the steps that do not fit, in order, are left out and
+ * each is said under "not covered". 0, or the exit code. */
+static int fit_allocation(run_ctx *c, run_opts *o, const suite_launch *plan)
+{
+    double left = 0;
+    char source[160];
+    if (suite_alloc_time_left(&left, source, sizeof source) != 0) {
+        if (getenv("SLURM_JOB_ID"))
+            printf("[SUITE] allocation: time left unknown (%s): the plan is not checked against it\n", source);
+        return 0;
+    }
+    if (!c->est) {
+        printf("[SUITE] allocation: %.0f s left (%s); no estimate to check the plan against\n", left, source);
+        return 0;
+    }
+    double margin = 60 + (plan->kind != SUITE_LAUNCH_LOCAL && o->preflight_s > 0 ? o->preflight_s : 0);
+    double step_s[SUITE_MAX_PROGRAMS] = {0}, need = margin;
+    for (size_t i = 0; i < suite_n_programs; i++)
+        if (o->selected[i]) {
+            double e = run_session_step_estimate(c, i);
+            step_s[i] = e >= 0 ? e : o->step_timeout_s; /* no model: its bound */
+            need += step_s[i];
+        }
+    if (need <= left) {
+        printf("[SUITE] allocation: %.0f s left in Slurm job %s (%s); the plan needs about %.0f s\n", left,
+               getenv("SLURM_JOB_ID"), source, need);
+        return 0;
+    }
+    if (!o->fit_allocation) {
+        fprintf(stderr,
+                "gpuaccept run: the plan needs about %.0f s (its steps' fault-free estimate, the preflight and "
+                "the merge) and Slurm job %s has %.0f s left (%s): ask for more time (sbatch --time), run fewer "
+                "steps (--only, --skip, --profile quick), or give --fit-allocation to run the steps that fit\n",
+                need, getenv("SLURM_JOB_ID"), left, source);
+        return GA_EXIT_ENV;
+    }
+    double used = margin;
+    for (size_t i = 0; i < suite_n_programs; i++) {
+        if (!o->selected[i])
+            continue;
+        if (used + step_s[i] <= left) {
+            used += step_s[i];
+            continue;
+        }
+        o->selected[i] = false;
+        c->n_sel--;
+        char line[320];
+        snprintf(line, sizeof line,
+                 "not run: %s: no time left in the Slurm job (it needs about %.0f s; %.0f s were left after the "
+                 "steps before it) (--fit-allocation)",
+                 suite_programs[i].name, step_s[i], left - used > 0 ? left - used : 0);
+        json_array_append_new(c->not_covered, json_string(line));
+    }
+    printf("[SUITE] allocation: %.0f s left in Slurm job %s (%s); the plan needed about %.0f s: %zu steps "
+           "fit (--fit-allocation)\n",
+           left, getenv("SLURM_JOB_ID"), source, need, c->n_sel);
+    if (c->n_sel == 0) {
+        fprintf(stderr, "gpuaccept run: no step fits in the %.0f s left in Slurm job %s\n", left,
+                getenv("SLURM_JOB_ID"));
+        return GA_EXIT_ENV;
+    }
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_opts o;
@@ -323,6 +390,12 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
                  .env = &env};
     if ((rc = run_session_check_args(&c)) != 0)
         return rc;
+    if (o.dry_run || getenv("SLURM_JOB_ID"))
+        c.est = dry_run_cluster(&o, &plan, &hosts, &est);
+    if ((rc = fit_allocation(&c, &o, &plan)) != 0)
+        return rc;
+    if (!o.dry_run)
+        c.est = NULL; /* the estimates are the dry run's lines; a run prints its own times */
     printf("[SUITE] run id %s\n", run_id);
     printf("[SUITE] profile %s (%s)\n", sj_str(o.profile, "name", "?"), o.profile_source);
     size_t i;
@@ -331,8 +404,6 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
         printf("[SUITE] not covered: %s\n", json_string_value(v));
     if (!o.dry_run && (rc = preflight(&c, &plan, &hosts)) != 0)
         return rc;
-    if (o.dry_run)
-        c.est = dry_run_cluster(&o, &plan, &hosts, &est);
     json_t *steps = run_session_steps(&c);
     if (o.dry_run) {
         char label[256];

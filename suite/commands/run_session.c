@@ -235,6 +235,17 @@ static json_t *args_without_late(const run_ctx *c, size_t i)
     return args;
 }
 
+double run_session_step_estimate(const run_ctx *c, size_t i)
+{
+    suite_est_step e;
+    if (!c->est)
+        return -1;
+    json_t *args = args_without_late(c, i);
+    int rc = suite_estimate_step(suite_programs[i].name, args, c->est, &e);
+    json_decref(args);
+    return rc == 0 ? e.s[SUITE_EST_FAULT_FREE] : -1;
+}
+
 /* --dry-run: step i's estimate (estimate.h), added to the total. */
 static void print_estimate(const run_ctx *c, size_t i)
 {
@@ -333,7 +344,7 @@ static int ask_program(char **argv, char *msg, size_t len)
         return -1;
     }
     /* a parse takes milliseconds; a program that ignores the flag must not start a run here */
-    double deadline = ga_now() + 20;
+    double deadline = ga_now() + 10;
     char buf[2048];
     size_t got = 0;
     int st = 0;

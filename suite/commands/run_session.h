@@ -40,6 +40,9 @@ double run_program_timeout(double step_timeout_s);
  * (issue 41, item 6). A program that is not here, or cannot run here, is skipped with a line. */
 int run_session_check_args(const run_ctx *c);
 
+/* Step i's fault-free estimate in seconds (estimate.h), -1 when there is none (no cluster, no model). */
+double run_session_step_estimate(const run_ctx *c, size_t i);
+
 /* Runs (or, with --dry-run, prints) every selected step; returns the steps' records for suite_run.json. */
 json_t *run_session_steps(const run_ctx *c);
 
