@@ -182,3 +182,25 @@ def t_allocation():
     p = run(["run", "--dry-run", "--baseline", h100, "--report-dir", d], env=env)
     check(p.returncode == 3 and "(SLURM_JOB_END_TIME)" in p.stderr,
           "SLURM_JOB_END_TIME 100 s ahead is read before squeue: refused (%d, %r)" % (p.returncode, p.stderr))
+
+
+def t_sweep_cut():
+    """Observation 8: a sweep cut by time is a warning in the verdict (COMM_SWEEP_CUT), not only a line under
+    "not covered"; the quick profile says at its start and end that it is a smoke test, not an acceptance."""
+    from suite_helpers import fresh, load
+    d = fresh("sweep-cut")
+    p = run(["run", "--np", "2", "--only", "allreduce_bw", "--step-timeout", "10", "--baseline", "none",
+             "--args", "allreduce_bw=-b 16M -e 512M", "--report-dir", d], env={"CUDA_VISIBLE_DEVICES": ""},
+            timeout=100)
+    print(p.stdout[-2000:], p.stderr[-1000:])
+    s = load(os.path.join(d, "summary.json"))
+    r = load(os.path.join(d, "allreduce_bw.json"))
+    rcodes = [(f["code"], f["severity"]) for f in r["findings"]]
+    check(("COMM_SWEEP_CUT", "warn") in rcodes and s["verdict"].get("warnings", 0) >= 1 and p.returncode == 0,
+          "the sweep cut by its limit is a warning in the report and the verdict (%s; %s; exit %d)"
+          % (rcodes, s["verdict"], p.returncode))
+    q = run(["run", "--quick", "--dry-run", "--report-dir", os.path.join(WORK, "never")],
+            env={"CUDA_VISIBLE_DEVICES": ""})
+    check("[SUITE] profile quick (built-in): a smoke test, not an acceptance" in q.stdout,
+          "quick: the banner says smoke test, not acceptance (%s)"
+          % [l for l in q.stdout.splitlines() if "profile" in l])

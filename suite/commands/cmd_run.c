@@ -28,6 +28,12 @@
 
 extern char **environ;
 
+/* The quick profile's words at the start and the end of a run: it shows that the suite runs, it accepts
+ * nothing (issue 41, observation 8: --quick printed a green PASS over a sweep cut at 16 B). */
+#define QUICK_BANNER                                                                                         \
+    ": a smoke test, not an acceptance (reduced sizes, no thresholds, relative checks as warnings); the "    \
+    "standard profile accepts a cluster"
+
 /* Where the programs are: $GPUACCEPT_BIN_DIR, else beside gpuaccept, else ".". */
 static void resolve_bin_dir(char *bin_dir, size_t len)
 {
@@ -260,7 +266,8 @@ static int fit_allocation(run_ctx *c, run_opts *o, const suite_launch *plan)
     char source[160];
     if (suite_alloc_time_left(&left, source, sizeof source) != 0) {
         if (getenv("SLURM_JOB_ID"))
-            printf("[SUITE] allocation: time left unknown (%s): the plan is not checked against it\n", source);
+            printf("[SUITE] allocation: time left unknown (%s): the plan is not checked against it\n",
+                   source);
         return 0;
     }
     if (!c->est) {
@@ -281,11 +288,12 @@ static int fit_allocation(run_ctx *c, run_opts *o, const suite_launch *plan)
         return 0;
     }
     if (!o->fit_allocation) {
-        fprintf(stderr,
-                "gpuaccept run: the plan needs about %.0f s (its steps' fault-free estimate, the preflight and "
-                "the merge) and Slurm job %s has %.0f s left (%s): ask for more time (sbatch --time), run fewer "
-                "steps (--only, --skip, --profile quick), or give --fit-allocation to run the steps that fit\n",
-                need, getenv("SLURM_JOB_ID"), left, source);
+        fprintf(
+            stderr,
+            "gpuaccept run: the plan needs about %.0f s (its steps' fault-free estimate, the preflight and "
+            "the merge) and Slurm job %s has %.0f s left (%s): ask for more time (sbatch --time), run fewer "
+            "steps (--only, --skip, --profile quick), or give --fit-allocation to run the steps that fit\n",
+            need, getenv("SLURM_JOB_ID"), left, source);
         return GA_EXIT_ENV;
     }
     double used = margin;
@@ -299,10 +307,11 @@ static int fit_allocation(run_ctx *c, run_opts *o, const suite_launch *plan)
         o->selected[i] = false;
         c->n_sel--;
         char line[320];
-        snprintf(line, sizeof line,
-                 "not run: %s: no time left in the Slurm job (it needs about %.0f s; %.0f s were left after the "
-                 "steps before it) (--fit-allocation)",
-                 suite_programs[i].name, step_s[i], left - used > 0 ? left - used : 0);
+        snprintf(
+            line, sizeof line,
+            "not run: %s: no time left in the Slurm job (it needs about %.0f s; %.0f s were left after the "
+            "steps before it) (--fit-allocation)",
+            suite_programs[i].name, step_s[i], left - used > 0 ? left - used : 0);
         json_array_append_new(c->not_covered, json_string(line));
     }
     printf("[SUITE] allocation: %.0f s left in Slurm job %s (%s); the plan needed about %.0f s: %zu steps "
@@ -330,6 +339,21 @@ int cmd_run(int argc, char **argv)
         json_decref(o.extra_args[k]);
     }
     return rc == -2 ? GA_EXIT_PASS : rc;
+}
+
+/* One id for every step of this run, unique enough that no earlier run's report can pass for it. */
+static void make_run_id(char *run_id, size_t len)
+{
+    const char *given = getenv("GPUACCEPT_RUN_ID");
+    if (given && ga_cli_valid_run_id(given)) {
+        snprintf(run_id, len, "%s", given);
+        return;
+    }
+    char stamp[32];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&ts.tv_sec));
+    snprintf(run_id, len, "run-%s-%ld-%06ld", stamp, (long)getpid(), ts.tv_nsec / 1000);
 }
 
 static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
@@ -364,18 +388,8 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
            o.report_dir);
     suite_step_install_signal_handlers();
 
-    /* One id for every step of this run, unique enough that no earlier run's report can pass for it. */
     char run_id[GA_RUN_ID_MAX];
-    const char *given = getenv("GPUACCEPT_RUN_ID");
-    if (given && ga_cli_valid_run_id(given)) {
-        snprintf(run_id, sizeof run_id, "%s", given);
-    } else {
-        char stamp[32];
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&ts.tv_sec));
-        snprintf(run_id, sizeof run_id, "run-%s-%ld-%06ld", stamp, (long)getpid(), ts.tv_nsec / 1000);
-    }
+    make_run_id(run_id, sizeof run_id);
     static suite_est_cluster est;
     double est_total[SUITE_EST_CASES] = {0};
     run_ctx c = {.o = &o,
@@ -397,7 +411,8 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
     if (!o.dry_run)
         c.est = NULL; /* the estimates are the dry run's lines; a run prints its own times */
     printf("[SUITE] run id %s\n", run_id);
-    printf("[SUITE] profile %s (%s)\n", sj_str(o.profile, "name", "?"), o.profile_source);
+    printf("[SUITE] profile %s (%s)%s\n", sj_str(o.profile, "name", "?"), o.profile_source,
+           ga_streq(sj_str(o.profile, "name", ""), "quick") ? QUICK_BANNER : "");
     size_t i;
     json_t *v;
     json_array_foreach(not_covered, i, v)

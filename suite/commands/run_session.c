@@ -504,6 +504,9 @@ int run_session_finish(const run_ctx *c, json_t *steps)
             print_interrupted(json_object_get(summary, "steps"), clock);
         else
             printf("[SUITE] all steps done in %s\n", clock);
+        if (ga_streq(sj_str(c->o->profile, "name", ""), "quick"))
+            printf("[SUITE] quick profile: a smoke test, not an acceptance: the standard profile accepts a "
+                   "cluster\n");
         suite_print_verdict(summary, c->o->report_dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);
     }

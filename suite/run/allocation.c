@@ -35,7 +35,7 @@ double suite_alloc_parse_left(const char *s)
     }
     if (*end != '\0' && *end != '\n')
         return -1;
-    double secs = n == 3 ? part[0] * 3600.0 + part[1] * 60.0 + part[2]
+    double secs = n == 3   ? part[0] * 3600.0 + part[1] * 60.0 + part[2]
                   : n == 2 ? part[0] * 60.0 + part[1]
                            : (double)part[0];
     return days * 86400.0 + secs;

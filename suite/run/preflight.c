@@ -27,7 +27,7 @@ typedef struct {
     char log[4200]; /* work_dir/<host>.log, for the record */
     int log_fd;     /* this run's own log file, open until the node's command has it */
     pid_t pid;
-    int attempts; /* launches: a launch that failed is tried once more */
+    int attempts;        /* launches: a launch that failed is tried once more */
     char first_why[300]; /* the first launch's reason, when it was retried */
     bool done, timed_out;
     int status;
@@ -233,9 +233,10 @@ static void wait_nodes(pf_node *nodes, size_t n, double limit_s)
         }
 }
 
-/* A line of the launcher's own about why it could not reach a node (ssh's, the resolver's, srun's), which Open
- * MPI prints before its banner ("ORTE was unable to reliably start one or more daemons ... and network routing
- * requirements)."): the banner's last line explains nothing, this one does (issue 41, observation 10). */
+/* A line of the launcher's own about why it could not reach a node (ssh's, the resolver's, srun's), which
+ * Open MPI prints before its banner ("ORTE was unable to reliably start one or more daemons ... and network
+ * routing requirements)."): the banner's last line explains nothing, this one does (issue 41, observation
+ * 10). */
 static bool launcher_line(const char *line)
 {
     static const char *const says[] = {"ssh:",
@@ -441,12 +442,13 @@ static int check_report_dir_shared(const suite_launch *plan, const suite_preflig
         return 0;
     read_answer(dir_fd, "report-dir-check", &probe);
     bool wrote = !probe.timed_out && WIFEXITED(probe.status) && WEXITSTATUS(probe.status) == 0;
-    snprintf(err, errlen,
-             "the report directory %.300s is not shared with %s, where every step's rank 0 writes its report (a "
-             "file %s%.200s): give --report-dir a directory of a file system both see at the same path, or run "
-             "gpuaccept on %s",
-             in->report_dir, host, wrote ? "made there did not appear here" : "could not be made there: ",
-             wrote ? "" : (probe.why[0] ? probe.why : "the launch failed"), host);
+    snprintf(
+        err, errlen,
+        "the report directory %.300s is not shared with %s, where every step's rank 0 writes its report (a "
+        "file %s%.200s): give --report-dir a directory of a file system both see at the same path, or run "
+        "gpuaccept on %s",
+        in->report_dir, host, wrote ? "made there did not appear here" : "could not be made there: ",
+        wrote ? "" : (probe.why[0] ? probe.why : "the launch failed"), host);
     return -2;
 }
 
@@ -491,10 +493,11 @@ int suite_preflight_run(suite_launch *plan, const suite_preflight_in *in, json_t
         *passed += d->code == NULL;
         if (!d->code && !first)
             first = d->host;
-        json_array_append_new(list, json_pack("{s:s, s:s, s:s?, s:o, s:s?, s:i, s:s}", "host", d->host,
-                                              "status", d->code ? "excluded" : "pass", "code", d->code, "gpus",
-                                              d->gpus >= 0 ? json_integer(d->gpus) : json_null(), "why",
-                                              d->code ? d->why : NULL, "attempts", d->attempts, "log", d->log));
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s, s:s?, s:o, s:s?, s:i, s:s}", "host", d->host, "status",
+                                        d->code ? "excluded" : "pass", "code", d->code, "gpus",
+                                        d->gpus >= 0 ? json_integer(d->gpus) : json_null(), "why",
+                                        d->code ? d->why : NULL, "attempts", d->attempts, "log", d->log));
         if (d->code)
             printf("[SUITE] preflight: %s excluded, %s: %s\n", d->host, d->code, d->why);
     }

@@ -460,8 +460,10 @@ static void shortest_number(double v, const char *suffix, char *out, size_t len)
 static void relative_only_per_node(int kind, const char *program, json_t *not_covered)
 {
     if (kind == PH_SKU_NODE_MIN)
-        note(not_covered, "relative only: %s's per-node collectives and pairs name a node or link against the "
-             "others, with no floor of their own (no --min-node-busbw)%s", program, "");
+        note(not_covered,
+             "relative only: %s's per-node collectives and pairs name a node or link against the "
+             "others, with no floor of their own (no --min-node-busbw)%s",
+             program, "");
 }
 
 /* The floors and the network of the fabric (fill's last three kinds). */
