@@ -441,6 +441,8 @@ static int check_report_dir_shared(const suite_launch *plan, const suite_preflig
     if (seen)
         return 0;
     read_answer(dir_fd, "report-dir-check", &probe);
+    if (probe.timed_out)
+        snprintf(probe.why, sizeof probe.why, "no answer within %.0f s", in->limit_s);
     bool wrote = !probe.timed_out && WIFEXITED(probe.status) && WEXITSTATUS(probe.status) == 0;
     snprintf(
         err, errlen,
