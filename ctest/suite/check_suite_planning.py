@@ -38,6 +38,10 @@ def t_check_args():
              "--args", "allreduce_bw=--min-node-busbw 100"], env=nogpu)
     check(not any("no --min-node-busbw" in l for l in not_covered(p)),
           "--args gave --min-node-busbw: not said to be absent (%s)" % not_covered(p))
+    p = run(["run", "--dry-run", "--quick", "--expect-gpus", "2", "--report-dir", d], env=nogpu)
+    check("--expect-gpus" in after_prog(dry_commands(p)["node_health"], "node_health")
+          and not any(l.startswith("no --expect-gpus") for l in not_covered(p)),
+          "quick with --expect-gpus 2: the profile's \"no --expect-gpus\" is not said (%s)" % not_covered(p))
 
 
 # A stand-in mpirun for three nodes on one machine (127.0.0.x resolve and name no real machine). Alone

@@ -162,13 +162,25 @@ static void add_run_options(const run_opts *o, const suite_profile_env *env, con
 }
 
 /* Whether line says that program runs without option ("no --X for PROGRAM", "PROGRAM ... (no --X)"). */
+/* Whether line names a program of the suite. */
+static bool line_names_a_program(const char *line)
+{
+    for (size_t k = 0; k < suite_n_programs; k++)
+        if (strstr(line, suite_programs[k].name))
+            return true;
+    return false;
+}
+
+/* Whether line says that program runs without option: "no --X for PROGRAM", "PROGRAM ... (no --X)", or
+ * "no --X: why" naming no program (a profile's line, e.g. "no --expect-gpus: quick profile"). */
 static bool line_says_absent(const char *line, const char *program, const char *option)
 {
     char no[96];
     snprintf(no, sizeof no, "no %s", option);
     for (const char *at = strstr(line, no); at; at = strstr(at + 1, no)) {
         char after = at[strlen(no)];
-        if ((after == ' ' || after == ')' || after == ':' || after == '\0') && strstr(line, program))
+        if ((after == ' ' || after == ')' || after == ':' || after == '\0') &&
+            (strstr(line, program) || !line_names_a_program(line)))
             return true;
     }
     return false;
