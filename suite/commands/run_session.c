@@ -23,6 +23,7 @@
 #include "handoff.h"
 #include "launch_plan.h"
 #include "merge.h"
+#include "proc_tree.h"
 #include "profile.h"
 #include "programs.h"
 #include "report_check.h"
@@ -327,8 +328,10 @@ static int ask_program(char **argv, char *msg, size_t len)
         return -1;
     fflush(stdout);
     fflush(stderr);
+    suite_proc_become_subreaper(); /* what the program leaves behind comes back here, to be killed */
     pid_t pid = fork();
     if (pid == 0) {
+        setsid(); /* its own session: whatever it starts is found and killed with it (proc_tree.h) */
         int devnull = open("/dev/null", O_RDWR);
         dup2(devnull, STDIN_FILENO);
         dup2(devnull, STDOUT_FILENO);
@@ -358,10 +361,10 @@ static int ask_program(char **argv, char *msg, size_t len)
         if (!ended && r <= 0)
             nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     }
-    if (!ended) {
-        kill(pid, SIGKILL);
+    /* a program that ignored the flag (a wrapper that runs something else) leaves nothing running */
+    suite_proc_kill_step(pid, pid, 2.0);
+    if (!ended)
         waitpid(pid, &st, 0);
-    }
     ssize_t r;
     while (got < sizeof buf - 1 && (r = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0)
         got += (size_t)r;
