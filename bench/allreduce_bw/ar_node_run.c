@@ -189,9 +189,11 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     ar_gather_records(ctx, mine, &all, bound, "the node sweeps");
     /* the gate stops every node at the same size: out of time, the nodes are compared where they stopped */
     int ran = mine->n_sizes;
-    if (gate.stopped_at >= 0 && root)
+    if (gate.stopped_at >= 0 && root) {
         ar_run_not_covered(st, "node: sizes above %llu B not measured: out of time",
                            (unsigned long long)sizes[ran - 1]);
+        ar_run_sweep_cut(st, "node", sizes[ran - 1], sizes[n_sizes - 1]);
+    }
 
     ar_sweep_desc d = ar_desc_of(o, c, sizes, ran), d1 = ar_desc_of(o, c, sizes + ran - 1, 1);
     ar_node_fig *nodes = root ? node_figures(ctx, all, &d) : NULL;

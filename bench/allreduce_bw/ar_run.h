@@ -110,6 +110,11 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
  */
 bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                      int n_sizes, run_state *st);
+/* Rank 0: a sweep (pattern "world" or "node") that stopped at reached of the asked largest size for lack of
+ * time: a COMM_SWEEP_CUT warning (once per run), so that a verdict never reads as a whole measurement when
+ * it was not (issue 41, observation 8: --quick passed green with the sweep cut at 16 B). */
+void ar_run_sweep_cut(run_state *st, const char *pattern, uint64_t reached, uint64_t asked);
+
 /* Rank 0: one line of what the run did not cover (the report's "not_covered"), also logged. */
 void ar_run_not_covered(run_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -116,6 +116,17 @@ void ar_account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set,
     ar_sweep_findings(d, set->recs, set->n, &held, min_busbw, check_busbw, st->findings);
 }
 
+void ar_run_sweep_cut(run_state *st, const char *pattern, uint64_t reached, uint64_t asked)
+{
+    /* one warning for the run: the not-covered lines say which combination and pattern stopped where */
+    if (ga_findings_has_code(st->findings, "COMM_SWEEP_CUT"))
+        return;
+    ga_findings_add(st->findings, GA_SEV_WARN, "COMM_SWEEP_CUT", GA_WHERE_CLUSTER,
+                    "the %s sweep stopped at %llu B of the %llu B asked for: out of time (--timeout); the "
+                    "bandwidth of the larger sizes was not measured",
+                    pattern, (unsigned long long)reached, (unsigned long long)asked);
+}
+
 void ar_run_not_covered(run_state *st, const char *fmt, ...)
 {
     char line[512];

@@ -268,6 +268,15 @@ static char *world_preamble(const ga_ctx *ctx, const split_plan *split, nt_state
     return hosts;
 }
 
+/* Rank 0: the world sweep of combination c stopped at reached of asked, out of time: said under "not covered"
+ * and as a warning (ar_run_sweep_cut). */
+static void world_cut(run_state *st, combo c, uint64_t reached, uint64_t asked)
+{
+    ar_run_not_covered(st, "world: %s %s sizes above %llu B not measured: out of time",
+                       ar_dtype_get(c.type)->name, ar_op_name(c.op), (unsigned long long)reached);
+    ar_run_sweep_cut(st, "world", reached, asked);
+}
+
 /* nccl-tests' footer (rank 0): the average bus bandwidth, NCCL_TESTS_MIN_BW held to it, -J's file written.
  * Collective (the memory use is asked of the backend on every rank). */
 static void world_footer(const ga_ctx *ctx, ar_backend *b, nt_state *nt, run_state *st)
@@ -336,9 +345,7 @@ void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const co
             if (mine->n_sizes < n_sizes) { /* out of time: every rank agreed (ar_bench.c) */
                 stopped = last = true;
                 if (root)
-                    ar_run_not_covered(st, "world: %s %s sizes above %llu B not measured: out of time",
-                                       ar_dtype_get(combos[c].type)->name, ar_op_name(combos[c].op),
-                                       (unsigned long long)sizes[mine->n_sizes - 1]);
+                    world_cut(st, combos[c], sizes[mine->n_sizes - 1], sizes[n_sizes - 1]);
                 t.desc.n_sizes = mine->n_sizes;
             }
             if (!last)

@@ -10,6 +10,11 @@
 #define GA_PATH_MAX 1024
 #define GA_RUN_ID_MAX 64
 
+/* The last word that makes a program only parse its arguments and exit 0 or 2 (no MPI_Init, no GPU):
+ * ga_program_begin's parse-only mode, which gpuaccept run asks of every planned step before launching
+ * (docs/options.md). Hidden from --help. */
+#define GA_CHECK_ARGS_FLAG "--check-args"
+
 typedef struct {
     char report_dir[GA_PATH_MAX]; /* --report-dir, default "." */
     bool quick;                   /* --quick: smaller sizes and fewer iterations */

@@ -124,10 +124,13 @@ def t_profiles():
           and after_prog(dry_commands(f)["env_audit"], "env_audit") [-2:] == ["--expect-gpus", "2"],
           "full with 2 GPUs: -e 8G, a 600 s bf16 burn, --expect-gpus 2")
     # --args: split like a shell, no expansion, after the profile's arguments.
-    words = "ddp_smoke=--steps 3 --tag 'a b' \"c\\\"d\" $HOME"
-    p = run(["run", "--dry-run", "--quick", "--report-dir", d, "--args", words, "--args", "ddp_smoke=--x"], env=nogpu)
-    check(after_prog(dry_commands(p)["ddp_smoke"], "ddp_smoke") == ["--quick", "--steps", "3", "--tag", "a b", 'c"d',
-                                                                   "$HOME", "--x"],
+    # (words ddp_smoke accepts: every step's arguments are parsed before anything runs, issue 41 item 6)
+    words = "ddp_smoke=--steps 3 --data 'idx:a b' --data \"idx:c\\\"d\" --data idx:$HOME"
+    p = run(["run", "--dry-run", "--quick", "--report-dir", d, "--args", words, "--args", "ddp_smoke=--lr 0.1"],
+            env=nogpu)
+    check(after_prog(dry_commands(p)["ddp_smoke"], "ddp_smoke") == ["--quick", "--steps", "3", "--data", "idx:a b",
+                                                                   "--data", 'idx:c"d', "--data", "idx:$HOME",
+                                                                   "--lr", "0.1"],
           "--args: quotes, escapes, no expansion, repeatable, after the profile's (%s)"
           % after_prog(dry_commands(p)["ddp_smoke"], "ddp_smoke"))
     # Refused with exit 2 and one line, before anything runs.

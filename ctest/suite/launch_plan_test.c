@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "allocation.h"
 #include "launch_plan.h"
 #include "step_runner.h"
 
@@ -200,5 +201,17 @@ int main(void)
     r.timed_out = true;
     expect_status("killed at the deadline", r, true, false, "timeout");
     expect_status("no program", r, false, false, "missing");
+    /* squeue's %L (squeue(1): days-hours:minutes:seconds; NOT_SET, UNLIMITED): the time left in seconds */
+    static const struct {
+        const char *text;
+        double want;
+    } left[] = {{"4:00", 240},     {"1:02:03", 3723}, {"2-00:00:01", 172801}, {"45", 45},
+                {"UNLIMITED", -1}, {"NOT_SET", -1},   {"1:xx", -1},           {"", -1}};
+    for (size_t i = 0; i < sizeof left / sizeof *left; i++)
+        if (suite_alloc_parse_left(left[i].text) != left[i].want) {
+            printf("FAIL time left '%s': %g, want %g\n", left[i].text, suite_alloc_parse_left(left[i].text),
+                   left[i].want);
+            failures++;
+        }
     return failures ? 1 : 0;
 }

@@ -36,7 +36,8 @@ enum {
     OPT_SRUN_ARGS,
     OPT_CONTAINER_IMAGE,
     OPT_EXPECT_GPUS,
-    OPT_ALLOW_SOCKETS
+    OPT_ALLOW_SOCKETS,
+    OPT_FIT_ALLOCATION
 };
 
 static void run_before(void)
@@ -150,6 +151,9 @@ static const suite_option run_options[] = {
     {"allow-sockets", OPT_ALLOW_SOCKETS, no_argument, NULL,
      "traffic between nodes over sockets is intended: allreduce_bw does not fail it, and the summary says so "
      "(InfiniBand not exercised)"},
+    {"fit-allocation", OPT_FIT_ALLOCATION, no_argument, NULL,
+     "in a Slurm job whose time left is shorter than the plan's estimate, run the steps that fit and say the "
+     "others are not covered (without it the run is refused, exit 3)"},
     {"report-dir", OPT_REPORT_DIR, required_argument, "DIR",
      "reports and summary go here (default: gpuaccept-<UTC time>); with several nodes, a directory the node "
      "of rank 0 shares with this one"},
@@ -205,6 +209,9 @@ static bool on_flag(run_opts *o, int key)
         return true;
     case OPT_ALLOW_SOCKETS:
         o->allow_sockets = true;
+        return true;
+    case OPT_FIT_ALLOCATION:
+        o->fit_allocation = true;
         return true;
     default:
         return false;

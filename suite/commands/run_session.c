@@ -1,17 +1,21 @@
 /* The steps of one `gpuaccept run` and its end: run_session.h. */
 #include "run_session.h"
 
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attribution.h"
 #include "estimate.h"
 #include "fabric.h"
+#include "ga_cli.h"
 #include "ga_exit.h"
 #include "ga_str.h"
 #include "ga_time.h"
@@ -19,6 +23,7 @@
 #include "handoff.h"
 #include "launch_plan.h"
 #include "merge.h"
+#include "proc_tree.h"
 #include "profile.h"
 #include "programs.h"
 #include "report_check.h"
@@ -215,6 +220,33 @@ static void print_shell_word(const char *w, const char *before)
     putchar('\'');
 }
 
+/* Step i's arguments with the words node_health's report fills at the step's start left out (no fabric facts
+ * here: the options they fill are dropped, as a run drops them when the report has none). A new reference. */
+static json_t *args_without_late(const run_ctx *c, size_t i)
+{
+    if (!suite_profile_args_deferred(c->step_args[i]))
+        return json_incref(c->step_args[i]);
+    suite_fabric_facts none;
+    memset(&none, 0, sizeof none);
+    suite_profile_env env = *c->env;
+    env.fabric = &none;
+    json_t *ignored = json_array();
+    json_t *args = suite_profile_fill_deferred(c->step_args[i], &env, suite_programs[i].name, ignored);
+    json_decref(ignored);
+    return args;
+}
+
+double run_session_step_estimate(const run_ctx *c, size_t i)
+{
+    suite_est_step e;
+    if (!c->est)
+        return -1;
+    json_t *args = args_without_late(c, i);
+    int rc = suite_estimate_step(suite_programs[i].name, args, c->est, &e);
+    json_decref(args);
+    return rc == 0 ? e.s[SUITE_EST_FAULT_FREE] : -1;
+}
+
 /* --dry-run: step i's estimate (estimate.h), added to the total. */
 static void print_estimate(const run_ctx *c, size_t i)
 {
@@ -223,20 +255,9 @@ static void print_estimate(const run_ctx *c, size_t i)
     if (!c->est)
         return;
     snprintf(prefix, sizeof prefix, "[SUITE] %s ", suite_programs[i].name);
-    /* the words node_health's report fills at the step's start are left out of the estimate (no fabric facts
-     * here: the options they fill are dropped, as a run drops them when the report has none) */
-    json_t *args = json_incref(c->step_args[i]), *ignored = json_array();
-    if (suite_profile_args_deferred(args)) {
-        suite_fabric_facts none;
-        memset(&none, 0, sizeof none);
-        suite_profile_env env = *c->env;
-        env.fabric = &none;
-        json_decref(args);
-        args = suite_profile_fill_deferred(c->step_args[i], &env, suite_programs[i].name, ignored);
-    }
+    json_t *args = args_without_late(c, i);
     int rc = suite_estimate_step(suite_programs[i].name, args, c->est, &e);
     json_decref(args);
-    json_decref(ignored);
     if (rc != 0) {
         printf("%sestimate: none (%s)\n", prefix, e.model);
         return;
@@ -295,6 +316,96 @@ static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
     }
     free(sargv);
     json_decref(args);
+}
+
+/* One program's verdict on its final arguments (GA_CHECK_ARGS_FLAG, ga_program.h): its exit code, -1 when it
+ * could not be asked (not run, killed at the bound); its first line on stderr in msg. */
+static int ask_program(char **argv, char *msg, size_t len)
+{
+    int fds[2];
+    msg[0] = '\0';
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(stdout);
+    fflush(stderr);
+    suite_proc_become_subreaper(); /* what the program leaves behind comes back here, to be killed */
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid(); /* its own session: whatever it starts is found and killed with it (proc_tree.h) */
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(devnull, STDIN_FILENO);
+        dup2(devnull, STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return -1;
+    }
+    /* a parse takes milliseconds; a program that ignores the flag must not start a run here */
+    double deadline = ga_now() + 10;
+    char buf[2048];
+    size_t got = 0;
+    int st = 0;
+    bool ended = false;
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    while (!ended && ga_now() < deadline) {
+        ssize_t r = read(fds[0], buf + got, sizeof buf - 1 - got);
+        if (r > 0)
+            got += (size_t)r;
+        ended = waitpid(pid, &st, WNOHANG) == pid;
+        if (!ended && r <= 0)
+            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    /* a program that ignored the flag (a wrapper that runs something else) leaves nothing running */
+    suite_proc_kill_step(pid, pid, 2.0);
+    if (!ended)
+        waitpid(pid, &st, 0);
+    ssize_t r;
+    while (got < sizeof buf - 1 && (r = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)r;
+    close(fds[0]);
+    buf[got] = '\0';
+    snprintf(msg, len, "%.*s", (int)strcspn(buf, "\n"), buf);
+    return ended && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int run_session_check_args(const run_ctx *c)
+{
+    static const suite_launch local; /* the program alone, on this machine: no launcher */
+    for (size_t i = 0; i < suite_n_programs; i++) {
+        if (!c->o->selected[i])
+            continue;
+        const char *prog = suite_programs[i].name;
+        char path[4200], words[1][64], msg[600];
+        snprintf(path, sizeof path, "%s/%s", c->bin_dir, prog);
+        if (access(path, X_OK) != 0)
+            continue; /* not here (a container image, a dry run away from the build): the step says so */
+        json_t *args = args_without_late(c, i);
+        char **argv = calloc(16 + json_array_size(args) + 2, sizeof *argv);
+        if (!argv) {
+            json_decref(args);
+            continue;
+        }
+        size_t n = step_argv(&local, path, c->o, c->run_id, args, words, argv);
+        argv[n] = GA_CHECK_ARGS_FLAG;
+        argv[n + 1] = NULL;
+        int rc = ask_program(argv, msg, sizeof msg);
+        free(argv);
+        json_decref(args);
+        if (rc == GA_EXIT_USAGE) {
+            fprintf(stderr, "gpuaccept run: %s's arguments: %s\n", prog, msg[0] ? msg : "refused (exit 2)");
+            return GA_EXIT_USAGE;
+        }
+        if (rc != GA_EXIT_PASS)
+            printf("[SUITE] %s: its arguments could not be checked here (%s %d); the step will tell\n", prog,
+                   rc < 0 ? "no answer," : "exit", rc);
+    }
+    return 0;
 }
 
 /* Every program in table order: skipped, run, or not run after a stop request. Returns the steps. */
@@ -396,6 +507,9 @@ int run_session_finish(const run_ctx *c, json_t *steps)
             print_interrupted(json_object_get(summary, "steps"), clock);
         else
             printf("[SUITE] all steps done in %s\n", clock);
+        if (ga_streq(sj_str(c->o->profile, "name", ""), "quick"))
+            printf("[SUITE] quick profile: a smoke test, not an acceptance: the standard profile accepts a "
+                   "cluster\n");
         suite_print_verdict(summary, c->o->report_dir);
         exit_code = (int)sj_int(json_object_get(summary, "verdict"), "exit_code", GA_EXIT_INTERNAL);
     }

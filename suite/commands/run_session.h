@@ -35,6 +35,14 @@ typedef struct {
  * suite's kill at the step timeout is the backstop. */
 double run_program_timeout(double step_timeout_s);
 
+/* Every selected program asked, on this machine and before anything launches, whether it accepts its final
+ * arguments (the late placeholders left out): 0, or GA_EXIT_USAGE after the program's own line on stderr
+ * (issue 41, item 6). A program that is not here, or cannot run here, is skipped with a line. */
+int run_session_check_args(const run_ctx *c);
+
+/* Step i's fault-free estimate in seconds (estimate.h), -1 when there is none (no cluster, no model). */
+double run_session_step_estimate(const run_ctx *c, size_t i);
+
 /* Runs (or, with --dry-run, prints) every selected step; returns the steps' records for suite_run.json. */
 json_t *run_session_steps(const run_ctx *c);
 

@@ -12,17 +12,23 @@
 #include <unistd.h>
 
 #include "ga_exit.h"
+#include "ga_str.h"
 #include "ga_time.h"
 #include "node_name.h"
 #include "proc_tree.h"
 
 #define PF_ARGV_MAX (SUITE_LAUNCH_MAX_WORDS + 8)
+/* The pause before a node whose launch failed is launched again: a launcher's transient failure (a loaded
+ * launcher pod, an sshd at its MaxStartups) must not become a node fault (issue 41, item 7). */
+#define PF_RETRY_BACKOFF_S 2.0
 
 typedef struct {
     char host[128];
     char log[4200]; /* work_dir/<host>.log, for the record */
     int log_fd;     /* this run's own log file, open until the node's command has it */
     pid_t pid;
+    int attempts;        /* launches: a launch that failed is tried once more */
+    char first_why[300]; /* the first launch's reason, when it was retried */
     bool done, timed_out;
     int status;
     int gpus;         /* from its answer, -1 none */
@@ -109,8 +115,8 @@ static int slurm_nodes(pf_node **out, size_t *n, char *err, size_t errlen)
     return 0;
 }
 
-/* One node's command: the plan's launcher narrowed to that node and one rank. */
-static int node_argv(const suite_launch *plan, const char *host, const char *gpuaccept, char **argv)
+/* One node's command: the plan's launcher narrowed to that node and one rank, running cmd (NULL-ended). */
+static int node_argv(const suite_launch *plan, const char *host, const char *const *cmd, char **argv)
 {
     int n = 0;
     if (plan->kind == SUITE_LAUNCH_SLURM) {
@@ -136,16 +142,16 @@ static int node_argv(const suite_launch *plan, const char *host, const char *gpu
         argv[n++] = "-np";
         argv[n++] = "1";
     }
-    argv[n++] = (char *)gpuaccept;
-    argv[n++] = "node-check";
+    for (; *cmd; cmd++)
+        argv[n++] = (char *)*cmd;
     argv[n] = NULL;
     return n;
 }
 
-static pid_t start_node(const suite_launch *plan, const suite_preflight_in *in, pf_node *node)
+static pid_t start_node(const suite_launch *plan, const char *const *cmd, pf_node *node)
 {
     char *argv[PF_ARGV_MAX];
-    node_argv(plan, node->host, in->gpuaccept, argv);
+    node_argv(plan, node->host, cmd, argv);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -228,14 +234,40 @@ static void wait_nodes(pf_node *nodes, size_t n, double limit_s)
         }
 }
 
-/* The node's answer ("[NODE] HOST gpus=N") and, failing that, its last line as the reason. */
-static void read_answer(int dir_fd, pf_node *node)
+/* A line of the launcher's own about why it could not reach a node (ssh's, the resolver's, srun's), which
+ * Open MPI prints before its banner ("ORTE was unable to reliably start one or more daemons ... and network
+ * routing requirements)."): the banner's last line explains nothing, this one does (issue 41, observation
+ * 10). */
+static bool launcher_line(const char *line)
+{
+    static const char *const says[] = {"ssh:",
+                                       "Permission denied",
+                                       "Could not resolve",
+                                       "Name or service not known",
+                                       "Connection refused",
+                                       "Connection timed out",
+                                       "Connection closed",
+                                       "No route to host",
+                                       "Host key verification failed",
+                                       "srun: error:",
+                                       "cannot run ",
+                                       "command not found",
+                                       "No such file or directory"};
+    for (size_t i = 0; i < sizeof says / sizeof *says; i++)
+        if (strstr(line, says[i]))
+            return true;
+    return false;
+}
+
+/* The node's answer ("[NODE] HOST gpus=N") and, failing that, the reason: the launcher's first line that says
+ * why (launcher_line), else the last line. */
+static void read_answer(int dir_fd, const char *log_name, pf_node *node)
 {
     node->gpus = -1;
     node->why[0] = '\0';
     node->self[0] = '\0';
     char name[160];
-    snprintf(name, sizeof name, "%s.log", node->host);
+    snprintf(name, sizeof name, "%s.log", log_name);
     int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
@@ -244,6 +276,7 @@ static void read_answer(int dir_fd, pf_node *node)
         return;
     }
     char line[512];
+    bool quoted = false;
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\r\n")] = '\0';
         const char *g = strstr(line, " gpus=");
@@ -252,8 +285,11 @@ static void read_answer(int dir_fd, pf_node *node)
             int len = (int)(g - (line + 7));
             if (suite_node_name_ok_n(line + 7, (size_t)len) && (size_t)len < sizeof node->self)
                 snprintf(node->self, sizeof node->self, "%.*s", len, line + 7);
-        } else if (line[strspn(line, " -")])
-            snprintf(node->why, sizeof node->why, "%s", line);
+        } else if (!quoted && line[strspn(line, " -")]) {
+            const char *text = line + strspn(line, " ");
+            snprintf(node->why, sizeof node->why, "%s", text);
+            quoted = launcher_line(text);
+        }
     }
     fclose(f);
 }
@@ -262,7 +298,7 @@ static void classify(int dir_fd, pf_node *nodes, size_t n, double limit_s)
 {
     int most = 0;
     for (size_t i = 0; i < n; i++) {
-        read_answer(dir_fd, &nodes[i]);
+        read_answer(dir_fd, nodes[i].host, &nodes[i]);
         bool ok = !nodes[i].timed_out && WIFEXITED(nodes[i].status) && WEXITSTATUS(nodes[i].status) == 0;
         if (ok && nodes[i].gpus > most)
             most = nodes[i].gpus;
@@ -324,6 +360,105 @@ static int narrow_plan(suite_launch *plan, const suite_preflight_in *in, const p
     return 0;
 }
 
+/* Launches cmd on the nodes of which (all when NULL), each into a new log of its own. */
+static void launch_nodes(const suite_launch *plan, const char *const *cmd, int dir_fd, const char *work_dir,
+                         pf_node *nodes, size_t n, const bool *which)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (which && !which[i])
+            continue;
+        pf_node *d = &nodes[i];
+        d->done = d->timed_out = false;
+        d->status = 0;
+        d->attempts++;
+        snprintf(d->log, sizeof d->log, "%s/%s.log", work_dir, d->host);
+        d->log_fd = create_log(dir_fd, d->host);
+        d->pid = d->log_fd >= 0 ? start_node(plan, cmd, d) : -1;
+        if (d->log_fd >= 0)
+            close(d->log_fd);
+        if (d->pid < 0) {
+            d->done = true;
+            d->status = 127 << 8;
+        }
+    }
+}
+
+/* The nodes whose launch failed, launched once more after a short pause (their first log kept as
+ * HOST.first.log); then every node classified again. */
+static void retry_failed(const suite_launch *plan, const char *const *cmd, int dir_fd, const char *work_dir,
+                         pf_node *nodes, size_t n, double limit_s)
+{
+    bool *again = calloc(n ? n : 1, sizeof *again);
+    size_t count = 0;
+    for (size_t i = 0; again && i < n; i++)
+        if (ga_streq(nodes[i].code, "PREFLIGHT_LAUNCH_FAILED")) {
+            again[i] = true;
+            count++;
+            snprintf(nodes[i].first_why, sizeof nodes[i].first_why, "%s", nodes[i].why);
+            char from[160], to[170];
+            snprintf(from, sizeof from, "%s.log", nodes[i].host);
+            snprintf(to, sizeof to, "%s.first.log", nodes[i].host);
+            renameat(dir_fd, from, dir_fd, to);
+        }
+    if (count) {
+        printf("[SUITE] preflight: %zu node%s could not be launched on; trying again in %.0f s\n", count,
+               count == 1 ? "" : "s", PF_RETRY_BACKOFF_S);
+        fflush(stdout);
+        struct timespec nap = {(time_t)PF_RETRY_BACKOFF_S, 0};
+        nanosleep(&nap, NULL);
+        launch_nodes(plan, cmd, dir_fd, work_dir, nodes, n, again);
+        wait_nodes(nodes, n, limit_s);
+        classify(dir_fd, nodes, n, limit_s);
+        for (size_t i = 0; i < n; i++)
+            if (again[i] && !nodes[i].code)
+                printf("[SUITE] preflight: %s answered when launched again (first: %s)\n", nodes[i].host,
+                       nodes[i].first_why);
+    }
+    free(again);
+}
+
+/* Whether the report directory here is the one the node of every step's rank 0 writes to (issue 41, item 3: a
+ * directory that node does not share left every step "crashed (exit 0)" with no report, verdict exit 5). That
+ * node (the first that passed: mpirun's default mapping puts rank 0 on the hostfile's first host, srun on the
+ * allocation's first node) creates a file in it through the steps' launcher; the file must appear here. 0, or
+ * -2 with one line saying what to do. */
+static int check_report_dir_shared(const suite_launch *plan, const suite_preflight_in *in, int dir_fd,
+                                   const char *host, char *err, size_t errlen)
+{
+    char token[4300];
+    snprintf(token, sizeof token, "%s/.gpuaccept-shared-%ld", in->report_dir, (long)getpid());
+    unlink(token);
+    const char *cmd[] = {"touch", token, NULL};
+    pf_node probe;
+    memset(&probe, 0, sizeof probe);
+    snprintf(probe.host, sizeof probe.host, "%s", host);
+    probe.log_fd = create_log(dir_fd, "report-dir-check");
+    probe.pid = probe.log_fd >= 0 ? start_node(plan, cmd, &probe) : -1;
+    if (probe.log_fd >= 0)
+        close(probe.log_fd);
+    if (probe.pid < 0) {
+        snprintf(err, errlen, "preflight: cannot start the report directory's check");
+        return -1;
+    }
+    wait_nodes(&probe, 1, in->limit_s);
+    bool seen = access(token, F_OK) == 0;
+    unlink(token);
+    if (seen)
+        return 0;
+    read_answer(dir_fd, "report-dir-check", &probe);
+    if (probe.timed_out)
+        snprintf(probe.why, sizeof probe.why, "no answer within %.0f s", in->limit_s);
+    bool wrote = !probe.timed_out && WIFEXITED(probe.status) && WEXITSTATUS(probe.status) == 0;
+    snprintf(
+        err, errlen,
+        "the report directory %.300s is not shared with %s, where every step's rank 0 writes its report (a "
+        "file %s%.200s): give --report-dir a directory of a file system both see at the same path, or run "
+        "gpuaccept on %s",
+        in->report_dir, host, wrote ? "made there did not appear here" : "could not be made there: ",
+        wrote ? "" : (probe.why[0] ? probe.why : "the launch failed"), host);
+    return -2;
+}
+
 int suite_preflight_run(suite_launch *plan, const suite_preflight_in *in, json_t **record, size_t *passed,
                         char *err, size_t errlen)
 {
@@ -353,35 +488,32 @@ int suite_preflight_run(suite_launch *plan, const suite_preflight_in *in, json_t
     }
     suite_proc_become_subreaper();
     printf("[SUITE] preflight: %zu nodes, each alone, at most %.0f s\n", n, in->limit_s);
-    for (size_t i = 0; i < n; i++) {
-        snprintf(nodes[i].log, sizeof nodes[i].log, "%s/%s.log", in->work_dir, nodes[i].host);
-        nodes[i].log_fd = create_log(dir_fd, nodes[i].host);
-        nodes[i].pid = nodes[i].log_fd >= 0 ? start_node(plan, in, &nodes[i]) : -1;
-        if (nodes[i].log_fd >= 0)
-            close(nodes[i].log_fd);
-        if (nodes[i].pid < 0) {
-            nodes[i].done = true;
-            nodes[i].status = 127 << 8;
-        }
-    }
+    const char *node_check[] = {in->gpuaccept, "node-check", NULL};
+    launch_nodes(plan, node_check, dir_fd, in->work_dir, nodes, n, NULL);
     wait_nodes(nodes, n, in->limit_s);
     classify(dir_fd, nodes, n, in->limit_s);
-    close(dir_fd);
+    retry_failed(plan, node_check, dir_fd, in->work_dir, nodes, n, in->limit_s);
     json_t *list = json_array();
+    const char *first = NULL;
     for (size_t i = 0; i < n; i++) {
         const pf_node *d = &nodes[i];
         *passed += d->code == NULL;
-        json_array_append_new(list, json_pack("{s:s, s:s, s:s?, s:o, s:s?, s:s, s:s?}", "host", d->host,
+        if (!d->code && !first)
+            first = d->host;
+        json_array_append_new(list, json_pack("{s:s, s:s, s:s?, s:o, s:s?, s:i, s:s, s:s?}", "host", d->host,
                                               "status", d->code ? "excluded" : "pass", "code", d->code,
                                               "gpus", d->gpus >= 0 ? json_integer(d->gpus) : json_null(),
-                                              "why", d->code ? d->why : NULL, "log", d->log, "machine",
-                                              d->self[0] ? d->self : NULL));
+                                              "why", d->code ? d->why : NULL, "attempts", d->attempts, "log",
+                                              d->log, "machine", d->self[0] ? d->self : NULL));
         if (d->code)
             printf("[SUITE] preflight: %s excluded, %s: %s\n", d->host, d->code, d->why);
     }
     printf("[SUITE] preflight: %zu of %zu nodes passed%s\n", *passed, n,
            *passed == n ? "" : "; the steps run on those");
-    int rc = narrow_plan(plan, in, nodes, n, *passed, err, errlen);
+    int rc = first && in->report_dir ? check_report_dir_shared(plan, in, dir_fd, first, err, errlen) : 0;
+    close(dir_fd);
+    if (rc == 0)
+        rc = narrow_plan(plan, in, nodes, n, *passed, err, errlen);
     *record =
         json_pack("{s:f, s:I, s:o}", "limit_s", in->limit_s, "passed", (json_int_t)*passed, "nodes", list);
     free(nodes);

@@ -19,12 +19,15 @@ typedef struct {
     const char *work_dir;        /* its logs and the hostfile of the nodes that passed go here */
     double limit_s;              /* each node's bound */
     const suite_hostlist *hosts; /* the hostfile's nodes (mpirun kinds), NULL under Slurm */
+    const char *report_dir;      /* the steps' --report-dir, proved shared with rank 0's node; NULL: not */
 } suite_preflight_in;
 
 /* Runs the preflight for plan (nothing for a run on this machine) and narrows plan to the nodes that
  * passed. *record gets suite_run.json's "preflight" object (NULL when none ran), *passed the nodes that
- * passed. Returns 0, or -1 with a message (the node list could not be had, a hostfile could not be written).
- */
+ * passed. A node whose launch failed is launched once more after a short pause before it is excluded, and
+ * its exclusion quotes the launcher's own line (ssh's, srun's). Returns 0, -1 with a message (the node list
+ * could not be had, a hostfile could not be written), or -2 with one line when the report directory is not
+ * the one rank 0's node writes to (a usage error: another --report-dir, or the front-end on that node). */
 int suite_preflight_run(suite_launch *plan, const suite_preflight_in *in, json_t **record, size_t *passed,
                         char *err, size_t errlen);
 
