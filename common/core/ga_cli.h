@@ -10,10 +10,11 @@
 #define GA_PATH_MAX 1024
 #define GA_RUN_ID_MAX 64
 
-/* The last word that makes a program only parse its arguments and exit 0 or 2 (no MPI_Init, no GPU):
- * ga_program_begin's parse-only mode, which gpuaccept run asks of every planned step before launching
- * (docs/options.md). Hidden from --help. */
-#define GA_CHECK_ARGS_FLAG "--check-args"
+/* The environment variable (set to 1) that makes a program only parse its arguments and exit 0 or 2 (no
+ * MPI_Init, no GPU): ga_program_begin's parse-only mode, which gpuaccept run asks of every planned step
+ * before launching (docs/options.md). A variable, not a word of the command line: a wrapper script that adds
+ * its own arguments after "$@" (a site's, or a test's) would push a last-word flag out of place. */
+#define GA_CHECK_ARGS_ENV "GA_CHECK_ARGS_ONLY"
 
 typedef struct {
     char report_dir[GA_PATH_MAX]; /* --report-dir, default "." */

@@ -26,16 +26,17 @@ static void who_before_mpi(char *buf, size_t len)
     snprintf(buf, len, "rank %s on %s (pid %ld)", rank ? rank : "?", host, (long)getpid());
 }
 
-/* `PROGRAM ARGS... --check-args` (the last word only, so that no option's value is taken for it): the
- * arguments parsed as a run would parse them, without MPI or a GPU, then exit 0, or 2 with the program's own
- * one-line message. gpuaccept run and its --dry-run ask every planned step this before launching anything
- * (issue 41, item 6): a bad --args is found on the front-end, not 20 minutes into a 64-node run. */
+/* GA_CHECK_ARGS_ONLY=1 PROGRAM ARGS...: the arguments parsed as a run would parse them, without MPI or a GPU,
+ * then exit 0, or 2 with the program's own one-line message. gpuaccept run and its --dry-run ask every
+ * planned step this before launching anything (issue 41, item 6): a bad --args is found on the front-end, not
+ * 20 minutes into a 64-node run. */
 static void check_args_only(int argc, char **argv, const ga_program_spec *spec, ga_common_opts *common,
                             void *program_opts)
 {
-    if (argc < 2 || strcmp(argv[argc - 1], GA_CHECK_ARGS_FLAG) != 0)
+    const char *only = getenv(GA_CHECK_ARGS_ENV);
+    if (!only || strcmp(only, "1") != 0)
         return;
-    ga_cli_result parsed = ga_cli_parse(spec, argc - 1, argv, common, program_opts, true);
+    ga_cli_result parsed = ga_cli_parse(spec, argc, argv, common, program_opts, true);
     fflush(stdout);
     exit(parsed == GA_CLI_ERROR ? GA_EXIT_USAGE : GA_EXIT_PASS);
 }

@@ -15,7 +15,7 @@
 /* The whole preamble of a program: the start-up bound (--timeout, before MPI_Init), ga_init, command line
  * (rank 0 prints errors once), --verbose, the watchdog for --timeout, the report directory check. Returns -1
  * when the program should go on, or the exit code to return from main (after ga_program_end) for --help,
- * --version and usage errors. With GA_CHECK_ARGS_FLAG (ga_cli.h) last, it exits 0 or 2 after parsing. */
+ * --version and usage errors. With GA_CHECK_ARGS_ENV (ga_cli.h) set to 1, it exits 0 or 2 after parsing. */
 int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ctx *ctx,
                      ga_common_opts *common, void *program_opts);
 

@@ -318,7 +318,7 @@ static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
     json_decref(args);
 }
 
-/* One program's verdict on its final arguments (GA_CHECK_ARGS_FLAG, ga_program.h): its exit code, -1 when it
+/* One program's verdict on its final arguments (GA_CHECK_ARGS_ENV, ga_program.h): its exit code, -1 when it
  * could not be asked (not run, killed at the bound); its first line on stderr in msg. */
 static int ask_program(char **argv, char *msg, size_t len)
 {
@@ -338,6 +338,7 @@ static int ask_program(char **argv, char *msg, size_t len)
         dup2(fds[1], STDERR_FILENO);
         close(fds[0]);
         close(fds[1]);
+        setenv(GA_CHECK_ARGS_ENV, "1", 1);
         execv(argv[0], argv);
         _exit(127);
     }
@@ -386,14 +387,13 @@ int run_session_check_args(const run_ctx *c)
         if (access(path, X_OK) != 0)
             continue; /* not here (a container image, a dry run away from the build): the step says so */
         json_t *args = args_without_late(c, i);
-        char **argv = calloc(16 + json_array_size(args) + 2, sizeof *argv);
+        char **argv = calloc(16 + json_array_size(args) + 1, sizeof *argv);
         if (!argv) {
             json_decref(args);
             continue;
         }
         size_t n = step_argv(&local, path, c->o, c->run_id, args, words, argv);
-        argv[n] = GA_CHECK_ARGS_FLAG;
-        argv[n + 1] = NULL;
+        argv[n] = NULL;
         int rc = ask_program(argv, msg, sizeof msg);
         free(argv);
         json_decref(args);
