@@ -24,7 +24,7 @@ CHECKS = {
     "run_profiles": runs.t_run_profiles, "run_budget": runs.t_run_budget, "run_quick_relative": runs.t_run_quick_relative,
     "profiles": plans.t_profiles, "estimate": plans.t_estimate, "check_args": planning.t_check_args,
     "preflight_retry": planning.t_preflight_retry, "allocation": planning.t_allocation,
-    "sweep_cut": planning.t_sweep_cut,
+    "sweep_cut": planning.t_sweep_cut, "cpu_cluster": planning.t_cpu_cluster,
     "html_chromium": html.t_html_chromium, "html_scale": html.t_html_scale, "html_found": html.t_html_found,
     "plurals": html.t_plurals,
 }

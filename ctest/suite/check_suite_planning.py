@@ -208,3 +208,39 @@ def t_sweep_cut():
     check("[SUITE] profile quick (built-in): a smoke test, not an acceptance" in q.stdout,
           "quick: the banner says smoke test, not acceptance (%s)"
           % [l for l in q.stdout.splitlines() if "profile" in l])
+
+
+def t_cpu_cluster():
+    """Issue 41, items 8/9: --expect-gpus 0 is a CPU cluster (host paths, GPU-only words left out, said), a dry
+    run plans a hostfile whose names do not resolve here (a run refuses it), and a launcher without a GPU says
+    loudly that the SKU floors are lost."""
+    d = os.path.join(WORK, "cpu_cluster")
+    os.makedirs(d, exist_ok=True)
+    nogpu = {"CUDA_VISIBLE_DEVICES": ""}
+    ips = os.path.join(d, "ips")
+    with open(ips, "w") as f:
+        f.write("10.0.0.1 slots=2\n10.0.0.2 slots=2\n")
+    p = run(["run", "--dry-run", "--hostfile", ips, "--expect-gpus", "0", "--report-dir", os.path.join(d, "r")],
+            env=nogpu)
+    cmds = dry_commands(p)
+    gemm = " ".join(after_prog(cmds.get("gemm_flops", ["gemm_flops"]), "gemm_flops"))
+    nh = " ".join(after_prog(cmds.get("node_health", ["node_health"]), "node_health"))
+    check(p.returncode == 0, "--expect-gpus 0 is taken (%d, %s)" % (p.returncode, p.stderr.strip()))
+    check("gemm_flops" in cmds and "bf16" not in gemm and "--expect-gpus 0" in nh,
+          "a CPU cluster: gemm_flops without the GPU's dtype (%s), node_health expects no GPU (%s)" % (gemm, nh))
+    check(any("--expect-gpus 0" in l for l in not_covered(p)), "the CPU cluster is said (%s)" % not_covered(p))
+    check("no GPU on this machine to read the GPU model" not in p.stdout, "no warning of lost GPU floors on a CPU cluster")
+
+    p = run(["run", "--dry-run", "--hostfile", ips, "--report-dir", os.path.join(d, "r")], env=nogpu)
+    check(p.returncode == 0 and "[SUITE] warning: no GPU on this machine to read the GPU model" in p.stdout,
+          "a GPU cluster planned from a machine without a GPU: the lost SKU floors are said (%d)" % p.returncode)
+
+    names = os.path.join(d, "names")
+    with open(names, "w") as f:
+        f.write("gpu-node-1.invalid slots=8\ngpu-node-2.invalid slots=8\n")
+    p = run(["run", "--dry-run", "--hostfile", names, "--report-dir", os.path.join(d, "r")], env=nogpu)
+    check(p.returncode == 0 and "planned anyway" in p.stdout and dry_commands(p),
+          "a dry run plans names that do not resolve here (%d, %s)" % (p.returncode, p.stderr.strip()))
+    p = run(["run", "--hostfile", names, "--report-dir", os.path.join(d, "r2")], env=nogpu)
+    check(p.returncode == 3 and "does not resolve" in p.stderr,
+          "a run refuses them (%d, %s)" % (p.returncode, p.stderr.strip()))

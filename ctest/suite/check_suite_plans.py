@@ -11,7 +11,7 @@ def dry_commands(p):
     import shlex
     out = {}
     for line in p.stdout.splitlines():
-        if line.startswith("[SUITE]   "):
+        if line.startswith("[SUITE]   ") and not line.startswith("[SUITE]   ("):  # "(the {...} words are ...)"
             words = shlex.split(line[len("[SUITE]   "):])
             i = words.index("--run-id")
             del words[i:i + 2]

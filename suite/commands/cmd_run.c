@@ -84,6 +84,11 @@ static int check_hostfile(const suite_launch *plan, const run_opts *o, suite_hos
         return 0; /* a dry run away from the cluster prints the commands for a hostfile that is not here */
     char err[700];
     int rc = suite_hostfile_validate(path, o->np, hosts, err, sizeof err);
+    if (rc == GA_EXIT_ENV && o->dry_run) {
+        /* a dry run from a machine outside the cluster's DNS still plans; the run itself refuses */
+        printf("[SUITE] dry run: %s: planned anyway (a run refuses it)\n", err);
+        return 0;
+    }
     if (rc)
         fprintf(stderr, "gpuaccept run: %s\n", err);
     return rc;
@@ -151,7 +156,7 @@ static void add_run_options(const run_opts *o, const suite_profile_env *env, con
     json_t *a;
     json_array_foreach(args, i, a)
         has |= ga_streq(json_string_value(a), "--expect-gpus");
-    if (o->expect_gpus > 0 && takes_gpus && !has) {
+    if ((o->expect_gpus > 0 || o->no_gpus) && takes_gpus && !has) {
         char n[32];
         snprintf(n, sizeof n, "%d", env->expect_gpus);
         json_array_append_new(args, json_string("--expect-gpus"));
@@ -222,6 +227,21 @@ static int build_step_args(const run_opts *o, const suite_launch *plan, const su
         return suite_usage_error("run", "--baseline: %s", err);
     if (o->expect_gpus > 0)
         env.expect_gpus = (int)o->expect_gpus;
+    if (o->no_gpus) { /* a CPU cluster: the GPU-only words drop out and say so, nothing is held to a GPU SKU
+                       */
+        env.gpu = false;
+        env.expect_gpus = 0;
+        env.expect_gpus_why = "--expect-gpus 0: a CPU cluster";
+        env.baseline = NULL;
+        env.no_baseline_why = "--expect-gpus 0: a CPU cluster, no GPU SKU";
+        add_line(not_covered,
+                 "GPUs: none on this cluster (--expect-gpus 0): every program ran its host path%s", "");
+    } else if (env.gpu && !env.baseline && facts.local_gpus == 0 &&
+               (!o->baseline || ga_streq(o->baseline, "auto")))
+        /* a login node without GPUs launching onto GPU nodes: the SKU's floors are lost, loudly */
+        printf("[SUITE] warning: no GPU on this machine to read the GPU model from: no SKU thresholds (GEMM, "
+               "memory and NVLink floors); give --baseline FILE (share/gpuaccept/baselines/) for the nodes' "
+               "model\n");
     size_t i;
     json_array_foreach(sj_arr(o->profile, "not_covered"), i, v)
         json_array_append(not_covered, v);
@@ -326,9 +346,9 @@ static int fit_allocation(run_ctx *c, run_opts *o, const suite_launch *plan)
             suite_programs[i].name, step_s[i], left - used > 0 ? left - used : 0);
         json_array_append_new(c->not_covered, json_string(line));
     }
-    printf("[SUITE] allocation: %.0f s left in Slurm job %s (%s); the plan needed about %.0f s: %zu steps "
+    printf("[SUITE] allocation: %.0f s left in Slurm job %s (%s); the plan needed about %.0f s: %zu step%s "
            "fit (--fit-allocation)\n",
-           left, getenv("SLURM_JOB_ID"), source, need, c->n_sel);
+           left, getenv("SLURM_JOB_ID"), source, need, c->n_sel, c->n_sel == 1 ? "" : "s");
     if (c->n_sel == 0) {
         fprintf(stderr, "gpuaccept run: no step fits in the %.0f s left in Slurm job %s\n", left,
                 getenv("SLURM_JOB_ID"));
@@ -396,8 +416,8 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
         fprintf(stderr, "gpuaccept run: %s\n", err);
         return GA_EXIT_USAGE;
     }
-    printf("[SUITE] gpuaccept run %s: %zu steps under %s; reports in %s\n", ga_version(), n_sel, plan.detail,
-           o.report_dir);
+    printf("[SUITE] gpuaccept run %s: %zu step%s under %s; reports in %s\n", ga_version(), n_sel,
+           n_sel == 1 ? "" : "s", plan.detail, o.report_dir);
     suite_step_install_signal_handlers();
 
     char run_id[GA_RUN_ID_MAX];

@@ -147,7 +147,7 @@ static const suite_option run_options[] = {
     {"dump-profile", OPT_DUMP_PROFILE, no_argument, NULL, "print the profile in its file format and exit"},
     {"expect-gpus", OPT_EXPECT_GPUS, required_argument, "N",
      "GPUs every node must have (default: the hostfile's slots, Slurm's GPUs per node, this machine's GPUs): "
-     "a node that shows fewer fails"},
+     "a node that shows fewer fails; 0: a CPU cluster (every program on its host path)"},
     {"allow-sockets", OPT_ALLOW_SOCKETS, no_argument, NULL,
      "traffic between nodes over sockets is intended: allreduce_bw does not fail it, and the summary says so "
      "(InfiniBand not exercised)"},
@@ -244,8 +244,9 @@ static int on_number(run_opts *o, int key, const char *arg)
             return suite_usage_error("run", "--preflight-timeout: %s", err);
         return 0;
     case OPT_EXPECT_GPUS:
-        if (ga_parse_long(arg, 1, 1024, &o->expect_gpus, err, sizeof err))
+        if (ga_parse_long(arg, 0, 1024, &o->expect_gpus, err, sizeof err))
             return suite_usage_error("run", "--expect-gpus: %s", err);
+        o->no_gpus = o->expect_gpus == 0;
         return 0;
     default:
         return -1;

@@ -27,6 +27,7 @@ typedef struct {
     int list_programs;     /* --list-programs: 0 no, else 1 + suite_list_format */
     bool drain, apply_k8s; /* run drain.sh, gpuaccept-k8s.sh after the summary (docs/handoff.md) */
     const char *srun_args, *container_image; /* for every srun under Slurm (launch_plan.h) */
+    bool no_gpus;        /* --expect-gpus 0: a CPU cluster (the host paths, nothing expected of NVML) */
     long expect_gpus;    /* --expect-gpus: GPUs every node must have, 0: the hostfile's, Slurm's, here */
     bool allow_sockets;  /* --allow-sockets: sockets between nodes are intended (allreduce_bw) */
     bool fit_allocation; /* --fit-allocation: steps beyond the Slurm job's time left are cut, not refused */

@@ -487,7 +487,7 @@ int suite_preflight_run(suite_launch *plan, const suite_preflight_in *in, json_t
         return -1;
     }
     suite_proc_become_subreaper();
-    printf("[SUITE] preflight: %zu nodes, each alone, at most %.0f s\n", n, in->limit_s);
+    printf("[SUITE] preflight: %zu node%s, each alone, at most %.0f s\n", n, n == 1 ? "" : "s", in->limit_s);
     const char *node_check[] = {in->gpuaccept, "node-check", NULL};
     launch_nodes(plan, node_check, dir_fd, in->work_dir, nodes, n, NULL);
     wait_nodes(nodes, n, in->limit_s);
@@ -508,7 +508,7 @@ int suite_preflight_run(suite_launch *plan, const suite_preflight_in *in, json_t
         if (d->code)
             printf("[SUITE] preflight: %s excluded, %s: %s\n", d->host, d->code, d->why);
     }
-    printf("[SUITE] preflight: %zu of %zu nodes passed%s\n", *passed, n,
+    printf("[SUITE] preflight: %zu of %zu node%s passed%s\n", *passed, n, n == 1 ? "" : "s",
            *passed == n ? "" : "; the steps run on those");
     int rc = first && in->report_dir ? check_report_dir_shared(plan, in, dir_fd, first, err, errlen) : 0;
     close(dir_fd);
