@@ -60,6 +60,12 @@ while i < len(args):
     out.append(args[i])
     i += 1
 real, other = os.environ["FAKE_REPORT_DIR"], os.environ.get("FAKE_OTHER_DIR")
+base = os.environ.get("OMPI_MCA_orte_local_tmpdir_base")
+if host and base:  # a node's preflight launch: its session base, and whether it was a private directory
+    st = os.stat(base) if os.path.isdir(base) else None
+    with open(os.path.join(os.environ["FAKE_STATE"], "session-%s-%d" % (host, os.getpid())), "w") as f:
+        f.write("%s %d\n" % (base, bool(st and st.st_mode & 0o777 == 0o700 and st.st_uid == os.getuid()
+                                    and os.environ.get("PRTE_MCA_prte_local_tmpdir_base") == base)))
 if other:
     out = [other + w[len(real):] if w.startswith(real) else w for w in out]
 marker = os.path.join(os.environ["FAKE_STATE"], "flaky-" + str(host))
@@ -105,6 +111,18 @@ def fake_cluster(name, other=False):
     return env, reports, hosts
 
 
+def check_private_sessions(state):
+    """Item 7's cause: the preflight's mpiruns, started at once on one machine, raced on Open MPI's shared
+    session tree. Each launch must have had a private base of its own, removed when it ended."""
+    seen = [open(os.path.join(state, f)).read().split() for f in os.listdir(state) if f.startswith("session-")]
+    print("session bases:", seen)
+    bases = [b for b, _ in seen]
+    check(len(seen) >= 5, "every preflight launch (3 nodes, 2 retried) had a session base (%d)" % len(seen))
+    check(all(ok == "1" for _, ok in seen) and len(set(bases)) == len(bases),
+          "each a private directory (0700, ours, both ORTE's and PRRTE's variable) of its own (%s)" % seen)
+    check(not any(os.path.exists(b) for b in bases), "and removed after the launch (%s)" % bases)
+
+
 def t_preflight_retry():
     """Item 7: a node whose first launch failed is launched again and kept; a node excluded after two failed
     launches is explained by the launcher's own line (ssh's), not by the last line of Open MPI's banner.
@@ -125,6 +143,7 @@ def t_preflight_retry():
           and "routing requirements" not in n3.get("why", ""),
           "its exclusion quotes ssh's line, not the banner (%r)" % n3.get("why"))
     check(p.returncode == 1, "exit 1: one node unfit (%d)" % p.returncode)
+    check_private_sessions(env["FAKE_STATE"])
 
     env, reports, hosts = fake_cluster("not-shared", other=True)
     p = run(["run", "--quick", "--only", "env_audit", "--hostfile", hosts, "--report-dir", reports,

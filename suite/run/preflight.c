@@ -14,6 +14,7 @@
 #include "ga_exit.h"
 #include "ga_str.h"
 #include "ga_time.h"
+#include "mpirun_session.h"
 #include "node_name.h"
 #include "proc_tree.h"
 
@@ -31,9 +32,10 @@ typedef struct {
     char first_why[300]; /* the first launch's reason, when it was retried */
     bool done, timed_out;
     int status;
-    int gpus;         /* from its answer, -1 none */
-    char self[96];    /* the name it answered with, its reports' ("" none): the summary maps host to it */
-    const char *code; /* NULL: passed */
+    char session[300]; /* mpirun's private session base for this launch ("" none: srun) */
+    int gpus;          /* from its answer, -1 none */
+    char self[96];     /* the name it answered with, its reports' ("" none): the summary maps host to it */
+    const char *code;  /* NULL: passed */
     char why[300];
 } pf_node;
 
@@ -152,6 +154,10 @@ static pid_t start_node(const suite_launch *plan, const char *const *cmd, pf_nod
 {
     char *argv[PF_ARGV_MAX];
     node_argv(plan, node->host, cmd, argv);
+    /* one mpirun per node starts at once here: each gets a session tree of its own (mpirun_session.h) */
+    node->session[0] = '\0';
+    if (plan->kind != SUITE_LAUNCH_SLURM)
+        suite_mpirun_session_make(node->session, sizeof node->session);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -167,6 +173,7 @@ static pid_t start_node(const suite_launch *plan, const char *const *cmd, pf_nod
     dup2(fd, STDERR_FILENO);
     close(fd);
     close(devnull);
+    suite_mpirun_session_use(node->session);
     execvp(argv[0], argv);
     fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
@@ -232,6 +239,10 @@ static void wait_nodes(pf_node *nodes, size_t n, double limit_s)
             waitpid(nodes[i].pid, &nodes[i].status, 0);
             nodes[i].done = true;
         }
+    for (size_t i = 0; i < n; i++) {
+        suite_mpirun_session_remove(nodes[i].session);
+        nodes[i].session[0] = '\0';
+    }
 }
 
 /* A line of the launcher's own about why it could not reach a node (ssh's, the resolver's, srun's), which
