@@ -7,8 +7,10 @@
  * ...] (default unknown), "iters": n}]}, "patterns": ["node", "pairs"] (the order they ran; default: node,
  * then pairs, those given), "sweep_cuts": [{"pattern", "reached", "asked"}], "min_bw": {"avg": GB/s, "min":
  * GB/s}} Node i is host "nodeII" with first rank 8 i; a member of pairs by_rank is rank i of host "node00".
- * outcome: {"findings": [as added], "node": the summary's "node", "pairs": the summary's "pairs", "metrics",
- *           "not_covered", "node_busbw_min", "pair_median_busbw", "pairs_flagged"} */
+ * Handed to the report in the order: sweeps, sweep_cuts, min_bw, patterns.
+ * outcome: {"findings": [as added], "combinations": each sweep's entry, "wrong_total", "out_of_bounds",
+ *           "node": the summary's "node", "pairs": the summary's "pairs", "metrics", "not_covered",
+ *           "node_busbw_min", "pair_median_busbw", "pairs_flagged"} */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,11 +104,81 @@ static int read_pairs(const json_t *in, ar_pairs_outcome *po, ar_member_id **ids
     return 0;
 }
 
-/* The sweeps cut and nccl-tests' floor: the findings a runner hands over before its pattern's own. */
-static void budget_findings(const json_t *in, ga_findings *f)
+/* One rank's record of a sweep: its time and wrong elements per size. */
+static void read_rank(const json_t *o, int rank, int n_sizes, ar_record *r)
+{
+    snprintf(r->hdr.host, sizeof r->hdr.host, "node%02d", rank);
+    r->hdr.world_rank = rank;
+    r->hdr.node_index = rank;
+    r->hdr.device_index = -1;
+    r->n_sizes = n_sizes;
+    r->iters = 1;
+    json_t *times = json_object_get(o, "times_us"), *wrong = json_object_get(o, "wrong");
+    for (int s = 0; s < n_sizes; s++)
+        for (int pl = 0; pl < AR_PLACEMENTS; pl++) {
+            ar_sample *a = &r->samples[s];
+            a->time_s[pl] =
+                json_number_value(json_array_get(json_array_get(times, (size_t)s), (size_t)pl)) * 1e-6;
+            a->wrong[pl] = json_integer_value(json_array_get(json_array_get(wrong, (size_t)s), (size_t)pl));
+            a->iters[pl] = 1;
+            a->cpu_wait[pl] = -1;
+        }
+}
+
+/* One sweep's records, handed to the report as a runner hands them (ar_report_sweep). */
+static int report_sweep(const json_t *in, ar_outcome *out, ga_findings *f, char *err, size_t err_len)
+{
+    static const char *const keys[] = {"pattern",   "datatype",     "sizes",      "first", "check_busbw",
+                                       "min_busbw", "measurements", "best_busbw", "ranks", NULL};
+    if (fixture_check_keys(in, keys, "sweeps[]", err, err_len) != 0)
+        return -1;
+    json_t *ranks = json_object_get(in, "ranks"), *sz = json_object_get(in, "sizes"),
+           *dt = json_object_get(in, "datatype"), *pat = json_object_get(in, "pattern");
+    int n = (int)json_array_size(ranks), n_sizes = (int)json_array_size(sz);
+    uint64_t sizes[AR_MAX_SIZES];
+    ar_sweep_desc d = {AR_ALLREDUCE, AR_FLOAT, AR_SUM, 0, sizes, n_sizes, AR_TIME_AVG};
+    if (n == 0 || n_sizes == 0 || n_sizes > AR_MAX_SIZES ||
+        (dt && ar_dtype_parse(json_string_value(dt), &d.type)))
+        return fail(err, err_len, "sweeps[]: ranks, 1 to 64 sizes and a known datatype");
+    for (int s = 0; s < n_sizes; s++)
+        sizes[s] = (uint64_t)json_integer_value(json_array_get(sz, (size_t)s));
+    ar_record *recs = calloc((size_t)n, sizeof *recs);
+    const ar_record **ptrs = calloc((size_t)n, sizeof *ptrs);
+    int *group_of = calloc((size_t)n, sizeof *group_of);
+    if (!recs || !ptrs || !group_of) {
+        free(recs), free(ptrs), free(group_of);
+        return fail(err, err_len, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        read_rank(json_array_get(ranks, (size_t)i), i, n_sizes, &recs[i]);
+        ptrs[i] = &recs[i];
+    }
+    json_t *m = json_object_get(in, "measurements");
+    ar_sweep_outcome so = {.desc = d,
+                           .recs = ptrs,
+                           .group_of = group_of,
+                           .n = n,
+                           .n_groups = 1,
+                           .pattern = pat ? json_string_value(pat) : "world",
+                           .min_busbw = json_number_value(json_object_get(in, "min_busbw")),
+                           .check_busbw = json_is_true(json_object_get(in, "check_busbw")),
+                           .first = json_is_true(json_object_get(in, "first")),
+                           .measurements = m ? (int)json_integer_value(m) : 1,
+                           .best_busbw = json_number_value(json_object_get(in, "best_busbw"))};
+    ar_report_sweep(out, f, &so);
+    free(recs), free(ptrs), free(group_of);
+    return 0;
+}
+
+/* The sweeps, those cut and nccl-tests' floor: what the runners hand over before the patterns' own. */
+static int sweep_findings(const json_t *in, ar_outcome *out, ga_findings *f, char *err, size_t err_len)
 {
     size_t i;
     json_t *c;
+    json_array_foreach(json_object_get(in, "sweeps"), i, c) {
+        if (report_sweep(c, out, f, err, err_len) != 0)
+            return -1;
+    }
     json_array_foreach(json_object_get(in, "sweep_cuts"), i, c) {
         ar_report_sweep_cut(f, json_string_value(json_object_get(c, "pattern")),
                             (uint64_t)json_integer_value(json_object_get(c, "reached")),
@@ -116,6 +188,7 @@ static void budget_findings(const json_t *in, ga_findings *f)
     if (mb)
         ar_report_min_bw(f, json_number_value(json_object_get(mb, "avg")),
                          json_number_value(json_object_get(mb, "min")));
+    return 0;
 }
 
 /* Each pattern given, in the order it ran, handed to the report. */
@@ -146,12 +219,24 @@ static int report_patterns(const json_t *in, const ar_opts *o, ga_findings *f, j
     return rc ? -1 : 0;
 }
 
+/* What the report made of the outcomes; takes the outcome's JSON parts and metrics. */
+static json_t *outcome_json(const ga_findings *f, ar_outcome *out, json_t *metrics)
+{
+    return json_pack("{s:o, s:o, s:I, s:i, s:o, s:o, s:o, s:o, s:f, s:f, s:i}", "findings",
+                     fixture_findings_json(f, false), "combinations", out->combos, "wrong_total",
+                     (json_int_t)out->wrong_total, "out_of_bounds", out->out_of_bounds, "node",
+                     out->node ? out->node : json_null(), "pairs", out->pairs ? out->pairs : json_null(),
+                     "metrics", metrics, "not_covered", out->not_covered ? out->not_covered : json_array(),
+                     "node_busbw_min", out->node_busbw_min, "pair_median_busbw", out->pair_median_busbw,
+                     "pairs_flagged", out->pairs_flagged);
+}
+
 int fixture_adapt_outcomes(const char *case_dir, const json_t *in, json_t **outcome, char *err,
                            size_t err_len)
 {
     (void)case_dir;
-    static const char *const keys[] = {"tolerance", "min_node_busbw", "node",   "pairs",
-                                       "patterns",  "sweep_cuts",     "min_bw", NULL};
+    static const char *const keys[] = {"tolerance",  "min_node_busbw", "node",   "pairs", "patterns",
+                                       "sweep_cuts", "min_bw",         "sweeps", NULL};
     if (fixture_check_keys(in, keys, "input.json", err, err_len) != 0)
         return -1;
     ar_opts o;
@@ -161,21 +246,18 @@ int fixture_adapt_outcomes(const char *case_dir, const json_t *in, json_t **outc
     o.min_node_busbw = json_number_value(json_object_get(in, "min_node_busbw"));
     ga_findings f;
     ga_findings_init(&f);
-    ar_outcome out = {0};
+    ar_outcome out = {.combos = json_array()};
     json_t *report = json_object();
-    budget_findings(in, &f);
-    int rc = report_patterns(in, &o, &f, report, &out, err, err_len);
+    int rc = sweep_findings(in, &out, &f, err, err_len);
+    if (rc == 0)
+        rc = report_patterns(in, &o, &f, report, &out, err, err_len);
     json_t *metrics = json_object_get(report, "metrics");
     metrics = metrics ? json_incref(metrics) : json_array();
     if (rc == 0)
-        *outcome =
-            json_pack("{s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:i}", "findings",
-                      fixture_findings_json(&f, false), "node", out.node ? out.node : json_null(), "pairs",
-                      out.pairs ? out.pairs : json_null(), "metrics", metrics, "not_covered",
-                      out.not_covered ? out.not_covered : json_array(), "node_busbw_min", out.node_busbw_min,
-                      "pair_median_busbw", out.pair_median_busbw, "pairs_flagged", out.pairs_flagged);
+        *outcome = outcome_json(&f, &out, metrics);
     else {
         json_decref(metrics);
+        json_decref(out.combos);
         json_decref(out.node);
         json_decref(out.pairs);
         json_decref(out.not_covered);
