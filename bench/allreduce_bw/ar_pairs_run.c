@@ -14,7 +14,6 @@
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
-#include "ga_report.h"
 #include "ar_budget.h"
 #include "ar_gate.h"
 #include "ga_stats.h"

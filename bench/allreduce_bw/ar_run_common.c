@@ -14,7 +14,6 @@
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
-#include "ga_report.h"
 
 ar_backend_setup ar_backend_defaults = {.cta_policy = -1};
 

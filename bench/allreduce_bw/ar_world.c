@@ -13,7 +13,6 @@
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
-#include "ga_report.h"
 #include "ga_time.h"
 #include "ar_budget.h"
 #if GA_HAVE_CUDA
