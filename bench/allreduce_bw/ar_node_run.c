@@ -12,28 +12,12 @@
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
-#include "ga_report.h"
 #include "ar_budget.h"
 #include "ar_gate.h"
 #include "ar_nodes.h"
 #include "ga_time.h"
 
 /* ---- node pattern: every node's own sweep, at once ---- */
-
-static json_t *nodes_json(const ar_node_fig *nodes, int n, const ar_nodes_verdict *v, const ar_opts *o)
-{
-    json_t *arr = json_array();
-    for (int i = 0; i < n; i++) {
-        const ar_node_fig *nd = &nodes[i];
-        json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i, s:f, s:i, s:b, s:b}", "node", nd->node,
-                                             "host", nd->host, "rank", nd->rank, "ranks", nd->ranks,
-                                             "busbw_GBps", nd->busbw, "measured", nd->measured, "below_min",
-                                             nd->below_min, "below_median", nd->below_median));
-    }
-    return json_pack("{s:o, s:f, s:f, s:f, s:i}", "nodes", arr, "median_busbw_GBps", v->median_busbw,
-                     "min_node_busbw_GBps", o->min_node_busbw, "tolerance", o->tolerance, "flagged",
-                     v->flagged);
-}
 
 /* Collective: a sweep on a communicator per node (the ranks sharing memory: MPI_COMM_TYPE_SHARED, and on the
  * GPU path an NCCL communicator over them), every node at once; the nodes below a bound make every node
@@ -114,32 +98,17 @@ static void remeasure_nodes(const ga_ctx *ctx, const ar_opts *o, run_state *st, 
     }
 }
 
-/* Rank 0: the nodes' verdict, findings, report part and metrics, from the sweeps' records (all, ran sizes of
- * sizes) and each node's figure. */
+/* Rank 0: the node sweeps' records (all, ran sizes of sizes) and each node's figure handed to the report. */
 static void report_nodes(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_desc *d, const ar_record *all,
                          ar_node_fig *nodes, uint64_t size, run_state *st, json_t *report)
 {
-    int n_nodes = ctx->node_count;
     rec_set set = ar_rec_set_world(all, ctx->world_size);
     ar_account_sweep(st, d, &set, 0, false, false,
                      "node"); /* --min-busbw is the world's figure, not a node's */
     ar_rec_set_free(&set);
-    ar_nodes_verdict v;
-    if (ar_nodes_analyse(nodes, n_nodes, o->min_node_busbw, o->tolerance, &v) != 0)
+    ar_nodes_outcome outcome = {nodes, ctx->node_count, size};
+    if (ar_report_nodes(o, &outcome, st->findings, report, &st->out) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ar_nodes_findings(nodes, n_nodes, &v, o->min_node_busbw, o->tolerance, st->findings);
-    st->out.node = nodes_json(nodes, n_nodes, &v, o);
-    double lowest = 0;
-    for (int k = 0; k < n_nodes; k++) {
-        ga_where w = {nodes[k].host, k, nodes[k].rank, -1, NULL};
-        ga_report_add_metric(report, "node_busbw", nodes[k].busbw, "GB/s", true, w);
-        if (k == 0 || nodes[k].busbw < lowest)
-            lowest = nodes[k].busbw;
-    }
-    st->out.node_busbw_min = lowest;
-    ga_log("COMM",
-           "node: %d node%s, intra-node busbw at %llu B: median %.2f GB/s, lowest %.2f GB/s, %d flagged",
-           n_nodes, n_nodes == 1 ? "" : "s", (unsigned long long)size, v.median_busbw, lowest, v.flagged);
 }
 
 void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
@@ -192,7 +161,7 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
     if (gate.stopped_at >= 0 && root) {
         ar_run_not_covered(st, "node: sizes above %llu B not measured: out of time",
                            (unsigned long long)sizes[ran - 1]);
-        ar_run_sweep_cut(st, "node", sizes[ran - 1], sizes[n_sizes - 1]);
+        ar_report_sweep_cut(st->findings, "node", sizes[ran - 1], sizes[n_sizes - 1]);
     }
 
     ar_sweep_desc d = ar_desc_of(o, c, sizes, ran), d1 = ar_desc_of(o, c, sizes + ran - 1, 1);

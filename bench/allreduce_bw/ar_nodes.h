@@ -3,13 +3,12 @@
  * intra-node figure) and, with three nodes or more, to the other nodes by the one outlier rule of every
  * relative check (common/core/ga_outlier.h: below the median by more than the tolerance and the noise of the
  * nodes' figures). A node below either is named. Two nodes never blame one: when they differ by more than the
- * tolerance a warning names both. Pure, so that fixtures describe clusters of any size. */
+ * tolerance a warning names both. Pure, so that fixtures describe clusters of any size; the findings are
+ * the report's (ar_report.h). */
 #ifndef AR_NODES_H
 #define AR_NODES_H
 
 #include <stdbool.h>
-
-#include "ga_findings.h"
 
 #define AR_NODES_HOST_MAX 64
 
@@ -38,10 +37,5 @@ void ar_nodes_add_measurement(ar_node_fig *n, double busbw);
 /* min_busbw <= 0: no absolute floor. Sets below_min/below_median/differs/bound and fills out. 0, or -1 when
  * memory runs out. */
 int ar_nodes_analyse(ar_node_fig *nodes, int n, double min_busbw, double tolerance, ar_nodes_verdict *out);
-
-/* COMM_NODE_BUSBW_LOW for each flagged node, naming it and the bound it missed; COMM_NODE_PEERS_DIFFER (a
- * warning) naming both of two nodes that differ. */
-void ar_nodes_findings(const ar_node_fig *nodes, int n, const ar_nodes_verdict *v, double min_busbw,
-                       double tolerance, ga_findings *f);
 
 #endif

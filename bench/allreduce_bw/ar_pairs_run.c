@@ -1,6 +1,6 @@
 /* allreduce_bw --pattern pairs: rounds of pairs of members, each pair its own communicator, every pair of a
- * round at once; the pairs that would make a finding measured again; the analysis (ga_pairs.c) and its
- * findings (ar_pairs.c) at rank 0. */
+ * round at once; the pairs that would make a finding measured again; rank 0 hands what they measured to the
+ * report (ar_report.c: the analysis, ga_pairs.c, and its findings). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +14,8 @@
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
-#include "ga_report.h"
 #include "ar_budget.h"
 #include "ar_gate.h"
-#include "ar_pairs.h"
 #include "ga_stats.h"
 #include "ga_time.h"
 
@@ -88,33 +86,6 @@ static int round_pairs(const ar_record *all, int n, int round, const pair_plan *
     }
     free(sched);
     return np;
-}
-
-static json_t *pairs_json(const ga_pair *pairs, int n, const ga_pairs_verdict *v, int rounds,
-                          double tolerance, bool by_rank, json_t *coverage)
-{
-    json_t *arr = json_array(), *sus = json_array();
-    for (int i = 0; i < n; i++) {
-        const ga_pair *p = &pairs[i];
-        json_t *each = json_array();
-        for (int k = 0; k < p->measured && k < GA_PAIR_MEASUREMENTS; k++)
-            json_array_append_new(each, json_pack("{s:f, s:o}", "busbw_GBps", p->figures[k], "cpu_wait",
-                                                  p->waits[k] >= 0 ? json_real(p->waits[k]) : json_null()));
-        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:o, s:b, s:b, s:i, s:o, s:i}",
-                                             "round", p->round, "hosts", p->host[0], p->host[1], "ranks",
-                                             p->rank[0], p->rank[1], "busbw_GBps", p->figure, "cpu_wait",
-                                             p->cpu_wait >= 0 ? json_real(p->cpu_wait) : json_null(),
-                                             "flagged", p->flagged, "contended", p->contended, "measured",
-                                             p->measured, "measurements", each, "iters", p->iters));
-    }
-    for (int i = 0; i < v->n_members; i++)
-        if (v->members[i].suspect)
-            json_array_append_new(sus, json_pack("{s:s, s:i, s:i, s:i}", "host", v->members[i].host,
-                                                 "flagged_pairs", v->members[i].flagged_pairs, "pairs",
-                                                 v->members[i].pairs, "rank", v->members[i].rank));
-    return json_pack("{s:i, s:s, s:f, s:b, s:f, s:o, s:o, s:o}", "rounds", rounds, "unit",
-                     by_rank ? "rank" : "node", "tolerance", tolerance, "cpus_shared", v->cpus_shared,
-                     "median_busbw_GBps", v->median, "pairs", arr, "suspects", sus, "coverage", coverage);
 }
 
 /* Collective: the ranks whose color is not MPI_UNDEFINED run the sweep with the others of their color, on a
@@ -337,46 +308,11 @@ static void remeasure_pairs(pairs_run *pr, ga_pair *pairs, int n_pairs, const bo
     free(batch_of);
 }
 
-/* Rank 0: how many pairs of how many were tested, and which were not (the report and one stdout line). */
-static json_t *coverage_json(const ar_record *all, int n, const pair_plan *plan, const ga_pair *pairs,
-                             int n_pairs)
-{
-    int total = plan->members * (plan->members - 1) / 2;
-    int untested = ga_pairs_untested(plan->members, pairs, n_pairs, NULL, 0);
-    int(*list)[2] = malloc((size_t)(untested > 0 ? untested : 1) * sizeof *list);
-    if (!list)
-        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ga_pairs_untested(plan->members, pairs, n_pairs, list, untested);
-    json_t *arr = json_array();
-    char line[1024];
-    size_t len = (size_t)snprintf(line, sizeof line, "pairs: %d of %d pairs tested", total - untested, total);
-    for (int i = 0; i < untested; i++) {
-        char h[2][GA_HOST_MAX];
-        int rk[2];
-        for (int s = 0; s < 2; s++)
-            member_identity(all, n, plan, list[i][s], h[s], sizeof h[s], &rk[s]);
-        json_array_append_new(arr, json_pack("{s:[i,i], s:[s,s], s:[i,i]}", "members", list[i][0], list[i][1],
-                                             "hosts", h[0], h[1], "ranks", rk[0], rk[1]));
-        if (len < sizeof line - 64) {
-            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %d-%d", i == 0 ? "; untested:" : ",",
-                                    plan->by_rank ? " rank" : " node", list[i][0], list[i][1]);
-            if (len >= sizeof line)
-                len = sizeof line - 1;
-        } else if (len < sizeof line - 5) {
-            len += (size_t)snprintf(line + len, sizeof line - len, " ...");
-            len = sizeof line; /* nothing more fits */
-        }
-    }
-    free(list);
-    ga_log("COMM", "%s%s", line, untested ? " (--rounds all tests every pair)" : "");
-    return json_pack("{s:i, s:i, s:o}", "tested", total - untested, "of", total, "untested", arr);
-}
-
-/* Rank 0, after the rounds: the results (every pair of every round, each its own communicator), the pairs
- * verdict, its findings, metrics and report part. Takes rounds_all[1..] (the first round's records stay as
- * the ones the report shows under "nodes" when pairs is the first pattern). */
-static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record **rounds_all, int rounds,
-                          ga_pair *pairs, int n_pairs, run_state *st, json_t *report)
+/* Rank 0, after the rounds: the results (every pair of every round, each its own communicator) and the pairs
+ * with who their members are, handed to the report (ar_report_pairs). Takes rounds_all[1..] (the first
+ * round's records stay as the ones the report shows under "nodes" when pairs is the first pattern). */
+static void report_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record **rounds_all, int rounds,
+                         ga_pair *pairs, int n_pairs, run_state *st, json_t *report)
 {
     const ga_ctx *ctx = pr->ctx;
     const ar_opts *o = pr->o;
@@ -405,32 +341,22 @@ static void analyse_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record
     ar_account_sweep(st, d, &set, o->min_busbw, !world_too, false, "pairs");
     ar_rec_set_free(&set);
 
-    ga_pairs_verdict v;
-    if (ga_pairs_analyse(pairs, n_pairs, o->tolerance, pr->cpus_shared, &v) != 0)
+    ar_member_id *ids = calloc((size_t)plan->members, sizeof *ids);
+    if (!ids)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ar_pairs_findings(pairs, n_pairs, &v, o->tolerance, plan->by_rank, st->findings);
-    json_t *coverage = coverage_json(rounds_all[0], ctx->world_size, plan, pairs, n_pairs);
-    st->out.pairs = pairs_json(pairs, n_pairs, &v, rounds, o->tolerance, plan->by_rank, coverage);
-    int remeasured = 0;
-    for (int i = 0; i < n_pairs; i++)
-        remeasured += pairs[i].measured > 1;
-    ga_log("COMM", "pairs: median %.2f GB/s, %d of %d pairs flagged (%d measured again), %d suspect%s",
-           v.median, v.flagged, n_pairs, remeasured, v.n_suspects, v.n_suspects == 1 ? "" : "s");
-    if (v.contended)
-        ar_run_not_covered(st,
-                           "pairs: %d pair%s below the tolerance not judged: held up by the host (both ranks "
-                           "waited for a CPU for %.0f%% or more of the measurement)",
-                           v.contended, v.contended == 1 ? "" : "s", 100 * GA_PAIRS_CPU_WAIT_CONTENDED);
-    for (int i = 0; i < v.n_members; i++) {
-        const ga_pair_member *m = &v.members[i];
-        ga_where w = {m->host, plan->by_rank ? -1 : m->member, plan->by_rank ? m->member : m->rank, -1, NULL};
-        ga_report_add_metric(report, "pair_busbw_min", m->min_figure, "GB/s", true, w);
-    }
-    ga_report_add_metric(report, "pair_busbw_median", v.median, "GB/s", true, GA_WHERE_CLUSTER);
-    st->out.pair_median_busbw = v.median;
-    st->out.pairs_flagged = v.flagged;
-    st->pairs_tested = n_pairs;
-    ga_pairs_verdict_free(&v);
+    for (int m = 0; m < plan->members; m++)
+        member_identity(rounds_all[0], ctx->world_size, plan, m, ids[m].host, sizeof ids[m].host,
+                        &ids[m].rank);
+    ar_pairs_outcome outcome = {.pairs = pairs,
+                                .n_pairs = n_pairs,
+                                .rounds = rounds,
+                                .members = plan->members,
+                                .by_rank = plan->by_rank,
+                                .cpus_shared = pr->cpus_shared,
+                                .ids = ids};
+    if (ar_report_pairs(o, &outcome, st->findings, report, &st->out) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    free(ids);
     if (!st->node_records)
         st->node_records = rounds_all[0];
     else
@@ -581,7 +507,7 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     ga_deadline_disarm();
     if (root && ran > 0) {
         ar_sweep_desc d = ar_desc_of(o, c, pr.sizes, pr.n_sizes);
-        analyse_pairs(&pr, &d, rounds_all, ran, pairs, n_pairs, st, report);
+        report_pairs(&pr, &d, rounds_all, ran, pairs, n_pairs, st, report);
     }
     ar_group_gate_free(&pr.gate);
     free(rounds_all);

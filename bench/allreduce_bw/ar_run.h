@@ -14,7 +14,7 @@
 #include "ar_opts.h"
 #include "ar_record.h"
 #include "ar_analysis.h"
-#include "ar_summary.h"
+#include "ar_report.h"
 #include "ga_backend.h"
 #include "ga_findings.h"
 #include "ga_runtime.h"
@@ -55,11 +55,10 @@ typedef struct {
 
 /* Rank 0 state of the whole run: the combinations' summaries, findings, the records shown under "nodes". */
 typedef struct {
-    ar_outcome out;          /* what the patterns concluded, for the report (ar_summary.h) */
+    ar_outcome out;          /* what the patterns concluded, for the report (ar_report.h) */
     ga_findings *findings;   /* the report's (ga_program_report) */
     ar_record *node_records; /* first combination (world) or first round (pairs) */
-    int pairs_tested;
-    double min_bw; /* NCCL_TESTS_MIN_BW, -1 when unset */
+    double min_bw;           /* NCCL_TESTS_MIN_BW, -1 when unset */
     /* --min-busbw on the world sweep: measurements of its largest size (1 + remeasures) and the best busbw */
     int world_measurements;
     double world_best_busbw;
@@ -85,8 +84,8 @@ void ar_rec_set_free(rec_set *s);
 rec_set ar_rec_set_world(const ar_record *all, int n);
 ar_sweep_desc ar_desc_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes);
 ar_sweep_cfg ar_cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes, const char *label);
-/* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. check_busbw: hold its
- * busbw to min_busbw; first: its figures are the world's headline ones. */
+/* Rank 0: one sweep's records handed to the report (ar_report_sweep). check_busbw: hold its busbw to
+ * min_busbw; first: its figures are the world's headline ones. */
 void ar_account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set, double min_busbw,
                       bool check_busbw, bool first, const char *pattern);
 /* Rank 0: the busbw at the largest size of the ranks of one group, and the iterations they ran. */
@@ -97,7 +96,7 @@ double ar_group_busbw(const ar_record *all, int n, int group, const ar_sweep_des
  * for a CPU while it does cost nothing). */
 double ar_group_cpu_wait(const ar_record *all, int n, int group, const ar_sweep_desc *d);
 
-/* The patterns. Collective over the world; rank 0 accounts in st (and report). */
+/* The patterns. Collective over the world; rank 0 hands each one's outcome to the report (ar_report.h). */
 void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
                   const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt, run_state *st);
 void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
@@ -110,11 +109,6 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
  */
 bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                      int n_sizes, run_state *st);
-/* Rank 0: a sweep (pattern "world" or "node") that stopped at reached of the asked largest size for lack of
- * time: a COMM_SWEEP_CUT warning (once per run), so that a verdict never reads as a whole measurement when
- * it was not (issue 41, observation 8: --quick passed green with the sweep cut at 16 B). */
-void ar_run_sweep_cut(run_state *st, const char *pattern, uint64_t reached, uint64_t asked);
-
 /* Rank 0: one line of what the run did not cover (the report's "not_covered"), also logged. */
 void ar_run_not_covered(run_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

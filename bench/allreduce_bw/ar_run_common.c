@@ -14,7 +14,6 @@
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
-#include "ga_report.h"
 
 ar_backend_setup ar_backend_defaults = {.cta_policy = -1};
 
@@ -57,16 +56,6 @@ rec_set ar_rec_set_world(const ar_record *all, int n)
     return s;
 }
 
-static json_t *combination_json(const ar_sweep_desc *d, const rec_set *set, ar_figures *fig)
-{
-    json_t *results = ar_results_json(d, set->recs, set->group_of, set->n, set->n_groups, fig);
-    return json_pack("{s:s, s:s, s:o, s:f, s:f, s:I, s:I, s:i}", "datatype", ar_dtype_get(d->type)->name,
-                     "op", ar_coll_get(d->coll)->reduces ? ar_op_name(d->op) : "none", "results", results,
-                     "avg_busbw_GBps", fig->avg_busbw, "busbw_at_max_GBps", fig->busbw_at_max, "max_bytes",
-                     (json_int_t)fig->max_bytes, "wrong_total", (json_int_t)fig->wrong_total, "out_of_bounds",
-                     fig->out_of_bounds);
-}
-
 ar_sweep_desc ar_desc_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_sizes)
 {
     return (ar_sweep_desc){o->coll, c.type, c.op, o->root, sizes, n_sizes, (ar_time_mode)o->average};
@@ -91,53 +80,30 @@ ar_sweep_cfg ar_cfg_of(const ar_opts *o, combo c, const uint64_t *sizes, int n_s
                           .wait_bound = ga_deadline_wait_timeout()};
 }
 
-/* Rank 0: what one sweep adds to the run: its combination entry, totals and findings. check_busbw: hold its
- * busbw to min_busbw; first: its figures are the world's headline ones. */
+/* Rank 0: one sweep's records as the report takes them (ar_report_sweep). */
 void ar_account_sweep(run_state *st, const ar_sweep_desc *d, const rec_set *set, double min_busbw,
                       bool check_busbw, bool first, const char *pattern)
 {
-    ar_figures fig;
-    json_t *entry = combination_json(d, set, &fig);
-    json_object_set_new(entry, "pattern", json_string(pattern));
-    json_array_append_new(st->out.combos, entry);
-    st->out.wrong_total += fig.wrong_total;
-    st->out.out_of_bounds += fig.out_of_bounds;
-    if (first)
-        st->out.first_fig = fig;
-    /* The floor holds the best measurement of the largest size (remeasure_world_max); the figures reported
-     * stay the sweep's, as its table and results show them. */
-    ar_figures held = fig;
-    if (first && st->world_measurements > 1) {
-        if (st->world_best_busbw > held.busbw_at_max)
-            held.busbw_at_max = st->world_best_busbw;
-        json_object_set_new(entry, "busbw_at_max_measurements", json_integer(st->world_measurements));
-        json_object_set_new(entry, "busbw_at_max_best_GBps", json_real(held.busbw_at_max));
-    }
-    ar_sweep_findings(d, set->recs, set->n, &held, min_busbw, check_busbw, st->findings);
-}
-
-void ar_run_sweep_cut(run_state *st, const char *pattern, uint64_t reached, uint64_t asked)
-{
-    /* one warning for the run: the not-covered lines say which combination and pattern stopped where */
-    if (ga_findings_has_code(st->findings, "COMM_SWEEP_CUT"))
-        return;
-    ga_findings_add(st->findings, GA_SEV_WARN, "COMM_SWEEP_CUT", GA_WHERE_CLUSTER,
-                    "the %s sweep stopped at %llu B of the %llu B asked for: out of time (--timeout); the "
-                    "bandwidth of the larger sizes was not measured",
-                    pattern, (unsigned long long)reached, (unsigned long long)asked);
+    ar_sweep_outcome s = {.desc = *d,
+                          .recs = set->recs,
+                          .group_of = set->group_of,
+                          .n = set->n,
+                          .n_groups = set->n_groups,
+                          .pattern = pattern,
+                          .min_busbw = min_busbw,
+                          .check_busbw = check_busbw,
+                          .first = first,
+                          .measurements = st->world_measurements,
+                          .best_busbw = st->world_best_busbw};
+    ar_report_sweep(&st->out, st->findings, &s);
 }
 
 void ar_run_not_covered(run_state *st, const char *fmt, ...)
 {
-    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    ar_outcome_vnote(&st->out, fmt, ap);
     va_end(ap);
-    if (!st->out.not_covered)
-        st->out.not_covered = json_array();
-    json_array_append_new(st->out.not_covered, json_string(line));
-    ga_log("COMM", "not covered: %s", line);
 }
 
 /* Rank 0: the busbw at the largest size of the ranks of one group (their records), and the iterations they

@@ -13,7 +13,6 @@
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
-#include "ga_report.h"
 #include "ga_time.h"
 #include "ar_budget.h"
 #if GA_HAVE_CUDA
@@ -269,12 +268,12 @@ static char *world_preamble(const ga_ctx *ctx, const split_plan *split, nt_state
 }
 
 /* Rank 0: the world sweep of combination c stopped at reached of asked, out of time: said under "not covered"
- * and as a warning (ar_run_sweep_cut). */
+ * and as a warning (ar_report_sweep_cut). */
 static void world_cut(run_state *st, combo c, uint64_t reached, uint64_t asked)
 {
     ar_run_not_covered(st, "world: %s %s sizes above %llu B not measured: out of time",
                        ar_dtype_get(c.type)->name, ar_op_name(c.op), (unsigned long long)reached);
-    ar_run_sweep_cut(st, "world", reached, asked);
+    ar_report_sweep_cut(st->findings, "world", reached, asked);
 }
 
 /* nccl-tests' footer (rank 0): the average bus bandwidth, NCCL_TESTS_MIN_BW held to it, -J's file written.
@@ -287,10 +286,7 @@ static void world_footer(const ga_ctx *ctx, ar_backend *b, nt_state *nt, run_sta
         double avg = nt->bw_count ? nt->bw_sum / nt->bw_count : 0;
         ar_nt_footer(stdout, &nt->cfg, nt->out_of_bounds, avg, st->min_bw, have_mem ? mem_used : NULL);
         fflush(stdout);
-        if (st->min_bw >= 0 && avg < st->min_bw * 0.9)
-            ga_findings_add(st->findings, GA_SEV_FAIL, "COMM_BUSBW_LOW", GA_WHERE_CLUSTER,
-                            "average bus bandwidth %.2f GB/s is below 90%% of NCCL_TESTS_MIN_BW %.2f GB/s",
-                            avg, st->min_bw);
+        ar_report_min_bw(st->findings, avg, st->min_bw);
         if (nt->json) {
             char err[256];
             ar_nt_json_finish(nt->json, nt->out_of_bounds, avg, st->min_bw);

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ar_summary.h"
+#include "ar_report.h"
 #include "fixture_adapt.h"
 #include "ga_report.h"
 

@@ -1,4 +1,6 @@
-#include "ar_summary.h"
+/* allreduce_bw's report (ar_report.h): the summary, conditions, metrics and headlines at the end of the run,
+ * from what the patterns concluded. */
+#include "ar_report.h"
 
 #include <math.h>
 #include <stdio.h>
