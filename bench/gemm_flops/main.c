@@ -316,6 +316,7 @@ static const ga_program_def gemm_flops_program = {
     .gpu_only = gpu_only_request,
     .prepare = prepare,
     .measure = measure,
+    .agree_out_of_memory = true,
     .suspects = suspect_dtypes,
     .measure_again = measure_again,
     .after_gather = run_burn,

@@ -192,6 +192,7 @@ static const ga_program_def mem_bw_program = {
     .prepare = prepare,
     .barrier_before_measure = true,
     .measure = measure,
+    .agree_out_of_memory = true,
     .suspects = suspect_tests,
     .measure_again = measure_again,
     .report = analyse_and_report,

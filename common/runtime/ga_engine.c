@@ -97,9 +97,15 @@ static int measure(ga_run *run)
     run->measured = def->measure(run);
     /* Out of memory on any rank ends the job with exit 5 on all of them, decided before any later collective.
      */
-    int oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, run->measured == GA_MEASURE_OUT_OF_MEMORY ? run->err : NULL);
-    if (oom)
-        return oom;
+    if (def->agree_out_of_memory) {
+        bool oom = run->measured == GA_MEASURE_OUT_OF_MEMORY;
+        int rc = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, oom ? run->err : NULL);
+        if (rc)
+            return rc;
+    } else if (run->measured == GA_MEASURE_OUT_OF_MEMORY) {
+        GA_FATAL(GA_EXIT_INTERNAL, "%s: out of memory without agree_out_of_memory: %s", def->cli->name,
+                 run->err);
+    }
     if (run->measured == GA_MEASURE_FAILED && run->mine)
         ga_record_header_fail((ga_record_header *)run->mine, GA_EXIT_ENV, def->tag, run->err);
     if (def->suspects) {

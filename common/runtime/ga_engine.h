@@ -62,6 +62,9 @@ struct ga_program_def {
     bool barrier_before_measure; /* every rank starts measuring together */
     /* 4. collective: the measurement into run->mine (run->err when it did not measure) */
     ga_measured (*measure)(ga_run *run);
+    /* a measurement that may run out of memory: every rank agrees on it before the gather (a collective of
+     * its own, which a program whose measure never says GA_MEASURE_OUT_OF_MEMORY goes without) */
+    bool agree_out_of_memory;
     /* 5. the gather; with suspects, ga_remeasure_loop instead (run->remeasure_passes passes at most) */
     unsigned (*suspects)(const void *all, int n, ga_run *run, char *why, size_t why_len);
     void (*measure_again)(unsigned mask, void *mine, ga_run *run);
