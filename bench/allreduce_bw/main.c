@@ -139,7 +139,7 @@ static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int
     return n;
 }
 
-/* Rank 0: the report from what the run concluded (ar_summary.c) and every rank's record; the verdict is the
+/* Rank 0: the report from what the run concluded (ar_report.h) and every rank's record; the verdict is the
  * findings'. */
 static int report_and_verdict(ga_run *run)
 {
