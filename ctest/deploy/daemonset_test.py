@@ -34,6 +34,11 @@ from deploytest import check, check_refused, finish, set_path, write_rendered  #
 import deploytest  # noqa: E402
 
 
+# The per-node plan: the registry's programs marked per_node, in run order, read here from the registry itself
+with open(os.path.join(source_dir, "suite", "registry", "programs.json")) as fh:
+    PER_NODE = ",".join(p["name"] for p in json.load(fh)["programs"] if p.get("per_node"))
+
+
 def validate(paths):
     return deploytest.validate(os.path.join(ds_dir, "validate_k8s.py"), paths)
 
@@ -99,7 +104,7 @@ def rendered():
           and check_c["resources"] == {"requests": {"cpu": "8", "memory": "32Gi"}, "limits": {"memory": "40960Mi"}}
           and {"name": "NCCL_DEBUG", "value": "INFO"} in check_c["env"]
           and {"name": "GA_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} in check_c["env"]
-          and "--np 4 --only node_health,env_audit,gemm_flops,mem_bw,allreduce_bw" in script
+          and "--np 4 --only " + PER_NODE in script
           and script.count("--quick --tolerance 15") == 1,
           "options reach the DaemonSet: selector, tolerations, priority, runtime class, images, resources, env (and "
           "GA_NODE_NAME from spec.nodeName, issue 41), args")
@@ -115,8 +120,8 @@ def rendered():
           and "NVIDIA_VISIBLE_DEVICES" not in {e["name"] for e in c["env"]},
           "--request-gpus requests nvidia.com/gpu instead of NVIDIA_VISIBLE_DEVICES=all")
     script = c["command"][-1]
-    check("--np 2 --only node_health,env_audit,gemm_flops,mem_bw,allreduce_bw --report-dir /var/run/gpuaccept/reports "
-          "--expect-gpus 2" in script, "gpuaccept run --expect-gpus from --gpus-per-node")
+    check("--np 2 --only " + PER_NODE + " --report-dir /var/run/gpuaccept/reports --expect-gpus 2" in script,
+          "gpuaccept run --expect-gpus from --gpus-per-node")
     check(c.get("securityContext", {}).get("capabilities", {}).get("add") == ["SYSLOG"],
           "the check container has CAP_SYSLOG: node_health reads the kernel log under dmesg_restrict=1 (issue 41)")
     cpu = by_kind(docs_of(["--cpu-only", "--gpus-per-node", "2"]), "DaemonSet")["spec"]["template"]["spec"]

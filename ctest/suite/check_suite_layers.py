@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The front-end's layers (suite/CMakeLists.txt): no file of a layer reaches a header of a layer above it or
-beside it, whatever the include paths (a relative "../run/step_runner.h" included). Each file is preprocessed
+beside it, whatever the include paths (a relative "../run/step_runner.h" included), and no file reaches a
+program's header (bench/): the front-end knows the programs through the registry alone (each program's estimate
+through the generated table, docs/architecture.md). Each file is preprocessed
 with its own layer's include paths, and every header it opens is held to the layer's allowed folders.
 Before judging, a file made to break the rule must be caught, so that the check is shown able to fail.
 usage: check_suite_layers.py CC SUITE_DIR -- INCLUDE_DIR... Exit 0 when the layering holds, 1 with a line per
@@ -20,6 +22,7 @@ ALLOWED = {
 }
 
 cc, suite = sys.argv[1], os.path.realpath(sys.argv[2])
+bench = os.path.join(os.path.dirname(suite), "bench")
 extra = sys.argv[sys.argv.index("--") + 1:]
 
 
@@ -34,6 +37,10 @@ def breaches_of(path, layer):
     out = []
     for d in deps:
         real = os.path.realpath(d)
+        if real.startswith(bench + os.sep):
+            out.append(f"{os.path.relpath(path, suite)} ({layer}) includes {os.path.relpath(real, bench)}: a "
+                       "program's header (the front-end reaches a program through the registry)")
+            continue
         if not real.startswith(suite + os.sep):
             continue
         folder = os.path.relpath(real, suite).split(os.sep)[0]
@@ -52,6 +59,15 @@ finally:
     os.unlink(t.name)
 if not caught:
     sys.exit("FAIL: a summary file including ../run/step_runner.h was not caught: the check proves nothing")
+# And a runner file that reaches a program's header by a relative path (as estimate_ar.c once did ar_opts.h).
+with tempfile.NamedTemporaryFile("w", suffix=".c", dir=os.path.join(suite, "run"), delete=False) as t:
+    t.write('#include "../../bench/allreduce_bw/ar_opts.h"\n')
+try:
+    caught_program = breaches_of(t.name, "run")
+finally:
+    os.unlink(t.name)
+if not caught_program:
+    sys.exit("FAIL: a run file including bench/allreduce_bw/ar_opts.h was not caught: the check proves nothing")
 
 breaches, files = [], 0
 for layer in ALLOWED:

@@ -1,4 +1,5 @@
-/* The dry run's estimates (suite/run/estimate.c, estimate_ar.c): small cases computed by hand with figures
+/* The dry run's estimates (suite/run/estimate.c, each program's model through the registry, allreduce_bw's
+ * plan bench/allreduce_bw/ar_estimate*.c): small cases computed by hand with figures
  * chosen for it (every latency and set-up 0, 1 GB/s), then the properties of the real figures at 512 nodes.
  */
 #include <jansson.h>
@@ -8,6 +9,7 @@
 
 #include "../ga_test.h"
 #include "ar_coll.h"
+#include "ar_estimate.h"
 #include "estimate.h"
 #include "estimate_model.h"
 

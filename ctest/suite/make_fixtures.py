@@ -10,6 +10,8 @@ write. Usage: make_fixtures.py BIN_DIR CASES_DIR OUT_DIR
    rewritten, and each report's "nodes" is regrouped (the common report schema, docs/report-schema.md).
 3. For every CASES_DIR/<case>/case.json, applies its declared edits to copies of the reports and writes
    OUT_DIR/<case>/reports/ (+ suite_run.json when declared), expected.json and baseline.json when present.
+   Its "reports" names the programs whose reports it holds, or is "all": every registered program's, so that a
+   whole cluster's case follows the registry (suite/registry/programs.json) without an edit.
 
 Edits are strict: a path, metric or rank that the real report does not have stops the generator with an
 error, so a field renamed in a program fails the suite tests instead of leaving a stale imitation behind.
@@ -70,6 +72,7 @@ def base_run_args(program):
 
 
 def run_base(bin_dir, out):
+    """Runs every registered program into out; returns their names, in run order."""
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     programs = registered_programs(bin_dir)
@@ -83,6 +86,7 @@ def run_base(bin_dir, out):
         if p.returncode != 0 or not os.path.exists(os.path.join(out, program + ".json")):
             raise FixtureError("%s exited %d on the host path:\n%s%s" % (program, p.returncode, p.stdout[-2000:],
                                                                          p.stderr[-2000:]))
+    return programs
 
 
 def relabel(value):
@@ -199,11 +203,11 @@ def apply_edit(reports, e):
         raise FixtureError("unknown edit op %r" % op)
 
 
-def make_case(base, case_dir, out):
+def make_case(base, case_dir, out, programs):
     with open(os.path.join(case_dir, "case.json")) as fh:
         case = json.load(fh)
     reports = {}
-    for program in case["reports"]:
+    for program in programs if case["reports"] == "all" else case["reports"]:
         with open(os.path.join(base, program + ".json")) as fh:
             reports[program] = json.load(fh)
         lay_out(reports[program])
@@ -230,10 +234,10 @@ def main():
     base = os.path.join(out, "base")
     shutil.rmtree(base, ignore_errors=True)
     try:
-        run_base(bin_dir, base)
+        programs = run_base(bin_dir, base)
         names = sorted(d for d in os.listdir(cases) if os.path.exists(os.path.join(cases, d, "case.json")))
         for name in names:
-            make_case(base, os.path.join(cases, name), os.path.join(out, name))
+            make_case(base, os.path.join(cases, name), os.path.join(out, name), programs)
             print("make_fixtures: %s" % name)
     except FixtureError as e:
         print("make_fixtures: %s" % e, file=sys.stderr)

@@ -1,15 +1,13 @@
-/* Estimates of each step's wall time (estimate.h): the figures the models take as given, the simple models
- * of node_health, env_audit, gemm_flops, mem_bw and ddp_smoke, and the dry run's lines. allreduce_bw's
- * model is estimate_ar.c. */
+/* Estimates of each step's wall time (estimate.h): the figures the models take as given, the launch, each
+ * program's model called through the registry's table for the fault-free case and the slow node's, and the
+ * dry run's lines. The models are the programs' own (bench/<p>/, ga_estimate.h). */
 #include "estimate.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ar_coll.h"
 #include "estimate_model.h"
-#include "ga_parse.h"
 #include "suite_util.h"
 
 /* Per GPU, one NDR InfiniBand NIC (400 Gb/s) of an HGX H100 node: "for NDR @ 400Gbps you should see 46-48GB/s
@@ -50,344 +48,13 @@ void est_figures_for(const suite_est_cluster *c, est_figures *f)
     }
 }
 
-double est_launch_s(const est_figures *f, int nodes)
+/* The program's model through the registry's table, NULL when it registers none. */
+static ga_estimate_fn *program_estimate(const char *program)
 {
-    return f->launch_s + f->launch_per_node_s * nodes;
-}
-
-double est_mpi_small_s(const est_figures *f, int ranks)
-{
-    return ranks > 1 ? f->mpi_alpha * ceil(log2((double)ranks)) : 0;
-}
-
-double est_op_s(const est_figures *f, int coll, int type, size_t size_bytes, int ranks, int nodes, bool slow)
-{
-    ar_counts c;
-    ar_coll_counts((ar_coll_id)coll, size_bytes, (ar_dtype)type, ranks, &c);
-    size_t bytes = ar_coll_bytes(&c, (ar_dtype)type);
-    if (ranks <= 1)
-        return f->alpha_intra + (double)bytes / (f->copy_GBps * 1e9);
-    /* busbw at a time of 1 s is the bytes the bus carries: busbw = that / time */
-    double alg = 0, carried = 0;
-    ar_coll_bandwidth((ar_coll_id)coll, bytes, 1.0, ranks, &alg, &carried);
-    if (nodes < 2)
-        return f->alpha_intra + carried / f->busbw_intra;
-    double busbw = f->busbw_inter / (slow ? f->slow_factor : 1);
-    return f->alpha_inter + f->alpha_per_doubling * log2((double)nodes / 2) + carried / busbw;
-}
-
-char **est_argv(const char *program, const json_t *args, int *argc)
-{
-    size_t n = json_array_size(args);
-    char **argv = calloc(n + 2, sizeof *argv);
-    if (!argv)
-        return NULL;
-    argv[0] = strdup(program);
-    for (size_t i = 0; i < n; i++)
-        argv[i + 1] = strdup(
-            json_string_value(json_array_get(args, i)) ? json_string_value(json_array_get(args, i)) : "");
-    *argc = (int)n + 1;
-    for (int i = 0; i < *argc; i++)
-        if (!argv[i]) {
-            est_argv_free(argv, *argc);
-            return NULL;
-        }
-    return argv;
-}
-
-void est_argv_free(char **argv, int argc)
-{
-    for (int i = 0; argv && i < argc; i++)
-        free(argv[i]);
-    free(argv);
-}
-
-/* ---- the arguments of the simple models ---- */
-
-/* The last value given to --long_name or -short_key (also --long_name=V), NULL when none. */
-static const char *arg_value(const json_t *args, const char *long_name, char short_key)
-{
-    const char *found = NULL;
-    size_t n = json_array_size(args), len = strlen(long_name);
-    for (size_t i = 0; i < n; i++) {
-        const char *w = json_string_value(json_array_get(args, i));
-        if (!w)
-            continue;
-        bool is_long = strncmp(w, "--", 2) == 0 && strncmp(w + 2, long_name, len) == 0;
-        if (is_long && w[2 + len] == '=')
-            found = w + 3 + len;
-        else if (i + 1 < n &&
-                 ((is_long && !w[2 + len]) || (short_key && w[0] == '-' && w[1] == short_key && !w[2])))
-            found = json_string_value(json_array_get(args, i + 1));
-    }
-    return found;
-}
-
-static bool arg_flag(const json_t *args, const char *word)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(args, i, v)
-        if (json_string_value(v) && strcmp(json_string_value(v), word) == 0)
-            return true;
-    return false;
-}
-
-static double arg_num(const json_t *args, const char *long_name, char short_key, double dflt)
-{
-    const char *v = arg_value(args, long_name, short_key);
-    double x;
-    char err[64];
-    return v && ga_parse_double(v, -1e15, 1e15, &x, err, sizeof err) == 0 ? x : dflt;
-}
-
-static double arg_size(const json_t *args, const char *long_name, char short_key, double dflt)
-{
-    const char *v = arg_value(args, long_name, short_key);
-    uint64_t x;
-    char err[64];
-    return v && ga_parse_size(v, &x, err, sizeof err) == 0 ? (double)x : dflt;
-}
-
-/* ---- the simple models: one call per case (fault-free, slow node) ---- */
-
-typedef struct {
-    const est_figures *f;
-    const suite_est_cluster *c;
-    const json_t *args;
-    bool slow;
-    char *model; /* written on the fault-free call */
-    size_t model_len;
-} simple_in;
-
-static double gather_records_s(const est_figures *f, int ranks, double bytes_each)
-{
-    return est_mpi_small_s(f, ranks) + ranks * bytes_each / (f->mpi_GBps * 1e9);
-}
-
-static double model_fixed(const simple_in *in, double work_s)
-{
-    int world = in->c->nodes * in->c->ranks_per_node;
-    if (!in->slow)
-        snprintf(in->model, in->model_len,
-                 "fixed: launch %.0f s + %.0f ms per node, its checks %.1f s, gather and report %.1f s; a "
-                 "slow link "
-                 "changes nothing",
-                 in->f->launch_s, in->f->launch_per_node_s * 1e3, work_s, in->f->report_s);
-    return est_launch_s(in->f, in->c->nodes) + work_s + gather_records_s(in->f, world, 4096) +
-           in->f->report_s;
-}
-
-/* gemm_flops --dtype LIST: how many dtypes run; on the host OpenBLAS's fp32 and fp64 alone, in fp64[0] and
- * fp64[1] (fp32, fp64). */
-static int gemm_dtypes(const simple_in *in, int host[2])
-{
-    const char *list = arg_value(in->args, "dtype", 'd');
-    host[0] = host[1] = 0;
-    if (!list || strcmp(list, "all") == 0) {
-        host[0] = host[1] = 1;
-        return in->f->gpu ? 7 : 2;
-    }
-    int n = 0;
-    for (const char *p = list; *p;) {
-        size_t len = strcspn(p, ",");
-        for (int d = 0; d < 2; d++)
-            host[d] += len == 4 && strncmp(p, d ? "fp64" : "fp32", 4) == 0;
-        n++;
-        p += len + (p[len] == ',');
-    }
-    return in->f->gpu ? n : host[0] + host[1];
-}
-
-/* One dtype: set-up, the warm-ups, the timed GEMMs (--iters, else as many as fill the target, at least one),
- * the check. */
-static double gemm_dtype_s(const est_figures *f, double flop, double rate, double warm, double iters,
-                           double target)
-{
-    double one = rate > 0 ? flop / rate : 0;
-    return f->gemm_setup_s + (warm + 1) * one + (iters > 0 ? iters * one : fmax(target, one));
-}
-
-static double model_gemm(const simple_in *in)
-{
-    const est_figures *f = in->f;
-    const json_t *a = in->args;
-    bool quick = arg_flag(a, "--quick");
-    double dim = f->gpu ? (quick ? 4096 : 8192) : (quick ? 512 : 2048);
-    double m = arg_num(a, "m", 'm', dim), n = arg_num(a, "n", 'n', m), k = arg_num(a, "k", 'k', m);
-    double target = quick ? 0.25 : 1.0, warm = arg_num(a, "warmup", 'w', 3),
-           iters = arg_num(a, "iters", 0, 0);
-    double burn = arg_num(a, "duration", 0, 0), flop = 2 * m * n * k;
-    int host[2], dtypes = gemm_dtypes(in, host);
-    double work = 0;
-    if (f->gpu) /* every dtype at the SKU's bf16 figure: the time target dominates a GPU's GEMMs */
-        work = dtypes * gemm_dtype_s(f, flop, f->gemm_TFLOPs * 1e12, warm, iters, target);
-    for (int d = 0; !f->gpu && d < 2; d++)
-        work += host[d] * gemm_dtype_s(f, flop, f->host_GFLOPs[d] * 1e9, warm, iters, target);
-    double interval = burn > 0 ? fmin(60, fmax(1, burn / 10)) : 1;
-    int world = in->c->nodes * in->c->ranks_per_node;
-    double burn_s = burn > 0 ? burn + ceil(burn / interval) * est_mpi_small_s(f, world) : 0;
-    if (!in->slow)
-        snprintf(in->model, in->model_len,
-                 "launch + %d dtype%s x (set-up %.1f s, %.0f warm-ups, timed GEMMs for %.2f s at least, the "
-                 "check) "
-                 "of %.0fx%.0fx%.0f at %s + burn %.0f s; a slow link changes nothing",
-                 dtypes, dtypes == 1 ? "" : "s", f->gemm_setup_s, warm, target, m, n, k,
-                 f->gpu
-                     ? (f->gemm_TFLOPs > 0 ? "the baseline's bf16 TFLOP/s" : "no figure (the target alone)")
-                     : "the host rates per rank (one core)",
-                 burn);
-    if (!in->slow && !f->gpu)
-        snprintf(in->model + strlen(in->model), in->model_len - strlen(in->model),
-                 " (host: %.0f GFLOP/s fp32, %.0f fp64 per core, docs/gemm_flops.md)", f->host_GFLOPs[0],
-                 f->host_GFLOPs[1]);
-    return est_launch_s(f, in->c->nodes) + work + burn_s + gather_records_s(f, world, 8192) + f->report_s;
-}
-
-static double model_mem(const simple_in *in)
-{
-    const est_figures *f = in->f;
-    bool quick = arg_flag(in->args, "--quick");
-    double reps = arg_num(in->args, "reps", 0, quick ? 5 : 20) + 1; /* one untimed first */
-    double work;
-    if (f->gpu) {
-        double size = arg_size(in->args, "size", 's', quick ? 256.0 * (1 << 20) : 1024.0 * (1 << 20));
-        double pinned = arg_size(in->args, "pinned-size", 0, quick ? 64.0 * (1 << 20) : 256.0 * (1 << 20));
-        work = reps * ((2 + 3) * size / (f->hbm_GBps * 1e9) + 2 * pinned / (f->pcie_GBps * 1e9));
-        if (!in->slow)
-            snprintf(in->model, in->model_len,
-                     "launch + set-up %.1f s + %.0f x (copy and triad of %.0f MiB at %.0f GB/s, H2D and D2H "
-                     "of %.0f "
-                     "MiB at %.0f GB/s per GPU); a slow link changes nothing",
-                     f->mem_setup_s, reps, size / (1 << 20), f->hbm_GBps, pinned / (1 << 20), f->pcie_GBps);
-    } else {
-        double per_rank = f->host_mem_GBps / in->c->ranks_per_node;
-        double size = arg_size(in->args, "size", 's',
-                               fmax(32.0 * (1 << 20), 4 * f->host_llc_bytes / in->c->ranks_per_node));
-        work = (reps + 1) * 3 * size / (per_rank * 1e9);
-        if (!in->slow)
-            snprintf(in->model, in->model_len,
-                     "launch + set-up %.1f s + %.0f triads of 3 x %.0f MiB at %.1f GB/s per rank (a node's "
-                     "%.0f GB/s, "
-                     "%.0f MiB LLC assumed); a slow link changes nothing",
-                     f->mem_setup_s, reps, size / (1 << 20), per_rank, f->host_mem_GBps,
-                     f->host_llc_bytes / (1 << 20));
-    }
-    return est_launch_s(f, in->c->nodes) + f->mem_setup_s + work +
-           gather_records_s(f, in->c->nodes * in->c->ranks_per_node, 4096) + f->report_s;
-}
-
-/* ddp_smoke: --steps optimiser steps of the MLP, each its compute and its gradients' allreduce in buckets. */
-static double model_ddp(const simple_in *in)
-{
-    const est_figures *f = in->f;
-    const json_t *a = in->args;
-    bool quick = arg_flag(a, "--quick");
-    int world = in->c->nodes * in->c->ranks_per_node;
-    double layers = arg_num(a, "layers", 0, 2), h = arg_num(a, "hidden", 0, quick ? 128 : 512);
-    double in_dim = arg_num(a, "input-dim", 0, 64), classes = arg_num(a, "classes", 0, 10);
-    double batch = arg_num(a, "batch-size", 0, quick ? 32 : 128),
-           samples = arg_num(a, "samples", 0, quick ? 16384 : 65536);
-    double steps = arg_num(a, "steps", 'n', quick ? 300 : 500), epochs = arg_num(a, "epochs", 0, 0);
-    double bucket = arg_size(a, "bucket-size", 0, quick ? 64 << 10 : 1 << 20);
-    if (epochs > 0)
-        steps = epochs * ceil(samples / (world * batch));
-    double params = layers > 0 ? (in_dim * h + h) + (layers - 1) * (h * h + h) + (h * classes + classes)
-                               : in_dim * classes + classes;
-    double grad_bytes = params * (f->gpu ? 4 : 8), buckets = ceil(grad_bytes / bucket);
-    double compute = fmax(f->ddp_step_floor_s, 6 * batch * params / (f->ddp_GFLOPs * 1e9));
-    double comm = world > 1
-                      ? buckets * est_op_s(f, AR_ALLREDUCE, f->gpu ? AR_FLOAT : AR_DOUBLE,
-                                           (size_t)(grad_bytes / buckets), world, in->c->nodes, in->slow)
-                      : 0;
-    double init = f->comm_init_s + f->comm_init_per_rank * world;
-    if (!in->slow)
-        snprintf(
-            in->model, in->model_len,
-            "launch + init %.1f s + %.0f steps x (compute 6 x %.0f samples x %.0f params at %.4g GFLOP/s, at "
-            "least %.0f ms, + %.0f bucket allreduce%s of %.0f KiB over %d ranks, the alpha-beta model of "
-            "allreduce_bw); slow node: the allreduce through its links",
-            init, steps, batch, params, f->ddp_GFLOPs, f->ddp_step_floor_s * 1e3, buckets,
-            buckets == 1 ? "" : "s", grad_bytes / buckets / 1024, world);
-    return est_launch_s(f, in->c->nodes) + init + steps * (compute + comm) +
-           gather_records_s(f, world, 4096) + f->report_s;
-}
-
-/* ---- allreduce_bw ---- */
-
-static void ar_model_line(const est_figures *f, const suite_est_cluster *c, const est_ar_plan *p, char *buf,
-                          size_t len)
-{
-    snprintf(
-        buf, len,
-        "launch %.0f s + %.0f ms/node; alpha-beta t = a + f(n) S / busbw, busbw %.4g GB/s within a node%s, "
-        "%.4g across nodes%s, a = %.0f us in a node, %.0f us + %.0f us per doubling across; %s %.1f s + "
-        "%.0f ms/rank; check %.0f ns/B on one core; its plan (ar_budget.h) over %d sizes: world, node, "
-        "pairs shares 0.35/0.15/0.50 of --timeout %.0f s less the reserve, the screen at the judging size, "
-        "rounds cut where a pair is judged; slow node: its links %.0fx slower",
-        f->launch_s, f->launch_per_node_s * 1e3, f->busbw_intra,
-        f->gpu && c->node_busbw_GBps > 0 ? " (baseline)" : "", f->busbw_inter,
-        f->gpu ? " (46 GB/s per NDR NIC, one per GPU)" : " (10 Gb/s Ethernet)", f->alpha_intra * 1e6,
-        f->alpha_inter * 1e6, f->alpha_per_doubling * 1e6, f->gpu ? "NCCL init" : "communicator",
-        f->comm_init_s, f->comm_init_per_rank * 1e3, f->check_per_byte * 1e9, p->n_sizes, p->timeout_s,
-        EST_SLOW_FACTOR);
-}
-
-/* The pairs' coverage and what --rounds all and, where it is fewer, --rounds 3 cost (fault-free, no time
- * limit). */
-static void ar_pairs_note(est_figures *f, const suite_est_cluster *c, int argc, char **argv,
-                          const est_ar_plan *p, char *buf, size_t len)
-{
-    est_ar_plan all, three;
-    char err[256];
-    if (!p->rounds_asked ||
-        est_allreduce_bw(f, argc, argv, c->nodes, c->ranks_per_node, 0, false, 1 << 30, &all, err,
-                         sizeof err) ||
-        est_allreduce_bw(f, argc, argv, c->nodes, c->ranks_per_node, 0, false, 3, &three, err, sizeof err))
-        return;
-    int n = snprintf(buf, len,
-                     "pairs: %d of %d pairs tested (%d of %d rounds of %d pairs of %ss); --rounds all is %d "
-                     "round%s, %.0f s of pairs",
-                     p->pairs_tested, p->pairs_total, p->rounds_run, p->rounds_asked, p->members / 2,
-                     p->by_rank ? "rank" : "node", all.rounds_asked, all.rounds_asked == 1 ? "" : "s",
-                     all.pairs_s);
-    if (all.rounds_asked > 3 && n > 0 && (size_t)n < len)
-        snprintf(
-            buf + n, len - (size_t)n,
-            "; --rounds 3: %.0f s of pairs, every %s in every round with 3 different partners (%d pairs)",
-            three.pairs_s, p->by_rank ? "rank" : "node", three.pairs_tested);
-}
-
-static int model_allreduce(est_figures *f, const suite_est_cluster *c, const json_t *args,
-                           suite_est_step *out)
-{
-    int argc;
-    char **argv = est_argv("allreduce_bw", args, &argc);
-    if (!argv)
-        return -1;
-    int rc = 0;
-    for (int k = 0; k < SUITE_EST_CASES && rc == 0; k++) {
-        est_ar_plan plan, whole;
-        bool slow = k == SUITE_EST_SLOW_NODE;
-        f->slow_factor = slow ? EST_SLOW_FACTOR : 1;
-        rc = est_allreduce_bw(f, argc, argv, c->nodes, c->ranks_per_node, c->program_timeout_s, slow, 0,
-                              &plan, out->model, sizeof out->model);
-        rc = rc ? rc
-                : est_allreduce_bw(f, argc, argv, c->nodes, c->ranks_per_node, 0, slow, 0, &whole, out->model,
-                                   sizeof out->model);
-        if (rc)
-            break;
-        double launch = est_launch_s(f, c->nodes);
-        out->s[k] = launch + plan.total_s;
-        out->whole_s[k] = launch + whole.total_s;
-        snprintf(out->cut[k], sizeof out->cut[k], "%s", plan.cut);
-        if (!slow) {
-            ar_model_line(f, c, &plan, out->model, sizeof out->model);
-            ar_pairs_note(f, c, argc, argv, &plan, out->note, sizeof out->note);
-        }
-    }
-    est_argv_free(argv, argc);
-    return rc;
+    for (size_t i = 0; i < suite_n_program_estimates; i++)
+        if (strcmp(suite_program_estimates[i].program, program) == 0)
+            return suite_program_estimates[i].estimate;
+    return NULL;
 }
 
 int suite_estimate_step(const char *program, const json_t *args, const suite_est_cluster *c,
@@ -395,28 +62,31 @@ int suite_estimate_step(const char *program, const json_t *args, const suite_est
 {
     memset(out, 0, sizeof *out);
     out->limit_s = c->step_limit_s;
+    ga_estimate_fn *estimate = program_estimate(program);
+    if (!estimate) {
+        snprintf(out->model, sizeof out->model, "no model of %s", program);
+        return -1;
+    }
     est_figures f;
     est_figures_for(c, &f);
-    if (strcmp(program, "allreduce_bw") == 0)
-        return model_allreduce(&f, c, args, out);
+    double launch = ga_est_launch_s(&f, c->nodes);
     for (int k = 0; k < SUITE_EST_CASES; k++) {
-        f.slow_factor = k == SUITE_EST_SLOW_NODE ? EST_SLOW_FACTOR : 1;
-        simple_in in = {&f, c, args, k == SUITE_EST_SLOW_NODE, out->model, sizeof out->model};
-        if (strcmp(program, "node_health") == 0)
-            out->s[k] = model_fixed(&in, f.nh_s);
-        else if (strcmp(program, "env_audit") == 0)
-            out->s[k] = model_fixed(&in, f.ea_s);
-        else if (strcmp(program, "gemm_flops") == 0)
-            out->s[k] = model_gemm(&in);
-        else if (strcmp(program, "mem_bw") == 0)
-            out->s[k] = model_mem(&in);
-        else if (strcmp(program, "ddp_smoke") == 0)
-            out->s[k] = model_ddp(&in);
-        else {
-            snprintf(out->model, sizeof out->model, "no model of %s", program);
+        bool slow = k == SUITE_EST_SLOW_NODE;
+        f.slow_factor = slow ? EST_SLOW_FACTOR : 1;
+        ga_estimate_in in = {&f, c, args, slow};
+        ga_estimate_out one;
+        memset(&one, 0, sizeof one);
+        if (estimate(&in, &one) != 0) {
+            snprintf(out->model, sizeof out->model, "%s", one.model);
             return -1;
         }
-        out->whole_s[k] = out->s[k];
+        out->s[k] = launch + one.run_s;
+        out->whole_s[k] = launch + (one.whole_s > 0 ? one.whole_s : one.run_s);
+        snprintf(out->cut[k], sizeof out->cut[k], "%s", one.cut);
+        if (!slow) { /* the lines say the fault-free case's model */
+            snprintf(out->model, sizeof out->model, "%s", one.model);
+            snprintf(out->note, sizeof out->note, "%s", one.note);
+        }
     }
     return 0;
 }

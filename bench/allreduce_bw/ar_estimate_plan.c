@@ -1,8 +1,8 @@
-/* allreduce_bw's plan on a virtual clock: the program's own option parser and budget rules (ar_opts.c,
- * ar_budget.c), and the order of its phases as main.c, ar_world.c, ar_node_run.c, ar_pairs_run.c, ar_bench.c
- * and ar_gate.c run them, each operation timed by the alpha-beta model of estimate_model.h. What the model
- * leaves out: noise (every healthy group measures alike, so nothing healthy is flagged or measured again),
- * and the time a rank takes to print. */
+/* allreduce_bw's plan on a virtual clock, for `gpuaccept run --dry-run` (ar_estimate.h): the program's own
+ * option parser and budget rules (ar_opts.c, ar_budget.c), and the order of its phases as main.c, ar_world.c,
+ * ar_node_run.c, ar_pairs_run.c, ar_bench.c and ar_gate.c run them, each operation timed by the alpha-beta
+ * model (est_op_s, ga_estimate.h). What the model leaves out: noise (every healthy group measures alike, so
+ * nothing healthy is flagged or measured again), and the time a rank takes to print. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include "ga_pairs.h" /* the pairs schedule */
 #include "ar_record.h"
 #include "ar_sweep.h"
-#include "estimate_model.h"
+#include "ar_estimate.h"
 #include "ga_cli.h"
 
 /* The groups that sweep at once, of one kind: the healthy ones, or the one whose links cross the slow node.
@@ -36,7 +36,7 @@ typedef struct {
 
 /* One sweep of groups at once (ar_bench_sweep with its gate). */
 typedef struct {
-    const est_figures *f;
+    const ga_est_figures *f;
     const ar_opts *o;
     ar_dtype type;
     ar_op op;
@@ -60,7 +60,7 @@ typedef struct {
 
 /* Where the plan is: the virtual clock and what it has cut. */
 typedef struct {
-    const est_figures *f;
+    const ga_est_figures *f;
     const ar_opts *o;
     ar_dtype type; /* the first combination's (node and pairs run it alone) */
     ar_op op;
@@ -87,9 +87,9 @@ static void note_cut(ar_sim *a, const char *fmt, ...)
     va_end(ap);
 }
 
-static double gather_s(const est_figures *f, int ranks, size_t bytes_each)
+static double gather_s(const ga_est_figures *f, int ranks, size_t bytes_each)
 {
-    return est_mpi_small_s(f, ranks) + (double)ranks * (double)bytes_each / (f->mpi_GBps * 1e9);
+    return ga_est_mpi_small_s(f, ranks) + (double)ranks * (double)bytes_each / (f->mpi_GBps * 1e9);
 }
 
 static double busbw_of(const sweep_sim *w, uint64_t size, double op_s)
@@ -114,7 +114,7 @@ static double sim_measure(const sweep_sim *w, const kind_state *k, int s, int pl
 {
     const ar_opts *o = w->o;
     int agg = o->agg_iters > 0 ? o->agg_iters : 1;
-    double small = est_mpi_small_s(w->f, w->ranks), first = op * agg, t = 0;
+    double small = ga_est_mpi_small_s(w->f, w->ranks), first = op * agg, t = 0;
     bool checkable = w->check > 0 && !(ar_coll_get(o->coll)->reduces && ar_check_skip_reason(w->type, w->op));
     bool fitted = (w->deadline > 0 || o->timeout_s > 0) && w->warmup > 0 && !o->per_iter;
     int warm = w->warmup, iters = w->iters;
@@ -214,7 +214,7 @@ static bool sim_size_fits(const sweep_sim *w, int s, const uint64_t *sizes, doub
 {
     if (w->deadline <= 0 || w->gated || s == 0)
         return true;
-    *now += est_mpi_small_s(w->f, w->ranks);
+    *now += ga_est_mpi_small_s(w->f, w->ranks);
     double est = prev_per_op * (double)sizes[s] / (double)(sizes[s - 1] ? sizes[s - 1] : 1) * AR_PLACEMENTS;
     return *now + est <= w->deadline;
 }
@@ -276,12 +276,12 @@ static sweep_sim sweep_of(const ar_sim *a, int ranks, int nodes, double deadline
 }
 
 /* A communicator of ranks ranks: NCCL's init on the GPU path (the host path's MPI needs none). */
-static double comm_open_s(const est_figures *f, int ranks)
+static double comm_open_s(const ga_est_figures *f, int ranks)
 {
     return f->comm_init_s + f->comm_init_per_rank * ranks;
 }
 
-static double split_s(const est_figures *f, int ranks)
+static double split_s(const ga_est_figures *f, int ranks)
 {
     return f->split_s + f->split_per_rank * ranks;
 }
@@ -303,7 +303,7 @@ static void sim_world_remeasure(ar_sim *a, sweep_sim *w, double fig)
     int far = 0;
     for (int pass = 0; pass < o->remeasure; pass++) {
         far += ar_far_below_floor(fig, o->min_busbw);
-        a->now += est_mpi_small_s(a->f, a->world);
+        a->now += ga_est_mpi_small_s(a->f, a->world);
         bool late = a->deadline > 0 && a->now > a->deadline;
         if (fig >= o->min_busbw || far >= AR_FAR_TIMES || late)
             return;
@@ -348,7 +348,7 @@ static void sim_world(ar_sim *a)
             if (cycle == cycles - 1 || stopped)
                 a->now += record_gather_s(a);
         }
-    a->now += est_mpi_small_s(a->f, a->world); /* -M's agreement */
+    a->now += ga_est_mpi_small_s(a->f, a->world); /* -M's agreement */
 }
 
 static void sim_node(ar_sim *a)
@@ -369,7 +369,7 @@ static void sim_node(ar_sim *a)
                  (unsigned long long)a->sizes[r.n_run - 1]);
     /* --min-node-busbw above what the model gives: every node measures the largest size again */
     for (int pass = 0; o->min_node_busbw > r.last_fig[0] && pass < o->remeasure; pass++) {
-        a->now += est_mpi_small_s(a->f, a->world);
+        a->now += ga_est_mpi_small_s(a->f, a->world);
         if (a->deadline > 0 && a->now > a->deadline)
             break;
         sweep_sim one = w;
@@ -377,7 +377,7 @@ static void sim_node(ar_sim *a)
         sweep_out r1;
         a->now = sim_sweep(&one, a->sizes + r.n_run - 1, 1, a->now, &r1) + record_gather_s(a);
     }
-    a->now += est_mpi_small_s(a->f, a->world);
+    a->now += ga_est_mpi_small_s(a->f, a->world);
 }
 
 /* Whether member m has a partner in round r. */
@@ -423,7 +423,7 @@ static void sim_pairs_remeasure(ar_sim *a, sweep_sim *w, int slow_pairs, int jud
     bool flagged = a->pairs_tested >= 2 && a->pair_fig[1] < median * (1.0 - a->o->tolerance);
     int again = !flagged ? 0 : judged >= 2 ? slow_pairs - judged : slow_pairs;
     for (int pass = 0; again > 0 && pass < a->o->remeasure; pass++) {
-        a->now += est_mpi_small_s(a->f, a->world);
+        a->now += ga_est_mpi_small_s(a->f, a->world);
         if (a->deadline > 0 && a->now > a->deadline) {
             note_cut(a, "pairs: the pairs that would make a finding were not measured again: out of time");
             return;
@@ -461,7 +461,7 @@ static void sim_pairs(ar_sim *a)
     double slowest = 0;
     int slow_pairs = 0, judged = 0, r = 0;
     for (; r < a->rounds_asked; r++) {
-        a->now += est_mpi_small_s(a->f, a->world);
+        a->now += ga_est_mpi_small_s(a->f, a->world);
         if (r > 0 && a->deadline > 0 && a->now + slowest > a->deadline)
             break;
         double t0 = a->now;
@@ -474,7 +474,7 @@ static void sim_pairs(ar_sim *a)
         note_cut(a, "pairs: rounds %d-%d of %d not run: out of time", r + 1, a->rounds_asked,
                  a->rounds_asked);
     sim_pairs_remeasure(a, &w, slow_pairs, judged, n_sizes);
-    a->now += est_mpi_small_s(a->f, a->world);
+    a->now += ga_est_mpi_small_s(a->f, a->world);
     a->sizes = all_sizes;
     free(sched);
 }
@@ -581,7 +581,7 @@ static int parse_args(int argc, char **argv, bool gpu, ar_opts *o, ga_common_opt
     return *n_sizes > 0 ? 0 : -1;
 }
 
-int est_allreduce_bw(const est_figures *f, int argc, char **argv, int nodes, int ranks_per_node,
+int est_allreduce_bw(const ga_est_figures *f, int argc, char **argv, int nodes, int ranks_per_node,
                      double timeout_s, bool slow, int rounds_override, est_ar_plan *out, char *err,
                      size_t errlen)
 {
@@ -614,7 +614,7 @@ int est_allreduce_bw(const est_figures *f, int argc, char **argv, int nodes, int
         a.rounds_asked = a.rounds_asked > max_rounds ? max_rounds : a.rounds_asked;
     }
     /* the backend, the GPU, the split: a few small collectives */
-    a.now = 3 * est_mpi_small_s(f, a.world);
+    a.now = 3 * ga_est_mpi_small_s(f, a.world);
     sim_patterns(&a, out);
     a.now += f->report_s;
     out->total_s = a.now;
