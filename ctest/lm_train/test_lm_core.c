@@ -197,8 +197,11 @@ static void train(lm_model *m, const lm_markov *mc, int steps, const lm_optim_co
 #define LM_TEST_STEPS 60
 #define LM_TEST_BATCH 8
 
-/* The tiny model on the stream: the first loss is near ln 256 = 5.55, and the mean of the last 5 steps must
- * be at least LM_TEST_DROP below the first. */
+/* The tiny model on the stream (batch 8 x 64 tokens, lr 3e-3, 5 warm-up steps, cosine to 0.3e-3 over 60
+ * steps): the first loss is near ln 256 = 5.55, and the mean of the last 5 steps must be at least
+ * LM_TEST_DROP below it. Measured: 5.57 -> 2.51 (a fall of 3.06), in 1.1 s of CPU (3.5-5 s wall on the loaded
+ * 2-core CI machine). The floor is the chain's entropy, 0.914: the same schedule over 300 steps reaches 1.05.
+ */
 #define LM_TEST_DROP 2.0f
 
 static void test_loss_falls(void)
