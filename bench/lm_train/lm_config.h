@@ -48,8 +48,9 @@ typedef enum {
 double lm_flops_per_token(const lm_config *cfg, lm_flops_rule rule);
 
 /* Activation floats of one forward pass of batch B at the config's T, as the host model lays them out
- * (lm_model.h): residual stream, layernorm outputs and statistics, qkv, attention scores and probabilities
- * (B*NH*T*T each), MLP hidden before and after GELU, logits over Vp, per-row logsumexp and losses. */
+ * (lm_model.h): residual stream, layernorm outputs and statistics, qkv, the attention probabilities
+ * (B*NH*T*T; the scores are computed in place), MLP hidden before and after GELU, logits over Vp, per-row
+ * logsumexp and losses. */
 size_t lm_activation_count(const lm_config *cfg, int batch);
 
 typedef enum {

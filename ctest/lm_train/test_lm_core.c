@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <cblas.h>
+
 #include "ga_test.h"
 #include "lm_config.h"
 #include "lm_data.h"
@@ -241,7 +243,8 @@ static void test_loss_falls(void)
     lm_markov_free(&mc);
 }
 
-/* Two runs from the same seed give bit-identical parameters, AdamW state and losses; another seed differs. */
+/* Two runs from the same seed give bit-identical parameters, AdamW state and losses, also with OpenBLAS on 1
+ * thread against 2 (ranks on nodes with different core counts must still agree); another seed differs. */
 static void test_determinism(void)
 {
     lm_config c;
@@ -250,18 +253,59 @@ static void test_determinism(void)
     lm_markov mc;
     lm_markov_init(&mc, c.vocab, 3, err, sizeof err);
     lm_optim_config oc = lm_optim_defaults(2, 8);
-    lm_model run[3];
-    float curve[3][8];
-    for (int r = 0; r < 3; r++) {
+    lm_model run[4];
+    float curve[4][8];
+    int threads = openblas_get_num_threads();
+    for (int r = 0; r < 4; r++) {
         CHECKF(lm_model_init(&run[r], &c, 4, err, sizeof err) == 0, "%s", err);
-        lm_model_init_params(&run[r], r < 2 ? 11 : 12);
+        lm_model_init_params(&run[r], r < 3 ? 11 : 12);
+        openblas_set_num_threads(r == 2 ? 1 : 2);
         train(&run[r], &mc, 8, &oc, curve[r]);
     }
+    openblas_set_num_threads(threads);
     CHECK(memcmp(run[0].params, run[1].params, 4 * run[0].n_params * sizeof(float)) == 0);
     CHECK(memcmp(curve[0], curve[1], sizeof curve[0]) == 0);
-    CHECK(memcmp(run[0].params, run[2].params, run[0].n_params * sizeof(float)) != 0);
-    for (int r = 0; r < 3; r++)
+    CHECKF(memcmp(run[0].params, run[2].params, 4 * run[0].n_params * sizeof(float)) == 0,
+           "OpenBLAS on 1 thread and on 2 give the same parameters");
+    CHECK(memcmp(run[0].params, run[3].params, run[0].n_params * sizeof(float)) != 0);
+    for (int r = 0; r < 4; r++)
         lm_model_free(&run[r]);
+    lm_markov_free(&mc);
+}
+
+/* Gradient accumulation: two micro-batches of 2 with loss_scale 1/2 give the gradients of one batch of 4 (to
+ * float rounding: the sums run in another order). */
+static void test_accumulation(void)
+{
+    lm_config c;
+    char err[160];
+    lm_config_make(&c, 2, 16, 2, 8, 40, err, sizeof err);
+    lm_markov mc;
+    lm_markov_init(&mc, c.vocab, 5, err, sizeof err);
+    lm_model whole, half;
+    CHECK(lm_model_init(&whole, &c, 4, err, sizeof err) == 0 &&
+          lm_model_init(&half, &c, 2, err, sizeof err) == 0);
+    lm_model_init_params(&whole, 9);
+    lm_model_init_params(&half, 9);
+    int tok[32], tgt[32];
+    lm_markov_batch(&mc, 0, 4, 8, tok, tgt);
+    lm_zero_grad(&whole);
+    float loss = lm_forward(&whole, tok, tgt);
+    lm_backward(&whole, 1.0f);
+    lm_zero_grad(&half);
+    float l0 = lm_forward(&half, tok, tgt);
+    lm_backward(&half, 0.5f);
+    float l1 = lm_forward(&half, tok + 16, tgt + 16);
+    lm_backward(&half, 0.5f);
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < whole.n_params; i++) {
+        worst = fmax(worst, fabs((double)whole.grads[i] - half.grads[i]));
+        scale = fmax(scale, fabs((double)whole.grads[i]));
+    }
+    CHECKF(fabsf(loss - (l0 + l1) / 2) < 1e-5f, "loss %g vs micro-batches' mean %g", loss, (l0 + l1) / 2);
+    CHECKF(worst <= 1e-5 * scale, "accumulated gradients differ by %.2e of the largest", worst / scale);
+    lm_model_free(&whole);
+    lm_model_free(&half);
     lm_markov_free(&mc);
 }
 
@@ -346,6 +390,7 @@ int main(int argc, char **argv)
     test_markov();
     test_loss_falls();
     test_determinism();
+    test_accumulation();
     test_shards(argv[1]);
     return ga_test_finish();
 }
