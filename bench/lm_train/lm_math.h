@@ -4,19 +4,18 @@
  * the kernel's block reductions, because that is where host and device differ.
  *
  * Sources of the formulas (the code is ours):
- *  - GELU, tanh approximation: Hendrycks & Gimpel, "Gaussian Error Linear Units" (2016), eq. for
- *    0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), as GPT-2 uses it; llm.c train_gpt2.c
- * gelu_forward/gelu_backward.
+ *  - GELU, tanh approximation: Hendrycks & Gimpel, "Gaussian Error Linear Units" (2016),
+ *    0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), as GPT-2 uses it; llm.c train_gpt2.c gelu_forward and
+ *    gelu_backward.
  *  - LayerNorm: Ba, Kiros & Hinton (2016); epsilon 1e-5 as GPT-2 and llm.c train_gpt2.c layernorm_forward;
  *    the backward's closed form as in llm.c layernorm_backward.
  *  - Causal softmax attention scaled by 1/sqrt(head size): Vaswani et al. (2017); GPT-2's decoder mask; llm.c
  *    attention_forward/attention_backward.
  *  - Cross-entropy through logsumexp, d(loss)/d(logit) = p - onehot: llm.c crossentropy_softmax_backward.
  *  - AdamW: Loshchilov & Hutter, "Decoupled Weight Decay Regularization" (2019), Algorithm 2, with Adam's
- * bias correction (Kingma & Ba 2015); llm.c gpt2_update / adamw_kernel3 (decay applied to the parameter,
- * scaled by the learning rate, beside the Adam step).
- *  - Clipping by global norm: Pascanu et al. (2013); llm.c's grad_clip (scale = max_norm / norm when above).
- */
+ *    bias correction (Kingma & Ba 2015); llm.c train_gpt2.c gpt2_update and llmc/adamw.cuh adamw_kernel3
+ *    (decay applied to the parameter, scaled by the learning rate, beside the Adam step).
+ *  - Clipping by global norm: Pascanu et al. (2013); llm.c's grad_clip (scale = max_norm / norm if above). */
 #ifndef LM_MATH_H
 #define LM_MATH_H
 
