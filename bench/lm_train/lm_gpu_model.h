@@ -1,0 +1,86 @@
+/* lm_train's model on the GPU: where every tensor lives in device memory, and the forward and backward passes
+ * over them (cuBLASLt GEMMs and lm_gpu_kernels.h's kernels on one compute stream). The parameters keep the
+ * host model's flat, block-major layout (lm_model.h), as bf16 (the working copy) beside the fp32 master, so
+ * that block l's gradients are the slice lm_block_range gives and can be reduced as one bucket. */
+#ifndef LM_GPU_MODEL_H
+#define LM_GPU_MODEL_H
+
+#include <cuda_runtime_api.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lm_config.h"
+#include "lm_gpu_blas.h"
+#include "lm_gpu_kernels.h"
+
+/* Offsets (elements) of one block's tensors in the flat parameter buffer, in lm_model.h's order. */
+typedef struct {
+    size_t ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
+} lm_gpu_block_offsets;
+
+typedef struct {
+    size_t wte, wpe, lnfw, lnfb, total;
+    lm_gpu_block_offsets *blocks; /* L of them */
+} lm_gpu_offsets;
+
+typedef struct {
+    lm_bf16 *ln1, *qkv, *att, *atty, *residual2, *ln2, *fch, *fch_gelu, *residual3;
+    float *ln1_mean, *ln1_rstd, *ln2_mean, *ln2_rstd;
+} lm_gpu_block_acts;
+
+/* Activations of one micro-batch, and the scratch the passes share. */
+typedef struct {
+    lm_bf16 *encoded;
+    lm_gpu_block_acts *blocks;
+    lm_bf16 *lnf, *logits; /* logits [BT x Vp]: overwritten by their gradient in the backward */
+    float *lnf_mean, *lnf_rstd, *losses;
+    lm_bf16 *preatt;                            /* [B NH T T]: scores; in the backward, their gradient */
+    lm_bf16 *q, *k, *v, *y;                     /* [B NH T HS] each; y is dy in the backward */
+    lm_bf16 *dq, *dk, *dv;                      /* [B NH T HS] each */
+    lm_bf16 *dresidual, *dtmp;                  /* [BT C] */
+    lm_bf16 *dqkv, *dfch;                       /* [BT 3C], [BT 4C] */
+    int *tokens, *targets;                      /* [BT] */
+    int *group_token, *group_start, *group_pos; /* the encoder backward's positions by token */
+    float *loss_sum, *norm_sq, *norm_partials;  /* 1, 1, LM_NORM_BLOCKS */
+    float *col_scratch;                         /* LM_COL_SCRATCH(4C) */
+} lm_gpu_acts;
+
+typedef struct {
+    lm_config cfg;
+    int B;
+    size_t n_params;
+    lm_gpu_offsets off;
+    lm_bf16 *params, *grads; /* bf16 working copy and gradients [n_params] */
+    float *master, *adam_m, *adam_v;
+    lm_gpu_acts a;
+    void *arena; /* every buffer above is carved from this one allocation */
+    size_t arena_bytes;
+    lm_blas blas;
+    bool gelu_fused; /* forward GELU as cuBLASLt's GELU_AUX_BIAS epilogue */
+} lm_gpu_model;
+
+/* Offsets of cfg's tensors (host memory for the block table; free with lm_gpu_offsets_free). 0 or -1. */
+int lm_gpu_offsets_make(const lm_config *cfg, lm_gpu_offsets *off);
+void lm_gpu_offsets_free(lm_gpu_offsets *off);
+
+/* Device bytes lm_gpu_model_alloc takes for cfg at micro-batch B (its arena; cuBLASLt's workspace apart). */
+size_t lm_gpu_arena_bytes(const lm_config *cfg, int B);
+
+/* Carves every buffer out of one cudaMalloc; 0, or -1 with a one-line message. The stream is the compute
+ * stream the passes queue on. */
+int lm_gpu_model_alloc(lm_gpu_model *g, const lm_config *cfg, int B, cudaStream_t stream, bool gelu_fused,
+                       char *err, size_t errlen);
+void lm_gpu_model_free(lm_gpu_model *g);
+
+/* Forward of the micro-batch whose tokens and targets (and token groups) are on the device: logits, then
+ * the fused classifier (losses; logits become dlogits scaled by dloss_scale), and the loss sum += mean loss
+ * * loss_scale. */
+void lm_gpu_forward(lm_gpu_model *g, float dloss_scale, float loss_scale, cudaStream_t s);
+
+/* Backward of that micro-batch, ADDING into the gradients. on_block(ctx, l) is called once backward has
+ * queued the last of block l's gradient work (blocks L-1 .. 0, in that order), and on_block(ctx, -1) once
+ * the embeddings' is; NULL: no callbacks (micro-batches before the last). */
+typedef void (*lm_gpu_block_done)(void *ctx, int layer);
+void lm_gpu_backward(lm_gpu_model *g, int n_groups, lm_gpu_block_done on_block, void *ctx, cudaStream_t s);
+
+#endif
