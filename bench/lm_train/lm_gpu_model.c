@@ -96,17 +96,46 @@ static void carve_scratch(carver *cv, lm_gpu_acts *a, const lm_config *cfg, size
     a->col_scratch = carve(cv, F32(LM_COL_SCRATCH(4 * c)));
 }
 
-/* Every buffer of g (whose cfg, B, n_params and a.blocks are set) from cv. */
+/* The buckets of g (cfg, shards and n_params set), their shards, n_state and max_shard. */
+static void plan_buckets(lm_gpu_model *g)
+{
+    const lm_config *cfg = &g->cfg;
+    size_t c = (size_t)cfg->channels, local = 0;
+    g->max_shard = 0;
+    for (int slot = 0; slot <= cfg->layers; slot++) {
+        lm_gpu_bucket *b = &g->buckets[slot];
+        if (slot < cfg->layers) {
+            lm_block_range(cfg, slot, &b->offset, &b->count);
+            if (slot == cfg->layers - 1)
+                b->count += 2 * c; /* the final layernorm */
+        } else {
+            b->offset = 0;
+            b->count = ((size_t)cfg->padded_vocab + (size_t)cfg->seq_len) * c;
+        }
+        b->shard = (b->count + (size_t)g->shards - 1) / (size_t)g->shards;
+        b->local = local;
+        local += b->shard;
+        g->max_shard = b->shard > g->max_shard ? b->shard : g->max_shard;
+    }
+    g->n_state = g->shards > 1 ? local : g->n_params;
+}
+
+/* Every buffer of g (whose cfg, B, shards, n_params, buckets and a.blocks are set) from cv. */
 static void carve_all(carver *cv, lm_gpu_model *g)
 {
     const lm_config *cfg = &g->cfg;
     size_t bt = (size_t)g->B * (size_t)cfg->seq_len, c = (size_t)cfg->channels, n = g->n_params;
     size_t scores = (size_t)g->B * (size_t)cfg->heads * (size_t)cfg->seq_len * (size_t)cfg->seq_len;
-    g->params = carve(cv, BF(n));
-    g->grads = carve(cv, BF(n));
-    g->master = carve(cv, F32(n));
-    g->adam_m = carve(cv, F32(n));
-    g->adam_v = carve(cv, F32(n));
+    g->params = carve(cv, BF(n + (size_t)g->shards));
+    g->grads = carve(cv, BF(n + (size_t)g->shards));
+    g->master = carve(cv, F32(g->n_state));
+    g->adam_m = carve(cv, F32(g->n_state));
+    g->adam_v = carve(cv, F32(g->n_state));
+    if (g->shards > 1) {
+        g->grad_shard = carve(cv, BF(g->n_state));
+        g->param_shard = carve(cv, BF(g->n_state));
+        g->gather = carve(cv, BF((size_t)g->shards * g->max_shard));
+    }
     lm_gpu_acts *a = &g->a;
     a->encoded = carve(cv, BF(bt * c));
     for (int l = 0; l < cfg->layers; l++)
@@ -119,37 +148,45 @@ static void carve_all(carver *cv, lm_gpu_model *g)
     carve_scratch(cv, a, cfg, bt, scores);
 }
 
-size_t lm_gpu_arena_bytes(const lm_config *cfg, int B)
-{
-    lm_gpu_model g;
-    memset(&g, 0, sizeof g);
-    g.cfg = *cfg;
-    g.B = B;
-    g.n_params = lm_param_count(cfg);
-    g.a.blocks = calloc((size_t)cfg->layers, sizeof *g.a.blocks);
-    if (!g.a.blocks)
-        return (size_t)-1;
-    carver cv = {NULL, 0};
-    carve_all(&cv, &g);
-    free(g.a.blocks);
-    return cv.used;
-}
-
-int lm_gpu_model_alloc(lm_gpu_model *g, const lm_config *cfg, int B, cudaStream_t stream, bool gelu_fused,
-                       char *err, size_t errlen)
+/* The host tables of g: 0, or -1 (out of memory). */
+static int init_tables(lm_gpu_model *g, const lm_config *cfg, int B, int shards)
 {
     memset(g, 0, sizeof *g);
     g->cfg = *cfg;
     g->B = B;
+    g->shards = shards > 1 ? shards : 1;
     g->n_params = lm_param_count(cfg);
-    g->gelu_fused = gelu_fused;
     g->a.blocks = calloc((size_t)cfg->layers, sizeof *g->a.blocks);
-    if (!g->a.blocks || lm_gpu_offsets_make(cfg, &g->off) != 0) {
+    g->buckets = calloc((size_t)cfg->layers + 1, sizeof *g->buckets);
+    if (!g->a.blocks || !g->buckets || lm_gpu_offsets_make(cfg, &g->off) != 0)
+        return -1;
+    plan_buckets(g);
+    return 0;
+}
+
+size_t lm_gpu_arena_bytes(const lm_config *cfg, int B, int shards)
+{
+    lm_gpu_model g;
+    size_t bytes = (size_t)-1;
+    if (init_tables(&g, cfg, B, shards) == 0) {
+        carver cv = {NULL, 0};
+        carve_all(&cv, &g);
+        bytes = cv.used;
+    }
+    lm_gpu_model_free(&g);
+    return bytes;
+}
+
+int lm_gpu_model_alloc(lm_gpu_model *g, const lm_config *cfg, int B, int shards, cudaStream_t stream,
+                       bool gelu_fused, char *err, size_t errlen)
+{
+    if (init_tables(g, cfg, B, shards) != 0) {
         snprintf(err, errlen, "out of host memory for the GPU model's tables");
         lm_gpu_model_free(g);
         return -1;
     }
-    g->arena_bytes = lm_gpu_arena_bytes(cfg, B);
+    g->gelu_fused = gelu_fused;
+    g->arena_bytes = lm_gpu_arena_bytes(cfg, B, shards);
     cudaError_t e = cudaMalloc(&g->arena, g->arena_bytes);
     if (e != cudaSuccess) {
         snprintf(err, errlen, "cudaMalloc of %.2f GiB for the model at micro-batch %d: %s",
@@ -172,5 +209,6 @@ void lm_gpu_model_free(lm_gpu_model *g)
     }
     lm_gpu_offsets_free(&g->off);
     free(g->a.blocks);
+    free(g->buckets);
     memset(g, 0, sizeof *g);
 }

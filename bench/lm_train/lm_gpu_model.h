@@ -45,10 +45,26 @@ typedef struct {
     float *col_scratch;                         /* LM_COL_SCRATCH(4C) */
 } lm_gpu_acts;
 
+/* The gradient buckets: slot l < L is block l's slice (block L-1's with the final layernorm, which follows
+ * it), slot L the embeddings' (wte and wpe). Under ZeRO-1 each bucket is cut into `shards` equal shards of
+ * ceil(count / shards) elements, rank r owning the r-th (the last one's tail past the bucket is padding). */
+typedef struct {
+    size_t offset, count; /* in the flat parameter buffer */
+    size_t shard;         /* elements per shard */
+    size_t local;         /* where this bucket's shard starts in the shard-local arrays */
+} lm_gpu_bucket;
+
 typedef struct {
     lm_config cfg;
     int B;
+    int shards; /* 1, or the ranks under ZeRO-1 */
     size_t n_params;
+    lm_gpu_bucket *buckets; /* L + 1 */
+    size_t n_state;         /* elements of master, adam_m, adam_v: n_params, or the shard-local total */
+    size_t max_shard;       /* the largest bucket shard */
+    lm_bf16 *grad_shard;    /* ZeRO-1: this rank's averaged gradient shards [n_state] */
+    lm_bf16 *param_shard;   /* ZeRO-1: this rank's updated bf16 shards [n_state] */
+    lm_bf16 *gather;        /* ZeRO-1: one bucket all-gathered [shards x max_shard] */
     lm_gpu_offsets off;
     lm_bf16 *params, *grads; /* bf16 working copy and gradients [n_params] */
     float *master, *adam_m, *adam_v;
@@ -63,13 +79,14 @@ typedef struct {
 int lm_gpu_offsets_make(const lm_config *cfg, lm_gpu_offsets *off);
 void lm_gpu_offsets_free(lm_gpu_offsets *off);
 
-/* Device bytes lm_gpu_model_alloc takes for cfg at micro-batch B (its arena; cuBLASLt's workspace apart). */
-size_t lm_gpu_arena_bytes(const lm_config *cfg, int B);
+/* Device bytes lm_gpu_model_alloc takes for cfg at micro-batch B over `shards` ZeRO-1 shards (1: none): its
+ * arena; cuBLASLt's workspace apart. */
+size_t lm_gpu_arena_bytes(const lm_config *cfg, int B, int shards);
 
 /* Carves every buffer out of one cudaMalloc; 0, or -1 with a one-line message. The stream is the compute
  * stream the passes queue on. */
-int lm_gpu_model_alloc(lm_gpu_model *g, const lm_config *cfg, int B, cudaStream_t stream, bool gelu_fused,
-                       char *err, size_t errlen);
+int lm_gpu_model_alloc(lm_gpu_model *g, const lm_config *cfg, int B, int shards, cudaStream_t stream,
+                       bool gelu_fused, char *err, size_t errlen);
 void lm_gpu_model_free(lm_gpu_model *g);
 
 /* Forward of the micro-batch whose tokens and targets (and token groups) are on the device: logits, then

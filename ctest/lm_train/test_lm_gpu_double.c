@@ -8,7 +8,8 @@
  * buckets, so they overlap the rest of backward); the initial weights one fp32 broadcast from rank 0. With
  * the GPU model's layout the host model's; with the double's hang hook a collective that never completes ends
  * in the bounded wait (exit 4); a model too big for the double's device memory is refused with one line
- * before training (exit 2).
+ * before training (exit 2). With --zero1: reduce-scatters (ncclAvg, each rank's shard ceil(count / ranks))
+ * in the same order, the norm summed over the ranks, and one all-gather per bucket on the compute stream.
  *
  * usage: test_lm_gpu_double --layers L --channels C --heads NH --seq-len T --vocab V --batch-size B
  *                           [--accum K] [--steps N] [-T SECONDS] [--zero1] [--report-dir IGNORED] */
@@ -33,9 +34,11 @@
 
 /* ---- what the trainer called ---- */
 
+typedef enum { BROADCAST, ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER } coll_kind;
+
 typedef struct {
-    bool broadcast;
-    const void *buf;
+    coll_kind kind;
+    const void *buf; /* the input: the gradients' slice a bucket reduces */
     size_t count;
     ncclDataType_t type;
     ncclRedOp_t op;
@@ -74,8 +77,29 @@ ncclResult_t ncclAllReduce(const void *in, void *out, size_t count, ncclDataType
                                 cudaStream_t);
     if (!real)
         *(void **)&real = next_symbol("ncclAllReduce");
-    note((coll_call){false, out, count, t, op, -1, s, 0});
+    note((coll_call){ALL_REDUCE, in, count, t, op, -1, s, 0});
     return real(in, out, count, t, op, comm, s);
+}
+
+ncclResult_t ncclReduceScatter(const void *in, void *out, size_t count, ncclDataType_t t, ncclRedOp_t op,
+                               ncclComm_t comm, cudaStream_t s)
+{
+    static ncclResult_t (*real)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                                cudaStream_t);
+    if (!real)
+        *(void **)&real = next_symbol("ncclReduceScatter");
+    note((coll_call){REDUCE_SCATTER, in, count, t, op, -1, s, 0});
+    return real(in, out, count, t, op, comm, s);
+}
+
+ncclResult_t ncclAllGather(const void *in, void *out, size_t count, ncclDataType_t t, ncclComm_t comm,
+                           cudaStream_t s)
+{
+    static ncclResult_t (*real)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+    if (!real)
+        *(void **)&real = next_symbol("ncclAllGather");
+    note((coll_call){ALL_GATHER, in, count, t, ncclSum, -1, s, 0});
+    return real(in, out, count, t, comm, s);
 }
 
 ncclResult_t ncclBroadcast(const void *in, void *out, size_t count, ncclDataType_t t, int root,
@@ -84,7 +108,7 @@ ncclResult_t ncclBroadcast(const void *in, void *out, size_t count, ncclDataType
     static ncclResult_t (*real)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
     if (!real)
         *(void **)&real = next_symbol("ncclBroadcast");
-    note((coll_call){true, out, count, t, ncclSum, root, s, 0});
+    note((coll_call){BROADCAST, out, count, t, ncclSum, root, s, 0});
     return real(in, out, count, t, root, comm, s);
 }
 
@@ -142,28 +166,25 @@ static void expected_bucket(const lm_config *cfg, int i, size_t *offset, size_t 
         *count += 2 * c; /* the final layernorm follows block L-1 */
 }
 
-/* The collectives calls[first ..] and GEMMs since gemms_at_start of one step. */
-static void check_step(const lm_config *cfg, int accum, int first, long gemms_at_start, int step)
+/* The L + 1 buckets of a step at calls[first ..]: kind, order, slices, stream, and one block's backward
+ * GEMMs between two (ZeRO-1: reduce-scatters, each rank receiving ceil(count / ranks) elements). */
+static void check_buckets(const lm_config *cfg, int first, int ranks, bool zero1, int step)
 {
     int L = cfg->layers;
-    EXPECT(n_calls - first == L + 2,
-           "step %d: %d collectives, expected %d (one bucket per block, the "
-           "embeddings' and the loss)",
-           step, n_calls - first, L + 2);
-    if (n_calls - first != L + 2)
-        return;
     const coll_call *emb = &calls[first + L];
     for (int i = 0; i <= L; i++) {
         const coll_call *b = &calls[first + i];
         size_t offset, count;
         expected_bucket(cfg, i, &offset, &count);
+        size_t want = zero1 ? (count + (size_t)ranks - 1) / (size_t)ranks : count;
         long at = (long)((const char *)b->buf - (const char *)emb->buf);
-        EXPECT(!b->broadcast && b->type == ncclBfloat16 && b->op == ncclAvg,
-               "step %d bucket %d: not an ncclAllReduce of bf16 with ncclAvg", step, i);
-        EXPECT(b->count == count && at == (long)(offset * 2),
-               "step %d bucket %d: %zu elements at byte %ld, "
-               "expected %zu at %zu (block %d's slice)",
-               step, i, b->count, at, count, offset * 2, L - 1 - i);
+        EXPECT(b->kind == (zero1 ? REDUCE_SCATTER : ALL_REDUCE) && b->type == ncclBfloat16 &&
+                   b->op == ncclAvg,
+               "step %d bucket %d: not an %s of bf16 with ncclAvg", step, i,
+               zero1 ? "ncclReduceScatter" : "ncclAllReduce");
+        EXPECT(b->count == want && at == (long)(offset * 2),
+               "step %d bucket %d: %zu elements at byte %ld, expected %zu at %zu (block %d's slice)", step, i,
+               b->count, at, want, offset * 2, L - 1 - i);
         EXPECT(b->stream != gemm_stream && b->stream == emb->stream,
                "step %d bucket %d: not on the communication stream", step, i);
         if (i < L - 1)
@@ -174,21 +195,55 @@ static void check_step(const lm_config *cfg, int accum, int first, long gemms_at
     }
     EXPECT(emb->gemms_before == calls[first + L - 1].gemms_before,
            "step %d: GEMMs between block 0's bucket and the embeddings'", step);
+}
+
+/* ZeRO-1, after the loss: the norm summed over the ranks' shards, then every bucket's updated shards
+ * all-gathered on the compute stream (which the next forward runs on). */
+static void check_zero1_tail(const lm_config *cfg, int first, int ranks, int step)
+{
+    int L = cfg->layers;
+    const coll_call *norm = &calls[first + L + 2];
+    EXPECT(norm->kind == ALL_REDUCE && norm->type == ncclFloat && norm->op == ncclSum && norm->count == 1,
+           "step %d: the squared norm is not summed over the ranks (fp32 ncclSum)", step);
+    for (int slot = 0; slot <= L; slot++) {
+        const coll_call *g = &calls[first + L + 3 + slot];
+        size_t offset, count;
+        expected_bucket(cfg, slot == L ? L : L - 1 - slot, &offset, &count);
+        EXPECT(g->kind == ALL_GATHER && g->type == ncclBfloat16 && g->stream == gemm_stream &&
+                   g->count == (count + (size_t)ranks - 1) / (size_t)ranks,
+               "step %d: all-gather %d is not bucket %d's bf16 shard on the compute stream", step, slot,
+               slot);
+    }
+}
+
+/* The collectives calls[first ..] and GEMMs since gemms_at_start of one step. */
+static void check_step(const lm_config *cfg, int accum, int first, long gemms_at_start, int ranks, bool zero1,
+                       int step)
+{
+    int L = cfg->layers, want = zero1 ? 2 * L + 4 : L + 2;
+    EXPECT(n_calls - first == want,
+           "step %d: %d collectives, expected %d (one bucket per block, the embeddings', the loss%s)", step,
+           n_calls - first, want, zero1 ? ", the norm and one all-gather per bucket" : "");
+    if (n_calls - first != want)
+        return;
+    check_buckets(cfg, first, ranks, zero1, step);
     /* The first bucket leaves once the last block's backward is done: the other micro-batches, the forward,
      * the classifier's backward GEMMs and one block's. */
     long before_first = calls[first].gemms_before - gemms_at_start;
     long expect_first = (accum - 1) * gemms_per_micro_batch(L) + 6L * L + 1 + 2 + GEMMS_BACKWARD_PER_BLOCK;
     EXPECT(before_first == expect_first,
-           "step %d: the first bucket after %ld GEMMs of the step, expected %ld "
-           "(as soon as backward leaves block %d)",
+           "step %d: the first bucket after %ld GEMMs of the step, expected %ld (as soon as backward leaves "
+           "block %d)",
            step, before_first, expect_first, L - 1);
     EXPECT(n_gemms - gemms_at_start == accum * gemms_per_micro_batch(L), "step %d: %ld GEMMs, expected %ld",
            step, n_gemms - gemms_at_start, accum * gemms_per_micro_batch(L));
     const coll_call *loss = &calls[first + L + 1];
-    EXPECT(!loss->broadcast && loss->type == ncclFloat && loss->op == ncclAvg && loss->count == 1 &&
-               loss->stream == emb->stream,
+    EXPECT(loss->kind == ALL_REDUCE && loss->type == ncclFloat && loss->op == ncclAvg && loss->count == 1 &&
+               loss->stream == calls[first + L].stream,
            "step %d: the loss is not averaged (fp32, ncclAvg) on the communication stream after the buckets",
            step);
+    if (zero1)
+        check_zero1_tail(cfg, first, ranks, step);
     EXPECT(!gemm_streams_differ, "step %d: GEMMs on more than one stream", step);
 }
 
@@ -282,13 +337,15 @@ static void train(lm_trainer *t, const driver_args *a, int rank, int size)
             fprintf(stderr, "[lm_gpu_double] step %d: %s\n", s, err);
             exit(1);
         }
-        check_step(&a->cfg, a->accum, first, g0, s);
+        check_step(&a->cfg, a->accum, first, g0, size, a->zero1, s);
         if (rank == 0)
             printf(
-                "[lm_gpu_double] step %d: %d buckets (blocks %d..0, then the embeddings) and the loss, "
-                "ncclAvg, "
-                "on the communication stream; %d GEMMs between buckets; step %.3f s, exposed comm %.3f s\n",
-                s, a->cfg.layers + 1, a->cfg.layers - 1, GEMMS_BACKWARD_PER_BLOCK, r.step_s, r.comm_wait_s);
+                "[lm_gpu_double] step %d: %d buckets (blocks %d..0, then the embeddings) %s, ncclAvg, on the "
+                "communication stream, and the loss; %d GEMMs between buckets%s; step %.3f s, exposed comm "
+                "%.3f s, loss %g\n",
+                s, a->cfg.layers + 1, a->cfg.layers - 1, a->zero1 ? "reduce-scattered" : "all-reduced",
+                GEMMS_BACKWARD_PER_BLOCK, a->zero1 ? "; the norm, then one all-gather per bucket" : "",
+                r.step_s, r.comm_wait_s, r.loss);
     }
     free(tokens);
     lm_markov_free(&mc);
@@ -325,7 +382,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return failures ? 1 : 2;
     }
-    EXPECT(n_calls == 1 && calls[0].broadcast && calls[0].type == ncclFloat && calls[0].root == 0 &&
+    EXPECT(n_calls == 1 && calls[0].kind == BROADCAST && calls[0].type == ncclFloat && calls[0].root == 0 &&
                calls[0].count == t->n_params,
            "the initial weights are not one fp32 broadcast of %zu parameters from rank 0", t->n_params);
     check_layout(&a.cfg);
