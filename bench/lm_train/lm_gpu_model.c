@@ -39,6 +39,27 @@ void lm_gpu_offsets_free(lm_gpu_offsets *off)
     off->blocks = NULL;
 }
 
+int lm_gpu_token_groups(const int *tokens, int BT, int Vp, int *count, int *cursor, int *group_token,
+                        int *group_start, int *group_pos)
+{
+    memset(count, 0, (size_t)Vp * sizeof(int));
+    for (int i = 0; i < BT; i++)
+        count[tokens[i]]++;
+    int n = 0, at = 0;
+    for (int v = 0; v < Vp; v++) {
+        if (!count[v])
+            continue;
+        group_token[n] = v;
+        group_start[n++] = at;
+        cursor[v] = at;
+        at += count[v];
+    }
+    group_start[n] = at;
+    for (int i = 0; i < BT; i++)
+        group_pos[cursor[tokens[i]]++] = i;
+    return n;
+}
+
 /* Consecutive buffers out of one block of device memory, each 256-byte aligned (cuBLASLt's preference);
  * with base NULL it only counts. */
 typedef struct {

@@ -75,6 +75,12 @@ typedef struct {
     bool gelu_fused; /* forward GELU as cuBLASLt's GELU_AUX_BIAS epilogue */
 } lm_gpu_model;
 
+/* The positions of BT tokens (each < Vp) grouped by token for the encoder's backward, in increasing token
+ * and position order: group g is token group_token[g] at positions group_pos[group_start[g] ..
+ * group_start[g + 1]). count and cursor are Vp ints of scratch. Returns the number of groups. */
+int lm_gpu_token_groups(const int *tokens, int BT, int Vp, int *count, int *cursor, int *group_token,
+                        int *group_start, int *group_pos);
+
 /* Offsets of cfg's tensors (host memory for the block table; free with lm_gpu_offsets_free). 0 or -1. */
 int lm_gpu_offsets_make(const lm_config *cfg, lm_gpu_offsets *off);
 void lm_gpu_offsets_free(lm_gpu_offsets *off);

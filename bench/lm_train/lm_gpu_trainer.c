@@ -86,29 +86,6 @@ static int check_fits(const lm_trainer_config *cfg, int shards, MPI_Comm comm, c
     return -1;
 }
 
-/* Positions of one micro-batch grouped by token, in increasing token and position order (the encoder's
- * backward sums each group without atomics). Returns the number of groups. */
-static int group_tokens(gpu_lm *g, const int *tokens, int *group_token, int *group_start, int *group_pos)
-{
-    int Vp = g->m.cfg.padded_vocab, BT = (int)BT_OF(g), n = 0;
-    memset(g->token_count, 0, (size_t)Vp * sizeof(int));
-    for (int i = 0; i < BT; i++)
-        g->token_count[tokens[i]]++;
-    int at = 0;
-    for (int v = 0; v < Vp; v++) {
-        if (!g->token_count[v])
-            continue;
-        group_token[n] = v;
-        group_start[n++] = at;
-        g->token_cursor[v] = at;
-        at += g->token_count[v];
-    }
-    group_start[n] = at;
-    for (int i = 0; i < BT; i++)
-        group_pos[g->token_cursor[tokens[i]]++] = i;
-    return n;
-}
-
 /* Stages micro-batch mb's tokens, targets and groups in pinned memory and queues their copies. */
 static int upload_micro_batch(gpu_lm *g, int mb, const int *tokens, const int *targets)
 {
@@ -117,7 +94,8 @@ static int upload_micro_batch(gpu_lm *g, int mb, const int *tokens, const int *t
     int *tok = pin, *tgt = pin + bt, *gtok = pin + 2 * bt, *gstart = pin + 3 * bt, *gpos = pin + 4 * bt + 1;
     memcpy(tok, tokens + (size_t)mb * bt, bt * sizeof(int));
     memcpy(tgt, targets + (size_t)mb * bt, bt * sizeof(int));
-    int n = group_tokens(g, tok, gtok, gstart, gpos);
+    int n = lm_gpu_token_groups(tok, (int)bt, g->m.cfg.padded_vocab, g->token_count, g->token_cursor, gtok,
+                                gstart, gpos);
     lm_gpu_acts *a = &g->m.a;
     GA_CUDA_CHECK(cudaMemcpyAsync(a->tokens, tok, bt * sizeof(int), cudaMemcpyHostToDevice, g->compute));
     GA_CUDA_CHECK(cudaMemcpyAsync(a->targets, tgt, bt * sizeof(int), cudaMemcpyHostToDevice, g->compute));

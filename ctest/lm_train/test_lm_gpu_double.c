@@ -1,15 +1,17 @@
 /* lm_train's GPU trainer under the GPU test double (2 ranks): orchestration only, never numerics (the
  * double's GEMMs write a pattern and its kernels are recorded, not run). The driver interposes on
- * ncclAllReduce, ncclBroadcast and cublasLtMatmul (the executable's definitions come before the preloaded
- * double's, and pass each call on to it) and checks, step by step: one bucket per block, blocks L-1 .. 0 in
- * backward order, then the embeddings' bucket and the loss; each bucket the block's slice of the gradients
- * (lm_block_range; block L-1's with the final layernorm), bf16, ncclAvg, on a stream that is not the GEMMs';
- * each enqueued as soon as backward leaves its block (exactly one block's backward GEMMs between two
- * buckets, so they overlap the rest of backward); the initial weights one fp32 broadcast from rank 0. With
- * the GPU model's layout the host model's; with the double's hang hook a collective that never completes ends
- * in the bounded wait (exit 4); a model too big for the double's device memory is refused with one line
- * before training (exit 2). With --zero1: reduce-scatters (ncclAvg, each rank's shard ceil(count / ranks))
- * in the same order, the norm summed over the ranks, and one all-gather per bucket on the compute stream.
+ * ncclAllReduce, ncclReduceScatter, ncclAllGather, ncclBroadcast and cublasLtMatmul (the executable's
+ * definitions come before the preloaded double's, and pass each call on to it) and checks, step by step: one
+ * bucket per block, blocks L-1 .. 0 in backward order, then the embeddings' bucket and the loss; each bucket
+ * the block's slice of the gradients (lm_block_range; block L-1's with the final layernorm), bf16, ncclAvg,
+ * on a stream that is not the GEMMs'; each enqueued as soon as backward leaves its block (exactly one
+ * block's backward GEMMs between two buckets, so they overlap the rest of backward). Also: the initial
+ * weights one fp32 broadcast from rank 0; the GPU model's layout the host model's; the encoder backward's
+ * grouping of positions by token. With --zero1: reduce-scatters (ncclAvg, each rank's shard
+ * ceil(count / ranks)) in the same order, the norm summed over the ranks, one all-gather per bucket on the
+ * compute stream. The tests (ctest/lm_train/CMakeLists.txt) add: with the double's hang hook a collective
+ * that never completes ends in the bounded wait (exit 4); a model too big for the double's device memory is
+ * refused with one line before training (exit 2).
  *
  * usage: test_lm_gpu_double --layers L --channels C --heads NH --seq-len T --vocab V --batch-size B
  *                           [--accum K] [--steps N] [-T SECONDS] [--zero1] [--report-dir IGNORED] */
@@ -266,6 +268,18 @@ static void check_layout(const lm_config *cfg)
     lm_gpu_offsets_free(&off);
 }
 
+/* The encoder backward's groups: tokens in increasing order, each with its positions in increasing order. */
+static void check_token_groups(void)
+{
+    const int tokens[6] = {3, 1, 3, 0, 1, 3};
+    const int want_token[3] = {0, 1, 3}, want_start[4] = {0, 1, 3, 6}, want_pos[6] = {3, 1, 4, 0, 2, 5};
+    int count[4], cursor[4], token[6], start[7], pos[6];
+    int n = lm_gpu_token_groups(tokens, 6, 4, count, cursor, token, start, pos);
+    EXPECT(n == 3 && !memcmp(token, want_token, sizeof want_token) &&
+               !memcmp(start, want_start, sizeof want_start) && !memcmp(pos, want_pos, sizeof want_pos),
+           "lm_gpu_token_groups does not group positions by token in order");
+}
+
 typedef struct {
     lm_config cfg;
     int batch, accum, steps;
@@ -386,6 +400,7 @@ int main(int argc, char **argv)
                calls[0].count == t->n_params,
            "the initial weights are not one fp32 broadcast of %zu parameters from rank 0", t->n_params);
     check_layout(&a.cfg);
+    check_token_groups();
     train(t, &a, ctx.world_rank, ctx.world_size);
     (void)t->params(t);
     if (ctx.world_rank == 0)
