@@ -100,6 +100,15 @@ EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cuda
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* Batched layouts (lm_train's attention): accepted; the double's GEMM writes the first matrix only. */
+EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l,
+                                                       cublasLtMatrixLayoutAttribute_t a, const void *buf,
+                                                       size_t size)
+{
+    (void)l, (void)a;
+    return buf && size > 0 ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+}
+
 EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l)
 {
     free(l);
