@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +126,86 @@ static unsigned char *read_idx_file(const char *dir, const char *base, const cha
     return buf;
 }
 
+/* The two IDX files as read: their bytes, sizes and paths (for the messages). */
+typedef struct {
+    const unsigned char *img, *lab;
+    size_t ilen, llen;
+    const char *ipath, *lpath;
+} idx_files;
+
+/* A one-line message into err; -1. */
+static int idx_error(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The headers' magic numbers and sizes: 0 with the image count and size, or -1 with a one-line message. */
+static int idx_check_headers(const idx_files *f, uint64_t *n, uint64_t *rows, uint64_t *cols, char *err,
+                             size_t errlen)
+{
+    typedef unsigned long long ull;
+    bool img_magic = f->ilen >= 4 && be32(f->img) == 0x00000803u;
+    bool lab_magic = f->llen >= 4 && be32(f->lab) == 0x00000801u;
+    if (f->ilen < 16 && img_magic)
+        return idx_error(err, errlen, "--data: %s is %zu bytes, shorter than an IDX image header (16)",
+                         f->ipath, f->ilen);
+    if (f->llen < 8 && lab_magic)
+        return idx_error(err, errlen, "--data: %s is %zu bytes, shorter than an IDX label header (8)",
+                         f->lpath, f->llen);
+    if (f->ilen < 16 || !img_magic)
+        return idx_error(err, errlen, "--data: %s is not an IDX image file (magic 0x%08x, want 0x00000803)",
+                         f->ipath, f->ilen >= 4 ? be32(f->img) : 0u);
+    if (f->llen < 8 || !lab_magic)
+        return idx_error(err, errlen, "--data: %s is not an IDX label file (magic 0x%08x, want 0x00000801)",
+                         f->lpath, f->llen >= 4 ? be32(f->lab) : 0u);
+    *n = be32(f->img + 4), *rows = be32(f->img + 8), *cols = be32(f->img + 12);
+    uint64_t nl = be32(f->lab + 4);
+    if (*n == 0 || *rows == 0 || *cols == 0 || *rows * *cols > (1u << 20))
+        return idx_error(err, errlen, "--data: %s: bad dimensions %llu x %llu x %llu", f->ipath, (ull)*n,
+                         (ull)*rows, (ull)*cols);
+    if (f->ilen != 16 + *n * *rows * *cols)
+        return idx_error(err, errlen,
+                         "--data: %s: %zu bytes, but its header says %llu images of %llux%llu (%llu bytes)",
+                         f->ipath, f->ilen, (ull)*n, (ull)*rows, (ull)*cols, (ull)(16 + *n * *rows * *cols));
+    if (nl != *n || f->llen != 8 + nl)
+        return idx_error(err, errlen, "--data: %s holds %llu labels (%zu bytes) for %llu images", f->lpath,
+                         (ull)nl, f->llen, (ull)*n);
+    return 0;
+}
+
+/* Checked files into the dataset: 0, -1 (fewer than two classes) or DDP_DATA_OUT_OF_MEMORY, with err. */
+static int idx_fill(ddp_dataset *ds, const idx_files *f, const char *dir, uint64_t n, uint64_t rows,
+                    uint64_t cols, char *err, size_t errlen)
+{
+    int classes = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (f->lab[8 + i] + 1 > classes)
+            classes = f->lab[8 + i] + 1;
+    if (classes < 2) {
+        snprintf(err, errlen, "--data: %s: every label is 0; need at least two classes", f->lpath);
+        return -1;
+    }
+    ds->xu8 = malloc(n * rows * cols);
+    ds->labels = malloc(n);
+    if (!ds->xu8 || !ds->labels) {
+        snprintf(err, errlen, "--data: out of memory for %llu images", (unsigned long long)n);
+        ddp_dataset_free(ds);
+        return DDP_DATA_OUT_OF_MEMORY;
+    }
+    memcpy(ds->xu8, f->img + 16, n * rows * cols);
+    memcpy(ds->labels, f->lab + 8, n);
+    ds->n = (int64_t)n;
+    ds->dim = (int)(rows * cols);
+    ds->classes = classes;
+    snprintf(ds->source, sizeof ds->source, "idx:%s (%llu images %llux%llu, %d classes)", dir,
+             (unsigned long long)n, (unsigned long long)rows, (unsigned long long)cols, classes);
+    return 0;
+}
+
 int ddp_dataset_load_idx(ddp_dataset *ds, const char *dir, char *err, size_t errlen)
 {
     memset(ds, 0, sizeof *ds);
@@ -139,68 +221,11 @@ int ddp_dataset_load_idx(ddp_dataset *ds, const char *dir, char *err, size_t err
         free(img);
         return -1;
     }
-    int rc = -1;
-    if (ilen < 16 && ilen >= 4 && be32(img) == 0x00000803u) {
-        snprintf(err, errlen, "--data: %s is %zu bytes, shorter than an IDX image header (16)", ipath, ilen);
-        goto out;
-    }
-    if (llen < 8 && llen >= 4 && be32(lab) == 0x00000801u) {
-        snprintf(err, errlen, "--data: %s is %zu bytes, shorter than an IDX label header (8)", lpath, llen);
-        goto out;
-    }
-    if (ilen < 16 || be32(img) != 0x00000803u) {
-        snprintf(err, errlen, "--data: %s is not an IDX image file (magic 0x%08x, want 0x00000803)", ipath,
-                 ilen >= 4 ? be32(img) : 0u);
-        goto out;
-    }
-    if (llen < 8 || be32(lab) != 0x00000801u) {
-        snprintf(err, errlen, "--data: %s is not an IDX label file (magic 0x%08x, want 0x00000801)", lpath,
-                 llen >= 4 ? be32(lab) : 0u);
-        goto out;
-    }
-    uint64_t n = be32(img + 4), rows = be32(img + 8), cols = be32(img + 12), nl = be32(lab + 4);
-    if (n == 0 || rows == 0 || cols == 0 || rows * cols > (1u << 20)) {
-        snprintf(err, errlen, "--data: %s: bad dimensions %llu x %llu x %llu", ipath, (unsigned long long)n,
-                 (unsigned long long)rows, (unsigned long long)cols);
-        goto out;
-    }
-    if (ilen != 16 + n * rows * cols) {
-        snprintf(err, errlen,
-                 "--data: %s: %zu bytes, but its header says %llu images of %llux%llu (%llu bytes)", ipath,
-                 ilen, (unsigned long long)n, (unsigned long long)rows, (unsigned long long)cols,
-                 (unsigned long long)(16 + n * rows * cols));
-        goto out;
-    }
-    if (nl != n || llen != 8 + nl) {
-        snprintf(err, errlen, "--data: %s holds %llu labels (%zu bytes) for %llu images", lpath,
-                 (unsigned long long)nl, llen, (unsigned long long)n);
-        goto out;
-    }
-    int classes = 0;
-    for (uint64_t i = 0; i < n; i++)
-        if (lab[8 + i] + 1 > classes)
-            classes = lab[8 + i] + 1;
-    if (classes < 2) {
-        snprintf(err, errlen, "--data: %s: every label is 0; need at least two classes", lpath);
-        goto out;
-    }
-    ds->xu8 = malloc(n * rows * cols);
-    ds->labels = malloc(n);
-    if (!ds->xu8 || !ds->labels) {
-        snprintf(err, errlen, "--data: out of memory for %llu images", (unsigned long long)n);
-        ddp_dataset_free(ds);
-        rc = DDP_DATA_OUT_OF_MEMORY;
-        goto out;
-    }
-    memcpy(ds->xu8, img + 16, n * rows * cols);
-    memcpy(ds->labels, lab + 8, n);
-    ds->n = (int64_t)n;
-    ds->dim = (int)(rows * cols);
-    ds->classes = classes;
-    snprintf(ds->source, sizeof ds->source, "idx:%s (%llu images %llux%llu, %d classes)", dir,
-             (unsigned long long)n, (unsigned long long)rows, (unsigned long long)cols, classes);
-    rc = 0;
-out:
+    const idx_files f = {img, lab, ilen, llen, ipath, lpath};
+    uint64_t n = 0, rows = 0, cols = 0;
+    int rc = idx_check_headers(&f, &n, &rows, &cols, err, errlen);
+    if (rc == 0)
+        rc = idx_fill(ds, &f, dir, n, rows, cols, err, errlen);
     free(img);
     free(lab);
     return rc;
