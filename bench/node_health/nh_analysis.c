@@ -148,6 +148,59 @@ static void check_gpu_links(const nh_gpu *g, const char *id, ga_where w, const n
 }
 
 /* What the driver asks for, clocks, power, temperature and the GPU's modes. */
+/* The clock event reasons NVML reported across the samples: held down (fail), passing (info), power cap. */
+static void check_clock_reasons(const nh_gpu *g, const char *id, ga_where w, ga_findings *f)
+{
+    if (g->clock_event_reasons <= 0)
+        return;
+    /* Only a bit set in every sample holds the clocks down: nvml.h says HW slowdown "May be also reported
+     * during PState or clock change" (nvmlClocksEventReasonHwSlowdown), which one read cannot tell apart.
+     * A record of one sample (or none said) is judged on that sample. */
+    uint64_t hw = NH_CLOCK_HW_SLOWDOWN | NH_CLOCK_HW_THERMAL | NH_CLOCK_SW_THERMAL | NH_CLOCK_HW_POWER_BRAKE;
+    uint64_t any = (uint64_t)g->clock_event_reasons;
+    uint64_t held = g->clock_event_samples > 1 && g->clock_event_persistent >= 0
+                        ? (uint64_t)g->clock_event_persistent
+                        : any;
+    uint64_t bad = held & hw, passing = any & hw & ~held;
+    if (bad)
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_THROTTLE", w,
+                        "%s: clocks held down by%s%s%s%s in every sample (%d, %d ms apart)", id,
+                        bad & NH_CLOCK_HW_SLOWDOWN ? " HW slowdown" : "",
+                        bad & NH_CLOCK_HW_THERMAL ? " HW thermal" : "",
+                        bad & NH_CLOCK_SW_THERMAL ? " SW thermal" : "",
+                        bad & NH_CLOCK_HW_POWER_BRAKE ? " HW power brake" : "",
+                        g->clock_event_samples > 0 ? g->clock_event_samples : 1, NH_CLOCK_SAMPLE_MS);
+    if (passing)
+        ga_findings_add(f, GA_SEV_INFO, "HEALTH_THROTTLE_TRANSIENT", w,
+                        "%s: clock event reasons 0x%" PRIx64 " in some of %d samples only (a clock or "
+                        "PState change reports them): not failed",
+                        id, passing, g->clock_event_samples);
+    if (held & NH_CLOCK_SW_POWER_CAP)
+        ga_findings_add(f, GA_SEV_WARN, "HEALTH_THROTTLE_POWER_CAP", w,
+                        "%s: clocks held down by the software power cap", id);
+}
+
+/* The GPU's modes: MIG on a training SKU, and NVLink fabric registration. */
+static void check_gpu_modes(const nh_gpu *g, const char *id, ga_where w, const nh_expect *e, ga_findings *f)
+{
+    /* MIG on a node held to an NVLink training SKU (all of its GPUs, NVLinks to each) fails: NVLink P2P is
+     * not available to MIG instances (NVIDIA MIG User Guide, "Application Considerations": "No GPU to GPU P2P
+     * (either PCIe or NVLink) is supported"), so NCCL falls back to the host. Elsewhere it is a choice: a
+     * warning. */
+    bool training = e->gpus >= 8 && e->nvlinks_per_gpu > 0;
+    if (g->mig_mode == 1)
+        ga_findings_add(f, training ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_MIG_ENABLED", w,
+                        "%s: MIG is on: the GPU is split into instances%s", id,
+                        training ? ", which have no NVLink peer access: not a GPU of an 8-GPU NVLink node"
+                                 : "");
+    if (g->fabric_state > NH_FABRIC_NOT_SUPPORTED &&
+        (g->fabric_state != NH_FABRIC_COMPLETED || g->fabric_status))
+        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_FABRIC_NOT_READY", w,
+                        "%s: NVLink fabric registration %s (state %d, status %d)", id,
+                        g->fabric_state == NH_FABRIC_COMPLETED ? "failed" : "not complete", g->fabric_state,
+                        g->fabric_status);
+}
+
 static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, const nh_expect *e, ga_findings *f)
 {
     if (g->recovery_action > 0) {
@@ -162,34 +215,7 @@ static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, const n
                         g->recovery_action <= 5 ? actions[g->recovery_action] : "an unknown action",
                         g->recovery_action);
     }
-    if (g->clock_event_reasons > 0) {
-        /* Only a bit set in every sample holds the clocks down: nvml.h says HW slowdown "May be also reported
-         * during PState or clock change" (nvmlClocksEventReasonHwSlowdown), which one read cannot tell apart.
-         * A record of one sample (or none said) is judged on that sample. */
-        uint64_t hw =
-            NH_CLOCK_HW_SLOWDOWN | NH_CLOCK_HW_THERMAL | NH_CLOCK_SW_THERMAL | NH_CLOCK_HW_POWER_BRAKE;
-        uint64_t any = (uint64_t)g->clock_event_reasons;
-        uint64_t held = g->clock_event_samples > 1 && g->clock_event_persistent >= 0
-                            ? (uint64_t)g->clock_event_persistent
-                            : any;
-        uint64_t bad = held & hw, passing = any & hw & ~held;
-        if (bad)
-            ga_findings_add(f, GA_SEV_FAIL, "HEALTH_THROTTLE", w,
-                            "%s: clocks held down by%s%s%s%s in every sample (%d, %d ms apart)", id,
-                            bad & NH_CLOCK_HW_SLOWDOWN ? " HW slowdown" : "",
-                            bad & NH_CLOCK_HW_THERMAL ? " HW thermal" : "",
-                            bad & NH_CLOCK_SW_THERMAL ? " SW thermal" : "",
-                            bad & NH_CLOCK_HW_POWER_BRAKE ? " HW power brake" : "",
-                            g->clock_event_samples > 0 ? g->clock_event_samples : 1, NH_CLOCK_SAMPLE_MS);
-        if (passing)
-            ga_findings_add(f, GA_SEV_INFO, "HEALTH_THROTTLE_TRANSIENT", w,
-                            "%s: clock event reasons 0x%" PRIx64 " in some of %d samples only (a clock or "
-                            "PState change reports them): not failed",
-                            id, passing, g->clock_event_samples);
-        if (held & NH_CLOCK_SW_POWER_CAP)
-            ga_findings_add(f, GA_SEV_WARN, "HEALTH_THROTTLE_POWER_CAP", w,
-                            "%s: clocks held down by the software power cap", id);
-    }
+    check_clock_reasons(g, id, w, f);
     if (g->power_limit_mw > 0 && g->power_default_limit_mw > 0 &&
         g->power_limit_mw < g->power_default_limit_mw)
         ga_findings_add(f, GA_SEV_WARN, "HEALTH_POWER_LIMIT_LOW", w,
@@ -207,22 +233,7 @@ static void check_gpu_state(const nh_gpu *g, const char *id, ga_where w, const n
             "counters the ECC check reads (errors of an earlier job are not seen) and re-initialises "
             "the GPU for every job",
             id);
-    /* MIG on a node held to an NVLink training SKU (all of its GPUs, NVLinks to each) fails: NVLink P2P is
-     * not available to MIG instances (NVIDIA MIG User Guide, "Application Considerations": "No GPU to GPU P2P
-     * (either PCIe or NVLink) is supported"), so NCCL falls back to the host. Elsewhere it is a choice: a
-     * warning. */
-    bool training = e->gpus >= 8 && e->nvlinks_per_gpu > 0;
-    if (g->mig_mode == 1)
-        ga_findings_add(f, training ? GA_SEV_FAIL : GA_SEV_WARN, "HEALTH_MIG_ENABLED", w,
-                        "%s: MIG is on: the GPU is split into instances%s", id,
-                        training ? ", which have no NVLink peer access: not a GPU of an 8-GPU NVLink node"
-                                 : "");
-    if (g->fabric_state > NH_FABRIC_NOT_SUPPORTED &&
-        (g->fabric_state != NH_FABRIC_COMPLETED || g->fabric_status))
-        ga_findings_add(f, GA_SEV_FAIL, "HEALTH_FABRIC_NOT_READY", w,
-                        "%s: NVLink fabric registration %s (state %d, status %d)", id,
-                        g->fabric_state == NH_FABRIC_COMPLETED ? "failed" : "not complete", g->fabric_state,
-                        g->fabric_status);
+    check_gpu_modes(g, id, w, e, f);
 }
 
 /* A GPU NVML answered GPU_IS_LOST or RESET_REQUIRED for (its handle or any call): gone until reset. nvml.h:
