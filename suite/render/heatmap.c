@@ -319,48 +319,72 @@ static void cell_of(const json_t *m, cell *c)
     c->flagged = sj_bool(m, "flagged", false);
 }
 
-int heatmap_render(sbuf *b, const char *title, const char *unit, const json_t *values, bool higher_is_better)
+/* Each value's cell: its row (its host, numbered in order of appearance, hosts into row_host) and column (its
+ * GPU index, or the next free one); the rows and columns used. 0, or -1 out of memory. */
+static int place_cells(const json_t *values, cell *cells, const char **row_host, size_t *next_col,
+                       size_t *nrows, size_t *ncols)
 {
-    size_t n = json_array_size(values), nrows = 0, ncols = 0, i, n_out = 0, n_flagged = 0;
-    cell *cells = calloc(n ? n : 1, sizeof *cells);
-    cell **order = calloc(n ? n : 1, sizeof *order);
-    double *sorted = calloc(n ? n : 1, sizeof *sorted);
-    const char **row_host = calloc(n ? n : 1, sizeof *row_host);
-    size_t *next_col = calloc(n ? n : 1, sizeof *next_col);
     json_t *rows = json_object();
-    int rc = -1;
-    if (!cells || !order || !sorted || !row_host || !next_col || !rows)
-        goto out;
+    if (!rows)
+        return -1;
+    size_t i;
     json_t *m;
     json_array_foreach(values, i, m) {
         cell *c = &cells[i];
         cell_of(m, c);
         json_t *r = json_object_get(rows, c->host);
         if (!r) {
-            if (json_object_set_new(rows, c->host, json_integer((json_int_t)nrows)) != 0)
-                goto out;
-            row_host[nrows] = c->host;
-            c->row = nrows++;
+            if (json_object_set_new(rows, c->host, json_integer((json_int_t)*nrows)) != 0) {
+                json_decref(rows);
+                return -1;
+            }
+            row_host[*nrows] = c->host;
+            c->row = (*nrows)++;
         } else {
             c->row = (size_t)json_integer_value(r);
         }
         /* A GPU's column is its index; a rank without a GPU (host paths) takes the next free one. */
         c->col = c->gpu >= 0 ? (c->gpu < MAX_COLS ? (size_t)c->gpu : MAX_COLS) : next_col[c->row];
         next_col[c->row]++;
-        if (c->col < MAX_COLS && c->col + 1 > ncols)
-            ncols = c->col + 1;
-        sorted[i] = c->value;
+        if (c->col < MAX_COLS && c->col + 1 > *ncols)
+            *ncols = c->col + 1;
     }
+    json_decref(rows);
+    return 0;
+}
+
+/* Every cell's deviation from the median of all (returned), and the cells worst first into order. */
+static double rank_cells(cell *cells, size_t n, cell **order, double *sorted, bool higher_is_better)
+{
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = cells[i].value;
     qsort(sorted, n, sizeof *sorted, cmp_double);
     double median = n == 0 ? 0 : n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         cells[i].dev = heatmap_deviation_pct(cells[i].value, median);
         cells[i].bad = higher_is_better ? -cells[i].dev : cells[i].dev;
         order[i] = &cells[i];
     }
     qsort(order, n, sizeof *order, cmp_worst);
+    return median;
+}
+
+int heatmap_render(sbuf *b, const char *title, const char *unit, const json_t *values, bool higher_is_better)
+{
+    size_t n = json_array_size(values), nrows = 0, ncols = 0, n_out = 0, n_flagged = 0;
+    cell *cells = calloc(n ? n : 1, sizeof *cells);
+    cell **order = calloc(n ? n : 1, sizeof *order);
+    double *sorted = calloc(n ? n : 1, sizeof *sorted);
+    const char **row_host = calloc(n ? n : 1, sizeof *row_host);
+    size_t *next_col = calloc(n ? n : 1, sizeof *next_col);
+    cell **by_place = NULL;
+    int rc = -1;
+    if (!cells || !order || !sorted || !row_host || !next_col ||
+        place_cells(values, cells, row_host, next_col, &nrows, &ncols) != 0)
+        goto out;
+    double median = rank_cells(cells, n, order, sorted, higher_is_better);
     n_out = pick_outliers(order, n, &n_flagged);
-    cell **by_place = calloc(n_out ? n_out : 1, sizeof *by_place);
+    by_place = calloc(n_out ? n_out : 1, sizeof *by_place);
     if (!by_place)
         goto out;
     memcpy(by_place, order, n_out * sizeof *by_place);
@@ -383,16 +407,15 @@ int heatmap_render(sbuf *b, const char *title, const char *unit, const json_t *v
     if (n_out)
         outlier_list(b, order, n_out, unit);
     sbuf_puts(b, "</div>");
-    free(by_place);
     rc = b->failed ? -1 : 0;
 out:
     if (rc != 0)
         b->failed = true;
+    free(by_place);
     free(cells);
     free(order);
     free(sorted);
     free(row_host);
     free(next_col);
-    json_decref(rows);
     return rc;
 }
