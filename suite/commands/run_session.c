@@ -125,40 +125,42 @@ static json_t *load_step_reports(const run_ctx *c, const json_t *steps)
 }
 
 /* Runs the program (if it is there) and records how it ended in step. */
-static void execute_step(const run_ctx *c, const char *prog, size_t k, const char *path, char **sargv,
-                         json_t *step)
+/* The step's launch, bounded (suite_step_run), into res; a program that is not there is said. */
+static void launch_step(const run_ctx *c, const char *prog, size_t k, const char *path, char **sargv,
+                        bool found, suite_step_result *res)
 {
-    char report[4200], err[512];
-    bool found = access(path, X_OK) == 0;
-    suite_step_result res;
-    memset(&res, 0, sizeof res);
-    res.exit_code = -1;
-    snprintf(report, sizeof report, "%s/%s.json", c->o->report_dir, prog);
-    unlink(report); /* a report left by an earlier run must not stand for this one */
-    if (found) {
-        char label[96];
-        snprintf(label, sizeof label, "step %zu/%zu %s", k, c->n_sel, prog);
-        double limit = c->o->step_timeout_s;
-        suite_step_spec spec = {sargv, limit, limit < 10 ? 1 : 5, 60, label, NULL, NULL};
-        if (c->plan->kind == SUITE_LAUNCH_SLURM) {
-            spec.slurm_job = getenv("SLURM_JOB_ID");
-            const char *base = strrchr(path, '/');
-            spec.slurm_step_name = base ? base + 1 : path;
-        }
-        if (suite_step_run(&spec, &res, err, sizeof err) != 0) {
-            fprintf(stderr, "[SUITE] step %s could not start: %s\n", prog, err);
-            res.signal = 0;
-        }
-    } else {
+    char err[512];
+    memset(res, 0, sizeof *res);
+    res->exit_code = -1;
+    if (!found) {
         printf("[SUITE] step %zu/%zu %s: no program at %s\n", k, c->n_sel, prog, path);
+        return;
     }
-    /* Only a whole report of this run counts: one cut short, corrupt or left by another run is no report,
-     * and is moved aside so that no later merge reads it. */
+    char label[96];
+    snprintf(label, sizeof label, "step %zu/%zu %s", k, c->n_sel, prog);
+    double limit = c->o->step_timeout_s;
+    suite_step_spec spec = {sargv, limit, limit < 10 ? 1 : 5, 60, label, NULL, NULL};
+    if (c->plan->kind == SUITE_LAUNCH_SLURM) {
+        spec.slurm_job = getenv("SLURM_JOB_ID");
+        const char *base = strrchr(path, '/');
+        spec.slurm_step_name = base ? base + 1 : path;
+    }
+    if (suite_step_run(&spec, res, err, sizeof err) != 0) {
+        fprintf(stderr, "[SUITE] step %s could not start: %s\n", prog, err);
+        res->signal = 0;
+    }
+}
+
+/* How the step ended, from its exit and its report. Only a whole report of this run counts: one cut short,
+ * corrupt or left by another run is no report, and is moved aside so that no later merge reads it. */
+static const char *settle_report(const run_ctx *c, const char *prog, const char *report, bool found,
+                                 const suite_step_result *res, json_t *step)
+{
     char rerr[600] = "";
     struct stat st;
     bool exists = found && lstat(report, &st) == 0;
     bool valid = exists && step_report_ok(report, c->run_id, rerr, sizeof rerr);
-    suite_step_end end = suite_step_end_of(&res);
+    suite_step_end end = suite_step_end_of(res);
     const char *status = suite_step_status(&end, found, valid);
     if (exists && !valid) {
         char aside[4300];
@@ -167,10 +169,51 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
         if (rename(report, aside) != 0)
             unlink(report);
         if (ga_streq(status, "crashed") &&
-            (res.exit_code == GA_EXIT_PASS || res.exit_code == GA_EXIT_CHECK_FAILED))
+            (res->exit_code == GA_EXIT_PASS || res->exit_code == GA_EXIT_CHECK_FAILED))
             status = "bad_report";
         json_object_set_new(step, "report_error", json_string(rerr));
     }
+    return status;
+}
+
+/* The step's end line, and the node it names when it failed as a whole (timeout, crash). */
+static void print_step_end(const run_ctx *c, const char *prog, size_t k, bool found, const char *status,
+                           const suite_step_result *res, const suite_attribution *blame, bool named)
+{
+    char clock[32];
+    fmt_clock(ga_now() - c->t0, clock, sizeof clock);
+    printf("[SUITE] step %zu/%zu %s: %s", k, c->n_sel, prog, status);
+    if (res->exit_code >= 0 && found)
+        printf(" (exit %d)", res->exit_code);
+    if (res->signal)
+        printf(" (signal %d)", res->signal);
+    printf(" in %.1f s, %s elapsed%s%s\n", res->duration_s, clock, res->result_line[0] ? "; " : "",
+           res->result_line);
+    if (suite_attr_wanted(status) && named)
+        printf("[SUITE] step %zu/%zu %s: host %s rank %d (from %s)\n", k, c->n_sel, prog, blame->host,
+               blame->rank, blame->source);
+    else if (suite_attr_wanted(status) && ga_streq(blame->source, "job"))
+        printf(
+            "[SUITE] step %zu/%zu %s: no node named: every rank was at the same wait (the step needed more "
+            "time than its limit)\n",
+            k, c->n_sel, prog);
+    else if (suite_attr_wanted(status))
+        printf("[SUITE] step %zu/%zu %s: node unknown (no rank or launcher named one)\n", k, c->n_sel, prog);
+    if (res->survivors)
+        printf("[SUITE] step %zu/%zu %s: %d of its processes could not be killed\n", k, c->n_sel, prog,
+               res->survivors);
+}
+
+static void execute_step(const run_ctx *c, const char *prog, size_t k, const char *path, char **sargv,
+                         json_t *step)
+{
+    char report[4200];
+    bool found = access(path, X_OK) == 0;
+    snprintf(report, sizeof report, "%s/%s.json", c->o->report_dir, prog);
+    unlink(report); /* a report left by an earlier run must not stand for this one */
+    suite_step_result res;
+    launch_step(c, prog, k, path, sargv, found, &res);
+    const char *status = settle_report(c, prog, report, found, &res, step);
     json_object_set_new(step, "status", json_string(status));
     json_object_set_new(step, "exit_code",
                         found && res.exit_code >= 0 ? json_integer(res.exit_code) : json_null());
@@ -181,28 +224,7 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     bool named = suite_attr_pick(&res.attr, status, &blame);
     if (suite_attr_wanted(status))
         json_object_set_new(step, "node", suite_attr_to_json(&blame));
-    char clock[32];
-    fmt_clock(ga_now() - c->t0, clock, sizeof clock);
-    printf("[SUITE] step %zu/%zu %s: %s", k, c->n_sel, prog, status);
-    if (res.exit_code >= 0 && found)
-        printf(" (exit %d)", res.exit_code);
-    if (res.signal)
-        printf(" (signal %d)", res.signal);
-    printf(" in %.1f s, %s elapsed%s%s\n", res.duration_s, clock, res.result_line[0] ? "; " : "",
-           res.result_line);
-    if (suite_attr_wanted(status) && named)
-        printf("[SUITE] step %zu/%zu %s: host %s rank %d (from %s)\n", k, c->n_sel, prog, blame.host,
-               blame.rank, blame.source);
-    else if (suite_attr_wanted(status) && ga_streq(blame.source, "job"))
-        printf(
-            "[SUITE] step %zu/%zu %s: no node named: every rank was at the same wait (the step needed more "
-            "time than its limit)\n",
-            k, c->n_sel, prog);
-    else if (suite_attr_wanted(status))
-        printf("[SUITE] step %zu/%zu %s: node unknown (no rank or launcher named one)\n", k, c->n_sel, prog);
-    if (res.survivors)
-        printf("[SUITE] step %zu/%zu %s: %d of its processes could not be killed\n", k, c->n_sel, prog,
-               res.survivors);
+    print_step_end(c, prog, k, found, status, &res, &blame, named);
 }
 
 /* One word of a dry run's command, quoted as a shell would need it, so that the line is what would run. */
