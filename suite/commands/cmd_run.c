@@ -388,6 +388,46 @@ static void make_run_id(char *run_id, size_t len)
     snprintf(run_id, len, "run-%s-%ld-%06ld", stamp, (long)getpid(), ts.tv_nsec / 1000);
 }
 
+/* The plan, the selection, the baseline, the hostfile and every step's arguments, checked before anything
+ * starts; the report directory made (not for a dry run). 0, or the exit code. */
+static int prepare_run(run_opts *o, suite_launch *plan, size_t *n_sel, suite_hostlist *hosts,
+                       json_t **step_args, json_t *not_covered, suite_profile_env *env, json_t **baseline)
+{
+    int rc;
+    if ((rc = make_plan(o, plan)) != 0)
+        return rc;
+    *n_sel = 0;
+    for (size_t i = 0; i < suite_n_programs; i++)
+        *n_sel += o->selected[i];
+    if (*n_sel == 0)
+        return suite_usage_error("run", "no step left to run after --only/--skip");
+    if ((rc = check_baseline_file(o->baseline)) != 0)
+        return rc;
+    if ((rc = check_hostfile(plan, o, hosts)) != 0)
+        return rc;
+    if ((rc = build_step_args(o, plan, hosts, step_args, not_covered, env, baseline)) != 0)
+        return rc;
+    char err[512];
+    if (!o->dry_run && ga_report_dir_prepare(o->report_dir, err, sizeof err) != 0) {
+        fprintf(stderr, "gpuaccept run: %s\n", err);
+        return GA_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The run's opening lines: its id, the profile (with the quick profile's banner) and what it does not cover.
+ */
+static void print_run_start(const run_opts *o, const char *run_id, const json_t *not_covered)
+{
+    printf("[SUITE] run id %s\n", run_id);
+    printf("[SUITE] profile %s (%s)%s\n", sj_str(o->profile, "name", "?"), o->profile_source,
+           ga_streq(sj_str(o->profile, "name", ""), "quick") ? QUICK_BANNER : "");
+    size_t i;
+    json_t *v;
+    json_array_foreach(not_covered, i, v)
+        printf("[SUITE] not covered: %s\n", json_string_value(v));
+}
+
 static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
 {
     run_opts o = *op;
@@ -395,27 +435,12 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
     char bin_dir[4096];
     resolve_bin_dir(bin_dir, sizeof bin_dir);
     static suite_launch plan;
-    if ((rc = make_plan(&o, &plan)) != 0)
-        return rc;
-    size_t n_sel = 0;
-    for (size_t i = 0; i < suite_n_programs; i++)
-        n_sel += o.selected[i];
-    if (n_sel == 0)
-        return suite_usage_error("run", "no step left to run after --only/--skip");
-    if ((rc = check_baseline_file(o.baseline)) != 0)
-        return rc;
-    char err[512];
     static suite_hostlist hosts;
-    if ((rc = check_hostfile(&plan, &o, &hosts)) != 0)
-        return rc;
     static suite_profile_env env;
     static json_t *baseline; /* the late placeholders need it when allreduce_bw starts */
-    if ((rc = build_step_args(&o, &plan, &hosts, step_args, not_covered, &env, &baseline)) != 0)
+    size_t n_sel = 0;
+    if ((rc = prepare_run(&o, &plan, &n_sel, &hosts, step_args, not_covered, &env, &baseline)) != 0)
         return rc;
-    if (!o.dry_run && ga_report_dir_prepare(o.report_dir, err, sizeof err) != 0) {
-        fprintf(stderr, "gpuaccept run: %s\n", err);
-        return GA_EXIT_USAGE;
-    }
     printf("[SUITE] gpuaccept run %s: %zu step%s under %s; reports in %s\n", ga_version(), n_sel,
            n_sel == 1 ? "" : "s", plan.detail, o.report_dir);
     suite_step_install_signal_handlers();
@@ -442,13 +467,7 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
         return rc;
     if (!o.dry_run)
         c.est = NULL; /* the estimates are the dry run's lines; a run prints its own times */
-    printf("[SUITE] run id %s\n", run_id);
-    printf("[SUITE] profile %s (%s)%s\n", sj_str(o.profile, "name", "?"), o.profile_source,
-           ga_streq(sj_str(o.profile, "name", ""), "quick") ? QUICK_BANNER : "");
-    size_t i;
-    json_t *v;
-    json_array_foreach(not_covered, i, v)
-        printf("[SUITE] not covered: %s\n", json_string_value(v));
+    print_run_start(&o, run_id, not_covered);
     if (!o.dry_run && (rc = preflight(&c, &plan, &hosts)) != 0)
         return rc;
     json_t *steps = run_session_steps(&c);
