@@ -296,84 +296,120 @@ static void world_footer(const ga_ctx *ctx, ar_backend *b, nt_state *nt, run_sta
     }
 }
 
+/* What every combination's sweep of one world run shares. */
+typedef struct {
+    const ga_ctx *ctx;
+    const ar_opts *o;
+    ar_backend *b;
+    const combo *combos;
+    const uint64_t *sizes;
+    int n_sizes, asked; /* the sizes swept (fewer when the screen found the fabric slow), and asked for */
+    const split_plan *split;
+    nt_state *nt;
+    run_state *st;
+    char *hosts;
+    ar_record *mine;
+} world_run;
+
+/* The last cycle of combination c, swept into t: the world's largest size measured again, the records
+ * gathered and, on rank 0, accounted (the floor, the first combination's records kept for the nodes). */
+static void judge_combo(const world_run *w, int c, live_table *t)
+{
+    bool root = w->ctx->world_rank == 0;
+    if (root && c == 0)
+        ga_debug("COMM", "busbw at the largest size (%llu B): %g GB/s out-of-place, %g GB/s in-place",
+                 (unsigned long long)t->fig.max_bytes, t->fig.busbw_at_max, t->fig.busbw_at_max_ip);
+    /* the floor holds the largest size asked for: a sweep cut short cannot be held to it */
+    bool whole = t->desc.n_sizes == w->asked;
+    if (c == 0 && whole)
+        remeasure_world_max(w->ctx, w->o, w->b, w->combos[c], w->sizes, w->n_sizes, w->split, t, w->st);
+    if (root && c == 0 && !whole && w->o->min_busbw > 0)
+        ar_run_not_covered(w->st, "world: --min-busbw %.2f GB/s not held: the sweep did not reach %llu B",
+                           w->o->min_busbw, (unsigned long long)w->sizes[w->asked - 1]);
+    ar_record *all = NULL;
+    ar_gather_records(w->ctx, w->mine, &all, ga_deadline_wait_timeout(), "the world sweep");
+    if (!root)
+        return;
+    rec_set set = ar_rec_set_world(all, w->ctx->world_size);
+    ar_account_sweep(w->st, &t->desc, &set, w->o->min_busbw, c == 0 && whole, c == 0, "world");
+    ar_rec_set_free(&set);
+    if (c == 0 && !w->st->node_records)
+        w->st->node_records = all;
+    else
+        free(all);
+}
+
+/* Combination c's sweep in cycle `cycle`; true when it was cut for want of time (every rank agreed). */
+static bool sweep_combo(const world_run *w, int c, int cycle, bool last)
+{
+    bool root = w->ctx->world_rank == 0;
+    const ar_opts *o = w->o;
+    ar_sweep_cfg cfg = ar_cfg_of(o, w->combos[c], w->sizes, w->n_sizes, "world");
+    cfg.deadline = o->cycles == 0 ? 0 : w->st->phase_deadline; /* -N 0: until stopped, as nccl-tests */
+    cfg.first_is_figure = w->st->fabric_slow; /* its answer is known: one operation per size */
+    if (cycle > 0)
+        cfg.warmup = 0; /* nccl-tests warms up once, before its cycles */
+    live_table t = {.desc = ar_desc_of(o, w->combos[c], w->sizes, w->n_sizes),
+                    .hosts = w->hosts,
+                    .nt = w->nt,
+                    .split = w->split,
+                    .world_size = w->ctx->world_size};
+    memset(w->mine, 0, sizeof *w->mine);
+    ga_record_header_init(w->ctx, &w->mine->hdr);
+    w->mine->group = w->split->group;
+    ar_bench_sweep(w->b, &cfg, w->mine, print_live_line, &t);
+    if (root && w->mine->unchecked)
+        ar_run_not_covered(w->st, "world: %s %s: %d size%s not checked: out of time",
+                           ar_dtype_get(w->combos[c].type)->name, ar_op_name(w->combos[c].op),
+                           w->mine->unchecked, w->mine->unchecked == 1 ? "" : "s");
+    bool stopped = w->mine->n_sizes < w->n_sizes; /* out of time: every rank agreed (ar_bench.c) */
+    if (stopped) {
+        if (root)
+            world_cut(w->st, w->combos[c], w->sizes[w->mine->n_sizes - 1], w->sizes[w->n_sizes - 1]);
+        t.desc.n_sizes = w->mine->n_sizes;
+    }
+    if (last || stopped)
+        judge_combo(w, c, &t);
+    return stopped;
+}
+
 void ar_run_world(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, const combo *combos, int n_combos,
                   const uint64_t *sizes, int n_sizes, const split_plan *split, nt_state *nt, run_state *st)
 {
-    bool root = ctx->world_rank == 0;
-    char *hosts = world_preamble(ctx, split, nt);
+    world_run w = {.ctx = ctx,
+                   .o = o,
+                   .combos = combos,
+                   .sizes = sizes,
+                   .n_sizes = n_sizes,
+                   .asked = n_sizes,
+                   .split = split,
+                   .nt = nt,
+                   .st = st};
+    w.hosts = world_preamble(ctx, split, nt);
     size_t max_bytes = 0;
     for (int c = 0; c < n_combos; c++) {
         ar_sweep_cfg cfg = ar_cfg_of(o, combos[c], sizes, n_sizes, "world");
         size_t b = ar_bench_max_bytes(&cfg, split->size);
         max_bytes = b > max_bytes ? b : max_bytes;
     }
-    ar_backend *b = ar_backend_open(kind, split->comm, max_bytes, "world");
-    ar_record *mine = calloc(1, sizeof *mine);
-    if (!mine)
+    w.b = ar_backend_open(kind, split->comm, max_bytes, "world");
+    w.mine = calloc(1, sizeof *w.mine);
+    if (!w.mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     /* the screen found the fabric slow: the sweep stops at the judging size, its answer known */
-    int asked = n_sizes;
     if (st->fabric_slow)
-        n_sizes = ar_judge_size_index(sizes, n_sizes) + 1;
+        w.n_sizes = ar_judge_size_index(sizes, n_sizes) + 1;
     bool stopped = false;
     /* -N: the sweep again and again, each printed; the report holds the last cycle (-N 0 never ends) */
     for (int cycle = 0; (o->cycles == 0 || cycle < o->cycles) && !stopped; cycle++) {
         bool last = o->cycles > 0 && cycle == o->cycles - 1;
-        for (int c = 0; c < n_combos && !stopped; c++) {
-            ar_sweep_cfg cfg = ar_cfg_of(o, combos[c], sizes, n_sizes, "world");
-            cfg.deadline = o->cycles == 0 ? 0 : st->phase_deadline; /* -N 0: until stopped, as nccl-tests */
-            cfg.first_is_figure = st->fabric_slow; /* its answer is known: one operation per size */
-            if (cycle > 0)
-                cfg.warmup = 0; /* nccl-tests warms up once, before its cycles */
-            live_table t = {.desc = ar_desc_of(o, combos[c], sizes, n_sizes),
-                            .hosts = hosts,
-                            .nt = nt,
-                            .split = split,
-                            .world_size = ctx->world_size};
-            memset(mine, 0, sizeof *mine);
-            ga_record_header_init(ctx, &mine->hdr);
-            mine->group = split->group;
-            ar_bench_sweep(b, &cfg, mine, print_live_line, &t);
-            if (root && mine->unchecked)
-                ar_run_not_covered(st, "world: %s %s: %d size%s not checked: out of time",
-                                   ar_dtype_get(combos[c].type)->name, ar_op_name(combos[c].op),
-                                   mine->unchecked, mine->unchecked == 1 ? "" : "s");
-            if (mine->n_sizes < n_sizes) { /* out of time: every rank agreed (ar_bench.c) */
-                stopped = last = true;
-                if (root)
-                    world_cut(st, combos[c], sizes[mine->n_sizes - 1], sizes[n_sizes - 1]);
-                t.desc.n_sizes = mine->n_sizes;
-            }
-            if (!last)
-                continue;
-            if (root && c == 0)
-                ga_debug("COMM", "busbw at the largest size (%llu B): %g GB/s out-of-place, %g GB/s in-place",
-                         (unsigned long long)t.fig.max_bytes, t.fig.busbw_at_max, t.fig.busbw_at_max_ip);
-            /* the floor holds the largest size asked for: a sweep cut short cannot be held to it */
-            bool whole = t.desc.n_sizes == asked;
-            if (c == 0 && whole)
-                remeasure_world_max(ctx, o, b, combos[c], sizes, n_sizes, split, &t, st);
-            if (root && c == 0 && !whole && o->min_busbw > 0)
-                ar_run_not_covered(st,
-                                   "world: --min-busbw %.2f GB/s not held: the sweep did not reach %llu B",
-                                   o->min_busbw, (unsigned long long)sizes[asked - 1]);
-            ar_record *all = NULL;
-            ar_gather_records(ctx, mine, &all, ga_deadline_wait_timeout(), "the world sweep");
-            if (root) {
-                rec_set set = ar_rec_set_world(all, ctx->world_size);
-                ar_account_sweep(st, &t.desc, &set, o->min_busbw, c == 0 && whole, c == 0, "world");
-                ar_rec_set_free(&set);
-                if (c == 0 && !st->node_records)
-                    st->node_records = all;
-                else
-                    free(all);
-            }
-        }
+        for (int c = 0; c < n_combos && !stopped; c++)
+            stopped = sweep_combo(&w, c, cycle, last);
     }
-    world_footer(ctx, b, nt, st);
-    b->destroy(b);
-    free(mine);
-    free(hosts);
+    world_footer(ctx, w.b, nt, st);
+    w.b->destroy(w.b);
+    free(w.mine);
+    free(w.hosts);
 }
 
 /* ---- set-up and report ---- */
