@@ -228,6 +228,59 @@ void gemm_free(gpu_gemm *g)
     } while (0)
 
 /* Allocates, fills and plans one GEMM. 0, or -1 with the reason (the caller frees). */
+/* fp8's unit scales (device pointers) and fast accumulation, read back for the record. */
+static int fp8_scaling(gpu_gemm *g, char *err, size_t errlen)
+{
+    CU(cudaMalloc((void **)&g->scale_one, sizeof(float)), "cudaMalloc scale");
+    float one = 1.0f;
+    /* On g->stream (synchronised below): the GEMMs run on a non-blocking stream, which does not wait for
+     * a legacy-stream copy. */
+    CU(cudaMemcpyAsync(g->scale_one, &one, sizeof one, cudaMemcpyHostToDevice, g->stream),
+       "cudaMemcpy scale");
+    LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g->scale_one,
+                                      sizeof g->scale_one),
+       "A_SCALE_POINTER");
+    LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g->scale_one,
+                                      sizeof g->scale_one),
+       "B_SCALE_POINTER");
+    /* Fast accumulation: what fp8 training uses (and what the datasheet peak assumes); without it Hopper
+     * promotes partial sums to fp32 every few MMAs and runs well below peak. Read back for the record. */
+    int8_t fast = 1, got = 0;
+    size_t written = 0;
+    LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
+       "FAST_ACCUM");
+    LT(cublasLtMatmulDescGetAttribute(g->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &got, sizeof got, &written),
+       "FAST_ACCUM (read back)");
+    g->fast_accum = got;
+    return 0;
+}
+
+/* cuBLASLt's first algorithm for the shape within the workspace: 0, or -1 with err. */
+static int pick_algo(gpu_gemm *g, cublasLtHandle_t lt, char *err, size_t errlen)
+{
+    cublasLtMatmulPreference_t pref = NULL;
+    LT(cublasLtMatmulPreferenceCreate(&pref), "preference");
+    size_t ws = WORKSPACE;
+    cublasStatus_t st =
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        cublasLtMatmulPreferenceDestroy(pref);
+        snprintf(err, errlen, "MAX_WORKSPACE_BYTES: cuBLAS status %d", (int)st);
+        return -1;
+    }
+    cublasLtMatmulHeuristicResult_t h;
+    int found = 0;
+    st = cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->la, g->lb, g->lc, g->lc, pref, 1, &h, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || found < 1) {
+        snprintf(err, errlen, "cuBLASLt has no algorithm for %s %lldx%lldx%lld (status %d)",
+                 ga_dtype_name(g->d), (long long)g->m, (long long)g->n, (long long)g->k, (int)st);
+        return -1;
+    }
+    g->algo = h.algo;
+    return 0;
+}
+
 int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *err, size_t errlen)
 {
     memset(g, 0, sizeof *g);
@@ -255,54 +308,14 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
     LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-    if (d == GA_FP8) {
-        CU(cudaMalloc((void **)&g->scale_one, sizeof(float)), "cudaMalloc scale");
-        float one = 1.0f;
-        /* On g->stream (synchronised below): the GEMMs run on a non-blocking stream, which does not wait for
-         * a legacy-stream copy. */
-        CU(cudaMemcpyAsync(g->scale_one, &one, sizeof one, cudaMemcpyHostToDevice, g->stream),
-           "cudaMemcpy scale");
-        LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g->scale_one,
-                                          sizeof g->scale_one),
-           "A_SCALE_POINTER");
-        LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g->scale_one,
-                                          sizeof g->scale_one),
-           "B_SCALE_POINTER");
-        /* Fast accumulation: what fp8 training uses (and what the datasheet peak assumes); without it Hopper
-         * promotes partial sums to fp32 every few MMAs and runs well below peak. Read back for the record. */
-        int8_t fast = 1, got = 0;
-        size_t written = 0;
-        LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
-           "FAST_ACCUM");
-        LT(cublasLtMatmulDescGetAttribute(g->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &got, sizeof got,
-                                          &written),
-           "FAST_ACCUM (read back)");
-        g->fast_accum = got;
-    }
+    if (d == GA_FP8 && fp8_scaling(g, err, errlen) != 0)
+        return -1;
     LT(cublasLtMatrixLayoutCreate(&g->la, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->m, g->k), "layout A");
     LT(cublasLtMatrixLayoutCreate(&g->lb, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->n, g->k), "layout B");
     LT(cublasLtMatrixLayoutCreate(&g->lc, g->cfg.cd, (uint64_t)g->m, (uint64_t)g->n, g->m), "layout C");
 
-    cublasLtMatmulPreference_t pref = NULL;
-    LT(cublasLtMatmulPreferenceCreate(&pref), "preference");
-    size_t ws = WORKSPACE;
-    cublasStatus_t st =
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    if (st != CUBLAS_STATUS_SUCCESS) {
-        cublasLtMatmulPreferenceDestroy(pref);
-        snprintf(err, errlen, "MAX_WORKSPACE_BYTES: cuBLAS status %d", (int)st);
+    if (pick_algo(g, lt, err, errlen) != 0)
         return -1;
-    }
-    cublasLtMatmulHeuristicResult_t h;
-    int found = 0;
-    st = cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->la, g->lb, g->lc, g->lc, pref, 1, &h, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
-    if (st != CUBLAS_STATUS_SUCCESS || found < 1) {
-        snprintf(err, errlen, "cuBLASLt has no algorithm for %s %lldx%lldx%lld (status %d)", ga_dtype_name(d),
-                 (long long)g->m, (long long)g->n, (long long)g->k, (int)st);
-        return -1;
-    }
-    g->algo = h.algo;
     CU(cudaStreamSynchronize(g->stream), "input initialisation");
     return 0;
 }
