@@ -111,39 +111,56 @@ static void report_nodes(const ga_ctx *ctx, const ar_opts *o, const ar_sweep_des
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
 }
 
-void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
-                 int n_sizes, run_state *st, json_t *report)
+/* One communicator per node, bounded. */
+static MPI_Comm split_nodes(const ga_ctx *ctx)
 {
-    bool root = ctx->world_rank == 0;
     MPI_Comm nc;
     ga_deadline_arm("splitting the world into nodes");
     GA_MPI_CHECK(
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx->world_rank, MPI_INFO_NULL, &nc));
     ga_deadline_disarm();
+    return nc;
+}
+
+/* The sizes the nodes sweep. One node whose answer the screen knows (its communicator is the world's): one
+ * operation per size up to the judging size, as the world sweep does, the rest said not covered. */
+static int sizes_to_sweep(const ga_ctx *ctx, run_state *st, const uint64_t *sizes, int n_sizes, bool known)
+{
+    if (!known || ar_judge_size_index(sizes, n_sizes) + 1 >= n_sizes)
+        return n_sizes;
+    n_sizes = ar_judge_size_index(sizes, n_sizes) + 1;
+    if (ctx->world_rank == 0)
+        ar_run_not_covered(st, "node: sizes above %llu B not measured: one node, the world's answer (screen)",
+                           (unsigned long long)sizes[n_sizes - 1]);
+    return n_sizes;
+}
+
+/* Every node at once, judged against the others after each size (ar_gate.h); the phase's time shared out. */
+static void node_gate(ar_group_gate *gate, const ga_ctx *ctx, const ar_opts *o, combo c,
+                      const uint64_t *sizes, int n_sizes, const run_state *st)
+{
+    ar_group_gate_init(gate, o->coll, c.type, sizes, n_sizes, ar_judge_size_index(sizes, n_sizes), false,
+                       st->phase_deadline);
+    ar_group_gate_begin(gate, ctx->node_count, ctx->node_index);
+    gate->size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * (4.0 + o->check);
+    gate->what = "node";
+}
+
+void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                 int n_sizes, run_state *st, json_t *report)
+{
+    bool root = ctx->world_rank == 0;
+    MPI_Comm nc = split_nodes(ctx);
     char label[64];
     snprintf(label, sizeof label, "node %d", ctx->node_index);
-    /* one node: its communicator is the world's, whose answer the screen already knows: one operation per
-     * size up to the judging size, as the world sweep does */
     bool known = st->fabric_slow && ctx->node_count == 1;
-    if (known && ar_judge_size_index(sizes, n_sizes) + 1 < n_sizes) {
-        n_sizes = ar_judge_size_index(sizes, n_sizes) + 1;
-        if (ctx->world_rank == 0)
-            ar_run_not_covered(st,
-                               "node: sizes above %llu B not measured: one node, the world's answer (screen)",
-                               (unsigned long long)sizes[n_sizes - 1]);
-    }
+    n_sizes = sizes_to_sweep(ctx, st, sizes, n_sizes, known);
     ar_sweep_cfg cfg = ar_cfg_of(o, c, sizes, n_sizes, label);
     int nn;
     MPI_Comm_size(nc, &nn);
     ar_backend *b = ar_backend_open(kind, nc, ar_bench_max_bytes(&cfg, nn), label);
-    /* every node at once, judged against the others after each size (ar_gate.h); the phase's time shared out
-     */
     ar_group_gate gate;
-    ar_group_gate_init(&gate, o->coll, c.type, sizes, n_sizes, ar_judge_size_index(sizes, n_sizes), false,
-                       st->phase_deadline);
-    ar_group_gate_begin(&gate, ctx->node_count, ctx->node_index);
-    gate.size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * (4.0 + o->check);
-    gate.what = "node";
+    node_gate(&gate, ctx, o, c, sizes, n_sizes, st);
     cfg.deadline = st->phase_deadline;
     cfg.gate = &gate.base;
     cfg.first_is_figure = known;
