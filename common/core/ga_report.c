@@ -243,8 +243,9 @@ static bool writer_gone(const char *rest, time_t mtime, time_t started)
     return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-/* Whether a file of dir named name is a stale temporary of program's: older than the run, and either of a
- * writer that is gone or of the unnamed form of earlier versions (.<program>.json.XXXXXX). */
+/* Whether a file of dir named name is a stale temporary of program's: of the unnamed form of earlier versions
+ * (.<program>.json.XXXXXX, which no writer of this version makes), or older than the run and of a writer that
+ * is gone. */
 static bool stale_temp(int dir_fd, const char *name, const char *program, time_t started)
 {
     size_t pl = strlen(program);
@@ -254,10 +255,9 @@ static bool stale_temp(int dir_fd, const char *name, const char *program, time_t
     bool legacy = strncmp(tail, ".json.", 6) == 0 && strlen(tail) == 12;
     bool named = strncmp(tail, TEMP_TAG, strlen(TEMP_TAG)) == 0;
     struct stat st;
-    if ((!legacy && !named) || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_mtime >= started)
+    if ((!legacy && !named) || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
         return false;
-    return legacy || writer_gone(tail + strlen(TEMP_TAG), st.st_mtime, started);
+    return legacy || (st.st_mtime < started && writer_gone(tail + strlen(TEMP_TAG), st.st_mtime, started));
 }
 
 void ga_report_remove_stale_temps(const char *dir, const char *program)
