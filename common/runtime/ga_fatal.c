@@ -4,6 +4,7 @@
 #include "ga_findings.h"
 #include "ga_report.h"
 #include "ga_str.h"
+#include "ga_transport_capture.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -40,6 +41,7 @@ void ga_fatal_set_identity(const char *host, int world_rank)
 _Noreturn static void end_job(int exit_code)
 {
     ga_report_abandon_pending(); /* nothing written half-way */
+    ga_nccl_debug_abandon();
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);

@@ -1,7 +1,9 @@
 #include "ga_transport_capture.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,36 @@ static void set_subsys(void)
     setenv("NCCL_DEBUG_SUBSYS", v, 1);
 }
 
+#define PRIVATE_DIR_PREFIX "gpuaccept-nccl."
+#define DEBUG_FILE_NAME "nccl.log"
+
+/* The private directories that processes of this user on this host left when killed before their end
+ * (PRIVATE_DIR_PREFIX<host>.<pid>.XXXXXX of a pid that is gone), removed with their debug file: only a
+ * directory of our own uid, opened without following a symlink. */
+static void remove_dead_dirs(const char *tmp, const char *host)
+{
+    char prefix[128];
+    int pl = snprintf(prefix, sizeof prefix, PRIVATE_DIR_PREFIX "%.64s.", host);
+    DIR *d = opendir(tmp);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char *end = NULL;
+        long pid = strncmp(e->d_name, prefix, (size_t)pl) == 0 ? strtol(e->d_name + pl, &end, 10) : 0;
+        if (pid <= 0 || *end != '.' || strlen(end + 1) != 6 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid()) {
+            unlinkat(fd, DEBUG_FILE_NAME, 0);
+            unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* NCCL_DEBUG_FILE for a directory of this process's own: '%' doubled (NCCL expands %h, %p and %%), and no %h
  * or %p of ours, since nothing else writes there. */
 static int escaped_debug_file(const char *dir, char *out, size_t len)
@@ -62,16 +94,22 @@ static int escaped_debug_file(const char *dir, char *out, size_t len)
             out[n++] = '%';
     }
     out[n] = '\0';
-    return (size_t)snprintf(out + n, len - n, "/nccl.log") < len - n ? 0 : -1;
+    return (size_t)snprintf(out + n, len - n, "/" DEBUG_FILE_NAME) < len - n ? 0 : -1;
 }
 
 /* Our debug file: in a directory made for this process alone (mkdtemp, mode 0700) under $TMPDIR, so that no
  * other user can plant a FIFO or a symlink where NCCL writes (it follows symlinks) and we read (issue 45,
- * item 3). Returns the pattern for NCCL_DEBUG_FILE, or -1 with the reason in the record. */
-static int private_debug_file(char *pattern, size_t len)
+ * item 3); named by host and pid so that a later run can remove it if this process is killed. Returns the
+ * pattern for NCCL_DEBUG_FILE, or -1 with the reason in the record. */
+static int private_debug_file(const char *host, char *pattern, size_t len)
 {
     const char *tmp = getenv("TMPDIR");
-    int n = snprintf(cap.dir, sizeof cap.dir, "%s/gpuaccept-nccl.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    tmp = tmp && *tmp ? tmp : "/tmp";
+    char short_host[65];
+    snprintf(short_host, sizeof short_host, "%.*s", (int)strcspn(host, "./"), host);
+    remove_dead_dirs(tmp, short_host);
+    int n = snprintf(cap.dir, sizeof cap.dir, "%s/" PRIVATE_DIR_PREFIX "%s.%ld.XXXXXX", tmp, short_host,
+                     (long)getpid());
     const char *why = n < 0 || (size_t)n >= sizeof cap.dir ? "$TMPDIR is too long" : NULL;
     if (!why && !mkdtemp(cap.dir))
         why = strerror(errno);
@@ -107,7 +145,7 @@ static void prepare(void)
             snprintf(cap.rec.log_why, sizeof cap.rec.log_why,
                      "NCCL_DEBUG_FILE has no %%p: the ranks of a node would share one file");
         }
-    } else if (private_debug_file(pattern, sizeof pattern) == 0) {
+    } else if (private_debug_file(host, pattern, sizeof pattern) == 0) {
         setenv("NCCL_DEBUG_FILE", pattern, 1);
         cap.ours = true;
         cap.echo_info = user_info; /* the user asked for NCCL's INFO on stdout */
@@ -233,10 +271,17 @@ static void finish_nccl(void)
             strerror(errno));
     }
     cap.rec.warn_lines = cap.proc.warn_lines;
+    ga_nccl_debug_abandon();
+}
+
+void ga_nccl_debug_abandon(void)
+{
     if (cap.ours)
         unlink(cap.path);
     if (cap.dir[0])
         rmdir(cap.dir);
+    cap.ours = false;
+    cap.dir[0] = '\0';
 }
 
 /* Open MPI's components in use: the MPI_T categories of the PML and BTL frameworks still valid. */

@@ -24,6 +24,10 @@ void ga_nccl_debug_comm_begin(const char *label);
 /* After the communicator's last use (before it is finalized): its lines are read and recorded. */
 void ga_nccl_debug_comm_end(const char *label);
 
+/* Removes the debug file gpuaccept made and its private directory, now (the fatal path's end: a process
+ * killed before it would leave them, which the next capture on this host removes). */
+void ga_nccl_debug_abandon(void);
+
 /* Collective over the world: every rank's record (NCCL's communicators, read to the end; the environment;
  * Open MPI's components) gathered to rank 0, which checks them against pol, adds the findings to f and
  * returns the report's "transport" object (NULL on other ranks). Removes the debug files gpuaccept made. */

@@ -66,6 +66,39 @@ static int nccl_writes(void)
     return 0;
 }
 
+/* A private directory as a capture of process pid of this host leaves it when killed: with its debug file. */
+static void plant_dir(const char *tmp, long pid, const char *suffix, char *dir, size_t len)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(dir, len, "%s/gpuaccept-nccl.%.*s.%ld.%s", tmp, (int)strcspn(host, "."), host, pid, suffix);
+    char file[1100];
+    snprintf(file, sizeof file, "%s/nccl.log", dir);
+    FILE *f = mkdir(dir, 0700) == 0 ? fopen(file, "w") : NULL;
+    if (f)
+        fclose(f);
+}
+
+static long dead_pid(void)
+{
+    pid_t p = fork();
+    if (p == 0)
+        _exit(0);
+    waitpid(p, NULL, 0);
+    return (long)p;
+}
+
+/* What a killed capture left: the next one removes a dead process's directory and keeps a live one's. */
+static int left_by_killed(const char *dead, const char *live)
+{
+    struct stat st;
+    if (lstat(dead, &st) == 0)
+        return fail("the private directory of a dead process was not removed");
+    if (lstat(live, &st) != 0)
+        return fail("the private directory of a live process was removed");
+    return 0;
+}
+
 /* One case in this child: plant (a FIFO or a symlink) at the old name in tmp, then a communicator's life. */
 static int run_case(const char *tmp, const char *plant)
 {
@@ -80,6 +113,9 @@ static int run_case(const char *tmp, const char *plant)
         return fail("cannot write the victim file");
     if (strcmp(plant, "fifo") == 0 ? mkfifo(old_name, 0666) : symlink(victim, old_name))
         return fail("cannot plant at the old name");
+    char dead[1100], live[1100];
+    plant_dir(tmp, dead_pid(), "aB3dE6", dead, sizeof dead);
+    plant_dir(tmp, (long)getppid(), "kL9mN0", live, sizeof live);
     setenv("TMPDIR", tmp, 1);
     unsetenv("NCCL_DEBUG_FILE");
     unsetenv("NCCL_DEBUG");
@@ -94,6 +130,7 @@ static int run_case(const char *tmp, const char *plant)
     fflush(stderr);
     dup2(saved_stderr, STDERR_FILENO);
     struct stat st;
+    rc = rc || left_by_killed(dead, live);
     rc = rc || (lstat(old_name, &st) == 0 && strcmp(plant, "fifo") == 0 && !S_ISFIFO(st.st_mode));
     if (!file_is(victim, VICTIM_TEXT))
         return fail("NCCL's write followed the planted symlink into the victim");
@@ -114,9 +151,13 @@ static int one(const char *plant)
     char tmp[] = "/tmp/ga-test-capture.XXXXXX";
     if (!mkdtemp(tmp) || chmod(tmp, 01777) != 0)
         return fail("cannot make the test's $TMPDIR");
+    fflush(stdout); /* a child would print what is buffered again */
     pid_t child = fork();
-    if (child == 0)
-        _exit(run_case(tmp, plant));
+    if (child == 0) {
+        int rc = run_case(tmp, plant);
+        fflush(stdout);
+        _exit(rc);
+    }
     int status = 0;
     waitpid(child, &status, 0);
     char cmd[1100];
