@@ -347,7 +347,6 @@ static int prepare(ga_run *run)
     const ga_ctx *ctx = &run->ctx;
     ar_opts *o = run->opts;
     ar_state *a = run->state;
-    ga_deadline_set_wait_timeout(o->timeout_s);
     char **argv0 = run->argv0;
     a->program = strrchr(argv0[0], '/') ? strrchr(argv0[0], '/') + 1 : argv0[0];
     program_collective(a->program, o);
@@ -401,12 +400,19 @@ static void opts_init(void *opts)
     ar_opts_defaults(opts);
 }
 
+/* -T/--wait-timeout: every wait from the first collective on (the engine sets it) */
+static double wait_bound(const ga_run *run)
+{
+    return ((const ar_opts *)run->opts)->timeout_s;
+}
+
 static const ga_program_def allreduce_bw_program = {
     .cli = &ar_command_line,
     .tag = "COMM",
     .opts_size = sizeof(ar_opts),
     .opts_init = opts_init,
     .state_size = sizeof(ar_state),
+    .wait_bound = wait_bound,
     .prepare = prepare,
     .report_streams = true, /* the records are the run's: st.node_records */
     .measure = measure,

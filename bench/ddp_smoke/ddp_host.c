@@ -6,6 +6,7 @@
 #include "ddp_host_math.h"
 #include "ddp_reducer_host.h"
 #include "ddp_trainer.h"
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_testhook.h"
@@ -75,7 +76,9 @@ ddp_trainer *ddp_host_trainer_create(const ddp_trainer_config *cfg, MPI_Comm com
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory for a model of %zu parameters, batch %d", m->n_params,
                  cfg->local_batch);
     ddp_params_init(m, cfg->seed, h->params);
+    ga_deadline_arm("broadcast of the initial parameters");
     GA_MPI_CHECK(MPI_Bcast(h->params, (int)m->n_params, MPI_DOUBLE, 0, comm));
+    ga_deadline_disarm();
 
     h->base.backend = "host";
     h->base.dtype = "fp64";

@@ -15,6 +15,7 @@
 #include "ddp_record.h"
 #include "ddp_train.h"
 #include "ddp_trainer.h"
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_gather.h"
@@ -56,14 +57,18 @@ static int load_data(const ga_ctx *ctx, const ddp_opts *o, ddp_dataset *ds, bool
         return oom;
     }
     int failed = rc != 0, any = 0, rank0 = 0;
+    ga_deadline_arm("agreeing on whether every rank has the data");
     GA_MPI_CHECK(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    ga_deadline_disarm();
     if (!any) {
         *stop = false;
         return GA_EXIT_PASS;
     }
     ddp_dataset_free(ds);
     rank0 = failed;
+    ga_deadline_arm("asking whether rank 0 has the data");
     GA_MPI_CHECK(MPI_Bcast(&rank0, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    ga_deadline_disarm();
     if (rank0) {
         ga_error_once(ddp_command_line.name, "%s", err);
         return GA_EXIT_USAGE;
@@ -398,6 +403,12 @@ static void opts_init(void *opts)
     ddp_opts_init(opts);
 }
 
+/* -T/--wait-timeout (validate resolved its default): every wait from the first collective on */
+static double wait_bound(const ga_run *run)
+{
+    return ((const ddp_opts *)run->opts)->comm_timeout_s;
+}
+
 static const ga_program_def ddp_smoke_program = {
     .cli = &ddp_command_line,
     .tag = "DDP",
@@ -407,6 +418,7 @@ static const ga_program_def ddp_smoke_program = {
     .record_json = ddp_record_json,
     .state_size = sizeof(ddp_state),
     .validate = validate,
+    .wait_bound = wait_bound,
     .backend_asked = backend_asked,
     .prepare = prepare,
     .measure = measure,

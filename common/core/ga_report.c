@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,16 +204,70 @@ void ga_report_abandon_pending(void)
         unlink(pending_tmp);
 }
 
-/* Temporary files of program that a write killed midway left in dir (.<program>.json.XXXXXX): hidden from
- * every reader, but nothing else would ever remove them. */
-static void remove_stale_temps(const char *dir, const char *program)
+/* A report is staged as .<program>.json.tmp.<host>.<pid>.XXXXXX: hidden from every reader, and named so that
+ * a later run can tell whose it is. A writer killed midway (SIGKILL, a node lost) leaves it behind, and
+ * nothing else would ever remove it (issue 45, item 9). */
+#define TEMP_TAG ".json.tmp."
+#define TEMP_FOREIGN_AGE_S (24 * 3600) /* a write takes seconds: a day-old temporary's writer is gone */
+
+static time_t run_started; /* when this process first cleaned (ga_report_remove_stale_temps), else 0 */
+
+static void this_host(char *host, size_t len)
 {
-    char prefix[GA_PATH_MAX];
-    int pl = snprintf(prefix, sizeof prefix, ".%s.json.", program);
+    if (gethostname(host, len) != 0)
+        snprintf(host, len, "unknown");
+    host[len - 1] = '\0';
+    host[strcspn(host, "/")] = '\0';
+}
+
+/* Whether the temporary named rest (what follows ".<program>.json.tmp.") belongs to a writer that is gone: a
+ * dead process of this host; a writer on another host (a shared directory) is not asked, only aged. */
+static bool writer_gone(const char *rest, time_t mtime, time_t started)
+{
+    const char *suffix = strrchr(rest, '.');
+    if (!suffix || strlen(suffix + 1) != 6 || suffix == rest)
+        return false;
+    const char *p = suffix - 1;
+    while (p > rest && *p >= '0' && *p <= '9')
+        p--;
+    if (*p != '.' || p + 1 == suffix)
+        return false;
+    char host[256], mine[256];
+    snprintf(host, sizeof host, "%.*s", (int)(p - rest), rest);
+    this_host(mine, sizeof mine);
+    long pid = strtol(p + 1, NULL, 10);
+    if (mtime < started - TEMP_FOREIGN_AGE_S)
+        return true;
+    if (strcmp(host, mine) != 0 || pid <= 0 || pid == (long)getpid())
+        return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Whether a file of dir named name is a stale temporary of program's: of the unnamed form of earlier versions
+ * (.<program>.json.XXXXXX, which no writer of this version makes), or older than the run and of a writer that
+ * is gone. */
+static bool stale_temp(int dir_fd, const char *name, const char *program, time_t started)
+{
+    size_t pl = strlen(program);
+    if (name[0] != '.' || strncmp(name + 1, program, pl) != 0)
+        return false;
+    const char *tail = name + 1 + pl;
+    bool legacy = strncmp(tail, ".json.", 6) == 0 && strlen(tail) == 12;
+    bool named = strncmp(tail, TEMP_TAG, strlen(TEMP_TAG)) == 0;
+    struct stat st;
+    if ((!legacy && !named) || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    return legacy || (st.st_mtime < started && writer_gone(tail + strlen(TEMP_TAG), st.st_mtime, started));
+}
+
+void ga_report_remove_stale_temps(const char *dir, const char *program)
+{
+    if (!run_started)
+        run_started = time(NULL);
     DIR *d = opendir(dir);
     struct dirent *e;
-    while (d && pl > 0 && (e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, prefix, (size_t)pl) == 0 && strlen(e->d_name) == (size_t)pl + 6)
+    while (d && (e = readdir(d)) != NULL)
+        if (stale_temp(dirfd(d), e->d_name, program, run_started))
             unlinkat(dirfd(d), e->d_name, 0);
     if (d)
         closedir(d);
@@ -222,8 +278,11 @@ int ga_report_stage(const char *dir, const char *program, json_t *report, int ex
 {
     char final_path[GA_PATH_MAX + 128], tmp_path[GA_PATH_MAX + 128];
     snprintf(final_path, sizeof final_path, "%s/%s.json", dir, program);
-    snprintf(tmp_path, sizeof tmp_path, "%s/.%s.json.XXXXXX", dir, program);
-    remove_stale_temps(dir, program);
+    char host[256];
+    this_host(host, sizeof host);
+    snprintf(tmp_path, sizeof tmp_path, "%s/.%s" TEMP_TAG "%.64s.%ld.XXXXXX", dir, program, host,
+             (long)getpid());
+    ga_report_remove_stale_temps(dir, program);
 
     char *text = json_dumps(report, JSON_INDENT(2) | JSON_ENSURE_ASCII);
     if (!text) {

@@ -63,6 +63,12 @@ void ga_report_abandon_pending(void);
 int ga_report_finish(json_t *report, const ga_common_opts *common, const char *program, const char *tag,
                      const ga_findings *f, int exit_code);
 
+/* Removes from dir the temporary reports of program that killed writers left (ga_report_stage names them
+ * .<program>.json.tmp.<host>.<pid>.XXXXXX) older than this run's first call, of a process of this host that
+ * is gone or a day old; and those of the unnamed form earlier versions wrote. A live writer's is kept. Called
+ * by the engine at the start of a run and again when staging. */
+void ga_report_remove_stale_temps(const char *dir, const char *program);
+
 /* Creates dir if needed and proves it writable. Returns 0, or -1 with a message. */
 int ga_report_dir_prepare(const char *dir, char *err, size_t errlen);
 

@@ -1,7 +1,9 @@
 #include "ga_testhook.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 long ga_test_int(const char *name, long fallback)
 {
@@ -43,4 +45,25 @@ void ga_test_slow_down(double factor, double elapsed_s, double (*clock)(void))
     for (double until = clock() + extra; clock() < until;)
         for (int i = 0; i < 1000; i++)
             sink = sink + 1.0;
+}
+
+void ga_test_stop_at_phase(int world_rank, const char *phase)
+{
+    static int named = -2; /* -2: not read yet; -1: no rank named */
+    static const char *prefix;
+    if (named == -2) {
+        named = (int)ga_test_int("STOP_RANK", -1);
+        prefix = getenv(GA_TEST_PREFIX "STOP_PHASE");
+        if (!prefix || !*prefix)
+            named = -1;
+    }
+    if (named < 0 || world_rank != named || strncmp(phase, prefix, strlen(prefix)) != 0)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    /* The whole process, its watcher thread too: alive, silent, answering nothing. Stopped again when
+     * continued: a stopped process in an orphaned process group (a test runs the job in a session of its own)
+     * gets SIGCONT when any process of the group exits. */
+    for (;;)
+        raise(SIGSTOP);
 }

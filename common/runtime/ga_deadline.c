@@ -17,6 +17,7 @@
 #include "ga_findings.h" /* GA_RESULT_REASONS_MAX */
 #include "ga_job.h"      /* GA_HOST_MAX */
 #include "ga_str.h"
+#include "ga_testhook.h"
 #include "ga_time.h"
 
 static struct {
@@ -35,7 +36,8 @@ static struct {
     long long seq;        /* waits armed so far: a rank behind the others has a lower count */
     bool starting;        /* before ga_deadline_start_run: MPI may not be up, no rank can be asked */
     char who[160];        /* this process as the launcher names it, while starting */
-} dl = {.lock = PTHREAD_MUTEX_INITIALIZER, .phase = "start-up"};
+    int world_rank;       /* once MPI is up (ga_deadline_attach_mpi), for the stop hook; -1 before */
+} dl = {.lock = PTHREAD_MUTEX_INITIALIZER, .phase = "start-up", .world_rank = -1};
 
 /* Who did not arrive. A rank stopped or stuck outside MPI leaves every other rank blocked in the collective,
  * so only the watcher threads can find it: each keeps a receive posted on a communicator of their own and
@@ -60,6 +62,7 @@ static struct {
 
 void ga_deadline_attach_mpi(const char *host, int world_rank, int world_size, int thread_level)
 {
+    dl.world_rank = world_rank;
     if (thread_level < MPI_THREAD_MULTIPLE || world_size < 2 || peers.enabled)
         return;
     peers.hosts = calloc((size_t)world_size, sizeof *peers.hosts);
@@ -470,6 +473,7 @@ void ga_phase(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    ga_test_stop_at_phase(dl.world_rank, buf); /* a test hook (ga_testhook.h) */
     pthread_mutex_lock(&dl.lock);
     memcpy(dl.phase, buf, sizeof buf);
     pthread_mutex_unlock(&dl.lock);

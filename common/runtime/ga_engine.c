@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_gather.h"
@@ -47,9 +48,17 @@ static int prepare(ga_run *run)
         if (rc != GA_GO_ON)
             return rc;
     }
+    /* From the first collective on, every wait is bounded by the program's own bound (issue 45, item 8). */
+    if (def->wait_bound)
+        ga_deadline_set_wait_timeout(def->wait_bound(run));
+    int dir_rc = ga_program_report_dir(&run->ctx, def->cli->name, &run->common);
+    if (dir_rc != GA_GO_ON)
+        return dir_rc;
     if (def->backend_asked) {
         ga_backend asked = def->backend_asked(run);
+        ga_deadline_arm("choosing the backend");
         run->backend = ga_backend_resolve(&run->ctx, asked);
+        ga_deadline_disarm();
         char gpu_only[256] = "";
         if (def->gpu_only)
             def->gpu_only(run, gpu_only, sizeof gpu_only);
@@ -84,7 +93,9 @@ void ga_engine_gather(ga_run *run)
     free(run->all);
     run->all = NULL;
     ga_phase("gathering %d records", run->ctx.world_size);
+    ga_deadline_arm("gathering %d records", run->ctx.world_size);
     ga_gather_records(&run->ctx, run->mine, run->def->record_size, &run->all);
+    ga_deadline_disarm();
 }
 
 /* Steps 4-6: the measurement, the failure every rank agrees on, the gather (or the remeasurement) and what
@@ -92,8 +103,11 @@ void ga_engine_gather(ga_run *run)
 static int measure(ga_run *run)
 {
     const ga_program_def *def = run->def;
-    if (def->barrier_before_measure)
+    if (def->barrier_before_measure) {
+        ga_deadline_arm("waiting for every rank to start measuring");
         GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        ga_deadline_disarm();
+    }
     run->measured = def->measure(run);
     /* Out of memory on any rank ends the job with exit 5 on all of them, decided before any later collective.
      */

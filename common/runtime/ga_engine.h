@@ -50,6 +50,11 @@ struct ga_program_def {
     ga_record_json_fn record_json; /* one record under the report's "nodes" */
     size_t state_size;
 
+    /* Seconds each wait of the run may take, from its first collective on (the program's -T/--wait-timeout,
+     * after validate resolved it); every collective of the engine and ga_agree_failure_at is bounded by it
+     * (ga_deadline_set_wait_timeout). NULL: the waits are bounded by --timeout alone. */
+    double (*wait_bound)(const ga_run *run);
+
     /* Every phase below is optional except measure. In order, every rank unless said: */
     /* 1. the options checked against each other, before anything is chosen (usage errors) */
     int (*validate)(ga_run *run);

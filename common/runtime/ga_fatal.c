@@ -1,8 +1,10 @@
 #include "ga_fatal.h"
 
+#include "ga_deadline.h"
 #include "ga_findings.h"
 #include "ga_report.h"
 #include "ga_str.h"
+#include "ga_transport_capture.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -39,6 +41,7 @@ void ga_fatal_set_identity(const char *host, int world_rank)
 _Noreturn static void end_job(int exit_code)
 {
     ga_report_abandon_pending(); /* nothing written half-way */
+    ga_nccl_debug_abandon();
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
@@ -128,11 +131,14 @@ void ga_fatal_quiet(int exit_code)
 int ga_agree_failure_at(const char *file, int line, int exit_code, const char *msg_or_null)
 {
     int mine = msg_or_null ? fatal_rank : INT_MAX, lowest = INT_MAX;
+    /* bounded like every wait (the program's -T): a rank stopped before it agrees ends the job, named */
+    const char *base = strrchr(file, '/');
+    ga_deadline_arm("agreeing on a failure (%s:%d)", base ? base + 1 : file, line);
     GA_MPI_CHECK(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    ga_deadline_disarm();
     if (lowest == INT_MAX)
         return 0;
     if (msg_or_null && lowest == fatal_rank) {
-        const char *base = strrchr(file, '/');
         fflush(stdout);
         fprintf(stderr, "[FATAL] %s rank %d (%s:%d): %s\n", fatal_host, fatal_rank, base ? base + 1 : file,
                 line, msg_or_null);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_log.h"
@@ -250,8 +251,10 @@ void ga_gpu_select_device(const ga_ctx *ctx, int device, ga_gpu_info *out)
     char *uuids = malloc((size_t)ctx->local_size * sizeof out->uuid);
     if (!uuids)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ga_deadline_arm("comparing the GPUs of this node's ranks");
     GA_MPI_CHECK(MPI_Allgather(out->uuid, sizeof out->uuid, MPI_CHAR, uuids, sizeof out->uuid, MPI_CHAR,
                                ctx->node_comm));
+    ga_deadline_disarm();
     for (int r = 0; r < ctx->local_size; r++) {
         if (r != ctx->local_rank && strcmp(uuids + (size_t)r * sizeof out->uuid, out->uuid) == 0)
             GA_FATAL(GA_EXIT_ENV,

@@ -68,15 +68,24 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
     ga_log_set_verbose(common->verbose);
     ga_deadline_start_run(common->timeout_s); /* the start-up is over */
     ga_report_set_commit_check(ga_deadline_check_before_commit);
+    return -1;
+}
 
+int ga_program_report_dir(const ga_ctx *ctx, const char *program, const ga_common_opts *common)
+{
     /* Checked before measuring, so a long run never ends with nowhere to write its report. */
     char err[GA_PATH_MAX + 128] = "";
     int bad = 0;
-    if (ctx->world_rank == 0)
+    if (ctx->world_rank == 0) {
         bad = ga_report_dir_prepare(common->report_dir, err, sizeof err) != 0;
+        if (!bad)
+            ga_report_remove_stale_temps(common->report_dir, program);
+    }
+    ga_deadline_arm("agreeing on the report directory");
     GA_MPI_CHECK(MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    ga_deadline_disarm();
     if (bad) {
-        ga_error_once(spec->name, "%s", err);
+        ga_error_once(program, "%s", err);
         return GA_EXIT_USAGE;
     }
     return -1;

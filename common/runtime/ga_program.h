@@ -14,11 +14,16 @@
 #define GA_STARTUP_TIMEOUT_S 600.0
 
 /* The whole preamble of a program: the start-up bound (--timeout, before MPI_Init), ga_init, command line
- * (rank 0 prints errors once), --verbose, the watchdog for --timeout, the report directory check. Returns -1
+ * (rank 0 prints errors once), --verbose, the watchdog for --timeout. Returns -1
  * when the program should go on, or the exit code to return from main (after ga_program_end) for --help,
  * --version and usage errors. With GA_CHECK_ARGS_ENV (ga_cli.h) set to 1, it exits 0 or 2 after parsing. */
 int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ctx *ctx,
                      ga_common_opts *common, void *program_opts);
+
+/* Collective, once the program's wait bound is set (its first collective): the report directory made and
+ * proved writable by rank 0, the temporary reports killed writers left there removed
+ * (ga_report_remove_stale_temps), the outcome agreed. Returns -1, or GA_EXIT_USAGE with one error line. */
+int ga_program_report_dir(const ga_ctx *ctx, const char *program, const ga_common_opts *common);
 
 /* Rank 0's report of one run, the tail every program shares: opened with the job, the common fields and every
  * rank's record under "nodes" (record_json per record), with the findings the analysis adds; closed with the

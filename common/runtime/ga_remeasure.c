@@ -12,7 +12,9 @@ int ga_remeasure_loop(const ga_ctx *ctx, const ga_remeasure_spec *spec, int max_
     int pass = 0;
     for (;;) {
         ga_phase("gathering %d records", ctx->world_size);
+        ga_deadline_arm("gathering the records (pass %d)", pass + 1);
         ga_gather_records(ctx, mine, spec->record_size, all);
+        ga_deadline_disarm();
         if (pass >= max_passes)
             return pass;
         unsigned mask = 0;

@@ -1,11 +1,15 @@
 #include "ga_transport_capture.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ga_deadline.h"
@@ -24,6 +28,7 @@ typedef struct {
 static struct {
     bool prepared, ours, echo_info;
     char path[1024];
+    char dir[1024]; /* our private directory, removed at the end ('\0': none) */
     long read_upto;
     ga_nccl_log_process proc;
     open_comm open[OPEN_MAX_COMMS];
@@ -46,11 +51,88 @@ static void set_subsys(void)
     setenv("NCCL_DEBUG_SUBSYS", v, 1);
 }
 
-/* Where this rank's debug file is: the user's NCCL_DEBUG_FILE, else ours in $TMPDIR. */
+#define PRIVATE_DIR_PREFIX "gpuaccept-nccl."
+#define DEBUG_FILE_NAME "nccl.log"
+
+/* The private directories that processes of this user on this host left when killed before their end
+ * (PRIVATE_DIR_PREFIX<host>.<pid>.XXXXXX of a pid that is gone), removed with their debug file: only a
+ * directory of our own uid, opened without following a symlink. */
+static void remove_dead_dirs(const char *tmp, const char *host)
+{
+    char prefix[128];
+    int pl = snprintf(prefix, sizeof prefix, PRIVATE_DIR_PREFIX "%.64s.", host);
+    DIR *d = opendir(tmp);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char *end = NULL;
+        long pid = strncmp(e->d_name, prefix, (size_t)pl) == 0 ? strtol(e->d_name + pl, &end, 10) : 0;
+        if (pid <= 0 || *end != '.' || strlen(end + 1) != 6 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid()) {
+            unlinkat(fd, DEBUG_FILE_NAME, 0);
+            unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* NCCL_DEBUG_FILE for a directory of this process's own: '%' doubled (NCCL expands %h, %p and %%), and no %h
+ * or %p of ours, since nothing else writes there. */
+static int escaped_debug_file(const char *dir, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *c = dir; *c; c++) {
+        if (n + 3 >= len)
+            return -1;
+        out[n++] = *c;
+        if (*c == '%')
+            out[n++] = '%';
+    }
+    out[n] = '\0';
+    return (size_t)snprintf(out + n, len - n, "/" DEBUG_FILE_NAME) < len - n ? 0 : -1;
+}
+
+/* Our debug file: in a directory made for this process alone (mkdtemp, mode 0700) under $TMPDIR, so that no
+ * other user can plant a FIFO or a symlink where NCCL writes (it follows symlinks) and we read (issue 45,
+ * item 3); named by host and pid so that a later run can remove it if this process is killed. Returns the
+ * pattern for NCCL_DEBUG_FILE, or -1 with the reason in the record. */
+static int private_debug_file(const char *host, char *pattern, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    tmp = tmp && *tmp ? tmp : "/tmp";
+    char short_host[65];
+    snprintf(short_host, sizeof short_host, "%.*s", (int)strcspn(host, "./"), host);
+    remove_dead_dirs(tmp, short_host);
+    int n = snprintf(cap.dir, sizeof cap.dir, "%s/" PRIVATE_DIR_PREFIX "%s.%ld.XXXXXX", tmp, short_host,
+                     (long)getpid());
+    const char *why = n < 0 || (size_t)n >= sizeof cap.dir ? "$TMPDIR is too long" : NULL;
+    if (!why && !mkdtemp(cap.dir))
+        why = strerror(errno);
+    if (!why && escaped_debug_file(cap.dir, pattern, len) != 0) {
+        rmdir(cap.dir);
+        why = "$TMPDIR is too long";
+    }
+    if (why) {
+        cap.dir[0] = '\0';
+        cap.rec.log_state = GA_TR_LOG_UNREADABLE;
+        snprintf(cap.rec.log_why, sizeof cap.rec.log_why,
+                 "no private directory for NCCL's debug file in $TMPDIR: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Where this rank's debug file is: the user's NCCL_DEBUG_FILE, else ours in a private directory. */
 static void prepare(void)
 {
     cap.prepared = true;
     cap.rec.log_state = GA_TR_LOG_READ;
+    ga_nccl_log_process_init(&cap.proc);
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     const char *level = getenv("NCCL_DEBUG"), *user_file = getenv("NCCL_DEBUG_FILE");
@@ -63,15 +145,12 @@ static void prepare(void)
             snprintf(cap.rec.log_why, sizeof cap.rec.log_why,
                      "NCCL_DEBUG_FILE has no %%p: the ranks of a node would share one file");
         }
-    } else {
-        const char *tmp = getenv("TMPDIR");
-        char dir[700] = "";
-        for (const char *c = tmp && *tmp ? tmp : "/tmp"; *c && strlen(dir) < sizeof dir - 3; c++)
-            strncat(dir, *c == '%' ? "%%" : (char[]){*c, 0}, sizeof dir - strlen(dir) - 1);
-        snprintf(pattern, sizeof pattern, "%s/gpuaccept-nccl.%%h.%%p.log", dir);
+    } else if (private_debug_file(host, pattern, sizeof pattern) == 0) {
         setenv("NCCL_DEBUG_FILE", pattern, 1);
         cap.ours = true;
         cap.echo_info = user_info; /* the user asked for NCCL's INFO on stdout */
+    } else {
+        return; /* NCCL's output left as the user set it: INFO on stdout would be noise */
     }
     if (!user_info)
         setenv("NCCL_DEBUG", "INFO", 1);
@@ -81,7 +160,34 @@ static void prepare(void)
         snprintf(cap.rec.log_why, sizeof cap.rec.log_why, "NCCL_DEBUG_FILE is too long");
     }
     snprintf(cap.rec.log_path, sizeof cap.rec.log_path, "%.159s", cap.path);
-    ga_nccl_log_process_init(&cap.proc);
+}
+
+static void not_regular(void)
+{
+    cap.rec.log_state = GA_TR_LOG_UNREADABLE;
+    snprintf(cap.rec.log_why, sizeof cap.rec.log_why, "NCCL's debug file is not a regular file: not read");
+}
+
+/* The debug file opened for reading once NCCL has made it, and only if it is a regular file: no symlink is
+ * followed and a FIFO does not block (NULL: not there yet, or the reason is in the record). */
+static FILE *open_debug_file(void)
+{
+    int fd = open(cap.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ELOOP) /* a symlink: never ours, and never followed */
+            not_regular();
+        return NULL; /* otherwise nothing written yet; a file that never appears is judged at the end */
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        not_regular();
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f)
+        close(fd);
+    return f;
 }
 
 /* Reads the lines written since the last read into every communicator alive. */
@@ -89,9 +195,9 @@ static void drain(void)
 {
     if (cap.rec.log_state == GA_TR_LOG_UNREADABLE)
         return;
-    FILE *f = fopen(cap.path, "r");
+    FILE *f = open_debug_file();
     if (!f)
-        return; /* nothing written yet; a file that never appears is judged at the end */
+        return;
     if (fseek(f, cap.read_upto, SEEK_SET) != 0) {
         fclose(f);
         return;
@@ -165,8 +271,17 @@ static void finish_nccl(void)
             strerror(errno));
     }
     cap.rec.warn_lines = cap.proc.warn_lines;
+    ga_nccl_debug_abandon();
+}
+
+void ga_nccl_debug_abandon(void)
+{
     if (cap.ours)
         unlink(cap.path);
+    if (cap.dir[0])
+        rmdir(cap.dir);
+    cap.ours = false;
+    cap.dir[0] = '\0';
 }
 
 /* Open MPI's components in use: the MPI_T categories of the PML and BTL frameworks still valid. */
