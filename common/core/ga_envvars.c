@@ -1,4 +1,5 @@
 #include "ga_envvars.h"
+#include "ga_text.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -506,7 +507,12 @@ void ga_envvars_collect(char *const *envp, ga_envvar_fn fn, void *user)
         }
         char value[8192];
         ga_envvar_redact(name, eq + 1, value, sizeof value);
-        fn(name, value, user);
+        /* valid UTF-8 (bytes that are not as \xHH): json_string drops what is not (issue 45, item 5) */
+        char *clean_name = ga_utf8_text(name), *clean_value = ga_utf8_text(value);
+        if (clean_name && clean_value)
+            fn(clean_name, clean_value, user);
+        free(clean_name);
+        free(clean_value);
     }
     free(sorted);
 }
