@@ -60,13 +60,14 @@ json_t *ga_report_new(const ga_job *job, const char *program, const ga_common_op
     json_object_set_new(r, "command_line", cmd);
 
     json_object_set_new(r, "launcher",
-                        json_pack("{s:s, s:s}", "kind", ga_launcher_name(job->launcher.kind), "detail",
-                                  job->launcher.detail));
+                        json_pack("{s:s, s:o}", "kind", ga_launcher_name(job->launcher.kind), "detail",
+                                  ga_json_text(job->launcher.detail))); /* from the launcher's environment */
     json_object_set_new(r, "world_size", json_integer(job->world_size));
     json_object_set_new(r, "node_count", json_integer(job->node_count));
     json_object_set_new(r, "options",
-                        json_pack("{s:s, s:b, s:b, s:f}", "report_dir", common->report_dir, "quick",
-                                  common->quick, "verbose", common->verbose, "timeout_s", common->timeout_s));
+                        json_pack("{s:o, s:b, s:b, s:f}", "report_dir", ga_json_text(common->report_dir),
+                                  "quick", common->quick, "verbose", common->verbose, "timeout_s",
+                                  common->timeout_s));
     return r;
 }
 
