@@ -64,8 +64,22 @@ static void one_case(int lineno, char *kind, char *name, char *value, const char
     }
 }
 
+/* Issue 45, item 5: a value (or a name) with bytes that are not UTF-8 is collected as valid UTF-8, each such
+ * byte as \xHH, never dropped: env_audit's environment lost NCCL_IB_DISABLE=$'1\xff' before. */
+static void test_not_utf8(void)
+{
+    char var[] = "NCCL_IB_DISABLE=1\xff", name[] = "NCCL_X\xc3=eth0";
+    char *one[] = {var, NULL}, *two[] = {name, NULL};
+    seen s = {"", 0};
+    ga_envvars_collect(one, keep_value, &s);
+    CHECKF(s.calls == 1 && strcmp(s.value, "1\\xFF") == 0, "%d calls, value %s", s.calls, s.value);
+    ga_envvars_collect(two, keep_value, &s);
+    CHECKF(s.calls == 2 && strcmp(s.value, "eth0") == 0, "a name that is not UTF-8: %d calls", s.calls);
+}
+
 int main(int argc, char **argv)
 {
+    test_not_utf8();
     if (argc != 2) {
         fprintf(stderr, "usage: test_secrets CORPUS\n");
         return 2;
