@@ -407,6 +407,25 @@ def t_node_names():
     check(args[:4] == ["show", "hostnames", "--", "node[1-2]"], "scontrol show hostnames -- LIST (%s)" % args)
     check(p.returncode != 0 and "--evil" in p.stderr and "not a node name" in p.stderr,
           "a name scontrol gives that is no node name stops the run (exit %d %s)" % (p.returncode, p.stderr[-200:]))
+    # node-check --drain / --label (deploy/slurm's HealthCheckProgram): a node named ALL, all, a host list or
+    # an option is refused before scontrol or kubectl hears of it (issue 45, item 1)
+    for bad, how in (("ALL", "--node"), ("all", "SLURMD_NODENAME"), ("n[1-9]", "--node"), ("-x", "NODE_NAME")):
+        if os.path.exists(log):
+            os.unlink(log)
+        args = ["node-check", "--drain"] if how != "NODE_NAME" else ["node-check", "--label"]
+        env = {"PATH": fakebin + ":" + os.environ["PATH"], "SLURMD_NODENAME": "node1"}
+        if how == "--node":
+            args += ["--node", bad]
+        else:
+            env[how] = bad
+        with open(os.path.join(fakebin, "kubectl"), "w") as f:
+            f.write('#!/bin/sh\necho "$@" >> %s\n' % log)
+        os.chmod(os.path.join(fakebin, "kubectl"), 0o755)
+        p = ga(args, extra_env=env, timeout=60)
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and len(lines) == 1 and "not a node name" in p.stderr and not os.path.exists(log),
+              "node-check %s with the node named %r by %s: exit 2, one line, no scontrol or kubectl (%d %s)"
+              % (args[1], bad, how, p.returncode, p.stderr.strip()[:200]))
 
 
 # ---- 5. secrets ------------------------------------------------------------------------------------------
