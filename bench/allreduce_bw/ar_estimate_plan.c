@@ -30,7 +30,7 @@ typedef struct {
 
 /* The figures earlier sweeps of a gate left at one size (their peers in later rounds). */
 typedef struct {
-    int healthy, slow;
+    long long healthy, slow; /* groups over every round: 99,999 rounds of 50,000 pairs outgrow an int */
     double healthy_fig, slow_fig;
 } size_history;
 
@@ -170,7 +170,7 @@ static double median2(double x, long long a, double y, long long b)
 static bool slow_far(const sweep_sim *w, int s, const double fig[2])
 {
     const size_history *h = &w->hist[s];
-    int healthy = w->kind[0].count + h->healthy;
+    long long healthy = w->kind[0].count + h->healthy;
     double peers_healthy = w->kind[0].count ? fig[0] : h->healthy_fig;
     double med = median2(peers_healthy, healthy, h->slow_fig, h->slow);
     return fig[1] > 0 && fig[1] * AR_FAR_FACTOR < med;
