@@ -52,16 +52,16 @@ static void ar_pairs_note(const ga_est_figures *f, const ga_est_cluster *c, int 
                          sizeof err) ||
         est_allreduce_bw(f, argc, argv, c->nodes, c->ranks_per_node, 0, false, 3, &three, err, sizeof err))
         return;
-    int n = snprintf(buf, len,
-                     "pairs: %d of %d pairs tested (%d of %d rounds of %d pairs of %ss); --rounds all is %d "
-                     "round%s, %.0f s of pairs",
-                     p->pairs_tested, p->pairs_total, p->rounds_run, p->rounds_asked, p->members / 2,
-                     p->by_rank ? "rank" : "node", all.rounds_asked, all.rounds_asked == 1 ? "" : "s",
-                     all.pairs_s);
+    int n = snprintf(
+        buf, len,
+        "pairs: %lld of %lld pairs tested (%d of %d rounds of %d pairs of %ss); --rounds all is %d "
+        "round%s, %.0f s of pairs",
+        p->pairs_tested, p->pairs_total, p->rounds_run, p->rounds_asked, p->members / 2,
+        p->by_rank ? "rank" : "node", all.rounds_asked, all.rounds_asked == 1 ? "" : "s", all.pairs_s);
     if (all.rounds_asked > 3 && n > 0 && (size_t)n < len)
         snprintf(
             buf + n, len - (size_t)n,
-            "; --rounds 3: %.0f s of pairs, every %s in every round with 3 different partners (%d pairs)",
+            "; --rounds 3: %.0f s of pairs, every %s in every round with 3 different partners (%lld pairs)",
             three.pairs_s, p->by_rank ? "rank" : "node", three.pairs_tested);
 }
 

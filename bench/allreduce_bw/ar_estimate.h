@@ -16,11 +16,15 @@
 double est_op_s(const ga_est_figures *f, int coll, int type, size_t size_bytes, int ranks, int nodes,
                 bool slow);
 
+/* The most ranks the estimate plans: a report's own bound on world_size. */
+#define AR_EST_MAX_RANKS (1 << 24)
+
 /* allreduce_bw's plan on a virtual clock. */
 typedef struct {
     double total_s;                            /* the program's run, launch excluded */
     double screen_s, world_s, node_s, pairs_s; /* its phases */
-    int rounds_asked, rounds_run, pairs_tested, pairs_total, members;
+    int rounds_asked, rounds_run, members;
+    long long pairs_tested, pairs_total; /* members * (members - 1) / 2 outgrows an int (issue 45, item 6) */
     bool by_rank;
     char cut[512];    /* what the plan cut, as the program's not_covered says it ("; " between) */
     int n_sizes;      /* the sweep's sizes */

@@ -30,7 +30,7 @@ typedef struct {
 
 /* The figures earlier sweeps of a gate left at one size (their peers in later rounds). */
 typedef struct {
-    int healthy, slow;
+    long long healthy, slow; /* groups over every round: 99,999 rounds of 50,000 pairs outgrow an int */
     double healthy_fig, slow_fig;
 } size_history;
 
@@ -69,7 +69,8 @@ typedef struct {
     bool by_rank, slow, fabric_slow;
     double now, deadline, run_timeout;
     char cut[512];
-    int rounds_asked, rounds_run, pairs_tested;
+    int rounds_asked, rounds_run;
+    long long pairs_tested;
     double pair_fig[2]; /* busbw of a healthy pair and of the slow one at the rounds' last size */
 } ar_sim;
 
@@ -152,10 +153,10 @@ static double sim_measure(const sweep_sim *w, const kind_state *k, int s, int pl
 }
 
 /* The median of a two-valued multiset: a copies of x, b of y. */
-static double median2(double x, int a, double y, int b)
+static double median2(double x, long long a, double y, long long b)
 {
     double lo = x < y ? x : y, hi = x < y ? y : x;
-    int n_lo = x < y ? a : b, n = a + b;
+    long long n_lo = x < y ? a : b, n = a + b;
     if (n <= 0)
         return 0;
     if (n % 2)
@@ -169,7 +170,7 @@ static double median2(double x, int a, double y, int b)
 static bool slow_far(const sweep_sim *w, int s, const double fig[2])
 {
     const size_history *h = &w->hist[s];
-    int healthy = w->kind[0].count + h->healthy;
+    long long healthy = w->kind[0].count + h->healthy;
     double peers_healthy = w->kind[0].count ? fig[0] : h->healthy_fig;
     double med = median2(peers_healthy, healthy, h->slow_fig, h->slow);
     return fig[1] > 0 && fig[1] * AR_FAR_FACTOR < med;
@@ -380,21 +381,26 @@ static void sim_node(ar_sim *a)
     a->now += ga_est_mpi_small_s(a->f, a->world);
 }
 
-/* Whether member m has a partner in round r. */
-static bool in_round(int members, int r, int m, int (*sched)[2])
+/* Whether the last member has a partner in round r of ga_pairs_schedule's circle: always with an even count
+ * (it is the circle's fixed member); with an odd count it is the ring's last place and sits out the round
+ * whose bye falls on it. Constant time: the schedule itself is members / 2 pairs long, and a plan of
+ * 100,000 ranks has as many rounds (issue 45, item 6). */
+static bool last_in_round(int members, int r)
 {
-    int np = ga_pairs_schedule(members, r, sched);
-    for (int p = 0; p < np; p++)
-        if (sched[p][0] == m || sched[p][1] == m)
-            return true;
-    return false;
+    return members % 2 == 0 || r % members != members - 1;
+}
+
+/* The pairs in each round of ga_pairs_schedule: every member but an odd count's bye. */
+static int pairs_per_round(int members)
+{
+    return members < 2 ? 0 : members / 2;
 }
 
 /* One round of pairs (ar_pairs_run.c's run_pair_round): *n_sizes shrinks to the size a cut stopped at. */
-static bool sim_round(ar_sim *a, sweep_sim *w, int r, int *n_sizes, int (*sched)[2])
+static bool sim_round(ar_sim *a, sweep_sim *w, int r, int *n_sizes)
 {
-    int np = ga_pairs_schedule(a->members, r, sched);
-    bool slow_in = a->slow && in_round(a->members, r, a->members - 1, sched);
+    int np = pairs_per_round(a->members);
+    bool slow_in = a->slow && last_in_round(a->members, r);
     w->kind[0].count = np - slow_in;
     w->kind[1].count = slow_in;
     w->kind[0].one_op = w->kind[1].one_op = w->kind[1].judged = false;
@@ -418,7 +424,7 @@ static bool sim_round(ar_sim *a, sweep_sim *w, int r, int *n_sizes, int (*sched)
  * judged too are beyond doubt. */
 static void sim_pairs_remeasure(ar_sim *a, sweep_sim *w, int slow_pairs, int judged, int n_sizes)
 {
-    int healthy = a->pairs_tested - slow_pairs;
+    long long healthy = a->pairs_tested - slow_pairs;
     double median = median2(a->pair_fig[0], healthy, a->pair_fig[1], slow_pairs);
     bool flagged = a->pairs_tested >= 2 && a->pair_fig[1] < median * (1.0 - a->o->tolerance);
     int again = !flagged ? 0 : judged >= 2 ? slow_pairs - judged : slow_pairs;
@@ -448,9 +454,6 @@ static void sim_pairs(ar_sim *a)
         n_sizes = ar_isolation_sizes(a->sizes, n_sizes, &first);
         a->sizes += first;
     }
-    int(*sched)[2] = malloc((size_t)(a->members / 2 + 1) * sizeof *sched);
-    if (!sched)
-        return;
     sweep_sim w = sweep_of(a, a->by_rank ? 2 : 2 * a->rpn, a->by_rank ? 1 : 2, a->deadline);
     size_history hist[AR_MAX_SIZES] = {{0}};
     w.hist = hist;
@@ -465,7 +468,7 @@ static void sim_pairs(ar_sim *a)
         if (r > 0 && a->deadline > 0 && a->now + slowest > a->deadline)
             break;
         double t0 = a->now;
-        judged += sim_round(a, &w, r, &n_sizes, sched);
+        judged += sim_round(a, &w, r, &n_sizes);
         slow_pairs += w.kind[1].count;
         slowest = a->now - t0 > slowest ? a->now - t0 : slowest;
     }
@@ -476,7 +479,6 @@ static void sim_pairs(ar_sim *a)
     sim_pairs_remeasure(a, &w, slow_pairs, judged, n_sizes);
     a->now += ga_est_mpi_small_s(a->f, a->world);
     a->sizes = all_sizes;
-    free(sched);
 }
 
 /* The screen before the world sweep (ar_pairs_screen): two rounds of pairs at least (four pairs at least), at
@@ -495,9 +497,6 @@ static void sim_screen(ar_sim *a)
     int ppr = a->members / 2, rounds = (4 + ppr - 1) / ppr;
     rounds = rounds < 2 ? 2 : rounds;
     rounds = rounds > ga_pairs_max_rounds(a->members) ? ga_pairs_max_rounds(a->members) : rounds;
-    int(*sched)[2] = malloc((size_t)(ppr + 1) * sizeof *sched);
-    if (!sched)
-        return;
     int slow_pairs = 0;
     for (int r = 0; r < rounds; r++) {
         sweep_sim w = sweep_of(&s, a->by_rank ? 2 : 2 * a->rpn, a->by_rank ? 1 : 2, a->deadline);
@@ -506,8 +505,8 @@ static void sim_screen(ar_sim *a)
         w.gated = true;
         size_history hist[AR_MAX_SIZES] = {{0}};
         w.hist = hist;
-        int np = ga_pairs_schedule(a->members, r, sched);
-        bool slow_in = a->slow && !a->by_rank && in_round(a->members, r, a->members - 1, sched);
+        int np = pairs_per_round(a->members);
+        bool slow_in = a->slow && !a->by_rank && last_in_round(a->members, r);
         w.kind[0].count = np - slow_in;
         w.kind[1].count = slow_in, w.kind[1].slow = true;
         slow_pairs += slow_in;
@@ -518,7 +517,6 @@ static void sim_screen(ar_sim *a)
         double end = sim_sweep(&w, twice, 2, a->now, &out);
         a->now = t0 + 0.5 * (end - t0) + record_gather_s(a);
     }
-    free(sched);
     a->fabric_slow = slow_pairs >= 2;
 }
 
@@ -593,6 +591,11 @@ int est_allreduce_bw(const ga_est_figures *f, int argc, char **argv, int nodes, 
         return -1;
     if (rounds_override > 0)
         o.rounds = rounds_override;
+    if (nodes < 1 || ranks_per_node < 1 || (long long)nodes * ranks_per_node > AR_EST_MAX_RANKS) {
+        snprintf(err, errlen, "%d nodes of %d ranks: the estimate plans 1 to %d ranks", nodes, ranks_per_node,
+                 AR_EST_MAX_RANKS);
+        return -1;
+    }
     ar_sim a = {
         .f = f, .o = &o, .sizes = sizes, .n_sizes = out->n_sizes, .nodes = nodes, .rpn = ranks_per_node};
     a.world = nodes * ranks_per_node;
@@ -623,7 +626,7 @@ int est_allreduce_bw(const ga_est_figures *f, int argc, char **argv, int nodes, 
     out->pairs_tested = a.pairs_tested;
     out->members = a.members;
     out->by_rank = a.by_rank;
-    out->pairs_total = a.members * (a.members - 1) / 2;
+    out->pairs_total = (long long)a.members * (a.members - 1) / 2;
     snprintf(out->cut, sizeof out->cut, "%s", a.cut);
     out->timeout_s = a.run_timeout;
     return 0;

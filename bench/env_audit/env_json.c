@@ -1,5 +1,7 @@
 #include "env_json.h"
 
+#include "ga_text.h"
+
 /* The record's data: the probe fills the versions in this order, the JSON and the audit read them by name. */
 const char *const env_version_names[ENV_V_COUNT] = {"nvidia_driver", "cuda_driver",  "cuda_runtime",
                                                     "cublas",        "nccl_library", "nccl_header",
@@ -16,8 +18,8 @@ static json_t *versions_json(const env_record *r)
     for (int i = 0; i < ENV_V_COUNT; i++) {
         const env_version *v = &r->versions[i];
         json_object_set_new(o, env_version_names[i],
-                            v->value[0] ? json_pack("{s:s}", "value", v->value)
-                                        : json_pack("{s:n, s:s}", "value", "why", v->why));
+                            v->value[0] ? json_pack("{s:o}", "value", ga_json_text(v->value))
+                                        : json_pack("{s:n, s:o}", "value", "why", ga_json_text(v->why)));
     }
     return o;
 }
@@ -29,9 +31,10 @@ static json_t *gpus_json(const env_record *r)
         const env_gpu *g = &r->gpus[i];
         char cc[16];
         snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
-        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:s, s:f, s:i, s:s, s:o}", "index", i, "name",
-                                             g->name, "uuid", g->uuid, "pci_bus_id", g->pci_bus_id,
-                                             "memory_gib", (double)g->memory_gib, "sm_count", g->sm_count,
+        json_array_append_new(arr, json_pack("{s:i, s:o, s:o, s:o, s:f, s:i, s:s, s:o}", "index", i, "name",
+                                             ga_json_text(g->name), "uuid", ga_json_text(g->uuid),
+                                             "pci_bus_id", ga_json_text(g->pci_bus_id), "memory_gib",
+                                             (double)g->memory_gib, "sm_count", g->sm_count,
                                              "compute_capability", cc, "numa_node", numa_json(g->numa_node)));
     }
     return arr;
@@ -42,12 +45,12 @@ static json_t *nics_json(const env_record *r)
     json_t *arr = json_array();
     for (int i = 0; i < r->nic_count && i < ENV_MAX_NICS; i++) {
         const env_nic *n = &r->nics[i];
-        json_t *o = json_pack("{s:s, s:s, s:o}", "name", n->name, "kind", n->kind, "numa_node",
-                              numa_json(n->numa_node));
+        json_t *o = json_pack("{s:o, s:o, s:o}", "name", ga_json_text(n->name), "kind", ga_json_text(n->kind),
+                              "numa_node", numa_json(n->numa_node));
         if (n->link_layer[0])
-            json_object_set_new(o, "link_layer", json_string(n->link_layer));
+            json_object_set_new(o, "link_layer", ga_json_text(n->link_layer));
         if (n->state[0])
-            json_object_set_new(o, "port_state", json_string(n->state));
+            json_object_set_new(o, "port_state", ga_json_text(n->state));
         json_array_append_new(arr, o);
     }
     return arr;
@@ -59,15 +62,17 @@ json_t *env_record_json(const void *record, void *user)
     const env_record *r = record;
     json_t *env = json_object();
     for (int i = 0; i < r->var_count && i < ENV_MAX_VARS; i++)
-        json_object_set_new(env, r->vars[i].name, json_string(r->vars[i].value));
-    json_t *o = json_pack("{s:s, s:s, s:{s:s, s:i, s:i, s:i, s:f}}", "os", r->os, "kernel", r->kernel, "cpu",
-                          "model", r->cpu_model, "cores", r->cores, "threads", r->pus, "numa_nodes",
-                          r->numa_nodes, "memory_gib", r->memory_gib);
+        json_object_set_new(env, r->vars[i].name,
+                            ga_json_text(r->vars[i].value)); /* cut anywhere: see ga_text.h */
+    json_t *o =
+        json_pack("{s:o, s:o, s:{s:o, s:i, s:i, s:i, s:f}}", "os", ga_json_text(r->os), "kernel",
+                  ga_json_text(r->kernel), "cpu", "model", ga_json_text(r->cpu_model), "cores", r->cores,
+                  "threads", r->pus, "numa_nodes", r->numa_nodes, "memory_gib", r->memory_gib);
     json_object_set_new(json_object_get(o, "cpu"), "cpus_allowed", json_integer(r->cpus_allowed));
     json_object_set_new(o, "versions", versions_json(r));
     json_object_set_new(o, "gpu_count", json_integer(r->gpu_count));
     if (r->gpu_count == 0)
-        json_object_set_new(o, "gpu_why_none", json_string(r->gpu_why));
+        json_object_set_new(o, "gpu_why_none", ga_json_text(r->gpu_why));
     json_object_set_new(o, "gpus", gpus_json(r));
     json_object_set_new(o, "network_adapters", nics_json(r));
     json_object_set_new(o, "environment", env);

@@ -1,4 +1,5 @@
 #include "nh_json.h"
+#include "ga_text.h"
 
 #include "nh_ports.h"
 #include "nh_record.h"
@@ -11,8 +12,8 @@ static json_t *num(int64_t v)
 
 static json_t *gpu_json(const nh_gpu *g)
 {
-    json_t *o = json_pack("{s:i, s:s, s:s, s:s}", "index", g->index, "name", g->name, "uuid", g->uuid,
-                          "pci_bus_id", g->pci_bus_id);
+    json_t *o = json_pack("{s:i, s:o, s:o, s:o}", "index", g->index, "name", ga_json_text(g->name), "uuid",
+                          ga_json_text(g->uuid), "pci_bus_id", ga_json_text(g->pci_bus_id));
     json_object_set_new(o, "numa_node", num(g->numa_node));
     json_object_set_new(o, "handle_rc", json_integer(g->handle_rc));
     json_object_set_new(o, "lost", json_boolean(g->lost_rc != 0));
@@ -48,14 +49,15 @@ static json_t *gpu_json(const nh_gpu *g)
     json_object_set_new(o, "persistence_mode", num(g->persistence_mode));
     json_object_set_new(o, "mig_mode", num(g->mig_mode));
     json_object_set_new(o, "fabric_state", num(g->fabric_state));
-    json_object_set_new(o, "unreadable", json_string(g->unreadable));
+    json_object_set_new(o, "unreadable", ga_json_text(g->unreadable));
     return o;
 }
 
 static json_t *port_json(const nh_port *p)
 {
-    json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:s}", "hca", p->hca, "port", p->port, "state", p->state_name,
-                          "phys_state", p->phys_state_name, "link_layer", p->link_layer);
+    json_t *o = json_pack("{s:o, s:i, s:o, s:o, s:o}", "hca", ga_json_text(p->hca), "port", p->port, "state",
+                          ga_json_text(p->state_name), "phys_state", ga_json_text(p->phys_state_name),
+                          "link_layer", ga_json_text(p->link_layer));
     json_object_set_new(o, "rate_gbps", p->rate_gbps < 0 ? json_null() : json_real(p->rate_gbps));
     json_object_set_new(o, "symbol_error", num(p->symbol_error));
     json_object_set_new(o, "link_downed", num(p->link_downed));
@@ -65,7 +67,7 @@ static json_t *port_json(const nh_port *p)
     json_object_set_new(o, "is_vf", json_boolean(p->is_vf));
     /* compute / other / vf (nh_ports.h); null where the program did not choose (a record replayed alone) */
     json_object_set_new(o, "role", p->role ? json_string(nh_port_role_name(p->role)) : json_null());
-    json_object_set_new(o, "unreadable", json_string(p->unreadable));
+    json_object_set_new(o, "unreadable", ga_json_text(p->unreadable));
     return o;
 }
 
@@ -82,33 +84,35 @@ json_t *nh_record_json(const void *record, void *user)
     json_t *gpus = json_array();
     for (int i = 0; i < r->gpu_count && i < NH_MAX_GPUS; i++)
         json_array_append_new(gpus, gpu_json(&r->gpus[i]));
-    json_t *o = json_pack("{s:{s:b, s:s, s:o}, s:o}", "nvml", "loaded", r->nvml_loaded, "why", r->nvml_why,
-                          "gpus_on_node", num(r->nvml_gpus_total), "gpus", gpus);
+    json_t *o = json_pack("{s:{s:b, s:o, s:o}, s:o}", "nvml", "loaded", r->nvml_loaded, "why",
+                          ga_json_text(r->nvml_why), "gpus_on_node", num(r->nvml_gpus_total), "gpus", gpus);
     if (!r->node_checker)
         return o;
     json_t *xids = json_array(), *ports = json_array();
     for (int i = 0; i < r->xid_count && i < NH_MAX_XIDS; i++)
-        json_array_append_new(xids,
-                              json_pack("{s:i, s:s, s:i, s:s}", "xid", r->xids[i].xid, "pci", r->xids[i].pci,
-                                        "count", r->xids[i].count, "line", r->xids[i].first_line));
+        json_array_append_new(xids, json_pack("{s:i, s:o, s:i, s:o}", "xid", r->xids[i].xid, "pci",
+                                              ga_json_text(r->xids[i].pci), "count", r->xids[i].count, "line",
+                                              ga_json_text(r->xids[i].first_line))); /* kernel log text */
     for (int i = 0; i < r->port_count && i < NH_MAX_PORTS; i++)
         json_array_append_new(ports, port_json(&r->ports[i]));
     json_t *sxids = json_array();
     for (int i = 0; i < r->sxid_count && i < NH_MAX_SXIDS; i++) {
         const nh_sxid *x = &r->sxids[i];
-        json_array_append_new(sxids, json_pack("{s:i, s:s, s:o, s:i, s:s}", "sxid", x->sxid, "pci", x->pci,
-                                               "fatal", x->fatal < 0 ? json_null() : json_boolean(x->fatal),
-                                               "count", x->count, "line", x->first_line));
+        json_array_append_new(sxids, json_pack("{s:i, s:o, s:o, s:i, s:o}", "sxid", x->sxid, "pci",
+                                               ga_json_text(x->pci), "fatal",
+                                               x->fatal < 0 ? json_null() : json_boolean(x->fatal), "count",
+                                               x->count, "line", ga_json_text(x->first_line)));
     }
     json_t *gdr = json_pack("{s:o, s:o, s:o}", "nvidia_peermem", tri(r->peermem), "nv_mem", tri(r->nv_mem),
                             "nvidia_open", tri(r->nvidia_open));
     json_object_set_new(
         o, "node",
-        json_pack("{s:{s:b, s:s, s:s, s:o, s:i, s:o, s:i}, s:{s:b, s:s, s:i, s:s?, s:o}, s:o, s:o}",
-                  "kernel_log", "read", r->kernel_log_read, "source", r->kernel_log_source, "why",
-                  r->kernel_log_why, "xids", xids, "xids_dropped", r->xids_dropped, "sxids", sxids,
-                  "sxids_dropped", r->sxids_dropped, "infiniband", "read", r->ib_read, "why", r->ib_why,
-                  "hcas", r->hca_count, "nccl_ib_hca", r->ib_hca_env[0] ? r->ib_hca_env : NULL, "ports",
-                  ports, "nvidia_peermem", tri(r->peermem), "gpudirect_rdma", gdr));
+        json_pack("{s:{s:b, s:o, s:o, s:o, s:i, s:o, s:i}, s:{s:b, s:o, s:i, s:o, s:o}, s:o, s:o}",
+                  "kernel_log", "read", r->kernel_log_read, "source", ga_json_text(r->kernel_log_source),
+                  "why", ga_json_text(r->kernel_log_why), "xids", xids, "xids_dropped", r->xids_dropped,
+                  "sxids", sxids, "sxids_dropped", r->sxids_dropped, "infiniband", "read", r->ib_read, "why",
+                  ga_json_text(r->ib_why), "hcas", r->hca_count, "nccl_ib_hca",
+                  ga_json_text(r->ib_hca_env[0] ? r->ib_hca_env : NULL), "ports", ports, "nvidia_peermem",
+                  tri(r->peermem), "gpudirect_rdma", gdr));
     return o;
 }

@@ -1,4 +1,5 @@
 #include "ga_envvars.h"
+#include "ga_text.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -367,12 +368,78 @@ static size_t redact_step(red_buf *w, const char *p, char prev, bool plain)
     return 1;
 }
 
+/* Webhook URLs: the whole URL is the credential (whoever holds it posts to the channel), and its secret part
+ * may be any string, so no rule on its characters finds it. Host and path prefix, after the scheme. */
+static const char *const webhook_urls[] = {
+    "hooks.slack.com/",           "discord.com/api/webhooks/", "discordapp.com/api/webhooks/",
+    "outlook.office.com/webhook", ".webhook.office.com/",      "hooks.zapier.com/",
+    "api.telegram.org/bot",       "chat.googleapis.com/",      "events.pagerduty.com/integration/",
+    "hooks.mattermost.com/",      "maker.ifttt.com/trigger/",  "api.opsgenie.com/"};
+
+/* Keys written as <prefix><public id><separator><secret>: the id part is an account's or a key's name, so a
+ * secret cut short at a separator or a character outside the shape would leave the id (or more) behind.
+ * SendGrid SG.<id>.<secret>, Slack xox?-<team>-<user>-<secret>, xapp-<n>-<app>-..., Tailscale
+ * tskey-<kind>-<id>- <secret>, Pinecone pcsk_<id>_<secret>. */
+static const char *const id_key_prefixes[] = {"SG.",   "xoxb-", "xoxp-", "xoxa-",  "xoxe-",
+                                              "xoxr-", "xoxs-", "xapp-", "tskey-", "pcsk_"};
+
+/* Whether s, ignoring case, starts with the n characters at prefix. */
+static bool starts_nocase(const char *s, const char *prefix, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!s[i] || tolower((unsigned char)s[i]) != tolower((unsigned char)prefix[i]))
+            return false;
+    return true;
+}
+
+/* A webhook URL whose host (after "://", any user info aside) is one of webhook_urls, at p. */
+static bool webhook_at(const char *p)
+{
+    if (strncmp(p, "://", 3) != 0)
+        return false;
+    p += 3;
+    size_t host = strcspn(p, "/?# \t");
+    for (size_t i = 0; i < sizeof webhook_urls / sizeof *webhook_urls; i++) {
+        const char *u = webhook_urls[i];
+        size_t ul = strlen(u);
+        if (u[0] != '.' && starts_nocase(p, u, ul))
+            return true;
+        /* a subdomain form (".webhook.office.com/"): some host name ending in it */
+        for (size_t k = 1; u[0] == '.' && k < host; k++)
+            if (starts_nocase(p + k, u, ul))
+                return true;
+    }
+    return false;
+}
+
+/* Whether a value holds a credential that only hiding the whole value hides: a webhook URL, or a key with a
+ * public id part whose prefix starts a word and is followed by at least a few characters. */
+static bool whole_value_secret(const char *value)
+{
+    for (const char *p = value; *p; p++) {
+        if (webhook_at(p))
+            return true;
+        if (p != value && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        for (size_t i = 0; i < sizeof id_key_prefixes / sizeof *id_key_prefixes; i++) {
+            size_t pl = strlen(id_key_prefixes[i]);
+            if (strncmp(p, id_key_prefixes[i], pl) == 0 && run_of(p + pl, ALNUM | DASH | UNDER | DOT) >= 8)
+                return true;
+        }
+    }
+    return false;
+}
+
 static void redact(const char *name, const char *value, char *out, size_t len)
 {
     if (!len)
         return;
     red_buf w = {out, len, 0};
     out[0] = '\0';
+    if (value && whole_value_secret(value)) {
+        put_redacted(&w);
+        return;
+    }
     bool plain = ga_envvar_value_plain(name);
     char prev = '\0';
     for (const char *p = value ? value : ""; *p;) {
@@ -440,7 +507,12 @@ void ga_envvars_collect(char *const *envp, ga_envvar_fn fn, void *user)
         }
         char value[8192];
         ga_envvar_redact(name, eq + 1, value, sizeof value);
-        fn(name, value, user);
+        /* valid UTF-8 (bytes that are not as \xHH): json_string drops what is not (issue 45, item 5) */
+        char *clean_name = ga_utf8_text(name), *clean_value = ga_utf8_text(value);
+        if (clean_name && clean_value)
+            fn(clean_name, clean_value, user);
+        free(clean_name);
+        free(clean_value);
     }
     free(sorted);
 }

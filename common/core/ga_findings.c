@@ -1,4 +1,5 @@
 #include "ga_findings.h"
+#include "ga_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,13 +96,13 @@ json_t *ga_findings_to_json(const ga_findings *f)
         const ga_finding *it = &f->items[i];
         json_t *o = json_object();
         json_object_set_new(o, "severity", json_string(ga_severity_name(it->severity)));
-        json_object_set_new(o, "code", json_string(it->code));
-        json_object_set_new(o, "host", it->host[0] ? json_string(it->host) : json_null());
+        json_object_set_new(o, "code", ga_json_text(it->code));
+        json_object_set_new(o, "host", it->host[0] ? ga_json_text(it->host) : json_null());
         json_object_set_new(o, "node_index", int_or_null(it->node_index));
         json_object_set_new(o, "rank", int_or_null(it->world_rank));
         json_object_set_new(o, "gpu", int_or_null(it->gpu));
         json_object_set_new(o, "pci_bus_id", it->pci_bus_id[0] ? json_string(it->pci_bus_id) : json_null());
-        json_object_set_new(o, "message", json_string(it->message));
+        json_object_set_new(o, "message", ga_json_text(it->message)); /* network names, log lines */
         json_array_append_new(arr, o);
     }
     return arr;

@@ -1,4 +1,5 @@
 #include "ga_report.h"
+#include "ga_text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,17 +58,18 @@ json_t *ga_report_new(const ga_job *job, const char *program, const ga_common_op
 
     json_t *cmd = json_array();
     for (int i = 0; i < job->argc && job->argv; i++)
-        json_array_append_new(cmd, json_string(job->argv[i]));
+        json_array_append_new(cmd, ga_json_text(job->argv[i]));
     json_object_set_new(r, "command_line", cmd);
 
     json_object_set_new(r, "launcher",
-                        json_pack("{s:s, s:s}", "kind", ga_launcher_name(job->launcher.kind), "detail",
-                                  job->launcher.detail));
+                        json_pack("{s:s, s:o}", "kind", ga_launcher_name(job->launcher.kind), "detail",
+                                  ga_json_text(job->launcher.detail))); /* from the launcher's environment */
     json_object_set_new(r, "world_size", json_integer(job->world_size));
     json_object_set_new(r, "node_count", json_integer(job->node_count));
     json_object_set_new(r, "options",
-                        json_pack("{s:s, s:b, s:b, s:f}", "report_dir", common->report_dir, "quick",
-                                  common->quick, "verbose", common->verbose, "timeout_s", common->timeout_s));
+                        json_pack("{s:o, s:b, s:b, s:f}", "report_dir", ga_json_text(common->report_dir),
+                                  "quick", common->quick, "verbose", common->verbose, "timeout_s",
+                                  common->timeout_s));
     return r;
 }
 
@@ -81,15 +83,16 @@ json_t *ga_record_header_json(const ga_record_header *h)
          * merge takes it from node_health then (the GPU matched by pci_bus_id). */
         json_object_set_new(
             o, "device",
-            json_pack("{s:i, s:o, s:s, s:s, s:s}", "index", h->device_index, "node_index",
+            json_pack("{s:i, s:o, s:o, s:o, s:o}", "index", h->device_index, "node_index",
                       h->device_node_index >= 0 ? json_integer(h->device_node_index) : json_null(), "name",
-                      h->device_name, "uuid", h->device_uuid, "pci_bus_id", h->device_pci_bus_id));
+                      ga_json_text(h->device_name), "uuid", ga_json_text(h->device_uuid), "pci_bus_id",
+                      ga_json_text(h->device_pci_bus_id)));
     } else {
         json_object_set_new(o, "device", json_null());
     }
     json_object_set_new(o, "status", json_string(ga_exit_code_name(h->status)));
     if (h->message[0])
-        json_object_set_new(o, "message", json_string(h->message));
+        json_object_set_new(o, "message", ga_json_text(h->message));
     return o;
 }
 
@@ -108,12 +111,13 @@ void ga_report_add_nodes(json_t *report, const void *records, int n, size_t reco
         const ga_record_header *h = rec;
         json_t *node = nodes[h->node_index];
         if (!node) {
-            node = nodes[h->node_index] = json_pack("{s:s, s:i, s:i, s:[]}", "host", h->host, "node_index",
-                                                    h->node_index, "local_ranks", h->local_size, "ranks");
+            node = nodes[h->node_index] =
+                json_pack("{s:o, s:i, s:i, s:[]}", "host", ga_json_text(h->host), "node_index", h->node_index,
+                          "local_ranks", h->local_size, "ranks");
             if (node && h->slurm_node[0])
-                json_object_set_new(node, "slurm_node", json_string(h->slurm_node));
+                json_object_set_new(node, "slurm_node", ga_json_text(h->slurm_node));
             if (node && h->pod[0]) /* the pod's name beside the machine's: the launcher's log names pods */
-                json_object_set_new(node, "pod", json_string(h->pod));
+                json_object_set_new(node, "pod", ga_json_text(h->pod));
         }
         json_t *rank = ga_record_header_json(h);
         if (fn) {
@@ -139,7 +143,7 @@ void ga_report_set_verdict(json_t *report, const ga_findings *f, int exit_code)
     json_t *reasons = json_array();
     for (size_t i = 0; i < f->count; i++)
         if (f->items[i].severity == GA_SEV_FAIL)
-            json_array_append_new(reasons, json_string(f->items[i].message));
+            json_array_append_new(reasons, ga_json_text(f->items[i].message));
     json_object_set_new(report, "verdict",
                         json_pack("{s:s, s:i, s:s, s:o, s:i}", "result",
                                   exit_code == GA_EXIT_PASS ? "pass" : "fail", "exit_code", exit_code,
@@ -162,7 +166,7 @@ void ga_report_add_metric(json_t *report, const char *name, double value, const 
     }
     json_t *m = json_pack("{s:s, s:f, s:s, s:b}", "name", name, "value", value, "unit", unit,
                           "higher_is_better", higher_is_better);
-    json_object_set_new(m, "host", where.host ? json_string(where.host) : json_null());
+    json_object_set_new(m, "host", where.host ? ga_json_text(where.host) : json_null());
     json_object_set_new(m, "node_index", where_int(where.node_index));
     json_object_set_new(m, "rank", where_int(where.world_rank));
     json_object_set_new(m, "gpu", where_int(where.gpu));

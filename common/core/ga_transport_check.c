@@ -5,6 +5,7 @@
 
 #include "ga_ib_list.h"
 #include "ga_transport.h"
+#include "ga_text.h"
 
 /* What counts as RDMA between nodes: for NCCL, a plugin only with the evidence of its log
  * (GA_NET_PLUGIN_RDMA, issue 40, finding 10); for Open MPI on the host path, its RDMA-capable components as
@@ -89,7 +90,7 @@ static json_t *strings(const char *list)
         size_t n = strcspn(s, ",");
         snprintf(w, sizeof w, "%.*s", (int)(n < sizeof w ? n : sizeof w - 1), s);
         if (w[0])
-            json_array_append_new(a, json_string(w));
+            json_array_append_new(a, ga_json_text(w));
         s += n + (s[n] == ',');
     }
     return a;
@@ -141,11 +142,11 @@ static const char *gdr_word(int conns, int gdr)
 
 static json_t *scope_json(const ga_transport_scope *s)
 {
-    return json_pack("{s:i, s:i, s:i, s:o, s:o, s:i, s:i, s:o, s:s?}", "communicators", s->comms,
+    return json_pack("{s:i, s:i, s:i, s:o, s:o, s:i, s:i, s:o, s:o}", "communicators", s->comms,
                      "spanning_nodes", s->comms_multi_node, "unread", s->comms_silent, "networks",
                      net_kinds(s->net, s->net_name), "devices", strings(s->devices), "connections",
                      s->net_conns, "gdr_connections", s->gdr_conns, "inside_node", intra_paths(s->intra),
-                     "provider", s->provider[0] ? s->provider : NULL);
+                     "provider", ga_json_text(s->provider[0] ? s->provider : NULL));
 }
 
 static json_t *view_json(const node_view *v, bool nccl, bool multi)
@@ -159,24 +160,25 @@ static json_t *view_json(const node_view *v, bool nccl, bool multi)
     if (!nccl && (strstr(v->btl, "vader") || strstr(v->btl, "sm")))
         intra |= GA_INTRA_SHM;
     json_t *between =
-        json_pack("{s:o, s:o, s:s, s:i, s:i, s:s?, s:s?}", "networks",
+        json_pack("{s:o, s:o, s:s, s:i, s:i, s:o, s:o}", "networks",
                   net_kinds(net, nccl ? v->net_names : v->pml), "devices", strings(v->devices), "gdr",
                   net & (nccl ? RDMA_NCCL : RDMA_MPI) ? gdr_word(v->net_conns, v->gdr_conns) : "n/a",
                   "connections", v->net_conns, "gdr_connections", v->gdr_conns, "forced_by",
-                  v->forced_text[0] ? v->forced_text : NULL, "provider", v->provider[0] ? v->provider : NULL);
+                  ga_json_text(v->forced_text[0] ? v->forced_text : NULL), "provider",
+                  ga_json_text(v->provider[0] ? v->provider : NULL));
     const char *link = v->intra & GA_INTRA_NVLINK ? "NVLink" : v->intra & GA_INTRA_PCIE ? "PCIe" : NULL;
-    json_t *o =
-        json_pack("{s:s, s:i, s:i, s:o, s:{s:o, s:s?}, s:o, s:{s:s, s:s, s:o}, s:i}", "host", v->host, "node",
-                  v->node, "ranks", v->ranks, "between_nodes", between, "inside_node", "paths",
-                  intra_paths(intra), "link", link, "communicators", scopes, "mpi", "pml", v->pml, "btl",
-                  v->btl, "networks", net_kinds(v->mpi_net, v->pml), "nccl_warnings", v->warn_lines);
+    json_t *o = json_pack("{s:o, s:i, s:i, s:o, s:{s:o, s:s?}, s:o, s:{s:o, s:o, s:o}, s:i}", "host",
+                          ga_json_text(v->host), "node", v->node, "ranks", v->ranks, "between_nodes", between,
+                          "inside_node", "paths", intra_paths(intra), "link", link, "communicators", scopes,
+                          "mpi", "pml", ga_json_text(v->pml), "btl", ga_json_text(v->btl), "networks",
+                          net_kinds(v->mpi_net, v->pml), "nccl_warnings", v->warn_lines);
     if (v->hcas[0])
-        json_object_set_new(json_object_get(o, "between_nodes"), "compute_hcas", json_string(v->hcas));
+        json_object_set_new(json_object_get(o, "between_nodes"), "compute_hcas", ga_json_text(v->hcas));
     json_object_set_new(o, "log",
-                        json_string(!nccl           ? "not used (host path)"
-                                    : v->unreadable ? v->why
-                                    : v->comms == 0 ? "no NCCL communicator"
-                                                    : "read"));
+                        ga_json_text(!nccl           ? "not used (host path)"
+                                     : v->unreadable ? v->why
+                                     : v->comms == 0 ? "no NCCL communicator"
+                                                     : "read"));
     return o;
 }
 
@@ -347,9 +349,9 @@ json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_tra
                  crossing - rdma_nodes);
     json_t *hcas = NULL;
     if (hcas_given)
-        hcas = json_pack("{s:s, s:i, s:i, s:i, s:s?}", "list", pol->ib_hcas, "nodes_kept", hcas_kept,
-                         "nodes_outside", hcas_outside, "nodes_not_compared", hcas_unknown,
-                         "not_compared_why", hcas_unknown ? hcas_why : NULL);
+        hcas = json_pack("{s:o, s:i, s:i, s:i, s:o}", "list", ga_json_text(pol->ib_hcas), "nodes_kept",
+                         hcas_kept, "nodes_outside", hcas_outside, "nodes_not_compared", hcas_unknown,
+                         "not_compared_why", ga_json_text(hcas_unknown ? hcas_why : NULL));
     return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:s?, s:o, s:o*}", "source",
                      pol->nccl ? "NCCL debug output (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH), one "
                                  "file per rank"

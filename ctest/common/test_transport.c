@@ -7,6 +7,7 @@
 #include "ga_ib_list.h"
 #include "ga_nccl_log.h"
 #include "ga_test.h"
+#include "ga_text.h"
 #include "ga_transport.h"
 
 static void feed(ga_nccl_log_process *p, ga_nccl_log_comm *c, const char *const *lines)
@@ -522,6 +523,58 @@ static void test_expect_net(void)
     CHECK(ga_parse_expect_net("IB", &e, err, sizeof err) == -1 && strstr(err, "any, ib, ib-gdr"));
 }
 
+/* Issue 45, item 5: bytes that are not UTF-8 in what NCCL's environment and log gave
+ * (NCCL_IB_DISABLE=$'1\xff', a network and a device named with such a byte) keep the transport record's nodes
+ * and the finding's code and message, written as \xHH; before, jansson refused the strings and the parts
+ * holding them were dropped. */
+static void test_not_utf8(void)
+{
+    ga_transport_record all[4];
+    ga_transport_policy pol = {.expect = GA_EXPECT_NET_IB, .nccl = true, .node_count = 2};
+    ga_findings f;
+    cluster(all, (uint32_t[]){GA_NET_IB, GA_NET_SOCKET}, (int[]){4, 0});
+    env_value = "1\xff";
+    ga_transport_forced_from_env(&all[0].tr, fake_env);
+    snprintf(all[2].tr.scope[GA_TR_WORLD].net_name, sizeof all[2].tr.scope[GA_TR_WORLD].net_name,
+             "Sock\xff"
+             "et");
+    snprintf(all[2].tr.scope[GA_TR_WORLD].devices, sizeof all[2].tr.scope[GA_TR_WORLD].devices, "eth\xc3");
+    ga_findings_init(&f);
+    json_t *t = ga_transport_analyse(all, 4, &pol, &f);
+    json_t *nodes = json_object_get(t, "nodes");
+    CHECKF(json_array_size(nodes) == 2, "transport.nodes has %zu nodes, not 2", json_array_size(nodes));
+    CHECK_STR(str_at(json_array_get(nodes, 0), "between_nodes", "forced_by"),
+              "NCCL_IB_DISABLE=1\\xFF NCCL_NET=socket");
+    json_t *fj = ga_findings_to_json(&f);
+    bool fallback_said = false;
+    for (size_t i = 0; i < json_array_size(fj); i++) {
+        const char *msg = json_string_value(json_object_get(json_array_get(fj, i), "message"));
+        const char *code = json_string_value(json_object_get(json_array_get(fj, i), "code"));
+        CHECKF(msg && code, "finding %zu lost its code or message", i);
+        fallback_said |= code && msg && strcmp(code, "COMM_TRANSPORT_FALLBACK") == 0 && *msg;
+    }
+    CHECK(fallback_said);
+    json_decref(fj);
+    json_decref(t);
+    ga_findings_free(&f);
+    env_value = NULL;
+    /* the helper itself: valid sequences kept, overlong forms, surrogates and stray bytes as \xHH */
+    const char *in[] = {"caf\xc3\xa9",
+                        "a\xff"
+                        "b",
+                        "\xc0\xaf",
+                        "\xed\xa0\x80",
+                        "\xf4\x90\x80\x80",
+                        "\xe2\x82"};
+    const char *want[] = {"caf\xc3\xa9",          "a\\xFFb",   "\\xC0\\xAF", "\\xED\\xA0\\x80",
+                          "\\xF4\\x90\\x80\\x80", "\\xE2\\x82"};
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        char *out = ga_utf8_text(in[i]);
+        CHECKF(out && strcmp(out, want[i]) == 0, "case %zu: %s", i, out ? out : "NULL");
+        free(out);
+    }
+}
+
 int main(void)
 {
     test_roce_plugin();
@@ -533,5 +586,6 @@ int main(void)
     test_check();
     test_expect_net();
     test_compute_hcas();
+    test_not_utf8();
     return ga_test_finish();
 }

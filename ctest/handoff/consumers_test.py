@@ -4,7 +4,7 @@ python3-junitparser), the JSON patch list applied by jsonpatch (python3-jsonpatc
 kubectl script run against a recording kubectl that must be told the same as the patch list.
 Besides the suite's fixtures, three cases are made from them: a finding of the whole job (no node), a
 message with the control bytes of a coloured `dmesg` (ESC, \\x01), and a baseline the nodes regress against.
-Usage: consumers_test.py GPUACCEPT FIXTURE_CASES WORK_DIR"""
+Usage: consumers_test.py GPUACCEPT FIXTURE_CASES WORK_DIR [HANDOFF_PRINT]"""
 import calendar
 import json
 import os
@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gatest import check, failures  # noqa: E402
 
 gpuaccept, cases, work = sys.argv[1:4]
+handoff_print = sys.argv[4] if len(sys.argv) > 4 else None  # ctest/handoff/handoff_print.c
 
 
 def k8s_label(n):
@@ -325,6 +326,40 @@ check(regressed and all(kinds.get(("baseline", h)) == "failure" for h in regress
       f"baseline: regressed nodes {sorted(regressed)[:4]} are failures in the baseline suite")
 check(xml.failures >= len(regressed), f"baseline: root failures {xml.failures}")
 check_prom("baseline", out, s)
+
+# Issue 45, item 2: the Prometheus writers hold to the text format whatever a summary holds, with no merge
+# before them (handoff_print writes the files from summary.json as it stands): a code of 100,000 characters
+# (a line of 2,047 left a label value open), hosts and messages with quotes, backslashes, newlines, control
+# characters and braces. promtool reads every file, and the long code is there whole.
+if handoff_print:
+    out, s = merge("hostile_prom", os.path.join(cases, "cluster_bad", "reports"), ["--baseline", "none"])
+    long_code = "C" * 100000
+    hostile_host = 'gpu"node\\01\n} evil{x="1"\x07\u2028é'
+    node0 = s["nodes"][0]["host"]
+    s["nodes"][0]["host"] = hostile_host
+    for f in s["findings"]:
+        if f.get("host") == node0:
+            f["host"] = hostile_host
+    for m in s["metrics"]:
+        if m.get("host") == node0:
+            m["host"] = hostile_host
+    s["findings"] += [{"program": "gemm_flops", "severity": "fail", "code": long_code, "host": hostile_host,
+                       "message": "m\"\\\n\x1b[31m" * 1000},
+                      {"program": "gemm_flops", "severity": "warn", "code": 'X"\\\n}', "host": None, "message": "x"}]
+    s["metrics"].append({"program": 'gemm"\\\nflops', "name": "n" * 5000, "unit": 'u"\\\n', "value": 1.5,
+                         "higher_is_better": True, "host": hostile_host})
+    s["run_id"] = 'run"\\\n{}'
+    hostile = os.path.join(work, "hostile_summary.json")
+    json.dump(s, open(hostile, "w"))
+    for what in ("prom", "prom-node:" + hostile_host, "prom-node:" + s["nodes"][1]["host"]):
+        r = subprocess.run([handoff_print, what, hostile], capture_output=True)
+        check(r.returncode == 0, f"hostile_prom: {what[:20]}: written ({r.returncode} {r.stderr[:200]})")
+        text = r.stdout.decode("utf-8")  # valid UTF-8, or this raises
+        p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        check(p.returncode == 0, f"hostile_prom: promtool on {what[:20]}: {p.stdout[:300]}{p.stderr[:300]}")
+        if what == "prom":
+            check(f'code="{long_code}"' in text, "hostile_prom: the 100,000-character code is written whole")
+            check(max(len(l) for l in text.splitlines()) > 100000, "hostile_prom: no line cut at a fixed length")
 
 print("FAIL" if failures else "PASS")
 sys.exit(1 if failures else 0)

@@ -5,15 +5,44 @@
 # ranks got from SLURMD_NODENAME, with its failing codes (no warning) as the reason; without --drain nothing
 # is drained; a passing re-check outside Slurm resumes the node gpuaccept drained, and leaves alone a node an
 # administrator drained.
-# Usage: drain_slurm_test.sh BIN_DIR SOURCE_DIR PYTHON HOSTLIST_PRINT
+# 5. (issue 45, item 1) drain.sh holds names to the node-name rule on its own, whatever summary it is written
+#    from: a node named ALL (scontrol's every node), all, a host list or an option is refused, nothing drained.
+# Usage: drain_slurm_test.sh BIN_DIR SOURCE_DIR PYTHON HOSTLIST_PRINT HANDOFF_PRINT
 set -u
-bin=$1 src=$2 py=$3 hlp=$4
+bin=$1 src=$2 py=$3 hlp=$4 hop=$5
 . "$src/ctest/deploy/local_slurm.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 export GA_SLURM_NODENAME=ga-slurm-node1
 ga_slurm_start || fail "local Slurm did not start"
 trap ga_slurm_stop EXIT
 work=$(mktemp -d "${TMPDIR:-/tmp}/ga-drain.XXXXXX")
+
+# 5 first (it needs no job): a summary no merge would pass, written into drain.sh and gpuaccept-k8s.sh as is.
+state0() { sinfo -h -N -n "$GA_SLURM_NODENAME" -o '%T|%E' | head -n1; }
+for bad in ALL all "ga-slurm-node[1-9]" "ga-slurm-node1,x" "ga-slurm-node*" "-ga-slurm-node1" "ga slurm"; do
+    for key in slurm_node host; do
+        "$py" - "$work/bad.json" "$key" "$bad" <<'PY' || fail "writing the hostile summary"
+import json, sys
+node = {"host": "ga-host", "verdict": "fail", "fault_codes": ["GEMM_LOW"]}
+node[sys.argv[2]] = sys.argv[3]
+json.dump({"nodes": [node], "findings": [{"severity": "fail", "code": "GEMM_LOW", "host": node["host"]}]},
+          open(sys.argv[1], "w"))
+PY
+        "$hop" drain "$work/bad.json" >"$work/bad-drain.sh" || fail "handoff_print drain"
+        grep -q scontrol "$work/bad-drain.sh" && { cat "$work/bad-drain.sh"; fail "$key '$bad': drain.sh names it to scontrol"; }
+        sh "$work/bad-drain.sh" 2>"$work/bad-drain.err"
+        rc=$?
+        [ $rc -eq 2 ] && [ "$(wc -l <"$work/bad-drain.err")" -eq 1 ] && grep -q "refused, drains nothing" "$work/bad-drain.err" ||
+            fail "$key '$bad': drain.sh exit $rc, not 2 with one line: $(cat "$work/bad-drain.err")"
+        case "$(state0)" in idle* | mixed* | allocated*) ;; *) fail "$key '$bad': the node was touched: $(state0)" ;; esac
+        "$hop" k8s "$work/bad.json" >"$work/bad-k8s.sh" || fail "handoff_print k8s"
+        KUBECTL="$work/no-kubectl" sh "$work/bad-k8s.sh" 2>/dev/null
+        rc=$?
+        [ $rc -eq 2 ] && ! grep -q KUBECTL\" "$work/bad-k8s.sh" || fail "$key '$bad': gpuaccept-k8s.sh exit $rc: $(cat "$work/bad-k8s.sh")"
+        [ "$("$hop" k8s-json "$work/bad.json")" = "[]" ] || fail "$key '$bad': gpuaccept-k8s.json is not empty"
+    done
+done
+echo "hostile names refused by drain.sh and gpuaccept-k8s.sh, nothing drained: $(state0)"
 
 # 1. Hostlists: each case as gpuaccept writes it equals scontrol's compression of the sorted hosts, and
 #    scontrol expands it back to exactly those hosts.

@@ -407,6 +407,25 @@ def t_node_names():
     check(args[:4] == ["show", "hostnames", "--", "node[1-2]"], "scontrol show hostnames -- LIST (%s)" % args)
     check(p.returncode != 0 and "--evil" in p.stderr and "not a node name" in p.stderr,
           "a name scontrol gives that is no node name stops the run (exit %d %s)" % (p.returncode, p.stderr[-200:]))
+    # node-check --drain / --label (deploy/slurm's HealthCheckProgram): a node named ALL, all, a host list or
+    # an option is refused before scontrol or kubectl hears of it (issue 45, item 1)
+    for bad, how in (("ALL", "--node"), ("all", "SLURMD_NODENAME"), ("n[1-9]", "--node"), ("-x", "NODE_NAME")):
+        if os.path.exists(log):
+            os.unlink(log)
+        args = ["node-check", "--drain"] if how != "NODE_NAME" else ["node-check", "--label"]
+        env = {"PATH": fakebin + ":" + os.environ["PATH"], "SLURMD_NODENAME": "node1"}
+        if how == "--node":
+            args += ["--node", bad]
+        else:
+            env[how] = bad
+        with open(os.path.join(fakebin, "kubectl"), "w") as f:
+            f.write('#!/bin/sh\necho "$@" >> %s\n' % log)
+        os.chmod(os.path.join(fakebin, "kubectl"), 0o755)
+        p = ga(args, extra_env=env, timeout=60)
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and len(lines) == 1 and "not a node name" in p.stderr and not os.path.exists(log),
+              "node-check %s with the node named %r by %s: exit 2, one line, no scontrol or kubectl (%d %s)"
+              % (args[1], bad, how, p.returncode, p.stderr.strip()[:200]))
 
 
 # ---- 5. secrets ------------------------------------------------------------------------------------------
@@ -491,6 +510,34 @@ def t_schema_versions():
             "--baseline", os.path.join(WORK, "bdup.json")])
     check(p.returncode == 2 and "same figure" in p.stderr, "a baseline giving one figure twice: exit 2 (%d %s)" %
           (p.returncode, p.stderr.strip()[:160]))
+    # issue 45, item 4: a field of the wrong type is refused wherever it is, never skipped
+    for what, edit_fn in (("profile 7", lambda j: j.update(profile=7)), ("profile []", lambda j: j.update(profile=[])),
+                          ("model {}", lambda j: j.update(model={})), ("sources 3", lambda j: j.update(sources=3)),
+                          ("a source without an id", lambda j: j.update(sources=[{"title": "t"}])),
+                          ("a metric's unit 5", lambda j: j["metrics"][0].update(unit=5)),
+                          ("a metric's world_size \"8\"", lambda j: j["metrics"][0].update(world_size="8"))):
+        bb = copy.deepcopy(b)
+        edit_fn(bb)
+        dump(os.path.join(WORK, "btype.json"), bb)
+        p = ga(["merge", "--report-dir", os.path.join(FX, "cluster_good", "reports"), "--out-dir", fresh("bt-out"),
+                "--baseline", os.path.join(WORK, "btype.json")])
+        check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "baseline" in p.stderr,
+              "a baseline with %s: exit 2, one line (%d %s)" % (what, p.returncode, p.stderr.strip()[:160]))
+    # 100,000 figures are checked in linear time: each against the figures before it took an hour
+    bb = copy.deepcopy(b)
+    bb["metrics"] = [dict(b["metrics"][0], name="figure_%d" % k) for k in range(100000)]
+    dump(os.path.join(WORK, "bbig.json"), bb)
+    for what, metrics in (("100,000 figures", bb["metrics"]), ("100,000 figures, the last a repeat",
+                                                               bb["metrics"] + [bb["metrics"][0]])):
+        dump(os.path.join(WORK, "bbig.json"), dict(bb, metrics=metrics))
+        started = time.monotonic()
+        p = ga(["merge", "--report-dir", os.path.join(FX, "cluster_good", "reports"), "--out-dir", fresh("bbig-out"),
+                "--baseline", os.path.join(WORK, "bbig.json")], timeout=60)
+        took = time.monotonic() - started
+        print("benchmark: merge with a baseline of %s: %.2f s" % (what, took))
+        want = 2 if "repeat" in what else 0
+        check(p.returncode == want and took < 10, "a baseline of %s: exit %d in %.1f s (%d, under 10 s) %s"
+              % (what, want, took, p.returncode, p.stderr.strip()[:160]))
     prof = json.loads(ga(["run", "--profile", "quick", "--dump-profile"]).stdout)
     for what, v in (("1.5", 1.5), ('"1"', "1"), ("2", 2)):
         pp = dict(prof, schema_version=v)

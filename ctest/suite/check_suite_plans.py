@@ -2,6 +2,7 @@
 import json
 import os
 import re
+import time
 
 from suite_helpers import PROGRAMS, run, load, fresh, hostfile, after_prog, WORK, check
 
@@ -220,3 +221,13 @@ def t_estimate():
              "--report-dir", os.path.join(d, "r")], timeout=60)
     check("allreduce_bw" in estimates(p) and "host paths (no SKU baseline)" in p.stdout,
           "without a SKU the estimate is of the host paths, and says so")
+    # 100,000 ranks on this machine (issue 45, item 6): the pairs counted past an int's range, not wrapped round
+    # (UBSan's signed overflow in the ASan build), and the plan of 99,999 rounds made in seconds
+    started = time.monotonic()
+    p = run(["run", "--dry-run", "--np", "100000", "--only", "allreduce_bw", "--report-dir", os.path.join(d, "r")],
+            timeout=60)
+    took = time.monotonic() - started
+    print("benchmark: dry run of 100000 ranks in %.2f s" % took)
+    check(p.returncode == 0 and "of 4999950000 pairs tested (" in p.stdout and "runtime error" not in p.stderr,
+          "--np 100000: 4999950000 pairs in all (%d, %s)" % (p.returncode, p.stderr.strip()[-300:]))
+    check(took < 30, "--np 100000 planned in %.1f s, under 30 s" % took)

@@ -273,6 +273,23 @@ def t_untrusted():
         d = copy_case("cluster_good", "identity")
         edit(os.path.join(d, "gemm_flops.json"), fn)
         refused(d, "gemm_flops.json " + what)
+    # 5. names that reach a scheduler or an orchestrator (issue 45, item 1): scontrol's NodeName=ALL drains every
+    #    node, host lists and globs name many, a leading '-' is an option; one report so named is refused
+    for name in ("ALL", "all", "All", "n[1-999]", "gpu1,gpu2", "node*", "node?", "-x", "a b", "a\tb", "x" * 254):
+        for key in ("slurm_node", "host", "pod"):
+            d = copy_case("cluster_good", "names")
+            edit(os.path.join(d, "gemm_flops.json"), lambda j: j["nodes"][0].update({key: name}))
+            refused(d, "gemm_flops.json node 0's %s %r" % (key, name[:20]))
+    # 6. every string of a report is bounded (issue 45, item 2): a code, a message or a host of 100,000 characters
+    for what, fn in {"code": lambda j: j["findings"].append({"severity": "warn", "code": "X" * 100000,
+                                                             "message": "m", "host": None}),
+                     "message": lambda j: j["findings"].append({"severity": "warn", "code": "GEMM_X",
+                                                                "message": "m" * 100000, "host": None}),
+                     "metric name": lambda j: j["metrics"][0].update(name="n" * 100000),
+                     "unit": lambda j: j["metrics"][0].update(unit="u" * 100000)}.items():
+        d = copy_case("cluster_good", "lengths")
+        edit(os.path.join(d, "gemm_flops.json"), fn)
+        refused(d, "gemm_flops.json a %s of 100,000 characters" % what)
     # compare refuses what it cannot compare and fails what NEW lost
     good_gemm = os.path.join(FX, "cluster_good", "reports", "gemm_flops.json")
     mem = os.path.join(FX, "cluster_good", "reports", "mem_bw.json")

@@ -40,8 +40,10 @@ static est_ar_plan plan(const est_figures *f, const char *args, int nodes, int r
     est_ar_plan p;
     memset(&p, 0, sizeof p);
     p.total_s = -1;
-    if (est_allreduce_bw(f, argc, argv, nodes, rpn, timeout, slow, rounds, &p, err, sizeof err) != 0)
+    if (est_allreduce_bw(f, argc, argv, nodes, rpn, timeout, slow, rounds, &p, err, sizeof err) != 0) {
         fprintf(stderr, "est_allreduce_bw refused '%s': %s\n", args, err);
+        p.total_s = -1;
+    }
     return p;
 }
 
@@ -252,8 +254,26 @@ static void test_512_nodes(void)
     json_decref(args);
 }
 
+/* 100,000 ranks on one node (issue 45, item 6): members * (members - 1) / 2 pairs, 4,999,950,000, is past an
+ * int, and so is what --rounds all tests (99,999 rounds of 50,000 pairs); more ranks than a report holds are
+ * refused. The plan is linear in its rounds: the whole --rounds all plan in well under a second. */
+static void test_huge_world(void)
+{
+    est_figures f = hand_figures();
+    est_ar_plan p =
+        plan(&f, "--pattern pairs --rounds all -b 1M -e 1M -n 1 -w 1 -c 0", 1, 100000, 0, true, 0);
+    CHECKF(p.pairs_total == 4999950000LL && p.rounds_asked == 99999 && p.rounds_run == 99999, "%lld %d %d",
+           p.pairs_total, p.rounds_asked, p.rounds_run);
+    CHECKF(p.pairs_tested == 99999LL * 50000, "%lld", p.pairs_tested);
+    p = plan(&f, "--pattern pairs --rounds all -b 1M -e 1M -n 1 -w 1 -c 0", 100001, 1, 0, true, 0);
+    CHECKF(p.pairs_total == 5000050000LL && p.rounds_run == 100001, "%lld %d", p.pairs_total, p.rounds_run);
+    p = plan(&f, "--pattern pairs -b 1M -e 1M", 65536, 65536, 0, false, 0);
+    CHECKF(p.total_s < 0, "4 billion ranks planned: %.0f s", p.total_s);
+}
+
 int main(void)
 {
+    test_huge_world();
     test_world_by_hand();
     test_budget_by_hand();
     test_isolation_by_hand();

@@ -28,6 +28,7 @@
 #include "ga_job.h"
 #include "handoff.h"
 #include "launch_plan.h"
+#include "node_name.h"
 #include "suite.h"
 #include "suite_util.h"
 
@@ -429,6 +430,12 @@ static int health_check(const nc_opts *o)
     if (o->label && !o->node && !getenv("NODE_NAME") && !getenv("GA_NODE_NAME"))
         return suite_usage_error("node-check", "--label needs the node's name: NODE_NAME (the downward API's "
                                                "spec.nodeName) or --node");
+    /* The name reaches scontrol and kubectl: ALL would drain every node, a host list several, "-x" is an
+     * option (issue 45, item 1). Refused before anything runs. */
+    if ((o->drain || o->label) && !suite_node_name_ok(node))
+        return suite_usage_error("node-check", "the node's name (--node, SLURMD_NODENAME, NODE_NAME or the "
+                                               "host name) is not a node name: ALL, a host list or an option "
+                                               "would name other nodes");
     char dir[] = "/tmp/gpuaccept-node-check.XXXXXX";
     if (!mkdtemp(dir)) {
         fprintf(stderr, "gpuaccept node-check: ERROR %s: cannot make a directory in /tmp: %s\n", node,

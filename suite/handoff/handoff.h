@@ -9,6 +9,7 @@
 
 #include "hostlist.h"
 #include "outputs.h"
+#include <stdbool.h>
 #include <stddef.h>
 
 /* What drain.sh writes first in a Slurm Reason, and what it looks for before it resumes a node. */
@@ -19,6 +20,13 @@
 
 /* The texts of the files (new strings, NULL when out of memory) and the patch list (new reference). */
 char *suite_handoff_drain(const json_t *summary);
+
+/* Whether every node of the summary is named by node names (node_name.h) where the hand-offs name it to
+ * scontrol or kubectl: host, slurm_node and pod. The merge refuses a report that breaks the rule; drain.sh
+ * and the Kubernetes files hold to it again on their own (issue 45, item 1): a summary that breaks it gets a
+ * drain.sh and a gpuaccept-k8s.sh that refuse with one line and exit 2, and an empty patch list. When not,
+ * why says which node (never the name itself, which may hold anything). */
+bool suite_handoff_names_ok(const json_t *summary, char *why, size_t len);
 char *suite_handoff_k8s_script(const json_t *summary);
 json_t *suite_handoff_k8s_patches(const json_t *summary);
 char *suite_handoff_prom(const json_t *summary); /* handoff_prom.c */

@@ -162,6 +162,34 @@ static void resume_lines(sbuf *b, const json_t *nodes)
     sbuf_free(&passed);
 }
 
+bool suite_handoff_names_ok(const json_t *s, char *why, size_t len)
+{
+    static const char *const keys[] = {"host", "slurm_node", "pod"};
+    size_t i;
+    json_t *node;
+    json_array_foreach(sj_arr(s, "nodes"), i, node)
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+            json_t *v = json_object_get(node, keys[k]);
+            bool absent = k > 0 && (!v || json_is_null(v) || (json_is_string(v) && !*json_string_value(v)));
+            if (!absent && !(json_is_string(v) && suite_node_name_ok(json_string_value(v)))) {
+                snprintf(why, len, "node %zu's %s is not a node name (ALL, a host list, an option, blanks?)",
+                         i, keys[k]);
+                return false;
+            }
+        }
+    return true;
+}
+
+/* The whole script when a name breaks the rule: it names no node to scontrol at all. */
+static void refusal(sbuf *b, const char *why)
+{
+    sbuf_puts(b, "echo ");
+    char line[256];
+    snprintf(line, sizeof line, "gpuaccept drain.sh: refused, drains nothing: %s", why);
+    sbuf_shq(b, line);
+    sbuf_puts(b, " >&2\nexit 2\n");
+}
+
 char *suite_handoff_drain(const json_t *s)
 {
     sbuf b;
@@ -170,6 +198,11 @@ char *suite_handoff_drain(const json_t *s)
               "#!/bin/sh\n# gpuaccept: drains the nodes that failed acceptance, one line per distinct set of "
               "failing fault codes,\n# and resumes the nodes that passed where gpuaccept had drained them.\n"
               "# Written by gpuaccept from summary.json; `gpuaccept run --drain` runs it.\nset -e\n");
+    char why[200];
+    if (!suite_handoff_names_ok(s, why, sizeof why)) {
+        refusal(&b, why);
+        return sbuf_finish(&b);
+    }
     const json_t *nodes = sj_arr(s, "nodes");
     json_t *by_host = suite_findings_by_host(sj_arr(s, "findings"));
     if (!drain_lines(&b, nodes, by_host))

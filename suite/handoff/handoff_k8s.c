@@ -21,6 +21,14 @@ char *suite_handoff_k8s_script(const json_t *s)
               "fails loses the taint. Written by gpuaccept from summary.json; `gpuaccept run --apply-k8s` "
               "runs it.\n"
               "set -e\nKUBECTL=${KUBECTL:-kubectl}\n");
+    char why[200], line[256];
+    if (!suite_handoff_names_ok(s, why, sizeof why)) { /* no kubectl line at all */
+        snprintf(line, sizeof line, "gpuaccept-k8s.sh: refused, labels and taints nothing: %s", why);
+        sbuf_puts(&b, "echo ");
+        sbuf_shq(&b, line);
+        sbuf_puts(&b, " >&2\nexit 2\n");
+        return sbuf_finish(&b);
+    }
     size_t i;
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
@@ -54,6 +62,9 @@ char *suite_handoff_k8s_script(const json_t *s)
 json_t *suite_handoff_k8s_patches(const json_t *s)
 {
     json_t *list = json_array();
+    char why[200];
+    if (!suite_handoff_names_ok(s, why, sizeof why)) /* nothing to apply: see gpuaccept-k8s.sh */
+        return list;
     size_t i;
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {

@@ -18,6 +18,7 @@
 
 #include "ga_pci.h"
 #include "ga_str.h"
+#include "ga_text.h"
 #include "suite_util.h"
 
 /* ---- names and units ---- */
@@ -103,28 +104,44 @@ static double metric_name(const char *program, const char *metric, const char *u
     return scale;
 }
 
-/* A label value: backslash, double quote and newline escaped, as the text format requires. */
-static void sbuf_promq(sbuf *b, const char *s)
+/* Text for the exposition format, label values and HELP alike (help: a HELP line, where '"' stands as
+ * is): valid UTF-8 (a byte that is not, and any other control character, as the text "\xHH", its backslash
+ * escaped), with backslash, newline and, in a label value, the double quote escaped as the format requires.
+ * Any length: a line is as long as its labels (issue 45, item 2). */
+static void prom_escaped(sbuf *b, const char *s, bool help)
 {
     while (s && *s) {
-        size_t run = strcspn(s, "\\\"\n"); /* written as is, in one piece: a series has many labels */
-        if (run)
+        size_t run =
+            0; /* printable ASCII with nothing to escape: in one piece, as a series has many labels */
+        while (s[run] >= 0x20 && s[run] < 0x7f && s[run] != '\\' && s[run] != '"')
+            run++;
+        if (run) {
             sbuf_printf(b, "%.*s", (int)run, s);
-        s += run;
-        if (*s)
-            sbuf_puts(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\");
-        s += *s != '\0';
+            s += run;
+            continue;
+        }
+        size_t k = ga_utf8_seq(s);
+        unsigned char c = (unsigned char)*s;
+        if (c == '\\' || c == '\n' || (c == '"' && !help))
+            sbuf_puts(b, c == '\n' ? "\\n" : c == '"' ? "\\\"" : "\\\\");
+        else if (k == 0 || c < 0x20 || c == 0x7f)
+            sbuf_printf(b, "\\\\x%02X", (unsigned)c);
+        else
+            sbuf_printf(b, "%.*s", (int)k, s);
+        s += k ? k : 1;
     }
 }
 
-/* HELP text: backslash and newline escaped, as the text format requires. */
+/* A label value, as the text format requires it. */
+static void sbuf_promq(sbuf *b, const char *s)
+{
+    prom_escaped(b, s, false);
+}
+
+/* HELP text, as the text format requires it. */
 static void help_text(sbuf *b, const char *s)
 {
-    for (; *s; s++)
-        if (*s == '\\' || *s == '\n')
-            sbuf_puts(b, *s == '\n' ? "\\n" : "\\\\");
-        else
-            sbuf_printf(b, "%c", *s);
+    prom_escaped(b, s, true);
 }
 
 /* ---- families ---- */
@@ -134,23 +151,32 @@ static void help_text(sbuf *b, const char *s)
 typedef struct {
     json_t *order;  /* family names, first seen first */
     json_t *family; /* name -> {help, lines: [...], seen: {labels: true}} */
+    bool failed;    /* a series could not be kept (out of memory): no file rather than one short of it */
 } prom_set;
 
 static void add_series(prom_set *p, const char *name, const char *help, const char *labels, double value)
 {
     json_t *f = json_object_get(p->family, name);
     if (!f) {
-        f = json_pack("{s:s, s:[], s:{}}", "help", help, "lines", "seen");
-        json_object_set_new(p->family, name, f);
-        json_array_append_new(p->order, json_string(name));
+        sbuf h; /* escaped here, once: the text is valid UTF-8, which jansson requires */
+        sbuf_init(&h);
+        help_text(&h, help);
+        f = json_pack("{s:s, s:[], s:{}}", "help", sbuf_str(&h), "lines", "seen");
+        p->failed |= h.failed || !f || json_object_set_new(p->family, name, f) != 0 ||
+                     json_array_append_new(p->order, json_string(name)) != 0;
+        sbuf_free(&h);
+        if (!f)
+            return;
     }
     if (json_object_get(json_object_get(f, "seen"), labels))
         return;
     json_object_set_new(json_object_get(f, "seen"), labels, json_true());
-    char line[2048];
-    snprintf(line, sizeof line, "%s%s%s%s %.17g", name, *labels ? "{" : "", labels, *labels ? "}" : "",
-             value);
-    json_array_append_new(json_object_get(f, "lines"), json_string(line));
+    sbuf line; /* no fixed buffer: a cut line leaves a label value open (issue 45, item 2) */
+    sbuf_init(&line);
+    sbuf_printf(&line, "%s%s%s%s %.17g", name, *labels ? "{" : "", labels, *labels ? "}" : "", value);
+    if (line.failed || json_array_append_new(json_object_get(f, "lines"), json_string(sbuf_str(&line))) != 0)
+        p->failed = true;
+    sbuf_free(&line);
 }
 
 /* labels: "node=\"h\"" and the like, built in b; the text is copied by add_series. */
@@ -210,14 +236,14 @@ static void run_series(prom_set *p, const json_t *s, const char *host)
 
 /* A GPU row's labels: its index where known, its PCI bus id where the reports have it (the one name that
  * tells the GPUs of a node apart when each rank is bound to one GPU, issue 40, finding 4). */
-static void gpu_labels(const json_t *g, const char *node, char *buf, size_t len)
+static void gpu_labels(const json_t *g, const char *node, sbuf *b)
 {
-    int n = snprintf(buf, len, "%s", node);
-    if (n >= 0 && (size_t)n < len && sj_int(g, "gpu", -1) >= 0)
-        n += snprintf(buf + n, len - (size_t)n, ",gpu=\"%lld\"", sj_int(g, "gpu", -1));
+    sbuf_puts(b, node);
+    if (sj_int(g, "gpu", -1) >= 0)
+        sbuf_printf(b, ",gpu=\"%lld\"", sj_int(g, "gpu", -1));
     char pci[GA_PCI_BUS_ID_LEN]; /* the merge keeps it in normal form: nothing in it to escape */
-    if (n >= 0 && (size_t)n < len && ga_pci_normalise(sj_str(g, "pci_bus_id", NULL), pci, sizeof pci) == 0)
-        snprintf(buf + n, len - (size_t)n, ",pci_bus_id=\"%s\"", pci);
+    if (ga_pci_normalise(sj_str(g, "pci_bus_id", NULL), pci, sizeof pci) == 0)
+        sbuf_printf(b, ",pci_bus_id=\"%s\"", pci);
 }
 
 static void verdict_series(prom_set *p, const json_t *s, const char *host)
@@ -233,10 +259,13 @@ static void verdict_series(prom_set *p, const json_t *s, const char *host)
         add_series(p, "gpuaccept_node_verdict", "Verdict of a node: 0 pass, 1 warn, 2 fail.", sbuf_str(&l),
                    verdict_value(sj_str(node, "verdict", "")));
         json_array_foreach(sj_arr(node, "gpus"), j, g) {
-            char gl[2200];
-            gpu_labels(g, sbuf_str(&l), gl, sizeof gl);
-            add_series(p, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.", gl,
+            sbuf gl;
+            sbuf_init(&gl);
+            gpu_labels(g, sbuf_str(&l), &gl);
+            p->failed |= gl.failed;
+            add_series(p, "gpuaccept_gpu_verdict", "Verdict of a GPU: 0 pass, 1 warn, 2 fail.", sbuf_str(&gl),
                        verdict_value(sj_str(g, "verdict", "")));
+            sbuf_free(&gl);
         }
         sbuf_free(&l);
     }
@@ -288,12 +317,14 @@ static void figure_series(prom_set *p, const json_t *s, const char *host)
         const char *mhost = sj_str(m, "host", NULL);
         if (!sj_is_num(m, "value") || (host && !ga_streq(mhost, host)))
             continue;
-        char name[320], help[400];
+        char name[320];
         const char *program = sj_str(m, "program", "?"), *metric = sj_str(m, "name", "?");
         const char *unit = sj_str(m, "unit", "");
         double scale = metric_name(program, metric, unit, name, sizeof name);
-        snprintf(help, sizeof help, "%s %s, measured in %s, here in base units.", program, metric,
-                 *unit ? unit : "no unit");
+        sbuf help;
+        sbuf_init(&help);
+        sbuf_printf(&help, "%s %s, measured in %s, here in base units.", program, metric,
+                    *unit ? unit : "no unit");
         sbuf l;
         sbuf_init(&l);
         if (mhost)
@@ -305,14 +336,16 @@ static void figure_series(prom_set *p, const json_t *s, const char *host)
             sbuf_printf(&l, ",pci_bus_id=\"%s\"", pci);
         if (mhost && sj_int(m, "rank", -1) >= 0)
             sbuf_printf(&l, ",rank=\"%lld\"", sj_int(m, "rank", -1));
-        add_series(p, name, help, sbuf_str(&l), sj_num(m, "value", 0) * scale);
+        p->failed |= help.failed || l.failed;
+        add_series(p, name, sbuf_str(&help), sbuf_str(&l), sj_num(m, "value", 0) * scale);
         sbuf_free(&l);
+        sbuf_free(&help);
     }
 }
 
 static char *prom_text(const json_t *s, const char *host)
 {
-    prom_set p = {json_array(), json_object()};
+    prom_set p = {json_array(), json_object(), false};
     run_series(&p, s, host);
     verdict_series(&p, s, host);
     fault_series(&p, s, host);
@@ -324,15 +357,14 @@ static char *prom_text(const json_t *s, const char *host)
     json_array_foreach(p.order, i, name) {
         const char *n = json_string_value(name);
         json_t *f = json_object_get(p.family, n);
-        sbuf_printf(&b, "# HELP %s ", n);
-        help_text(&b, sj_str(f, "help", "")); /* names a report gave: a newline would end the comment */
+        sbuf_printf(&b, "# HELP %s %s", n, sj_str(f, "help", "")); /* escaped by add_series */
         sbuf_printf(&b, "\n# TYPE %s gauge\n", n);
         json_array_foreach(sj_arr(f, "lines"), j, line)
             sbuf_printf(&b, "%s\n", json_string_value(line));
     }
     json_decref(p.order);
     json_decref(p.family);
-    char *out = b.failed ? NULL : strdup(sbuf_str(&b));
+    char *out = b.failed || p.failed ? NULL : strdup(sbuf_str(&b));
     sbuf_free(&b);
     return out;
 }

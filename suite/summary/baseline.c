@@ -29,25 +29,32 @@ const char *suite_metric_scope(const json_t *m)
     return "cluster";
 }
 
-/* Whether id names an entry of the baseline's "sources". */
-static bool source_known(const json_t *b, const char *id)
+/* The ids of the baseline's "sources" as a set (new reference): each figure's source is looked up once, in
+ * constant time, not against every source (issue 45, item 4). */
+static json_t *source_ids(const json_t *b)
 {
+    json_t *ids = json_object(), *src;
     size_t i;
-    json_t *src;
     json_array_foreach(sj_arr(b, "sources"), i, src)
-        if (ga_streq(sj_str(src, "id", NULL), id))
-            return true;
-    return false;
+        if (sj_str(src, "id", NULL))
+            json_object_set_new(ids, sj_str(src, "id", NULL), json_true());
+    return ids;
+}
+
+/* Whether id names an entry of the baseline's "sources" (ids: source_ids). */
+static bool source_known(const json_t *ids, const char *id)
+{
+    return id && json_object_get(ids, id) != NULL;
 }
 
 /* A figure says where it comes from: "source" and "peak_source" name an entry of "sources", "estimate" is
  * true or false, a "peak" (what --min-efficiency is a percentage of) is a positive number. */
-static bool metric_sources_bad(const json_t *b, const json_t *m, size_t i, char *err, size_t errlen)
+static bool metric_sources_bad(const json_t *ids, const json_t *m, size_t i, char *err, size_t errlen)
 {
     const char *keys[] = {"source", "peak_source"};
     for (size_t k = 0; k < 2; k++) {
         json_t *v = json_object_get(m, keys[k]);
-        if (v && !(json_is_string(v) && source_known(b, json_string_value(v)))) {
+        if (v && !(json_is_string(v) && source_known(ids, json_string_value(v)))) {
             snprintf(err, errlen, "baseline metric %zu: \"%s\" names no entry of \"sources\"", i, keys[k]);
             return true;
         }
@@ -77,7 +84,7 @@ static bool metric_sources_bad(const json_t *b, const json_t *m, size_t i, char 
 
 /* "fabric": the allreduce busbw across nodes per unit of the HCAs' line rate (a fraction above 0, at
  * most 1.5), with its source, as every figure. */
-static bool fabric_bad(const json_t *b, char *err, size_t errlen)
+static bool fabric_bad(const json_t *b, const json_t *ids, char *err, size_t errlen)
 {
     json_t *f = json_object_get(b, "fabric");
     if (!f)
@@ -89,7 +96,7 @@ static bool fabric_bad(const json_t *b, char *err, size_t errlen)
         return true;
     }
     json_t *src = json_object_get(f, "source"), *est = json_object_get(f, "estimate");
-    if (!json_is_string(src) || !source_known(b, json_string_value(src))) {
+    if (!json_is_string(src) || !source_known(ids, json_string_value(src))) {
         snprintf(err, errlen, "baseline \"fabric\": \"source\" names no entry of \"sources\"");
         return true;
     }
@@ -100,24 +107,79 @@ static bool fabric_bad(const json_t *b, char *err, size_t errlen)
     return false;
 }
 
-/* A figure given twice (same program, name, scope and job shape) is refused: which one holds? */
-static bool metric_repeated(const json_t *metrics, const json_t *m, size_t i, char *err, size_t errlen)
+/* A figure given twice (same program, name, scope and job shape) is refused: which one holds? seen maps
+ * each figure's identity, its fields present written as canonical JSON (an absent field differs from null
+ * and 8 from 8.0, as json_equal has them), to its index: one look-up a figure, where comparing each with
+ * every earlier one took an hour for 100,000 figures (issue 45, item 4). */
+static bool metric_repeated(json_t *seen, const json_t *m, size_t i, char *err, size_t errlen)
 {
     static const char *const same[] = {"program", "name", "scope", "world_size", "node_count"};
-    for (size_t j = 0; j < i; j++) {
-        const json_t *o = json_array_get(metrics, j);
-        bool equal = true;
-        for (size_t k = 0; k < sizeof same / sizeof *same && equal; k++)
-            equal = json_equal(json_object_get(o, same[k]), json_object_get(m, same[k])) ||
-                    (!json_object_get(o, same[k]) && !json_object_get(m, same[k]));
-        if (equal) {
-            snprintf(err, errlen, "baseline metrics %zu and %zu are the same figure (%s %s, scope %s)", j, i,
-                     sj_str(m, "program", "?"), sj_str(m, "name", "?"), sj_str(m, "scope", "?"));
+    json_t *id = json_object();
+    for (size_t k = 0; k < sizeof same / sizeof *same; k++)
+        if (json_object_get(m, same[k]))
+            json_object_set(id, same[k], json_object_get(m, same[k]));
+    char *key = json_dumps(id, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(id);
+    if (!key) {
+        snprintf(err, errlen, "out of memory checking baseline metric %zu", i);
+        return true;
+    }
+    json_t *j = json_object_get(seen, key);
+    if (j)
+        snprintf(err, errlen, "baseline metrics %lld and %zu are the same figure (%s %s, scope %s)",
+                 json_integer_value(j), i, sj_str(m, "program", "?"), sj_str(m, "name", "?"),
+                 sj_str(m, "scope", "?"));
+    else
+        json_object_set_new(seen, key, json_integer((json_int_t)i));
+    free(key);
+    return j != NULL;
+}
+
+/* A figure's other fields, of their type where present: text, and the job's shape as a count. */
+static bool metric_types_bad(const json_t *m, size_t i, char *err, size_t errlen)
+{
+    static const char *const texts[] = {"unit", "note"}, *const counts[] = {"world_size", "node_count"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *t = json_object_get(m, texts[k]), *c = json_object_get(m, counts[k]);
+        if (t && !json_is_string(t)) {
+            snprintf(err, errlen, "baseline metric %zu: \"%s\" must be a string", i, texts[k]);
+            return true;
+        }
+        if (c && !(json_is_integer(c) && json_integer_value(c) >= 1)) {
+            snprintf(err, errlen, "baseline metric %zu: \"%s\" must be a whole number from 1", i, counts[k]);
             return true;
         }
     }
     return false;
 }
+
+/* Fields of the whole baseline that are read where a figure is applied: of their type or absent, never
+ * skipped for being of another (a "profile" that is a number held the figures to no profile at all). */
+static bool top_fields_bad(const json_t *b, char *err, size_t errlen)
+{
+    static const char *const strings[] = {"profile", "model", "description"};
+    for (size_t k = 0; k < sizeof strings / sizeof *strings; k++) {
+        json_t *v = json_object_get(b, strings[k]);
+        if (v && !json_is_string(v)) {
+            snprintf(err, errlen, "baseline \"%s\" must be a string", strings[k]);
+            return true;
+        }
+    }
+    json_t *src = json_object_get(b, "sources"), *e;
+    size_t i;
+    if (src && !json_is_array(src)) {
+        snprintf(err, errlen, "baseline \"sources\" must be an array");
+        return true;
+    }
+    json_array_foreach(src, i, e)
+        if (!json_is_object(e) || !json_is_string(json_object_get(e, "id"))) {
+            snprintf(err, errlen, "baseline source %zu needs an \"id\" that is a string", i);
+            return true;
+        }
+    return false;
+}
+
+static int metrics_check(const json_t *metrics, const json_t *ids, json_t *seen, char *err, size_t errlen);
 
 int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
 {
@@ -139,13 +201,23 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
         snprintf(err, errlen, "baseline \"tolerance_pct\" must be a number from 0 to 100 (percent)");
         return -1;
     }
-    if (fabric_bad(b, err, errlen))
+    if (top_fields_bad(b, err, errlen))
         return -1;
     json_t *metrics = sj_arr(b, "metrics");
     if (!metrics) {
         snprintf(err, errlen, "baseline has no \"metrics\" array");
         return -1;
     }
+    json_t *ids = source_ids(b), *seen = json_object();
+    int rc = fabric_bad(b, ids, err, errlen) ? -1 : metrics_check(metrics, ids, seen, err, errlen);
+    json_decref(ids);
+    json_decref(seen);
+    return rc;
+}
+
+/* Each figure of the baseline: its fields, its sources, and given once. 0, or -1 with a message. */
+static int metrics_check(const json_t *metrics, const json_t *ids, json_t *seen, char *err, size_t errlen)
+{
     size_t i;
     json_t *m;
     json_array_foreach(metrics, i, m) {
@@ -160,7 +232,8 @@ int suite_baseline_validate(const json_t *b, char *err, size_t errlen)
                      i);
             return -1;
         }
-        if (metric_sources_bad(b, m, i, err, errlen) || metric_repeated(metrics, m, i, err, errlen))
+        if (metric_sources_bad(ids, m, i, err, errlen) || metric_types_bad(m, i, err, errlen) ||
+            metric_repeated(seen, m, i, err, errlen))
             return -1;
     }
     return 0;
@@ -236,17 +309,39 @@ static void warn_not_comparable(json_t *findings, const json_t *list)
     }
 }
 
+/* The baseline's figures by "program<US>name" (new reference), in the file's order: each figure of a run
+ * meets only the baseline figures of its own name, not all of them (issue 45, item 4). */
+static json_t *baseline_by_name(const json_t *baseline)
+{
+    json_t *map = json_object(), *bm;
+    size_t j;
+    json_array_foreach(sj_arr(baseline, "metrics"), j, bm) {
+        char key[512];
+        snprintf(key, sizeof key, "%s\x1f%s", sj_str(bm, "program", ""), sj_str(bm, "name", ""));
+        json_t *list = json_object_get(map, key);
+        if (!list) {
+            list = json_array(); /* a key cut short may end inside a character: jansson need not check it */
+            json_object_set_new_nocheck(map, key, list);
+        }
+        json_array_append(list, bm);
+    }
+    return map;
+}
+
 int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *source, double tolerance_pct)
 {
     if (tolerance_pct < 0)
         tolerance_pct = sj_num(baseline, "tolerance_pct", SUITE_BASELINE_DEFAULT_TOLERANCE_PCT);
     json_t *findings = sj_arr(summary, "findings"), *apart = json_array();
+    json_t *by_name = baseline_by_name(baseline);
     int checked = 0, regressions = 0;
     size_t i, j;
     json_t *m, *bm;
     json_array_foreach(sj_arr(summary, "metrics"), i, m) {
         const char *program = sj_str(m, "program", ""), *name = sj_str(m, "name", "");
-        json_array_foreach(sj_arr(baseline, "metrics"), j, bm) {
+        char key[512];
+        snprintf(key, sizeof key, "%s\x1f%s", program, name);
+        json_array_foreach(json_object_get(by_name, key), j, bm) {
             if (!ga_streq(sj_str(bm, "program", NULL), program) ||
                 !ga_streq(sj_str(bm, "name", NULL), name) ||
                 !ga_streq(sj_str(bm, "scope", NULL), suite_metric_scope(m)) || !sj_is_num(m, "value"))
@@ -291,6 +386,7 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
             json_array_append_new(findings, f);
         }
     }
+    json_decref(by_name);
     warn_not_comparable(findings, apart);
     json_object_set_new(summary, "baseline",
                         json_pack("{s:s, s:s?, s:f, s:i, s:i, s:o}", "file", source ? source : "", "model",

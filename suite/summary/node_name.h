@@ -12,8 +12,10 @@
 #define SUITE_NODE_NAME_MAX 253
 
 /* Whether the len characters at s are a node name: 1 to SUITE_NODE_NAME_MAX letters, digits, '.', '-' and
- * '_', starting with a letter or a digit (so never an option, a path or a hidden file). IPv4 addresses pass;
- * IPv6 literals, user@host and Slurm host ranges do not. */
+ * '_', starting with a letter or a digit (so never an option, a path or a hidden file), and not "all" in any
+ * case (Slurm's name for every node). IPv4 addresses pass; IPv6 literals, user@host, whitespace, control
+ * characters and Slurm host lists (brackets, commas, globs) do not. The one rule for every name that reaches
+ * a scheduler or an orchestrator: a report's host, slurm_node and pod, and the hand-offs again (issue 45). */
 bool suite_node_name_ok_n(const char *s, size_t len);
 bool suite_node_name_ok(const char *s);
 

@@ -19,12 +19,17 @@ static bool int_in(const json_t *obj, const char *key, long long lo, long long h
 
 /* A host an entry names, when it names one, is a node name (node_name.h): it reaches file names, command
  * lines and pages. */
-static bool host_ok(const json_t *e, bool required)
+static bool name_ok(const json_t *e, const char *key, bool required)
 {
-    json_t *h = json_object_get(e, "host");
+    json_t *h = json_object_get(e, key);
     if (!h || json_is_null(h))
         return !required;
     return json_is_string(h) && suite_node_name_ok(json_string_value(h));
+}
+
+static bool host_ok(const json_t *e, bool required)
+{
+    return name_ok(e, "host", required);
 }
 
 /* The entries the merge reads: a node without its host, a finding without its severity or a metric
@@ -34,13 +39,15 @@ static int entries_check(const json_t *r, const char *program, char *err, size_t
     size_t i;
     json_t *e;
     json_array_foreach(sj_arr(r, "nodes"), i, e) {
-        /* The pod's name beside the node's (issue 41): the hand-offs carry it, so it is a name too. */
-        json_t *pod = json_object_get(e, "pod");
-        if (!host_ok(e, true) || !sj_arr(e, "ranks") ||
-            (pod && !(json_is_string(pod) && suite_node_name_ok(json_string_value(pod))))) {
+        /* The pod's name beside the node's (issue 41) and the node's name to Slurm (drain.sh names it to
+         * scontrol: "ALL" would drain every node, issue 45): the hand-offs carry them, so they are names too.
+         */
+        if (!host_ok(e, true) || !sj_arr(e, "ranks") || !name_ok(e, "pod", false) ||
+            !name_ok(e, "slurm_node", false)) {
             snprintf(
                 err, errlen,
-                "%s report node %zu has no host that is a node name, no ranks, or a pod that is not a name",
+                "%s report node %zu has no host that is a node name, no ranks, or a pod or slurm_node that "
+                "is not a node name",
                 program, i);
             return -1;
         }
@@ -73,8 +80,53 @@ static int entries_check(const json_t *r, const char *program, char *err, size_t
     return 0;
 }
 
+/* Whether every string of v (values and keys, at any depth) is at most max bytes: a finding code or a host
+ * of 100,000 characters went on into every hand-off (issue 45, item 2). */
+static bool strings_bounded(const json_t *v, size_t max, int depth)
+{
+    if (depth > 64)
+        return false;
+    if (json_is_string(v))
+        return json_string_length(v) <= max;
+    size_t i;
+    const char *key;
+    json_t *e;
+    if (json_is_array(v))
+        json_array_foreach(v, i, e)
+            if (!strings_bounded(e, max, depth + 1))
+                return false;
+    if (json_is_object(v))
+        json_object_foreach((json_t *)v, key, e)
+            if (strlen(key) > max || !strings_bounded(e, max, depth + 1))
+                return false;
+    return true;
+}
+
+/* Findings' codes and metrics' names and units: names in the hand-offs (labels, series names, Reasons). */
+static bool names_bounded(const json_t *r)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(sj_arr(r, "findings"), i, e)
+        if (strlen(sj_str(e, "code", "")) > SUITE_REPORT_NAME_MAX)
+            return false;
+    json_array_foreach(sj_arr(r, "metrics"), i, e)
+        if (strlen(sj_str(e, "name", "")) > SUITE_REPORT_NAME_MAX ||
+            strlen(sj_str(e, "unit", "")) > SUITE_REPORT_NAME_MAX)
+            return false;
+    return true;
+}
+
 int suite_report_check(const json_t *r, char *err, size_t errlen)
 {
+    if (!strings_bounded(r, SUITE_REPORT_STRING_MAX, 0) || !names_bounded(r)) {
+        snprintf(
+            err, errlen,
+            "report has a string over %d bytes, or a code, metric name or unit over %d (a gpuaccept report "
+            "writes none)",
+            SUITE_REPORT_STRING_MAX, SUITE_REPORT_NAME_MAX);
+        return -1;
+    }
     const char *schema = sj_str(r, "schema", NULL), *program = sj_str(r, "program", NULL);
     json_t *verdict = json_object_get(r, "verdict");
     if (!ga_streq(schema, SUITE_REPORT_SCHEMA))

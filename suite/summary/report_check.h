@@ -8,8 +8,15 @@
 
 #include "summary_schema.h"
 
+/* The longest string a report may hold anywhere (a value or a key), and the longest finding code, metric
+ * name or unit: what the programs write is far shorter; what is longer would reach every hand-off (a code
+ * of 2,000 characters broke both Prometheus files, issue 45, item 2). */
+#define SUITE_REPORT_STRING_MAX 16384
+#define SUITE_REPORT_NAME_MAX 128
+
 /* A program's report is one this gpuaccept can trust: its schema and version, a program, a run id, sizes,
- * nodes, findings, metrics and a verdict. 0, or -1 with a message. */
+ * nodes, findings, metrics and a verdict; every string bounded (above); every name that reaches a scheduler
+ * (host, slurm_node, pod) a node name (node_name.h). 0, or -1 with a message. */
 int suite_report_check(const json_t *report, char *err, size_t errlen);
 
 /* suite_report_check, and the file at path is named after the report's program: gemm_flops.json holds
