@@ -21,14 +21,15 @@ static const suite_option merge_options[] = {
      "where the summary goes (default: the report directory)"},
     {"baseline", OPT_BASELINE, required_argument, "FILE|auto|none",
      "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)"},
-    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
-     "how far below the baseline a figure may be, in percent (default: the file's)"},
+    {"baseline-tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far below the baseline a figure may be, in percent (default: the file's)", GA_OPT_PCT, "%"},
 };
 
 static void merge_before(void)
 {
     printf(
-        "usage: gpuaccept merge [--report-dir DIR] [--out-dir DIR] [--baseline FILE|auto|none] [--tolerance "
+        "usage: gpuaccept merge [--report-dir DIR] [--out-dir DIR] [--baseline FILE|auto|none] "
+        "[--baseline-tolerance "
         "PCT]\n"
         "Merges the gpuaccept reports in the report directory (default .) into summary.json, summary.md and\n"
         "summary.html in the output directory (default: the report directory). How each step ended comes "
@@ -46,8 +47,13 @@ static void merge_after(void)
            "refused input.\n");
 }
 
-static const suite_verb merge_verb = {"merge", merge_options, sizeof merge_options / sizeof merge_options[0],
-                                      merge_before, merge_after};
+/* --tolerance, this verb's first name of --baseline-tolerance (the programs' --tolerance is "below peers").
+ */
+static const ga_alias merge_aliases[] = {{"tolerance", "baseline-tolerance"}};
+
+const suite_verb merge_verb = {
+    "merge",     merge_options, sizeof merge_options / sizeof merge_options[0], merge_before,
+    merge_after, merge_aliases, sizeof merge_aliases / sizeof merge_aliases[0]};
 
 typedef struct {
     const char *dir, *out, *baseline;
@@ -70,7 +76,7 @@ static int on_merge_option(void *ctx, int key, const char *arg)
         return 0;
     default: /* OPT_TOLERANCE */
         if (suite_parse_pct(arg, &m->tol, perr, sizeof perr))
-            return suite_usage_error("merge", "--tolerance: %s", perr);
+            return suite_usage_error("merge", "--baseline-tolerance: %s", perr);
         return 0;
     }
 }

@@ -165,8 +165,8 @@ static const suite_option run_options[] = {
      "(default 60, or the step timeout if less; 0: no preflight); the steps run on the nodes that passed"},
     {"baseline", OPT_BASELINE, required_argument, "FILE|auto|none",
      "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)"},
-    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
-     "how far below the baseline a figure may be, in percent (default: the file's)"},
+    {"baseline-tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far below the baseline a figure may be, in percent (default: the file's)", GA_OPT_PCT, "%"},
     {"srun-args", OPT_SRUN_ARGS, required_argument, "'OPTS'",
      "under Slurm: extra srun options for every srun (split at blanks)"},
     {"container-image", OPT_CONTAINER_IMAGE, required_argument, "IMG",
@@ -182,8 +182,12 @@ static const suite_option run_options[] = {
      "fault-code prefixes, docs page, headline, purpose (or a JSON array)"},
 };
 
-static const suite_verb run_verb = {"run", run_options, sizeof run_options / sizeof run_options[0],
-                                    run_before, run_after};
+/* --tolerance, this verb's first name of --baseline-tolerance (the programs' --tolerance is "below peers").
+ */
+static const ga_alias run_aliases[] = {{"tolerance", "baseline-tolerance"}};
+
+const suite_verb run_verb = {"run",     run_options, sizeof run_options / sizeof run_options[0], run_before,
+                             run_after, run_aliases, sizeof run_aliases / sizeof run_aliases[0]};
 
 /* The options that only switch something on. Returns whether key was one. */
 static bool on_flag(run_opts *o, int key)
@@ -237,7 +241,7 @@ static int on_number(run_opts *o, int key, const char *arg)
         return 0;
     case OPT_TOLERANCE:
         if (suite_parse_pct(arg, &o->tolerance_pct, err, sizeof err))
-            return suite_usage_error("run", "--tolerance: %s", err);
+            return suite_usage_error("run", "--baseline-tolerance: %s", err);
         return 0;
     case OPT_PREFLIGHT_TIMEOUT:
         if (ga_parse_double(arg, 0, 3600, &o->preflight_s, err, sizeof err))
