@@ -15,11 +15,11 @@
 enum { OPT_FROM = 1000, OPT_TOLERANCE, OPT_FORCE };
 
 static const suite_option baseline_options[] = {
-    {"from", OPT_FROM, required_argument, "FILE", "the summary.json of the healthy run"},
-    {"output", 'o', required_argument, "FILE", "where to write it (default: standard output)"},
+    {"from", OPT_FROM, required_argument, "FILE", "the summary.json of the healthy run", GA_OPT_PATH},
+    {"output", 'o', required_argument, "FILE", "where to write it (default: standard output)", GA_OPT_PATH},
     {"baseline-tolerance", OPT_TOLERANCE, required_argument, "PCT",
      "how far below the baseline a figure may fall (default 10)", GA_OPT_PCT, "%"},
-    {"force", OPT_FORCE, no_argument, NULL, "make a baseline from a run that failed"},
+    {"force", OPT_FORCE, no_argument, NULL, "make a baseline from a run that failed", GA_OPT_FLAG},
 };
 
 _Static_assert((int)SUITE_BASELINE_DEFAULT_TOLERANCE_PCT == 10, "--baseline-tolerance's help says 10");

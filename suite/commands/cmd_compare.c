@@ -14,9 +14,9 @@ enum { OPT_TOLERANCE = 1000, OPT_JSON, OPT_ALL, OPT_FORCE };
 static const suite_option compare_options[] = {
     {"baseline-tolerance", OPT_TOLERANCE, required_argument, "PCT",
      "how far a figure may move the wrong way, in percent (default: above)", GA_OPT_PCT, "%"},
-    {"json", OPT_JSON, required_argument, "FILE", "also write the comparison as JSON"},
-    {"all", OPT_ALL, no_argument, NULL, "list every metric, not only the changed ones"},
-    {"force", OPT_FORCE, no_argument, NULL, "count metrics measured under other conditions too"},
+    {"json", OPT_JSON, required_argument, "FILE", "also write the comparison as JSON", GA_OPT_PATH},
+    {"all", OPT_ALL, no_argument, NULL, "list every metric, not only the changed ones", GA_OPT_FLAG},
+    {"force", OPT_FORCE, no_argument, NULL, "count metrics measured under other conditions too", GA_OPT_FLAG},
 };
 
 static void compare_before(void)

@@ -16,11 +16,11 @@
 enum { OPT_REPORT_DIR = 1000, OPT_OUT_DIR, OPT_BASELINE, OPT_TOLERANCE };
 
 static const suite_option merge_options[] = {
-    {"report-dir", OPT_REPORT_DIR, required_argument, "DIR", "the reports to merge (default .)"},
+    {"report-dir", OPT_REPORT_DIR, required_argument, "DIR", "the reports to merge (default .)", GA_OPT_PATH},
     {"out-dir", OPT_OUT_DIR, required_argument, "DIR",
-     "where the summary goes (default: the report directory)"},
+     "where the summary goes (default: the report directory)", GA_OPT_PATH},
     {"baseline", OPT_BASELINE, required_argument, "FILE|auto|none",
-     "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)"},
+     "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)", GA_OPT_PATH},
     {"baseline-tolerance", OPT_TOLERANCE, required_argument, "PCT",
      "how far below the baseline a figure may be, in percent (default: the file's)", GA_OPT_PCT, "%"},
 };
