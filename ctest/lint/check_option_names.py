@@ -64,14 +64,62 @@ def alias_problems(options, aliases):
             for a in aliases if (a["owner"], a["target"]) not in names]
 
 
+BEGIN = "<!-- option index: generated from the tables by ctest/lint/check_option_names.py --write-doc -->"
+END = "<!-- end of the option index -->"
+
+
+def doc_index(options, aliases):
+    """docs/options.md's index of every option: one row per long name, its type, unit and owners."""
+    by_name = {}
+    for o in options:
+        by_name.setdefault(o["name"], []).append(o)
+    out = [BEGIN, "", "| option | type | unit | where |", "|---|---|---|---|"]
+    for name in sorted(by_name):
+        rows = by_name[name]
+        metavar = next((r["metavar"] for r in rows if r["metavar"]), "")
+        owners = ", ".join(sorted({r["owner"] for r in rows}))
+        label = ("`--%s %s`" % (name, metavar)).replace("|", "\\|") if metavar else "`--%s`" % name
+        out.append("| %s | %s | %s | %s |" % (label, rows[0]["type"], rows[0]["unit"] or "", owners))
+    out += ["", "| deprecated | use | where |", "|---|---|---|"]
+    by_alias = {}
+    for a in aliases:
+        by_alias.setdefault((a["name"], a["target"]), []).append(a["owner"])
+    for (name, target), owners in sorted(by_alias.items()):
+        out.append("| `--%s` | `--%s` | %s |" % (name, target, ", ".join(sorted(owners))))
+    return "\n".join(out + ["", END])
+
+
+def check_doc(path, index, write):
+    with open(path) as f:
+        text = f.read()
+    if BEGIN not in text or END not in text:
+        sys.exit("FAIL: %s has no option index (%s ... %s)" % (path, BEGIN, END))
+    start, stop = text.index(BEGIN), text.index(END) + len(END)
+    if text[start:stop] == index:
+        print("%s: the option index matches the tables" % path)
+        return
+    if write:
+        with open(path, "w") as f:
+            f.write(text[:start] + index + text[stop:])
+        print("%s: option index rewritten" % path)
+        return
+    sys.exit("FAIL: %s's option index differs from the tables: run check_option_names.py BINARY --write-doc %s"
+             % (path, path))
+
+
 def main():
-    """check_option_names.py OPTION_TABLES_BINARY, or SAMPLE.tsv --expect-problems N (the guard's own test)."""
+    """check_option_names.py OPTION_TABLES_BINARY; SAMPLE.tsv --expect-problems N (the guard's own test);
+    OPTION_TABLES_BINARY --check-doc|--write-doc docs/options.md (its index of every option)."""
     args = sys.argv[1:]
     expect = None
+    if len(args) == 3 and args[1] in ("--check-doc", "--write-doc"):
+        lines = subprocess.run([args[0]], check=True, capture_output=True, text=True).stdout.splitlines()
+        check_doc(args[2], doc_index(*read_rows(lines)), args[1] == "--write-doc")
+        return
     if len(args) == 3 and args[1] == "--expect-problems":
         expect = int(args[2])
     elif len(args) != 1:
-        sys.exit("usage: check_option_names.py OPTION_TABLES_BINARY | SAMPLE.tsv --expect-problems N")
+        sys.exit(main.__doc__)
     if args[0].endswith(".tsv"):
         with open(args[0]) as f:
             lines = f.read().splitlines()
