@@ -122,13 +122,15 @@ static void print_option(const ga_option *o)
         snprintf(shortname, sizeof shortname, "-%c, ", o->key);
     snprintf(left, sizeof left, "%s--%s%s%s", shortname, o->long_name, o->has_arg ? " " : "",
              o->has_arg ? o->arg_name : "");
-    /* The default from the table unless the text already says it; the unit where the metavar does not. */
+    /* The default from the table unless the text already says it; the unit unless the metavar is it. */
     bool say_default = o->default_text && !strstr(o->help, "default");
-    bool say_unit = o->unit && o->arg_name && !strstr(o->arg_name, o->unit) && !strstr(o->help, o->unit);
-    printf("  %-30s %s%s%s%s%s%s\n", left, o->help, say_unit ? " [" : "", say_unit ? o->unit : "",
-           say_unit ? "]" : "", say_default ? " (default: " : "", say_default ? o->default_text : "");
+    bool say_unit = ga_cli_unit_shown(o->arg_name, o->unit);
+    printf("  %-30s %s", left, o->help);
+    if (say_unit)
+        printf(" [%s]", o->unit);
     if (say_default)
-        printf(")\n");
+        printf(" (default: %s)", o->default_text);
+    printf("\n");
 }
 
 void ga_cli_print_help(const ga_program_spec *spec)

@@ -118,6 +118,10 @@ const ga_option *ga_cli_common_options(size_t *n);
  * one-line message in err. */
 int ga_cli_store_typed(const ga_option *o, const char *arg, void *program_opts, char *err, size_t errlen);
 
+/* Whether --help adds an option's unit after its text: it has one, and its metavar does not already say it
+ * ("BYTES" says bytes, "GB/s" says GB/s). */
+bool ga_cli_unit_shown(const char *metavar, const char *unit);
+
 /* A type's name as the lint and docs/options.md write it: "int", "percentage", ... */
 const char *ga_opt_type_name(ga_opt_type t);
 

@@ -1,9 +1,11 @@
 /* The typed half of the option table (ga_cli.h): one parse per type, so that an option whose table row names
  * its type, range and destination needs no hand-written case in its program; and the escaping of values
  * echoed in error lines. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ga_cli.h"
 #include "ga_parse.h"
@@ -13,6 +15,17 @@ const char *ga_opt_type_name(ga_opt_type t)
     static const char *const names[] = {"untyped",    "flag",   "int",  "real", "size",
                                         "percentage", "string", "list", "enum", "path"};
     return (size_t)t < sizeof names / sizeof names[0] ? names[t] : "?";
+}
+
+bool ga_cli_unit_shown(const char *metavar, const char *unit)
+{
+    if (!unit || !*unit)
+        return false;
+    size_t n = strlen(unit);
+    for (const char *m = metavar; m && *m; m++)
+        if (strncasecmp(m, unit, n) == 0)
+            return false;
+    return true;
 }
 
 static bool has_range(const ga_option *o)
@@ -59,7 +72,9 @@ int ga_cli_store_typed(const ga_option *o, const char *arg, void *program_opts, 
         return 0;
     case GA_OPT_INT: {
         long v = 0;
-        if (ga_parse_long(arg, (long)lo, (long)hi, &v, err, errlen))
+        /* (no range: every int; a double of +-1e300 converted to long would be undefined) */
+        long min = has_range(o) ? (long)o->min : INT_MIN, max = has_range(o) ? (long)o->max : INT_MAX;
+        if (ga_parse_long(arg, min, max, &v, err, errlen))
             return -1;
         *(int *)dest = (int)v;
         return 0;

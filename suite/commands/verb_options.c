@@ -52,13 +52,18 @@ static void print_option(const suite_option *o)
         snprintf(shrt, sizeof shrt, "-%c, ", o->key);
     const char *sep = !o->arg_name ? "" : o->has_arg == optional_argument ? "" : " ";
     snprintf(left, sizeof left, "  %s--%s%s%s", shrt, o->long_name, sep, o->arg_name ? o->arg_name : "");
+    /* the unit from the table, unless the metavar is it */
+    char help[1024];
+    bool say_unit = ga_cli_unit_shown(o->arg_name, o->unit);
+    snprintf(help, sizeof help, "%s%s%s%s", o->help, say_unit ? " [" : "", say_unit ? o->unit : "",
+             say_unit ? "]" : "");
     int len = (int)strlen(left);
     if (len + 2 > HELP_COLUMN) {
         printf("%s  ", left);
-        print_wrapped(o->help, len + 2);
+        print_wrapped(help, len + 2);
     } else {
         printf("%-*s", HELP_COLUMN, left);
-        print_wrapped(o->help, HELP_COLUMN);
+        print_wrapped(help, HELP_COLUMN);
     }
 }
 
