@@ -96,16 +96,44 @@ static int alias_target(const suite_verb *v, const ga_alias *a)
     return -1;
 }
 
+/* The row of key, or NULL. */
+static const suite_option *option_of(const suite_verb *v, int key)
+{
+    for (size_t i = 0; i < v->n_options; i++)
+        if (v->options[i].key == key)
+            return &v->options[i];
+    return NULL;
+}
+
+/* An option whose row says where it goes, stored by the programs' typed parse: 0, or the usage error's code
+ * (naming the option as it was written, an alias too, as the programs do). */
+static int store_typed(const suite_verb *v, const suite_option *o, const char *written, void *dest)
+{
+    const ga_option typed = {.long_name = o->long_name,
+                             .type = o->type,
+                             .unit = o->unit,
+                             .at = o->at,
+                             .min = o->min,
+                             .max = o->max};
+    char err[256];
+    if (ga_cli_store_typed(&typed, optarg, dest, err, sizeof err) != 0)
+        return suite_usage_error(v->verb, "--%s: %s", written, err);
+    return 0;
+}
+
 /* One option given: an alias acts as its option, and warns once that value is taken (a bad value gives only
  * the error line). -1 to go on, else the exit code. */
-static int verb_option(const suite_verb *v, int key, suite_option_fn on, void *ctx)
+static int verb_option(const suite_verb *v, int key, suite_option_fn on, void *ctx, void *dest)
 {
     const ga_alias *alias = NULL;
     if (key >= KEY_ALIAS0 && (size_t)(key - KEY_ALIAS0) < v->n_aliases) {
         alias = &v->aliases[key - KEY_ALIAS0];
         key = alias_target(v, alias);
     }
-    int r = on(ctx, key, optarg);
+    const suite_option *o = option_of(v, key);
+    int r = dest && o && o->type != GA_OPT_UNTYPED && o->at
+                ? store_typed(v, o, alias ? alias->long_name : o->long_name, dest)
+                : on(ctx, key, optarg);
     if (r == 0 && alias) {
         fflush(stdout);
         fprintf(stderr, "gpuaccept %s: warning: --%s is deprecated; use --%s\n", v->verb, alias->long_name,
@@ -144,6 +172,12 @@ static void build_tables(const suite_verb *v, struct option *longs, char *shorts
 
 int suite_verb_parse(const suite_verb *v, int argc, char **argv, suite_option_fn on, void *ctx)
 {
+    return suite_verb_parse_into(v, argc, argv, on, ctx, NULL);
+}
+
+int suite_verb_parse_into(const suite_verb *v, int argc, char **argv, suite_option_fn on, void *ctx,
+                          void *dest)
+{
     struct option *longs = calloc(v->n_options + v->n_aliases + 3, sizeof *longs);
     char shorts[2 + 2 * 32 + 2] = ":";
     if (!longs) {
@@ -164,7 +198,7 @@ int suite_verb_parse(const suite_verb *v, int argc, char **argv, suite_option_fn
         } else if (key == '?' || key == ':') {
             rc = suite_bad_option(v->verb, key, argv);
         } else {
-            rc = verb_option(v, key, on, ctx);
+            rc = verb_option(v, key, on, ctx, dest);
         }
     }
     free(longs);

@@ -16,6 +16,8 @@ typedef struct {
     const char *help;     /* in --help, wrapped; may hold "\n" to break a line */
     ga_opt_type type;     /* what the value is (ga_cli.h); the lint holds it equal to the programs' */
     const char *unit;     /* "s", "%", ...; NULL where none applies */
+    size_t at;            /* GA_AT(the verb's options struct, member): the parse stores it; 0: the callback */
+    double min, max;      /* an int's or real's range (both 0: none) */
 } suite_option;
 
 typedef struct {
@@ -40,6 +42,9 @@ typedef int (*suite_option_fn)(void *ctx, int key, const char *arg);
  * options), else the exit code to return (0 after --help or --version, 2 for an unknown option or a
  * missing value, or what on returned). */
 int suite_verb_parse(const suite_verb *v, int argc, char **argv, suite_option_fn on, void *ctx);
+/* The same, with the options whose rows say where (at) stored into dest by the typed parse (ga_cli.h). */
+int suite_verb_parse_into(const suite_verb *v, int argc, char **argv, suite_option_fn on, void *ctx,
+                          void *dest);
 
 void suite_verb_help(const suite_verb *v);
 
