@@ -90,7 +90,7 @@ torch_ref() {
 # The reference before and after the program, so that neither alone has the GPU cold or hot.
 do_gemm() {
     torch_ref gemm torch_gemm_before
-    run1 "$BIN/gemm_flops" --dtype all --report-dir "$R/gemm" --timeout 140
+    run1 "$BIN/gemm_flops" --datatype all --report-dir "$R/gemm" --timeout 140
     echo "gemm_flops rc=$?"
     torch_ref gemm torch_gemm_after
 }
@@ -98,7 +98,7 @@ do_gemm() {
 # Ten GEMMs after three warm-ups, as a short benchmark times them: before the power cap pulls the clocks down.
 do_gemm_burst() {
     torch_ref gemm torch_burst --dtypes bf16,fp16,fp8 --iters 10
-    run1 "$BIN/gemm_flops" --dtype bf16,fp16,fp8 --iters 10 --remeasure 0 --report-dir "$R/gemm_burst" --timeout 60
+    run1 "$BIN/gemm_flops" --datatype bf16,fp16,fp8 --iters 10 --remeasure 0 --report-dir "$R/gemm_burst" --timeout 60
     echo "gemm_flops --iters 10 rc=$?"
 }
 
@@ -135,8 +135,8 @@ do_timeout_path() {
 # Small sizes under each compute-sanitizer tool, several at once (one GPU, many cores): correctness only.
 do_sanitize() {
     local cs="compute-sanitizer --error-exitcode 99 --print-limit 20" small_gemm small_mem small_ar small_ddp
-    small_gemm=("$BIN/gemm_flops" -m 1024 --dtype all -w 1 --iters 2 --remeasure 0 --report-dir "$R/san")
-    small_mem=("$BIN/mem_bw" -s 64M --pinned-size 16M --reps 2 --remeasure 0 --report-dir "$R/san")
+    small_gemm=("$BIN/gemm_flops" -m 1024 --datatype all -w 1 --iters 2 --remeasure 0 --report-dir "$R/san")
+    small_mem=("$BIN/mem_bw" -s 64M --pinned-size 16M --iters 2 --remeasure 0 --report-dir "$R/san")
     small_ar=("$BIN/allreduce_bw" -b 8 -e 1M -f 16 -n 2 -w 1 --report-dir "$R/san")
     small_ddp=("$BIN/ddp_smoke" --backend gpu --quick --steps 20 --min-improvement 0 --report-dir "$R/san")
     mkdir -p "$R/san"
@@ -151,12 +151,12 @@ do_sanitize() {
     run1 $cs --tool racecheck "${small_ddp[@]}" >"$R/san/racecheck_ddp.txt" 2>&1 &
     run1 $cs --tool synccheck "${small_mem[@]}" >"$R/san/synccheck_mem.txt" 2>&1 &
     run1 $cs --tool synccheck "${small_ddp[@]}" >"$R/san/synccheck_ddp.txt" 2>&1 &
-    run1 $cs --tool racecheck "$BIN/gemm_flops" -m 256 --dtype bf16,fp32 -w 1 --iters 1 --remeasure 0 \
+    run1 $cs --tool racecheck "$BIN/gemm_flops" -m 256 --datatype bf16,fp32 -w 1 --iters 1 --remeasure 0 \
         --report-dir "$R/san" >"$R/san/racecheck_gemm.txt" 2>&1 &
     # cuBLAS's own Hopper kernels (nvjet_*) apart: racecheck reported hazards inside one (not our code)
-    run1 $cs --tool racecheck --kernel-name-exclude kns=nvjet "$BIN/gemm_flops" -m 256 --dtype bf16,fp32 -w 1 \
+    run1 $cs --tool racecheck --kernel-name-exclude kns=nvjet "$BIN/gemm_flops" -m 256 --datatype bf16,fp32 -w 1 \
         --iters 1 --remeasure 0 --report-dir "$R/san" >"$R/san/racecheck_gemm_own.txt" 2>&1 &
-    run1 $cs --tool synccheck "$BIN/gemm_flops" -m 256 --dtype bf16,fp32 -w 1 --iters 1 --remeasure 0 \
+    run1 $cs --tool synccheck "$BIN/gemm_flops" -m 256 --datatype bf16,fp32 -w 1 --iters 1 --remeasure 0 \
         --report-dir "$R/san" >"$R/san/synccheck_gemm.txt" 2>&1 &
     wait
     for f in "$R"/san/*.txt; do echo "== $(basename "$f"): $(grep -E "ERROR SUMMARY|RESULT" "$f" | tr '\n' ' ')"; done
@@ -184,7 +184,7 @@ for s in ${STEPS//,/ }; do
     allreduce_win) step allreduce_win 20 90 run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 -R 2 --report-dir "$R/ar_win" --timeout 80 ;;
     ddp) step ddp 40 150 do_ddp ;;
     timeout_path) step timeout_path 15 60 do_timeout_path ;;
-    burn) step burn 75 120 run1 "$BIN/gemm_flops" --dtype bf16 --duration 60 --report-dir "$R/burn" --timeout 110 ;;
+    burn) step burn 75 120 run1 "$BIN/gemm_flops" --datatype bf16 --duration 60 --report-dir "$R/burn" --timeout 110 ;;
     suite) step suite 120 200 "$BIN/gpuaccept" run --np 1 --report-dir "$R/suite" ;;
     sanitize) step sanitize 90 240 do_sanitize ;;
     *) say "unknown step $s" ;;

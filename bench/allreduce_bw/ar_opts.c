@@ -38,73 +38,105 @@ const ar_ignored_flag ar_ignored_flags[AR_N_IGNORED_MAX] = {
 };
 
 const ga_option ar_options[] = {
-    {"minbytes", 'b', true, "SIZE", "smallest size, K/M/G suffixes (default 8; GPU and host alike)"},
-    {"maxbytes", 'e', true, "SIZE",
-     "largest size (default 1G on GPU, 16M on the host path, 1M with --quick)"},
-    {"stepfactor", 'f', true, "N", "multiply the size by N each step (default 2)"},
-    {"stepbytes", 'i', true, "SIZE", "add SIZE each step (used when --stepfactor is 1)"},
-    {"iters", 'n', true, "N", "timed iterations per size and placement (default 20, 5 with --quick)"},
-    {"warmup_iters", 'w', true, "N", "warm-up iterations per size and placement (default 5, 1 with --quick)"},
-    {"check", 'c', true, "N", "checked runs per size and placement, 0 to skip the check (default 1)"},
+    {"minbytes", 'b', true, "SIZE", "smallest size, K/M/G suffixes (default 8; GPU and host alike)",
+     GA_OPT_SIZE, "bytes"},
+    {"maxbytes", 'e', true, "SIZE", "largest size (default 1G on GPU, 16M on the host path, 1M with --quick)",
+     GA_OPT_SIZE, "bytes"},
+    {"stepfactor", 'f', true, "N", "multiply the size by N each step (default 2)", GA_OPT_INT},
+    {"stepbytes", 'i', true, "SIZE", "add SIZE each step (used when --stepfactor is 1)", GA_OPT_SIZE,
+     "bytes"},
+    {"iters", 'n', true, "N", "timed iterations per size and placement (default 20, 5 with --quick)",
+     GA_OPT_INT},
+    {"warmup_iters", 'w', true, "N", "warm-up iterations per size and placement (default 5, 1 with --quick)",
+     GA_OPT_INT},
+    {"check", 'c', true, "N", "checked runs per size and placement, 0 to skip the check (default 1)",
+     GA_OPT_INT, .at = GA_AT(ar_opts, check), .min = 0, .max = 100},
     {"datatype", 'd', true, "TYPE",
-     "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all (default float)"},
-    {"op", 'o', true, "OP", "sum prod min max avg, or all (default sum)"},
-    {"root", 'r', true, "RANK", "root of broadcast and reduce (default 0)"},
-    {"average", 'a', true, "0-3", "time reported: 0 rank 0, 1 mean, 2 min, 3 max across ranks (default 1)"},
-    {"wait-timeout", 'T', true, "SEC", "bound of communicator init and of every wait, 0: none (default 300)"},
+     "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all (default float)",
+     GA_OPT_LIST},
+    {"op", 'o', true, "OP", "sum prod min max avg, or all (default sum)", GA_OPT_LIST},
+    {"root", 'r', true, "RANK", "root of broadcast and reduce (default 0)", GA_OPT_INT,
+     .at = GA_AT(ar_opts, root), .min = 0, .max = 1 << 24},
+    {"average", 'a', true, "0-3", "time reported: 0 rank 0, 1 mean, 2 min, 3 max across ranks (default 1)",
+     GA_OPT_ENUM, .choices = "0|1|2|3"},
+    {"wait-timeout", 'T', true, "SEC", "bound of communicator init and of every wait, 0: none (default 300)",
+     GA_OPT_REAL, "s", .at = GA_AT(ar_opts, timeout_s), .min = 0, .max = 7 * 24 * 3600},
     {"collective", OPT_COLLECTIVE, true, "NAME",
-     "allreduce (default), allgather, reduce_scatter, broadcast, reduce, alltoall, sendrecv"},
+     "allreduce (default), allgather, reduce_scatter, broadcast, reduce, alltoall, sendrecv", GA_OPT_ENUM},
     {"backend", OPT_BACKEND, true, "auto|gpu|host",
      "where to run (default auto: NCCL where GPUs are visible); gpu is NCCL, host is MPI on host memory "
      "(nccl "
-     "and mpi, their first names, still work)"},
-    {"min-busbw", OPT_MIN_BUSBW, true, "GB/s", "fail when the busbw at the largest size is below this"},
+     "and mpi, their first names, still work)",
+     GA_OPT_ENUM, .choices = "auto|gpu|host"},
+    {"min-busbw", OPT_MIN_BUSBW, true, "GB/s", "fail when the busbw at the largest size is below this",
+     GA_OPT_REAL, "GB/s", .at = GA_AT(ar_opts, min_busbw), .min = 0, .max = 1e6},
     {"pattern", OPT_PATTERN, true, "LIST",
      "comma list run in turn: world (default), node (every node's own sweep at once), pairs (isolate a slow "
-     "node or link)"},
+     "node or link)",
+     GA_OPT_LIST},
     {"rounds", OPT_ROUNDS, true, "N",
-     "pairs: rounds of different pairings (default 3), or all: every pair once (members - 1 rounds)"},
+     "pairs: rounds of different pairings (default 3), or all: every pair once (members - 1 rounds)",
+     GA_OPT_INT},
     {"tolerance", OPT_TOLERANCE, true, "PCT",
-     "pairs, node: flag a pair or node more than PCT percent below the median (default 10)"},
+     "pairs, node: flag a pair or node more than PCT percent below the median (default 10)", GA_OPT_PCT, "%",
+     .at = GA_AT(ar_opts, tolerance), .min = 0, .max = 99, .flags = GA_OPT_FRACTION},
     {"remeasure", OPT_REMEASURE, true, "N",
      "pairs, node, world under --min-busbw: measure a figure below its bound again up to N times, keep the "
-     "best (default 2)"},
+     "best (default 2)",
+     GA_OPT_INT, .at = GA_AT(ar_opts, remeasure), .min = 0, .max = 100},
     {"min-node-busbw", OPT_MIN_NODE_BUSBW, true, "GB/s",
-     "node: fail a node whose intra-node busbw at the largest size is below this"},
-    {"nthreads", 't', true, "1", "nccl-tests' threads per process: 1 (one GPU per rank)"},
-    {"ngpus", 'g', true, "1", "nccl-tests' GPUs per thread: 1 (one GPU per rank)"},
-    {"agg_iters", 'm', true, "N", "operations per timed iteration; the time is per operation (default 1)"},
-    {"run_cycles", 'N', true, "N", "run the sweep N times, printing each, 0 forever (default 1)"},
-    {"parallel_init", 'p', true, "0/1", "accepted (one GPU per rank: nothing to initialise in parallel)"},
+     "node: fail a node whose intra-node busbw at the largest size is below this", GA_OPT_REAL, "GB/s",
+     .at = GA_AT(ar_opts, min_node_busbw), .min = 0, .max = 1e6},
+    {"nthreads", 't', true, "1", "nccl-tests' threads per process: 1 (one GPU per rank)", GA_OPT_INT},
+    {"ngpus", 'g', true, "1", "nccl-tests' GPUs per thread: 1 (one GPU per rank)", GA_OPT_INT},
+    {"agg_iters", 'm', true, "N", "operations per timed iteration; the time is per operation (default 1)",
+     GA_OPT_INT, .at = GA_AT(ar_opts, agg_iters), .min = 1, .max = 1000000},
+    {"run_cycles", 'N', true, "N", "run the sweep N times, printing each, 0 forever (default 1)", GA_OPT_INT,
+     .at = GA_AT(ar_opts, cycles), .min = 0, .max = 1000000},
+    {"parallel_init", 'p', true, "0/1", "accepted (one GPU per rank: nothing to initialise in parallel)",
+     GA_OPT_INT},
     {"blocking", 'z', true, "0-3",
      "1 wait and barrier after each operation, 2 wait only, 3 wait and barrier after each iteration, the "
-     "barrier not timed (default 0)"},
-    {"per_iter_timing", 'I', true, "0/1", "time every iteration: i_min i_max i_p99 i_cv% columns, -J rows"},
-    {"per_iter_skip", 'K', true, "N", "leave the first N iterations out of the -I summary (default 0)"},
-    {"report_cputime", 'C', true, "0/1", "label the time column cputime (the host clock, as measured)"},
-    {"report_timestamps", 'S', true, "0/1", "a timestamp column after in-place"},
-    {"output_file", 'J', true, "FILE", "also write nccl-tests' JSON (version 3) to FILE"},
-    {"stream_null", 'y', true, "0/1", "1: NCCL on the default stream (GPU path)"},
+     "barrier not timed (default 0)",
+     GA_OPT_ENUM, .choices = "0|1|2|3"},
+    {"per_iter_timing", 'I', true, "0/1", "time every iteration: i_min i_max i_p99 i_cv% columns, -J rows",
+     GA_OPT_INT},
+    {"per_iter_skip", 'K', true, "N", "leave the first N iterations out of the -I summary (default 0)",
+     GA_OPT_INT, .at = GA_AT(ar_opts, per_iter_skip), .min = 0, .max = 1000000},
+    {"report_cputime", 'C', true, "0/1", "label the time column cputime (the host clock, as measured)",
+     GA_OPT_INT},
+    {"report_timestamps", 'S', true, "0/1", "a timestamp column after in-place", GA_OPT_INT},
+    {"output_file", 'J', true, "FILE", "also write nccl-tests' JSON (version 3) to FILE", GA_OPT_PATH},
+    {"stream_null", 'y', true, "0/1", "1: NCCL on the default stream (GPU path)", GA_OPT_INT},
     {"cudagraph", 'G', true, "N",
-     "capture the timed iterations in a CUDA graph and launch it N times (GPU path; not with -I or -z)"},
+     "capture the timed iterations in a CUDA graph and launch it N times (GPU path; not with -I or -z)",
+     GA_OPT_INT},
     {"local_register", 'R', true, "0-2",
-     "register the buffers with NCCL: 1 ncclCommRegister, 2 symmetric windows (GPU path)"},
-    {"cta_policy", 'x', true, "0-2", "NCCL's CTA policy: 0 default, 1 efficiency, 2 zero (GPU path)"},
-    {"device_implementation", 'D', true, "N",
-     "accepted, ignored with a warning (nccl-tests' device kernels)"},
-    {"device_cta_count", 'V', true, "N", "accepted, ignored with a warning (nccl-tests' device kernels)"},
-    {"memory", 'M', true, "0/1", "1: print the GPU memory use after the results (GPU path)"},
-    {"unalign", 'u', true, "N", "start the buffers N elements past their allocation (default 0)"},
+     "register the buffers with NCCL: 1 ncclCommRegister, 2 symmetric windows (GPU path)", GA_OPT_ENUM,
+     .choices = "0|1|2"},
+    {"cta_policy", 'x', true, "0-2", "NCCL's CTA policy: 0 default, 1 efficiency, 2 zero (GPU path)",
+     GA_OPT_ENUM, .choices = "0|1|2"},
+    {"device_implementation", 'D', true, "N", "accepted, ignored with a warning (nccl-tests' device kernels)",
+     GA_OPT_INT},
+    {"device_cta_count", 'V', true, "N", "accepted, ignored with a warning (nccl-tests' device kernels)",
+     GA_OPT_INT},
+    {"memory", 'M', true, "0/1", "1: print the GPU memory use after the results (GPU path)", GA_OPT_INT},
+    {"unalign", 'u', true, "N", "start the buffers N elements past their allocation (default 0)", GA_OPT_INT,
+     .at = GA_AT(ar_opts, setup.unalign), .min = 0, .max = 1 << 20},
     {"show-slowest", OPT_SHOW_SLOWEST, false, NULL,
-     "add the slowest rank and its time after nccl-tests' columns"},
+     "add the slowest rank and its time after nccl-tests' columns", GA_OPT_FLAG,
+     .at = GA_AT(ar_opts, show_slowest)},
     {"expect-net", OPT_EXPECT_NET, true, "NET",
      "between nodes: any (default: recorded only), ib (InfiniBand, RoCE or an RDMA plugin: sockets fail), "
-     "ib-gdr (ib, with GPUDirect RDMA)"},
+     "ib-gdr (ib, with GPUDirect RDMA)",
+     GA_OPT_ENUM, .choices = "any|ib|ib-gdr"},
     {"allow-sockets", OPT_ALLOW_SOCKETS, false, NULL,
-     "sockets between nodes are intended (NCCL_IB_DISABLE, NCCL_NET=Socket): not a failure, and said so"},
+     "sockets between nodes are intended (NCCL_IB_DISABLE, NCCL_NET=Socket): not a failure, and said so",
+     GA_OPT_FLAG, .at = GA_AT(ar_opts, allow_sockets)},
     {"ib-hcas", OPT_IB_HCAS, true, "LIST",
      "the compute ports, in NCCL_IB_HCA's syntax (=mlx5_0:1,mlx5_3:1; ^ excludes): a device NCCL used "
-     "between nodes that the list does not keep fails (COMM_NET_NOT_COMPUTE)"},
+     "between nodes that the list does not keep fails (COMM_NET_NOT_COMPUTE)",
+     GA_OPT_LIST},
 };
 _Static_assert(sizeof ar_options / sizeof ar_options[0] == AR_N_OPTIONS, "AR_N_OPTIONS");
 
@@ -210,7 +242,8 @@ static int parse_int(const char *arg, long min, long max, int *out, char *err, s
 /* A group's answer for an option that is not its own. */
 #define NOT_MINE 1
 
-/* nccl-tests' sweep and timing options (-b -e -i -f -n -w -c -r -a -T -m -N). */
+/* nccl-tests' sweep and timing options with side effects or their own parse (-b -e -i -f -n -w -a); -c -r -T
+ * -m -N -K -u are stored by the typed parse from their table rows. */
 static int on_sweep_option(ar_opts *o, int key, const char *arg, char *err, size_t errlen)
 {
     long v;
@@ -236,18 +269,8 @@ static int on_sweep_option(ar_opts *o, int key, const char *arg, char *err, size
     case 'w':
         o->set_warmup = true;
         return parse_int(arg, 0, 1000000, &o->warmup, err, errlen);
-    case 'c':
-        return parse_int(arg, 0, 100, &o->check, err, errlen);
-    case 'r':
-        return parse_int(arg, 0, 1 << 24, &o->root, err, errlen);
     case 'a':
         return parse_int(arg, 0, 3, &o->average, err, errlen);
-    case 'T':
-        return ga_parse_double(arg, 0, 7 * 24 * 3600, &o->timeout_s, err, errlen);
-    case 'm':
-        return parse_int(arg, 1, 1000000, &o->agg_iters, err, errlen);
-    case 'N':
-        return parse_int(arg, 0, 1000000, &o->cycles, err, errlen);
     default:
         return NOT_MINE;
     }
@@ -318,8 +341,6 @@ static int on_gpuaccept_option(ar_opts *o, int key, const char *arg, char *err, 
     switch (key) {
     case OPT_BACKEND:
         return ga_parse_backend(arg, &o->backend, err, errlen);
-    case OPT_MIN_BUSBW:
-        return ga_parse_double(arg, 0, 1e6, &o->min_busbw, err, errlen);
     case OPT_PATTERN:
         return parse_patterns(arg, o, err, errlen);
     case OPT_ROUNDS:
@@ -328,22 +349,10 @@ static int on_gpuaccept_option(ar_opts *o, int key, const char *arg, char *err, 
             return 0;
         }
         return parse_int(arg, 1, 1024, &o->rounds, err, errlen);
-    case OPT_REMEASURE:
-        return parse_int(arg, 0, 100, &o->remeasure, err, errlen);
-    case OPT_MIN_NODE_BUSBW:
-        return ga_parse_double(arg, 0, 1e6, &o->min_node_busbw, err, errlen);
     case OPT_EXPECT_NET:
         return ga_parse_expect_net(arg, &o->expect_net, err, errlen);
-    case OPT_ALLOW_SOCKETS:
-        o->allow_sockets = true;
-        return 0;
     case OPT_IB_HCAS:
         return parse_ib_hcas(arg, o, err, errlen);
-    case OPT_TOLERANCE:
-        return ga_cli_parse_pct_fraction(arg, 0, 99, &o->tolerance, err, errlen);
-    case OPT_SHOW_SLOWEST:
-        o->show_slowest = true;
-        return 0;
     default:
         return NOT_MINE;
     }
@@ -373,8 +382,6 @@ static int on_compat_option(ar_opts *o, int key, const char *arg, char *err, siz
         return parse_int(arg, 0, 3, &o->blocking, err, errlen);
     case 'I':
         return parse_bool(arg, &o->per_iter, err, errlen);
-    case 'K':
-        return parse_int(arg, 0, 1000000, &o->per_iter_skip, err, errlen);
     case 'C':
         return parse_bool(arg, &o->cputime, err, errlen);
     case 'S':
@@ -386,8 +393,6 @@ static int on_compat_option(ar_opts *o, int key, const char *arg, char *err, siz
         }
         snprintf(o->json_path, sizeof o->json_path, "%s", arg);
         return 0;
-    case 'u':
-        return parse_int(arg, 0, 1 << 20, &o->setup.unalign, err, errlen);
     case 'y':
     case 'G':
     case 'R':

@@ -29,32 +29,48 @@ enum {
 };
 
 static const ga_option ddp_options[] = {
-    {"layers", OPT_LAYERS, true, "N", "hidden layers of the MLP (default 2; 0 is a linear model)"},
-    {"hidden", OPT_HIDDEN, true, "N", "width of each hidden layer (default 512, --quick 128)"},
-    {"batch-size", OPT_BATCH, true, "N", "samples per rank per step (default 128, --quick 32)"},
-    {"steps", OPT_STEPS, true, "N", "optimiser steps (default 500, --quick 300)"},
-    {"epochs", OPT_EPOCHS, true, "N", "train for N passes over the data set instead of --steps"},
-    {"lr", OPT_LR, true, "X", "learning rate (default 0.05)"},
-    {"momentum", OPT_MOMENTUM, true, "X", "SGD momentum (default 0.9)"},
-    {"seed", OPT_SEED, true, "N", "seed of the data, the teacher and the initial weights (default 1)"},
-    {"data", OPT_DATA, true, "SRC", "synthetic (default) or idx:DIR, MNIST-format train-*-idx?-ubyte files"},
-    {"samples", OPT_SAMPLES, true, "N", "synthetic data set size (default 65536, --quick 16384)"},
-    {"input-dim", OPT_INPUT_DIM, true, "N", "synthetic features per sample (default 64)"},
-    {"classes", OPT_CLASSES, true, "N", "synthetic classes (default 10)"},
-    {"bucket-size", OPT_BUCKET, true, "BYTES", "gradient bucket cap, K/M suffixes (default 1M, --quick 64K)"},
+    {"layers", OPT_LAYERS, true, "N", "hidden layers of the MLP (default 2; 0 is a linear model)", GA_OPT_INT,
+     .at = GA_AT(ddp_opts, hidden_layers), .min = 0, .max = 32},
+    {"hidden", OPT_HIDDEN, true, "N", "width of each hidden layer (default 512, --quick 128)", GA_OPT_INT,
+     .at = GA_AT(ddp_opts, hidden), .min = 1, .max = 65536},
+    {"batch-size", OPT_BATCH, true, "N", "samples per rank per step (default 128, --quick 32)", GA_OPT_INT,
+     .at = GA_AT(ddp_opts, batch), .min = 1, .max = 1 << 20},
+    {"steps", OPT_STEPS, true, "N", "optimiser steps (default 500, --quick 300)", GA_OPT_INT,
+     .at = GA_AT(ddp_opts, steps), .min = 1, .max = DDP_MAX_STEPS},
+    {"epochs", OPT_EPOCHS, true, "N", "train for N passes over the data set instead of --steps", GA_OPT_INT,
+     .at = GA_AT(ddp_opts, epochs), .min = 1, .max = 1 << 20},
+    {"lr", OPT_LR, true, "X", "learning rate (default 0.05)", GA_OPT_REAL, .at = GA_AT(ddp_opts, lr),
+     .min = 1e-12, .max = 100.0},
+    {"momentum", OPT_MOMENTUM, true, "X", "SGD momentum (default 0.9)", GA_OPT_REAL,
+     .at = GA_AT(ddp_opts, momentum), .min = 0.0, .max = 0.999999},
+    {"seed", OPT_SEED, true, "N", "seed of the data, the teacher and the initial weights (default 1)",
+     GA_OPT_INT},
+    {"data", OPT_DATA, true, "SRC", "synthetic (default) or idx:DIR, MNIST-format train-*-idx?-ubyte files",
+     GA_OPT_STRING},
+    {"samples", OPT_SAMPLES, true, "N", "synthetic data set size (default 65536, --quick 16384)", GA_OPT_INT},
+    {"input-dim", OPT_INPUT_DIM, true, "N", "synthetic features per sample (default 64)", GA_OPT_INT,
+     .at = GA_AT(ddp_opts, input_dim), .min = 1, .max = 1 << 20},
+    {"classes", OPT_CLASSES, true, "N", "synthetic classes (default 10)", GA_OPT_INT,
+     .at = GA_AT(ddp_opts, classes), .min = 2, .max = 256},
+    {"bucket-size", OPT_BUCKET, true, "BYTES", "gradient bucket cap, K/M suffixes (default 1M, --quick 64K)",
+     GA_OPT_SIZE, "bytes"},
     {"min-improvement", OPT_MIN_IMPROVEMENT, true, "PCT",
-     "fail unless the loss falls by at least PCT percent of its start (default 30)"},
+     "fail unless the loss falls by at least PCT percent of its start (default 30)", GA_OPT_PCT, "%",
+     .at = GA_AT(ddp_opts, min_improvement), .min = -1e11, .max = 100, .flags = GA_OPT_FRACTION},
     {"straggler", OPT_STRAGGLER, true, "PCT",
      "warn of a rank whose compute time is PCT percent above the median and beyond the others' noise "
      "(default "
-     "50; 0 turns it off)"},
+     "50; 0 turns it off)",
+     GA_OPT_PCT, "%", .at = GA_AT(ddp_opts, straggler_pct), .min = 0, .max = 1e6},
     {"remeasure", OPT_REMEASURE, true, "N",
      "a straggler's compute time is measured again on every rank, up to N windows of steps (default 2, 0: "
-     "never)"},
+     "never)",
+     GA_OPT_INT, .at = GA_AT(ddp_opts, remeasure), .min = 0, .max = GA_REMEASURE_MAX},
     {"backend", OPT_BACKEND, true, "auto|gpu|host",
-     "where to train (default auto: GPU when every rank has one)"},
+     "where to train (default auto: GPU when every rank has one)", GA_OPT_ENUM, .choices = "auto|gpu|host"},
     {"wait-timeout", OPT_WAIT_TIMEOUT, true, "SEC",
-     "bound of communicator init and of every wait for gradients (default 120)"},
+     "bound of communicator init and of every wait for gradients (default 120)", GA_OPT_REAL, "s",
+     .at = GA_AT(ddp_opts, comm_timeout_s), .min = 0.001, .max = 1e6},
 };
 
 /* The name -T/--wait-timeout had before every program spelled the per-wait bound alike. */
@@ -71,50 +87,17 @@ void ddp_opts_init(ddp_opts *o)
     o->backend = GA_BACKEND_AUTO;
 }
 
-static int set_int(const char *arg, long min, long max, int *out, char *err, size_t errlen)
-{
-    long v = 0;
-    if (ga_parse_long(arg, min, max, &v, err, errlen))
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
 {
     ddp_opts *o = opts;
     long v = 0;
     uint64_t bytes = 0;
     switch (key) {
-    case OPT_LAYERS:
-        return set_int(arg, 0, 32, &o->hidden_layers, err, errlen);
-    case OPT_HIDDEN:
-        return set_int(arg, 1, 65536, &o->hidden, err, errlen);
-    case OPT_BATCH:
-        return set_int(arg, 1, 1 << 20, &o->batch, err, errlen);
-    case OPT_STEPS:
-        return set_int(arg, 1, DDP_MAX_STEPS, &o->steps, err, errlen);
-    case OPT_EPOCHS:
-        return set_int(arg, 1, 1 << 20, &o->epochs, err, errlen);
-    case OPT_INPUT_DIM:
-        return set_int(arg, 1, 1 << 20, &o->input_dim, err, errlen);
-    case OPT_CLASSES:
-        return set_int(arg, 2, 256, &o->classes, err, errlen);
     case OPT_SAMPLES:
         if (ga_parse_long(arg, 1, 1L << 31, &v, err, errlen))
             return -1;
         o->samples = v;
         return 0;
-    case OPT_LR:
-        return ga_parse_double(arg, 1e-12, 100.0, &o->lr, err, errlen);
-    case OPT_MOMENTUM:
-        return ga_parse_double(arg, 0.0, 0.999999, &o->momentum, err, errlen);
-    case OPT_MIN_IMPROVEMENT: /* percent on the command line, a fraction in the checks */
-        return ga_cli_parse_pct_fraction(arg, -1e11, 100, &o->min_improvement, err, errlen);
-    case OPT_STRAGGLER:
-        return ga_cli_parse_pct(arg, 0, 1e6, &o->straggler_pct, err, errlen);
-    case OPT_WAIT_TIMEOUT:
-        return ga_parse_double(arg, 0.001, 1e6, &o->comm_timeout_s, err, errlen);
     case OPT_SEED:
         if (ga_parse_long(arg, 0, 1L << 62, &v, err, errlen))
             return -1;
@@ -147,8 +130,6 @@ static int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, s
         return -1;
     case OPT_BACKEND:
         return ga_parse_backend(arg, &o->backend, err, errlen);
-    case OPT_REMEASURE:
-        return set_int(arg, 0, GA_REMEASURE_MAX, &o->remeasure, err, errlen);
     }
     return 0;
 }

@@ -2,26 +2,20 @@
 #include "env_opts.h"
 
 #include "env_analysis.h"
-#include "ga_parse.h"
 
 enum { OPT_EXPECT_GPUS = 256 };
 
 static const ga_option env_options[] = {
-    {"expect-gpus", OPT_EXPECT_GPUS, true, "N",
-     "GPUs every node must have; fewer is a failure (default: any)"},
+    {.long_name = "expect-gpus",
+     .key = OPT_EXPECT_GPUS,
+     .has_arg = true,
+     .arg_name = "N",
+     .help = "GPUs every node must have; fewer is a failure (default: any)",
+     .type = GA_OPT_INT,
+     .at = GA_AT(env_audit_opts, expect_gpus),
+     .min = 0,
+     .max = 1024},
 };
-
-static int env_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
-{
-    env_audit_opts *o = opts;
-    long v = 0;
-    if (key == OPT_EXPECT_GPUS) {
-        if (ga_parse_long(arg, 0, 1024, &v, err, errlen))
-            return -1;
-        o->expect_gpus = (int)v;
-    }
-    return 0;
-}
 
 const ga_program_spec env_command_line = {
     .name = "env_audit",
@@ -29,6 +23,5 @@ const ga_program_spec env_command_line = {
     .epilog = "Example: mpirun -np 16 --map-by ppr:8:node env_audit --expect-gpus 8 --report-dir reports",
     .options = env_options,
     .n_options = sizeof env_options / sizeof env_options[0],
-    .on_option = env_opts_on_option,
     .default_timeout_s = 300,
 };

@@ -8,11 +8,13 @@
 
 ga_estimate_fn gemm_flops_estimate; /* named by the registry, called through its generated table */
 
-/* gemm_flops --dtype LIST: how many dtypes run; on the host OpenBLAS's fp32 and fp64 alone, in host[0] and
- * host[1]. */
+/* gemm_flops --datatype LIST (or its deprecated --dtype): how many dtypes run; on the host OpenBLAS's fp32
+ * and fp64 alone, in host[0] and host[1]. */
 static int gemm_dtypes(const ga_estimate_in *in, int host[2])
 {
-    const char *list = ga_est_arg_value(in->args, "dtype", 'd');
+    const char *list = ga_est_arg_value(in->args, "datatype", 'd');
+    if (!list)
+        list = ga_est_arg_value(in->args, "dtype", 0);
     host[0] = host[1] = 0;
     if (!list || strcmp(list, "all") == 0) {
         host[0] = host[1] = 1;

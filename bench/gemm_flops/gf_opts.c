@@ -7,7 +7,7 @@
 #include "ga_parse.h"
 
 enum {
-    OPT_DEVICE = 256,
+    OPT_BACKEND = 256,
     OPT_ITERS,
     OPT_MIN_EFF,
     OPT_DURATION,
@@ -18,26 +18,65 @@ enum {
 };
 
 static const ga_option gf_options[] = {
-    {"m", 'm', true, "N", "rows of C (default 8192 on a GPU, 2048 on the host; --quick 4096 / 512)"},
-    {"n", 'n', true, "N", "columns of C (default as -m)"},
-    {"k", 'k', true, "N", "inner dimension (default as -m)"},
-    {"dtype", 'd', true, "LIST", "fp64,fp32,tf32,fp16,bf16,fp8,int8 or all (default all; host: fp32,fp64)"},
-    {"backend", OPT_DEVICE, true, "auto|gpu|host",
+    {"m", 'm', true, "N", "rows of C (default 8192 on a GPU, 2048 on the host; --quick 4096 / 512)",
+     GA_OPT_INT},
+    {"n", 'n', true, "N", "columns of C (default as -m)", GA_OPT_INT},
+    {"k", 'k', true, "N", "inner dimension (default as -m)", GA_OPT_INT},
+    {"datatype", 'd', true, "LIST", "fp64,fp32,tf32,fp16,bf16,fp8,int8 or all (default all; host: fp32,fp64)",
+     GA_OPT_LIST},
+    {"backend", OPT_BACKEND, true, "auto|gpu|host",
      "where to run GEMMs (default auto: GPU when every rank has one; a GPU-only request, a GPU dtype or "
-     "--min-efficiency, without one is exit 3)"},
-    {"warmup", 'w', true, "N", "warm-up GEMMs per dtype (default 3)"},
-    {"iters", OPT_ITERS, true, "N", "timed GEMMs per dtype (default: as many as fill 1 s, --quick 0.25 s)"},
+     "--min-efficiency, without one is exit 3)",
+     GA_OPT_ENUM, .choices = "auto|gpu|host"},
+    {.long_name = "warmup",
+     .key = 'w',
+     .has_arg = true,
+     .arg_name = "N",
+     .help = "warm-up GEMMs per dtype (default 3)",
+     .type = GA_OPT_INT,
+     .at = GA_AT(gf_cli, o.warmup),
+     .min = 0,
+     .max = 1000},
+    {.long_name = "iters",
+     .key = OPT_ITERS,
+     .has_arg = true,
+     .arg_name = "N",
+     .help = "timed GEMMs per dtype (default: as many as fill 1 s, --quick 0.25 s)",
+     .type = GA_OPT_INT,
+     .at = GA_AT(gf_cli, o.iters),
+     .min = 1,
+     .max = 1000000},
     GA_DEVFLAG_OPTIONS("a dtype"),
-    {"min-efficiency", OPT_MIN_EFF, true, "PCT", "flag a GPU below PCT percent of its peak (default 0: off)"},
-    {"duration", OPT_DURATION, true, "SEC", "burn mode: GEMMs for SEC seconds, throttling and SDC checks"},
-    {"interval", OPT_INTERVAL, true, "SEC", "burn interval (default duration/10, 1 to 60 s)"},
-    {"max-drop", OPT_MAX_DROP, true, "PCT",
-     "burn: flag a first-to-last interval drop above PCT (default 10)"},
+    {.long_name = "min-efficiency",
+     .key = OPT_MIN_EFF,
+     .has_arg = true,
+     .arg_name = "PCT",
+     .help = "flag a GPU below PCT percent of its peak (default 0: off)",
+     .type = GA_OPT_PCT,
+     .unit = "%",
+     .at = GA_AT(gf_cli, o.min_efficiency),
+     .min = 0,
+     .max = 100,
+     .flags = GA_OPT_FRACTION},
+    {.long_name = "duration",
+     .key = OPT_DURATION,
+     .has_arg = true,
+     .arg_name = "SEC",
+     .help = "burn mode: GEMMs for SEC seconds, throttling and SDC checks",
+     .type = GA_OPT_REAL,
+     .unit = "s",
+     .at = GA_AT(gf_cli, o.duration_s),
+     .min = 0.1,
+     .max = 7 * 24 * 3600.0},
+    {"interval", OPT_INTERVAL, true, "SEC", "burn interval (default duration/10, 1 to 60 s)", GA_OPT_REAL,
+     "s"},
+    {"max-drop", OPT_MAX_DROP, true, "PCT", "burn: flag a first-to-last interval drop above PCT (default 10)",
+     GA_OPT_PCT, "%"},
     {"burn-dtype", OPT_BURN_DTYPE, true, "DTYPE",
-     "dtype of the burn (default bf16 on a GPU, fp32 on the host)"},
+     "dtype of the burn (default bf16 on a GPU, fp32 on the host)", GA_OPT_ENUM},
     {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
-     "host path: BLAS threads per rank (default: node cores / ranks)"},
-    {"seed", OPT_SEED, true, "N", "input seed, the same on every rank (default 42)"},
+     "host path: BLAS threads per rank (default: node cores / ranks)", GA_OPT_INT},
+    {"seed", OPT_SEED, true, "N", "input seed, the same on every rank (default 42)", GA_OPT_INT},
 };
 
 static int gf_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
@@ -70,22 +109,8 @@ static int gf_opts_on_option(void *opts, int key, const char *arg, char *err, si
         snprintf(c->dtype_arg, sizeof c->dtype_arg, "%s", arg);
         return 0;
     }
-    case OPT_DEVICE:
+    case OPT_BACKEND:
         return ga_parse_backend(arg, &o->device, err, errlen);
-    case 'w':
-        if (ga_parse_long(arg, 0, 1000, &v, err, errlen))
-            return -1;
-        o->warmup = (int)v;
-        return 0;
-    case OPT_ITERS:
-        if (ga_parse_long(arg, 1, 1000000, &v, err, errlen))
-            return -1;
-        o->iters = (int)v;
-        return 0;
-    case OPT_MIN_EFF:
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_efficiency, err, errlen);
-    case OPT_DURATION:
-        return ga_parse_double(arg, 0.1, 7 * 24 * 3600.0, &o->duration_s, err, errlen);
     case OPT_INTERVAL:
         return ga_parse_double(arg, 0.05, 3600, &o->interval_s, err, errlen);
     case OPT_MAX_DROP:
@@ -105,16 +130,17 @@ static int gf_opts_on_option(void *opts, int key, const char *arg, char *err, si
     return 0;
 }
 
-/* --device, the first name of --backend (whose "cpu" it still takes): warns once, then acts as --backend. */
-static const ga_alias gf_aliases[] = {{"device", "backend"}};
+/* --device, the first name of --backend (whose "cpu" it still takes), and --dtype, gemm_flops' name of
+ * nccl-tests' --datatype: each warns once, then acts as the option it names. */
+static const ga_alias gf_aliases[] = {{"device", "backend"}, {"dtype", "datatype"}};
 
 const ga_program_spec gf_command_line = {
     .name = "gemm_flops",
     .summary = "GEMM TFLOP/s per dtype on every GPU against its model's median and datasheet peak; burn mode "
                "for throttling and silent data corruption.",
     .epilog = "Examples:\n"
-              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype all --min-efficiency 60\n"
-              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype bf16 --duration 600\n"
+              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --datatype all --min-efficiency 60\n"
+              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --datatype bf16 --duration 600\n"
               "  mpirun -np 2 gemm_flops --backend host -m 2048 -n 2048 -k 2048\n"
               "Peaks: docs/gpu-peaks.md. Report: docs/gemm_flops.md.",
     .options = gf_options,

@@ -153,7 +153,7 @@ static void gpu_only_request(const ga_run *run, char *out, size_t len)
     const unsigned host = (1u << GA_FP32) | (1u << GA_FP64);
     out[0] = '\0';
     if (c->dtype_arg[0] && (c->o.dtypes & ~host))
-        snprintf(out, len, "--dtype %s", c->dtype_arg);
+        snprintf(out, len, "--datatype %s", c->dtype_arg);
     if (c->o.min_efficiency > 0)
         snprintf(out + strlen(out), len - strlen(out), "%s--min-efficiency %g", out[0] ? " and " : "",
                  100 * c->o.min_efficiency);

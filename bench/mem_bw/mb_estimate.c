@@ -37,7 +37,9 @@ int mem_bw_estimate(const ga_estimate_in *in, ga_estimate_out *out)
 {
     const ga_est_figures *f = in->f;
     bool quick = ga_est_arg_flag(in->args, "--quick");
-    double reps = ga_est_arg_num(in->args, "reps", 0, quick ? 5 : 20) + 1; /* one untimed first */
+    /* --iters, or its deprecated name --reps; one untimed repetition first */
+    double reps =
+        ga_est_arg_num(in->args, "iters", 0, ga_est_arg_num(in->args, "reps", 0, quick ? 5 : 20)) + 1;
     double work = f->gpu ? mem_gpu_s(in, quick, reps, out) : mem_host_s(in, reps, out);
     out->run_s =
         f->mem_setup_s + work + ga_est_gather_s(f, in->c->nodes * in->c->ranks_per_node, 4096) + f->report_s;

@@ -1,34 +1,82 @@
 /* mem_bw's command line: the option table and its handler (main.c holds the program). */
 #include "mb_opts.h"
 
-#include <stdint.h>
 #include <stdio.h>
 
 #include "ga_devreport.h"
 #include "ga_parse.h"
 
 enum {
-    OPT_DEVICE = 256,
+    OPT_BACKEND = 256,
     OPT_PINNED,
-    OPT_REPS,
+    OPT_ITERS,
     OPT_MIN_EFF,
     OPT_MIN_HOST_EFF,
 };
 
 static const ga_option mb_options[] = {
-    {"size", 's', true, "BYTES",
-     "bytes per array (default: GPU 1G; host 4x the last-level caches / ranks, >= 32M)"},
-    {"pinned-size", OPT_PINNED, true, "BYTES", "pinned buffer of the H2D/D2H tests (default 256M)"},
-    {"reps", OPT_REPS, true, "N", "timed repetitions per test (default 20, --quick 5)"},
-    {"backend", OPT_DEVICE, true, "auto|gpu|host",
-     "what to measure (default auto: GPU when every rank has one; --min-efficiency without one is exit 3)"},
+    {.long_name = "size",
+     .key = 's',
+     .has_arg = true,
+     .arg_name = "BYTES",
+     .help = "bytes per array (default: GPU 1G; host 4x the last-level caches / ranks, >= 32M)",
+     .type = GA_OPT_SIZE,
+     .unit = "bytes",
+     .at = GA_AT(mb_opts, size),
+     .min = 4096,
+     .max = 1099511627776.0},
+    {.long_name = "pinned-size",
+     .key = OPT_PINNED,
+     .has_arg = true,
+     .arg_name = "BYTES",
+     .help = "pinned buffer of the H2D/D2H tests (default 256M)",
+     .type = GA_OPT_SIZE,
+     .unit = "bytes",
+     .at = GA_AT(mb_opts, pinned_size),
+     .min = 4096,
+     .max = 1099511627776.0},
+    {.long_name = "iters",
+     .key = OPT_ITERS,
+     .has_arg = true,
+     .arg_name = "N",
+     .help = "timed repetitions per test (default 20, --quick 5)",
+     .type = GA_OPT_INT,
+     .at = GA_AT(mb_opts, reps),
+     .min = 1,
+     .max = 100000},
+    {.long_name = "backend",
+     .key = OPT_BACKEND,
+     .has_arg = true,
+     .arg_name = "auto|gpu|host",
+     .help = "what to measure (default auto: GPU when every rank has one; --min-efficiency without one is "
+             "exit 3)",
+     .type = GA_OPT_ENUM,
+     .choices = "auto|gpu|host"},
     GA_DEVFLAG_OPTIONS("a test"),
-    {"min-efficiency", OPT_MIN_EFF, true, "PCT",
-     "flag a GPU below PCT percent of its HBM peak, device tests (default 0: off)"},
-    {"min-host-efficiency", OPT_MIN_HOST_EFF, true, "PCT",
-     "flag a GPU below PCT percent of its PCIe line rate, H2D/D2H, all GPUs copying (default 0: off)"},
+    {.long_name = "min-efficiency",
+     .key = OPT_MIN_EFF,
+     .has_arg = true,
+     .arg_name = "PCT",
+     .help = "flag a GPU below PCT percent of its HBM peak, device tests (default 0: off)",
+     .type = GA_OPT_PCT,
+     .unit = "%",
+     .at = GA_AT(mb_opts, min_efficiency),
+     .min = 0,
+     .max = 100,
+     .flags = GA_OPT_FRACTION},
+    {.long_name = "min-host-efficiency",
+     .key = OPT_MIN_HOST_EFF,
+     .has_arg = true,
+     .arg_name = "PCT",
+     .help = "flag a GPU below PCT percent of its PCIe line rate, H2D/D2H, all GPUs copying (default 0: off)",
+     .type = GA_OPT_PCT,
+     .unit = "%",
+     .at = GA_AT(mb_opts, min_host_efficiency),
+     .min = 0,
+     .max = 100,
+     .flags = GA_OPT_FRACTION},
     {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
-     "host path: triad threads per rank (default: node cores / ranks)"},
+     "host path: triad threads per rank (default: node cores / ranks)", GA_OPT_INT},
 };
 
 static int mb_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
@@ -38,37 +86,15 @@ static int mb_opts_on_option(void *opts, int key, const char *arg, char *err, si
     int rc = 0;
     if (ga_devflag_on_option(&shared, key, arg, &rc, err, errlen))
         return rc;
-    long v = 0;
-    switch (key) {
-    case 's':
-    case OPT_PINNED: {
-        uint64_t sz = 0;
-        if (ga_parse_size(arg, &sz, err, errlen))
-            return -1;
-        if (sz < 4096 || sz > ((uint64_t)1 << 40)) {
-            snprintf(err, errlen, "'%s': between 4K and 1T", arg);
-            return -1;
-        }
-        *(key == 's' ? &o->size : &o->pinned_size) = sz;
-        return 0;
-    }
-    case OPT_REPS:
-        if (ga_parse_long(arg, 1, 100000, &v, err, errlen))
-            return -1;
-        o->reps = (int)v;
-        return 0;
-    case OPT_DEVICE:
+    if (key == OPT_BACKEND)
         return ga_parse_backend(arg, &o->device, err, errlen);
-    case OPT_MIN_EFF:
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_efficiency, err, errlen);
-    case OPT_MIN_HOST_EFF:
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_host_efficiency, err, errlen);
-    }
     return 0;
 }
 
-/* --device, the first name of --backend (whose "cpu" it still takes): warns once, then acts as --backend. */
-static const ga_alias mb_aliases[] = {{"device", "backend"}};
+/* --device, the first name of --backend (whose "cpu" it still takes), and --reps, mem_bw's name of
+ * nccl-tests'
+ * --iters: each warns once, then acts as the option it names. */
+static const ga_alias mb_aliases[] = {{"device", "backend"}, {"reps", "iters"}};
 
 const ga_program_spec mb_command_line = {
     .name = "mem_bw",

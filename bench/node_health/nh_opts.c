@@ -28,28 +28,59 @@ enum {
 
 static const ga_option nh_options[] = {
     {"sysfs-root", OPT_SYSFS_ROOT, true, "DIR",
-     "read InfiniBand ports, modules and NUMA nodes under DIR (default /sys)"},
+     "read InfiniBand ports, modules and NUMA nodes under DIR (default /sys)", GA_OPT_PATH},
     {"kernel-log", OPT_KERNEL_LOG, true, "FILE",
-     "read Xids from FILE instead of the live kernel log (/dev/kmsg, then dmesg)"},
+     "read Xids from FILE instead of the live kernel log (/dev/kmsg, then dmesg)", GA_OPT_PATH},
     {"xid-since", OPT_XID_SINCE, true, "SECONDS",
-     "judge only the Xids logged in the last SECONDS (default: every Xid since boot)"},
-    {"sku", OPT_SKU, true, "NAME",
-     "hold every node to this SKU of the SKU file (default: match the GPU model)"},
-    {"sku-file", OPT_SKU_FILE, true, "FILE", "expectations per SKU (default: the built-in skus.json)"},
-    {"expect-gpus", OPT_EXPECT_GPUS, true, "N", "GPUs every node must have (overrides the SKU)"},
-    {"expect-hcas", OPT_EXPECT_HCAS, true, "N",
-     "compute InfiniBand/RoCE ports every node must have (overrides the SKU)"},
-    {"expect-ib-rate", OPT_EXPECT_IB_RATE, true, "GBPS",
-     "rate every compute port must run at, Gb/s (overrides the SKU)"},
+     "judge only the Xids logged in the last SECONDS (default: every Xid since boot)", GA_OPT_REAL, "s"},
+    {.long_name = "sku",
+     .key = OPT_SKU,
+     .has_arg = true,
+     .arg_name = "NAME",
+     .help = "hold every node to this SKU of the SKU file (default: match the GPU model)",
+     .type = GA_OPT_STRING,
+     .at = GA_AT(nh_opts, sku),
+     .cap = GA_CAP(nh_opts, sku),
+     .flags = GA_OPT_NONEMPTY},
+    {"sku-file", OPT_SKU_FILE, true, "FILE", "expectations per SKU (default: the built-in skus.json)",
+     GA_OPT_PATH},
+    {.long_name = "expect-gpus",
+     .key = OPT_EXPECT_GPUS,
+     .has_arg = true,
+     .arg_name = "N",
+     .help = "GPUs every node must have (overrides the SKU)",
+     .type = GA_OPT_INT,
+     .at = GA_AT(nh_opts, expect_gpus),
+     .min = 0,
+     .max = 1024},
+    {.long_name = "expect-hcas",
+     .key = OPT_EXPECT_HCAS,
+     .has_arg = true,
+     .arg_name = "N",
+     .help = "compute InfiniBand/RoCE ports every node must have (overrides the SKU)",
+     .type = GA_OPT_INT,
+     .at = GA_AT(nh_opts, expect_hcas),
+     .min = 0,
+     .max = 1024},
+    {.long_name = "expect-ib-rate",
+     .key = OPT_EXPECT_IB_RATE,
+     .has_arg = true,
+     .arg_name = "GBPS",
+     .help = "rate every compute port must run at, Gb/s (overrides the SKU)",
+     .type = GA_OPT_REAL,
+     .unit = "Gb/s",
+     .at = GA_AT(nh_opts, expect_ib_rate_gbps),
+     .min = 1,
+     .max = 100000},
     {"ib-hcas", OPT_IB_HCAS, true, "LIST",
      "the compute ports, as NCCL_IB_HCA takes them (mlx5_0,mlx5_3:1; ^ excludes, = exact); default: "
-     "NCCL_IB_HCA, then the SKU's compute_hcas, then the fastest ports"},
+     "NCCL_IB_HCA, then the SKU's compute_hcas, then the fastest ports",
+     GA_OPT_LIST},
 };
 
 static int nh_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
 {
     nh_opts *o = opts;
-    long v = 0;
     switch (key) {
     case OPT_SYSFS_ROOT:
         if (nh_sysfs_root_check(arg, err, errlen))
@@ -81,9 +112,6 @@ static int nh_opts_on_option(void *opts, int key, const char *arg, char *err, si
         }
         return 0;
     }
-    case OPT_SKU:
-        snprintf(o->sku, sizeof o->sku, "%s", arg);
-        return 0;
     case OPT_SKU_FILE: {
         size_t len = 0;
         char why[256];
@@ -102,14 +130,6 @@ static int nh_opts_on_option(void *opts, int key, const char *arg, char *err, si
         snprintf(o->sku_file, sizeof o->sku_file, "%s", arg);
         return 0;
     }
-    case OPT_EXPECT_GPUS:
-    case OPT_EXPECT_HCAS:
-        if (ga_parse_long(arg, 0, 1024, &v, err, errlen))
-            return -1;
-        *(key == OPT_EXPECT_GPUS ? &o->expect_gpus : &o->expect_hcas) = (int)v;
-        return 0;
-    case OPT_EXPECT_IB_RATE:
-        return ga_parse_double(arg, 1, 100000, &o->expect_ib_rate_gbps, err, errlen);
     case OPT_IB_HCAS: {
         char why[160];
         if (strlen(arg) >= sizeof o->ib_hcas || nh_ib_list_check(arg, why, sizeof why)) {

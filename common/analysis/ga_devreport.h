@@ -21,14 +21,24 @@ enum {
     GA_DEVFLAG_OPT_THREADS
 };
 #define GA_DEVFLAG_OPTIONS(unit)                                                                             \
-    {"tolerance", GA_DEVFLAG_OPT_TOLERANCE, true, "PCT",                                                     \
-     "flag a GPU more than PCT percent below its model's median and beyond its peers' noise (default 10)"},  \
-        {"remeasure", GA_DEVFLAG_OPT_REMEASURE, true, "N",                                                   \
+    {"tolerance",                                                                                            \
+     GA_DEVFLAG_OPT_TOLERANCE,                                                                               \
+     true,                                                                                                   \
+     "PCT",                                                                                                  \
+     "flag a GPU more than PCT percent below its model's median and beyond its peers' noise (default 10)",   \
+     GA_OPT_PCT,                                                                                             \
+     "%"},                                                                                                   \
+        {"remeasure",                                                                                        \
+         GA_DEVFLAG_OPT_REMEASURE,                                                                           \
+         true,                                                                                               \
+         "N",                                                                                                \
          "measure " unit " with a suspect GPU again, up to N times on every rank, best kept (default 2, 0: " \
-         "never)"},                                                                                          \
+         "never)",                                                                                           \
+         GA_OPT_INT},                                                                                        \
     {                                                                                                        \
         "relative", GA_DEVFLAG_OPT_RELATIVE, true, "fail|warn",                                              \
-            "a GPU below its peers fails the run, or is a warning (default fail; the quick profile warns)"   \
+            "a GPU below its peers fails the run, or is a warning (default fail; the quick profile warns)",  \
+            GA_OPT_ENUM, .choices = "fail|warn"                                                              \
     }
 
 /* Where a program keeps what those options set. threads: its --threads (host path), GA_DEVFLAG_OPT_THREADS.

@@ -1,3 +1,5 @@
+/* The command-line parse every program shares: the common options, the program's table, its aliases, --help.
+ */
 #include "ga_cli.h"
 
 #include <getopt.h>
@@ -15,16 +17,25 @@ enum { OPT_REPORT_DIR = 1000, OPT_QUICK, OPT_VERBOSE, OPT_TIMEOUT, OPT_VERSION, 
 enum { ALIAS_KEY0 = 2000 };
 
 static const ga_option common_options[] = {
-    {"report-dir", OPT_REPORT_DIR, true, "DIR", "write the JSON report to DIR/<program>.json (default: .)"},
-    {"quick", OPT_QUICK, false, NULL, "smaller sizes and fewer iterations: a fast smoke run"},
-    {"verbose", OPT_VERBOSE, false, NULL, "print detail"},
-    {"timeout", OPT_TIMEOUT, true, "SEC", "abort the whole job after SEC seconds (0: never)"},
+    {"report-dir", OPT_REPORT_DIR, true, "DIR", "write the JSON report to DIR/<program>.json (default: .)",
+     GA_OPT_PATH},
+    {"quick", OPT_QUICK, false, NULL, "smaller sizes and fewer iterations: a fast smoke run", GA_OPT_FLAG},
+    {"verbose", OPT_VERBOSE, false, NULL, "print detail", GA_OPT_FLAG},
+    {"timeout", OPT_TIMEOUT, true, "SEC", "abort the whole job after SEC seconds (0: never)", GA_OPT_REAL,
+     "s"},
     {"run-id", OPT_RUN_ID, true, "ID",
-     "the run this report belongs to (default: $GPUACCEPT_RUN_ID, the Slurm job, or a fresh id)"},
-    {"help", OPT_HELP, false, NULL, "print this help and exit"},
-    {"version", OPT_VERSION, false, NULL, "print the version and exit"},
+     "the run this report belongs to (default: $GPUACCEPT_RUN_ID, the Slurm job, or a fresh id)",
+     GA_OPT_STRING},
+    {"help", OPT_HELP, false, NULL, "print this help and exit", GA_OPT_FLAG},
+    {"version", OPT_VERSION, false, NULL, "print the version and exit", GA_OPT_FLAG},
 };
 #define N_COMMON (sizeof common_options / sizeof common_options[0])
+
+const ga_option *ga_cli_common_options(size_t *n)
+{
+    *n = N_COMMON;
+    return common_options;
+}
 
 /* A program option that reuses a common option's long name or key, or NULL. One name, one meaning: a
  * program cannot give --timeout another sense (allreduce_bw's per-wait bound is -T/--wait-timeout). */
@@ -111,7 +122,15 @@ static void print_option(const ga_option *o)
         snprintf(shortname, sizeof shortname, "-%c, ", o->key);
     snprintf(left, sizeof left, "%s--%s%s%s", shortname, o->long_name, o->has_arg ? " " : "",
              o->has_arg ? o->arg_name : "");
-    printf("  %-30s %s\n", left, o->help);
+    /* The default from the table unless the text already says it; the unit unless the metavar is it. */
+    bool say_default = o->default_text && !strstr(o->help, "default");
+    bool say_unit = ga_cli_unit_shown(o->arg_name, o->unit);
+    printf("  %-30s %s", left, o->help);
+    if (say_unit)
+        printf(" [%s]", o->unit);
+    if (say_default)
+        printf(" (default: %s)", o->default_text);
+    printf("\n");
 }
 
 void ga_cli_print_help(const ga_program_spec *spec)
@@ -137,8 +156,13 @@ static void cli_error(bool print, const char *program, const char *fmt, const ch
     if (!print)
         return;
     fflush(stdout);
+    /* A value echoed in the line (an argument, or a message quoting one) stays on the line: \n and the
+     * other control characters are written escaped. */
+    char shown_a[512], shown_b[512];
+    ga_cli_escape(a, shown_a, sizeof shown_a);
+    ga_cli_escape(b, shown_b, sizeof shown_b);
     fprintf(stderr, "%s: ", program);
-    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, fmt, shown_a, shown_b);
     fprintf(stderr, " (see --help)\n");
 }
 
@@ -190,29 +214,37 @@ static const char *option_label(const ga_program_spec *spec, int key, char *buf,
     return buf;
 }
 
-/* A deprecated alias warns and acts as its option; any other key is a program option. */
+/* A deprecated alias acts as its option, and warns once that value is taken (a bad value gives only the error
+ * line); any other key is a program option, stored by the typed parse when its row says where, else by the
+ * program's callback. */
 static int program_on_option(const ga_program_spec *spec, int key, const char *arg, void *program_opts,
                              bool print, char *err, size_t errlen)
 {
+    const ga_alias *alias = NULL;
     if (key >= ALIAS_KEY0 && (size_t)(key - ALIAS_KEY0) < spec->n_aliases) {
-        const ga_alias *a = &spec->aliases[key - ALIAS_KEY0];
-        const ga_option *target = program_option_named(spec, a->replaced_by);
+        alias = &spec->aliases[key - ALIAS_KEY0];
+        const ga_option *target = program_option_named(spec, alias->replaced_by);
         if (!target) {
-            snprintf(err, errlen, "alias of an unknown option --%s", a->replaced_by);
+            snprintf(err, errlen, "alias of an unknown option --%s", alias->replaced_by);
             return -1;
-        }
-        if (print) {
-            fflush(stdout);
-            fprintf(stderr, "%s: warning: --%s is deprecated; use --%s\n", spec->name, a->long_name,
-                    a->replaced_by);
         }
         key = target->key;
     }
-    if (!program_option(spec, key) || !spec->on_option) {
+    const ga_option *o = program_option(spec, key);
+    int rc;
+    if (o && o->type != GA_OPT_UNTYPED && o->at)
+        rc = ga_cli_store_typed(o, arg, program_opts, err, errlen);
+    else if (!o || !spec->on_option) {
         snprintf(err, errlen, "unhandled option");
         return -1;
+    } else
+        rc = spec->on_option(program_opts, key, arg, err, errlen);
+    if (rc == 0 && alias && print) {
+        fflush(stdout);
+        fprintf(stderr, "%s: warning: --%s is deprecated; use --%s\n", spec->name, alias->long_name,
+                alias->replaced_by);
     }
-    return spec->on_option(program_opts, key, arg, err, errlen);
+    return rc;
 }
 
 double ga_cli_scan_timeout(const ga_program_spec *spec, int argc, char **argv)

@@ -28,15 +28,52 @@ typedef struct {
 /* Whether s can be a run id: 1..63 characters of [A-Za-z0-9._:-]. */
 bool ga_cli_valid_run_id(const char *s);
 
+/* What an option's value is: the parse validates and stores the typed ones itself, the lint holds one type
+ * per name across programs and verbs (ctest/lint, docs/options.md). Zero, the old positional initialiser's
+ * value, is "untyped": the program's callback parses it. */
+typedef enum {
+    GA_OPT_UNTYPED = 0,
+    GA_OPT_FLAG, /* no value: sets a bool */
+    GA_OPT_INT,  /* an integer in [min, max], stored in an int */
+    GA_OPT_REAL, /* a number in [min, max], stored in a double */
+    GA_OPT_SIZE, /* bytes with K/M/G/T suffixes (ga_parse_size) in [min, max], stored in a uint64_t */
+    GA_OPT_PCT,  /* a percentage (ga_cli_parse_pct) in [min, max], stored in a double (see GA_OPT_FRACTION) */
+    GA_OPT_STRING, /* free text, stored in a char[cap] */
+    GA_OPT_LIST,   /* a comma list; the callback parses it */
+    GA_OPT_ENUM,   /* one of choices ("a|b|c"); the callback maps it */
+    GA_OPT_PATH,   /* a file or directory, stored in a char[cap] */
+} ga_opt_type;
+
+/* ga_option.flags */
+enum {
+    GA_OPT_FRACTION = 1, /* a percentage stored as a fraction (10% -> 0.1) */
+    GA_OPT_NONEMPTY = 2, /* a string or path may not be empty */
+};
+
+/* Where the parse stores a typed option's value: the member's offset plus one, so that zero stays "the
+ * callback stores it" in tables written positionally. */
+#define GA_AT(type, member) (offsetof(type, member) + 1)
+/* The buffer size of a char[] member, for ga_option.cap. */
+#define GA_CAP(type, member) sizeof(((type *)0)->member)
+
 /* One program-specific option. key is the short option character, or a value >= 256 for long-only ones. A
  * program option may not reuse a common option's name or key: each option means one thing in every program
- * (docs/options.md). */
+ * (docs/options.md). The typed description follows the five positional fields, so that a table written
+ * {name, key, has_arg, metavar, help} still compiles (untyped, handled by the callback). */
 typedef struct {
     const char *long_name;
     int key;
     bool has_arg;
     const char *arg_name; /* shown in --help, e.g. "BYTES" */
     const char *help;
+    ga_opt_type type;
+    const char *unit; /* "s", "GB/s", "%", "bytes", "Gb/s"; NULL where none applies (a count, a name) */
+    const char *default_text; /* shown in --help unless help already says it; NULL: none */
+    size_t at;                /* GA_AT(options struct, member); 0: the callback parses and stores it */
+    double min, max;          /* range of an int, real, size or percentage; both 0: none */
+    size_t cap;               /* a string's or path's buffer size */
+    const char *choices;      /* an enum's values, "auto|gpu|host" */
+    unsigned flags;           /* GA_OPT_FRACTION, GA_OPT_NONEMPTY */
 } ga_option;
 
 /* A deprecated spelling of a program option: it warns once (from the printing rank), then acts as the
@@ -73,6 +110,24 @@ ga_cli_result ga_cli_parse(const ga_program_spec *spec, int argc, char **argv, g
                            void *program_opts, bool print);
 
 void ga_cli_print_help(const ga_program_spec *spec);
+
+/* The common options' table (--report-dir, --quick, ...), for the lint and the docs check. */
+const ga_option *ga_cli_common_options(size_t *n);
+
+/* Parses and stores a typed option with a destination (o->at != 0) into program_opts: 0, or -1 with a
+ * one-line message in err. */
+int ga_cli_store_typed(const ga_option *o, const char *arg, void *program_opts, char *err, size_t errlen);
+
+/* Whether --help adds an option's unit after its text: it has one, and its metavar does not already say it
+ * ("BYTES" says bytes, "GB/s" says GB/s). */
+bool ga_cli_unit_shown(const char *metavar, const char *unit);
+
+/* A type's name as the lint and docs/options.md write it: "int", "percentage", ... */
+const char *ga_opt_type_name(ga_opt_type t);
+
+/* Writes s into out with control characters and backslashes escaped (\n, \t, \xHH), so that a value echoed
+ * in an error line keeps it one line. */
+void ga_cli_escape(const char *s, char *out, size_t len);
 
 /* The --timeout of argv (--timeout SEC or --timeout=SEC, the last one), else the program's default, without
  * parsing anything else: read before MPI is up, so that the watchdog bounds the start-up too. */

@@ -366,9 +366,9 @@ ga_double_test(ddp_transport_recorded --np 4 --exit 1 --within 30 --env GA_DOUBL
 # No silent host fallback: the CUDA runtime (the double, GA_DOUBLE_GPUS=0) sees no device, and a GPU-only
 # option is exit 3 with one line and no report, not a host-path pass with the option dropped.
 ga_double_test(gemm_gpu_only_no_gpu --exit 3 --within 20 --env GA_DOUBLE_GPUS=0
-               --stderr "^gemm_flops: a GPU is needed for --dtype bf16 and --min-efficiency 60, and no rank sees one"
+               --stderr "^gemm_flops: a GPU is needed for --datatype bf16 and --min-efficiency 60, and no rank sees one"
                --absent "COMPUTE. report: "
-               -- ${_gf} --dtype bf16 --min-efficiency 60 --quick)
+               -- ${_gf} --datatype bf16 --min-efficiency 60 --quick)
 ga_double_test(mem_bw_gpu_only_no_gpu --exit 3 --within 20 --env GA_DOUBLE_GPUS=0
                --stderr "^mem_bw: a GPU is needed for --min-efficiency 70, and no rank sees one"
                --absent "COMPUTE. report: "

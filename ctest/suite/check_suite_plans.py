@@ -121,7 +121,7 @@ def t_profiles():
           "full on the host path: no 8G sweep, and it says so")
     f = run(["run", "--profile", "full", "--dry-run", "--report-dir", d], env={"CUDA_VISIBLE_DEVICES": "0,1"})
     check(after_prog(dry_commands(f)["allreduce_bw"], "allreduce_bw")[-2:] == ["-e", "8G"]
-          and after_prog(dry_commands(f)["gemm_flops"], "gemm_flops") == ["--dtype", "bf16", "--duration", "600"]
+          and after_prog(dry_commands(f)["gemm_flops"], "gemm_flops") == ["--datatype", "bf16", "--duration", "600"]
           and after_prog(dry_commands(f)["env_audit"], "env_audit") [-2:] == ["--expect-gpus", "2"],
           "full with 2 GPUs: -e 8G, a 600 s bf16 burn, --expect-gpus 2")
     # --args: split like a shell, no expansion, after the profile's arguments.

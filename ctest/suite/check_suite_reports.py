@@ -11,6 +11,8 @@ from suite_helpers import (BIN, H100, run, load, fresh, merge, h100_shaped, merg
 def t_cli():
     p = run([])
     check(p.returncode == 2, "no verb: exit 2 (got %d)" % p.returncode)
+    check(len(p.stderr.strip().splitlines()) == 1 and "--help" in p.stderr,
+          "no verb: one line pointing at --help, not the whole usage (%r)" % p.stderr)
     p = run(["--help"])
     check(p.returncode == 0 and "compare" in p.stdout, "--help lists the verbs")
     p = run(["--version"])
@@ -46,6 +48,15 @@ def t_cli():
         p = run([verb, "--tolerance", "0.05"])
         check(p.returncode == 2 and "write 5 for 5%" in p.stderr, "%s --tolerance 0.05: refused as a fraction (%r)"
               % (verb, p.stderr.strip()))
+        # the deprecated alias with a bad value: the error line alone, no warning before it
+        check(len(p.stderr.strip().splitlines()) == 1, "%s --tolerance 0.05: one line (%r)" % (verb, p.stderr))
+        p = run([verb, "--baseline-tolerance", "0.05"])
+        check(p.returncode == 2 and "--baseline-tolerance: " in p.stderr and "write 5 for 5%" in p.stderr,
+              "%s --baseline-tolerance 0.05: refused as a fraction (%r)" % (verb, p.stderr.strip()))
+    # a value echoed in an error line is escaped: the line stays one line
+    p = run(["run", "--only", "env_audit\nFAKE"])
+    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "env_audit\\nFAKE" in p.stderr,
+          "a newline in an echoed value is written \\n (%r)" % p.stderr)
     for verb in ("run", "merge", "baseline", "compare"):
         p = run([verb, "--help"])
         check(p.returncode == 0 and "usage: gpuaccept " + verb in p.stdout, verb + " --help")
@@ -110,13 +121,16 @@ def t_baseline_compare():
     check("REGRESSION" in p.stdout and "gpu-node-03 rank 5" in p.stdout, "compare prints the regression")
     n_metrics = len(load(good + "/summary.json")["metrics"])
     check(n_metrics > 20 and c["compared"] == n_metrics, "every metric compared (%d of %d)" % (c["compared"], n_metrics))
-    p = run(["compare", "--json", cj, "--tolerance", "2", good + "/summary.json", reg + "/summary.json"])
+    p = run(["compare", "--json", cj, "--baseline-tolerance", "2", good + "/summary.json", reg + "/summary.json"])
     c = load(cj)
     names = sorted(r["name"] for r in c["rows"] if r["regression"])
     check(p.returncode == 1 and names == ["avg_busbw", "busbw_at_max", "tflops_fp64"], "tolerance 2 %%: the 3 %% busbw drops "
                                                                         "too (%s)" % names)
     p = run(["compare", good + "/summary.json", good + "/summary.json"])
     check(p.returncode == 0 and "0 regressions" in p.stdout, "compare a run with itself: exit 0")
+    p = run(["compare", "--tolerance", "2", good + "/summary.json", good + "/summary.json"])
+    check(p.returncode == 0 and p.stderr.count("warning: --tolerance is deprecated; use --baseline-tolerance") == 1,
+          "compare --tolerance: the deprecated name warns once, then acts (%r)" % p.stderr)
     # a node gone from the new run, another new
     s = load(good + "/summary.json")
     for m in s["metrics"]:
@@ -141,7 +155,7 @@ def t_baseline_compare():
 
     # baseline from a healthy run, then held against the regressed one
     bfile = os.path.join(WORK, "site-baseline.json")
-    p = run(["baseline", "--from", good + "/summary.json", "-o", bfile, "--tolerance", "5"])
+    p = run(["baseline", "--from", good + "/summary.json", "-o", bfile, "--baseline-tolerance", "5"])
     check(p.returncode == 0, "baseline --from a healthy summary: exit 0")
     b = load(bfile)
     tf = [m for m in b["metrics"] if m["name"] == "tflops_fp64"]

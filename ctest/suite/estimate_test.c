@@ -193,15 +193,15 @@ static void test_simple_models(void)
     suite_est_cluster c = {.nodes = 1, .ranks_per_node = 2, .step_limit_s = 600, .program_timeout_s = 580};
     suite_est_step e;
     json_error_t je;
-    /* host gemm_flops --dtype fp32 -m 1000: one GEMM 2e9 FLOP at 40 GFLOP/s = 0.05 s; the dtype: set-up 0.2 +
-     * (3 warm-ups + the check) x 0.05 + max(1 s target, 0.05) = 1.4 s; launch 1 + 0.02, report 0.5, the
+    /* host gemm_flops --datatype fp32 -m 1000: one GEMM 2e9 FLOP at 40 GFLOP/s = 0.05 s; the dtype: set-up
+     * 0.2 + (3 warm-ups + the check) x 0.05 + max(1 s target, 0.05) = 1.4 s; launch 1 + 0.02, report 0.5, the
      * gather 20 us + 2 x 8192 B / 2 GB/s: 2.92 s and 28.2 us. */
-    json_t *args = json_loads("[\"--dtype\", \"fp32\", \"-m\", \"1000\"]", 0, &je);
+    json_t *args = json_loads("[\"--datatype\", \"fp32\", \"-m\", \"1000\"]", 0, &je);
     CHECK(suite_estimate_step("gemm_flops", args, &c, &e) == 0);
     CHECKF(fabs(e.s[0] - (2.92 + 20e-6 + 2 * 8192 / 2e9)) < 1e-9, "%.9f", e.s[0]);
     CHECK(e.s[1] == e.s[0] && strstr(e.model, "1 dtype"));
     json_decref(args);
-    /* --duration adds the burn */
+    /* --duration adds the burn (and the deprecated --dtype still names the datatype) */
     args = json_loads("[\"--dtype\", \"fp32\", \"-m\", \"1000\", \"--duration\", \"100\"]", 0, &je);
     double before = e.s[0];
     CHECK(suite_estimate_step("gemm_flops", args, &c, &e) == 0 && e.s[0] > before + 100);

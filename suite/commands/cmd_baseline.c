@@ -15,28 +15,32 @@
 enum { OPT_FROM = 1000, OPT_TOLERANCE, OPT_FORCE };
 
 static const suite_option baseline_options[] = {
-    {"from", OPT_FROM, required_argument, "FILE", "the summary.json of the healthy run"},
-    {"output", 'o', required_argument, "FILE", "where to write it (default: standard output)"},
-    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
-     "how far below the baseline a figure may fall (default 10)"},
-    {"force", OPT_FORCE, no_argument, NULL, "make a baseline from a run that failed"},
+    {"from", OPT_FROM, required_argument, "FILE", "the summary.json of the healthy run", GA_OPT_PATH},
+    {"output", 'o', required_argument, "FILE", "where to write it (default: standard output)", GA_OPT_PATH},
+    {"baseline-tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far below the baseline a figure may fall (default 10)", GA_OPT_PCT, "%"},
+    {"force", OPT_FORCE, no_argument, NULL, "make a baseline from a run that failed", GA_OPT_FLAG},
 };
 
-_Static_assert((int)SUITE_BASELINE_DEFAULT_TOLERANCE_PCT == 10, "--tolerance's help says 10");
+_Static_assert((int)SUITE_BASELINE_DEFAULT_TOLERANCE_PCT == 10, "--baseline-tolerance's help says 10");
 
 static void baseline_before(void)
 {
     printf(
-        "usage: gpuaccept baseline --from SUMMARY.json [-o FILE] [--tolerance PCT] [--force]\n"
+        "usage: gpuaccept baseline --from SUMMARY.json [-o FILE] [--baseline-tolerance PCT] [--force]\n"
         "Writes a baseline made from a healthy run: per program, metric and scope (GPU, rank, node or the\n"
         "whole job), the median of the run's values. Job-wide figures hold only for the same number of "
         "ranks\n"
         "and nodes. Use it with `gpuaccept run --baseline FILE`. A failed run is refused unless --force.\n");
 }
 
-static const suite_verb baseline_verb = {"baseline", baseline_options,
-                                         sizeof baseline_options / sizeof baseline_options[0],
-                                         baseline_before, NULL};
+/* --tolerance, this verb's first name of --baseline-tolerance (the programs' --tolerance is "below peers").
+ */
+static const ga_alias baseline_aliases[] = {{"tolerance", "baseline-tolerance"}};
+
+const suite_verb baseline_verb = {
+    "baseline", baseline_options, sizeof baseline_options / sizeof baseline_options[0], baseline_before,
+    NULL,       baseline_aliases, sizeof baseline_aliases / sizeof baseline_aliases[0]};
 
 typedef struct {
     const char *from, *out;
@@ -57,7 +61,7 @@ static int on_baseline_option(void *ctx, int key, const char *arg)
         return 0;
     case OPT_TOLERANCE:
         if (suite_parse_pct(arg, &b->tol, perr, sizeof perr))
-            return suite_usage_error("baseline", "--tolerance: %s", perr);
+            return suite_usage_error("baseline", "--baseline-tolerance: %s", perr);
         return 0;
     default: /* OPT_FORCE */
         b->force = 1;

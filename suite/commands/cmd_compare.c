@@ -12,17 +12,18 @@
 enum { OPT_TOLERANCE = 1000, OPT_JSON, OPT_ALL, OPT_FORCE };
 
 static const suite_option compare_options[] = {
-    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
-     "how far a figure may move the wrong way, in percent (default: above)"},
-    {"json", OPT_JSON, required_argument, "FILE", "also write the comparison as JSON"},
-    {"all", OPT_ALL, no_argument, NULL, "list every metric, not only the changed ones"},
-    {"force", OPT_FORCE, no_argument, NULL, "count metrics measured under other conditions too"},
+    {"baseline-tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far a figure may move the wrong way, in percent (default: above)", GA_OPT_PCT, "%"},
+    {"json", OPT_JSON, required_argument, "FILE", "also write the comparison as JSON", GA_OPT_PATH},
+    {"all", OPT_ALL, no_argument, NULL, "list every metric, not only the changed ones", GA_OPT_FLAG},
+    {"force", OPT_FORCE, no_argument, NULL, "count metrics measured under other conditions too", GA_OPT_FLAG},
 };
 
 static void compare_before(void)
 {
     printf(
-        "usage: gpuaccept compare [--tolerance PCT] [--json FILE] [--all] [--force] OLD.json NEW.json\n"
+        "usage: gpuaccept compare [--baseline-tolerance PCT] [--json FILE] [--all] [--force] OLD.json "
+        "NEW.json\n"
         "Compares two runs' metrics (summary.json, or two reports of one program) per program, metric, node\n"
         "and GPU: old, new, change, and a regression where a figure moved the wrong way (by its\n"
         "higher_is_better) by more than the tolerance (default %.0f%%). Lists the metrics and nodes present\n"
@@ -41,9 +42,13 @@ static void compare_after(void)
         "schema or version, different programs, no metric in common).\n");
 }
 
-static const suite_verb compare_verb = {"compare", compare_options,
-                                        sizeof compare_options / sizeof compare_options[0], compare_before,
-                                        compare_after};
+/* --tolerance, this verb's first name of --baseline-tolerance (the programs' --tolerance is "below peers").
+ */
+static const ga_alias compare_aliases[] = {{"tolerance", "baseline-tolerance"}};
+
+const suite_verb compare_verb = {
+    "compare",     compare_options, sizeof compare_options / sizeof compare_options[0], compare_before,
+    compare_after, compare_aliases, sizeof compare_aliases / sizeof compare_aliases[0]};
 
 typedef struct {
     double tol;
@@ -58,7 +63,7 @@ static int on_compare_option(void *ctx, int key, const char *arg)
     switch (key) {
     case OPT_TOLERANCE:
         if (suite_parse_pct(arg, &c->tol, perr, sizeof perr))
-            return suite_usage_error("compare", "--tolerance: %s", perr);
+            return suite_usage_error("compare", "--baseline-tolerance: %s", perr);
         return 0;
     case OPT_JSON:
         c->json_out = arg;

@@ -16,19 +16,20 @@
 enum { OPT_REPORT_DIR = 1000, OPT_OUT_DIR, OPT_BASELINE, OPT_TOLERANCE };
 
 static const suite_option merge_options[] = {
-    {"report-dir", OPT_REPORT_DIR, required_argument, "DIR", "the reports to merge (default .)"},
+    {"report-dir", OPT_REPORT_DIR, required_argument, "DIR", "the reports to merge (default .)", GA_OPT_PATH},
     {"out-dir", OPT_OUT_DIR, required_argument, "DIR",
-     "where the summary goes (default: the report directory)"},
+     "where the summary goes (default: the report directory)", GA_OPT_PATH},
     {"baseline", OPT_BASELINE, required_argument, "FILE|auto|none",
-     "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)"},
-    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
-     "how far below the baseline a figure may be, in percent (default: the file's)"},
+     "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)", GA_OPT_PATH},
+    {"baseline-tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far below the baseline a figure may be, in percent (default: the file's)", GA_OPT_PCT, "%"},
 };
 
 static void merge_before(void)
 {
     printf(
-        "usage: gpuaccept merge [--report-dir DIR] [--out-dir DIR] [--baseline FILE|auto|none] [--tolerance "
+        "usage: gpuaccept merge [--report-dir DIR] [--out-dir DIR] [--baseline FILE|auto|none] "
+        "[--baseline-tolerance "
         "PCT]\n"
         "Merges the gpuaccept reports in the report directory (default .) into summary.json, summary.md and\n"
         "summary.html in the output directory (default: the report directory). How each step ended comes "
@@ -46,8 +47,13 @@ static void merge_after(void)
            "refused input.\n");
 }
 
-static const suite_verb merge_verb = {"merge", merge_options, sizeof merge_options / sizeof merge_options[0],
-                                      merge_before, merge_after};
+/* --tolerance, this verb's first name of --baseline-tolerance (the programs' --tolerance is "below peers").
+ */
+static const ga_alias merge_aliases[] = {{"tolerance", "baseline-tolerance"}};
+
+const suite_verb merge_verb = {
+    "merge",     merge_options, sizeof merge_options / sizeof merge_options[0], merge_before,
+    merge_after, merge_aliases, sizeof merge_aliases / sizeof merge_aliases[0]};
 
 typedef struct {
     const char *dir, *out, *baseline;
@@ -70,7 +76,7 @@ static int on_merge_option(void *ctx, int key, const char *arg)
         return 0;
     default: /* OPT_TOLERANCE */
         if (suite_parse_pct(arg, &m->tol, perr, sizeof perr))
-            return suite_usage_error("merge", "--tolerance: %s", perr);
+            return suite_usage_error("merge", "--baseline-tolerance: %s", perr);
         return 0;
     }
 }

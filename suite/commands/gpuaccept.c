@@ -35,8 +35,8 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc < 2) {
-        usage(stderr);
+    if (argc < 2) { /* one line, as every other usage error: the verbs are a --help away */
+        fprintf(stderr, "gpuaccept: no verb given (see gpuaccept --help)\n");
         return GA_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {

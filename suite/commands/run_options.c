@@ -132,116 +132,87 @@ static void set_srun_option(const char **slot, const char *arg)
 
 static const suite_option run_options[] = {
     {"np", 'n', required_argument, "N",
-     "ranks (default: the launcher's; on this machine one per GPU, else 2)"},
-    {"hostfile", 'H', required_argument, "FILE", "mpirun with this hostfile"},
-    {"only", OPT_ONLY, required_argument, "LIST", "only these steps (comma separated)"},
-    {"skip", OPT_SKIP, required_argument, "LIST", "not these steps"},
+     "ranks (default: the launcher's; on this machine one per GPU, else 2)", GA_OPT_INT},
+    {"hostfile", 'H', required_argument, "FILE", "mpirun with this hostfile", GA_OPT_PATH},
+    {"only", OPT_ONLY, required_argument, "LIST", "only these steps (comma separated)", GA_OPT_LIST},
+    {"skip", OPT_SKIP, required_argument, "LIST", "not these steps", GA_OPT_LIST},
     {"profile", OPT_PROFILE, required_argument, "NAME|FILE",
      "what to run: quick, standard (the default) or full, or a profile file (format: docs/suite.md); "
      "standard "
-     "because a smoke test would pass a node short of a GPU"},
-    {"quick", OPT_QUICK, no_argument, NULL, "the same as --profile quick: a smoke test in minutes"},
-    {"burn", OPT_BURN, required_argument, "SEC", "the full profile's GEMM burn (default 600)"},
+     "because a smoke test would pass a node short of a GPU",
+     GA_OPT_STRING},
+    {"quick", OPT_QUICK, no_argument, NULL, "the same as --profile quick: a smoke test in minutes",
+     GA_OPT_FLAG},
+    {"burn", OPT_BURN, required_argument, "SEC", "the full profile's GEMM burn (default 600)", GA_OPT_REAL,
+     "s", GA_AT(run_opts, burn_s), 1, 7 * 24 * 3600},
     {"args", OPT_ARGS, required_argument, "PROG='ARGS'",
-     "append ARGS to PROG's command (split like a shell, no expansion; repeatable)"},
-    {"dump-profile", OPT_DUMP_PROFILE, no_argument, NULL, "print the profile in its file format and exit"},
+     "append ARGS to PROG's command (split like a shell, no expansion; repeatable)", GA_OPT_STRING},
+    {"dump-profile", OPT_DUMP_PROFILE, no_argument, NULL, "print the profile in its file format and exit",
+     GA_OPT_FLAG, NULL, GA_AT(run_opts, dump_profile)},
     {"expect-gpus", OPT_EXPECT_GPUS, required_argument, "N",
      "GPUs every node must have (default: the hostfile's slots, Slurm's GPUs per node, this machine's GPUs): "
-     "a node that shows fewer fails; 0: a CPU cluster (every program on its host path)"},
+     "a node that shows fewer fails; 0: a CPU cluster (every program on its host path)",
+     GA_OPT_INT},
     {"allow-sockets", OPT_ALLOW_SOCKETS, no_argument, NULL,
      "traffic between nodes over sockets is intended: allreduce_bw does not fail it, and the summary says so "
-     "(InfiniBand not exercised)"},
+     "(InfiniBand not exercised)",
+     GA_OPT_FLAG, NULL, GA_AT(run_opts, allow_sockets)},
     {"fit-allocation", OPT_FIT_ALLOCATION, no_argument, NULL,
      "in a Slurm job whose time left is shorter than the plan's estimate, run the steps that fit and say the "
-     "others are not covered (without it the run is refused, exit 3)"},
+     "others are not covered (without it the run is refused, exit 3)",
+     GA_OPT_FLAG, NULL, GA_AT(run_opts, fit_allocation)},
     {"report-dir", OPT_REPORT_DIR, required_argument, "DIR",
      "reports and summary go here (default: gpuaccept-<UTC time>); with several nodes, a directory the node "
-     "of rank 0 shares with this one"},
+     "of rank 0 shares with this one",
+     GA_OPT_PATH},
     {"step-timeout", OPT_STEP_TIMEOUT, required_argument, "SEC",
      "kill a step after SEC seconds (default: the profile's, 600 quick, 1800 standard, 3600 full); each "
-     "program gets a whole-run --timeout a little below it"},
+     "program gets a whole-run --timeout a little below it",
+     GA_OPT_REAL, "s", GA_AT(run_opts, step_timeout_s), 1, 7 * 24 * 3600},
     {"preflight-timeout", OPT_PREFLIGHT_TIMEOUT, required_argument, "SEC",
      "with a hostfile, an MPIJob or Slurm: each node is first checked alone, all at once, for at most SEC s "
-     "(default 60, or the step timeout if less; 0: no preflight); the steps run on the nodes that passed"},
+     "(default 60, or the step timeout if less; 0: no preflight); the steps run on the nodes that passed",
+     GA_OPT_REAL, "s", GA_AT(run_opts, preflight_s), 0, 3600},
     {"baseline", OPT_BASELINE, required_argument, "FILE|auto|none",
-     "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)"},
-    {"tolerance", OPT_TOLERANCE, required_argument, "PCT",
-     "how far below the baseline a figure may be, in percent (default: the file's)"},
+     "hold the figures to a baseline (default auto: the shipped one of the GPU model, if any)", GA_OPT_PATH},
+    {"baseline-tolerance", OPT_TOLERANCE, required_argument, "PCT",
+     "how far below the baseline a figure may be, in percent (default: the file's)", GA_OPT_PCT, "%",
+     GA_AT(run_opts, tolerance_pct), 0, 100},
     {"srun-args", OPT_SRUN_ARGS, required_argument, "'OPTS'",
-     "under Slurm: extra srun options for every srun (split at blanks)"},
+     "under Slurm: extra srun options for every srun (split at blanks)", GA_OPT_STRING},
     {"container-image", OPT_CONTAINER_IMAGE, required_argument, "IMG",
-     "under Slurm: every srun runs in IMG (Pyxis --container-image)"},
-    {"dry-run", OPT_DRY_RUN, no_argument, NULL, "print the commands and exit"},
-    {"verbose", OPT_VERBOSE, no_argument, NULL, "programs print detail"},
+     "under Slurm: every srun runs in IMG (Pyxis --container-image)", GA_OPT_STRING},
+    {"dry-run", OPT_DRY_RUN, no_argument, NULL, "print the commands and exit", GA_OPT_FLAG, NULL,
+     GA_AT(run_opts, dry_run)},
+    {"verbose", OPT_VERBOSE, no_argument, NULL, "programs print detail", GA_OPT_FLAG, NULL,
+     GA_AT(run_opts, verbose)},
     {"drain", OPT_DRAIN, no_argument, NULL,
-     "run the drain.sh the summary leaves: scontrol drains failed nodes"},
+     "run the drain.sh the summary leaves: scontrol drains failed nodes", GA_OPT_FLAG, NULL,
+     GA_AT(run_opts, drain)},
     {"apply-k8s", OPT_APPLY_K8S, no_argument, NULL,
-     "run gpuaccept-k8s.sh: kubectl labels every node, taints failed ones"},
+     "run gpuaccept-k8s.sh: kubectl labels every node, taints failed ones", GA_OPT_FLAG, NULL,
+     GA_AT(run_opts, apply_k8s)},
     {"list-programs", OPT_LIST_PROGRAMS, optional_argument, "[=json]",
      "print the programs of the suite, in run order, and exit: one per line, tab-separated order, name, "
-     "fault-code prefixes, docs page, headline, purpose (or a JSON array)"},
+     "fault-code prefixes, docs page, headline, purpose (or a JSON array)",
+     GA_OPT_ENUM},
 };
 
-static const suite_verb run_verb = {"run", run_options, sizeof run_options / sizeof run_options[0],
-                                    run_before, run_after};
+/* --tolerance, this verb's first name of --baseline-tolerance (the programs' --tolerance is "below peers").
+ */
+static const ga_alias run_aliases[] = {{"tolerance", "baseline-tolerance"}};
 
-/* The options that only switch something on. Returns whether key was one. */
-static bool on_flag(run_opts *o, int key)
-{
-    switch (key) {
-    case OPT_QUICK:
-        o->profile_spec = "quick";
-        return true;
-    case OPT_DUMP_PROFILE:
-        o->dump_profile = true;
-        return true;
-    case OPT_DRY_RUN:
-        o->dry_run = true;
-        return true;
-    case OPT_VERBOSE:
-        o->verbose = true;
-        return true;
-    case OPT_DRAIN:
-        o->drain = true;
-        return true;
-    case OPT_APPLY_K8S:
-        o->apply_k8s = true;
-        return true;
-    case OPT_ALLOW_SOCKETS:
-        o->allow_sockets = true;
-        return true;
-    case OPT_FIT_ALLOCATION:
-        o->fit_allocation = true;
-        return true;
-    default:
-        return false;
-    }
-}
+const suite_verb run_verb = {"run",     run_options, sizeof run_options / sizeof run_options[0], run_before,
+                             run_after, run_aliases, sizeof run_aliases / sizeof run_aliases[0]};
 
 /* The options that take a number. Returns 0, a usage error's exit code, or -1 when key is none of them. */
 static int on_number(run_opts *o, int key, const char *arg)
 {
     char err[256];
     switch (key) {
-    case OPT_BURN:
-        if (ga_parse_double(arg, 1, 7 * 24 * 3600, &o->burn_s, err, sizeof err))
-            return suite_usage_error("run", "--burn: %s", err);
-        return 0;
     case 'n':
         if (ga_parse_long(arg, 1, 1000000, &o->np, err, sizeof err))
             return suite_usage_error("run", "--np: %s", err);
-        return 0;
-    case OPT_STEP_TIMEOUT:
-        if (ga_parse_double(arg, 1, 7 * 24 * 3600, &o->step_timeout_s, err, sizeof err))
-            return suite_usage_error("run", "--step-timeout: %s", err);
-        return 0;
-    case OPT_TOLERANCE:
-        if (suite_parse_pct(arg, &o->tolerance_pct, err, sizeof err))
-            return suite_usage_error("run", "--tolerance: %s", err);
-        return 0;
-    case OPT_PREFLIGHT_TIMEOUT:
-        if (ga_parse_double(arg, 0, 3600, &o->preflight_s, err, sizeof err))
-            return suite_usage_error("run", "--preflight-timeout: %s", err);
         return 0;
     case OPT_EXPECT_GPUS:
         if (ga_parse_long(arg, 0, 1024, &o->expect_gpus, err, sizeof err))
@@ -265,8 +236,10 @@ static int on_option(void *ctx, int key, const char *arg)
 {
     run_opts *o = ((run_parse *)ctx)->o;
     bool *only_seen = &((run_parse *)ctx)->only_seen;
-    if (on_flag(o, key))
+    if (key == OPT_QUICK) {
+        o->profile_spec = "quick";
         return 0;
+    }
     int rc = on_number(o, key, arg);
     if (rc >= 0)
         return rc;
@@ -357,7 +330,7 @@ int run_options_parse(int argc, char **argv, run_opts *o)
     o->tolerance_pct = -1;
     o->preflight_s = -1;
     run_parse ctx = {o, false};
-    int rc = suite_verb_parse(&run_verb, argc, argv, on_option, &ctx);
+    int rc = suite_verb_parse_into(&run_verb, argc, argv, on_option, &ctx, o);
     if (rc >= 0)
         return rc == GA_EXIT_PASS ? -2 : rc;
     return finish_options(o, argc, argv, ctx.only_seen);

@@ -21,11 +21,14 @@
 int suite_usage_error(const char *verb, const char *fmt, ...)
 {
     fflush(stdout);
-    fprintf(stderr, "gpuaccept %s: ", verb);
+    /* A value echoed in the line stays on it: control characters are written escaped (ga_cli_escape). */
+    char line[2048], shown[2048];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    ga_cli_escape(line, shown, sizeof shown);
+    fprintf(stderr, "gpuaccept %s: %s", verb, shown);
     fprintf(stderr, " (see gpuaccept %s --help)\n", verb);
     return GA_EXIT_USAGE;
 }

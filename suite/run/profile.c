@@ -259,7 +259,7 @@ static const json_t *baseline_metric(const json_t *baseline, const char *param)
     return NULL;
 }
 
-/* --tolerance, else the baseline's, else 10 (percent). */
+/* --baseline-tolerance, else the baseline's, else 10 (percent). */
 static double profile_tolerance(const suite_profile_env *env)
 {
     return env->tolerance_pct >= 0 ? env->tolerance_pct : sj_num(env->baseline, "tolerance_pct", 10);
