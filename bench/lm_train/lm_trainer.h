@@ -17,13 +17,13 @@
 
 typedef struct {
     lm_config cfg;
-    int micro_batch;         /* B: sequences per micro-batch per rank */
-    int grad_accum;          /* micro-batches per optimiser step */
-    lm_optim_config optim;   /* AdamW, schedule, clipping */
-    uint64_t seed;           /* initial weights (rank 0's, broadcast) and the synthetic stream */
-    bool zero1;              /* GPU path: reduce-scatter, update the shard, all-gather */
-    double comm_timeout_s;   /* bound on any one wait for gradient communication */
-    double slow_factor;      /* test hook (host path): this rank's compute takes this many times as long */
+    int micro_batch;       /* B: sequences per micro-batch per rank */
+    int grad_accum;        /* micro-batches per optimiser step */
+    lm_optim_config optim; /* AdamW, schedule, clipping */
+    uint64_t seed;         /* initial weights (rank 0's, broadcast) and the synthetic stream */
+    bool zero1;            /* GPU path: reduce-scatter, update the shard, all-gather */
+    double comm_timeout_s; /* bound on any one wait for gradient communication */
+    double slow_factor;    /* test hook (host path): this rank's compute takes this many times as long */
 } lm_trainer_config;
 
 typedef struct {
@@ -51,8 +51,8 @@ struct lm_trainer {
 };
 
 /* Both collective over comm (every rank calls, with the same cfg): the initial parameters are rank 0's,
- * broadcast as DDP frameworks do. NULL with err on failure (a configuration that does not fit is refused here,
- * before training, with a one-line message; never an out-of-memory crash mid-run). */
+ * broadcast as DDP frameworks do. NULL with err on failure (a configuration that does not fit is refused
+ * here, before training, with a one-line message; never an out-of-memory crash mid-run). */
 lm_trainer *lm_host_trainer_create(const lm_trainer_config *cfg, MPI_Comm comm, char *err, size_t errlen);
 #if GA_HAVE_CUDA
 lm_trainer *lm_gpu_trainer_create(const lm_trainer_config *cfg, MPI_Comm comm, char *err, size_t errlen);
