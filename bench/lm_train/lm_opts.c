@@ -51,7 +51,7 @@ const ga_option lm_options[] = {
     {"grad-accum", OPT_GRAD_ACCUM, true, "N", "micro-batches per optimiser step (default 1)"},
     {"steps", OPT_STEPS, true, "N",
      "optimiser steps at most; fewer when the time (--timeout) runs out (default 300, --quick 40)"},
-    {"warmup", OPT_WARMUP, true, "N", "learning-rate warm-up steps (default a twelfth of --steps, 1 to 700)"},
+    {"warmup", OPT_WARMUP, true, "N", "learning-rate warm-up steps (default a twelfth of --steps, 1 to 20)"},
     {"lr", OPT_LR, true, "X", "peak learning rate of AdamW (default 3e-3 for tiny, 6e-4 for GPT-2 sizes)"},
     {"seed", OPT_SEED, true, "N", "seed of the initial weights and the synthetic stream (default 1)"},
     {"data", OPT_DATA, true, "FILE",
@@ -105,8 +105,13 @@ static int set_int(const char *arg, long min, long max, int *out, char *err, siz
 static int set_model(lm_opts *o, const char *arg, char *err, size_t errlen)
 {
     lm_config cfg;
-    if (lm_config_named(arg, &cfg, err, errlen))
+    char why[160];
+    if (lm_config_named(arg, &cfg, why, sizeof why)) {
+        /* the option's name is the command line's to add */
+        const char *own = strncmp(why, "--model: ", 9) == 0 ? why + 9 : why;
+        snprintf(err, errlen, "%s", own);
         return -1;
+    }
     snprintf(o->model, sizeof o->model, "%s", arg);
     return 0;
 }
@@ -214,8 +219,10 @@ void lm_opts_defaults(lm_opts *o, bool gpu, bool quick)
     DEFAULT(o->batch, quick ? 4 : gpu ? 16 : 8);
     DEFAULT(o->grad_accum, 1);
     DEFAULT(o->steps, quick ? 40 : 300);
+    /* short: under a --timeout the steps that run may be far fewer than asked, and a warm-up planned for
+     * the steps asked would leave the learning rate near 0 for all of them */
     int warmup = o->steps / 12;
-    DEFAULT(o->warmup, warmup < 1 ? 1 : warmup > 700 ? 700 : warmup);
+    DEFAULT(o->warmup, warmup < 1 ? 1 : warmup > 20 ? 20 : warmup);
     DEFAULT_REAL(o->lr, tiny ? 3e-3 : 6e-4);
     DEFAULT(o->seed, 1);
     DEFAULT_REAL(o->min_improvement, 0.2);

@@ -296,6 +296,22 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, l
     return ga_program_report_close(&r, -1);
 }
 
+/* A binary built without the GPU trainer (LM_HAVE_GPU_TRAINER off) trains on the host when the backend was
+ * left to it, and says so; --backend gpu is refused when the trainer is made. */
+static ga_backend without_gpu_trainer(const ga_ctx *ctx, lm_state *st, ga_backend backend)
+{
+#if GA_HAVE_CUDA && LM_HAVE_GPU_TRAINER
+    (void)ctx;
+    (void)st;
+    return backend;
+#else
+    if (backend != GA_BACKEND_GPU || st->o.backend == GA_BACKEND_GPU)
+        return backend;
+    not_covered(st, ctx, "GPU path: this lm_train was built without the GPU trainer; it trained on the host");
+    return GA_BACKEND_HOST;
+#endif
+}
+
 /* Collective: this rank's GPU (the GPU path), the data and the trainer. -1 to go on, else the exit code. */
 static int prepare(const ga_ctx *ctx, lm_state *st, ga_backend backend, lm_record *mine)
 {
@@ -379,13 +395,16 @@ int main(int argc, char **argv)
         return ga_program_end(&ctx, rc);
     ga_phase("choosing the backend");
     ga_backend backend = ga_backend_resolve(&ctx, st.o.backend);
+    st.not_covered = json_array();
+    backend = without_gpu_trainer(&ctx, &st, backend);
     if ((rc = check_sizes(&ctx, &st, backend, common.quick)) >= 0 ||
-        (rc = check_host_memory(&ctx, &st, backend)) >= 0)
+        (rc = check_host_memory(&ctx, &st, backend)) >= 0) {
+        json_decref(st.not_covered);
         return ga_program_end(&ctx, rc);
+    }
     ga_log("TRAIN", "lm_train: %d rank%s on %d node%s, %s backend, launched by %s", ctx.world_size,
            ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
            ga_backend_name(backend), ctx.launcher.detail);
-    st.not_covered = json_array();
     lm_record *mine = calloc(1, sizeof *mine);
     if (!mine)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");

@@ -313,6 +313,40 @@ static double model_ddp(const simple_in *in)
            gather_records_s(f, world, 4096) + f->report_s;
 }
 
+/* lm_train: --steps optimiser steps of the named GPT-2 size (tiny on the host path, d12 on GPUs), each its
+ * training FLOPs (6N per token) and its gradients' allreduce, bounded by the program's --timeout (its time is
+ * a budget: steps that do not fit are cut, never the run lengthened). A rough model until its own file. */
+static double model_lm(const simple_in *in)
+{
+    const est_figures *f = in->f;
+    const json_t *a = in->args;
+    bool quick = arg_flag(a, "--quick");
+    int world = in->c->nodes * in->c->ranks_per_node;
+    const char *name = arg_value(a, "model", 0);
+    bool tiny = name ? strcmp(name, "tiny") == 0 : !f->gpu;
+    /* tiny: 2 x 64 wide, seq 64, vocab 256; d12: 12 x 768, seq 1024, vocab 50304 (padded) */
+    double L = tiny ? 2 : 12, C = tiny ? 64 : 768, T = tiny ? 64 : 1024, V = tiny ? 256 : 50304;
+    double params = 12 * L * C * C + V * C + T * C;
+    double batch = arg_num(a, "batch-size", 0, quick ? 4 : f->gpu ? 16 : 8) * arg_num(a, "grad-accum", 0, 1);
+    double steps = arg_num(a, "steps", 'n', quick ? 40 : 300) * (arg_flag(a, "--scaling") ? 2 : 1);
+    /* GPU: 40 % of the bf16 GEMM rate (a GPT-2-small step leaves an H100 under-used); host: ddp_smoke's rate
+     */
+    double rate = f->gpu ? 0.4e12 * (f->gemm_TFLOPs > 0 ? f->gemm_TFLOPs : 700) : f->ddp_GFLOPs * 1e9;
+    double compute = fmax(f->ddp_step_floor_s, 6 * params * batch * T / rate);
+    double comm =
+        world > 1 ? est_op_s(f, AR_ALLREDUCE, AR_FLOAT, (size_t)(params * 4), world, in->c->nodes, in->slow)
+                  : 0;
+    double init = f->comm_init_s + f->comm_init_per_rank * world;
+    double budget = in->c->program_timeout_s > 0 ? in->c->program_timeout_s : 1800;
+    double train = fmin(steps * (compute + comm), 0.9 * budget);
+    if (!in->slow)
+        snprintf(in->model, in->model_len,
+                 "launch + init %.1f s + %.0f steps x (6 x %.3g params x %.0f tokens at %.4g TFLOP/s + an "
+                 "allreduce of %.0f MiB over %d ranks), at most 90%% of --timeout %.0f s",
+                 init, steps, params, batch * T, rate / 1e12, params * 4 / (1 << 20), world, budget);
+    return est_launch_s(f, in->c->nodes) + init + train + gather_records_s(f, world, 4096) + f->report_s;
+}
+
 /* ---- allreduce_bw ---- */
 
 static void ar_model_line(const est_figures *f, const suite_est_cluster *c, const est_ar_plan *p, char *buf,
@@ -412,6 +446,8 @@ int suite_estimate_step(const char *program, const json_t *args, const suite_est
             out->s[k] = model_mem(&in);
         else if (strcmp(program, "ddp_smoke") == 0)
             out->s[k] = model_ddp(&in);
+        else if (strcmp(program, "lm_train") == 0)
+            out->s[k] = model_lm(&in);
         else {
             snprintf(out->model, sizeof out->model, "no model of %s", program);
             return -1;
