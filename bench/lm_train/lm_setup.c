@@ -47,13 +47,15 @@ int lm_data_prepare(const ga_ctx *ctx, const lm_opts *o, const lm_config *cfg, l
         ds->src.shard = &ds->shard;
         snprintf(ds->what, sizeof ds->what, "shard %s (%zu tokens)", o->data, ds->shard.n_tokens);
     } else {
-        failed = lm_markov_init(&ds->markov, cfg->vocab, (uint64_t)o->seed, err, sizeof err) != 0;
+        int active = cfg->vocab < LM_MARKOV_ACTIVE_MAX ? cfg->vocab : LM_MARKOV_ACTIVE_MAX;
+        failed =
+            lm_markov_init_active(&ds->markov, cfg->vocab, active, (uint64_t)o->seed, err, sizeof err) != 0;
         ds->have_markov = !failed;
         ds->src.markov = &ds->markov;
         ds->loss_floor = ds->markov.entropy;
         snprintf(ds->what, sizeof ds->what,
-                 "synthetic order-1 Markov stream over %d tokens (seed %lld, entropy %.4f nats/token)",
-                 cfg->vocab, (long long)o->seed, ds->markov.entropy);
+                 "synthetic order-1 Markov stream over %d of %d tokens (seed %lld, entropy %.4f nats/token)",
+                 active, cfg->vocab, (long long)o->seed, ds->markov.entropy);
     }
     int rc = agree_on_failure(ctx, failed, err);
     if (rc >= 0)
