@@ -72,6 +72,10 @@ static int check_sizes(const ga_ctx *ctx, lm_state *st, ga_backend backend, bool
         ga_error_once(spec.name, "%s", err);
         return GA_EXIT_USAGE;
     }
+    lm_config named;
+    lm_config_named(st->o.model, &named, err, sizeof err);
+    if (memcmp(&named, &st->cfg, sizeof named) != 0) /* explicit sizes: the report says it is no named size */
+        snprintf(st->o.model, sizeof st->o.model, "custom");
     return -1;
 }
 
@@ -349,6 +353,8 @@ static int prepare(const ga_ctx *ctx, lm_state *st, ga_backend backend, lm_recor
            st->cfg.padded_vocab, st->trainer->n_params, st->trainer->backend, st->trainer->dtype,
            st->trainer->bytes_used / (1 << 20), (long long)st->checks.tokens_per_step, ctx->world_size,
            st->o.batch, st->o.grad_accum, st->o.grad_accum == 1 ? "" : "es", st->cfg.seq_len);
+    if (st->o.zero1 && strcmp(st->trainer->backend, "host") == 0)
+        not_covered(st, ctx, "ZeRO-1 (--zero1): a GPU path option; the host path averaged whole gradients");
     return -1;
 }
 

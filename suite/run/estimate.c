@@ -342,8 +342,8 @@ static double model_lm(const simple_in *in)
     if (!in->slow)
         snprintf(in->model, in->model_len,
                  "launch + init %.1f s + %.0f steps x (6 x %.3g params x %.0f tokens at %.4g TFLOP/s + an "
-                 "allreduce of %.0f MiB over %d ranks), at most 90%% of --timeout %.0f s",
-                 init, steps, params, batch * T, rate / 1e12, params * 4 / (1 << 20), world, budget);
+                 "allreduce of %.0f KiB over %d ranks), at most 90%% of --timeout %.0f s",
+                 init, steps, params, batch * T, rate / 1e12, params * 4 / 1024, world, budget);
     return est_launch_s(f, in->c->nodes) + init + train + gather_records_s(f, world, 4096) + f->report_s;
 }
 
