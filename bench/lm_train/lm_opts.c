@@ -249,3 +249,18 @@ double lm_opts_straggler_ratio(const lm_opts *o)
         return 1.5;
     return o->straggler_pct > 0 ? 1 + o->straggler_pct / 100 : 0;
 }
+
+const ga_program_spec lm_command_line = {
+    .name = "lm_train",
+    .summary =
+        "Trains a GPT-2-family transformer data-parallel and reports tokens/s per GPU, MFU and scaling; "
+        "the loss must fall, the replicas agree and no GPU hold the step back.",
+    .epilog = "Examples:\n"
+              "  mpirun -np 8 lm_train --model d12 --timeout 600 --report-dir reports\n"
+              "  mpirun -np 16 --map-by ppr:8:node lm_train --scaling --min-scaling 90\n"
+              "  mpirun -np 4 lm_train --backend host --steps 60",
+    .options = lm_options,
+    .n_options = sizeof lm_options / sizeof lm_options[0],
+    .on_option = lm_opts_on_option,
+    .default_timeout_s = 1800,
+};

@@ -43,5 +43,7 @@ double lm_opts_straggler_ratio(const lm_opts *o);
 
 extern const ga_option lm_options[];
 extern const size_t lm_n_options;
+/* The program's command line: name, --help text, the table above, the default --timeout. */
+extern const ga_program_spec lm_command_line;
 
 #endif

@@ -26,21 +26,6 @@
 #include "lm_record.h"
 #include "lm_setup.h"
 
-static const ga_program_spec spec = {
-    .name = "lm_train",
-    .summary =
-        "Trains a GPT-2-family transformer data-parallel and reports tokens/s per GPU, MFU and scaling; "
-        "the loss must fall, the replicas agree and no GPU hold the step back.",
-    .epilog = "Examples:\n"
-              "  mpirun -np 8 lm_train --model d12 --timeout 600 --report-dir reports\n"
-              "  mpirun -np 16 --map-by ppr:8:node lm_train --scaling --min-scaling 90\n"
-              "  mpirun -np 4 lm_train --backend host --steps 60",
-    .options = lm_options,
-    .n_options = 0, /* set in main: the table's size is known in lm_opts.c */
-    .on_option = lm_opts_on_option,
-    .default_timeout_s = 1800,
-};
-
 /* What the run holds between its phases. */
 typedef struct {
     lm_opts o;
@@ -69,7 +54,7 @@ static int check_sizes(const ga_ctx *ctx, lm_state *st, ga_backend backend, bool
     lm_opts_defaults(&st->o, backend == GA_BACKEND_GPU, quick);
     char err[256];
     if (lm_opts_config(&st->o, &st->cfg, err, sizeof err) != 0) {
-        ga_error_once(spec.name, "%s", err);
+        ga_error_once(lm_command_line.name, "%s", err);
         return GA_EXIT_USAGE;
     }
     lm_config named;
@@ -110,7 +95,7 @@ static int check_host_memory(const ga_ctx *ctx, const lm_state *st, ga_backend b
     if (all_fit)
         return -1;
     ga_error_once(
-        spec.name,
+        lm_command_line.name,
         "model %s (%d layers, %d channels, seq %d) at --batch-size %d needs %.2f GiB per rank on the "
         "host path; a node's memory gives each of its ranks %.2f GiB: a smaller model or batch",
         st->o.model, st->cfg.layers, st->cfg.channels, st->cfg.seq_len, st->o.batch, need.total / (1 << 30),
@@ -268,7 +253,7 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, l
 {
     int n = ctx->world_size;
     ga_program_report r;
-    ga_program_report_open(&r, ctx, spec.name, "TRAIN", common, all, sizeof *all, lm_record_json);
+    ga_program_report_open(&r, ctx, lm_command_line.name, "TRAIN", common, all, sizeof *all, lm_record_json);
     lm_outcome out;
     lm_analyse(all, n, &st->checks, &r.findings, &out);
     log_outcome(ctx, common, all, &out, &st->checks);
@@ -342,7 +327,7 @@ static int prepare(const ga_ctx *ctx, lm_state *st, ga_backend backend, lm_recor
     char err[256] = "";
     st->trainer = lm_make_trainer(ctx, &st->tc, backend, MPI_COMM_WORLD, err, sizeof err);
     if (!st->trainer) {
-        ga_error_once(spec.name, "%s", err);
+        ga_error_once(lm_command_line.name, "%s", err);
         lm_data_free(&st->ds);
         return GA_EXIT_ENV;
     }
@@ -394,9 +379,7 @@ int main(int argc, char **argv)
     ga_common_opts common;
     lm_state st = {0};
     lm_opts_init(&st.o);
-    ga_program_spec s = spec;
-    s.n_options = lm_n_options;
-    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &st.o);
+    int rc = ga_program_begin(&argc, &argv, &lm_command_line, &ctx, &common, &st.o);
     if (rc >= 0)
         return ga_program_end(&ctx, rc);
     ga_phase("choosing the backend");
@@ -423,7 +406,7 @@ int main(int argc, char **argv)
     ga_phase("checking the replicas");
     fill_record(&st, mine);
     lm_record *all = NULL;
-    ga_remeasure_spec rs = {sizeof *mine, straggler_suspects, measure_again, "TRAIN", spec.name};
+    ga_remeasure_spec rs = {sizeof *mine, straggler_suspects, measure_again, "TRAIN", lm_command_line.name};
     ga_remeasure_loop(&ctx, &rs, st.res.nonfinite_step >= 0 ? 0 : st.o.remeasure, mine, (void **)&all, &st);
     int exit_code = GA_EXIT_PASS;
     if (ctx.world_rank == 0)
