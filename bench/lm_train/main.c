@@ -247,41 +247,48 @@ static lm_run_info run_info_of(const ga_ctx *ctx, const lm_state *st)
                          .checks = &st->checks};
 }
 
-/* Rank 0: checks, report, verdict. Returns the exit code. */
-static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st,
-                              const lm_record *all)
+/* Rank 0: the checks into the open report r (its findings, summary, headlines, metrics). */
+static void analyse_into(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st, const lm_record *all,
+                         ga_program_report *r)
 {
     int n = ctx->world_size;
-    ga_program_report r;
-    ga_program_report_open(&r, ctx, lm_command_line.name, "TRAIN", common, all, sizeof *all, lm_record_json);
     lm_outcome out;
-    lm_analyse(all, n, &st->checks, &r.findings, &out);
+    lm_analyse(all, n, &st->checks, &r->findings, &out);
     log_outcome(ctx, common, all, &out, &st->checks);
     /* the host path has no MFU to speak of (its summary says why); a GPU whose model has no peak does */
     if (isnan(out.mfu) && strcmp(st->trainer->backend, "gpu") == 0)
         not_covered(st, ctx, "MFU: no dense bf16 peak known for this GPU model (common/analysis/ga_peaks)");
     lm_run_info info = run_info_of(ctx, st);
-    json_object_set_new(r.json, "summary",
+    json_object_set_new(r->json, "summary",
                         lm_summary_json(&info, &out, st->res.loss_curve, st->res.steps_done));
-    json_object_set_new(r.json, "conditions", lm_conditions_json(&info));
-    json_object_set_new(r.json, "not_covered", st->not_covered);
+    json_object_set_new(r->json, "conditions", lm_conditions_json(&info));
+    json_object_set_new(r->json, "not_covered", st->not_covered);
     st->not_covered = NULL;
-    lm_add_headlines(r.json, &out, st->res.loss_curve, st->res.steps_done);
-    ga_report_add_metric(r.json, "tokens_per_s", out.tokens_per_s, "tokens/s", true, GA_WHERE_CLUSTER);
-    ga_report_add_metric(r.json, "tokens_per_s_per_gpu", out.tokens_per_s_per_gpu, "tokens/s", true,
+    lm_add_headlines(r->json, &out, st->res.loss_curve, st->res.steps_done);
+    ga_report_add_metric(r->json, "tokens_per_s", out.tokens_per_s, "tokens/s", true, GA_WHERE_CLUSTER);
+    ga_report_add_metric(r->json, "tokens_per_s_per_gpu", out.tokens_per_s_per_gpu, "tokens/s", true,
                          GA_WHERE_CLUSTER);
-    ga_report_add_metric(r.json, "step_ms_median", out.step_ms_median, "ms", false, GA_WHERE_CLUSTER);
-    ga_report_add_metric(r.json, "comm_fraction", out.comm_fraction, "fraction", false, GA_WHERE_CLUSTER);
-    ga_report_add_metric(r.json, "loss_improvement", out.improvement, "fraction", true, GA_WHERE_CLUSTER);
+    ga_report_add_metric(r->json, "step_ms_median", out.step_ms_median, "ms", false, GA_WHERE_CLUSTER);
+    ga_report_add_metric(r->json, "comm_fraction", out.comm_fraction, "fraction", false, GA_WHERE_CLUSTER);
+    ga_report_add_metric(r->json, "loss_improvement", out.improvement, "fraction", true, GA_WHERE_CLUSTER);
     if (isfinite(out.mfu))
-        ga_report_add_metric(r.json, "mfu", out.mfu, "fraction", true, GA_WHERE_CLUSTER);
+        ga_report_add_metric(r->json, "mfu", out.mfu, "fraction", true, GA_WHERE_CLUSTER);
     if (isfinite(out.scaling_efficiency))
-        ga_report_add_metric(r.json, "scaling_efficiency", out.scaling_efficiency, "fraction", true,
+        ga_report_add_metric(r->json, "scaling_efficiency", out.scaling_efficiency, "fraction", true,
                              GA_WHERE_CLUSTER);
     for (int i = 0; i < n; i++)
-        ga_report_add_metric(r.json, "tokens_per_s_rank", all[i].tokens_per_s, "tokens/s", true,
+        ga_report_add_metric(r->json, "tokens_per_s_rank", all[i].tokens_per_s, "tokens/s", true,
                              ga_record_where(&all[i].hdr));
     lm_outcome_free(&out);
+}
+
+/* Rank 0: checks, report, verdict. Returns the exit code. */
+static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st,
+                              const lm_record *all)
+{
+    ga_program_report r;
+    ga_program_report_open(&r, ctx, lm_command_line.name, "TRAIN", common, all, sizeof *all, lm_record_json);
+    analyse_into(ctx, common, st, all, &r);
     return ga_program_report_close(&r, -1);
 }
 
