@@ -333,10 +333,10 @@ static int prepare(const ga_ctx *ctx, lm_state *st, ga_backend backend, lm_recor
     ga_phase("building the model");
     char err[256] = "";
     st->trainer = lm_make_trainer(ctx, &st->tc, backend, MPI_COMM_WORLD, err, sizeof err);
-    if (!st->trainer) {
+    if (!st->trainer) { /* every rank alike; on the host path the one failure is memory (exit 5) */
         ga_error_once(lm_command_line.name, "%s", err);
         lm_data_free(&st->ds);
-        return GA_EXIT_ENV;
+        return backend == GA_BACKEND_GPU ? GA_EXIT_ENV : GA_EXIT_INTERNAL;
     }
     ga_log("TRAIN",
            "model %s: %d layers, %d channels, %d heads, seq %d, vocab %d (padded %d): %zu parameters, %s %s, "
