@@ -263,6 +263,14 @@ static void check_floors(const lm_check_opts *o, ga_findings *f, const lm_outcom
                         "dense bf16 peak %.1f TFLOP/s), below --min-mfu %.1f%%",
                         100.0 * out->mfu, out->tokens_per_s_per_gpu, o->flops_per_token, out->peak_tflops,
                         100.0 * o->min_mfu);
+    if (o->min_tokens_per_gpu > 0 && !(out->tokens_per_s_per_gpu >= o->min_tokens_per_gpu))
+        ga_findings_add(
+            f, GA_SEV_FAIL, "TRAIN_THROUGHPUT_LOW", GA_WHERE_CLUSTER,
+            "the job trains %.0f tokens/s per GPU (%.0f for its %d ranks), below "
+            "--min-tokens-per-s %.0f",
+            out->tokens_per_s_per_gpu, out->tokens_per_s,
+            out->tokens_per_s_per_gpu > 0 ? (int)lround(out->tokens_per_s / out->tokens_per_s_per_gpu) : 0,
+            o->min_tokens_per_gpu);
     if (o->min_scaling > 0 && isfinite(out->scaling_efficiency) && out->scaling_efficiency < o->min_scaling)
         ga_findings_add(f, GA_SEV_FAIL, "TRAIN_SCALING_LOW", GA_WHERE_CLUSTER,
                         "the whole job trains at %.0f tokens/s per GPU, %.1f%% of the %.0f a group of %d "

@@ -23,14 +23,15 @@ double lm_mean(const double *curve, int from, int count);
 double lm_median_of(const double *v, int n);
 
 typedef struct {
-    double min_improvement;  /* fraction of the way from the start loss to loss_floor the loss must fall */
-    double loss_floor;       /* the synthetic stream's entropy; 0 for a shard (its entropy is unknown) */
-    double ln_vocab;         /* ln V: where an untrained model starts */
-    double straggler_ratio;  /* compute time over the peers' median that is a straggler warning; 0 off */
-    double flops_per_token;  /* lm_flops_per_token(LM_FLOPS_LLMC) */
-    double min_mfu;          /* fraction; 0: reported only */
-    double min_scaling;      /* fraction; 0: reported only */
-    int64_t tokens_per_step; /* the global batch in tokens: ranks x micro-batch x accumulation x T */
+    double min_improvement;    /* fraction of the way from the start loss to loss_floor the loss must fall */
+    double loss_floor;         /* the synthetic stream's entropy; 0 for a shard (its entropy is unknown) */
+    double ln_vocab;           /* ln V: where an untrained model starts */
+    double straggler_ratio;    /* compute time over the peers' median that is a straggler warning; 0 off */
+    double flops_per_token;    /* lm_flops_per_token(LM_FLOPS_LLMC) */
+    double min_mfu;            /* fraction; 0: reported only */
+    double min_scaling;        /* fraction; 0: reported only */
+    double min_tokens_per_gpu; /* tokens/s per GPU; 0: reported only */
+    int64_t tokens_per_step;   /* the global batch in tokens: ranks x micro-batch x accumulation x T */
 } lm_check_opts;
 
 typedef struct {
@@ -56,9 +57,9 @@ typedef struct {
 } lm_outcome;
 
 /* Adds findings: TRAIN_RANK_FAILED, TRAIN_NONFINITE, TRAIN_REPLICA_MISMATCH (each rank that differs from the
- * majority), TRAIN_LOSS_NOT_IMPROVED, TRAIN_MFU_LOW, TRAIN_SCALING_LOW, and the warnings TRAIN_STRAGGLER (a
- * rank whose step compute time is an outlier of its peers') and TRAIN_PEERS_DIFFER (two ranks that differ:
- * two never blame one). */
+ * majority), TRAIN_LOSS_NOT_IMPROVED, TRAIN_MFU_LOW, TRAIN_THROUGHPUT_LOW, TRAIN_SCALING_LOW, and the
+ * warnings TRAIN_STRAGGLER (a rank whose step compute time is an outlier of its peers') and
+ * TRAIN_PEERS_DIFFER (two ranks that differ: two never blame one). */
 void lm_analyse(const lm_record *all, int n, const lm_check_opts *o, ga_findings *f, lm_outcome *out);
 void lm_outcome_free(lm_outcome *out);
 

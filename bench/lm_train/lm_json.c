@@ -130,6 +130,7 @@ json_t *lm_summary_json(const lm_run_info *info, const lm_outcome *out, const do
     json_object_set_new(s, "min_improvement", json_real(o->min_improvement));
     json_object_set_new(s, "min_mfu", json_real(o->min_mfu));
     json_object_set_new(s, "min_scaling", json_real(o->min_scaling));
+    json_object_set_new(s, "min_tokens_per_s_per_gpu", json_real(o->min_tokens_per_gpu));
     json_object_set_new(s, "straggler_ratio", json_real(o->straggler_ratio));
     json_object_set_new(s, "mfu", mfu_json(info, out));
     summary_figures(s, out);

@@ -28,6 +28,7 @@ enum {
     OPT_MIN_IMPROVEMENT,
     OPT_MIN_MFU,
     OPT_MIN_SCALING,
+    OPT_MIN_TOKENS,
     OPT_SCALING,
     OPT_SCALING_RANKS,
     OPT_STRAGGLER,
@@ -63,6 +64,8 @@ const ga_option lm_options[] = {
     {"min-mfu", OPT_MIN_MFU, true, "PCT",
      "fail when the model FLOPs utilisation is below PCT percent of the GPUs' dense bf16 peak (default 0: "
      "reported only)"},
+    {"min-tokens-per-s", OPT_MIN_TOKENS, true, "N",
+     "fail when the job trains fewer than N tokens/s per GPU (a SKU's figure; default 0: reported only)"},
     {"scaling", OPT_SCALING, false, NULL,
      "each node trains alone first, then the whole job: tokens/s per GPU of the job over a node's"},
     {"scaling-ranks", OPT_SCALING_RANKS, true, "N",
@@ -89,6 +92,7 @@ void lm_opts_init(lm_opts *o)
     o->batch = o->grad_accum = o->steps = o->warmup = LM_UNSET;
     o->seed = LM_UNSET;
     o->lr = o->min_improvement = o->min_mfu = o->min_scaling = o->straggler_pct = o->comm_timeout_s = NAN;
+    o->min_tokens_per_gpu = NAN;
     o->remeasure = GA_REMEASURE_DEFAULT;
     o->backend = GA_BACKEND_AUTO;
 }
@@ -189,6 +193,8 @@ int lm_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
         return ga_cli_parse_pct_fraction(arg, 0, 1000, &o->min_scaling, err, errlen);
     case OPT_STRAGGLER:
         return ga_cli_parse_pct(arg, 0, 1e6, &o->straggler_pct, err, errlen);
+    case OPT_MIN_TOKENS:
+        return ga_parse_double(arg, 0, 1e12, &o->min_tokens_per_gpu, err, errlen);
     case OPT_REMEASURE:
         return set_int(arg, 0, GA_REMEASURE_MAX, &o->remeasure, err, errlen);
     case OPT_BACKEND:
@@ -228,6 +234,7 @@ void lm_opts_defaults(lm_opts *o, bool gpu, bool quick)
     DEFAULT_REAL(o->min_improvement, 0.2);
     DEFAULT_REAL(o->min_mfu, 0.0);
     DEFAULT_REAL(o->min_scaling, 0.0);
+    DEFAULT_REAL(o->min_tokens_per_gpu, 0.0);
     DEFAULT_REAL(o->comm_timeout_s, 120.0);
 }
 

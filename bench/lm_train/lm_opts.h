@@ -24,8 +24,9 @@ typedef struct {
     bool zero1;
     /* fractions (percent on the command line); NAN until defaulted */
     double min_improvement, min_mfu, min_scaling, straggler_pct;
-    bool scaling;      /* --scaling: each node (or --scaling-ranks group) trains alone first */
-    int scaling_ranks; /* ranks per group of the scaling phase; 0: the node's */
+    double min_tokens_per_gpu; /* --min-tokens-per-s: tokens/s per GPU; 0 reported only */
+    bool scaling;              /* --scaling: each node (or --scaling-ranks group) trains alone first */
+    int scaling_ranks;         /* ranks per group of the scaling phase; 0: the node's */
     int remeasure;
     double comm_timeout_s;
     ga_backend backend;

@@ -189,6 +189,7 @@ static lm_check_opts check_opts(const ga_ctx *ctx, const lm_state *st)
                            .flops_per_token = lm_flops_per_token(&st->cfg, LM_FLOPS_LLMC),
                            .min_mfu = o->min_mfu,
                            .min_scaling = o->min_scaling,
+                           .min_tokens_per_gpu = o->min_tokens_per_gpu,
                            .tokens_per_step =
                                (int64_t)ctx->world_size * o->batch * o->grad_accum * st->cfg.seq_len};
 }

@@ -1,7 +1,8 @@
 /* lm: lm_train's checks (loss toward its floor, nothing non-finite, replicas identical, stragglers, MFU and
  * scaling floors) over a described cluster.
  * input.json: {"nodes": N, "ranks_per_node": R, "checks": {min_improvement, loss_floor, ln_vocab,
- *              straggler_ratio, flops_per_token, min_mfu, min_scaling, tokens_per_step},
+ *              straggler_ratio, flops_per_token, min_mfu, min_scaling, min_tokens_per_gpu,
+ *              tokens_per_step},
  *              "every_rank": {fields}, "overrides": [{"rank": I, fields...}]}
  * fields: param_hash (hex string), param_sum, loss_start, loss_end, steps, nonfinite_step, params_finite,
  *         train_s, step_ms_median, step_ms_worst, comm_wait_ms, compute_ms, peak_tflops, group_size,
@@ -102,6 +103,7 @@ static lm_check_opts checks_of(const json_t *c)
                            .flops_per_token = num(c, "flops_per_token", 803478528.0),
                            .min_mfu = num(c, "min_mfu", 0),
                            .min_scaling = num(c, "min_scaling", 0),
+                           .min_tokens_per_gpu = num(c, "min_tokens_per_gpu", 0),
                            .tokens_per_step = (int64_t)num(c, "tokens_per_step", 0)};
 }
 
