@@ -20,11 +20,11 @@
 #include "ga_gpu.h"
 #include "ga_headline.h"
 #include "ga_log.h"
-#include "ga_program.h"
+#include "ga_engine.h"
 #include "ga_report.h"
 #include "ga_time.h"
 
-static const ga_program_spec spec = {
+static const ga_program_spec ar_command_line = {
     .name = "allreduce_bw",
     .summary =
         "NCCL collective bandwidth sweep (nccl-tests compatible) with an exact check of every element and "
@@ -41,6 +41,19 @@ static const ga_program_spec spec = {
     .on_option = ar_on_option,
     .default_timeout_s = 0, /* no whole-run bound unless --timeout: -T already bounds every wait */
 };
+
+/* What the phases share: the plan the command line and the job make, and the run's own state. */
+typedef struct {
+    const char *program; /* the name run under (a nccl-tests name picks the collective) */
+    const char *backend_name;
+    uint64_t sizes[AR_MAX_SIZES];
+    int n_sizes;
+    combo combos[AR_NTYPES * AR_NOPS];
+    int n_combos;
+    split_plan split;
+    run_state st;
+    nt_state nt;
+} ar_state;
 
 /* nccl-tests names its programs after the collective (all_gather_perf): run under such a name (a link),
  * allreduce_bw runs that collective unless --collective says otherwise. */
@@ -104,7 +117,8 @@ static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int
             why = "fp8 types need GPUs of compute capability 9.0 or newer on every rank";
         if (why) {
             if (!o->all_types) {
-                ga_error_once(spec.name, "--datatype %s: %s", ar_dtype_get((ar_dtype)t)->name, why);
+                ga_error_once(ar_command_line.name, "--datatype %s: %s", ar_dtype_get((ar_dtype)t)->name,
+                              why);
                 return -1;
             }
             ga_debug("COMM", "skipping %s: %s", ar_dtype_get((ar_dtype)t)->name, why);
@@ -125,21 +139,24 @@ static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int
     return n;
 }
 
-/* Rank 0: the report from what the run concluded (ar_summary.c), every rank's record, then the verdict. */
-static int report_and_verdict(const ga_ctx *ctx, const ar_opts *o, const char *backend_name,
-                              const combo *combos, run_state *st, ga_program_report *rep)
+/* Rank 0: the report from what the run concluded (ar_summary.c) and every rank's record; the verdict is the
+ * findings'. */
+static int report_and_verdict(ga_run *run)
 {
-    const ar_summary_facts facts = {.o = o,
-                                    .backend = backend_name,
-                                    .type = combos[0].type,
-                                    .op = combos[0].op,
+    const ga_ctx *ctx = &run->ctx;
+    ar_state *a = run->state;
+    run_state *st = &a->st;
+    const ar_summary_facts facts = {.o = run->opts,
+                                    .backend = a->backend_name,
+                                    .type = a->combos[0].type,
+                                    .op = a->combos[0].op,
                                     .world_size = ctx->world_size,
                                     .node_count = ctx->node_count};
-    ar_summary_fill(rep->json, &facts, &st->out);
-    ga_report_add_nodes(rep->json, st->node_records, ctx->world_size, sizeof(ar_record), ar_record_json,
-                        NULL);
+    ar_summary_fill(run->report->json, &facts, &st->out);
+    ga_report_add_nodes(run->report->json, st->node_records, ctx->world_size, sizeof(ar_record),
+                        ar_record_json, NULL);
     ga_findings_log(st->findings, "COMM");
-    return ga_program_report_close(rep, -1);
+    return GA_GO_ON;
 }
 
 /* Rank 0: one phase's time (and its share of the budget, 0 without one) in the log and the report. */
@@ -273,7 +290,7 @@ static void warn_ignored(const ar_opts *o)
         if (o->ignored & (1u << i)) {
             char line[256];
             ar_ignored_warning(o, i, line, sizeof line);
-            ga_error_once(spec.name, "%s", line);
+            ga_error_once(ar_command_line.name, "%s", line);
         }
 }
 
@@ -294,76 +311,110 @@ static void log_plan(const ga_ctx *ctx, const ar_opts *o, const char *backend_na
              n_combos == 1 ? "" : "s", o->iters, o->warmup, o->check, o->timeout_s);
 }
 
-int main(int argc, char **argv)
+/* The sizes, the world's split and the combinations the command line and the job allow. Returns GA_GO_ON,
+ * or a usage error's exit code (after one line). */
+static int plan_run(ga_run *run, int cc_major)
 {
-    ga_ctx ctx;
-    ga_common_opts common;
-    ar_opts o;
-    ar_opts_defaults(&o);
-    int argc0 = argc;
-    char **argv0 = argv;
-    int rc = ga_program_begin(&argc, &argv, &spec, &ctx, &common, &o);
-    if (rc >= 0)
-        return ga_program_end(&ctx, rc);
-    ga_deadline_set_wait_timeout(o.timeout_s);
-    const char *program = strrchr(argv0[0], '/') ? strrchr(argv0[0], '/') + 1 : argv0[0];
-    program_collective(program, &o);
+    const ga_ctx *ctx = &run->ctx;
+    ar_opts *o = run->opts;
+    ar_state *a = run->state;
+    char err[256];
+    a->n_sizes =
+        ar_opts_finish(o, run->backend == GA_BACKEND_GPU, run->common.quick, a->sizes, err, sizeof err);
+    if (a->n_sizes >= 0)
+        warn_ignored(o);
+    ar_backend_defaults = o->setup;
+    if (ar_split_world(ctx, &a->split, err, sizeof err) != 0)
+        a->n_sizes = -1;
+    if (a->n_sizes > 0 && !patterns_fit(ctx, o, &a->split, err, sizeof err))
+        a->n_sizes = -1;
+    if (a->n_sizes < 0)
+        ga_error_once(ar_command_line.name, "%s", err);
+    else
+        a->n_combos = plan_combos(ctx, o, run->backend, cc_major, a->combos);
+    if (a->n_sizes < 0 || a->n_combos <= 0) {
+        ar_split_free(&a->split);
+        return GA_EXIT_USAGE;
+    }
+    bool world_only = o->n_patterns == 1 && o->patterns[0] == AR_PATTERN_WORLD;
+    log_plan(ctx, o, a->backend_name, a->sizes, a->n_sizes, a->combos, a->n_combos, world_only);
+    return GA_GO_ON;
+}
+
+/* Collective: the collective run under a nccl-tests name, the backend and the GPUs, the plan, -J's file. */
+static int prepare(ga_run *run)
+{
+    const ga_ctx *ctx = &run->ctx;
+    ar_opts *o = run->opts;
+    ar_state *a = run->state;
+    ga_deadline_set_wait_timeout(o->timeout_s);
+    char **argv0 = run->argv0;
+    a->program = strrchr(argv0[0], '/') ? strrchr(argv0[0], '/') + 1 : argv0[0];
+    program_collective(a->program, o);
 
     ga_deadline_arm("choosing the backend");
-    ga_backend kind = ga_backend_resolve(&ctx, o.backend);
+    run->backend = ga_backend_resolve(ctx, o->backend);
     ga_deadline_disarm();
-    int cc_major = select_gpus(&ctx, kind);
-    const char *backend_name = kind == GA_BACKEND_GPU ? "nccl" : "mpi";
+    int cc_major = select_gpus(ctx, run->backend);
+    a->backend_name = run->backend == GA_BACKEND_GPU ? "nccl" : "mpi";
+    int rc = plan_run(run, cc_major);
+    if (rc != GA_GO_ON)
+        return rc;
 
-    uint64_t sizes[AR_MAX_SIZES];
-    char err[256];
-    int n_sizes = ar_opts_finish(&o, kind == GA_BACKEND_GPU, common.quick, sizes, err, sizeof err);
-    if (n_sizes >= 0)
-        warn_ignored(&o);
-    ar_backend_defaults = o.setup;
-    split_plan split;
-    int split_rc = ar_split_world(&ctx, &split, err, sizeof err);
-    if (split_rc != 0)
-        n_sizes = -1;
-    bool world_only = o.n_patterns == 1 && o.patterns[0] == AR_PATTERN_WORLD;
-    if (n_sizes > 0 && !patterns_fit(&ctx, &o, &split, err, sizeof err))
-        n_sizes = -1;
-    combo combos[AR_NTYPES * AR_NOPS];
-    int n_combos = 0;
-    if (n_sizes < 0)
-        ga_error_once(spec.name, "%s", err);
-    else
-        n_combos = plan_combos(&ctx, &o, kind, cc_major, combos);
-    if (n_sizes < 0 || n_combos <= 0) {
-        ar_split_free(&split);
-        return ga_program_end(&ctx, GA_EXIT_USAGE);
-    }
-    log_plan(&ctx, &o, backend_name, sizes, n_sizes, combos, n_combos, world_only);
-
-    run_state st = {0};
     const char *min_bw = getenv("NCCL_TESTS_MIN_BW");
-    st.min_bw = min_bw && *min_bw ? atof(min_bw) : -1;
-    nt_state nt = {.cfg = nt_config(&o, program, kind)};
-    int jbad = reserve_json(&ctx, &o, &nt, argc0, argv0);
+    a->st.min_bw = min_bw && *min_bw ? atof(min_bw) : -1;
+    a->nt.cfg = nt_config(o, a->program, run->backend);
+    int jbad = reserve_json(ctx, o, &a->nt, run->argc0, argv0);
     if (jbad) {
-        ar_split_free(&split);
-        return ga_program_end(&ctx, jbad);
+        ar_split_free(&a->split);
+        return jbad;
     }
-    ga_program_report rep = {0}; /* rank 0's: the run adds its parts and findings as it goes */
-    if (ctx.world_rank == 0) {
-        st.out.combos = json_array();
-        ga_program_report_start(&rep, &ctx, spec.name, "COMM", &common);
-        st.findings = &rep.findings;
-    }
-    run_patterns(&ctx, &o, kind, combos, n_combos, sizes, n_sizes, &split, &nt, &st, rep.json);
-    json_decref(nt.json);
-    ar_transport_report(&ctx, &o, kind == GA_BACKEND_GPU, rep.json, st.findings); /* issue 25 */
+    return GA_GO_ON;
+}
 
-    int exit_code = GA_EXIT_PASS;
-    if (ctx.world_rank == 0) {
-        exit_code = report_and_verdict(&ctx, &o, backend_name, combos, &st, &rep);
-        free(st.node_records);
+/* Collective: the patterns, rank 0 adding their parts and findings to the report as they go, then the
+ * transport the collectives took (issue 25). */
+static ga_measured measure(ga_run *run)
+{
+    ar_state *a = run->state;
+    json_t *report = run->report ? run->report->json : NULL;
+    if (run->report) {
+        a->st.out.combos = json_array();
+        a->st.findings = &run->report->findings;
     }
-    ar_split_free(&split);
-    return ga_program_end(&ctx, exit_code);
+    run_patterns(&run->ctx, run->opts, run->backend, a->combos, a->n_combos, a->sizes, a->n_sizes, &a->split,
+                 &a->nt, &a->st, report);
+    json_decref(a->nt.json);
+    ar_transport_report(&run->ctx, run->opts, run->backend == GA_BACKEND_GPU, report, a->st.findings);
+    return GA_MEASURED;
+}
+
+static void cleanup(ga_run *run)
+{
+    ar_state *a = run->state;
+    free(a->st.node_records);
+    ar_split_free(&a->split);
+}
+
+static void opts_init(void *opts)
+{
+    ar_opts_defaults(opts);
+}
+
+static const ga_program_def allreduce_bw_program = {
+    .cli = &ar_command_line,
+    .tag = "COMM",
+    .opts_size = sizeof(ar_opts),
+    .opts_init = opts_init,
+    .state_size = sizeof(ar_state),
+    .prepare = prepare,
+    .report_streams = true, /* the records are the run's: st.node_records */
+    .measure = measure,
+    .report = report_and_verdict,
+    .cleanup = cleanup,
+};
+
+int main(int argc, char **argv)
+{
+    return ga_program_run(argc, argv, &allreduce_bw_program);
 }

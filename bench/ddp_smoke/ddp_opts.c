@@ -28,7 +28,7 @@ enum {
     OPT_WAIT_TIMEOUT = 'T', /* nccl-tests' per-wait bound */
 };
 
-const ga_option ddp_options[] = {
+static const ga_option ddp_options[] = {
     {"layers", OPT_LAYERS, true, "N", "hidden layers of the MLP (default 2; 0 is a linear model)"},
     {"hidden", OPT_HIDDEN, true, "N", "width of each hidden layer (default 512, --quick 128)"},
     {"batch-size", OPT_BATCH, true, "N", "samples per rank per step (default 128, --quick 32)"},
@@ -56,11 +56,9 @@ const ga_option ddp_options[] = {
     {"wait-timeout", OPT_WAIT_TIMEOUT, true, "SEC",
      "bound of communicator init and of every wait for gradients (default 120)"},
 };
-const size_t ddp_n_options = sizeof ddp_options / sizeof ddp_options[0];
 
 /* The name -T/--wait-timeout had before every program spelled the per-wait bound alike. */
-const ga_alias ddp_aliases[] = {{"comm-timeout", "wait-timeout"}};
-const size_t ddp_n_aliases = sizeof ddp_aliases / sizeof ddp_aliases[0];
+static const ga_alias ddp_aliases[] = {{"comm-timeout", "wait-timeout"}};
 
 void ddp_opts_init(ddp_opts *o)
 {
@@ -82,7 +80,7 @@ static int set_int(const char *arg, long min, long max, int *out, char *err, siz
     return 0;
 }
 
-int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+static int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
 {
     ddp_opts *o = opts;
     long v = 0;
@@ -213,3 +211,20 @@ int ddp_opts_resolve_steps(ddp_opts *o, int64_t n_samples, int world_size, char 
     }
     return 0;
 }
+
+const ga_program_spec ddp_command_line = {
+    .name = "ddp_smoke",
+    .summary =
+        "Trains an MLP data-parallel (NCCL on GPUs, MPI on the host) and checks that the loss falls and "
+        "every replica ends identical.",
+    .epilog = "Examples:\n"
+              "  mpirun -np 16 --map-by ppr:8:node ddp_smoke --report-dir reports\n"
+              "  mpirun -np 4 ddp_smoke --backend host --quick\n"
+              "  mpirun -np 8 ddp_smoke --data idx:/data/mnist --epochs 2 --min-improvement 50",
+    .options = ddp_options,
+    .n_options = sizeof ddp_options / sizeof ddp_options[0],
+    .on_option = ddp_opts_on_option,
+    .default_timeout_s = 1800,
+    .aliases = ddp_aliases,
+    .n_aliases = sizeof ddp_aliases / sizeof ddp_aliases[0],
+};

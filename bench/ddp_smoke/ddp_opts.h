@@ -28,8 +28,8 @@ typedef struct {
 
 /* Every field DDP_UNSET, synthetic data, backend auto. */
 void ddp_opts_init(ddp_opts *o);
-/* A ga_option_handler for the table in ddp_opts.c. */
-int ddp_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen);
+/* The program's command line (ga_program_spec): name, --help text, option table and handler, aliases. */
+extern const ga_program_spec ddp_command_line;
 /* Fills the defaults (smaller with --quick). */
 void ddp_opts_defaults(ddp_opts *o, bool quick);
 
@@ -39,10 +39,5 @@ void ddp_opts_defaults(ddp_opts *o, bool quick);
 /* Sets o->steps from --epochs over n_samples at world_size x batch samples per step, in 64-bit arithmetic.
  * 0, or -1 with one line when the count is out of 1..DDP_MAX_STEPS (a usage error). */
 int ddp_opts_resolve_steps(ddp_opts *o, int64_t n_samples, int world_size, char *err, size_t errlen);
-
-extern const ga_option ddp_options[];
-extern const size_t ddp_n_options;
-extern const ga_alias ddp_aliases[]; /* --comm-timeout, deprecated for --wait-timeout */
-extern const size_t ddp_n_aliases;
 
 #endif

@@ -20,29 +20,24 @@
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
-#include "ga_program.h"
-#include "ga_remeasure.h"
+#include "ga_engine.h"
 #include "ga_report.h"
 #include "ga_transport_capture.h"
 #include "ga_testhook.h"
 
-/* Test only: the rank named here moves one parameter by one ulp after training, to prove that the replica
- * check fails and names it. Never set it in production runs. */
-
-static const ga_program_spec spec = {
-    .name = "ddp_smoke",
-    .summary =
-        "Trains an MLP data-parallel (NCCL on GPUs, MPI on the host) and checks that the loss falls and "
-        "every replica ends identical.",
-    .epilog = "Examples:\n"
-              "  mpirun -np 16 --map-by ppr:8:node ddp_smoke --report-dir reports\n"
-              "  mpirun -np 4 ddp_smoke --backend host --quick\n"
-              "  mpirun -np 8 ddp_smoke --data idx:/data/mnist --epochs 2 --min-improvement 50",
-    .options = ddp_options,
-    .n_options = 0, /* set in main: the table's size is known in ddp_opts.c */
-    .on_option = ddp_opts_on_option,
-    .default_timeout_s = 1800,
-};
+/* What the phases share: the data, the model and its trainer, the run and what the report needs of it. */
+typedef struct {
+    ddp_dataset ds;
+    ddp_layout layout;
+    ddp_sampler sampler;
+    ddp_trainer *trainer;
+    ddp_loop_config loop, window; /* the run's steps; a straggler's remeasurement (quiet, fewer steps) */
+    ddp_loop_result res;
+    bool trained;
+    ddp_run_info info;
+    ddp_check_opts checks;
+    json_t *transport; /* rank 0's for the report */
+} ddp_state;
 
 /* Loads or generates the data on every rank. Out of memory on any rank is exit 5 on all of them. A file rank
  * 0 cannot read is a usage error; one that only other ranks cannot read is an environment error (the data is
@@ -70,12 +65,12 @@ static int load_data(const ga_ctx *ctx, const ddp_opts *o, ddp_dataset *ds, bool
     rank0 = failed;
     GA_MPI_CHECK(MPI_Bcast(&rank0, 1, MPI_INT, 0, MPI_COMM_WORLD));
     if (rank0) {
-        ga_error_once(spec.name, "%s", err);
+        ga_error_once(ddp_command_line.name, "%s", err);
         return GA_EXIT_USAGE;
     }
     if (!failed)
         return GA_EXIT_PASS;
-    fprintf(stderr, "%s: %s rank %d: %s\n", spec.name, ctx->host, ctx->world_rank, err);
+    fprintf(stderr, "%s: %s rank %d: %s\n", ddp_command_line.name, ctx->host, ctx->world_rank, err);
     fflush(stderr);
     return GA_EXIT_ENV;
 }
@@ -169,31 +164,23 @@ static void fill_record(ddp_trainer *t, const ddp_layout *m, const ddp_loop_resu
 
 /* The remeasurement of a straggler (ga_remeasure_loop): rank 0 finds one, every rank trains another window of
  * steps (collective: the gradients are averaged as before) and keeps its best compute time per step. */
-typedef struct {
-    ddp_trainer *trainer;
-    ddp_sampler *sampler;
-    ddp_loop_config loop;
-    ddp_check_opts checks;
-} remeasure_ctx;
-
-static unsigned straggler_suspects(const void *all, int n, void *user, char *why, size_t why_len)
+static unsigned straggler_suspects(const void *all, int n, ga_run *run, char *why, size_t why_len)
 {
-    const remeasure_ctx *c = user;
-    return ddp_straggler_suspects(all, n, &c->checks, why, why_len) ? 1u : 0u;
+    const ddp_state *st = run->state;
+    return ddp_straggler_suspects(all, n, &st->checks, why, why_len) ? 1u : 0u;
 }
 
-static void measure_again(unsigned mask, void *mine, void *user)
+static void measure_again(unsigned mask, void *mine, ga_run *run)
 {
     (void)mask;
-    remeasure_ctx *c = user;
+    ddp_state *st = run->state;
     ddp_loop_result res;
-    ddp_train_run(c->trainer, c->sampler, &c->loop, &res);
+    ddp_train_run(st->trainer, &st->sampler, &st->window, &res);
     if (res.timed_steps > 0)
         ddp_add_compute(mine, loop_compute_ms(&res));
     ddp_loop_result_free(&res);
 }
 
-/* Rank 0: checks, report, verdict. Returns the exit code. */
 /* Collective: the transport the gradients' allreduce used (ga_transport), for the report on rank 0. */
 static json_t *record_transport(const ga_ctx *ctx, ga_backend backend)
 {
@@ -205,36 +192,41 @@ static json_t *record_transport(const ga_ctx *ctx, ga_backend backend)
     return t;
 }
 
-static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const ddp_run_info *info,
-                              const ddp_record *all, const ddp_loop_result *res, json_t *transport)
+/* Rank 0: the per-rank and job lines of the log. */
+static void log_outcome(const ga_run *run, const ddp_record *all, const ddp_outcome *out)
 {
-    int n = ctx->world_size;
-    ga_program_report r;
-    ga_program_report_open(&r, ctx, spec.name, "DDP", common, all, sizeof *all, ddp_record_json);
-    json_t *report = r.json;
-    ga_findings *findings = &r.findings;
-    ddp_check_opts co = {.min_improvement = info->min_improvement,
-                         .global_batch = info->global_batch,
-                         .straggler_ratio = info->straggler_ratio};
-    ddp_outcome out;
-    ddp_analyse(all, n, &co, findings, &out);
-
+    const ddp_run_info *info = &((const ddp_state *)run->state)->info;
+    int n = run->ctx.world_size;
     for (int i = 0; i < n; i++)
-        if (n <= 8 || common->verbose)
+        if (n <= 8 || run->common.verbose)
             ga_log("DDP",
                    "rank %d %s: %.0f samples/s, %.3f ms/step, %.3f ms/step waiting on gradients (%.1f%%), "
                    "params %016llx",
                    all[i].hdr.world_rank, all[i].hdr.host, all[i].samples_per_s, all[i].step_time_ms,
                    all[i].comm_wait_ms, 100.0 * all[i].comm_fraction, (unsigned long long)all[i].param_hash);
     ga_log("TRAIN", "loss %.5f -> %.5f (%.1f%% lower, need %.1f%%), training accuracy %.3f, %d steps",
-           out.loss_start, out.loss_end, 100.0 * out.improvement, 100.0 * info->min_improvement,
-           out.accuracy_end, out.steps);
+           out->loss_start, out->loss_end, 100.0 * out->improvement, 100.0 * info->min_improvement,
+           out->accuracy_end, out->steps);
     ga_log("DDP",
            "%d ranks x %d = %d samples/step: %.0f samples/s, %.3f ms/step, %.1f%% of the step waiting on "
            "gradient communication",
-           n, info->local_batch, info->global_batch, out.samples_per_s, out.step_time_ms,
-           100.0 * out.comm_fraction);
-    ga_log("DDP", "replicas: %s", out.replicas_identical ? "all identical" : "DIFFER (see the findings)");
+           n, info->local_batch, info->global_batch, out->samples_per_s, out->step_time_ms,
+           100.0 * out->comm_fraction);
+    ga_log("DDP", "replicas: %s", out->replicas_identical ? "all identical" : "DIFFER (see the findings)");
+}
+
+/* Rank 0: checks, report, verdict. */
+static int analyse_and_report(ga_run *run)
+{
+    ddp_state *st = run->state;
+    const ddp_run_info *info = &st->info;
+    const ddp_loop_result *res = &st->res;
+    const ddp_record *all = run->all;
+    int n = run->ctx.world_size;
+    json_t *report = run->report->json;
+    ddp_outcome out;
+    ddp_analyse(all, n, &st->checks, &run->report->findings, &out);
+    log_outcome(run, all, &out);
 
     json_object_set_new(report, "summary", ddp_summary_json(info, &out, res->loss_curve, res->steps_done));
     json_object_set_new(report, "conditions", ddp_conditions_json(info, out.steps));
@@ -246,9 +238,11 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
     for (int i = 0; i < n; i++)
         ga_report_add_metric(report, "samples_per_s_rank", all[i].samples_per_s, "samples/s", true,
                              ga_record_where(&all[i].hdr));
-    json_object_set_new(report, "transport", transport); /* recorded, not judged: allreduce_bw checks it */
+    /* recorded, not judged: allreduce_bw checks it */
+    json_object_set_new(report, "transport", st->transport);
+    st->transport = NULL;
     ddp_outcome_free(&out);
-    return ga_program_report_close(&r, -1);
+    return GA_GO_ON;
 }
 
 /* What the report says the run was: the trainer, the data, the model and the thresholds. */
@@ -279,24 +273,19 @@ static ddp_run_info run_info_of(const ga_ctx *ctx, const ddp_opts *o, const ddp_
     return info;
 }
 
-/* Collective: a straggler suspected is timed again over a window of the run's steps (none after a run that
- * diverged), then every rank's record gathered into *all at rank 0. */
-static void remeasure_stragglers(const ga_ctx *ctx, const ddp_opts *o, const ddp_run_info *info,
-                                 ddp_trainer *trainer, ddp_sampler *sampler, const ddp_loop_config *loop,
-                                 const ddp_loop_result *res, ddp_record *mine, ddp_record **all)
+/* A straggler suspected is timed again over a window of the run's steps (none after a run that diverged). */
+static void plan_remeasure(ga_run *run, const ddp_opts *o)
 {
-    ddp_loop_config window = *loop;
-    window.steps = res->timed_steps < 100 ? (res->timed_steps > 0 ? res->timed_steps : 1) : 100;
-    window.warmup = 0;
-    window.quiet = true;
-    remeasure_ctx rc_ctx = {trainer,
-                            sampler,
-                            window,
-                            {.min_improvement = info->min_improvement,
-                             .global_batch = info->global_batch,
-                             .straggler_ratio = info->straggler_ratio}};
-    ga_remeasure_spec rs = {sizeof *mine, straggler_suspects, measure_again, "DDP", spec.name};
-    ga_remeasure_loop(ctx, &rs, res->nonfinite_step >= 0 ? 0 : o->remeasure, mine, (void **)all, &rc_ctx);
+    ddp_state *st = run->state;
+    const ddp_loop_result *res = &st->res;
+    st->window = st->loop;
+    st->window.steps = res->timed_steps < 100 ? (res->timed_steps > 0 ? res->timed_steps : 1) : 100;
+    st->window.warmup = 0;
+    st->window.quiet = true;
+    st->checks = (ddp_check_opts){.min_improvement = st->info.min_improvement,
+                                  .global_batch = st->info.global_batch,
+                                  .straggler_ratio = st->info.straggler_ratio};
+    run->remeasure_passes = res->nonfinite_step >= 0 ? 0 : o->remeasure;
 }
 
 /* The data, the steps they make and the model's layout. Returns -1, or the exit code to end with (the data
@@ -316,89 +305,118 @@ static int prepare_data(const ga_ctx *ctx, ddp_opts *o, ddp_dataset *ds, ddp_lay
     bad = bad ||
           ddp_layout_init(layout, ds->dim, o->hidden, o->hidden_layers, ds->classes, err, sizeof err) != 0;
     if (bad) {
-        ga_error_once(spec.name, "%s", err);
+        ga_error_once(ddp_command_line.name, "%s", err);
         ddp_dataset_free(ds);
         return GA_EXIT_USAGE;
     }
     return -1;
 }
 
+static int validate(ga_run *run)
+{
+    ddp_opts *opts = run->opts;
+    if (opts->steps != DDP_UNSET && opts->epochs != DDP_UNSET) {
+        ga_error_once(ddp_command_line.name, "give --steps or --epochs, not both (see --help)");
+        return GA_EXIT_USAGE;
+    }
+    ddp_opts_defaults(opts, run->common.quick);
+    ga_phase("choosing the backend");
+    return GA_GO_ON;
+}
+
+static ga_backend backend_asked(const ga_run *run)
+{
+    return ((const ddp_opts *)run->opts)->backend;
+}
+
+/* Collective: the data, the model and its trainer. Returns GA_GO_ON, or the exit code when the data could
+ * not be had or a usage error. */
+static int prepare(ga_run *run)
+{
+    const ga_ctx *ctx = &run->ctx;
+    ddp_opts *opts = run->opts;
+    ddp_state *st = run->state;
+    ga_log("TRAIN", "ddp_smoke: %d rank%s on %d node%s, %s backend, launched by %s", ctx->world_size,
+           ga_plural(ctx->world_size), ctx->node_count, ga_plural(ctx->node_count),
+           ga_backend_name(run->backend), ctx->launcher.detail);
+    int rc = prepare_data(ctx, opts, &st->ds, &st->layout);
+    if (rc >= 0)
+        return rc;
+    if (ddp_sampler_init(&st->sampler, &st->ds, (uint64_t)opts->seed) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    ga_phase("building the model");
+    ddp_trainer_config cfg = {.layout = &st->layout,
+                              .bucket_cap_bytes = (size_t)opts->bucket_bytes,
+                              .local_batch = opts->batch,
+                              .global_batch = (int64_t)ctx->world_size * opts->batch,
+                              .sgd = {opts->lr, opts->momentum},
+                              .seed = (uint64_t)opts->seed,
+                              .comm_timeout_s = opts->comm_timeout_s,
+                              /* the test hook (docs/testing.md); the GPU path does not read it */
+                              .slow_factor = ga_test_slow_factor(ctx->world_rank)};
+    st->trainer = make_trainer(ctx, &cfg, run->backend, run->mine);
+    log_buckets(st->trainer, &st->layout, opts->bucket_bytes);
+    return GA_GO_ON;
+}
+
+/* Collective: the training run, this rank's record of it and the transport its gradients took. */
+static ga_measured measure(ga_run *run)
+{
+    const ga_ctx *ctx = &run->ctx;
+    const ddp_opts *opts = run->opts;
+    ddp_state *st = run->state;
+    st->loop = (ddp_loop_config){.steps = opts->steps,
+                                 .rank = ctx->world_rank,
+                                 .ranks = ctx->world_size,
+                                 .local_batch = opts->batch,
+                                 .dataset_size = st->ds.n,
+                                 .warmup = opts->steps / 10 < 5 ? opts->steps / 10 : 5};
+    ddp_train_run(st->trainer, &st->sampler, &st->loop, &st->res);
+    st->trained = true;
+    ga_phase("checking the replicas");
+    fill_record(st->trainer, &st->layout, &st->res, opts->batch, run->mine);
+    st->info =
+        run_info_of(ctx, opts, st->trainer, &st->ds, &st->layout, (int64_t)ctx->world_size * opts->batch);
+    st->transport = record_transport(ctx, run->backend);
+    plan_remeasure(run, opts);
+    return GA_MEASURED;
+}
+
+static void cleanup(ga_run *run)
+{
+    ddp_state *st = run->state;
+    json_decref(st->transport);
+    if (st->trained)
+        ddp_loop_result_free(&st->res);
+    st->trainer->destroy(st->trainer);
+    ddp_sampler_free(&st->sampler);
+    ddp_dataset_free(&st->ds);
+}
+
+static void opts_init(void *opts)
+{
+    ddp_opts_init(opts);
+}
+
+static const ga_program_def ddp_smoke_program = {
+    .cli = &ddp_command_line,
+    .tag = "DDP",
+    .opts_size = sizeof(ddp_opts),
+    .opts_init = opts_init,
+    .record_size = sizeof(ddp_record),
+    .record_json = ddp_record_json,
+    .state_size = sizeof(ddp_state),
+    .validate = validate,
+    .backend_asked = backend_asked,
+    .prepare = prepare,
+    .measure = measure,
+    .suspects = straggler_suspects,
+    .measure_again = measure_again,
+    .report = analyse_and_report,
+    .cleanup = cleanup,
+};
+
 int main(int argc, char **argv)
 {
-    ga_ctx ctx;
-    ga_common_opts common;
-    ddp_opts opts;
-    ddp_opts_init(&opts);
-    ga_program_spec s = spec;
-    s.n_options = ddp_n_options;
-    s.aliases = ddp_aliases;
-    s.n_aliases = ddp_n_aliases;
-    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &opts);
-    if (rc >= 0)
-        return ga_program_end(&ctx, rc);
-    if (opts.steps != DDP_UNSET && opts.epochs != DDP_UNSET) {
-        ga_error_once(spec.name, "give --steps or --epochs, not both (see --help)");
-        return ga_program_end(&ctx, GA_EXIT_USAGE);
-    }
-    ddp_opts_defaults(&opts, common.quick);
-
-    ga_phase("choosing the backend");
-    ga_backend backend = ga_backend_resolve(&ctx, opts.backend);
-    ga_log("TRAIN", "ddp_smoke: %d rank%s on %d node%s, %s backend, launched by %s", ctx.world_size,
-           ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
-           ga_backend_name(backend), ctx.launcher.detail);
-
-    ddp_dataset ds;
-    ddp_layout layout;
-    rc = prepare_data(&ctx, &opts, &ds, &layout);
-    if (rc >= 0)
-        return ga_program_end(&ctx, rc);
-    const int64_t global_batch = (int64_t)ctx.world_size * opts.batch;
-
-    ddp_record *mine = calloc(1, sizeof *mine);
-    ddp_sampler sampler;
-    if (!mine || ddp_sampler_init(&sampler, &ds, (uint64_t)opts.seed) != 0)
-        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ga_record_header_init(&ctx, &mine->hdr);
-
-    ga_phase("building the model");
-    ddp_trainer_config cfg = {.layout = &layout,
-                              .bucket_cap_bytes = (size_t)opts.bucket_bytes,
-                              .local_batch = opts.batch,
-                              .global_batch = global_batch,
-                              .sgd = {opts.lr, opts.momentum},
-                              .seed = (uint64_t)opts.seed,
-                              .comm_timeout_s = opts.comm_timeout_s,
-                              /* the test hook (docs/testing.md); the GPU path does not read it */
-                              .slow_factor = ga_test_slow_factor(ctx.world_rank)};
-    ddp_trainer *trainer = make_trainer(&ctx, &cfg, backend, mine);
-    log_buckets(trainer, &layout, opts.bucket_bytes);
-
-    ddp_loop_config loop = {.steps = opts.steps,
-                            .rank = ctx.world_rank,
-                            .ranks = ctx.world_size,
-                            .local_batch = opts.batch,
-                            .dataset_size = ds.n,
-                            .warmup = opts.steps / 10 < 5 ? opts.steps / 10 : 5};
-    ddp_loop_result res;
-    ddp_train_run(trainer, &sampler, &loop, &res);
-
-    ga_phase("checking the replicas");
-    fill_record(trainer, &layout, &res, opts.batch, mine);
-    ddp_run_info info = run_info_of(&ctx, &opts, trainer, &ds, &layout, global_batch);
-
-    json_t *transport = record_transport(&ctx, backend);
-    ddp_record *all = NULL;
-    remeasure_stragglers(&ctx, &opts, &info, trainer, &sampler, &loop, &res, mine, &all);
-    int exit_code = GA_EXIT_PASS;
-    if (ctx.world_rank == 0)
-        exit_code = analyse_and_report(&ctx, &common, &info, all, &res, transport);
-
-    free(all);
-    free(mine);
-    ddp_loop_result_free(&res);
-    trainer->destroy(trainer);
-    ddp_sampler_free(&sampler);
-    ddp_dataset_free(&ds);
-    return ga_program_end(&ctx, exit_code);
+    return ga_program_run(argc, argv, &ddp_smoke_program);
 }

@@ -1,28 +1,14 @@
 /* env_audit: the software stack, GPUs and topology of every rank, and their consistency across nodes. */
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "env_analysis.h"
 #include "env_json.h"
 #include "env_opts.h"
 #include "env_probe.h"
-#include "ga_exit.h"
-#include "ga_fatal.h"
-#include "ga_gather.h"
 #include "ga_log.h"
 #include "ga_headline.h"
-#include "ga_program.h"
+#include "ga_engine.h"
 #include "ga_report.h"
-
-static const ga_program_spec spec = {
-    .name = "env_audit",
-    .summary = "Records the software stack, GPUs and topology of every rank and checks that nodes agree.",
-    .epilog = "Example: mpirun -np 16 --map-by ppr:8:node env_audit --expect-gpus 8 --report-dir reports",
-    .options = env_options,
-    .on_option = env_opts_on_option,
-    .default_timeout_s = 300,
-};
 
 static void log_nodes(const env_record *all, int n)
 {
@@ -47,17 +33,32 @@ static void log_nodes(const env_record *all, int n)
     }
 }
 
-/* Rank 0: audit, report, verdict. Returns the exit code. */
-static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const env_audit_opts *opts,
-                              const env_record *all)
+static void start_line(ga_run *run)
 {
+    const ga_ctx *ctx = &run->ctx;
+    ga_log("ENV", "env_audit: %d rank%s on %d node%s, launched by %s", ctx->world_size,
+           ga_plural(ctx->world_size), ctx->node_count, ga_plural(ctx->node_count), ctx->launcher.detail);
+}
+
+static ga_measured measure(ga_run *run)
+{
+    start_line(run);
+    ga_phase("probing the environment");
+    env_probe(&run->ctx, run->mine);
+    return GA_MEASURED;
+}
+
+/* Rank 0: audit, report, verdict. */
+static int analyse_and_report(ga_run *run)
+{
+    const ga_ctx *ctx = &run->ctx;
+    const env_audit_opts *opts = run->opts;
+    const env_record *all = run->all;
     int n = ctx->world_size;
     log_nodes(all, n);
 
-    ga_program_report r;
-    ga_program_report_open(&r, ctx, spec.name, "ENV", common, all, sizeof *all, env_record_json);
-    json_t *report = r.json;
-    ga_findings *findings = &r.findings;
+    json_t *report = run->report->json;
+    ga_findings *findings = &run->report->findings;
     json_t *consistency = env_audit_consistency(all, n, opts, findings);
     size_t fields = json_array_size(consistency), agreeing = 0;
     for (size_t i = 0; i < fields; i++)
@@ -79,37 +80,20 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                                                   .value = (double)(fields - agreeing),
                                                   .unit = "fields",
                                                   .reference = NAN});
-    return ga_program_report_close(&r, -1);
+    return GA_GO_ON;
 }
+
+static const ga_program_def env_audit_program = {
+    .cli = &env_command_line,
+    .tag = "ENV",
+    .opts_size = sizeof(env_audit_opts),
+    .record_size = sizeof(env_record),
+    .record_json = env_record_json,
+    .measure = measure,
+    .report = analyse_and_report,
+};
 
 int main(int argc, char **argv)
 {
-    ga_ctx ctx;
-    ga_common_opts common;
-    env_audit_opts opts = {0};
-    ga_program_spec s = spec;
-    s.n_options = env_n_options; /* the table's size is known where it is defined (env_opts.c) */
-    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &opts);
-    if (rc >= 0)
-        return ga_program_end(&ctx, rc);
-
-    ga_log("ENV", "env_audit: %d rank%s on %d node%s, launched by %s", ctx.world_size,
-           ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
-           ctx.launcher.detail);
-    ga_phase("probing the environment");
-    env_record *mine = malloc(sizeof *mine);
-    if (!mine)
-        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    env_probe(&ctx, mine);
-
-    ga_phase("gathering %d records", ctx.world_size);
-    env_record *all = NULL;
-    ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
-    free(mine);
-
-    int exit_code = GA_EXIT_PASS;
-    if (ctx.world_rank == 0)
-        exit_code = analyse_and_report(&ctx, &common, &opts, all);
-    free(all);
-    return ga_program_end(&ctx, exit_code);
+    return ga_program_run(argc, argv, &env_audit_program);
 }

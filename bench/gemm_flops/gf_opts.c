@@ -17,7 +17,7 @@ enum {
     OPT_SEED,
 };
 
-const ga_option gf_options[] = {
+static const ga_option gf_options[] = {
     {"m", 'm', true, "N", "rows of C (default 8192 on a GPU, 2048 on the host; --quick 4096 / 512)"},
     {"n", 'n', true, "N", "columns of C (default as -m)"},
     {"k", 'k', true, "N", "inner dimension (default as -m)"},
@@ -40,9 +40,7 @@ const ga_option gf_options[] = {
     {"seed", OPT_SEED, true, "N", "input seed, the same on every rank (default 42)"},
 };
 
-const size_t gf_n_options = sizeof gf_options / sizeof gf_options[0];
-
-int gf_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+static int gf_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
 {
     gf_cli *c = opts;
     gf_opts *o = &c->o;
@@ -108,5 +106,21 @@ int gf_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
 }
 
 /* --device, the first name of --backend (whose "cpu" it still takes): warns once, then acts as --backend. */
-const ga_alias gf_aliases[] = {{"device", "backend"}};
-const size_t gf_n_aliases = sizeof gf_aliases / sizeof gf_aliases[0];
+static const ga_alias gf_aliases[] = {{"device", "backend"}};
+
+const ga_program_spec gf_command_line = {
+    .name = "gemm_flops",
+    .summary = "GEMM TFLOP/s per dtype on every GPU against its model's median and datasheet peak; burn mode "
+               "for throttling and silent data corruption.",
+    .epilog = "Examples:\n"
+              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype all --min-efficiency 60\n"
+              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype bf16 --duration 600\n"
+              "  mpirun -np 2 gemm_flops --backend host -m 2048 -n 2048 -k 2048\n"
+              "Peaks: docs/gpu-peaks.md. Report: docs/gemm_flops.md.",
+    .options = gf_options,
+    .n_options = sizeof gf_options / sizeof gf_options[0],
+    .on_option = gf_opts_on_option,
+    .default_timeout_s = 1800,
+    .aliases = gf_aliases,
+    .n_aliases = sizeof gf_aliases / sizeof gf_aliases[0],
+};

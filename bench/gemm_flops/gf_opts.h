@@ -13,12 +13,7 @@ typedef struct {
     const char *burn_only; /* the first option that means something only in burn mode, NULL: none */
 } gf_cli;
 
-extern const ga_option gf_options[];
-extern const size_t gf_n_options;
-extern const ga_alias gf_aliases[]; /* --device, deprecated for --backend */
-extern const size_t gf_n_aliases;
-
-/* A ga_option_handler for gf_options: opts is a gf_cli. */
-int gf_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen);
+/* The program's command line (ga_program_spec): name, --help text, option table and handler, aliases. */
+extern const ga_program_spec gf_command_line; /* its options are a gf_cli */
 
 #endif

@@ -9,13 +9,11 @@
 #include "ga_deadline.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
-#include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
-#include "ga_parse.h"
 #include "ga_headline.h"
-#include "ga_program.h"
-#include "ga_remeasure.h"
+#include "ga_engine.h"
+#include "ga_gather.h"
 #include "ga_report.h"
 #include "ga_testhook.h"
 #include "gf_analysis.h"
@@ -25,21 +23,6 @@
 #include "ga_devflag.h"
 #include "ga_host.h"
 #include "ga_devreport.h"
-
-static const ga_program_spec spec = {
-    .name = "gemm_flops",
-    .summary = "GEMM TFLOP/s per dtype on every GPU against its model's median and datasheet peak; burn mode "
-               "for throttling and silent data corruption.",
-    .epilog = "Examples:\n"
-              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype all --min-efficiency 60\n"
-              "  mpirun -np 16 --map-by ppr:8:node gemm_flops --dtype bf16 --duration 600\n"
-              "  mpirun -np 2 gemm_flops --backend host -m 2048 -n 2048 -k 2048\n"
-              "Peaks: docs/gpu-peaks.md. Report: docs/gemm_flops.md.",
-    .options = gf_options,
-    .n_options = 0, /* set in main, with the aliases: the tables' sizes are known in gf_opts.c */
-    .on_option = gf_opts_on_option,
-    .default_timeout_s = 1800,
-};
 
 /* One [COMPUTE] line per GPU (or rank), in device order. */
 static void log_devices(const gf_record *all, int n, unsigned dtypes)
@@ -100,48 +83,42 @@ static void log_throttled(const gf_record *all, int n, const ga_findings *f, dou
 
 /* The remeasurement of suspect dtypes (ga_remeasure_loop): rank 0 finds them, every rank measures them again.
  */
-typedef struct {
-    const gf_opts *o;
-    bool gpu;
-} remeasure_ctx;
-
-static unsigned suspect_dtypes(const void *all, int n, void *user, char *why, size_t why_len)
+static unsigned suspect_dtypes(const void *all, int n, ga_run *run, char *why, size_t why_len)
 {
-    const remeasure_ctx *c = user;
-    gf_policy p = policy_of(c->o);
+    gf_policy p = policy_of(&((const gf_cli *)run->opts)->o);
     return gf_suspect_dtypes(all, n, &p, why, why_len);
 }
 
-static void measure_again(unsigned mask, void *mine, void *user)
+static void measure_again(unsigned mask, void *mine, ga_run *run)
 {
-    const remeasure_ctx *c = user;
     gf_record *r = mine;
     if (r->hdr.status != 0)
         return; /* it could not measure at all: nothing to measure again */
-    gf_opts again = *c->o;
+    gf_opts again = ((const gf_cli *)run->opts)->o;
     again.dtypes = mask;
     again.warmup = again.warmup > 0 ? 1 : 0; /* the GEMMs are warm already */
     char err[256] = "";
     int rc = 0;
+    bool gpu = run->backend == GA_BACKEND_GPU;
 #if GA_HAVE_CUDA
-    if (c->gpu)
+    if (gpu)
         rc = gf_gpu_measure(&again, r, err, sizeof err);
 #endif
-    if (!c->gpu)
+    if (!gpu)
         rc = gf_host_measure(&again, r, err, sizeof err);
     if (rc != 0) /* the earlier measurements stand */
         ga_log_rank("COMPUTE", "measuring again: %s; the earlier measurements stand", err);
 }
 
-static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const gf_opts *o,
-                              const gf_record *all, bool gpu)
+static int analyse_and_report(ga_run *run)
 {
-    int n = ctx->world_size;
+    const gf_opts *o = &((const gf_cli *)run->opts)->o;
+    const gf_record *all = run->all;
+    bool gpu = run->backend == GA_BACKEND_GPU;
+    int n = run->ctx.world_size;
     log_devices(all, n, o->dtypes);
-    ga_program_report r;
-    ga_program_report_open(&r, ctx, spec.name, "COMPUTE", common, all, sizeof *all, gf_record_json);
-    json_t *report = r.json;
-    ga_findings *f = &r.findings;
+    json_t *report = run->report->json;
+    ga_findings *f = &run->report->findings;
     gf_policy p = policy_of(o);
     gf_outcome out;
     gf_analyse(all, n, &p, gpu ? "cublas" : "openblas", report, f, &out);
@@ -165,13 +142,14 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                                                       .reference = NAN});
     }
     ga_findings_log(f, "COMPUTE");
-    return ga_program_report_close(&r, -1);
+    return GA_GO_ON;
 }
 
 /* What the command line asks that only a GPU does: a dtype OpenBLAS has not (an explicit --dtype all
  * included), a threshold against a GPU's datasheet peak. "" when nothing. */
-static void gpu_only_request(const gf_cli *c, char *out, size_t len)
+static void gpu_only_request(const ga_run *run, char *out, size_t len)
 {
+    const gf_cli *c = run->opts;
     const unsigned host = (1u << GA_FP32) | (1u << GA_FP64);
     out[0] = '\0';
     if (c->dtype_arg[0] && (c->o.dtypes & ~host))
@@ -205,17 +183,23 @@ static int prepare_device(const ga_ctx *ctx, bool gpu, bool quick, gf_opts *o, g
     if (!o->dtypes_explicit)
         o->dtypes &= (1u << GA_FP32) | (1u << GA_FP64); /* "all" on the host: what OpenBLAS has */
     if (o->duration_s > 0 && o->burn_dtype != GA_FP32 && o->burn_dtype != GA_FP64) {
-        ga_error_once(spec.name, "--burn-dtype %s: the host path burns fp32 or fp64 only",
+        ga_error_once(gf_command_line.name, "--burn-dtype %s: the host path burns fp32 or fp64 only",
                       ga_dtype_name(o->burn_dtype));
         return GA_EXIT_USAGE;
     }
     return -1;
 }
 
-/* Collective: the burn after the measurement (mrc: this rank's), then every rank's record gathered into *all
- * at rank 0. Returns 0, or the exit code of an out-of-memory agreed by all ranks. */
-static int run_burn(const ga_ctx *ctx, gf_opts *o, bool gpu, int mrc, gf_record *mine, gf_record **all)
+/* Collective, with --duration: the burn after the measurement and its remeasurement, then every rank's record
+ * gathered again. Returns GA_GO_ON, or the exit code of an out-of-memory agreed by all ranks. */
+static int run_burn(ga_run *run)
 {
+    gf_opts *o = &((gf_cli *)run->opts)->o;
+    if (!(o->duration_s > 0))
+        return GA_GO_ON;
+    bool gpu = run->backend == GA_BACKEND_GPU;
+    int mrc = run->measured != GA_MEASURED;
+    gf_record *mine = run->mine;
     char err[256] = "";
     /* Every rank takes part, whatever its measurement gave: a rank that failed and skipped this would leave
      * the others waiting. The count of failed ranks, agreed here, is the start line of the burn, so the
@@ -237,113 +221,109 @@ static int run_burn(const ga_ctx *ctx, gf_opts *o, bool gpu, int mrc, gf_record 
         return oom;
     if (brc != 0)
         ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
-    ga_phase("gathering %d records", ctx->world_size);
-    ga_gather_records(ctx, mine, sizeof *mine, (void **)all);
-    return 0;
+    ga_engine_gather(run);
+    return GA_GO_ON;
 }
 
-/* The options checked against each other and the backend chosen (*gpu). Returns -1, or the exit code to end
- * with: a usage error, or a GPU-only request on a host without one (no silent host fallback, issue 25). */
-static int choose_backend(const ga_ctx *ctx, const ga_common_opts *common, gf_cli *cli, bool *gpu)
+/* The options checked against each other before the backend is chosen. Returns GA_GO_ON, or a usage error's
+ * exit code. */
+static int validate(ga_run *run)
 {
+    gf_cli *cli = run->opts;
+    const ga_common_opts *common = &run->common;
     gf_opts *o = &cli->o;
     if (cli->burn_only && !(o->duration_s > 0)) {
-        ga_error_once(spec.name, "%s belongs to burn mode: give --duration SEC too (see --help)",
+        ga_error_once(gf_command_line.name, "%s belongs to burn mode: give --duration SEC too (see --help)",
                       cli->burn_only);
         return GA_EXIT_USAGE;
     }
     /* The default whole-run bound is for the measurement alone: a burn of --duration comes on top. */
     if (!common->timeout_given && o->duration_s > 0)
-        ga_deadline_start_run(spec.default_timeout_s + o->duration_s);
-    char gpu_only[192];
-    gpu_only_request(cli, gpu_only, sizeof gpu_only);
+        ga_deadline_start_run(gf_command_line.default_timeout_s + o->duration_s);
     if (o->device == GA_BACKEND_HOST && o->min_efficiency > 0) {
         /* asked for, the host path runs (its "all" is fp32 and fp64; a GPU dtype is reported unavailable),
          * but a percentage of a datasheet peak it does not have would be dropped without a word */
-        ga_error_once(spec.name, "--min-efficiency: the host path (--backend host) has no datasheet peak");
+        ga_error_once(gf_command_line.name,
+                      "--min-efficiency: the host path (--backend host) has no datasheet peak");
         return GA_EXIT_USAGE;
     }
-    *gpu = ga_backend_resolve(ctx, o->device) == GA_BACKEND_GPU;
-    return ga_backend_gpu_only(ctx, o->device, *gpu ? GA_BACKEND_GPU : GA_BACKEND_HOST, spec.name,
-                               gpu_only[0] ? gpu_only : NULL);
+    return GA_GO_ON;
 }
+
+static ga_backend backend_asked(const ga_run *run)
+{
+    return ((const gf_cli *)run->opts)->o.device;
+}
+
+/* This rank's device and the defaults that depend on it; the start line. Returns GA_GO_ON or a usage error.
+ */
+static int prepare(ga_run *run)
+{
+    const ga_ctx *ctx = &run->ctx;
+    gf_opts *o = &((gf_cli *)run->opts)->o;
+    gf_record *mine = run->mine;
+    bool gpu = run->backend == GA_BACKEND_GPU;
+    mine->burn_dtype = -1;
+    o->target_s = run->common.quick ? 0.25 : 1.0;
+    int rc = prepare_device(ctx, gpu, run->common.quick, o, mine);
+    if (rc >= 0)
+        return rc;
+    /* Suspects are measured again on every rank before the burn heats the GPUs: the figures stay comparable.
+     */
+    run->remeasure_passes = o->remeasure;
+    ga_log("COMPUTE", "gemm_flops: %d rank%s on %d node%s, %s, m=%lld n=%lld k=%lld%s", ctx->world_size,
+           ga_plural(ctx->world_size), ctx->node_count, ga_plural(ctx->node_count),
+           gpu ? "cuBLASLt on each rank's GPU" : "OpenBLAS on each rank's cores", (long long)o->m,
+           (long long)o->n, (long long)o->k, o->duration_s > 0 ? ", then burn" : "");
+    return GA_GO_ON;
+}
+
+static ga_measured measure(ga_run *run)
+{
+    gf_opts *o = &((gf_cli *)run->opts)->o;
+    int mrc = 0;
+#if GA_HAVE_CUDA
+    if (run->backend == GA_BACKEND_GPU)
+        mrc = gf_gpu_measure(o, run->mine, run->err, sizeof run->err);
+#endif
+    if (run->backend != GA_BACKEND_GPU)
+        mrc = gf_host_measure(o, run->mine, run->err, sizeof run->err);
+    return mrc == 0 ? GA_MEASURED : mrc == GF_OUT_OF_MEMORY ? GA_MEASURE_OUT_OF_MEMORY : GA_MEASURE_FAILED;
+}
+
+static void opts_init(void *opts)
+{
+    *(gf_cli *)opts = (gf_cli){.o = {.warmup = 3,
+                                     .tolerance = 0.10,
+                                     .max_drop_pct = 10,
+                                     .remeasure = GA_REMEASURE_DEFAULT,
+                                     .slow_factor = 1,
+                                     .burn_dtype = -1,
+                                     .seed = 42,
+                                     .device = GA_BACKEND_AUTO,
+                                     .dtypes = (1u << GA_DTYPE_COUNT) - 1}};
+}
+
+static const ga_program_def gemm_flops_program = {
+    .cli = &gf_command_line,
+    .tag = "COMPUTE",
+    .opts_size = sizeof(gf_cli),
+    .opts_init = opts_init,
+    .record_size = sizeof(gf_record),
+    .record_json = gf_record_json,
+    .validate = validate,
+    .backend_asked = backend_asked,
+    .gpu_only = gpu_only_request,
+    .prepare = prepare,
+    .measure = measure,
+    .agree_out_of_memory = true,
+    .suspects = suspect_dtypes,
+    .measure_again = measure_again,
+    .after_gather = run_burn,
+    .report = analyse_and_report,
+};
 
 int main(int argc, char **argv)
 {
-    ga_ctx ctx;
-    ga_common_opts common;
-    gf_cli cli = {.o = {.warmup = 3,
-                        .tolerance = 0.10,
-                        .max_drop_pct = 10,
-                        .remeasure = GA_REMEASURE_DEFAULT,
-                        .slow_factor = 1,
-                        .burn_dtype = -1,
-                        .seed = 42,
-                        .device = GA_BACKEND_AUTO,
-                        .dtypes = (1u << GA_DTYPE_COUNT) - 1}};
-    ga_program_spec s = spec;
-    s.n_options = gf_n_options;
-    s.aliases = gf_aliases;
-    s.n_aliases = gf_n_aliases;
-    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &cli);
-    if (rc >= 0)
-        return ga_program_end(&ctx, rc);
-    gf_opts *o = &cli.o;
-    bool gpu = false;
-    rc = choose_backend(&ctx, &common, &cli, &gpu);
-    if (rc >= 0)
-        return ga_program_end(&ctx, rc);
-    gf_record *mine = calloc(1, sizeof *mine);
-    if (!mine)
-        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ga_record_header_init(&ctx, &mine->hdr);
-    mine->burn_dtype = -1;
-    o->target_s = common.quick ? 0.25 : 1.0;
-    rc = prepare_device(&ctx, gpu, common.quick, o, mine);
-    if (rc >= 0) {
-        free(mine);
-        return ga_program_end(&ctx, rc);
-    }
-    ga_log("COMPUTE", "gemm_flops: %d rank%s on %d node%s, %s, m=%lld n=%lld k=%lld%s", ctx.world_size,
-           ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
-           gpu ? "cuBLASLt on each rank's GPU" : "OpenBLAS on each rank's cores", (long long)o->m,
-           (long long)o->n, (long long)o->k, o->duration_s > 0 ? ", then burn" : "");
-
-    char err[256] = "";
-    int mrc = 0;
-#if GA_HAVE_CUDA
-    if (gpu)
-        mrc = gf_gpu_measure(o, mine, err, sizeof err);
-#endif
-    if (!gpu)
-        mrc = gf_host_measure(o, mine, err, sizeof err);
-    /* Out of memory on any rank ends the job with exit 5 on all of them, before the burn's collective. */
-    int oom = GA_AGREE_FAILURE(GA_EXIT_INTERNAL, mrc == GF_OUT_OF_MEMORY ? err : NULL);
-    if (oom) {
-        free(mine);
-        return ga_program_end(&ctx, oom);
-    }
-    if (mrc != 0)
-        ga_record_header_fail(&mine->hdr, GA_EXIT_ENV, "COMPUTE", err);
-    /* Suspects are measured again on every rank before the burn heats the GPUs: the figures stay comparable.
-     */
-    gf_record *all = NULL;
-    remeasure_ctx rc_ctx = {o, gpu};
-    ga_remeasure_spec rs = {sizeof *mine, suspect_dtypes, measure_again, "COMPUTE", spec.name};
-    ga_remeasure_loop(&ctx, &rs, o->remeasure, mine, (void **)&all, &rc_ctx);
-    if (o->duration_s > 0) {
-        free(all);
-        all = NULL;
-        oom = run_burn(&ctx, o, gpu, mrc, mine, &all);
-        if (oom) {
-            free(mine);
-            return ga_program_end(&ctx, oom);
-        }
-    }
-    free(mine);
-    int exit_code = GA_EXIT_PASS;
-    if (ctx.world_rank == 0)
-        exit_code = analyse_and_report(&ctx, &common, o, all, gpu);
-    free(all);
-    return ga_program_end(&ctx, exit_code);
+    return ga_program_run(argc, argv, &gemm_flops_program);
 }

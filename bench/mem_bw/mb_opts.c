@@ -15,7 +15,7 @@ enum {
     OPT_MIN_HOST_EFF,
 };
 
-const ga_option mb_options[] = {
+static const ga_option mb_options[] = {
     {"size", 's', true, "BYTES",
      "bytes per array (default: GPU 1G; host 4x the last-level caches / ranks, >= 32M)"},
     {"pinned-size", OPT_PINNED, true, "BYTES", "pinned buffer of the H2D/D2H tests (default 256M)"},
@@ -31,9 +31,7 @@ const ga_option mb_options[] = {
      "host path: triad threads per rank (default: node cores / ranks)"},
 };
 
-const size_t mb_n_options = sizeof mb_options / sizeof mb_options[0];
-
-int mb_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+static int mb_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
 {
     mb_opts *o = opts;
     const ga_devflag_fields shared = {&o->tolerance, &o->remeasure, &o->relative_warn, &o->threads};
@@ -70,5 +68,21 @@ int mb_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
 }
 
 /* --device, the first name of --backend (whose "cpu" it still takes): warns once, then acts as --backend. */
-const ga_alias mb_aliases[] = {{"device", "backend"}};
-const size_t mb_n_aliases = sizeof mb_aliases / sizeof mb_aliases[0];
+static const ga_alias mb_aliases[] = {{"device", "backend"}};
+
+const ga_program_spec mb_command_line = {
+    .name = "mem_bw",
+    .summary =
+        "Device memory and host-link bandwidth of every GPU (or each rank's NUMA node on the host path) "
+        "against its model's median and datasheet peak.",
+    .epilog = "Examples:\n"
+              "  mpirun -np 16 --map-by ppr:8:node mem_bw --min-efficiency 70\n"
+              "  mpirun -np 2 mem_bw --backend host\n"
+              "Peaks: docs/gpu-peaks.md. Report: docs/mem_bw.md.",
+    .options = mb_options,
+    .n_options = sizeof mb_options / sizeof mb_options[0],
+    .on_option = mb_opts_on_option,
+    .default_timeout_s = 900,
+    .aliases = mb_aliases,
+    .n_aliases = sizeof mb_aliases / sizeof mb_aliases[0],
+};

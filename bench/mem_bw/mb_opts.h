@@ -7,12 +7,7 @@
 #include "ga_cli.h"
 #include "mb_record.h"
 
-extern const ga_option mb_options[];
-extern const size_t mb_n_options;
-extern const ga_alias mb_aliases[]; /* --device, deprecated for --backend */
-extern const size_t mb_n_aliases;
-
-/* A ga_option_handler for mb_options: opts is an mb_opts. */
-int mb_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen);
+/* The program's command line (ga_program_spec): name, --help text, option table and handler, aliases. */
+extern const ga_program_spec mb_command_line;
 
 #endif

@@ -12,11 +12,10 @@
 
 #include "ga_exit.h"
 #include "ga_fatal.h"
-#include "ga_gather.h"
 #include "ga_headline.h"
 #include "ga_log.h"
 #include "ga_parse.h"
-#include "ga_program.h"
+#include "ga_engine.h"
 #include "ga_report.h"
 #include "nh_analysis.h"
 #include "nh_fabric.h"
@@ -26,17 +25,6 @@
 #include "nh_opts.h"
 
 #define NH_KERNEL_LOG_MAX (64u << 20) /* a kernel log larger than this is read in part */
-
-static const ga_program_spec spec = {
-    .name = "node_health",
-    .summary = "Checks every GPU (NVML), kernel log, InfiniBand/RoCE port and GPUDirect RDMA of every node.",
-    .epilog = "Example: mpirun -np 16 --map-by ppr:8:node node_health --report-dir reports\n"
-              "Replay a node's state: node_health --sysfs-root saved/sys --kernel-log saved/dmesg.txt",
-    .options = nh_options,
-    .n_options = 0, /* set in main: the table's size is known in nh_opts.c */
-    .on_option = nh_opts_on_option,
-    .default_timeout_s = 120,
-};
 
 /* The live kernel log: /dev/kmsg (every record, without blocking), else `dmesg`. NULL with why. */
 static char *read_live_kernel_log(size_t *len, char *source, size_t srclen, char *why, size_t whylen)
@@ -134,21 +122,32 @@ static void probe_node(const nh_opts *o, nh_record *r)
     }
 }
 
-static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, const nh_opts *o,
-                              nh_record *all)
+/* The analysis's options from the command line's. */
+static nh_check_opts check_opts_of(const nh_opts *o)
 {
-    int n = ctx->world_size;
-    nh_check_opts copts = {.skus = &o->skus,
+    return (nh_check_opts){.skus = &o->skus,
                            .sku = o->sku[0] ? o->sku : NULL,
                            .expect_gpus = o->expect_gpus,
                            .expect_hcas = o->expect_hcas,
                            .expect_ib_rate_gbps = o->expect_ib_rate_gbps,
                            .ib_hcas = o->ib_hcas};
-    nh_fill_port_roles(all, n, &copts); /* each port's role in the report, as the analysis judges it */
-    ga_program_report r;
-    ga_program_report_open(&r, ctx, spec.name, "HEALTH", common, all, sizeof *all, nh_record_json);
-    json_t *report = r.json;
-    ga_findings *findings = &r.findings;
+}
+
+/* Rank 0, before the report takes the records: each port's role in it, as the analysis judges it. */
+static void fill_port_roles(ga_run *run)
+{
+    nh_check_opts copts = check_opts_of(run->opts);
+    nh_fill_port_roles(run->all, run->ctx.world_size, &copts);
+}
+
+static int analyse_and_report(ga_run *run)
+{
+    const nh_opts *o = run->opts;
+    nh_record *all = run->all;
+    int n = run->ctx.world_size;
+    nh_check_opts copts = check_opts_of(o);
+    json_t *report = run->report->json;
+    ga_findings *findings = &run->report->findings;
     nh_outcome out;
     if (nh_check(all, n, &copts, findings, &out))
         GA_FATAL(GA_EXIT_INTERNAL, "the SKU table or --sku was not checked before the analysis");
@@ -195,51 +194,64 @@ static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, c
                                                   .value = (double)out.warn,
                                                   .unit = "findings",
                                                   .reference = NAN});
-    return ga_program_report_close(&r, -1);
+    return GA_GO_ON;
 }
+
+/* The SKU table (the built-in one unless --sku-file) and --sku checked in it; the start line. */
+static int prepare(ga_run *run)
+{
+    const ga_ctx *ctx = &run->ctx;
+    nh_opts *opts = run->opts;
+    if (!opts->skus_loaded) {
+        char why[256];
+        if (nh_sku_table_parse(nh_builtin_skus, &opts->skus, why, sizeof why))
+            GA_FATAL(GA_EXIT_INTERNAL, "the built-in SKU file does not parse: %s", why);
+    }
+    if (opts->sku[0] && !nh_sku_by_name(&opts->skus, opts->sku)) {
+        ga_error_once(nh_command_line.name, "--sku: no SKU '%s' in the SKU file", opts->sku);
+        return GA_EXIT_USAGE;
+    }
+    ga_log("HEALTH", "node_health: %d rank%s on %d node%s, launched by %s; sysfs %s, kernel log %s",
+           ctx->world_size, ga_plural(ctx->world_size), ctx->node_count, ga_plural(ctx->node_count),
+           ctx->launcher.detail, opts->sysfs_root, opts->kernel_log[0] ? opts->kernel_log : "live");
+    return GA_GO_ON;
+}
+
+/* Every rank its GPUs, one rank per node the node: nothing here fails the run, what cannot be checked is
+ * recorded as such. */
+static ga_measured measure(ga_run *run)
+{
+    const nh_opts *opts = run->opts;
+    nh_record *mine = run->mine;
+    ga_phase("checking GPUs through NVML");
+    nh_nvml_probe(run->ctx.local_rank, run->ctx.local_size, opts->sysfs_root, mine);
+    if (run->ctx.local_rank == 0) {
+        ga_phase("checking the node (kernel log, InfiniBand, GPUDirect RDMA)");
+        probe_node(opts, mine);
+    }
+    return GA_MEASURED;
+}
+
+static void opts_init(void *opts)
+{
+    *(nh_opts *)opts =
+        (nh_opts){.sysfs_root = "/sys", .expect_gpus = -1, .expect_hcas = -1, .expect_ib_rate_gbps = -1};
+}
+
+static const ga_program_def node_health_program = {
+    .cli = &nh_command_line,
+    .tag = "HEALTH",
+    .opts_size = sizeof(nh_opts),
+    .opts_init = opts_init,
+    .record_size = sizeof(nh_record),
+    .record_json = nh_record_json,
+    .prepare = prepare,
+    .measure = measure,
+    .before_report = fill_port_roles,
+    .report = analyse_and_report,
+};
 
 int main(int argc, char **argv)
 {
-    ga_ctx ctx;
-    ga_common_opts common;
-    nh_opts opts = {.sysfs_root = "/sys", .expect_gpus = -1, .expect_hcas = -1, .expect_ib_rate_gbps = -1};
-    ga_program_spec s = spec;
-    s.n_options = nh_n_options;
-    int rc = ga_program_begin(&argc, &argv, &s, &ctx, &common, &opts);
-    if (rc >= 0)
-        return ga_program_end(&ctx, rc);
-    if (!opts.skus_loaded) {
-        char why[256];
-        if (nh_sku_table_parse(nh_builtin_skus, &opts.skus, why, sizeof why))
-            GA_FATAL(GA_EXIT_INTERNAL, "the built-in SKU file does not parse: %s", why);
-    }
-    if (opts.sku[0] && !nh_sku_by_name(&opts.skus, opts.sku)) {
-        ga_error_once(spec.name, "--sku: no SKU '%s' in the SKU file", opts.sku);
-        return ga_program_end(&ctx, GA_EXIT_USAGE);
-    }
-
-    ga_log("HEALTH", "node_health: %d rank%s on %d node%s, launched by %s; sysfs %s, kernel log %s",
-           ctx.world_size, ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
-           ctx.launcher.detail, opts.sysfs_root, opts.kernel_log[0] ? opts.kernel_log : "live");
-    nh_record *mine = calloc(1, sizeof *mine);
-    if (!mine)
-        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    ga_record_header_init(&ctx, &mine->hdr);
-    ga_phase("checking GPUs through NVML");
-    nh_nvml_probe(ctx.local_rank, ctx.local_size, opts.sysfs_root, mine);
-    if (ctx.local_rank == 0) {
-        ga_phase("checking the node (kernel log, InfiniBand, GPUDirect RDMA)");
-        probe_node(&opts, mine);
-    }
-
-    ga_phase("gathering %d records", ctx.world_size);
-    nh_record *all = NULL;
-    ga_gather_records(&ctx, mine, sizeof *mine, (void **)&all);
-    free(mine);
-
-    int exit_code = GA_EXIT_PASS;
-    if (ctx.world_rank == 0)
-        exit_code = analyse_and_report(&ctx, &common, &opts, all);
-    free(all);
-    return ga_program_end(&ctx, exit_code);
+    return ga_program_run(argc, argv, &node_health_program);
 }

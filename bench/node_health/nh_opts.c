@@ -26,7 +26,7 @@ enum {
     OPT_IB_HCAS
 };
 
-const ga_option nh_options[] = {
+static const ga_option nh_options[] = {
     {"sysfs-root", OPT_SYSFS_ROOT, true, "DIR",
      "read InfiniBand ports, modules and NUMA nodes under DIR (default /sys)"},
     {"kernel-log", OPT_KERNEL_LOG, true, "FILE",
@@ -46,9 +46,7 @@ const ga_option nh_options[] = {
      "NCCL_IB_HCA, then the SKU's compute_hcas, then the fastest ports"},
 };
 
-const size_t nh_n_options = sizeof nh_options / sizeof nh_options[0];
-
-int nh_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
+static int nh_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
 {
     nh_opts *o = opts;
     long v = 0;
@@ -125,3 +123,14 @@ int nh_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
     }
     return 0;
 }
+
+const ga_program_spec nh_command_line = {
+    .name = "node_health",
+    .summary = "Checks every GPU (NVML), kernel log, InfiniBand/RoCE port and GPUDirect RDMA of every node.",
+    .epilog = "Example: mpirun -np 16 --map-by ppr:8:node node_health --report-dir reports\n"
+              "Replay a node's state: node_health --sysfs-root saved/sys --kernel-log saved/dmesg.txt",
+    .options = nh_options,
+    .n_options = sizeof nh_options / sizeof nh_options[0],
+    .on_option = nh_opts_on_option,
+    .default_timeout_s = 120,
+};

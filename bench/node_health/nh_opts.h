@@ -21,10 +21,7 @@ typedef struct {
     bool skus_loaded;
 } nh_opts;
 
-extern const ga_option nh_options[];
-extern const size_t nh_n_options;
-
-/* A ga_option_handler for nh_options: opts is an nh_opts. */
-int nh_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen);
+/* The program's command line (ga_program_spec): name, --help text, option table and handler. */
+extern const ga_program_spec nh_command_line; /* its options are an nh_opts */
 
 #endif

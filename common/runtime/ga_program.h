@@ -1,5 +1,6 @@
 /* The life cycle every program shares, on top of the runtime: start-up, command line, watchdog and report
- * directory at the beginning; the agreed exit code and MPI's end at the end. */
+ * directory at the beginning; the agreed exit code and MPI's end at the end. Programs reach them through the
+ * engine (ga_engine.h), which calls them in its spine. */
 #ifndef GA_PROGRAM_H
 #define GA_PROGRAM_H
 
