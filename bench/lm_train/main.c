@@ -1,20 +1,22 @@
-/* lm_train: a GPT-2-family transformer trained data-parallel on every rank (fp32 on the host path, the GPU
- * trainer where built), with its time as a budget. It reports tokens/s per GPU and per job, step times, the
- * share of the step exposed to communication, MFU, and scaling efficiency, and checks that the loss falls,
- * that every replica ends identical and that no GPU holds the step back. */
+/* lm_train: a GPT-2-family transformer trained data-parallel on every rank
+ * (fp32 on the host path, the GPU trainer where built), with its time as a
+ * budget. It reports tokens/s per GPU and per job, step times, the share of the
+ * step exposed to communication, MFU, and scaling efficiency, and checks that
+ * the loss falls, that every replica ends identical and that no GPU holds the
+ * step back. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ga_engine.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_peaks.h"
-#include "ga_program.h"
 #include "ga_remeasure.h"
 #include "ga_report.h"
 #include "ga_testhook.h"
@@ -37,6 +39,7 @@ typedef struct {
     lm_loop_result res;
     lm_check_opts checks;
     json_t *not_covered; /* rank 0's lines */
+    bool prepared;       /* the data and the trainer are there for cleanup */
 } lm_state;
 
 static void not_covered(lm_state *st, const ga_ctx *ctx, const char *line)
@@ -47,7 +50,8 @@ static void not_covered(lm_state *st, const ga_ctx *ctx, const char *line)
     json_array_append_new(st->not_covered, json_string(line));
 }
 
-/* The options against each other and the model's sizes; -1 to go on, else 2 (rank 0 printed one line). */
+/* The options against each other and the model's sizes; -1 to go on, else 2
+ * (rank 0 printed one line). */
 static int check_sizes(const ga_ctx *ctx, lm_state *st, ga_backend backend, bool quick)
 {
     (void)ctx;
@@ -81,8 +85,9 @@ static lm_trainer_config trainer_config(const ga_ctx *ctx, const lm_state *st)
     return tc;
 }
 
-/* The host path refuses a model that does not fit its rank's share of the node's memory before anything is
- * allocated (the GPU trainer checks the device's). -1 to go on, else 2 with one line from rank 0. */
+/* The host path refuses a model that does not fit its rank's share of the
+ * node's memory before anything is allocated (the GPU trainer checks the
+ * device's). -1 to go on, else 2 with one line from rank 0. */
 static int check_host_memory(const ga_ctx *ctx, const lm_state *st, ga_backend backend)
 {
     if (backend == GA_BACKEND_GPU)
@@ -94,16 +99,18 @@ static int check_host_memory(const ga_ctx *ctx, const lm_state *st, ga_backend b
     GA_MPI_CHECK(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     if (all_fit)
         return -1;
-    ga_error_once(
-        lm_command_line.name,
-        "model %s (%d layers, %d channels, seq %d) at --batch-size %d needs %.2f GiB per rank on the "
-        "host path; a node's memory gives each of its ranks %.2f GiB: a smaller model or batch",
-        st->o.model, st->cfg.layers, st->cfg.channels, st->cfg.seq_len, st->o.batch, need.total / (1 << 30),
-        have / (1 << 30));
+    ga_error_once(lm_command_line.name,
+                  "model %s (%d layers, %d channels, seq %d) at --batch-size %d "
+                  "needs %.2f GiB per rank on the "
+                  "host path; a node's memory gives each of its ranks %.2f GiB: "
+                  "a smaller model or batch",
+                  st->o.model, st->cfg.layers, st->cfg.channels, st->cfg.seq_len, st->o.batch,
+                  need.total / (1 << 30), have / (1 << 30));
     return GA_EXIT_USAGE;
 }
 
-/* The GPU's dense bf16 peak (ga_peaks) for MFU; 0 on the host path or an unknown model. */
+/* The GPU's dense bf16 peak (ga_peaks) for MFU; 0 on the host path or an
+ * unknown model. */
 static double device_peak_tflops(const lm_record *r)
 {
     if (r->hdr.device_index < 0 || !r->hdr.device_name[0])
@@ -118,7 +125,8 @@ static double loop_compute_ms(const lm_loop_result *res)
     return 1e3 * lm_median_of(res->compute_s, res->timed_steps);
 }
 
-/* This rank's record from the training loop and the final parameters (the perturb hook first). */
+/* This rank's record from the training loop and the final parameters (the
+ * perturb hook first). */
 static void fill_record(lm_state *st, lm_record *r)
 {
     const lm_loop_result *res = &st->res;
@@ -156,18 +164,19 @@ static void fill_record(lm_state *st, lm_record *r)
     r->params_finite = finite;
 }
 
-/* The remeasurement of a straggler (ga_remeasure_loop): rank 0 finds one, every rank trains another window
- * of steps (collective: the gradients are averaged as before) and keeps its best compute time per step. */
-static unsigned straggler_suspects(const void *all, int n, void *user, char *why, size_t why_len)
+/* The remeasurement of a straggler (ga_remeasure_loop): rank 0 finds one, every
+ * rank trains another window of steps (collective: the gradients are averaged
+ * as before) and keeps its best compute time per step. */
+static unsigned straggler_suspects(const void *all, int n, ga_run *run, char *why, size_t why_len)
 {
-    const lm_state *st = user;
+    const lm_state *st = run->state;
     return lm_straggler_suspects(all, n, &st->checks, why, why_len) ? 1u : 0u;
 }
 
-static void measure_again(unsigned mask, void *mine, void *user)
+static void measure_again(unsigned mask, void *mine, ga_run *run)
 {
     (void)mask;
-    lm_state *st = user;
+    lm_state *st = run->state;
     lm_loop_result res;
     char err[256];
     st->window.phase_end = lm_phase_end(1.0);
@@ -189,7 +198,6 @@ static lm_check_opts check_opts(const ga_ctx *ctx, const lm_state *st)
                            .flops_per_token = lm_flops_per_token(&st->cfg, LM_FLOPS_LLMC),
                            .min_mfu = o->min_mfu,
                            .min_scaling = o->min_scaling,
-                           .min_tokens_per_gpu = o->min_tokens_per_gpu,
                            .tokens_per_step =
                                (int64_t)ctx->world_size * o->batch * o->grad_accum * st->cfg.seq_len};
 }
@@ -202,26 +210,32 @@ static void log_outcome(const ga_ctx *ctx, const ga_common_opts *common, const l
     for (int i = 0; i < n; i++)
         if (n <= 8 || common->verbose)
             ga_log("TRAIN",
-                   "rank %d %s: %.0f tokens/s, step %.2f ms median, %.2f ms worst, compute %.2f ms, "
+                   "rank %d %s: %.0f tokens/s, step %.2f ms median, %.2f ms worst, "
+                   "compute %.2f ms, "
                    "waiting on gradients %.1f%%, params %016llx",
                    all[i].hdr.world_rank, all[i].hdr.host, all[i].tokens_per_s, all[i].step_ms_median,
                    all[i].step_ms_worst, lm_compute_ms(&all[i]), 100.0 * all[i].comm_fraction,
                    (unsigned long long)all[i].param_hash);
     ga_log("TRAIN",
-           "loss %.4f -> %.4f in %d steps: %.1f%% of the way to the floor %.4f (need %.1f%%; ln V %.4f)",
+           "loss %.4f -> %.4f in %d steps: %.1f%% of the way to the floor %.4f "
+           "(need %.1f%%; ln V %.4f)",
            out->loss_start, out->loss_end, out->steps, 100.0 * out->improvement, co->loss_floor,
            100.0 * co->min_improvement, co->ln_vocab);
     ga_log("TRAIN",
-           "%.0f tokens/s for the job, %.0f per GPU; step %.2f ms median, %.2f ms worst; %.1f%% of the step "
+           "%.0f tokens/s for the job, %.0f per GPU; step %.2f ms median, %.2f "
+           "ms worst; %.1f%% of the step "
            "waiting on gradients",
            out->tokens_per_s, out->tokens_per_s_per_gpu, out->step_ms_median, out->step_ms_worst,
            100.0 * out->comm_fraction);
     if (isfinite(out->mfu))
         ga_log("TRAIN",
-               "MFU %.1f%%: %.0f tokens/s per GPU x %.4g FLOPs/token (6N + 6LCT) / %.1f TFLOP/s dense bf16",
+               "MFU %.1f%%: %.0f tokens/s per GPU x %.4g FLOPs/token (6N + 6LCT) / "
+               "%.1f TFLOP/s dense bf16",
                100.0 * out->mfu, out->tokens_per_s_per_gpu, co->flops_per_token, out->peak_tflops);
     if (isfinite(out->scaling_efficiency))
-        ga_log("TRAIN", "scaling: %.0f tokens/s per GPU for the job, %.0f for a group alone: %.1f%%",
+        ga_log("TRAIN",
+               "scaling: %.0f tokens/s per GPU for the job, %.0f for a group "
+               "alone: %.1f%%",
                out->tokens_per_s_per_gpu, out->single_tokens_per_s_per_gpu, 100.0 * out->scaling_efficiency);
     ga_log("TRAIN", "replicas: %s", out->replicas_identical ? "all identical" : "DIFFER (see the findings)");
 }
@@ -248,7 +262,8 @@ static lm_run_info run_info_of(const ga_ctx *ctx, const lm_state *st)
                          .checks = &st->checks};
 }
 
-/* Rank 0: the checks into the open report r (its findings, summary, headlines, metrics). */
+/* Rank 0: the checks into the open report r (its findings, summary, headlines,
+ * metrics). */
 static void analyse_into(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st, const lm_record *all,
                          ga_program_report *r)
 {
@@ -256,9 +271,12 @@ static void analyse_into(const ga_ctx *ctx, const ga_common_opts *common, lm_sta
     lm_outcome out;
     lm_analyse(all, n, &st->checks, &r->findings, &out);
     log_outcome(ctx, common, all, &out, &st->checks);
-    /* the host path has no MFU to speak of (its summary says why); a GPU whose model has no peak does */
+    /* the host path has no MFU to speak of (its summary says why); a GPU whose
+     * model has no peak does */
     if (isnan(out.mfu) && strcmp(st->trainer->backend, "gpu") == 0)
-        not_covered(st, ctx, "MFU: no dense bf16 peak known for this GPU model (common/analysis/ga_peaks)");
+        not_covered(st, ctx,
+                    "MFU: no dense bf16 peak known for this GPU model "
+                    "(common/analysis/ga_peaks)");
     lm_run_info info = run_info_of(ctx, st);
     json_object_set_new(r->json, "summary",
                         lm_summary_json(&info, &out, st->res.loss_curve, st->res.steps_done));
@@ -283,18 +301,9 @@ static void analyse_into(const ga_ctx *ctx, const ga_common_opts *common, lm_sta
     lm_outcome_free(&out);
 }
 
-/* Rank 0: checks, report, verdict. Returns the exit code. */
-static int analyse_and_report(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st,
-                              const lm_record *all)
-{
-    ga_program_report r;
-    ga_program_report_open(&r, ctx, lm_command_line.name, "TRAIN", common, all, sizeof *all, lm_record_json);
-    analyse_into(ctx, common, st, all, &r);
-    return ga_program_report_close(&r, -1);
-}
-
-/* A binary built without the GPU trainer (LM_HAVE_GPU_TRAINER off) trains on the host when the backend was
- * left to it, and says so; --backend gpu is refused when the trainer is made. */
+/* A binary built without the GPU trainer (LM_HAVE_GPU_TRAINER off) trains on
+ * the host when the backend was left to it, and says so; --backend gpu is
+ * refused when the trainer is made. */
 static ga_backend without_gpu_trainer(const ga_ctx *ctx, lm_state *st, ga_backend backend)
 {
 #if GA_HAVE_CUDA && LM_HAVE_GPU_TRAINER
@@ -304,13 +313,16 @@ static ga_backend without_gpu_trainer(const ga_ctx *ctx, lm_state *st, ga_backen
 #else
     if (backend != GA_BACKEND_GPU || st->o.backend == GA_BACKEND_GPU)
         return backend;
-    not_covered(st, ctx, "GPU path: this lm_train was built without the GPU trainer; it trained on the host");
+    not_covered(st, ctx,
+                "GPU path: this lm_train was built without the GPU trainer; it "
+                "trained on the host");
     return GA_BACKEND_HOST;
 #endif
 }
 
-/* Collective: this rank's GPU (the GPU path), the data and the trainer. -1 to go on, else the exit code. */
-static int prepare(const ga_ctx *ctx, lm_state *st, ga_backend backend, lm_record *mine)
+/* Collective: this rank's GPU (the GPU path), the data and the trainer. -1 to
+ * go on, else the exit code. */
+static int prepare_training(const ga_ctx *ctx, lm_state *st, ga_backend backend, lm_record *mine)
 {
     ga_phase("loading the data");
     int rc = lm_data_prepare(ctx, &st->o, &st->cfg, &st->ds);
@@ -334,28 +346,35 @@ static int prepare(const ga_ctx *ctx, lm_state *st, ga_backend backend, lm_recor
     ga_phase("building the model");
     char err[256] = "";
     st->trainer = lm_make_trainer(ctx, &st->tc, backend, MPI_COMM_WORLD, err, sizeof err);
-    if (!st->trainer) { /* every rank alike; on the host path the one failure is memory (exit 5) */
+    if (!st->trainer) { /* every rank alike; on the host path the one failure is
+                           memory (exit 5) */
         ga_error_once(lm_command_line.name, "%s", err);
         lm_data_free(&st->ds);
         return backend == GA_BACKEND_GPU ? GA_EXIT_ENV : GA_EXIT_INTERNAL;
     }
     ga_log("TRAIN",
-           "model %s: %d layers, %d channels, %d heads, seq %d, vocab %d (padded %d): %zu parameters, %s %s, "
-           "%.1f MiB per rank; %lld tokens per step (%d ranks x %d x %d micro-batch%s x %d)",
+           "model %s: %d layers, %d channels, %d heads, seq %d, vocab %d (padded "
+           "%d): %zu parameters, %s %s, "
+           "%.1f MiB per rank; %lld tokens per step (%d ranks x %d x %d "
+           "micro-batch%s x %d)",
            st->o.model, st->cfg.layers, st->cfg.channels, st->cfg.heads, st->cfg.seq_len, st->cfg.vocab,
            st->cfg.padded_vocab, st->trainer->n_params, st->trainer->backend, st->trainer->dtype,
            st->trainer->bytes_used / (1 << 20), (long long)st->checks.tokens_per_step, ctx->world_size,
            st->o.batch, st->o.grad_accum, st->o.grad_accum == 1 ? "" : "es", st->cfg.seq_len);
     if (st->o.zero1 && strcmp(st->trainer->backend, "host") == 0)
-        not_covered(st, ctx, "ZeRO-1 (--zero1): a GPU path option; the host path averaged whole gradients");
+        not_covered(st, ctx,
+                    "ZeRO-1 (--zero1): a GPU path option; the host path averaged "
+                    "whole gradients");
     return -1;
 }
 
-/* Collective: the whole job trains for its share of the time; what the time cut is said as not covered. */
+/* Collective: the whole job trains for its share of the time; what the time cut
+ * is said as not covered. */
 static void train(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st)
 {
     const lm_opts *o = &st->o;
-    /* the remeasurement windows, when a straggler calls for them, train in what the job leaves */
+    /* the remeasurement windows, when a straggler calls for them, train in what
+     * the job leaves */
     st->loop = (lm_loop_config){.steps = o->steps,
                                 .micro_batch = o->batch,
                                 .grad_accum = o->grad_accum,
@@ -381,49 +400,89 @@ static void train(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st)
     st->window.first_sequence = 1ull << 41;
 }
 
+static void opts_init(void *opts)
+{
+    lm_opts_init(opts);
+}
+
+static ga_backend backend_asked(const ga_run *run)
+{
+    return ((const lm_opts *)run->opts)->backend;
+}
+
+/* Collective: the sizes and the memory they need (usage errors), the data, the
+ * scaling phase and the trainer. GA_GO_ON, or the exit code to end with. */
+static int prepare(ga_run *run)
+{
+    lm_state *st = run->state;
+    const ga_ctx *ctx = &run->ctx;
+    st->o = *(const lm_opts *)run->opts;
+    st->not_covered = json_array();
+    run->backend = without_gpu_trainer(ctx, st, run->backend);
+    int rc;
+    if ((rc = check_sizes(ctx, st, run->backend, run->common.quick)) >= 0 ||
+        (rc = check_host_memory(ctx, st, run->backend)) >= 0) {
+        json_decref(st->not_covered);
+        return rc;
+    }
+    ga_log("TRAIN", "lm_train: %d rank%s on %d node%s, %s backend, launched by %s", ctx->world_size,
+           ga_plural(ctx->world_size), ctx->node_count, ga_plural(ctx->node_count),
+           ga_backend_name(run->backend), ctx->launcher.detail);
+    if ((rc = prepare_training(ctx, st, run->backend, run->mine)) >= 0) {
+        json_decref(st->not_covered);
+        return rc;
+    }
+    st->prepared = true;
+    return GA_GO_ON;
+}
+
+/* Collective: the training, this rank's record of it and the remeasurement's
+ * plan. */
+static ga_measured measure(ga_run *run)
+{
+    lm_state *st = run->state;
+    train(&run->ctx, &run->common, st);
+    ga_phase("checking the replicas");
+    fill_record(st, run->mine);
+    run->remeasure_passes = st->res.nonfinite_step >= 0 ? 0 : st->o.remeasure;
+    return GA_MEASURED;
+}
+
+static int report(ga_run *run)
+{
+    analyse_into(&run->ctx, &run->common, run->state, run->all, run->report);
+    return GA_GO_ON;
+}
+
+static void cleanup(ga_run *run)
+{
+    lm_state *st = run->state;
+    if (!st->prepared)
+        return;
+    json_decref(st->not_covered);
+    lm_loop_result_free(&st->res);
+    st->trainer->destroy(st->trainer);
+    lm_data_free(&st->ds);
+}
+
+static const ga_program_def lm_train_program = {
+    .cli = &lm_command_line,
+    .tag = "TRAIN",
+    .opts_size = sizeof(lm_opts),
+    .opts_init = opts_init,
+    .record_size = sizeof(lm_record),
+    .record_json = lm_record_json,
+    .state_size = sizeof(lm_state),
+    .backend_asked = backend_asked,
+    .prepare = prepare,
+    .measure = measure,
+    .suspects = straggler_suspects,
+    .measure_again = measure_again,
+    .report = report,
+    .cleanup = cleanup,
+};
+
 int main(int argc, char **argv)
 {
-    ga_ctx ctx;
-    ga_common_opts common;
-    lm_state st = {0};
-    lm_opts_init(&st.o);
-    int rc = ga_program_begin(&argc, &argv, &lm_command_line, &ctx, &common, &st.o);
-    if (rc >= 0)
-        return ga_program_end(&ctx, rc);
-    ga_phase("choosing the backend");
-    ga_backend backend = ga_backend_resolve(&ctx, st.o.backend);
-    st.not_covered = json_array();
-    backend = without_gpu_trainer(&ctx, &st, backend);
-    if ((rc = check_sizes(&ctx, &st, backend, common.quick)) >= 0 ||
-        (rc = check_host_memory(&ctx, &st, backend)) >= 0) {
-        json_decref(st.not_covered);
-        return ga_program_end(&ctx, rc);
-    }
-    ga_log("TRAIN", "lm_train: %d rank%s on %d node%s, %s backend, launched by %s", ctx.world_size,
-           ctx.world_size == 1 ? "" : "s", ctx.node_count, ctx.node_count == 1 ? "" : "s",
-           ga_backend_name(backend), ctx.launcher.detail);
-    lm_record *mine = calloc(1, sizeof *mine);
-    if (!mine)
-        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    if ((rc = prepare(&ctx, &st, backend, mine)) >= 0) {
-        free(mine);
-        json_decref(st.not_covered);
-        return ga_program_end(&ctx, rc);
-    }
-    train(&ctx, &common, &st);
-    ga_phase("checking the replicas");
-    fill_record(&st, mine);
-    lm_record *all = NULL;
-    ga_remeasure_spec rs = {sizeof *mine, straggler_suspects, measure_again, "TRAIN", lm_command_line.name};
-    ga_remeasure_loop(&ctx, &rs, st.res.nonfinite_step >= 0 ? 0 : st.o.remeasure, mine, (void **)&all, &st);
-    int exit_code = GA_EXIT_PASS;
-    if (ctx.world_rank == 0)
-        exit_code = analyse_and_report(&ctx, &common, &st, all);
-    free(all);
-    free(mine);
-    json_decref(st.not_covered);
-    lm_loop_result_free(&st.res);
-    st.trainer->destroy(st.trainer);
-    lm_data_free(&st.ds);
-    return ga_program_end(&ctx, exit_code);
+    return ga_program_run(argc, argv, &lm_train_program);
 }
