@@ -98,7 +98,9 @@ def case_budget(args, mpiexec):
     """With a rank slowed 3x and far more steps than fit, the run ends within --timeout, says what was cut and
     still names the slow rank."""
     timeout = 20
-    p, r, took = run(args, mpiexec, args.ranks, SHORT + ["--steps", "100000", "--timeout", str(timeout)],
+    # no loss floor: under load only a dozen steps may fit, and this case is about the time, not the loss
+    p, r, took = run(args, mpiexec, args.ranks, SHORT + ["--steps", "100000", "--timeout", str(timeout),
+                                                         "--min-improvement", "0"],
                      {"GPUACCEPT_TEST_SLOW_RANK": "1", "GPUACCEPT_TEST_SLOW_FACTOR": "3"})
     check(p.returncode == 0, "exit code %d, expected 0" % p.returncode)
     check(took < timeout + 5, "the run took %.1f s, past --timeout %d s" % (took, timeout))
