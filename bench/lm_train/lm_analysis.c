@@ -318,7 +318,7 @@ void lm_analyse(const lm_record *all, int n, const lm_check_opts *o, ga_findings
     scaling(all, n, out);
     bool nonfinite = check_finite(all, n, f);
     check_replicas(all, n, f, out);
-    if (!nonfinite && !(out->improvement >= o->min_improvement))
+    if (!nonfinite && o->min_improvement > 0 && !(out->improvement >= o->min_improvement))
         ga_findings_add(f, GA_SEV_FAIL, "TRAIN_LOSS_NOT_IMPROVED", GA_WHERE_CLUSTER,
                         "the loss fell from %.4f to %.4f in %d steps, %.1f%% of the way to its floor %.4f "
                         "(ln V = %.4f at the start of an untrained model), below --min-improvement %.1f%%",

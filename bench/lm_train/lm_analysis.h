@@ -23,9 +23,10 @@ double lm_mean(const double *curve, int from, int count);
 double lm_median_of(const double *v, int n);
 
 typedef struct {
-    double min_improvement;    /* fraction of the way from the start loss to loss_floor the loss must fall */
-    double loss_floor;         /* the synthetic stream's entropy; 0 for a shard (its entropy is unknown) */
-    double ln_vocab;           /* ln V: where an untrained model starts */
+    double
+        min_improvement; /* fraction of the way from the start loss to loss_floor the loss must fall; 0 off */
+    double loss_floor;   /* the synthetic stream's entropy; 0 for a shard (its entropy is unknown) */
+    double ln_vocab;     /* ln V: where an untrained model starts */
     double straggler_ratio;    /* compute time over the peers' median that is a straggler warning; 0 off */
     double flops_per_token;    /* lm_flops_per_token(LM_FLOPS_LLMC) */
     double min_mfu;            /* fraction; 0: reported only */

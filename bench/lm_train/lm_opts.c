@@ -60,7 +60,7 @@ const ga_option lm_options[] = {
     {"zero1", OPT_ZERO1, false, NULL, "GPU path: ZeRO-1 (reduce-scatter, update the shard, all-gather)"},
     {"min-improvement", OPT_MIN_IMPROVEMENT, true, "PCT",
      "fail unless the loss falls by PCT percent of the way from its start to the floor (the synthetic "
-     "stream's entropy; 0 for a shard) (default 20)"},
+     "stream's entropy; 0 for a shard) (default 20; 0: no loss check)"},
     {"min-mfu", OPT_MIN_MFU, true, "PCT",
      "fail when the model FLOPs utilisation is below PCT percent of the GPUs' dense bf16 peak (default 0: "
      "reported only)"},
