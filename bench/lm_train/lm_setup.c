@@ -152,7 +152,7 @@ bool lm_scaling_phase(const ga_ctx *ctx, const lm_opts *o, const lm_trainer_conf
     ga_phase("scaling phase: each group trains alone");
     ga_log("TRAIN", "scaling phase: %d groups of %d rank%s train alone first", groups, size,
            size == 1 ? "" : "s");
-    char err[256] = "";
+    char err[1024] = "";
     lm_trainer *t = lm_make_trainer(ctx, tc, backend, comm, err, sizeof err);
     if (!t)
         GA_FATAL(GA_EXIT_INTERNAL, "the scaling group's trainer: %s", err);

@@ -344,7 +344,7 @@ static int prepare_training(const ga_ctx *ctx, lm_state *st, ga_backend backend,
             not_covered(st, ctx, why);
     }
     ga_phase("building the model");
-    char err[256] = "";
+    char err[1024] = ""; /* the GPU trainer says what it needs and what the GPU has */
     st->trainer = lm_make_trainer(ctx, &st->tc, backend, MPI_COMM_WORLD, err, sizeof err);
     if (!st->trainer) { /* every rank alike; on the host path the one failure is
                            memory (exit 5) */
