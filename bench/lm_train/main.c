@@ -346,8 +346,8 @@ static int prepare_training(const ga_ctx *ctx, lm_state *st, ga_backend backend,
     ga_phase("building the model");
     char err[1024] = ""; /* the GPU trainer says what it needs and what the GPU has */
     st->trainer = lm_make_trainer(ctx, &st->tc, backend, MPI_COMM_WORLD, err, sizeof err);
-    if (!st->trainer) { /* every rank alike; on the host path the one failure is
-                           memory (exit 5) */
+    /* every rank alike; on the host path the one failure is memory (exit 5) */
+    if (!st->trainer) {
         ga_error_once(lm_command_line.name, "%s", err);
         lm_data_free(&st->ds);
         return backend == GA_BACKEND_GPU ? GA_EXIT_ENV : GA_EXIT_INTERNAL;
