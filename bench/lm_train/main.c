@@ -1,22 +1,20 @@
-/* lm_train: a GPT-2-family transformer trained data-parallel on every rank
- * (fp32 on the host path, the GPU trainer where built), with its time as a
- * budget. It reports tokens/s per GPU and per job, step times, the share of the
- * step exposed to communication, MFU, and scaling efficiency, and checks that
- * the loss falls, that every replica ends identical and that no GPU holds the
- * step back. */
+/* lm_train: a GPT-2-family transformer trained data-parallel on every rank (fp32 on the host path, the GPU
+ * trainer where built), with its time as a budget. It reports tokens/s per GPU and per job, step times, the
+ * share of the step exposed to communication, MFU, and scaling efficiency, and checks that the loss falls,
+ * that every replica ends identical and that no GPU holds the step back. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "ga_engine.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_gather.h"
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_peaks.h"
+#include "ga_engine.h"
 #include "ga_remeasure.h"
 #include "ga_report.h"
 #include "ga_testhook.h"
@@ -50,8 +48,7 @@ static void not_covered(lm_state *st, const ga_ctx *ctx, const char *line)
     json_array_append_new(st->not_covered, json_string(line));
 }
 
-/* The options against each other and the model's sizes; -1 to go on, else 2
- * (rank 0 printed one line). */
+/* The options against each other and the model's sizes; -1 to go on, else 2 (rank 0 printed one line). */
 static int check_sizes(const ga_ctx *ctx, lm_state *st, ga_backend backend, bool quick)
 {
     (void)ctx;
@@ -85,9 +82,8 @@ static lm_trainer_config trainer_config(const ga_ctx *ctx, const lm_state *st)
     return tc;
 }
 
-/* The host path refuses a model that does not fit its rank's share of the
- * node's memory before anything is allocated (the GPU trainer checks the
- * device's). -1 to go on, else 2 with one line from rank 0. */
+/* The host path refuses a model that does not fit its rank's share of the node's memory before anything is
+ * allocated (the GPU trainer checks the device's). -1 to go on, else 2 with one line from rank 0. */
 static int check_host_memory(const ga_ctx *ctx, const lm_state *st, ga_backend backend)
 {
     if (backend == GA_BACKEND_GPU)
@@ -99,18 +95,16 @@ static int check_host_memory(const ga_ctx *ctx, const lm_state *st, ga_backend b
     GA_MPI_CHECK(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     if (all_fit)
         return -1;
-    ga_error_once(lm_command_line.name,
-                  "model %s (%d layers, %d channels, seq %d) at --batch-size %d "
-                  "needs %.2f GiB per rank on the "
-                  "host path; a node's memory gives each of its ranks %.2f GiB: "
-                  "a smaller model or batch",
-                  st->o.model, st->cfg.layers, st->cfg.channels, st->cfg.seq_len, st->o.batch,
-                  need.total / (1 << 30), have / (1 << 30));
+    ga_error_once(
+        lm_command_line.name,
+        "model %s (%d layers, %d channels, seq %d) at --batch-size %d needs %.2f GiB per rank on the "
+        "host path; a node's memory gives each of its ranks %.2f GiB: a smaller model or batch",
+        st->o.model, st->cfg.layers, st->cfg.channels, st->cfg.seq_len, st->o.batch, need.total / (1 << 30),
+        have / (1 << 30));
     return GA_EXIT_USAGE;
 }
 
-/* The GPU's dense bf16 peak (ga_peaks) for MFU; 0 on the host path or an
- * unknown model. */
+/* The GPU's dense bf16 peak (ga_peaks) for MFU; 0 on the host path or an unknown model. */
 static double device_peak_tflops(const lm_record *r)
 {
     if (r->hdr.device_index < 0 || !r->hdr.device_name[0])
@@ -125,8 +119,7 @@ static double loop_compute_ms(const lm_loop_result *res)
     return 1e3 * lm_median_of(res->compute_s, res->timed_steps);
 }
 
-/* This rank's record from the training loop and the final parameters (the
- * perturb hook first). */
+/* This rank's record from the training loop and the final parameters (the perturb hook first). */
 static void fill_record(lm_state *st, lm_record *r)
 {
     const lm_loop_result *res = &st->res;
@@ -164,9 +157,8 @@ static void fill_record(lm_state *st, lm_record *r)
     r->params_finite = finite;
 }
 
-/* The remeasurement of a straggler (ga_remeasure_loop): rank 0 finds one, every
- * rank trains another window of steps (collective: the gradients are averaged
- * as before) and keeps its best compute time per step. */
+/* The remeasurement of a straggler (ga_remeasure_loop): rank 0 finds one, every rank trains another window
+ * of steps (collective: the gradients are averaged as before) and keeps its best compute time per step. */
 static unsigned straggler_suspects(const void *all, int n, ga_run *run, char *why, size_t why_len)
 {
     const lm_state *st = run->state;
@@ -198,6 +190,7 @@ static lm_check_opts check_opts(const ga_ctx *ctx, const lm_state *st)
                            .flops_per_token = lm_flops_per_token(&st->cfg, LM_FLOPS_LLMC),
                            .min_mfu = o->min_mfu,
                            .min_scaling = o->min_scaling,
+                           .min_tokens_per_gpu = o->min_tokens_per_gpu,
                            .tokens_per_step =
                                (int64_t)ctx->world_size * o->batch * o->grad_accum * st->cfg.seq_len};
 }
@@ -210,32 +203,26 @@ static void log_outcome(const ga_ctx *ctx, const ga_common_opts *common, const l
     for (int i = 0; i < n; i++)
         if (n <= 8 || common->verbose)
             ga_log("TRAIN",
-                   "rank %d %s: %.0f tokens/s, step %.2f ms median, %.2f ms worst, "
-                   "compute %.2f ms, "
+                   "rank %d %s: %.0f tokens/s, step %.2f ms median, %.2f ms worst, compute %.2f ms, "
                    "waiting on gradients %.1f%%, params %016llx",
                    all[i].hdr.world_rank, all[i].hdr.host, all[i].tokens_per_s, all[i].step_ms_median,
                    all[i].step_ms_worst, lm_compute_ms(&all[i]), 100.0 * all[i].comm_fraction,
                    (unsigned long long)all[i].param_hash);
     ga_log("TRAIN",
-           "loss %.4f -> %.4f in %d steps: %.1f%% of the way to the floor %.4f "
-           "(need %.1f%%; ln V %.4f)",
+           "loss %.4f -> %.4f in %d steps: %.1f%% of the way to the floor %.4f (need %.1f%%; ln V %.4f)",
            out->loss_start, out->loss_end, out->steps, 100.0 * out->improvement, co->loss_floor,
            100.0 * co->min_improvement, co->ln_vocab);
     ga_log("TRAIN",
-           "%.0f tokens/s for the job, %.0f per GPU; step %.2f ms median, %.2f "
-           "ms worst; %.1f%% of the step "
+           "%.0f tokens/s for the job, %.0f per GPU; step %.2f ms median, %.2f ms worst; %.1f%% of the step "
            "waiting on gradients",
            out->tokens_per_s, out->tokens_per_s_per_gpu, out->step_ms_median, out->step_ms_worst,
            100.0 * out->comm_fraction);
     if (isfinite(out->mfu))
         ga_log("TRAIN",
-               "MFU %.1f%%: %.0f tokens/s per GPU x %.4g FLOPs/token (6N + 6LCT) / "
-               "%.1f TFLOP/s dense bf16",
+               "MFU %.1f%%: %.0f tokens/s per GPU x %.4g FLOPs/token (6N + 6LCT) / %.1f TFLOP/s dense bf16",
                100.0 * out->mfu, out->tokens_per_s_per_gpu, co->flops_per_token, out->peak_tflops);
     if (isfinite(out->scaling_efficiency))
-        ga_log("TRAIN",
-               "scaling: %.0f tokens/s per GPU for the job, %.0f for a group "
-               "alone: %.1f%%",
+        ga_log("TRAIN", "scaling: %.0f tokens/s per GPU for the job, %.0f for a group alone: %.1f%%",
                out->tokens_per_s_per_gpu, out->single_tokens_per_s_per_gpu, 100.0 * out->scaling_efficiency);
     ga_log("TRAIN", "replicas: %s", out->replicas_identical ? "all identical" : "DIFFER (see the findings)");
 }
@@ -262,8 +249,7 @@ static lm_run_info run_info_of(const ga_ctx *ctx, const lm_state *st)
                          .checks = &st->checks};
 }
 
-/* Rank 0: the checks into the open report r (its findings, summary, headlines,
- * metrics). */
+/* Rank 0: the checks into the open report r (its findings, summary, headlines, metrics). */
 static void analyse_into(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st, const lm_record *all,
                          ga_program_report *r)
 {
@@ -271,12 +257,9 @@ static void analyse_into(const ga_ctx *ctx, const ga_common_opts *common, lm_sta
     lm_outcome out;
     lm_analyse(all, n, &st->checks, &r->findings, &out);
     log_outcome(ctx, common, all, &out, &st->checks);
-    /* the host path has no MFU to speak of (its summary says why); a GPU whose
-     * model has no peak does */
+    /* the host path has no MFU to speak of (its summary says why); a GPU whose model has no peak does */
     if (isnan(out.mfu) && strcmp(st->trainer->backend, "gpu") == 0)
-        not_covered(st, ctx,
-                    "MFU: no dense bf16 peak known for this GPU model "
-                    "(common/analysis/ga_peaks)");
+        not_covered(st, ctx, "MFU: no dense bf16 peak known for this GPU model (common/analysis/ga_peaks)");
     lm_run_info info = run_info_of(ctx, st);
     json_object_set_new(r->json, "summary",
                         lm_summary_json(&info, &out, st->res.loss_curve, st->res.steps_done));
@@ -301,9 +284,8 @@ static void analyse_into(const ga_ctx *ctx, const ga_common_opts *common, lm_sta
     lm_outcome_free(&out);
 }
 
-/* A binary built without the GPU trainer (LM_HAVE_GPU_TRAINER off) trains on
- * the host when the backend was left to it, and says so; --backend gpu is
- * refused when the trainer is made. */
+/* A binary built without the GPU trainer (LM_HAVE_GPU_TRAINER off) trains on the host when the backend was
+ * left to it, and says so; --backend gpu is refused when the trainer is made. */
 static ga_backend without_gpu_trainer(const ga_ctx *ctx, lm_state *st, ga_backend backend)
 {
 #if GA_HAVE_CUDA && LM_HAVE_GPU_TRAINER
@@ -313,15 +295,12 @@ static ga_backend without_gpu_trainer(const ga_ctx *ctx, lm_state *st, ga_backen
 #else
     if (backend != GA_BACKEND_GPU || st->o.backend == GA_BACKEND_GPU)
         return backend;
-    not_covered(st, ctx,
-                "GPU path: this lm_train was built without the GPU trainer; it "
-                "trained on the host");
+    not_covered(st, ctx, "GPU path: this lm_train was built without the GPU trainer; it trained on the host");
     return GA_BACKEND_HOST;
 #endif
 }
 
-/* Collective: this rank's GPU (the GPU path), the data and the trainer. -1 to
- * go on, else the exit code. */
+/* Collective: this rank's GPU (the GPU path), the data and the trainer. -1 to go on, else the exit code. */
 static int prepare_training(const ga_ctx *ctx, lm_state *st, ga_backend backend, lm_record *mine)
 {
     ga_phase("loading the data");
@@ -353,28 +332,22 @@ static int prepare_training(const ga_ctx *ctx, lm_state *st, ga_backend backend,
         return backend == GA_BACKEND_GPU ? GA_EXIT_ENV : GA_EXIT_INTERNAL;
     }
     ga_log("TRAIN",
-           "model %s: %d layers, %d channels, %d heads, seq %d, vocab %d (padded "
-           "%d): %zu parameters, %s %s, "
-           "%.1f MiB per rank; %lld tokens per step (%d ranks x %d x %d "
-           "micro-batch%s x %d)",
+           "model %s: %d layers, %d channels, %d heads, seq %d, vocab %d (padded %d): %zu parameters, %s %s, "
+           "%.1f MiB per rank; %lld tokens per step (%d ranks x %d x %d micro-batch%s x %d)",
            st->o.model, st->cfg.layers, st->cfg.channels, st->cfg.heads, st->cfg.seq_len, st->cfg.vocab,
            st->cfg.padded_vocab, st->trainer->n_params, st->trainer->backend, st->trainer->dtype,
            st->trainer->bytes_used / (1 << 20), (long long)st->checks.tokens_per_step, ctx->world_size,
            st->o.batch, st->o.grad_accum, st->o.grad_accum == 1 ? "" : "es", st->cfg.seq_len);
     if (st->o.zero1 && strcmp(st->trainer->backend, "host") == 0)
-        not_covered(st, ctx,
-                    "ZeRO-1 (--zero1): a GPU path option; the host path averaged "
-                    "whole gradients");
+        not_covered(st, ctx, "ZeRO-1 (--zero1): a GPU path option; the host path averaged whole gradients");
     return -1;
 }
 
-/* Collective: the whole job trains for its share of the time; what the time cut
- * is said as not covered. */
+/* Collective: the whole job trains for its share of the time; what the time cut is said as not covered. */
 static void train(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st)
 {
     const lm_opts *o = &st->o;
-    /* the remeasurement windows, when a straggler calls for them, train in what
-     * the job leaves */
+    /* the remeasurement windows, when a straggler calls for them, train in what the job leaves */
     st->loop = (lm_loop_config){.steps = o->steps,
                                 .micro_batch = o->batch,
                                 .grad_accum = o->grad_accum,
@@ -410,8 +383,8 @@ static ga_backend backend_asked(const ga_run *run)
     return ((const lm_opts *)run->opts)->backend;
 }
 
-/* Collective: the sizes and the memory they need (usage errors), the data, the
- * scaling phase and the trainer. GA_GO_ON, or the exit code to end with. */
+/* Collective: the sizes and the memory they need (usage errors), the data, the scaling phase and the trainer.
+ * GA_GO_ON, or the exit code to end with. */
 static int prepare(ga_run *run)
 {
     lm_state *st = run->state;
@@ -436,8 +409,7 @@ static int prepare(ga_run *run)
     return GA_GO_ON;
 }
 
-/* Collective: the training, this rank's record of it and the remeasurement's
- * plan. */
+/* Collective: the training, this rank's record of it and the remeasurement's plan. */
 static ga_measured measure(ga_run *run)
 {
     lm_state *st = run->state;
@@ -448,6 +420,7 @@ static ga_measured measure(ga_run *run)
     return GA_MEASURED;
 }
 
+/* Rank 0: the checks into the report the engine opened with the records; the findings give the exit code. */
 static int report(ga_run *run)
 {
     analyse_into(&run->ctx, &run->common, run->state, run->all, run->report);
