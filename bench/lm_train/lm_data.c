@@ -14,19 +14,25 @@ enum { LM_STREAM_TABLE = 1, LM_STREAM_SEQUENCE = 2 };
 
 int lm_markov_init(lm_markov *mc, int vocab, uint64_t seed, char *err, size_t errlen)
 {
+    return lm_markov_init_active(mc, vocab, vocab, seed, err, errlen);
+}
+
+int lm_markov_init_active(lm_markov *mc, int vocab, int active, uint64_t seed, char *err, size_t errlen)
+{
     static const double probs[LM_MARKOV_FANOUT] = LM_MARKOV_PROBS;
     memset(mc, 0, sizeof *mc);
-    if (vocab <= LM_MARKOV_FANOUT) {
+    if (vocab <= LM_MARKOV_FANOUT || active <= LM_MARKOV_FANOUT || active > vocab) {
         snprintf(err, errlen, "synthetic data needs a vocabulary above %d tokens, not %d", LM_MARKOV_FANOUT,
-                 vocab);
+                 vocab < active ? vocab : active);
         return -1;
     }
-    mc->successors = malloc((size_t)vocab * LM_MARKOV_FANOUT * sizeof *mc->successors);
+    mc->successors = malloc((size_t)active * LM_MARKOV_FANOUT * sizeof *mc->successors);
     if (!mc->successors) {
-        snprintf(err, errlen, "out of host memory for a synthetic chain over %d tokens", vocab);
+        snprintf(err, errlen, "out of host memory for a synthetic chain over %d tokens", active);
         return -1;
     }
     mc->vocab = vocab;
+    mc->active = active;
     mc->seed = seed;
     double cum = 0;
     for (int k = 0; k < LM_MARKOV_FANOUT; k++) {
@@ -35,12 +41,12 @@ int lm_markov_init(lm_markov *mc, int vocab, uint64_t seed, char *err, size_t er
         mc->entropy -= probs[k] * log(probs[k]);
     }
     lm_rng r = lm_rng_for(seed, LM_STREAM_TABLE, 0);
-    for (int a = 0; a < vocab; a++) {
+    for (int a = 0; a < active; a++) {
         int *next = mc->successors + (size_t)a * LM_MARKOV_FANOUT;
         for (int k = 0; k < LM_MARKOV_FANOUT; k++) {
             int again;
             do { /* distinct successors, so that the row's probabilities are exactly LM_MARKOV_PROBS */
-                next[k] = (int)lm_rng_below(&r, (uint32_t)vocab);
+                next[k] = (int)lm_rng_below(&r, (uint32_t)active);
                 again = 0;
                 for (int j = 0; j < k; j++)
                     again |= next[j] == next[k];
@@ -69,7 +75,7 @@ void lm_markov_batch(const lm_markov *mc, uint64_t first_sequence, int B, int T,
 {
     for (int b = 0; b < B; b++) {
         lm_rng r = lm_rng_for(mc->seed, LM_STREAM_SEQUENCE, first_sequence + (uint64_t)b);
-        int cur = (int)lm_rng_below(&r, (uint32_t)mc->vocab);
+        int cur = (int)lm_rng_below(&r, (uint32_t)mc->active);
         for (int t = 0; t < T; t++) {
             int next = markov_step(mc, cur, &r);
             tokens[(size_t)b * T + t] = cur;

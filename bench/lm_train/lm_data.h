@@ -27,15 +27,24 @@
 #define LM_SHARD_HEADER_INTS 256
 
 typedef struct {
-    int vocab;
+    int vocab;  /* the model's vocabulary */
+    int active; /* the chain's tokens: 0 .. active-1 (lm_markov_init_active) */
     uint64_t seed;
-    int *successors; /* [vocab x LM_MARKOV_FANOUT] */
+    int *successors; /* [active x LM_MARKOV_FANOUT] */
     double cumulative[LM_MARKOV_FANOUT];
     double entropy; /* nats per token: the lowest mean loss a model can reach */
 } lm_markov;
 
 /* The chain for vocab tokens (vocab > LM_MARKOV_FANOUT) from seed; 0, or -1 with a one-line message. */
 int lm_markov_init(lm_markov *mc, int vocab, uint64_t seed, char *err, size_t errlen);
+
+/* The chain over the first `active` tokens of a vocabulary of vocab (LM_MARKOV_FANOUT < active <= vocab). A
+ * GPT-2 vocabulary of 50257 would leave each of 200,000 transitions seen a few times in a short run; over
+ * LM_MARKOV_ACTIVE_MAX tokens the model first learns which tokens occur (ln V down to about ln active), then
+ * their 4,096 transitions, and the loss falls measurably within the steps a profile runs. The floor is the
+ * same entropy H. lm_markov_init is active = vocab. */
+int lm_markov_init_active(lm_markov *mc, int vocab, int active, uint64_t seed, char *err, size_t errlen);
+#define LM_MARKOV_ACTIVE_MAX 1024
 void lm_markov_free(lm_markov *mc);
 
 /* B sequences, first_sequence .. first_sequence + B - 1, of T inputs each and their T next-token targets (the

@@ -86,6 +86,14 @@ void lm_block_range(const lm_config *cfg, int layer, size_t *offset, size_t *cou
     *offset = (size_t)cfg->padded_vocab * c + (size_t)cfg->seq_len * c + (size_t)layer * *count;
 }
 
+void lm_rest_ranges(const lm_config *cfg, size_t *head, size_t *tail_offset, size_t *tail_count)
+{
+    size_t c = (size_t)cfg->channels;
+    *head = (size_t)cfg->padded_vocab * c + (size_t)cfg->seq_len * c;
+    *tail_offset = *head + (size_t)cfg->layers * lm_layer_param_count(cfg);
+    *tail_count = 2 * c;
+}
+
 int lm_model_init(lm_model *m, const lm_config *cfg, int batch, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);

@@ -88,6 +88,18 @@ float lm_forward(lm_model *m, const int *tokens, const int *targets);
  * that micro-batches accumulate; loss_scale is 1 / accumulation steps. */
 void lm_backward(lm_model *m, float loss_scale);
 
+/* Called as backward leaves each block (layer L-1 down to 0): that block's gradient slice (lm_block_range) is
+ * final for this backward, so a data-parallel trainer can start reducing it while the rest goes on. Last,
+ * layer LM_BLOCK_REST: the embeddings' and the final layernorm's slices (lm_rest_ranges) are final. */
+#define LM_BLOCK_REST (-1)
+typedef void (*lm_block_done_fn)(void *user, int layer);
+
+/* lm_backward calling done(user, layer) as above; done may be NULL. */
+void lm_backward_hooked(lm_model *m, float loss_scale, lm_block_done_fn done, void *user);
+
+/* The two slices outside the blocks: [0, *head) holds wte and wpe, [*tail_offset, n_params) lnfw and lnfb. */
+void lm_rest_ranges(const lm_config *cfg, size_t *head, size_t *tail_offset, size_t *tail_count);
+
 void lm_zero_grad(lm_model *m);
 
 /* The learning rate at step (0-based) under the schedule. */

@@ -81,6 +81,11 @@ static void block_backward(lm_model *m, int l)
 
 void lm_backward(lm_model *m, float loss_scale)
 {
+    lm_backward_hooked(m, loss_scale, NULL, NULL);
+}
+
+void lm_backward_hooked(lm_model *m, float loss_scale, lm_block_done_fn done, void *user)
+{
     const lm_config *c = &m->cfg;
     int B = m->batch, T = c->seq_len, C = c->channels, N = B * T;
     const lm_acts *a = &m->a;
@@ -91,7 +96,12 @@ void lm_backward(lm_model *m, float loss_scale)
     lm_matmul_backward(d->lnf, m->g.wte, NULL, d->logits, a->lnf, m->p.wte, N, C, c->padded_vocab);
     lm_layernorm_backward(block_input(d, c->layers), m->g.lnfw, m->g.lnfb, d->lnf, block_input(a, c->layers),
                           m->p.lnfw, a->lnf_mean, a->lnf_rstd, N, C);
-    for (int l = c->layers - 1; l >= 0; l--)
+    for (int l = c->layers - 1; l >= 0; l--) {
         block_backward(m, l);
+        if (done)
+            done(user, l);
+    }
     lm_encoder_backward(m->g.wte, m->g.wpe, d->encoded, m->tokens, B, T, C);
+    if (done)
+        done(user, LM_BLOCK_REST);
 }

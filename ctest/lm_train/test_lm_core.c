@@ -196,6 +196,34 @@ static void train(lm_model *m, const lm_markov *mc, int steps, const lm_optim_co
     free(tgt);
 }
 
+/* The chain over the first `active` tokens of a large vocabulary: every token stays below active, active =
+ * vocab is lm_markov_init's chain, and an active above the vocabulary is refused. */
+static void test_markov_active(void)
+{
+    lm_markov mc, whole;
+    char err[160];
+    CHECKF(lm_markov_init_active(&mc, 50257, LM_MARKOV_ACTIVE_MAX, 7, err, sizeof err) == 0, "%s", err);
+    CHECKF(fabs(mc.entropy - 0.9142856) < 1e-6, "entropy %.7f", mc.entropy);
+    enum { B = 8, T = 128 };
+    static int tok[B * T], tgt[B * T], tok2[B * T], tgt2[B * T];
+    lm_markov_batch(&mc, 5, B, T, tok, tgt);
+    int below = 1, seen_high = 0;
+    for (int i = 0; i < B * T; i++) {
+        below &= tok[i] >= 0 && tok[i] < LM_MARKOV_ACTIVE_MAX && tgt[i] >= 0 && tgt[i] < LM_MARKOV_ACTIVE_MAX;
+        seen_high |= tok[i] >= LM_MARKOV_ACTIVE_MAX / 2;
+    }
+    CHECKF(below && seen_high, "tokens below %d and spread over them", LM_MARKOV_ACTIVE_MAX);
+    lm_markov_free(&mc);
+    CHECK(lm_markov_init_active(&mc, 256, 256, 9, err, sizeof err) == 0);
+    CHECK(lm_markov_init(&whole, 256, 9, err, sizeof err) == 0);
+    lm_markov_batch(&mc, 3, B, T, tok, tgt);
+    lm_markov_batch(&whole, 3, B, T, tok2, tgt2);
+    CHECK(memcmp(tok, tok2, sizeof tok) == 0 && memcmp(tgt, tgt2, sizeof tgt) == 0);
+    lm_markov_free(&mc);
+    lm_markov_free(&whole);
+    CHECK(lm_markov_init_active(&mc, 256, 512, 1, err, sizeof err) == -1);
+}
+
 #define LM_TEST_STEPS 60
 #define LM_TEST_BATCH 8
 
@@ -388,6 +416,7 @@ int main(int argc, char **argv)
     test_adamw_by_hand();
     test_schedule_and_step();
     test_markov();
+    test_markov_active();
     test_loss_falls();
     test_determinism();
     test_accumulation();
