@@ -40,48 +40,69 @@ enum {
 const ga_option lm_options[] = {
     {"model", OPT_MODEL, true, "NAME",
      "tiny|d12|d24|d36|d48: GPT-2 sizes 124M to 1558M, tiny for the host (default: tiny on the host path, "
-     "d12 "
-     "on GPUs)"},
-    {"layers", OPT_LAYERS, true, "N", "transformer blocks (overrides --model's)"},
-    {"channels", OPT_CHANNELS, true, "N", "model width (overrides --model's)"},
-    {"heads", OPT_HEADS, true, "N", "attention heads; must divide --channels (overrides --model's)"},
-    {"seq-len", OPT_SEQ_LEN, true, "N", "context length in tokens (overrides --model's)"},
-    {"vocab", OPT_VOCAB, true, "N", "vocabulary, padded to a multiple of 128 (overrides --model's)"},
+     "d12 on GPUs)",
+     GA_OPT_ENUM, .choices = "tiny|d12|d24|d36|d48"},
+    {"layers", OPT_LAYERS, true, "N", "transformer blocks (overrides --model's)", GA_OPT_INT,
+     .at = GA_AT(lm_opts, layers), .min = 1, .max = 256},
+    {"channels", OPT_CHANNELS, true, "N", "model width (overrides --model's)", GA_OPT_INT,
+     .at = GA_AT(lm_opts, channels), .min = 1, .max = 1 << 16},
+    {"heads", OPT_HEADS, true, "N", "attention heads; must divide --channels (overrides --model's)",
+     GA_OPT_INT, .at = GA_AT(lm_opts, heads), .min = 1, .max = 1 << 10},
+    {"seq-len", OPT_SEQ_LEN, true, "N", "context length in tokens (overrides --model's)", GA_OPT_INT,
+     .at = GA_AT(lm_opts, seq_len), .min = 1, .max = 1 << 16},
+    {"vocab", OPT_VOCAB, true, "N", "vocabulary, padded to a multiple of 128 (overrides --model's)",
+     GA_OPT_INT, .at = GA_AT(lm_opts, vocab), .min = 2, .max = 1 << 20},
     {"batch-size", OPT_BATCH, true, "N",
-     "sequences per micro-batch per rank (GPU) (default 8 on the host path, 16 on GPUs, --quick 4)"},
-    {"grad-accum", OPT_GRAD_ACCUM, true, "N", "micro-batches per optimiser step (default 1)"},
+     "sequences per micro-batch per rank (GPU) (default 8 on the host path, 16 on GPUs, --quick 4)",
+     GA_OPT_INT, .at = GA_AT(lm_opts, batch), .min = 1, .max = 1 << 16},
+    {"grad-accum", OPT_GRAD_ACCUM, true, "N", "micro-batches per optimiser step (default 1)", GA_OPT_INT,
+     .at = GA_AT(lm_opts, grad_accum), .min = 1, .max = 1 << 16},
     {"steps", OPT_STEPS, true, "N",
-     "optimiser steps at most; fewer when the time (--timeout) runs out (default 300, --quick 40)"},
-    {"warmup", OPT_WARMUP, true, "N", "learning-rate warm-up steps (default a twelfth of --steps, 1 to 20)"},
-    {"lr", OPT_LR, true, "X", "peak learning rate of AdamW (default 3e-3 for tiny, 6e-4 for GPT-2 sizes)"},
-    {"seed", OPT_SEED, true, "N", "seed of the initial weights and the synthetic stream (default 1)"},
+     "optimiser steps at most; fewer when the time (--timeout) runs out (default 300, --quick 40)",
+     GA_OPT_INT, .at = GA_AT(lm_opts, steps), .min = 1, .max = LM_MAX_STEPS},
+    {"warmup", OPT_WARMUP, true, "N", "learning-rate warm-up steps (default a twelfth of --steps, 1 to 20)",
+     GA_OPT_INT, .at = GA_AT(lm_opts, warmup), .min = 0, .max = LM_MAX_STEPS},
+    {"lr", OPT_LR, true, "X", "peak learning rate of AdamW (default 3e-3 for tiny, 6e-4 for GPT-2 sizes)",
+     GA_OPT_REAL, .at = GA_AT(lm_opts, lr), .min = 1e-12, .max = 10.0},
+    {"seed", OPT_SEED, true, "N", "seed of the initial weights and the synthetic stream (default 1)",
+     GA_OPT_INT},
     {"data", OPT_DATA, true, "FILE",
-     "an llm.c uint16 token shard (1024-byte header) instead of the synthetic stream"},
-    {"zero1", OPT_ZERO1, false, NULL, "GPU path: ZeRO-1 (reduce-scatter, update the shard, all-gather)"},
+     "an llm.c uint16 token shard (1024-byte header) instead of the synthetic stream", GA_OPT_STRING},
+    {"zero1", OPT_ZERO1, false, NULL, "GPU path: ZeRO-1 (reduce-scatter, update the shard, all-gather)",
+     GA_OPT_FLAG, .at = GA_AT(lm_opts, zero1)},
     {"min-improvement", OPT_MIN_IMPROVEMENT, true, "PCT",
      "fail unless the loss falls by PCT percent of the way from its start to the floor (the synthetic "
-     "stream's entropy; 0 for a shard) (default 20; 0: no loss check)"},
+     "stream's entropy; 0 for a shard) (default 20; 0: no loss check)",
+     GA_OPT_PCT, "%", .at = GA_AT(lm_opts, min_improvement), .min = 0, .max = 100, .flags = GA_OPT_FRACTION},
     {"min-mfu", OPT_MIN_MFU, true, "PCT",
      "fail when the model FLOPs utilisation is below PCT percent of the GPUs' dense bf16 peak (default 0: "
-     "reported only)"},
+     "reported only)",
+     GA_OPT_PCT, "%", .at = GA_AT(lm_opts, min_mfu), .min = 0, .max = 100, .flags = GA_OPT_FRACTION},
     {"min-tokens-per-s", OPT_MIN_TOKENS, true, "N",
-     "fail when the job trains fewer than N tokens/s per GPU (a SKU's figure; default 0: reported only)"},
+     "fail when the job trains fewer than N tokens/s per GPU (a SKU's figure; default 0: reported only)",
+     GA_OPT_REAL, "tokens/s", .at = GA_AT(lm_opts, min_tokens_per_gpu), .min = 0, .max = 1e12},
     {"scaling", OPT_SCALING, false, NULL,
-     "each node trains alone first, then the whole job: tokens/s per GPU of the job over a node's"},
+     "each node trains alone first, then the whole job: tokens/s per GPU of the job over a node's",
+     GA_OPT_FLAG, .at = GA_AT(lm_opts, scaling)},
     {"scaling-ranks", OPT_SCALING_RANKS, true, "N",
-     "with --scaling, groups of N consecutive ranks train alone instead of each node"},
+     "with --scaling, groups of N consecutive ranks train alone instead of each node (implies --scaling)",
+     GA_OPT_INT},
     {"min-scaling", OPT_MIN_SCALING, true, "PCT",
      "fail when the job's tokens/s per GPU is below PCT percent of the single node's (implies --scaling; "
-     "default 0: reported only)"},
+     "default 0: reported only)",
+     GA_OPT_PCT, "%"},
     {"straggler", OPT_STRAGGLER, true, "PCT",
      "warn of a rank whose step compute time is PCT percent above its peers' and beyond their noise (default "
-     "50; 0 turns it off)"},
+     "50; 0 turns it off)",
+     GA_OPT_PCT, "%", .at = GA_AT(lm_opts, straggler_pct), .min = 0, .max = 1e6},
     {"remeasure", OPT_REMEASURE, true, "N",
      "a straggler's step time is measured again on every rank, up to N windows of steps (default 2, 0: "
-     "never)"},
+     "never)",
+     GA_OPT_INT, .at = GA_AT(lm_opts, remeasure), .min = 0, .max = GA_REMEASURE_MAX},
     {"backend", OPT_BACKEND, true, "auto|gpu|host",
-     "where to train (default auto: GPU when every rank has one)"},
-    {"wait-timeout", OPT_WAIT_TIMEOUT, true, "SEC", "bound of every wait for gradients (default 120)"},
+     "where to train (default auto: GPU when every rank has one)", GA_OPT_ENUM, .choices = "auto|gpu|host"},
+    {"wait-timeout", OPT_WAIT_TIMEOUT, true, "SEC", "bound of every wait for gradients (default 120)",
+     GA_OPT_REAL, "s", .at = GA_AT(lm_opts, comm_timeout_s), .min = 0.001, .max = 1e6},
 };
 const size_t lm_n_options = sizeof lm_options / sizeof lm_options[0];
 
@@ -130,47 +151,13 @@ static int set_path(char *out, size_t len, const char *arg, char *err, size_t er
     return 0;
 }
 
-/* The sizes and the schedule; 1 when key is not one of them. */
-static int on_size_option(lm_opts *o, int key, const char *arg, char *err, size_t errlen)
-{
-    switch (key) {
-    case OPT_LAYERS:
-        return set_int(arg, 1, 256, &o->layers, err, errlen);
-    case OPT_CHANNELS:
-        return set_int(arg, 1, 1 << 16, &o->channels, err, errlen);
-    case OPT_HEADS:
-        return set_int(arg, 1, 1 << 10, &o->heads, err, errlen);
-    case OPT_SEQ_LEN:
-        return set_int(arg, 1, 1 << 16, &o->seq_len, err, errlen);
-    case OPT_VOCAB:
-        return set_int(arg, 2, 1 << 20, &o->vocab, err, errlen);
-    case OPT_BATCH:
-        return set_int(arg, 1, 1 << 16, &o->batch, err, errlen);
-    case OPT_GRAD_ACCUM:
-        return set_int(arg, 1, 1 << 16, &o->grad_accum, err, errlen);
-    case OPT_STEPS:
-        return set_int(arg, 1, LM_MAX_STEPS, &o->steps, err, errlen);
-    case OPT_WARMUP:
-        return set_int(arg, 0, LM_MAX_STEPS, &o->warmup, err, errlen);
-    case OPT_SCALING_RANKS:
-        o->scaling = true;
-        return set_int(arg, 1, 1 << 24, &o->scaling_ranks, err, errlen);
-    }
-    return 1;
-}
-
 int lm_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
 {
     lm_opts *o = opts;
     long v = 0;
-    int rc = on_size_option(o, key, arg, err, errlen);
-    if (rc <= 0)
-        return rc;
     switch (key) {
     case OPT_MODEL:
         return set_model(o, arg, err, errlen);
-    case OPT_LR:
-        return ga_parse_double(arg, 1e-12, 10.0, &o->lr, err, errlen);
     case OPT_SEED:
         if (ga_parse_long(arg, 0, 1L << 62, &v, err, errlen))
             return -1;
@@ -178,29 +165,14 @@ int lm_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
         return 0;
     case OPT_DATA:
         return set_path(o->data, sizeof o->data, arg, err, errlen);
-    case OPT_ZERO1:
-        o->zero1 = true;
-        return 0;
-    case OPT_SCALING:
+    case OPT_SCALING_RANKS:
         o->scaling = true;
-        return 0;
-    case OPT_MIN_IMPROVEMENT: /* percent on the command line, fractions in the checks */
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_improvement, err, errlen);
-    case OPT_MIN_MFU:
-        return ga_cli_parse_pct_fraction(arg, 0, 100, &o->min_mfu, err, errlen);
+        return set_int(arg, 1, 1 << 24, &o->scaling_ranks, err, errlen);
     case OPT_MIN_SCALING:
         o->scaling = true;
         return ga_cli_parse_pct_fraction(arg, 0, 1000, &o->min_scaling, err, errlen);
-    case OPT_STRAGGLER:
-        return ga_cli_parse_pct(arg, 0, 1e6, &o->straggler_pct, err, errlen);
-    case OPT_MIN_TOKENS:
-        return ga_parse_double(arg, 0, 1e12, &o->min_tokens_per_gpu, err, errlen);
-    case OPT_REMEASURE:
-        return set_int(arg, 0, GA_REMEASURE_MAX, &o->remeasure, err, errlen);
     case OPT_BACKEND:
         return ga_parse_backend(arg, &o->backend, err, errlen);
-    case OPT_WAIT_TIMEOUT:
-        return ga_parse_double(arg, 0.001, 1e6, &o->comm_timeout_s, err, errlen);
     }
     return 0;
 }

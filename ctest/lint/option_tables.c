@@ -8,6 +8,7 @@
 #include "env_opts.h"
 #include "ga_cli.h"
 #include "gf_opts.h"
+#include "lm_opts.h"
 #include "mb_opts.h"
 #include "nh_opts.h"
 #include "verb_options.h"
@@ -43,8 +44,8 @@ int main(void)
     size_t n_common = 0;
     const ga_option *common = ga_cli_common_options(&n_common);
     program_rows("common", common, n_common);
-    const ga_program_spec *specs[] = {&nh_command_line, &env_command_line, &gf_command_line, &mb_command_line,
-                                      &ddp_command_line};
+    const ga_program_spec *specs[] = {&nh_command_line, &env_command_line, &gf_command_line,
+                                      &mb_command_line, &ddp_command_line, &lm_command_line};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         program(specs[i]);
     program_rows("allreduce_bw", ar_options, AR_N_OPTIONS); /* its spec is built in its main.c */
