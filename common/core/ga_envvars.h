@@ -17,7 +17,7 @@ bool ga_envvar_value_is_secret(const char *value);
  * JWT, the user:password of a URL, the value of a parameter that names a credential (?token=, &sig=,
  * AccountKey=, password=), a PEM block and what follows it, and a run of 20 or more characters that reads as
  * random (upper and lower case and digits, or 32 hex digits and more: an AWS secret key has no prefix).
- * ctest/common/secrets/corpus.tsv is the corpus each shape is tested against. */
+ * ctest/common/data/secrets/corpus.tsv is the corpus each shape is tested against. */
 void ga_envvar_redact_value(const char *value, char *out, size_t len);
 
 /* The same for variable name: the variables a report needs as they are (ga_envvar_value_plain) are spared the

@@ -368,7 +368,7 @@ def case_suite_fabric_floor(bin_dir, work):
     src = os.path.normpath(os.path.join(HERE, "..", ".."))
     cluster("up", "2", "1")
     d = fresh(os.path.join(work, "fabric_floor"))
-    nh = os.path.join(src, "ctest", "node_health")
+    nh = os.path.join(src, "ctest", "node_health", "data")
     baseline = os.path.join(src, "suite", "baselines", "h100-sxm.json")
     cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(),
            "--only", "node_health,allreduce_bw", "--baseline", baseline, "--preflight-timeout", "30",

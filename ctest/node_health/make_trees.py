@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the sysfs trees the node_health cases replay (ctest/node_health/trees/<variant>/). Run it after changing
+"""Writes the sysfs trees the node_health cases replay (ctest/node_health/data/trees/<variant>/). Run it after changing
 a variant; its output is committed so that the cases are plain folders.   make_trees.py OUT_DIR
 
 Two node shapes:
