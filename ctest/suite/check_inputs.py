@@ -4,13 +4,10 @@ TEST: report_rule | escaping | no_clobber | node_names | secrets | compare | sch
 leftovers. The programs are taken from GPUACCEPT's directory; GA_FAULT_SHIM names ctest/common/fault_shim.c's
 library and GA_MPIEXEC the launcher (leftovers). Exit 0 pass, 1 fail."""
 import copy
-import glob
 import json
 import os
 import re
 import shutil
-import signal
-import stat
 import subprocess
 import sys
 import time

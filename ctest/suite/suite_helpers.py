@@ -9,7 +9,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gatest import check, failures  # noqa: E402,F401 (failures: read by check_suite.py)
+import gatest  # noqa: E402
+from gatest import check  # noqa: E402
+
+failures = gatest.failures  # the one list of failed checks (the same list), read by check_suite.py
 
 TEST, GA, FX, WORK = sys.argv[1:5]
 
