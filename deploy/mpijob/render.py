@@ -179,6 +179,25 @@ def kernel_log_caps(programs):
     return ["SYSLOG"] if "node_health" in programs else []
 
 
+def job_run_policy(a):
+    """The MPIJob's runPolicy: clean-up, time limits, no retry, and the gang when asked for."""
+    run_policy = {
+        "cleanPodPolicy": "Running",  # workers go when the job ends; the launcher's log stays
+        "ttlSecondsAfterFinished": a.ttl,
+        "activeDeadlineSeconds": a.deadline,
+        "backoffLimit": 0,  # an acceptance run that failed is a result, not a reason to retry
+    }
+    if a.scheduling_policy:
+        # Gang scheduling: every pod of the job or none, so half a job never holds GPUs waiting for the rest.
+        policy = {"minAvailable": a.nodes}
+        if a.queue:
+            policy["queue"] = a.queue
+        if a.priority_class:
+            policy["priorityClass"] = a.priority_class
+        run_policy["schedulingPolicy"] = policy
+    return run_policy
+
+
 def mpijob(a, program):
     programs = PROGRAMS if program == "suite" else [program]
     name = a.name or "gpuaccept" + ("" if program == "suite" else "-" + program.replace("_", "-"))
@@ -215,20 +234,7 @@ def mpijob(a, program):
             c["securityContext"] = sc
     dshm = {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": a.shm_size}}
     labels = {"app.kubernetes.io/name": "gpuaccept", "app.kubernetes.io/component": program.replace("_", "-")}
-    run_policy = {
-        "cleanPodPolicy": "Running",  # workers go when the job ends; the launcher's log stays
-        "ttlSecondsAfterFinished": a.ttl,
-        "activeDeadlineSeconds": a.deadline,
-        "backoffLimit": 0,  # an acceptance run that failed is a result, not a reason to retry
-    }
-    if a.scheduling_policy:
-        # Gang scheduling: every pod of the job or none, so half a job never holds GPUs waiting for the rest.
-        policy = {"minAvailable": a.nodes}
-        if a.queue:
-            policy["queue"] = a.queue
-        if a.priority_class:
-            policy["priorityClass"] = a.priority_class
-        run_policy["schedulingPolicy"] = policy
+    run_policy = job_run_policy(a)
     replicas = {"Launcher": {"replicas": 1, "restartPolicy": "Never",
                              "template": pod_template(a, pod_spec(a, launcher, name, [dshm]), name)}}
     if a.nodes > 1:
@@ -274,6 +280,22 @@ def check_names(a, program):
                       .format(a.ssh_port))
 
 
+def add_placement_options(p):
+    """Where the pods may run and how they are scheduled: selectors, tolerations, affinity, the gang."""
+    p.add_argument("--node-selector", action="append", default=[], metavar="KEY=VALUE",
+                   help="only nodes with this label (repeatable)")
+    p.add_argument("--toleration", action="append", default=[], metavar="KEY[=VALUE]:EFFECT",
+                   help="tolerate this taint (repeatable)")
+    p.add_argument("--no-default-toleration", action="store_true",
+                   help="do not tolerate gpuaccept's own taint ({}:NoSchedule)".format(ACCEPTANCE_TAINT))
+    p.add_argument("--affinity-file", help="JSON file with a pod affinity object (nodeAffinity, ...) [none]")
+    p.add_argument("--priority-class", help="priorityClassName of the pods (and of the gang) [none]")
+    p.add_argument("--scheduling-policy", action="store_true",
+                   help="gang scheduling: runPolicy.schedulingPolicy with minAvailable = --nodes")
+    p.add_argument("--queue", help="schedulingPolicy.queue (Volcano) [none]")
+    p.add_argument("--scheduler-name", help="schedulerName of the pods, e.g. volcano [the default scheduler]")
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--program", default="suite", choices=["suite"] + PROGRAMS)
@@ -296,18 +318,7 @@ def parse_args(argv):
     p.add_argument("--shm-size", default="16Gi", help="memory-backed /dev/shm per pod [16Gi]")
     p.add_argument("--cpu", default="8", help="CPU request per pod [8]")
     p.add_argument("--memory", default="32Gi", help="memory request per pod; the limit adds --shm-size [32Gi]")
-    p.add_argument("--node-selector", action="append", default=[], metavar="KEY=VALUE",
-                   help="only nodes with this label (repeatable)")
-    p.add_argument("--toleration", action="append", default=[], metavar="KEY[=VALUE]:EFFECT",
-                   help="tolerate this taint (repeatable)")
-    p.add_argument("--no-default-toleration", action="store_true",
-                   help="do not tolerate gpuaccept's own taint ({}:NoSchedule)".format(ACCEPTANCE_TAINT))
-    p.add_argument("--affinity-file", help="JSON file with a pod affinity object (nodeAffinity, ...) [none]")
-    p.add_argument("--priority-class", help="priorityClassName of the pods (and of the gang) [none]")
-    p.add_argument("--scheduling-policy", action="store_true",
-                   help="gang scheduling: runPolicy.schedulingPolicy with minAvailable = --nodes")
-    p.add_argument("--queue", help="schedulingPolicy.queue (Volcano) [none]")
-    p.add_argument("--scheduler-name", help="schedulerName of the pods, e.g. volcano [the default scheduler]")
+    add_placement_options(p)
     p.add_argument("--non-root", action="store_true", help="run as --run-as-user, ssh keys at "
                    "--ssh-auth-mount-path, sshd on --ssh-port (2222 unless given)")
     p.add_argument("--run-as-user", type=int, default=1000, help="UID (and GID, fsGroup) with --non-root [1000]")
