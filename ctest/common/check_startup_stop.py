@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gatest import check, failures  # noqa: E402
 
 WHEN, BIN, SHIM, WORK = sys.argv[1:5]
-MPIEXEC = sys.argv[sys.argv.index("--") + 1:]
+MPIEXEC = sys.argv[sys.argv.index("--") + 1 :]
 BOUND = 60  # seconds the job gets before the test calls it a hang
 
 
@@ -37,11 +37,24 @@ shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 rd = os.path.join(WORK, "reports")
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-cmd = MPIEXEC + ["-np", "3", "--oversubscribe", "-x", "LD_PRELOAD=" + SHIM, "-x", "GA_TEST_STOP_RANK=1", "-x",
-                 "GA_TEST_STOP_WHEN=" + WHEN, os.path.join(BIN, "env_audit"), "--timeout", "5", "--report-dir", rd]
+cmd = MPIEXEC + [
+    "-np",
+    "3",
+    "--oversubscribe",
+    "-x",
+    "LD_PRELOAD=" + SHIM,
+    "-x",
+    "GA_TEST_STOP_RANK=1",
+    "-x",
+    "GA_TEST_STOP_WHEN=" + WHEN,
+    os.path.join(BIN, "env_audit"),
+    "--timeout",
+    "5",
+    "--report-dir",
+    rd,
+]
 t0 = time.time()
-p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                     start_new_session=True)
+p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
 try:
     out, err = p.communicate(timeout=BOUND)
     hung = False
@@ -53,9 +66,17 @@ wall = time.time() - t0
 check(not hung, "rank 1 stopped %s MPI's start-up: the job ended by itself (%.1f s)" % (WHEN, wall))
 fatal = [l for l in err.splitlines() if l.startswith("[FATAL]")]
 check(not hung and p.returncode == 4, "exit 4 (got %s)" % (None if hung else p.returncode))
-check(fatal and all(l.startswith("[FATAL] start-up: timeout: MPI_Init and the ranks' first exchanges did not "
-                                 "complete within 5 s; seen from rank ") for l in fatal),
-      "every [FATAL] line is the start-up's, naming no host to blame (%s)" % fatal[:2])
+check(
+    fatal
+    and all(
+        l.startswith(
+            "[FATAL] start-up: timeout: MPI_Init and the ranks' first exchanges did not "
+            "complete within 5 s; seen from rank "
+        )
+        for l in fatal
+    ),
+    "every [FATAL] line is the start-up's, naming no host to blame (%s)" % fatal[:2],
+)
 check(not hung and wall < 40, "within 40 s of a 5 s bound (%.1f s)" % wall)
 check(not os.path.exists(os.path.join(rd, "env_audit.json")), "no report")
 time.sleep(1)

@@ -23,17 +23,24 @@ def size(inspect):
     """The sum of the layers' sizes: what `docker images` and `podman images` show (uncompressed)."""
     layers = json.loads(inspect["Manifest"])["layers"]
     sizes = [layer["size"] for layer in layers]
-    print("image size: {:.0f} MB uncompressed ({} bytes; layers: {})".format(
-        sum(sizes) / 1e6, sum(sizes), " + ".join("{:.0f} MB".format(s / 1e6) for s in sizes)))
+    print(
+        "image size: {:.0f} MB uncompressed ({} bytes; layers: {})".format(
+            sum(sizes) / 1e6, sum(sizes), " + ".join("{:.0f} MB".format(s / 1e6) for s in sizes)
+        )
+    )
 
 
 def labels(inspect, version, revision):
     got = inspect["OCIv1"]["config"].get("Labels") or {}
     oci = "org.opencontainers.image."
-    check(got.get(oci + "version") == version, "label version {!r} is the build's {}".format(
-        got.get(oci + "version"), version))
-    check(revision == "unknown" or got.get(oci + "revision") == revision,
-          "label revision {!r} is the checkout's {}".format(got.get(oci + "revision"), revision))
+    check(
+        got.get(oci + "version") == version,
+        "label version {!r} is the build's {}".format(got.get(oci + "version"), version),
+    )
+    check(
+        revision == "unknown" or got.get(oci + "revision") == revision,
+        "label revision {!r} is the checkout's {}".format(got.get(oci + "revision"), revision),
+    )
     for name in ("source", "licenses", "title"):
         check(bool(got.get(oci + name)), "label {} is set: {!r}".format(name, got.get(oci + name)))
 
@@ -41,10 +48,14 @@ def labels(inspect, version, revision):
 # What the mpi-operator (pkg/controller/mpi_job_controller.go: launcherEnvVars, ompiEnvVars, the slots variable)
 # appends to the launcher container's env, after the manifest's own; the kubelet keeps the last of equal names.
 def operator_env(slots):
-    return [("K_MPI_JOB_ROLE", "launcher"), ("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
-            ("OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"),
-            ("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"), ("OMPI_MCA_orte_set_default_slots", str(slots)),
-            ("KUBERNETES_SERVICE_HOST", "10.96.0.1")]
+    return [
+        ("K_MPI_JOB_ROLE", "launcher"),
+        ("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
+        ("OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"),
+        ("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),
+        ("OMPI_MCA_orte_set_default_slots", str(slots)),
+        ("KUBERNETES_SERVICE_HOST", "10.96.0.1"),
+    ]
 
 
 # The nodes the two pods run on, unlike their host names (the pods'), as the downward API gives them.
@@ -68,16 +79,20 @@ def pods(manifest, out):
     words), launcher.env (NAME=VALUE lines, last one wins as in the kubelet), hostfile (the operator's format)
     and pod.vars (shell assignments: names, user, ssh mount path, report directory)."""
     import yaml
+
     job = yaml.safe_load(open(manifest))
     spec = job["spec"]
     name, ns = job["metadata"]["name"], job["metadata"].get("namespace", "default")
-    check(spec["runLauncherAsWorker"] is True and spec["mpiReplicaSpecs"]["Worker"]["replicas"] == 1,
-          "the job is a launcher (a node of the job) and one worker")
+    check(
+        spec["runLauncherAsWorker"] is True and spec["mpiReplicaSpecs"]["Worker"]["replicas"] == 1,
+        "the job is a launcher (a node of the job) and one worker",
+    )
     pod = {k: spec["mpiReplicaSpecs"][k]["template"]["spec"] for k in ("Launcher", "Worker")}
     launcher, worker = (pod[k]["containers"][0] for k in ("Launcher", "Worker"))
     env = {}
-    for k, v in [(e["name"], kubelet_value(e, "launcher")) for e in launcher.get("env", [])] + \
-            operator_env(spec["slotsPerWorker"]):
+    for k, v in [(e["name"], kubelet_value(e, "launcher")) for e in launcher.get("env", [])] + operator_env(
+        spec["slotsPerWorker"]
+    ):
         env.pop(k, None)
         env[k] = v
     with open(os.path.join(out, "launcher.env"), "w") as f:
@@ -91,31 +106,44 @@ def pods(manifest, out):
         f.write("".join("{} slots={}\n".format(h, spec["slotsPerWorker"]) for h in hosts))
     user = (pod["Launcher"].get("securityContext") or {}).get("runAsUser", 0)
     reports = [m["mountPath"] for m in launcher["volumeMounts"] if m["name"] == "reports"][0]
-    values = {"job": name, "launcher_fqdn": hosts[0], "worker_fqdn": hosts[1], "run_as": user,
-              "ssh_path": spec.get("sshAuthMountPath", "/root/.ssh"), "report_dir": reports}
+    values = {
+        "job": name,
+        "launcher_fqdn": hosts[0],
+        "worker_fqdn": hosts[1],
+        "run_as": user,
+        "ssh_path": spec.get("sshAuthMountPath", "/root/.ssh"),
+        "report_dir": reports,
+    }
     with open(os.path.join(out, "pod.vars"), "w") as f:
         f.write("".join("{}={}\n".format(k, shlex.quote(str(v))) for k, v in values.items()))
 
 
 def verdict_lines(log):
     """The log's lines less buildah's own notes on a command's exit status, and the suite's verdict lines."""
-    lines = [l for l in open(log).read().splitlines()
-             if not l.startswith(("subprocess exited with status", "Error: exit status"))]
+    lines = [
+        l
+        for l in open(log).read().splitlines()
+        if not l.startswith(("subprocess exited with status", "Error: exit status"))
+    ]
     return lines, [l for l in lines if l.startswith("[SUITE] verdict:")]
 
 
 def quick(report_dir, log, programs):
     lines, verdicts = verdict_lines(log)
     check(len(verdicts) == 1, "one verdict line: {}".format(verdicts))
-    check(lines and lines[-1] == "[RESULT] SUCCESS", "the last line is [RESULT] SUCCESS: {!r}".format(
-        lines[-1] if lines else None))
+    check(
+        lines and lines[-1] == "[RESULT] SUCCESS",
+        "the last line is [RESULT] SUCCESS: {!r}".format(lines[-1] if lines else None),
+    )
     found = glob.glob(os.path.join(report_dir, "*", "summary.json"))
     check(len(found) == 1, "one summary.json under the default report directory: {}".format(found))
     if len(found) != 1:
         return
     verdict = json.load(open(found[0]))["verdict"]
-    check(verdict["result"] == "pass" and verdict["exit_code"] == 0, "summary.json: pass, exit 0: {}".format(
-        {k: verdict.get(k) for k in ("result", "exit_code", "fault_codes")}))
+    check(
+        verdict["result"] == "pass" and verdict["exit_code"] == 0,
+        "summary.json: pass, exit 0: {}".format({k: verdict.get(k) for k in ("result", "exit_code", "fault_codes")}),
+    )
     run = json.load(open(os.path.join(os.path.dirname(found[0]), "suite_run.json")))
     ran = [s["program"] for s in run["steps"] if s["status"] != "skipped"]
     check(ran == programs.split(","), "every program of the suite ran: {}".format(ran))
@@ -130,12 +158,16 @@ def mpijob(report_dir, log, launcher_host, worker_host):
         check(False, "env_audit.json: {}".format(e))
         return
     hosts = sorted((n["host"], n.get("pod")) for n in report["nodes"])
-    check(report["launcher"]["kind"] == "mpijob" and report["world_size"] == 2,
-          "launcher kind mpijob, 2 ranks: {} {}".format(report["launcher"]["kind"], report["world_size"]))
+    check(
+        report["launcher"]["kind"] == "mpijob" and report["world_size"] == 2,
+        "launcher kind mpijob, 2 ranks: {} {}".format(report["launcher"]["kind"], report["world_size"]),
+    )
     # Each rank names its node (GA_NODE_NAME: the launcher's env, the worker's through sshd's SetEnv) and its
     # pod beside it (issue 41, item 1).
-    check(hosts == sorted([(NODES["launcher"], launcher_host), (NODES["worker"], worker_host)]),
-          "one rank in each container, named by node and pod: {}".format(hosts))
+    check(
+        hosts == sorted([(NODES["launcher"], launcher_host), (NODES["worker"], worker_host)]),
+        "one rank in each container, named by node and pod: {}".format(hosts),
+    )
     verdict = json.load(open(os.path.join(report_dir, "summary.json")))["verdict"]
     check(verdict["exit_code"] == 0, "summary.json exit code 0: {}".format(verdict["exit_code"]))
 

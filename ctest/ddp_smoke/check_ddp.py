@@ -23,7 +23,6 @@ from gatest import fail_unless as check, failures  # noqa: E402
 EQUIV_RTOL = 1e-10
 
 
-
 def run(args, mpiexec, ranks, flags, env_extra=None, report_dir=None):
     cmd = list(mpiexec) + ["-np", str(ranks), args.bin] + flags
     if report_dir:
@@ -46,10 +45,22 @@ def finding_ranks(report, code):
     return sorted(f.get("rank", f.get("world_rank")) for f in report["findings"] if f["code"] == code)
 
 
-SUMMARY_FIELDS = {"backend": str, "ranks": int, "global_batch": int, "steps": int, "loss_start": float,
-                  "loss_end": float, "improvement": float, "min_improvement": float, "samples_per_s": float,
-                  "step_time_ms": float, "comm_fraction": float, "replicas_identical": bool,
-                  "mismatched_ranks": list, "loss_curve": list}
+SUMMARY_FIELDS = {
+    "backend": str,
+    "ranks": int,
+    "global_batch": int,
+    "steps": int,
+    "loss_start": float,
+    "loss_end": float,
+    "improvement": float,
+    "min_improvement": float,
+    "samples_per_s": float,
+    "step_time_ms": float,
+    "comm_fraction": float,
+    "replicas_identical": bool,
+    "mismatched_ranks": list,
+    "loss_curve": list,
+}
 
 
 def check_report_shape(report, ranks, local_batch, steps):
@@ -88,8 +99,10 @@ def case_trains(args, mpiexec):
     s = r["summary"]
     check(r["verdict"]["result"] == "pass", "verdict %r" % r["verdict"])
     check(s["loss_end"] < s["loss_start"], "loss did not fall: %r -> %r" % (s["loss_start"], s["loss_end"]))
-    check(abs(s["improvement"] - (s["loss_start"] - s["loss_end"]) / s["loss_start"]) < 1e-12,
-          "improvement is not (start - end) / start")
+    check(
+        abs(s["improvement"] - (s["loss_start"] - s["loss_end"]) / s["loss_start"]) < 1e-12,
+        "improvement is not (start - end) / start",
+    )
     check(s["improvement"] >= s["min_improvement"], "improvement below the minimum")
     check(s["replicas_identical"] is True and s["mismatched_ranks"] == [], "replicas not identical")
     hashes = {rk["param_hash"] for n in r["nodes"] for rk in n["ranks"]}
@@ -117,43 +130,61 @@ def case_equivalence(args, mpiexec):
         d = abs(a["loss"] - z["loss"]) / abs(a["loss"])
         if d > worst:
             worst, worst_step = d, a["step"]
-    print("equivalence: 1 rank x %d vs %d ranks x %d: worst relative loss difference %.3g at step %d "
-          "(tolerance %g)" % (args.ranks * b, args.ranks, b, worst, worst_step, EQUIV_RTOL))
+    print(
+        "equivalence: 1 rank x %d vs %d ranks x %d: worst relative loss difference %.3g at step %d "
+        "(tolerance %g)" % (args.ranks * b, args.ranks, b, worst, worst_step, EQUIV_RTOL)
+    )
     check(worst <= EQUIV_RTOL, "trajectories differ: %.3g at step %d > %g" % (worst, worst_step, EQUIV_RTOL))
     check(c1[-1]["loss"] < 0.8 * c1[0]["loss"], "the compared runs must actually train")
 
 
 def case_perturb(args, mpiexec):
     k = args.perturb_rank
-    p, r = run(args, mpiexec, args.ranks, ["--quick", "--backend", "host", "--steps", "50",
-                                           "--min-improvement", "0"],
-               env_extra={"GPUACCEPT_TEST_PERTURB_RANK": str(k)}, report_dir=args.work + "/report")
+    p, r = run(
+        args,
+        mpiexec,
+        args.ranks,
+        ["--quick", "--backend", "host", "--steps", "50", "--min-improvement", "0"],
+        env_extra={"GPUACCEPT_TEST_PERTURB_RANK": str(k)},
+        report_dir=args.work + "/report",
+    )
     check(p.returncode == 1, "exit code %d, expected 1" % p.returncode)
     result = [l for l in p.stdout.splitlines() if l.startswith("[RESULT]")]
-    check(len(result) == 1 and "DDP_REPLICA_MISMATCH" in result[0] and ("rank %d on" % k) in result[0],
-          "the [RESULT] line must name DDP_REPLICA_MISMATCH and rank %d: %r" % (k, result))
+    check(
+        len(result) == 1 and "DDP_REPLICA_MISMATCH" in result[0] and ("rank %d on" % k) in result[0],
+        "the [RESULT] line must name DDP_REPLICA_MISMATCH and rank %d: %r" % (k, result),
+    )
     if r is None:
         check(False, "no report")
         return
     s = r["summary"]
-    check(s["replicas_identical"] is False and s["mismatched_ranks"] == [k], "mismatched_ranks %r" %
-          s["mismatched_ranks"])
+    check(
+        s["replicas_identical"] is False and s["mismatched_ranks"] == [k], "mismatched_ranks %r" % s["mismatched_ranks"]
+    )
     f = [x for x in r["findings"] if x["code"] == "DDP_REPLICA_MISMATCH"]
     check(len(f) == 1 and f[0].get("rank") == k and f[0].get("host"), "findings %r" % f)
     check(r["verdict"]["result"] == "fail", "verdict %r" % r["verdict"])
 
 
 def case_not_improved(args, mpiexec):
-    p, r = run(args, mpiexec, args.ranks, ["--quick", "--backend", "host", "--steps", "30",
-                                           "--min-improvement", "95"], report_dir=args.work + "/report")
+    p, r = run(
+        args,
+        mpiexec,
+        args.ranks,
+        ["--quick", "--backend", "host", "--steps", "30", "--min-improvement", "95"],
+        report_dir=args.work + "/report",
+    )
     check(p.returncode == 1, "exit code %d, expected 1" % p.returncode)
-    check(r is not None and [f["code"] for f in r["findings"] if f["severity"] == "fail"] ==
-          ["DDP_LOSS_NOT_IMPROVED"], "findings %r" % (r and r["findings"]))
+    check(
+        r is not None and [f["code"] for f in r["findings"] if f["severity"] == "fail"] == ["DDP_LOSS_NOT_IMPROVED"],
+        "findings %r" % (r and r["findings"]),
+    )
 
 
 def case_nonfinite(args, mpiexec):
-    p, r = run(args, mpiexec, args.ranks, ["--quick", "--backend", "host", "--lr", "50"],
-               report_dir=args.work + "/report")
+    p, r = run(
+        args, mpiexec, args.ranks, ["--quick", "--backend", "host", "--lr", "50"], report_dir=args.work + "/report"
+    )
     check(p.returncode == 1, "exit code %d, expected 1" % p.returncode)
     check(r is not None and "DDP_NONFINITE" in [f["code"] for f in r["findings"]], "no DDP_NONFINITE finding")
     check(r is not None and r["summary"]["steps"] < 300, "training should stop at the non-finite step")
@@ -186,18 +217,39 @@ def write_idx(d, n=2048, side=8, classes=4, seed=3, corrupt=None):
 def case_idx(args, mpiexec):
     d = args.work + "/idx"
     write_idx(d)
-    p, r = run(args, mpiexec, args.ranks, ["--backend", "host", "--data", "idx:" + d, "--epochs", "3",
-                                           "--batch-size", "32", "--hidden", "64", "--min-improvement", "50"],
-               report_dir=args.work + "/report")
+    p, r = run(
+        args,
+        mpiexec,
+        args.ranks,
+        [
+            "--backend",
+            "host",
+            "--data",
+            "idx:" + d,
+            "--epochs",
+            "3",
+            "--batch-size",
+            "32",
+            "--hidden",
+            "64",
+            "--min-improvement",
+            "50",
+        ],
+        report_dir=args.work + "/report",
+    )
     check(p.returncode == 0, "exit code %d, expected 0" % p.returncode)
     if r is None:
         check(False, "no report")
         return
     s = r["summary"]
-    check(s["data"].startswith("idx:") and s["model"]["input"] == 64 and s["model"]["classes"] == 4,
-          "data %r model %r" % (s["data"], s["model"]))
-    check(s["steps"] == 3 * math.ceil(2048 / (32 * args.ranks)), "3 epochs should be %d steps, got %d" %
-          (3 * math.ceil(2048 / (32 * args.ranks)), s["steps"]))
+    check(
+        s["data"].startswith("idx:") and s["model"]["input"] == 64 and s["model"]["classes"] == 4,
+        "data %r model %r" % (s["data"], s["model"]),
+    )
+    check(
+        s["steps"] == 3 * math.ceil(2048 / (32 * args.ranks)),
+        "3 epochs should be %d steps, got %d" % (3 * math.ceil(2048 / (32 * args.ranks)), s["steps"]),
+    )
     check(s["improvement"] >= 0.5 and s["replicas_identical"], "improvement %r" % s["improvement"])
 
 
@@ -223,15 +275,17 @@ def case_bad_idx(args, mpiexec):
     # issue 18: a path longer than the buffer was cut silently
     expect_usage_error(args, mpiexec, ["--data", "idx:/" + "d" * 1100], "idx: path longer than")
     # issue 18: epochs x steps per epoch beyond an int was 0 steps and a read of loss_curve[-1]
-    expect_usage_error(args, mpiexec, ["--epochs", "1048576", "--samples", "8192", "--batch-size", "1"],
-                       "more than 1073741824")
+    expect_usage_error(
+        args, mpiexec, ["--epochs", "1048576", "--samples", "8192", "--batch-size", "1"], "more than 1073741824"
+    )
 
 
 def case_no_gpu(args, mpiexec):
     """--backend gpu where no GPU is visible (hidden if there is one): an environment error, exit 3, saying
     why."""
-    expect_usage_error(args, mpiexec, ["--backend", "gpu", "--quick"], "no GPU", code=3,
-                       env_extra={"CUDA_VISIBLE_DEVICES": ""})
+    expect_usage_error(
+        args, mpiexec, ["--backend", "gpu", "--quick"], "no GPU", code=3, env_extra={"CUDA_VISIBLE_DEVICES": ""}
+    )
 
 
 def compute_lists(report):
@@ -250,24 +304,37 @@ def case_straggler(args, mpiexec):
     if r is None:
         check(False, "no report")
         return
-    check(finding_ranks(r, "DDP_STRAGGLER") == [k], "DDP_STRAGGLER on %r, expected [%d]"
-          % (finding_ranks(r, "DDP_STRAGGLER"), k))
+    check(
+        finding_ranks(r, "DDP_STRAGGLER") == [k],
+        "DDP_STRAGGLER on %r, expected [%d]" % (finding_ranks(r, "DDP_STRAGGLER"), k),
+    )
     check([f["code"] for f in r["findings"]] == ["DDP_STRAGGLER"], "findings %r" % r["findings"])
     check("every rank measures it again (pass 2 of at most 2)" in p.stdout, "no second remeasurement pass")
     lists = compute_lists(r)
     check(all(len(v) == 3 for v in lists.values()), "3 compute measurements per rank: %r" % lists)
     best = {rk["rank"]: rk["compute_ms"] for n in r["nodes"] for rk in n["ranks"]}
     check(all(abs(best[x] - min(v)) < 1e-9 for x, v in lists.items()), "compute_ms is not the best of %r" % lists)
-    p, r = run(args, mpiexec, args.ranks, flags + ["--remeasure", "0"], env_extra=slow,
-               report_dir=args.work + "/once")
-    check(r is not None and finding_ranks(r, "DDP_STRAGGLER") == [k] and "measures it again" not in p.stdout
-          and all(len(v) == 1 for v in compute_lists(r).values()),
-          "--remeasure 0: named on one measurement each, not measured again")
+    p, r = run(args, mpiexec, args.ranks, flags + ["--remeasure", "0"], env_extra=slow, report_dir=args.work + "/once")
+    check(
+        r is not None
+        and finding_ranks(r, "DDP_STRAGGLER") == [k]
+        and "measures it again" not in p.stdout
+        and all(len(v) == 1 for v in compute_lists(r).values()),
+        "--remeasure 0: named on one measurement each, not measured again",
+    )
 
 
-CASES = {"trains": case_trains, "straggler": case_straggler, "equivalence": case_equivalence, "perturb": case_perturb,
-         "not-improved": case_not_improved, "nonfinite": case_nonfinite, "idx": case_idx,
-         "bad-idx": case_bad_idx, "no-gpu": case_no_gpu}
+CASES = {
+    "trains": case_trains,
+    "straggler": case_straggler,
+    "equivalence": case_equivalence,
+    "perturb": case_perturb,
+    "not-improved": case_not_improved,
+    "nonfinite": case_nonfinite,
+    "idx": case_idx,
+    "bad-idx": case_bad_idx,
+    "no-gpu": case_no_gpu,
+}
 
 
 def main():
@@ -285,7 +352,7 @@ def main():
     args = ap.parse_args(argv[:cut])
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
-    CASES[args.case](args, argv[cut + 1:])
+    CASES[args.case](args, argv[cut + 1 :])
     if failures:
         print("%d check(s) failed" % len(failures), file=sys.stderr)
         return 1

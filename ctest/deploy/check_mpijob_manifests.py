@@ -22,15 +22,46 @@ import tempfile
 import yaml
 
 source_dir, mode = sys.argv[1:3]
-AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-    {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}]}]}}}
+AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}]}
+            ]
+        }
+    }
+}
 _affinity_dir = tempfile.TemporaryDirectory(prefix="ga-affinity.")  # removed at exit
 AFFINITY_FILE = os.path.join(_affinity_dir.name, "affinity.json")
-SCHEDULING = ["--node-selector", "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3", "--node-selector", "pool=gpu",
-              "--toleration", "nvidia.com/gpu:NoSchedule", "--toleration", "dedicated=acceptance:NoExecute",
-              "--affinity-file", AFFINITY_FILE, "--priority-class", "acceptance-high", "--scheduling-policy",
-              "--queue", "acceptance", "--scheduler-name", "volcano", "--cpu", "16", "--memory", "64Gi",
-              "--ib-gid-index", "3", "--env", "FOO=bar baz", "--env", "NCCL_NET_GDR_LEVEL=PHB"]
+SCHEDULING = [
+    "--node-selector",
+    "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3",
+    "--node-selector",
+    "pool=gpu",
+    "--toleration",
+    "nvidia.com/gpu:NoSchedule",
+    "--toleration",
+    "dedicated=acceptance:NoExecute",
+    "--affinity-file",
+    AFFINITY_FILE,
+    "--priority-class",
+    "acceptance-high",
+    "--scheduling-policy",
+    "--queue",
+    "acceptance",
+    "--scheduler-name",
+    "volcano",
+    "--cpu",
+    "16",
+    "--memory",
+    "64Gi",
+    "--ib-gid-index",
+    "3",
+    "--env",
+    "FOO=bar baz",
+    "--env",
+    "NCCL_NET_GDR_LEVEL=PHB",
+]
 mpijob_dir = os.path.join(source_dir, "deploy", "mpijob")
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, mpijob_dir)
@@ -69,36 +100,65 @@ def committed():
 
 
 def rendered():
-    shapes = [["--nodes", "1", "--gpus-per-node", "8"], ["--nodes", "64", "--gpus-per-node", "4"],
-              ["--nodes", "2", "--gpus-per-node", "2", "--cpu-only"]]
-    knobs = [[], ["--namespace", "ml-infra", "--report-pvc", "gpuaccept-reports", "--args=--quick --timeout 300",
-                  "--shm-size", "64Gi", "--image", "registry.example.com:5000/gpuaccept:1.0"],
-             ["--rdma-network", "sriov-ib", "--ib-hca", "mlx5", "--socket-ifname", "bond0", "--ssh-port", "2022"],
-             SCHEDULING, ["--non-root", "--run-as-user", "1001", "--no-default-toleration"],
-             ["--no-ib", "--socket-ifname", "bond0"], ["--rdma-resource", "nvidia.com/hca=8"]]
+    shapes = [
+        ["--nodes", "1", "--gpus-per-node", "8"],
+        ["--nodes", "64", "--gpus-per-node", "4"],
+        ["--nodes", "2", "--gpus-per-node", "2", "--cpu-only"],
+    ]
+    knobs = [
+        [],
+        [
+            "--namespace",
+            "ml-infra",
+            "--report-pvc",
+            "gpuaccept-reports",
+            "--args=--quick --timeout 300",
+            "--shm-size",
+            "64Gi",
+            "--image",
+            "registry.example.com:5000/gpuaccept:1.0",
+        ],
+        ["--rdma-network", "sriov-ib", "--ib-hca", "mlx5", "--socket-ifname", "bond0", "--ssh-port", "2022"],
+        SCHEDULING,
+        ["--non-root", "--run-as-user", "1001", "--no-default-toleration"],
+        ["--no-ib", "--socket-ifname", "bond0"],
+        ["--rdma-resource", "nvidia.com/hca=8"],
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         with open(AFFINITY_FILE, "w") as f:
             json.dump(AFFINITY, f)
-        paths = write_rendered(tmp, [render_yaml(["--program", program, "--variant", variant] + shape + knob)
-                                     for program, variant, shape, knob in itertools.product(
-                                         ["suite"] + render.PROGRAMS, render.VARIANTS, shapes, knobs)])
+        paths = write_rendered(
+            tmp,
+            [
+                render_yaml(["--program", program, "--variant", variant] + shape + knob)
+                for program, variant, shape, knob in itertools.product(
+                    ["suite"] + render.PROGRAMS, render.VARIANTS, shapes, knobs
+                )
+            ],
+        )
         check(validate(paths), "{} rendered variants validate".format(len(paths)))
         # The knobs must reach the manifest, not only parse.
         doc = yaml.safe_load(render_yaml(["--variant", "rdma"] + knobs[2]))
         worker = doc["spec"]["mpiReplicaSpecs"]["Worker"]
-        check(worker["template"]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == "sriov-ib"
-              and worker["template"]["spec"]["containers"][0]["command"][-1] == "2022"
-              and "hostNetwork" not in worker["template"]["spec"],
-              "rdma network annotation and ssh port reach the rendered worker")
+        check(
+            worker["template"]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == "sriov-ib"
+            and worker["template"]["spec"]["containers"][0]["command"][-1] == "2022"
+            and "hostNetwork" not in worker["template"]["spec"],
+            "rdma network annotation and ssh port reach the rendered worker",
+        )
         fabric()
         node_names()
         doc = yaml.safe_load(render_yaml(["--report-pvc", "gpuaccept-reports"]))
-        vols = {role: {v["name"]: v for v in doc["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]["volumes"]}
-                for role in ("Launcher", "Worker")}
-        check(vols["Launcher"]["reports"] == {"name": "reports",
-                                             "persistentVolumeClaim": {"claimName": "gpuaccept-reports"}}
-              and vols["Worker"]["reports"] == {"name": "reports", "emptyDir": {}},
-              "--report-pvc backs the launcher's reports (rank 0 writes there); workers keep an emptyDir")
+        vols = {
+            role: {v["name"]: v for v in doc["spec"]["mpiReplicaSpecs"][role]["template"]["spec"]["volumes"]}
+            for role in ("Launcher", "Worker")
+        }
+        check(
+            vols["Launcher"]["reports"]
+            == {"name": "reports", "persistentVolumeClaim": {"claimName": "gpuaccept-reports"}}
+            and vols["Worker"]["reports"] == {"name": "reports", "emptyDir": {}},
+            "--report-pvc backs the launcher's reports (rank 0 writes there); workers keep an emptyDir",
+        )
         # The scheduling knobs reach both pods (the launcher is a node too) and the run policy.
         doc = yaml.safe_load(render_yaml(["--nodes", "3"] + SCHEDULING))
         spec = doc["spec"]
@@ -106,48 +166,71 @@ def rendered():
             pod = spec["mpiReplicaSpecs"][role]["template"]["spec"]
             c = pod["containers"][0]
             env = {e["name"]: e.get("value") for e in c["env"]} if role == "Launcher" else {}
-            check(pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "pool": "gpu"}
-                  and pod["affinity"]["nodeAffinity"] == AFFINITY["nodeAffinity"]
-                  and pod["affinity"]["podAntiAffinity"] == ONE_POD_PER_NODE and pod["priorityClassName"] == "acceptance-high"
-                  and pod["schedulerName"] == "volcano"
-                  and {"key": "gpuaccept.io/verdict", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
-                  and {"key": "dedicated", "operator": "Equal", "value": "acceptance", "effect": "NoExecute"}
-                  in pod["tolerations"]
-                  and {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
-                  and c["resources"]["requests"] == {"cpu": "16", "memory": "64Gi"}
-                  and c["resources"]["limits"]["memory"] == "{}Mi".format(64 * 1024 + 16 * 1024),
-                  "{}: nodeSelector, affinity, tolerations, priority, scheduler, requests, limit = 64Gi + 16Gi shm"
-                  .format(role))
+            check(
+                pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "pool": "gpu"}
+                and pod["affinity"]["nodeAffinity"] == AFFINITY["nodeAffinity"]
+                and pod["affinity"]["podAntiAffinity"] == ONE_POD_PER_NODE
+                and pod["priorityClassName"] == "acceptance-high"
+                and pod["schedulerName"] == "volcano"
+                and {"key": "gpuaccept.io/verdict", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+                and {"key": "dedicated", "operator": "Equal", "value": "acceptance", "effect": "NoExecute"}
+                in pod["tolerations"]
+                and {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+                and c["resources"]["requests"] == {"cpu": "16", "memory": "64Gi"}
+                and c["resources"]["limits"]["memory"] == "{}Mi".format(64 * 1024 + 16 * 1024),
+                "{}: nodeSelector, affinity, tolerations, priority, scheduler, requests, limit = 64Gi + 16Gi shm".format(
+                    role
+                ),
+            )
             if role == "Launcher":
-                check(env.get("NCCL_IB_GID_INDEX") == "3" and env.get("FOO") == "bar baz"
-                      and env.get("NCCL_NET_GDR_LEVEL") == "PHB" and env.get("OMPI_MCA_mca_base_env_list") == "FOO",
-                      "launcher env: NCCL_IB_GID_INDEX, --env; FOO forwarded through mca_base_env_list: {}".format(env))
-        check(spec["runPolicy"]["schedulingPolicy"] == {"minAvailable": 3, "queue": "acceptance",
-                                                        "priorityClass": "acceptance-high"}
-              and spec["mpiReplicaSpecs"]["Worker"]["replicas"] == 2 and spec["runLauncherAsWorker"] is True,
-              "gang of 3 pods: launcher (rank 0) and 2 workers")
+                check(
+                    env.get("NCCL_IB_GID_INDEX") == "3"
+                    and env.get("FOO") == "bar baz"
+                    and env.get("NCCL_NET_GDR_LEVEL") == "PHB"
+                    and env.get("OMPI_MCA_mca_base_env_list") == "FOO",
+                    "launcher env: NCCL_IB_GID_INDEX, --env; FOO forwarded through mca_base_env_list: {}".format(env),
+                )
+        check(
+            spec["runPolicy"]["schedulingPolicy"]
+            == {"minAvailable": 3, "queue": "acceptance", "priorityClass": "acceptance-high"}
+            and spec["mpiReplicaSpecs"]["Worker"]["replicas"] == 2
+            and spec["runLauncherAsWorker"] is True,
+            "gang of 3 pods: launcher (rank 0) and 2 workers",
+        )
         doc = yaml.safe_load(render_yaml(["--non-root", "--no-default-toleration"]))
         pod = doc["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
-        env = {e["name"] for e in doc["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["env"]}
-        check(doc["spec"]["sshAuthMountPath"] == "/home/mpiuser/.ssh"
-              and pod["securityContext"] == {"runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000,
-                                             "runAsNonRoot": True}
-              and pod["containers"][0]["command"][-1] == "2222" and "tolerations" not in pod
-              and "OMPI_ALLOW_RUN_AS_ROOT" not in env,
-              "--non-root: sshAuthMountPath, runAsUser 1000, sshd on 2222, no run-as-root variables")
+        env = {
+            e["name"] for e in doc["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["env"]
+        }
+        check(
+            doc["spec"]["sshAuthMountPath"] == "/home/mpiuser/.ssh"
+            and pod["securityContext"] == {"runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000, "runAsNonRoot": True}
+            and pod["containers"][0]["command"][-1] == "2222"
+            and "tolerations" not in pod
+            and "OMPI_ALLOW_RUN_AS_ROOT" not in env,
+            "--non-root: sshAuthMountPath, runAsUser 1000, sshd on 2222, no run-as-root variables",
+        )
         # The operator appends OMPI_MCA_plm_rsh_args to the launcher's env after the manifest's (the last of two
         # equal names wins): the port must come from the script, kept ahead of the operator's value.
         script = doc["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"][-1]
         lines = [l for l in script.splitlines() if "OMPI_MCA_plm_rsh_args=" in l]
-        got = subprocess.run(["bash", "-c", "\n".join(lines) + '\nprintf %s "$OMPI_MCA_plm_rsh_args"'],
-                             env={"OMPI_MCA_plm_rsh_args": "-o ConnectionAttempts=10"}, capture_output=True,
-                             text=True).stdout
-        check("OMPI_MCA_plm_rsh_args" not in env and got == "-p 2222 -o ConnectionAttempts=10",
-              "--non-root: the launcher script gives ssh -p 2222 beside the operator's ssh options: {!r}".format(got))
+        got = subprocess.run(
+            ["bash", "-c", "\n".join(lines) + '\nprintf %s "$OMPI_MCA_plm_rsh_args"'],
+            env={"OMPI_MCA_plm_rsh_args": "-o ConnectionAttempts=10"},
+            capture_output=True,
+            text=True,
+        ).stdout
+        check(
+            "OMPI_MCA_plm_rsh_args" not in env and got == "-p 2222 -o ConnectionAttempts=10",
+            "--non-root: the launcher script gives ssh -p 2222 beside the operator's ssh options: {!r}".format(got),
+        )
 
 
-ONE_POD_PER_NODE = {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"gpuaccept.io/job": "gpuaccept"}}, "topologyKey": "kubernetes.io/hostname"}]}
+ONE_POD_PER_NODE = {
+    "requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"gpuaccept.io/job": "gpuaccept"}}, "topologyKey": "kubernetes.io/hostname"}
+    ]
+}
 NODE_NAME = {"name": "GA_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
 
 
@@ -155,56 +238,88 @@ def node_names():
     """Issue 41, items 1 and 8: every pod that runs ranks has the node's name from the downward API, and the
     workers (started over ssh) get it from sshd's SetEnv; no two pods of a job share a node, whatever other
     affinity is given; the pods carry the label the rule selects on."""
-    for args in (["--nodes", "3"], ["--nodes", "3", "--non-root", "--variant", "hostnetwork"],
-                 ["--nodes", "3", "--name", "acc-7"] + SCHEDULING):
+    for args in (
+        ["--nodes", "3"],
+        ["--nodes", "3", "--non-root", "--variant", "hostnetwork"],
+        ["--nodes", "3", "--name", "acc-7"] + SCHEDULING,
+    ):
         doc = yaml.safe_load(render_yaml(args))
         name = doc["metadata"]["name"]
         for role in ("Launcher", "Worker"):
             tmpl = doc["spec"]["mpiReplicaSpecs"][role]["template"]
             c = tmpl["spec"]["containers"][0]
             anti = tmpl["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-            check(NODE_NAME in c["env"] and tmpl["metadata"]["labels"].get("gpuaccept.io/job") == name
-                  and {"labelSelector": {"matchLabels": {"gpuaccept.io/job": name}},
-                       "topologyKey": "kubernetes.io/hostname"} in anti,
-                  "{} {}: GA_NODE_NAME from spec.nodeName, label gpuaccept.io/job={}, anti-affinity on it".format(
-                      " ".join(args[:6]), role, name))
+            check(
+                NODE_NAME in c["env"]
+                and tmpl["metadata"]["labels"].get("gpuaccept.io/job") == name
+                and {
+                    "labelSelector": {"matchLabels": {"gpuaccept.io/job": name}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+                in anti,
+                "{} {}: GA_NODE_NAME from spec.nodeName, label gpuaccept.io/job={}, anti-affinity on it".format(
+                    " ".join(args[:6]), role, name
+                ),
+            )
             if role == "Worker":
                 cmd = c["command"]
-                check(cmd[cmd.index("-o") + 1] == "SetEnv=GA_NODE_NAME=$(GA_NODE_NAME)",
-                      "{}: the worker's sshd hands GA_NODE_NAME to the ranks it starts: {}".format(" ".join(args[:6]), cmd))
+                check(
+                    cmd[cmd.index("-o") + 1] == "SetEnv=GA_NODE_NAME=$(GA_NODE_NAME)",
+                    "{}: the worker's sshd hands GA_NODE_NAME to the ranks it starts: {}".format(
+                        " ".join(args[:6]), cmd
+                    ),
+                )
 
 
 def fabric():
     """InfiniBand by default (issue 25): the RDMA resource and IPC_LOCK in every pod that runs ranks, NCCL not
     kept off IB, gpuaccept run told the GPUs per node; --no-ib: sockets, declared intended (--allow-sockets)."""
+
     def pods(doc):
         return [doc["spec"]["mpiReplicaSpecs"][r]["template"]["spec"]["containers"][0] for r in ("Launcher", "Worker")]
 
     def launcher_env(doc):
         return {e["name"]: e.get("value") for e in pods(doc)[0]["env"]}
+
     doc = yaml.safe_load(render_yaml(["--nodes", "4", "--gpus-per-node", "8"]))
     script = pods(doc)[0]["command"][-1]
-    check(all(c["resources"]["limits"].get("rdma/rdma_shared_device_a") == 1
-              and "IPC_LOCK" in c["securityContext"]["capabilities"]["add"] for c in pods(doc))
-          and launcher_env(doc)["NCCL_IB_DISABLE"] == "0"
-          and "gpuaccept run --report-dir /reports --expect-gpus 8 ||" in script and "--allow-sockets" not in script,
-          "default: InfiniBand (RDMA resource, IPC_LOCK) in both pods, --expect-gpus 8, no --allow-sockets")
+    check(
+        all(
+            c["resources"]["limits"].get("rdma/rdma_shared_device_a") == 1
+            and "IPC_LOCK" in c["securityContext"]["capabilities"]["add"]
+            for c in pods(doc)
+        )
+        and launcher_env(doc)["NCCL_IB_DISABLE"] == "0"
+        and "gpuaccept run --report-dir /reports --expect-gpus 8 ||" in script
+        and "--allow-sockets" not in script,
+        "default: InfiniBand (RDMA resource, IPC_LOCK) in both pods, --expect-gpus 8, no --allow-sockets",
+    )
     doc = yaml.safe_load(render_yaml(["--rdma-resource", "nvidia.com/hca=8", "--rdma-resource", "rdma/ib"]))
-    check(all(c["resources"]["limits"].get("nvidia.com/hca") == 8 and c["resources"]["limits"].get("rdma/ib") == 1
-              and "rdma/rdma_shared_device_a" not in c["resources"]["limits"] for c in pods(doc)),
-          "--rdma-resource NAME=COUNT (repeatable) replaces the default resource")
+    check(
+        all(
+            c["resources"]["limits"].get("nvidia.com/hca") == 8
+            and c["resources"]["limits"].get("rdma/ib") == 1
+            and "rdma/rdma_shared_device_a" not in c["resources"]["limits"]
+            for c in pods(doc)
+        ),
+        "--rdma-resource NAME=COUNT (repeatable) replaces the default resource",
+    )
     doc = yaml.safe_load(render_yaml(["--no-ib"]))
     script = pods(doc)[0]["command"][-1]
-    check(all(not any("rdma" in k for k in c["resources"]["limits"]) and caps(c) == ["SYSLOG"]
-              for c in pods(doc)) and launcher_env(doc)["NCCL_IB_DISABLE"] == "1"
-          and "--expect-gpus 8 --allow-sockets ||" in script,
-          "--no-ib: no RDMA resource, no IPC_LOCK, NCCL_IB_DISABLE=1, and gpuaccept run --allow-sockets")
+    check(
+        all(not any("rdma" in k for k in c["resources"]["limits"]) and caps(c) == ["SYSLOG"] for c in pods(doc))
+        and launcher_env(doc)["NCCL_IB_DISABLE"] == "1"
+        and "--expect-gpus 8 --allow-sockets ||" in script,
+        "--no-ib: no RDMA resource, no IPC_LOCK, NCCL_IB_DISABLE=1, and gpuaccept run --allow-sockets",
+    )
     # Issue 41, item 2: node_health reads the kernel log (Xids) where dmesg_restrict=1: CAP_SYSLOG in every pod
     # that runs it, and only there.
     for program, want in (("suite", True), ("node_health", True), ("gemm_flops", False)):
         doc = yaml.safe_load(render_yaml(["--program", program]))
-        check(all(("SYSLOG" in caps(c)) == want for c in pods(doc)),
-              "%s: CAP_SYSLOG %s" % (program, "in both pods (the kernel log)" if want else "absent"))
+        check(
+            all(("SYSLOG" in caps(c)) == want for c in pods(doc)),
+            "%s: CAP_SYSLOG %s" % (program, "in both pods (the kernel log)" if want else "absent"),
+        )
     doc = yaml.safe_load(render_yaml(["--cpu-only", "--no-ib"]))
     check("--expect-gpus" not in pods(doc)[0]["command"][-1], "--cpu-only: no --expect-gpus")
     doc = yaml.safe_load(render_yaml(["--variant", "rdma"]))
@@ -220,8 +335,12 @@ NEGATIVE = [
     ("slotsPerWorker as a string", ["spec", "slotsPerWorker"], "8", "is not of type 'integer'"),
     ("misspelt field", ["spec", "slotPerWorker"], 8, "'slotPerWorker' was unexpected"),
     ("restartPolicy Always", W + ["restartPolicy"], "Always", "must be Never or OnFailure"),
-    ("unknown launcherCreationPolicy", ["spec", "launcherCreationPolicy"], "WhenReady",
-     "AtStartup or WaitForWorkersReady"),
+    (
+        "unknown launcherCreationPolicy",
+        ["spec", "launcherCreationPolicy"],
+        "WhenReady",
+        "AtStartup or WaitForWorkersReady",
+    ),
     ("bad cleanPodPolicy", ["spec", "runPolicy", "cleanPodPolicy"], "Finished", "None, Running or All"),
     ("unknown MPI implementation", ["spec", "mpiImplementation"], "OpenMPI5", "is not one of"),
     ("name too long for worker pods", ["metadata", "name"], "g" * 60, "not a valid DNS-1035 label"),
@@ -231,16 +350,23 @@ NEGATIVE = [
     ("replicas beyond int32", W + ["replicas"], 2**31, "out of range for int32"),
     ("volume mount without mountPath", WC + ["volumeMounts"], [{"name": "dshm"}], "'mountPath' is a required"),
     ("slots differ from GPUs", ["spec", "slotsPerWorker"], 4, "one rank per GPU"),
-    ("no /dev/shm volume", W + ["template", "spec", "volumes"], [{"name": "reports", "emptyDir": {}}],
-     "/dev/shm must be a memory-backed emptyDir"),
+    (
+        "no /dev/shm volume",
+        W + ["template", "spec", "volumes"],
+        [{"name": "reports", "emptyDir": {}}],
+        "/dev/shm must be a memory-backed emptyDir",
+    ),
     ("launcher races workers", ["spec", "launcherCreationPolicy"], "AtStartup", "WaitForWorkersReady"),
     ("no TTL", ["spec", "runPolicy", "ttlSecondsAfterFinished"], None, "ttlSecondsAfterFinished"),
     ("rank 0 on a worker", ["spec", "runLauncherAsWorker"], None, "runLauncherAsWorker"),
     ("BestEffort worker", WC + ["resources", "requests"], None, "BestEffort"),
     ("memory limit under /dev/shm", WC + ["resources", "limits", "memory"], "16Gi", "below its request plus"),
-    ("IB disabled without --allow-sockets", ["spec", "mpiReplicaSpecs", "Launcher", "template", "spec", "containers",
-                                             0, "env"], [{"name": "NCCL_IB_DISABLE", "value": "1"}],
-     "without gpuaccept run --allow-sockets"),
+    (
+        "IB disabled without --allow-sockets",
+        ["spec", "mpiReplicaSpecs", "Launcher", "template", "spec", "containers", 0, "env"],
+        [{"name": "NCCL_IB_DISABLE", "value": "1"}],
+        "without gpuaccept run --allow-sockets",
+    ),
 ]
 
 
@@ -283,8 +409,18 @@ REFUSED = [
     (["--no-ib", "--rdma-network", "sriov-ib"], "--no-ib"),
 ]
 # Words that a shell would run or split if --args reached it unquoted.
-HOSTILE = ["--baseline", "/tmp/dir with spaces/b.json", "it's", 'say "hi"', "$(touch {pwned})", "`touch {pwned}`",
-           "a;touch {pwned}", "x && touch {pwned}", "$HOME", "*"]
+HOSTILE = [
+    "--baseline",
+    "/tmp/dir with spaces/b.json",
+    "it's",
+    'say "hi"',
+    "$(touch {pwned})",
+    "`touch {pwned}`",
+    "a;touch {pwned}",
+    "x && touch {pwned}",
+    "$HOME",
+    "*",
+]
 
 
 def refused():
@@ -296,18 +432,40 @@ def refused():
         os.makedirs(os.path.join(tmp, "bin"))
         fake = os.path.join(tmp, "bin", "gpuaccept")
         with open(fake, "w") as f:
-            f.write('#!/bin/sh\nfor a in "$@"; do printf "%s\\0" "$a"; done > "{}"\nexit 1\n'.format(
-                os.path.join(tmp, "argv")))
+            f.write(
+                '#!/bin/sh\nfor a in "$@"; do printf "%s\\0" "$a"; done > "{}"\nexit 1\n'.format(
+                    os.path.join(tmp, "argv")
+                )
+            )
         os.chmod(fake, 0o755)
         with open(os.path.join(tmp, "hostfile"), "w") as f:
             f.write("localhost slots=1\n")
         rd = os.path.join(tmp, "re ports")
-        doc = yaml.safe_load(render_yaml(["--prefix", tmp, "--report-dir", rd, "--program", "mem_bw",
-                                          "--args=" + " ".join(shlex.quote(w) for w in words)]))
+        doc = yaml.safe_load(
+            render_yaml(
+                [
+                    "--prefix",
+                    tmp,
+                    "--report-dir",
+                    rd,
+                    "--program",
+                    "mem_bw",
+                    "--args=" + " ".join(shlex.quote(w) for w in words),
+                ]
+            )
+        )
         cmd = doc["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
-        r = subprocess.run(cmd, env={"PATH": os.environ["PATH"], "HOME": tmp,
-                                     "OMPI_MCA_orte_default_hostfile": os.path.join(tmp, "hostfile")},
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        r = subprocess.run(
+            cmd,
+            env={
+                "PATH": os.environ["PATH"],
+                "HOME": tmp,
+                "OMPI_MCA_orte_default_hostfile": os.path.join(tmp, "hostfile"),
+            },
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            universal_newlines=True,
+        )
         with open(os.path.join(tmp, "argv")) as f:
             got = f.read().split("\0")[:-1]
         want = ["run", "--report-dir", rd, "--only", "mem_bw", "--expect-gpus", "8"] + words

@@ -37,11 +37,14 @@ def check_refused(script, cases):
     """(options, phrase) cases: the renderer run with the options exits 2, writes nothing to stdout and one
     line to stderr, which holds the phrase."""
     for args, phrase in cases:
-        r = subprocess.run([sys.executable, script] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True)
+        r = subprocess.run(
+            [sys.executable, script] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True
+        )
         lines = r.stderr.strip().split("\n")
-        check(r.returncode == 2 and r.stdout == "" and len(lines) == 1 and phrase in lines[0],
-              "refuses {}: exit {}, {!r}".format(args, r.returncode, r.stderr.strip()))
+        check(
+            r.returncode == 2 and r.stdout == "" and len(lines) == 1 and phrase in lines[0],
+            "refuses {}: exit {}, {!r}".format(args, r.returncode, r.stderr.strip()),
+        )
 
 
 def set_path(doc, path, value):

@@ -46,24 +46,47 @@ with open(os.path.join(fake, "gemm_flops"), "w") as f:
     f.write(FAKE % REPORT_MB)
 os.chmod(os.path.join(fake, "gemm_flops"), 0o755)
 d = os.path.join(WORK, "run")
-p = subprocess.run(["/usr/bin/time", "-v", GPUACCEPT, "run", "--only", "gemm_flops", "--report-dir", d,
-                    "--baseline", "none", "--step-timeout", "120"],
-                   env=dict(os.environ, GPUACCEPT_BIN_DIR=fake), capture_output=True, text=True, timeout=300)
+p = subprocess.run(
+    [
+        "/usr/bin/time",
+        "-v",
+        GPUACCEPT,
+        "run",
+        "--only",
+        "gemm_flops",
+        "--report-dir",
+        d,
+        "--baseline",
+        "none",
+        "--step-timeout",
+        "120",
+    ],
+    env=dict(os.environ, GPUACCEPT_BIN_DIR=fake),
+    capture_output=True,
+    text=True,
+    timeout=300,
+)
 print(p.stdout[-3000:], p.stderr[-3000:])
 m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
 rss_mb = int(m.group(1)) / 1024 if m else None
 check(p.returncode == 5, "exit 5 (%d)" % p.returncode)
-check(rss_mb is not None and rss_mb < RSS_LIMIT_MB,
-      "gpuaccept's peak RSS %s MB, below %d MB for a %d MB report" % (rss_mb, RSS_LIMIT_MB, REPORT_MB))
+check(
+    rss_mb is not None and rss_mb < RSS_LIMIT_MB,
+    "gpuaccept's peak RSS %s MB, below %d MB for a %d MB report" % (rss_mb, RSS_LIMIT_MB, REPORT_MB),
+)
 with open(os.path.join(d, "suite_run.json")) as f:
     step = next(s for s in json.load(f)["steps"] if s["program"] == "gemm_flops")
 check(step["status"] == "bad_report", "the step is bad_report (%s)" % step["status"])
 with open(os.path.join(d, "summary.json")) as f:
     s = json.load(f)
-check("STEP_BAD_REPORT" in s["verdict"]["fault_codes"] and s["verdict"]["exit_code"] == 5,
-      "summary: STEP_BAD_REPORT, exit 5 (%s, %s)" % (s["verdict"]["fault_codes"], s["verdict"]["exit_code"]))
-check(not os.path.exists(os.path.join(d, "gemm_flops.json"))
-      and os.path.getsize(os.path.join(d, "gemm_flops.json.invalid")) > REPORT_MB << 20,
-      "the report was moved aside to gemm_flops.json.invalid")
+check(
+    "STEP_BAD_REPORT" in s["verdict"]["fault_codes"] and s["verdict"]["exit_code"] == 5,
+    "summary: STEP_BAD_REPORT, exit 5 (%s, %s)" % (s["verdict"]["fault_codes"], s["verdict"]["exit_code"]),
+)
+check(
+    not os.path.exists(os.path.join(d, "gemm_flops.json"))
+    and os.path.getsize(os.path.join(d, "gemm_flops.json.invalid")) > REPORT_MB << 20,
+    "the report was moved aside to gemm_flops.json.invalid",
+)
 os.unlink(os.path.join(d, "gemm_flops.json.invalid"))  # 300 MB: not left in the build tree
 finish()
