@@ -3,7 +3,7 @@
 file may have, so the step is bad_report (STEP_BAD_REPORT, exit 5), the file is moved aside, and gpuaccept's
 peak memory (/usr/bin/time -v) stays far below the report's size: it was never read whole.
 
-usage: run_big_report.py GPUACCEPT WORKDIR. Exit 0 pass, 1 fail."""
+usage: check_big_report.py GPUACCEPT WORKDIR. Exit 0 pass, 1 fail."""
 import json
 import os
 import re
