@@ -13,7 +13,7 @@ import os
 import sys
 
 failures = []  # the failed checks' words, in order (a test may report them again at its end)
-made = 0       # checks made, passed or not
+made = 0  # checks made, passed or not
 
 
 def check(cond, what):

@@ -48,7 +48,7 @@ def split_check(argv):
     while i < len(argv):
         if argv[i] == "--check":
             j = argv.index("--", i + 1)
-            check, i = argv[i + 1:j], j + 1
+            check, i = argv[i + 1 : j], j + 1
         elif argv[i] == "--":
             out += argv[i:]
             break
@@ -106,8 +106,9 @@ def run(a, env):
         hang = DOUBLE_HANG_S
     print("run:", " ".join(a.env), " ".join(shlex.quote(x) for x in argv), flush=True)
     t0 = time.monotonic()
-    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+    p = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         out, err = p.communicate(timeout=hang)
         code = p.returncode

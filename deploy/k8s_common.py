@@ -41,8 +41,10 @@ def read_programs(path=REGISTRY, per_node_only=False):
             rows = json.load(f)["programs"]
         names = [r["name"] for r in rows if r.get("per_node") or not per_node_only]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        sys.exit("cannot read the program registry {}: {} (run the renderer from a checkout of the "
-                 "repository)".format(path, getattr(e, "strerror", None) or e))
+        sys.exit(
+            "cannot read the program registry {}: {} (run the renderer from a checkout of the "
+            "repository)".format(path, getattr(e, "strerror", None) or e)
+        )
     if not names:
         sys.exit("no programs found in {}".format(path))
     return names
@@ -52,8 +54,11 @@ def label_key_ok(k):
     prefix, _, name = k.rpartition("/")
     if "/" in k and not prefix:
         return False
-    return (len(name) <= 63 and bool(QUALIFIED_NAME.match(name)) and
-            (not prefix or (len(prefix) <= 253 and bool(DNS1123_SUBDOMAIN.match(prefix)))))
+    return (
+        len(name) <= 63
+        and bool(QUALIFIED_NAME.match(name))
+        and (not prefix or (len(prefix) <= 253 and bool(DNS1123_SUBDOMAIN.match(prefix))))
+    )
 
 
 def label_value_ok(v):
@@ -64,8 +69,22 @@ def quantity_bytes(q):
     m = QUANTITY.match(q)
     if not m:
         raise Refused("'{}' is not a Kubernetes quantity (e.g. 32Gi, 500Mi)".format(q))
-    mult = {None: 1, "m": 0.001, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-            "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
+    mult = {
+        None: 1,
+        "m": 0.001,
+        "k": 10**3,
+        "M": 10**6,
+        "G": 10**9,
+        "T": 10**12,
+        "P": 10**15,
+        "E": 10**18,
+        "Ki": 1 << 10,
+        "Mi": 1 << 20,
+        "Gi": 1 << 30,
+        "Ti": 1 << 40,
+        "Pi": 1 << 50,
+        "Ei": 1 << 60,
+    }
     return int(float(m.group(1)) * mult[m.group(3)])
 
 
@@ -86,8 +105,9 @@ def parse_toleration(text):
     """key[=value]:effect, as kubectl taint writes a taint; key alone with 'Exists' when there is no value."""
     kv, sep, effect = text.rpartition(":")
     if not sep or effect not in EFFECTS:
-        raise Refused("--toleration '{}': expected key[=value]:effect, effect one of {}".format(
-            text, ", ".join(EFFECTS)))
+        raise Refused(
+            "--toleration '{}': expected key[=value]:effect, effect one of {}".format(text, ", ".join(EFFECTS))
+        )
     key, has_value, value = kv.partition("=")
     if not label_key_ok(key):
         raise Refused("--toleration '{}': '{}' is not a valid taint key".format(text, key))
@@ -228,6 +248,7 @@ def validate_files(tool, paths, document_errors, empty_is_error):
     'file: document N: path: message', then a count. Returns the exit status: 0 when all are valid, else 1.
     empty_is_error: a file with no document counts as invalid."""
     import yaml  # only the validators need PyYAML; the renderers run on the standard library
+
     bad = 0
     for path in paths:
         try:
@@ -251,5 +272,7 @@ def validate_files(tool, paths, document_errors, empty_is_error):
 
 def schema_errors(validator, doc):
     """A jsonschema validator's errors for one object, as 'path: message' lines."""
-    return ["{}: {}".format("/".join(str(x) for x in e.absolute_path) or "(root)", e.message)
-            for e in validator.iter_errors(doc)]
+    return [
+        "{}: {}".format("/".join(str(x) for x in e.absolute_path) or "(root)", e.message)
+        for e in validator.iter_errors(doc)
+    ]

@@ -31,15 +31,34 @@ import time
 # The findings of the relative checks: those that name one member for being worse than its peers, and those that
 # name two (a pair of members that differ, a slow link).
 NAMES_ONE = {"GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN", "DDP_STRAGGLER", "COMM_SLOW_NODE", "COMM_NODE_BUSBW_LOW"}
-RELATIVE = NAMES_ONE | {"GEMM_PEERS_DIFFER", "MEM_PEERS_DIFFER", "DDP_PEERS_DIFFER", "COMM_SLOW_LINK",
-                        "COMM_NODE_PEERS_DIFFER"}
+RELATIVE = NAMES_ONE | {
+    "GEMM_PEERS_DIFFER",
+    "MEM_PEERS_DIFFER",
+    "DDP_PEERS_DIFFER",
+    "COMM_SLOW_LINK",
+    "COMM_NODE_PEERS_DIFFER",
+}
 
 DEFAULT_ARGS = {
     "gemm_flops": ["--quick", "--backend", "host"],
     "mem_bw": ["--quick", "--backend", "host"],
     "ddp_smoke": ["--quick", "--backend", "host"],
-    "allreduce_bw": ["--pattern", "pairs", "--rounds", "all", "-b", "256K", "-e", "1M", "-f", "4", "-n", "5",
-                     "-w", "1"],
+    "allreduce_bw": [
+        "--pattern",
+        "pairs",
+        "--rounds",
+        "all",
+        "-b",
+        "256K",
+        "-e",
+        "1M",
+        "-f",
+        "4",
+        "-n",
+        "5",
+        "-w",
+        "1",
+    ],
 }
 
 
@@ -87,8 +106,13 @@ def one_run(a, program, np_, extra, env_add, workdir, label=""):
 
 def describe(run):
     fs = ["%s %s rank %s" % (f["severity"], f["code"], f.get("rank")) for f in run["findings"]]
-    return "exit=%s load=%.1f %.1fs findings=[%s]%s" % (run["rc"], run["load"], run["seconds"], "; ".join(fs),
-                                                        "" if run["reported"] else " NO REPORT")
+    return "exit=%s load=%.1f %.1fs findings=[%s]%s" % (
+        run["rc"],
+        run["load"],
+        run["seconds"],
+        "; ".join(fs),
+        "" if run["reported"] else " NO REPORT",
+    )
 
 
 def named_alone(run, rank):
@@ -115,9 +139,14 @@ def stop_load(procs):
 def summarise(rows, runs, label):
     loads = [r["load"] for r in runs]
     secs = [r["seconds"] for r in runs]
-    rows.append(dict(label, runs=len(runs), load="%.1f-%.1f (mean %.1f)" % (min(loads), max(loads),
-                                                                          sum(loads) / len(loads)),
-                     seconds="%.1f" % (sum(secs) / len(secs))))
+    rows.append(
+        dict(
+            label,
+            runs=len(runs),
+            load="%.1f-%.1f (mean %.1f)" % (min(loads), max(loads), sum(loads) / len(loads)),
+            seconds="%.1f" % (sum(secs) / len(secs)),
+        )
+    )
 
 
 def parse_args():
@@ -163,8 +192,16 @@ def healthy_phase(a, program, extra, work, rows, bad):
             false_runs += bool(false)
             fails += any(f["severity"] == "fail" for f in r["findings"]) or r["rc"] != 0
             print("%s np %d healthy %d: %s" % (program, np_, i + 1, describe(r)), flush=True)
-        summarise(rows, runs, {"program": program, "ranks": np_, "fault": "none",
-                               "result": "%d with a finding (%d failed)" % (false_runs, fails)})
+        summarise(
+            rows,
+            runs,
+            {
+                "program": program,
+                "ranks": np_,
+                "fault": "none",
+                "result": "%d with a finding (%d failed)" % (false_runs, fails),
+            },
+        )
         if false_runs:
             bad.append("%s np %d: %d fault-free runs with a finding" % (program, np_, false_runs))
 
@@ -178,20 +215,28 @@ def slow_phase(a, program, extra, work, rows, bad):
         runs.append(r)
         named += named_alone(r, a.slow_rank)
         print("%s np %d slow rank %d %d: %s" % (program, a.slow_np, a.slow_rank, i + 1, describe(r)), flush=True)
-    fault = ("rank %d delayed %d us/iteration" % (a.slow_rank, a.delay_us) if program == "allreduce_bw"
-             else "rank %d slowed F = %g" % (a.slow_rank, a.slow_factor))
-    summarise(rows, runs, {"program": program, "ranks": a.slow_np, "fault": fault,
-                           "result": "named alone in %d" % named})
+    fault = (
+        "rank %d delayed %d us/iteration" % (a.slow_rank, a.delay_us)
+        if program == "allreduce_bw"
+        else "rank %d slowed F = %g" % (a.slow_rank, a.slow_factor)
+    )
+    summarise(
+        rows, runs, {"program": program, "ranks": a.slow_np, "fault": fault, "result": "named alone in %d" % named}
+    )
     if named < 0.95 * a.runs:
         bad.append("%s: slowed rank named alone in %d of %d" % (program, named, a.runs))
 
 
 def print_table(rows, path):
-    lines = ["| program | ranks | fault | runs | result | load average (1 min) | mean s/run |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| program | ranks | fault | runs | result | load average (1 min) | mean s/run |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append("| %s | %d | %s | %d | %s | %s | %s |" % (r["program"], r["ranks"], r["fault"], r["runs"],
-                                                              r["result"], r["load"], r["seconds"]))
+        lines.append(
+            "| %s | %d | %s | %d | %s | %s | %s |"
+            % (r["program"], r["ranks"], r["fault"], r["runs"], r["result"], r["load"], r["seconds"])
+        )
     table = "\n".join(lines)
     print(table)
     if path:

@@ -33,8 +33,10 @@ def gemm_table(dirs, program_rel, before_rel, after_rel, title):
     if not ours or not before:
         return
     print("\n### %s\n" % title)
-    print("| dtype | gemm_flops TFLOP/s (GEMMs) | torch mean before / after | torch median | torch best | "
-          "gemm_flops / torch mean |")
+    print(
+        "| dtype | gemm_flops TFLOP/s (GEMMs) | torch mean before / after | torch median | torch best | "
+        "gemm_flops / torch mean |"
+    )
     print("|---|---|---|---|---|---|")
     for dtype, x in first_rank(ours)["gemm"].items():
         if x.get("state") != "measured":
@@ -44,15 +46,26 @@ def gemm_table(dirs, program_rel, before_rel, after_rel, title):
         if not means:
             continue
         ref = sum(means) / len(means)
-        print("| %s | %.1f (%d) | %s | %s | %s | %s |" % (
-            dtype, x["tflops"], x["iters"], " / ".join("%.1f" % m for m in means),
-            " / ".join("%.1f" % r["median_tflops"] for r in refs),
-            " / ".join("%.1f" % r["tflops"] for r in refs), ratio(x["tflops"], ref)))
+        print(
+            "| %s | %.1f (%d) | %s | %s | %s | %s |"
+            % (
+                dtype,
+                x["tflops"],
+                x["iters"],
+                " / ".join("%.1f" % m for m in means),
+                " / ".join("%.1f" % r["median_tflops"] for r in refs),
+                " / ".join("%.1f" % r["tflops"] for r in refs),
+                ratio(x["tflops"], ref),
+            )
+        )
 
 
 def memory_table(dirs):
-    ours, before, after = find(dirs, "mem/mem_bw.json"), find(dirs, "torch_memory_before.json"), \
-        find(dirs, "torch_memory_after.json")
+    ours, before, after = (
+        find(dirs, "mem/mem_bw.json"),
+        find(dirs, "torch_memory_before.json"),
+        find(dirs, "torch_memory_after.json"),
+    )
     if not ours or not before:
         return
     print("\n### Memory (GB/s: best repetition; median in brackets)\n")
@@ -62,8 +75,10 @@ def memory_table(dirs):
         refs = [r["memory"][test] for r in (before, after) if r and test in r["memory"]]
         best = max(r["GBps"] for r in refs)
         cells = ["%.1f (%.1f)" % (r["GBps"], r["median_GBps"]) for r in refs]
-        print("| %s | %.1f (%.1f) | %s | %s |" % (test, x["GBps"], x["median_GBps"], " | ".join(cells),
-                                                 ratio(x["GBps"], best)))
+        print(
+            "| %s | %.1f (%.1f) | %s | %s |"
+            % (test, x["GBps"], x["median_GBps"], " | ".join(cells), ratio(x["GBps"], best))
+        )
 
 
 def allreduce_table(dirs):
@@ -79,8 +94,10 @@ def allreduce_table(dirs):
         rows.setdefault(r["bytes"], {})[r["placement"]] = r["time_us"]
     for size in sorted(torch_us):
         row = rows.get(size, {})
-        print("| %d | %.2f | %.2f | %.2f |" % (size, row.get("out-of-place", float("nan")),
-                                                row.get("in-place", float("nan")), torch_us[size]))
+        print(
+            "| %d | %.2f | %.2f | %.2f |"
+            % (size, row.get("out-of-place", float("nan")), row.get("in-place", float("nan")), torch_us[size])
+        )
 
 
 def ddp_table(dirs):
@@ -96,9 +113,15 @@ def ddp_table(dirs):
         part = rel[lo:hi]
         if part:
             print("| %d-%d | %.2e |" % (lo, hi - 1, max(part)))
-    print("\nloss: GPU %.5f -> %.5f, host %.5f -> %.5f" % (
-        gpu["summary"]["loss_start"], gpu["summary"]["loss_end"], host["summary"]["loss_start"],
-        host["summary"]["loss_end"]))
+    print(
+        "\nloss: GPU %.5f -> %.5f, host %.5f -> %.5f"
+        % (
+            gpu["summary"]["loss_start"],
+            gpu["summary"]["loss_end"],
+            host["summary"]["loss_start"],
+            host["summary"]["loss_end"],
+        )
+    )
 
 
 def main(argv):
@@ -106,10 +129,14 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     dirs = argv[1:]
-    gemm_table(dirs, "gemm/gemm_flops.json", "torch_gemm_before.json", "torch_gemm_after.json",
-               "GEMM 8192^3, 1 s of GEMMs per dtype")
-    gemm_table(dirs, "gemm_burst/gemm_flops.json", "torch_burst.json", None,
-               "GEMM 8192^3, 10 GEMMs after 3 warm-ups")
+    gemm_table(
+        dirs,
+        "gemm/gemm_flops.json",
+        "torch_gemm_before.json",
+        "torch_gemm_after.json",
+        "GEMM 8192^3, 1 s of GEMMs per dtype",
+    )
+    gemm_table(dirs, "gemm_burst/gemm_flops.json", "torch_burst.json", None, "GEMM 8192^3, 10 GEMMs after 3 warm-ups")
     memory_table(dirs)
     allreduce_table(dirs)
     ddp_table(dirs)

@@ -23,7 +23,7 @@ pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libjansson-dev
     libxml2-dev)
 if [ "$want_test" = 1 ]; then
     pkgs+=(python3 python3-jsonschema python3-yaml chromium prometheus python3-junitparser python3-jsonpatch
-        libxml2-utils python3-html5lib python3-markdown-it clang-format
+        libxml2-utils python3-html5lib python3-markdown-it clang-format black python3-pyflakes
         buildah mmdebstrap iproute2 git) # ctest/container: the image built from a Debian 12 base made here
 fi
 if [ "$want_slurm" = 1 ]; then

@@ -47,8 +47,13 @@ def gemm_operands(dtype, n):
             a = torch.randint(-8, 8, (n, n), device="cuda", dtype=torch.int8, generator=gen)
             b = torch.randint(-8, 8, (n, n), device="cuda", dtype=torch.int8, generator=gen).t()
         return a, b
-    torch_dtype = {"fp64": torch.float64, "fp32": torch.float32, "tf32": torch.float32,
-                   "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    torch_dtype = {
+        "fp64": torch.float64,
+        "fp32": torch.float32,
+        "tf32": torch.float32,
+        "fp16": torch.float16,
+        "bf16": torch.bfloat16,
+    }[dtype]
     a = torch.randn(n, n, device="cuda", generator=gen).to(torch_dtype)
     b = torch.randn(n, n, device="cuda", generator=gen).to(torch_dtype)
     return a, b
@@ -70,12 +75,15 @@ def measure_gemm(dtypes, n, iters):
         try:
             a, b = gemm_operands(dtype, n)
             t = timed(gemm_call(dtype, a, b), warmup=3, min_seconds=1.0, iters=iters)
-            t["tflops"] = 2.0 * n ** 3 / t["best_s"] / 1e12
-            t["median_tflops"] = 2.0 * n ** 3 / t["median_s"] / 1e12
-            t["mean_tflops"] = 2.0 * n ** 3 / t["mean_s"] / 1e12
+            t["tflops"] = 2.0 * n**3 / t["best_s"] / 1e12
+            t["median_tflops"] = 2.0 * n**3 / t["median_s"] / 1e12
+            t["mean_tflops"] = 2.0 * n**3 / t["mean_s"] / 1e12
             out[dtype] = t
-            print(f"[TORCH] gemm {dtype} {n}^3: {t['tflops']:.1f} TFLOP/s best, "
-                  f"{t['median_tflops']:.1f} median, {t['mean_tflops']:.1f} mean ({t['n']} GEMMs)", flush=True)
+            print(
+                f"[TORCH] gemm {dtype} {n}^3: {t['tflops']:.1f} TFLOP/s best, "
+                f"{t['median_tflops']:.1f} median, {t['mean_tflops']:.1f} mean ({t['n']} GEMMs)",
+                flush=True,
+            )
             del a, b
         except Exception as exc:  # a dtype this torch or GPU refuses is recorded, not fatal
             out[dtype] = {"error": str(exc)[:300]}
@@ -91,8 +99,10 @@ def measure_memory(size, pinned_size):
     a = torch.empty(n, device="cuda", dtype=torch.float64)
     b = torch.ones(n, device="cuda", dtype=torch.float64)
     c = torch.full((n,), 2.0, device="cuda", dtype=torch.float64)
-    tests = {"device_copy": (lambda: a.copy_(b), 2 * size),
-             "device_rw": (lambda: torch.add(b, c, alpha=3.0, out=a), 3 * size)}
+    tests = {
+        "device_copy": (lambda: a.copy_(b), 2 * size),
+        "device_rw": (lambda: torch.add(b, c, alpha=3.0, out=a), 3 * size),
+    }
     host = torch.empty(pinned_size, dtype=torch.uint8).pin_memory()
     dev = torch.empty(pinned_size, device="cuda", dtype=torch.uint8)
     tests["h2d"] = (lambda: dev.copy_(host, non_blocking=True), pinned_size)
@@ -104,9 +114,9 @@ def measure_memory(size, pinned_size):
         t["mean_GBps"] = nbytes / t["mean_s"] / 1e9
         t["bytes"] = nbytes
         out[name] = t
-        print(f"[TORCH] {name} {nbytes} B: {t['GBps']:.1f} GB/s best, {t['median_GBps']:.1f} median",
-              flush=True)
-    del a, b, c, host, dev
+        print(f"[TORCH] {name} {nbytes} B: {t['GBps']:.1f} GB/s best, {t['median_GBps']:.1f} median", flush=True)
+    # rebound, not deleted: the timed lambdas close over these names (a del leaves pyflakes seeing them unbound)
+    a = b = c = host = dev = None
     torch.cuda.empty_cache()
     return out
 
@@ -114,6 +124,7 @@ def measure_memory(size, pinned_size):
 def measure_allreduce(max_bytes):
     """One-rank NCCL allreduce (in place, float, sum) per size, as nccl-tests' time column."""
     import torch.distributed as dist
+
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29533")
     dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda:0"))
@@ -123,8 +134,10 @@ def measure_allreduce(max_bytes):
         x = torch.ones(size // 4, device="cuda", dtype=torch.float32)
         t = timed(lambda: dist.all_reduce(x), warmup=5, min_seconds=0.2, max_iters=200)
         out["sizes"].append({"bytes": size, "best_us": t["best_s"] * 1e6, "median_us": t["median_s"] * 1e6})
-        print(f"[TORCH] allreduce {size} B: {t['median_s'] * 1e6:.2f} us median, "
-              f"{t['best_s'] * 1e6:.2f} best", flush=True)
+        print(
+            f"[TORCH] allreduce {size} B: {t['median_s'] * 1e6:.2f} us median, " f"{t['best_s'] * 1e6:.2f} best",
+            flush=True,
+        )
         size *= 2
     dist.destroy_process_group()
     return out

@@ -134,7 +134,7 @@ static size_t run_of(const char *s, int cls)
 }
 
 /* Credentials whose issuers give them a prefix: the prefix, the characters that follow it and how many at
- * least. ctest/common/secrets/corpus.tsv holds an example of each. */
+ * least. ctest/common/data/secrets/corpus.tsv holds an example of each. */
 static const struct {
     const char *prefix;
     int cls;

@@ -19,7 +19,7 @@ bool ga_envvar_value_is_secret(const char *value);
  * random (upper and lower case and digits, or 32 hex digits and more: an AWS secret key has no prefix).
  * A webhook URL (Slack, Discord, Teams, ...) or a key with a public id part (SendGrid SG.<id>.<secret>, Slack
  * xox?-..., Tailscale tskey-...) anywhere in the value hides the whole value: no id part, no neighbour is
- * written beside it. ctest/common/secrets/corpus.tsv is the corpus each shape is tested against. */
+ * written beside it. ctest/common/data/secrets/corpus.tsv is the corpus each shape is tested against. */
 void ga_envvar_redact_value(const char *value, char *out, size_t len);
 
 /* The same for variable name: the variables a report needs as they are (ga_envvar_value_plain) are spared the

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gatest import check, failures  # noqa: E402
 
 BIN, WORK, NP, FACTOR = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-MPIEXEC = sys.argv[sys.argv.index("--") + 1:]
+MPIEXEC = sys.argv[sys.argv.index("--") + 1 :]
 # --pattern world,node,pairs --rounds all as the standard profile; sizes from 512 KiB so that a few lie below and
 # above the judging size (1 MiB); --timeout as gpuaccept run gives every program.
 ARGS = ["--pattern", "world,node,pairs", "--rounds", "all", "-b", "512K", "-e", "4M", "--timeout", "300"]
@@ -59,8 +59,11 @@ def cpu_share(seconds=0.5):
 def out_of_time(rep):
     """What the run left out because its time was spent, and each phase's use of its share of --timeout."""
     cut = [n for n in rep.get("not_covered", []) if n.endswith(": out of time")]
-    used = [(ph["pattern"], ph["seconds"], ph["budget_s"]) for ph in rep["summary"].get("phases", [])
-            if ph.get("budget_s", 0) > 0]
+    used = [
+        (ph["pattern"], ph["seconds"], ph["budget_s"])
+        for ph in rep["summary"].get("phases", [])
+        if ph.get("budget_s", 0) > 0
+    ]
     return cut, used
 
 
@@ -86,18 +89,24 @@ if t1 > 3 * t0 and not busy:
     rc1, t1, rep1 = run("slow-rank-pair-2", SLOW)
 named = sorted({(f["code"], f.get("rank")) for f in rep1["findings"] if f["severity"] == "fail"})
 check(rc0 == 0, f"fault-free: exit 0 ({rc0}; findings {[f['code'] for f in rep0['findings']]})")
-check(rc1 == 1 and named == [("COMM_SLOW_NODE", 2)],
-      f"slow rank: exit 1 naming rank 2 alone ({rc1}, {named})")
+check(rc1 == 1 and named == [("COMM_SLOW_NODE", 2)], f"slow rank: exit 1 naming rank 2 alone ({rc1}, {named})")
 cut, used = out_of_time(rep1)
 check(not cut, f"the slow rank's run ran out of time nowhere ({cut})")
-check(all(sec <= 0.5 * share for _, sec, share in used),
-      "each phase of the slow rank's run used at most half its share: "
-      + ", ".join(f"{name} {sec:.1f} of {share:.1f} s" for name, sec, share in used))
+check(
+    all(sec <= 0.5 * share for _, sec, share in used),
+    "each phase of the slow rank's run used at most half its share: "
+    + ", ".join(f"{name} {sec:.1f} of {share:.1f} s" for name, sec, share in used),
+)
 if busy:
-    print(f"  the host had no core to spare (a busy loop got {min(shares):.2f} of a core): the ratio "
-          f"{t1:.1f} s vs {t0:.1f} s ({t1 / t0:.2f}x) is not judged")
+    print(
+        f"  the host had no core to spare (a busy loop got {min(shares):.2f} of a core): the ratio "
+        f"{t1:.1f} s vs {t0:.1f} s ({t1 / t0:.2f}x) is not judged"
+    )
 else:
-    check(t1 <= 3 * t0, f"the slow rank's run ends within 3x the fault-free one: {t1:.1f} s vs {t0:.1f} s "
-                        f"({t1 / t0:.2f}x; a busy loop got {min(shares):.2f} of a core)")
+    check(
+        t1 <= 3 * t0,
+        f"the slow rank's run ends within 3x the fault-free one: {t1:.1f} s vs {t0:.1f} s "
+        f"({t1 / t0:.2f}x; a busy loop got {min(shares):.2f} of a core)",
+    )
 print(f"{len(failures)} failures")
 sys.exit(1 if failures else 0)

@@ -20,18 +20,25 @@ import sys
 # ---- nccl-tests' format strings (src/util.cu, 2.19), as Python %-formats ----
 VERSION = "# nccl-tests version %s nccl-headers=%d nccl-library=%d"
 STARTING = "# Collective test starting: %s"
-SETTINGS = ("# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: %d "
-            "validation: %d graph: %d unalign: %d")
-BLOCKING = {1: "# Blocking Enabled: wait and barrier after each inner iteration (-m) ",
-            2: "# Blocking Enabled: wait after each inner iteration (-m), no barrier ",
-            3: "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier "}
+SETTINGS = (
+    "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: %d "
+    "validation: %d graph: %d unalign: %d"
+)
+BLOCKING = {
+    1: "# Blocking Enabled: wait and barrier after each inner iteration (-m) ",
+    2: "# Blocking Enabled: wait after each inner iteration (-m), no barrier ",
+    3: "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier ",
+}
 DEVICE = "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s"
 HEAD1 = "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
 HEAD2 = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s"
-HEAD1_I = ("# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                "
-           "in-place (+ per-iteration)")
-HEAD2_I = ("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  "
-           "%7s %*s")
+HEAD1_I = (
+    "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                "
+    "in-place (+ per-iteration)"
+)
+HEAD2_I = (
+    "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  " "%7s %*s"
+)
 PREAMBLE = "%12d  %12d  %8s  %6s  %6s"
 BODY = "  %7s  %6s  %6s  %6s"
 BODY_NA = "  %7s  %6s  %6s    N/A"
@@ -75,17 +82,104 @@ def header_lines(per_iter, cputime, stamps, slowest):
     pad, label, units = (19, "timestamp", "%Y-%m-%d %H:%M:%S") if stamps else (0, "", "")
     extra = " slowest rank (max time)" if slowest else ""
     if per_iter:
-        return ["#", HEAD1_I % ("", "", "", "", ""),
-                star(HEAD2_I, "size", "count", "type", "redop", "root", t, "algbw", "busbw", "#wrong", "i_min",
-                     "i_max", "i_p99", "i_cv%", t, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%",
-                     pad, label) + extra,
-                star(HEAD2_I, "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)",
-                     "(us)", "(%)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", pad, units)]
-    return ["#", HEAD1 % ("", "", "", "", ""),
-            star(HEAD2, "size", "count", "type", "redop", "root", t, "algbw", "busbw", "#wrong", t, "algbw",
-                 "busbw", "#wrong", pad, label) + extra,
-            star(HEAD2, "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
-                 "", pad, units)]
+        return [
+            "#",
+            HEAD1_I % ("", "", "", "", ""),
+            star(
+                HEAD2_I,
+                "size",
+                "count",
+                "type",
+                "redop",
+                "root",
+                t,
+                "algbw",
+                "busbw",
+                "#wrong",
+                "i_min",
+                "i_max",
+                "i_p99",
+                "i_cv%",
+                t,
+                "algbw",
+                "busbw",
+                "#wrong",
+                "i_min",
+                "i_max",
+                "i_p99",
+                "i_cv%",
+                pad,
+                label,
+            )
+            + extra,
+            star(
+                HEAD2_I,
+                "(B)",
+                "(elements)",
+                "",
+                "",
+                "",
+                "(us)",
+                "(GB/s)",
+                "(GB/s)",
+                "",
+                "(us)",
+                "(us)",
+                "(us)",
+                "(%)",
+                "(us)",
+                "(GB/s)",
+                "(GB/s)",
+                "",
+                "(us)",
+                "(us)",
+                "(us)",
+                "(%)",
+                pad,
+                units,
+            ),
+        ]
+    return [
+        "#",
+        HEAD1 % ("", "", "", "", ""),
+        star(
+            HEAD2,
+            "size",
+            "count",
+            "type",
+            "redop",
+            "root",
+            t,
+            "algbw",
+            "busbw",
+            "#wrong",
+            t,
+            "algbw",
+            "busbw",
+            "#wrong",
+            pad,
+            label,
+        )
+        + extra,
+        star(
+            HEAD2,
+            "(B)",
+            "(elements)",
+            "",
+            "",
+            "",
+            "(us)",
+            "(GB/s)",
+            "(GB/s)",
+            "",
+            "(us)",
+            "(GB/s)",
+            "(GB/s)",
+            "",
+            pad,
+            units,
+        ),
+    ]
 
 
 def render_body(cols):
@@ -104,7 +198,7 @@ def check_data_line(line, per_iter, stamps, slowest):
     def take(width, sep=2):
         nonlocal pos
         pos += sep
-        s = line[pos:pos + width]
+        s = line[pos : pos + width]
         pos += width
         return s
 
@@ -121,7 +215,7 @@ def check_data_line(line, per_iter, stamps, slowest):
             out += PER_ITER % tuple(float_str(float(x), 7) for x in it)
         places.append((cols, it))
     if stamps:
-        out += STAMP % line[pos:pos + 21].strip()
+        out += STAMP % line[pos : pos + 21].strip()
         pos += 21
     if slowest:
         m = re.fullmatch(r"  rank \d+ \S+ \(\s*[0-9.e+]+ us\)", line[pos:])
@@ -148,10 +242,17 @@ def main():
     ap.add_argument("--op-order", help="comma-separated: the redop column runs through these in turn (-o all)")
     ap.add_argument("--expect-exit", type=int, default=0)
     ap.add_argument("--min-bw", type=float, default=-1, help="NCCL_TESTS_MIN_BW given to the run")
-    ap.add_argument("--split-mask", type=lambda v: int(v, 16), default=0,
-                    help="NCCL_TESTS_SPLIT_MASK given to the run: the Group column is rank & mask")
-    ap.add_argument("--preexisting", action="store_true",
-                    help="create the -J file first: the run must write PATH.0 instead, as nccl-tests does")
+    ap.add_argument(
+        "--split-mask",
+        type=lambda v: int(v, 16),
+        default=0,
+        help="NCCL_TESTS_SPLIT_MASK given to the run: the Group column is rank & mask",
+    )
+    ap.add_argument(
+        "--preexisting",
+        action="store_true",
+        help="create the -J file first: the run must write PATH.0 instead, as nccl-tests does",
+    )
     ap.add_argument("--stderr-lines", type=int, default=0, help="warning lines expected on stderr")
     ap.add_argument("--unalign", type=int, default=0, help="-u given to the run (the settings line shows it)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
@@ -195,11 +296,25 @@ def main():
     i += 1
     cfg = doc["config"]
     step = cfg.get("step_factor", cfg.get("step_bytes"))
-    expect(lines[i], SETTINGS % (1, 1, cfg["minimum_bytes"], cfg["maximum_bytes"], step,
-                                 "factor" if "step_factor" in cfg else "bytes", cfg["warmup_iters"],
-                                 cfg["iterations"], cfg["aggregated_iterations"], cfg["validation"], cfg["graph"],
-                                 a.unalign),
-           "settings line")
+    expect(
+        lines[i],
+        SETTINGS
+        % (
+            1,
+            1,
+            cfg["minimum_bytes"],
+            cfg["maximum_bytes"],
+            step,
+            "factor" if "step_factor" in cfg else "bytes",
+            cfg["warmup_iters"],
+            cfg["iterations"],
+            cfg["aggregated_iterations"],
+            cfg["validation"],
+            cfg["graph"],
+            a.unalign,
+        ),
+        "settings line",
+    )
     i += 1
     if blocking:
         expect(lines[i], BLOCKING[blocking], "blocking line")
@@ -218,8 +333,11 @@ def main():
         fail(f"{len(devices)} devices in -J, expected {a.ranks}")
     for r in range(a.ranks):
         d = devices[r]
-        expect(lines[i], DEVICE % (d["rank"], d["group"], d["pid"], d["hostname"], d["device"], d["device_hex"],
-                                   d["device_info"]), f"device line of rank {r}")
+        expect(
+            lines[i],
+            DEVICE % (d["rank"], d["group"], d["pid"], d["hostname"], d["device"], d["device_hex"], d["device_info"]),
+            f"device line of rank {r}",
+        )
         if d["rank"] != r or not d["hostname"] or d["group"] != r & a.split_mask:
             fail(f"device entry {d}")
         i += 1
@@ -244,13 +362,16 @@ def main():
     bw_verdict = "" if a.min_bw < 0 else ("FAILED" if avg < a.min_bw * 0.9 else "OK")
     expect(lines[i], FOOT_OOB % ("Out of bounds values", oob, "FAILED" if oob else "OK"), "out-of-bounds line")
     expect(lines[i + 1], FOOT_BW % ("Avg bus bandwidth", "%g" % avg, bw_verdict), "average line")
-    expect(lines[i + 2:i + 6], ["#", STARTING.replace("starting", "concluded") % a.program, "#", ""], "end")
+    expect(lines[i + 2 : i + 6], ["#", STARTING.replace("starting", "concluded") % a.program, "#", ""], "end")
 
     # ---- the table and -J agree; the average is the mean busbw of every line and placement ----
     bws = []
     for (size, count, typ, redop, root, places), r in zip(rows, results):
-        expect((size, count, typ, redop, root), (r["size"], r["count"], r["type"], r["redop"], int(r["root"])),
-               "line against -J")
+        expect(
+            (size, count, typ, redop, root),
+            (r["size"], r["count"], r["type"], r["redop"], int(r["root"])),
+            "line against -J",
+        )
         if r["root"] != "%6d" % root:
             fail(f"-J root {r['root']!r} is not nccl-tests' %6i string")
         if a.collective_type and typ != a.collective_type:
@@ -270,8 +391,19 @@ def main():
             fail(f"result tail {r}")
     if bws and not math.isclose(avg, sum(bws) / len(bws), rel_tol=1e-9, abs_tol=1e-12):
         fail(f"average {avg} is not the mean of {len(bws)} busbw")
-    for k in ("version", "start_time", "args", "env", "nccl_version", "config", "results", "out_of_bounds",
-              "average_bus_bandwidth", "errors", "end_time"):
+    for k in (
+        "version",
+        "start_time",
+        "args",
+        "env",
+        "nccl_version",
+        "config",
+        "results",
+        "out_of_bounds",
+        "average_bus_bandwidth",
+        "errors",
+        "end_time",
+    ):
         if k not in doc:
             fail(f"-J lacks {k}")
     if doc["version"] != 3:
@@ -285,12 +417,13 @@ def main():
     expect(avg_col6, ["%g" % avg], "awk $6 of the average line")
     if a.min_bw < 0:
         expect(run_awk("/# Avg bus bandwidth/ {print $NF}", text), avg_col6, "awk $NF of the average line")
-    grep = subprocess.run(["grep", "-c", "# Out of bounds values : 0 OK"], input=text, stdout=subprocess.PIPE,
-                          text=True)
+    grep = subprocess.run(
+        ["grep", "-c", "# Out of bounds values : 0 OK"], input=text, stdout=subprocess.PIPE, text=True
+    )
     expect(grep.stdout.strip(), "1" if oob == 0 else "0", "grep of the out-of-bounds line")
     if not per_iter and not stamps and not slowest:
         # data lines have nccl-tests' 13 fields (12 where the redop column is empty): $NF is in-place #wrong
-        fields = run_awk('$1 ~ /^[0-9]+$/ {print NF, $1, $(NF-1), $NF}', text)
+        fields = run_awk("$1 ~ /^[0-9]+$/ {print NF, $1, $(NF-1), $NF}", text)
         if len(fields) != len(rows):
             fail(f"awk found {len(fields)} data lines, expected {len(rows)}")
         for f, r in zip(fields, results):
@@ -299,8 +432,7 @@ def main():
             expect(int(n), want_nf, "fields per data line")
             expect(int(size), r["size"], "awk $1")
             expect(bus_ip, float_str(r["in_place"]["bus_bw"], 6).strip(), "awk busbw in place")
-            expect(wrong_ip, "N/A" if r["in_place"]["nwrong"] is None else "%g" % r["in_place"]["nwrong"],
-                   "awk $NF")
+            expect(wrong_ip, "N/A" if r["in_place"]["nwrong"] is None else "%g" % r["in_place"]["nwrong"], "awk $NF")
     print("OK")
 
 
@@ -308,8 +440,18 @@ def check_per_iter(pi, cols, cfg, ranks, where):
     """The fields analyze_perf_json.py reads, and the analyzer's own consistency rule."""
     iters = cfg["iterations"]
     skip = cfg["per_iter_skip"]
-    for k in ("skipped_iterations", "min_us", "max_us", "avg_us", "p50_us", "p95_us", "p99_us", "stdev_us",
-              "cv_pct", "times_us"):
+    for k in (
+        "skipped_iterations",
+        "min_us",
+        "max_us",
+        "avg_us",
+        "p50_us",
+        "p95_us",
+        "p99_us",
+        "stdev_us",
+        "cv_pct",
+        "times_us",
+    ):
         if k not in pi:
             fail(f"{where}: per-iteration entry lacks {k}")
     times = pi["times_us"]
@@ -327,12 +469,27 @@ def check_per_iter(pi, cols, cfg, ranks, where):
     mean = sum(s) / n
     sd = math.sqrt(sum((x - mean) ** 2 for x in s) / n)
     p99 = s[min(n - 1, (n * 99 + 99) // 100 - 1)]
-    for k, v in (("min_us", s[0]), ("max_us", s[-1]), ("avg_us", mean), ("p50_us", s[n // 2]), ("p99_us", p99),
-                 ("stdev_us", sd), ("cv_pct", sd / mean * 100 if mean > 0 else 0)):
+    for k, v in (
+        ("min_us", s[0]),
+        ("max_us", s[-1]),
+        ("avg_us", mean),
+        ("p50_us", s[n // 2]),
+        ("p99_us", p99),
+        ("stdev_us", sd),
+        ("cv_pct", sd / mean * 100 if mean > 0 else 0),
+    ):
         if not math.isclose(pi[k], v, rel_tol=1e-6, abs_tol=1e-6):
             fail(f"{where}: {k} {pi[k]} != {v}")
-    expect([c for c in cols], [float_str(pi["min_us"], 7), float_str(pi["max_us"], 7), float_str(pi["p99_us"], 7),
-                               float_str(pi["cv_pct"], 7)], f"{where}: i_min i_max i_p99 i_cv% columns")
+    expect(
+        [c for c in cols],
+        [
+            float_str(pi["min_us"], 7),
+            float_str(pi["max_us"], 7),
+            float_str(pi["p99_us"], 7),
+            float_str(pi["cv_pct"], 7),
+        ],
+        f"{where}: i_min i_max i_p99 i_cv% columns",
+    )
 
 
 if __name__ == "__main__":

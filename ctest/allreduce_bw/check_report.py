@@ -11,8 +11,20 @@ import os
 import re
 import sys
 
-ESIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "float": 4,
-         "double": 8, "bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1}
+ESIZE = {
+    "int8": 1,
+    "uint8": 1,
+    "int32": 4,
+    "uint32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "half": 2,
+    "float": 4,
+    "double": 8,
+    "bfloat16": 2,
+    "f8e4m3": 1,
+    "f8e5m2": 1,
+}
 # bytes / (count * element size), and the bus factor, per collective (nccl-tests)
 PER_RANK = {"allgather", "reduce_scatter", "alltoall", "gather", "scatter", "hypercube"}
 
@@ -109,8 +121,19 @@ def main():
         return
     rep = json.load(open(path))
     s = rep["summary"]
-    for k in ("backend", "collective", "datatype", "op", "results", "avg_busbw_GBps", "busbw_at_max_GBps",
-              "max_bytes", "wrong_total", "out_of_bounds", "pairs"):
+    for k in (
+        "backend",
+        "collective",
+        "datatype",
+        "op",
+        "results",
+        "avg_busbw_GBps",
+        "busbw_at_max_GBps",
+        "max_bytes",
+        "wrong_total",
+        "out_of_bounds",
+        "pairs",
+    ):
         if k not in s:
             fail(f"summary lacks {k}")
     if s["backend"] != "mpi":
@@ -167,7 +190,7 @@ def main():
             fail(f"finding {code} missing (have {codes})")
     if a.no_finding and codes:
         fail(f"unexpected findings {codes}")
-    if (rep["verdict"]["exit_code"] != a.expect_exit):
+    if rep["verdict"]["exit_code"] != a.expect_exit:
         fail(f"verdict exit code {rep['verdict']['exit_code']}")
 
     if a.pairs is not None:

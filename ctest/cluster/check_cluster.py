@@ -59,8 +59,9 @@ def mpirun(np, prog, args, expect_exit=(0,), env=None):
     e.update(env or {})
     t0 = time.time()
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=e,
-                           timeout=STEP_TIMEOUT)
+        p = subprocess.run(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=e, timeout=STEP_TIMEOUT
+        )
     except subprocess.TimeoutExpired as ex:
         raise Fail(f"{os.path.basename(prog)} did not finish within {STEP_TIMEOUT} s:\n{ex.output}")
     print(f"  {os.path.basename(prog)} -np {np}: exit {p.returncode} in {time.time() - t0:.1f} s")
@@ -90,6 +91,7 @@ def report_hosts(rep):
 
 # ---- cases -------------------------------------------------------------------------------------------------
 
+
 def case_env_audit(bin_dir, work):
     """4 nodes x 2 ranks: 4 distinct hosts; node03 alone runs with another NCCL setting and is named."""
     cluster("up", "4", "2")
@@ -112,8 +114,7 @@ PAIRS_ARGS = ["--pattern", "pairs", "-b", "1M", "-e", "1M", "-n", "8", "-w", "1"
 
 
 def run_pairs(bin_dir, d, n, expect_exit):
-    mpirun(n, os.path.join(bin_dir, "allreduce_bw"), PAIRS_ARGS + ["--report-dir", fresh(d)],
-           expect_exit=expect_exit)
+    mpirun(n, os.path.join(bin_dir, "allreduce_bw"), PAIRS_ARGS + ["--report-dir", fresh(d)], expect_exit=expect_exit)
     rep = load(os.path.join(d, "allreduce_bw.json"))
     pr = rep["summary"]["pairs"]
     check(pr and pr["unit"] == "node", f"pairs section {pr and pr.get('unit')}, expected members to be nodes")
@@ -130,10 +131,15 @@ def case_pairs_slow_node(bin_dir, work, n):
     cluster("fabric", FABRIC_RATE)
     cluster("slow", "node03", SLOW_RATE)
     rep = run_pairs(bin_dir, os.path.join(work, f"pairs_slow_node_{n}"), n, (1,))
-    check(node_findings(rep) == ["node03"], f"COMM_SLOW_NODE on {node_findings(rep)}, expected node03; "
-          f"findings {finding_codes(rep)}")
+    check(
+        node_findings(rep) == ["node03"],
+        f"COMM_SLOW_NODE on {node_findings(rep)}, expected node03; " f"findings {finding_codes(rep)}",
+    )
     check("COMM_SLOW_LINK" not in finding_codes(rep), f"a slow link named as well: {rep['findings']}")
-    check([s["host"] for s in rep["summary"]["pairs"]["suspects"]] == ["node03"], f"suspects {rep['summary']['pairs']['suspects']}")
+    check(
+        [s["host"] for s in rep["summary"]["pairs"]["suspects"]] == ["node03"],
+        f"suspects {rep['summary']['pairs']['suspects']}",
+    )
 
 
 def case_pairs_slow_link(bin_dir, work, n):
@@ -172,8 +178,10 @@ def case_pairs_healthy(bin_dir, work):
         if rep["findings"]:
             alarms.append((i, [(f["code"], f.get("host")) for f in rep["findings"]]))
     print(f"  false alarms: {len(alarms)} of {HEALTHY_RUNS} healthy runs {alarms}")
-    check(len(alarms) <= HEALTHY_ALARMS_ALLOWED,
-          f"findings without a fault in {len(alarms)} of {HEALTHY_RUNS} runs (at most {HEALTHY_ALARMS_ALLOWED}): {alarms}")
+    check(
+        len(alarms) <= HEALTHY_ALARMS_ALLOWED,
+        f"findings without a fault in {len(alarms)} of {HEALTHY_RUNS} runs (at most {HEALTHY_ALARMS_ALLOWED}): {alarms}",
+    )
 
 
 def case_ddp_smoke(bin_dir, work):
@@ -198,8 +206,17 @@ def case_suite_hostfile(bin_dir, work):
     """gpuaccept run --hostfile across the namespaces: every step runs on 4 nodes, the grid has 4 nodes."""
     cluster("up", "4", "1")
     d = fresh(os.path.join(work, "suite"))
-    cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(), "--quick",
-           "--report-dir", d]
+    cmd = [
+        CLUSTER,
+        "run",
+        os.path.join(bin_dir, "gpuaccept"),
+        "run",
+        "--hostfile",
+        hostfile(),
+        "--quick",
+        "--report-dir",
+        d,
+    ]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
@@ -211,8 +228,10 @@ def case_suite_hostfile(bin_dir, work):
     for st in summary["steps"]:
         check(st["status"] in ("pass", "fail") and st.get("report"), f"step {st['program']}: {st['status']}")
         check(st["node_count"] == 4, f"step {st['program']} ran on {st['node_count']} nodes, expected 4")
-        check("/run/gacl/hostfile" in st["command"] or hostfile() in st["command"],
-              f"step {st['program']} was not launched with the hostfile: {st['command']}")
+        check(
+            "/run/gacl/hostfile" in st["command"] or hostfile() in st["command"],
+            f"step {st['program']} was not launched with the hostfile: {st['command']}",
+        )
     nodes = sorted(n["host"] for n in summary["nodes"])
     check(nodes == NODES4, f"summary nodes {nodes}\n{p.stdout}")
     programs = [st["program"] for st in summary["steps"]]
@@ -237,9 +256,23 @@ def case_suite_node_down(bin_dir, work):
     cluster("unreachable", "node03")
     d = fresh(os.path.join(work, "node_down"))
     # Two short steps keep the case's wall time small; the preflight is what is under test.
-    cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(), "--quick",
-           "--only", "env_audit,allreduce_bw", "--preflight-timeout", "30", "--baseline", "none",
-           "--report-dir", d]
+    cmd = [
+        CLUSTER,
+        "run",
+        os.path.join(bin_dir, "gpuaccept"),
+        "run",
+        "--hostfile",
+        hostfile(),
+        "--quick",
+        "--only",
+        "env_audit,allreduce_bw",
+        "--preflight-timeout",
+        "30",
+        "--baseline",
+        "none",
+        "--report-dir",
+        d,
+    ]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=200)
@@ -253,8 +286,10 @@ def case_suite_node_down(bin_dir, work):
     check([x.get("host") for x in excluded] == ["node03"], f"excluded nodes {excluded}")
     code = excluded[0].get("code") or excluded[0].get("fault_code") or ""
     check(str(code).startswith("PREFLIGHT_"), f"node03's exclusion code {excluded[0]}")
-    check(any("node03" in l and "PREFLIGHT_" in l for l in p.stdout.splitlines()),
-          "the run's output names node03 with its PREFLIGHT_ code")
+    check(
+        any("node03" in l and "PREFLIGHT_" in l for l in p.stdout.splitlines()),
+        "the run's output names node03 with its PREFLIGHT_ code",
+    )
     ran = [st for st in summary["steps"] if st["status"] != "skipped"]
     check([st["program"] for st in ran] == ["env_audit", "allreduce_bw"], f"steps run: {ran}")
     for st in ran:
@@ -262,14 +297,16 @@ def case_suite_node_down(bin_dir, work):
         check(st["node_count"] == 3, f"step {st['program']} ran on {st['node_count']} nodes, expected 3")
     hosts = sorted(n["host"] for n in summary["nodes"] if any(v == "pass" for v in n["checks"].values()))
     check(hosts == ["node01", "node02", "node04"], f"nodes measured: {hosts}")
-    check(summary["verdict"]["exit_code"] == 1 and any(c.startswith("PREFLIGHT_")
-                                                       for c in summary["verdict"]["fault_codes"]),
-          f"verdict {summary['verdict']}")
+    check(
+        summary["verdict"]["exit_code"] == 1
+        and any(c.startswith("PREFLIGHT_") for c in summary["verdict"]["fault_codes"]),
+        f"verdict {summary['verdict']}",
+    )
 
 
 # Issue 24: a node whose link is 60x slower than the fabric, under the standard profile's allreduce step.
-BUDGET_FABRIC = "1gbit"   # the fabric: a 1 MiB pair exchange takes ~10 ms, above the scheduling noise here
-BUDGET_SLOW = "16mbit"    # the faulty node: 62x slower
+BUDGET_FABRIC = "1gbit"  # the fabric: a 1 MiB pair exchange takes ~10 ms, above the scheduling noise here
+BUDGET_SLOW = "16mbit"  # the faulty node: 62x slower
 # The standard profile's patterns (world, node, pairs, --rounds all) over a sweep to 4 MiB: sizes enough to judge
 # (1 MiB and 2 MiB) and a fault-free step of tens of seconds on this machine, not minutes.
 BUDGET_ARGS = "allreduce_bw=-e 4M"
@@ -277,9 +314,26 @@ BUDGET_ARGS = "allreduce_bw=-e 4M"
 
 def run_allreduce_step(bin_dir, d):
     """gpuaccept run --profile standard --only allreduce_bw on the cluster; returns (summary, step, output)."""
-    cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(), "--profile",
-           "standard", "--only", "allreduce_bw", "--baseline", "none", "--preflight-timeout", "30",
-           "--args", BUDGET_ARGS, "--report-dir", fresh(d)]
+    cmd = [
+        CLUSTER,
+        "run",
+        os.path.join(bin_dir, "gpuaccept"),
+        "run",
+        "--hostfile",
+        hostfile(),
+        "--profile",
+        "standard",
+        "--only",
+        "allreduce_bw",
+        "--baseline",
+        "none",
+        "--preflight-timeout",
+        "30",
+        "--args",
+        BUDGET_ARGS,
+        "--report-dir",
+        fresh(d),
+    ]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=400)
     except subprocess.TimeoutExpired as ex:
@@ -300,14 +354,22 @@ def case_budget_slow_node(bin_dir, work, n):
     cluster("slow", "node03", BUDGET_SLOW)
     faulty, st1, out1 = run_allreduce_step(bin_dir, os.path.join(work, f"budget_slow_{n}"))
     named = sorted({f["host"] for f in faulty["findings"] if f["severity"] == "fail"})
-    print(f"  named: {named}; fault-free {st0['duration_s']:.1f} s, slow node {st1['duration_s']:.1f} s "
-          f"({st1['duration_s'] / st0['duration_s']:.2f}x)")
+    print(
+        f"  named: {named}; fault-free {st0['duration_s']:.1f} s, slow node {st1['duration_s']:.1f} s "
+        f"({st1['duration_s'] / st0['duration_s']:.2f}x)"
+    )
     check(st1["status"] == "fail", f"slow node: allreduce_bw {st1['status']}\n{out1[-3000:]}")
     check(named == ["node03"], f"the slow node03 is named, and no other node: {named}\n{out1[-3000:]}")
-    check(any(f["code"] == "COMM_SLOW_NODE" and f["host"] == "node03" for f in faulty["findings"]),
-          f"COMM_SLOW_NODE on node03: {[(f['code'], f['host']) for f in faulty['findings']]}")
-    check(st1["duration_s"] <= 3 * st0["duration_s"],
-          f"the faulty step ends within 3x the fault-free one: {st1['duration_s']:.1f} s vs {st0['duration_s']:.1f} s")
+    check(
+        any(f["code"] == "COMM_SLOW_NODE" and f["host"] == "node03" for f in faulty["findings"]),
+        f"COMM_SLOW_NODE on node03: {[(f['code'], f['host']) for f in faulty['findings']]}",
+    )
+    check(
+        st1["duration_s"] <= 3 * st0["duration_s"],
+        f"the faulty step ends within 3x the fault-free one: {st1['duration_s']:.1f} s vs {st0['duration_s']:.1f} s",
+    )
+
+
 def transport_findings(rep):
     return sorted((f["code"], f["host"]) for f in rep["findings"] if f["code"].startswith("COMM_TRANSPORT"))
 
@@ -322,11 +384,15 @@ def case_transport_host_tcp(bin_dir, work):
     rep = load(os.path.join(d, "allreduce_bw.json"))
     t = rep["transport"]
     check(t["multi_node"] and not t["ib_exercised"], f"transport {t}")
-    check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node01"), ("COMM_TRANSPORT_FALLBACK", "node02")],
-          f"transport findings {transport_findings(rep)}")
+    check(
+        transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node01"), ("COMM_TRANSPORT_FALLBACK", "node02")],
+        f"transport findings {transport_findings(rep)}",
+    )
     for n in t["nodes"]:
-        check(n["ranks"] == 2 and n["mpi"]["pml"] == "ob1" and "tcp" in n["mpi"]["btl"].split(","),
-              f"{n['host']}: {n['mpi']}")
+        check(
+            n["ranks"] == 2 and n["mpi"]["pml"] == "ob1" and "tcp" in n["mpi"]["btl"].split(","),
+            f"{n['host']}: {n['mpi']}",
+        )
         check(n["between_nodes"]["networks"] == ["Socket"], f"{n['host']}: {n['between_nodes']}")
     mpirun(4, os.path.join(bin_dir, "allreduce_bw"), args + ["--allow-sockets"], expect_exit=(0,))
     rep = load(os.path.join(d, "allreduce_bw.json"))
@@ -344,19 +410,48 @@ def case_transport_double_fallback(bin_dir, work):
     cluster("up", "3", "2")
     cluster("setenv", "node03", "GA_DOUBLE_NET=Socket")
     d = fresh(os.path.join(work, "transport_double"))
-    cmd = [CLUSTER, "run", "mpirun", "--hostfile", hostfile(), "-np", "6", "-x", "LD_PRELOAD=" + double,
-           os.path.join(bin_dir, "allreduce_bw"), "-b", "8", "-e", "4K", "-f", "8", "-n", "3", "-w", "1",
-           "-T", "20", "--expect-net", "ib-gdr", "--report-dir", d]
+    cmd = [
+        CLUSTER,
+        "run",
+        "mpirun",
+        "--hostfile",
+        hostfile(),
+        "-np",
+        "6",
+        "-x",
+        "LD_PRELOAD=" + double,
+        os.path.join(bin_dir, "allreduce_bw"),
+        "-b",
+        "8",
+        "-e",
+        "4K",
+        "-f",
+        "8",
+        "-n",
+        "3",
+        "-w",
+        "1",
+        "-T",
+        "20",
+        "--expect-net",
+        "ib-gdr",
+        "--report-dir",
+        d,
+    ]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=STEP_TIMEOUT)
     print(f"  allreduce_bw on the double, node03 on sockets: exit {p.returncode}")
     check(p.returncode == 1, f"exit {p.returncode}, expected 1\n{p.stdout[-3000:]}")
     rep = load(os.path.join(d, "allreduce_bw.json"))
     check(rep["summary"]["backend"] == "nccl", f"backend {rep['summary']['backend']}")
-    check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node03")],
-          f"transport findings {transport_findings(rep)}; all: {finding_codes(rep)}")
+    check(
+        transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node03")],
+        f"transport findings {transport_findings(rep)}; all: {finding_codes(rep)}",
+    )
     nets = {n["host"]: (n["between_nodes"]["networks"], n["between_nodes"]["gdr"]) for n in rep["transport"]["nodes"]}
-    check(nets == {"node01": (["IB"], "all"), "node02": (["IB"], "all"), "node03": (["Socket"], "n/a")},
-          f"networks per node {nets}")
+    check(
+        nets == {"node01": (["IB"], "all"), "node02": (["IB"], "all"), "node03": (["Socket"], "n/a")},
+        f"networks per node {nets}",
+    )
 
 
 def case_suite_fabric_floor(bin_dir, work):
@@ -368,13 +463,30 @@ def case_suite_fabric_floor(bin_dir, work):
     src = os.path.normpath(os.path.join(HERE, "..", ".."))
     cluster("up", "2", "1")
     d = fresh(os.path.join(work, "fabric_floor"))
-    nh = os.path.join(src, "ctest", "node_health")
+    nh = os.path.join(src, "ctest", "node_health", "data")
     baseline = os.path.join(src, "suite", "baselines", "h100-sxm.json")
-    cmd = [CLUSTER, "run", os.path.join(bin_dir, "gpuaccept"), "run", "--hostfile", hostfile(),
-           "--only", "node_health,allreduce_bw", "--baseline", baseline, "--preflight-timeout", "30",
-           "--args", "node_health=--sysfs-root {} --kernel-log {} --sku hgx-h100-8".format(
-               os.path.join(nh, "trees", "healthy"), os.path.join(nh, "logs", "healthy.log")),
-           "--args", "allreduce_bw=-b 1K -e 64K -n 3 -w 1 --rounds 1", "--report-dir", d]
+    cmd = [
+        CLUSTER,
+        "run",
+        os.path.join(bin_dir, "gpuaccept"),
+        "run",
+        "--hostfile",
+        hostfile(),
+        "--only",
+        "node_health,allreduce_bw",
+        "--baseline",
+        baseline,
+        "--preflight-timeout",
+        "30",
+        "--args",
+        "node_health=--sysfs-root {} --kernel-log {} --sku hgx-h100-8".format(
+            os.path.join(nh, "trees", "healthy"), os.path.join(nh, "logs", "healthy.log")
+        ),
+        "--args",
+        "allreduce_bw=-b 1K -e 64K -n 3 -w 1 --rounds 1",
+        "--report-dir",
+        d,
+    ]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=200)
     except subprocess.TimeoutExpired as ex:
@@ -393,28 +505,40 @@ def case_suite_fabric_floor(bin_dir, work):
     t_bw = size * 2 * (ranks - 1) / ranks / (bw * 1e9)
     want = math.floor(bw * t_bw / (t_bw + lat) * 10) / 10
     got = float(ar[ar.index("--min-busbw") + 1]) if "--min-busbw" in ar else None
-    check(got is not None and abs(got - want) <= 1e-9 * max(want, 1),
-          f"allreduce_bw --min-busbw {got}, expected {want} (8 x 400 Gb/s x efficiency, less 10%, less the "
-          f"ring's latency at 64 KiB)")
-    check(ar[ar.index("--expect-net") + 1] == "ib-gdr" if "--expect-net" in ar else False,
-          f"allreduce_bw --expect-net ib-gdr: {ar}")
+    check(
+        got is not None and abs(got - want) <= 1e-9 * max(want, 1),
+        f"allreduce_bw --min-busbw {got}, expected {want} (8 x 400 Gb/s x efficiency, less 10%, less the "
+        f"ring's latency at 64 KiB)",
+    )
+    check(
+        ar[ar.index("--expect-net") + 1] == "ib-gdr" if "--expect-net" in ar else False,
+        f"allreduce_bw --expect-net ib-gdr: {ar}",
+    )
     check("--min-node-busbw" not in ar, f"no --min-node-busbw for 1 rank per node (the figure is 8 GPUs'): {ar}")
     # issue 40, finding 10: node_health's compute ports (the tree's 8, the same names on both nodes) reach
     # allreduce_bw as --ib-hcas; on the host path no NCCL device is compared, and the report says so
     hcas = "=" + ",".join(f"mlx5_{i}:1" for i in range(8))
     check(ar[ar.index("--ib-hcas") + 1] == hcas if "--ib-hcas" in ar else False, f"allreduce_bw --ib-hcas {hcas}: {ar}")
     rep = load(os.path.join(d, "allreduce_bw.json"))
-    check(rep["transport"].get("ib_hcas", {}).get("nodes_not_compared") == 2,
-          f"transport.ib_hcas: {rep['transport'].get('ib_hcas')}")
-    check(transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node01"), ("COMM_TRANSPORT_FALLBACK", "node02")],
-          f"transport findings {transport_findings(rep)}")
+    check(
+        rep["transport"].get("ib_hcas", {}).get("nodes_not_compared") == 2,
+        f"transport.ib_hcas: {rep['transport'].get('ib_hcas')}",
+    )
+    check(
+        transport_findings(rep) == [("COMM_TRANSPORT_FALLBACK", "node01"), ("COMM_TRANSPORT_FALLBACK", "node02")],
+        f"transport findings {transport_findings(rep)}",
+    )
     summary = load(os.path.join(d, "summary.json"))
     fabric = summary["fabric"]
-    check([(n["host"], n["between_nodes"]) for n in fabric["nodes"]] == [("node01", "Socket"), ("node02", "Socket")],
-          f"summary.fabric per node: {fabric['nodes']}")
+    check(
+        [(n["host"], n["between_nodes"]) for n in fabric["nodes"]] == [("node01", "Socket"), ("node02", "Socket")],
+        f"summary.fabric per node: {fabric['nodes']}",
+    )
     nc = summary["profile"]["not_covered"]
-    check(any(l.startswith("InfiniBand not exercised: inter-node traffic over sockets on 2 node(s)") for l in nc),
-          f"not covered: {nc}")
+    check(
+        any(l.startswith("InfiniBand not exercised: inter-node traffic over sockets on 2 node(s)") for l in nc),
+        f"not covered: {nc}",
+    )
     check("## Fabric" in open(os.path.join(d, "summary.md")).read(), "summary.md has the Fabric section")
 
 

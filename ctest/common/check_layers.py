@@ -15,8 +15,9 @@ import re
 import subprocess
 import sys
 
-FORBIDDEN_HEADER = re.compile(r"(^|/)(mpi\.h|mpi_portable_platform\.h|hwloc\.h|hwloc/|cuda[^/]*\.h|"
-                              r"cublas[^/]*\.h|nccl\.h)")
+FORBIDDEN_HEADER = re.compile(
+    r"(^|/)(mpi\.h|mpi_portable_platform\.h|hwloc\.h|hwloc/|cuda[^/]*\.h|" r"cublas[^/]*\.h|nccl\.h)"
+)
 FORBIDDEN_LIB = re.compile(r"\blib(mpi|cudart|cuda|nccl|cublas|cublasLt|hwloc)\b[^ ]*\.so")
 
 
@@ -59,8 +60,9 @@ def main():
         name = os.path.basename(path)
         if path.endswith(".h"):
             # Alone, as the first thing a translation unit includes.
-            p = subprocess.run([args.cc] + compile_flags(args) + ["-x", "c", "-fsyntax-only", path],
-                               capture_output=True, text=True)
+            p = subprocess.run(
+                [args.cc] + compile_flags(args) + ["-x", "c", "-fsyntax-only", path], capture_output=True, text=True
+            )
             if p.returncode != 0:
                 first = (p.stderr.strip().splitlines() or ["?"])[0]
                 breaches.append(f"{name} does not compile alone with the core's include paths: {first}")
@@ -74,8 +76,13 @@ def main():
             more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
             breaches.append(f"{name} reaches {bad[0]}{more}")
         # A runtime header reached by a relative path ("../runtime/..."), which no include path keeps out.
-        runtime = sorted({os.path.basename(d) for d in deps
-                          if os.path.realpath(d).startswith(common_dir + os.sep) and os.path.realpath(d) not in core})
+        runtime = sorted(
+            {
+                os.path.basename(d)
+                for d in deps
+                if os.path.realpath(d).startswith(common_dir + os.sep) and os.path.realpath(d) not in core
+            }
+        )
         if runtime:
             breaches.append(f"{name} includes {', '.join(runtime)}, which the core does not own")
 
@@ -93,15 +100,19 @@ def main():
         if bad:
             breaches.append(f"{os.path.basename(exe)} is core-only but loads {', '.join(bad)}")
     if not any(lib.startswith("libmpi") for lib in loaded(args.runtime_exe)):
-        breaches.append(f"{os.path.basename(args.runtime_exe)} (a runtime program) shows no libmpi under ldd: "
-                        "the probe cannot see what it looks for")
+        breaches.append(
+            f"{os.path.basename(args.runtime_exe)} (a runtime program) shows no libmpi under ldd: "
+            "the probe cannot see what it looks for"
+        )
     if not args.core_exe:
         breaches.append("no core-only executable given")
 
     for b in breaches:
         print("FAIL", b)
-    print(f"{len(headers)} core headers, {len(files) - len(headers)} core sources, "
-          f"{len(args.core_exe)} core-only executables checked: {len(breaches)} breach(es)")
+    print(
+        f"{len(headers)} core headers, {len(files) - len(headers)} core sources, "
+        f"{len(args.core_exe)} core-only executables checked: {len(breaches)} breach(es)"
+    )
     return 1 if breaches else 0
 
 

@@ -1,5 +1,5 @@
 /* Unit tests of the one outlier rule (common/core/ga_outlier.c), linked with the core alone. The data-driven
- * cases (ctest/common/outlier/) describe groups; these check the edges: two members, leave one out, the
+ * cases (ctest/common/cases/outlier/) describe groups; these check the edges: two members, leave one out, the
  * direction, unmeasured members, the bound's formula, and the burn's drop over a series. */
 #include <math.h>
 

@@ -1,5 +1,5 @@
-/* The secret filter against a corpus of real key shapes (ctest/common/secrets/corpus.tsv): every credential
- * hidden, every ordinary value a report needs kept as it is. Usage: test_secrets CORPUS */
+/* The secret filter against a corpus of real key shapes (ctest/common/data/secrets/corpus.tsv): every
+ * credential hidden, every ordinary value a report needs kept as it is. Usage: test_secrets CORPUS */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 # shellcheck shell=bash
-# Sourced by image_test.sh (which defines B, buildah_cmd, check, work, src, here, python, tag, net and the working
+# Sourced by check_image.sh (which defines B, buildah_cmd, check, work, src, here, python, tag, net and the working
 # containers $net-launcher and $net-worker): an MPIJob's launcher pod and its one worker pod as two containers
 # of the image. As on a cluster:
 #   - each pod has a network namespace of its own (a veth pair between the two), its own host name, and an
 #     /etc/hosts naming both pods (the kubelet mounts one too), as the job's headless Service resolves them;
 #   - the worker runs the manifest's command (sshd) as the pod's user; the launcher runs the manifest's command
-#     with the manifest's env plus what the operator appends (image_check.py pods), the operator's hostfile at
+#     with the manifest's env plus what the operator appends (image_json.py pods), the operator's hostfile at
 #     /etc/mpi/hostfile and the job's ssh Secret at sshAuthMountPath;
 #   - the launcher is rank 0's node (runLauncherAsWorker): rank 1 reaches the worker only through its sshd.
 
@@ -61,7 +61,7 @@ mpijob_case() {
     mkdir -p "$dir/mpi" && mkdir -m 0777 "$dir/reports" || return 1
     "$python" "$src/deploy/mpijob/render.py" --nodes 2 --gpus-per-node 1 --cpu-only --program env_audit \
         --image "$tag" --args='--quick --step-timeout 120' "$@" >"$dir/job.yaml" &&
-        "$python" "$here/image_check.py" pods "$dir/job.yaml" "$dir" >/dev/null &&
+        "$python" "$here/image_json.py" pods "$dir/job.yaml" "$dir" >/dev/null &&
         source "$dir/pod.vars" && cp "$dir/hostfile" "$dir/mpi/hostfile" ||
         { check "$name: the manifest renders and has the two pods" false; return; }
     local mode=0644 user=() wcmd lcmd envs=() kv
@@ -89,7 +89,7 @@ mpijob_case() {
     sed '/^=== gpuaccept report/,/^=== end/d' "$dir/launcher.log" | grep -v '^\[SUITE\] not covered' | tail -n $lines
     echo "--- worker's sshd:" && tail -n $((lines / 2)) "$dir/worker.log"
     check "$name: the launcher exits 0 (got $rc)" test "$rc" -eq 0
-    check "$name: a passing verdict with one rank in each pod" "$python" "$here/image_check.py" mpijob \
+    check "$name: a passing verdict with one rank in each pod" "$python" "$here/image_json.py" mpijob \
         "$dir/reports" "$dir/launcher.log" "$job-launcher" "$job-worker-0"
     local who=root
     [ "$run_as" = 0 ] || who=mpiuser

@@ -71,10 +71,14 @@ for name, own in programs.items():
     if listed is None:
         problems.append(f"{name}: no '## Fault codes' section in docs/{name}.md")
         continue
-    problems += [f"{name}: docs/{name}.md lists {c}, a prefix neither a program nor the front-end claims"
-                 for c in unclaimed]
+    problems += [
+        f"{name}: docs/{name}.md lists {c}, a prefix neither a program nor the front-end claims" for c in unclaimed
+    ]
     problems += [f"{name}: emits {c}, not in docs/{name}.md's Fault codes" for c in sorted(emitted - listed)]
-    problems += [f"{name}: docs/{name}.md lists {c}, which neither bench/{name}/ nor common/ emits" for c in sorted(listed - emitted)]
+    problems += [
+        f"{name}: docs/{name}.md lists {c}, which neither bench/{name}/ nor common/ emits"
+        for c in sorted(listed - emitted)
+    ]
     documented |= listed
 
 # The front-end's codes: docs/fault-codes.md, which lists no program's code itself.
@@ -82,8 +86,11 @@ index = (root / "docs" / "fault-codes.md").read_text()
 front = set(re.findall(code_re, index))
 for c in sorted(set(re.findall(row_re, index, re.M)) - front):
     problems.append(f"docs/fault-codes.md: {c} has a prefix neither a program nor the front-end claims")
-problems += [f"docs/fault-codes.md lists {c}, a program's code (its page lists it)" for c in sorted(front)
-             if c.split("_")[0] not in FRONT_END]
+problems += [
+    f"docs/fault-codes.md lists {c}, a program's code (its page lists it)"
+    for c in sorted(front)
+    if c.split("_")[0] not in FRONT_END
+]
 front_emitted = {c for c in in_code if c.split("_")[0] in FRONT_END}
 problems += [f"emitted but not in docs/fault-codes.md: {c}" for c in sorted(front_emitted - front)]
 problems += [f"docs/fault-codes.md lists {c}, never emitted" for c in sorted(front - in_code)]
@@ -91,6 +98,8 @@ documented |= front
 problems += [f"emitted but documented nowhere: {c}" for c in sorted(in_code - documented)]
 for p in problems:
     print("FAIL:", p)
-print(f"{len(programs)} programs, prefixes {prefixes}; {len(in_code)} codes in the code, {len(documented)} "
-      f"documented, {len(problems)} problems")
+print(
+    f"{len(programs)} programs, prefixes {prefixes}; {len(in_code)} codes in the code, {len(documented)} "
+    f"documented, {len(problems)} problems"
+)
 sys.exit(1 if problems or not in_code or not programs else 0)

@@ -5,8 +5,17 @@ import argparse
 import json
 import sys
 
-VERSIONS = ["nvidia_driver", "cuda_driver", "cuda_runtime", "cublas", "nccl_library", "nccl_header",
-            "mpi_library", "hwloc", "jansson"]
+VERSIONS = [
+    "nvidia_driver",
+    "cuda_driver",
+    "cuda_runtime",
+    "cublas",
+    "nccl_library",
+    "nccl_header",
+    "mpi_library",
+    "hwloc",
+    "jansson",
+]
 
 
 def main():
@@ -18,8 +27,12 @@ def main():
     ap.add_argument("--result", default="pass")
     ap.add_argument("--finding", action="append", default=[], help="a fault code that must be present")
     ap.add_argument("--absent-text", action="append", default=[], help="text that must not appear anywhere")
-    ap.add_argument("--redacted", action="append", default=[],
-                    help="a variable every rank must record, its value (or its URL's user:password) redacted")
+    ap.add_argument(
+        "--redacted",
+        action="append",
+        default=[],
+        help="a variable every rank must record, its value (or its URL's user:password) redacted",
+    )
     args = ap.parse_args()
 
     with open(args.report) as f:
@@ -42,31 +55,43 @@ def main():
     expect(sorted(rk["rank"] for rk in ranks) == list(range(args.ranks)), "every rank exactly once")
     for node in r["nodes"]:
         expect(node["local_ranks"] == len(node["ranks"]), f"local_ranks of {node['host']}")
-        expect(sorted(rk["local_rank"] for rk in node["ranks"]) == list(range(len(node["ranks"]))),
-               f"local ranks 0..n-1 on {node['host']}")
+        expect(
+            sorted(rk["local_rank"] for rk in node["ranks"]) == list(range(len(node["ranks"]))),
+            f"local ranks 0..n-1 on {node['host']}",
+        )
     for rk in ranks:
         v = rk["versions"]
         expect(sorted(v) == sorted(VERSIONS), f"rank {rk['rank']} versions keys")
         for name in VERSIONS:
             entry = v.get(name, {})
-            expect(bool(entry.get("value")) or bool(entry.get("why")),
-                   f"rank {rk['rank']} {name} neither filled nor explained")
+            expect(
+                bool(entry.get("value")) or bool(entry.get("why")),
+                f"rank {rk['rank']} {name} neither filled nor explained",
+            )
         expect(v["mpi_library"]["value"].startswith("Open MPI"), "MPI library version")
         expect(rk["gpu_count"] == len(rk["gpus"]), "gpu_count matches gpus")
         if rk["gpu_count"] == 0:
             expect(bool(rk.get("gpu_why_none")), "no GPU and no reason")
         expect(rk["cpu"]["cores"] > 0 and rk["cpu"]["memory_gib"] > 0, "cpu and memory from hwloc")
         for name in args.redacted:
-            expect("<redacted>" in rk["environment"].get(name, ""),
-                   f"rank {rk['rank']} {name}: {rk['environment'].get(name, 'not recorded')!r}, not redacted")
+            expect(
+                "<redacted>" in rk["environment"].get(name, ""),
+                f"rank {rk['rank']} {name}: {rk['environment'].get(name, 'not recorded')!r}, not redacted",
+            )
         for name in rk["environment"]:
-            expect(name.split("_")[0] in ("NCCL", "UCX", "OMPI", "PMIX", "CUDA", "NVIDIA", "HWLOC", "OMP",
-                                          "OPENBLAS", "LD", "SLURM"), f"variable {name} is not allow-listed")
+            expect(
+                name.split("_")[0]
+                in ("NCCL", "UCX", "OMPI", "PMIX", "CUDA", "NVIDIA", "HWLOC", "OMP", "OPENBLAS", "LD", "SLURM"),
+                f"variable {name} is not allow-listed",
+            )
             expect(not name.startswith("OMPI_MCA_orte_hnp"), "launch-internal variable recorded")
 
     fields = {c["field"]: c for c in r["summary"]["consistency"]}
-    expect({"nvidia_driver", "cuda_runtime", "nccl", "mpi", "kernel", "gpus_per_node", "gpu_model",
-            "nccl_settings"} <= set(fields), "consistency fields")
+    expect(
+        {"nvidia_driver", "cuda_runtime", "nccl", "mpi", "kernel", "gpus_per_node", "gpu_model", "nccl_settings"}
+        <= set(fields),
+        "consistency fields",
+    )
     expect(r["verdict"]["result"] == args.result, f"verdict {r['verdict']}")
     codes = {f["code"] for f in r["findings"]}
     for code in args.finding:

@@ -37,15 +37,19 @@ def check_figures(report, np_, dtypes):
             check(rec["check_ok"] is True, "rank %d %s failed its check" % (g["rank"], d["dtype"]))
             tf = 2.0 * m * n * k * rec["iters"] / rec["time_s"] / 1e12
             check(0 < g["tflops"] < 100, "rank %d: %g TFLOP/s is not a CPU figure" % (g["rank"], g["tflops"]))
-            check(abs(g["tflops"] - tf) <= 1e-9 * tf, "rank %d %s: %g TFLOP/s, recomputed %g"
-                  % (g["rank"], d["dtype"], g["tflops"], tf))
+            check(
+                abs(g["tflops"] - tf) <= 1e-9 * tf,
+                "rank %d %s: %g TFLOP/s, recomputed %g" % (g["rank"], d["dtype"], g["tflops"], tf),
+            )
             check(g["efficiency"] is None, "efficiency must be null on a CPU")
             check(g["gpu"] is None, "gpu must be null on the host path")
             vals.append(g["tflops"])
         vals.sort()
         med = vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2
-        check(abs(d["median_tflops"] - med) <= 1e-9 * med, "%s median %g, recomputed %g"
-              % (d["dtype"], d["median_tflops"], med))
+        check(
+            abs(d["median_tflops"] - med) <= 1e-9 * med,
+            "%s median %g, recomputed %g" % (d["dtype"], d["median_tflops"], med),
+        )
         names = [x for x in report["metrics"] if x["name"] == "tflops_" + d["dtype"]]
         check(len(names) == np_, "%d tflops_%s metrics" % (len(names), d["dtype"]))
 
@@ -81,8 +85,10 @@ def burn(r, np_):
         # three intervals are too few to judge (fewer than 9 after the warm-up one: issue 40, finding 8): the
         # drop is reported, never called throttling, and the run says once that it was not judged
         t = g["throttling"]
-        check(not t["judged"] and t["intervals_judged"] == 3 and t["bound_pct"] >= 100 and not t["fell"],
-              "throttling judgement %r" % t)
+        check(
+            not t["judged"] and t["intervals_judged"] == 3 and t["bound_pct"] >= 100 and not t["fell"],
+            "throttling judgement %r" % t,
+        )
     check(len([m for m in r["metrics"] if m["name"] == "burn_drop_pct"]) == np_, "burn_drop_pct metrics")
     notes = [f for f in r["findings"] if f["code"] == "GEMM_THROTTLING_UNJUDGED"]
     check(len(notes) == 1 and notes[0]["severity"] == "info", "one GEMM_THROTTLING_UNJUDGED note: %r" % notes)
@@ -93,8 +99,10 @@ def corrupt(r, np_):
     wrong = [f for f in r["findings"] if f["code"] == "GEMM_WRONG_RESULT"]
     check([f["rank"] for f in wrong] == [victim], "GEMM_WRONG_RESULT on %r" % [f["rank"] for f in wrong])
     sdc = [f for f in r["findings"] if f["code"] == "GEMM_SDC_MISMATCH"]
-    check([f["rank"] for f in sdc] == [victim], "GEMM_SDC_MISMATCH on %r, expected [%d]"
-          % ([f["rank"] for f in sdc], victim))
+    check(
+        [f["rank"] for f in sdc] == [victim],
+        "GEMM_SDC_MISMATCH on %r, expected [%d]" % ([f["rank"] for f in sdc], victim),
+    )
     check(r["verdict"]["result"] == "fail", "verdict %r" % r["verdict"])
 
 
@@ -102,8 +110,7 @@ def unavailable(r, np_):
     codes = [(f["code"], f["severity"]) for f in r["findings"]]
     check(("GEMM_DTYPE_UNAVAILABLE", "warn") in codes, "findings %r" % codes)
     bf16 = [d for d in r["summary"]["dtypes"] if d["dtype"] == "bf16"][0]
-    check(bf16["median_tflops"] is None and bf16["gpus"] == [] and bf16["skipped"]["ranks"] == np_,
-          "bf16 %r" % bf16)
+    check(bf16["median_tflops"] is None and bf16["gpus"] == [] and bf16["skipped"]["ranks"] == np_, "bf16 %r" % bf16)
 
 
 def relative(r, out, mode, np_):
@@ -113,24 +120,29 @@ def relative(r, out, mode, np_):
     if mode == "healthy":
         check(named == [], "healthy ranks: findings %r" % named)
     elif mode == "slow":
-        check(named and all(c == "GEMM_BELOW_MEDIAN" and s == "fail" and k == slow for c, s, k in named),
-              "GEMM_BELOW_MEDIAN on rank %d alone: %r" % (slow, named))
+        check(
+            named and all(c == "GEMM_BELOW_MEDIAN" and s == "fail" and k == slow for c, s, k in named),
+            "GEMM_BELOW_MEDIAN on rank %d alone: %r" % (slow, named),
+        )
         check(all(len(m) == 3 for m in meas.values()), "measured 3 times on every rank: %r" % meas)
         check("every rank measures it again (pass 2 of at most 2)" in out, "no second remeasurement pass")
         for x in ranks(r):
             g = x["gemm"]["fp32"]
             check(abs(g["tflops"] - max(g["measurements"])) <= 1e-12, "rank %d: tflops is not the best" % x["rank"])
     else:
-        check([c for c, _, _ in named if c == "GEMM_BELOW_MEDIAN"] == []
-              and any(c == "GEMM_PEERS_DIFFER" and s == "warn" for c, s, _ in named),
-              "two ranks, one slowed: a GEMM_PEERS_DIFFER warning, no GEMM_BELOW_MEDIAN: %r" % named)
+        check(
+            [c for c, _, _ in named if c == "GEMM_BELOW_MEDIAN"] == []
+            and any(c == "GEMM_PEERS_DIFFER" and s == "warn" for c, s, _ in named),
+            "two ranks, one slowed: a GEMM_PEERS_DIFFER warning, no GEMM_BELOW_MEDIAN: %r" % named,
+        )
         msg = [f["message"] for f in r["findings"] if f["code"] == "GEMM_PEERS_DIFFER"]
         check(msg and "rank 0" in msg[0] and "rank 1" in msg[0], "the warning names both ranks: %r" % msg)
 
 
 def main():
-    a, r, out = program_run("gemm_flops",
-                            ["basic", "m_alone", "burn", "corrupt", "unavailable", "healthy", "slow", "pair"])
+    a, r, out = program_run(
+        "gemm_flops", ["basic", "m_alone", "burn", "corrupt", "unavailable", "healthy", "slow", "pair"]
+    )
     if a.mode == "basic":
         basic(r, out, a.np)
     elif a.mode == "m_alone":
@@ -144,6 +156,7 @@ def main():
     else:
         relative(r, out, a.mode, a.np)
     return status()
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -28,8 +28,7 @@ def run_node_health(nh, report_dir, into, gpus, bad_index):
             shutil.copy(os.path.join(report_dir, f), into)
             with open(os.path.join(report_dir, f)) as fh:
                 run_id = json.load(fh)["run_id"]
-    argv = mpiexec.split() + ["-np", str(gpus), "-x", "LD_LIBRARY_PATH=" + nvml_dir, "-x",
-                              "GPUACCEPT_RUN_ID=" + run_id]
+    argv = mpiexec.split() + ["-np", str(gpus), "-x", "LD_LIBRARY_PATH=" + nvml_dir, "-x", "GPUACCEPT_RUN_ID=" + run_id]
     # PCIe replays on the faulty GPU (NVML index 2 at bus 0x12): a node_health finding on it.
     argv += ["-x", "GA_DOUBLE_NVML_GPU=%d" % bad_index, "-x", "GA_DOUBLE_NVML_REPLAY=500"]
     argv += [binary, "--sysfs-root", tree, "--kernel-log", log, "--report-dir", into]
@@ -49,8 +48,11 @@ def main():
             os.mkdir(merged)
             run_node_health(nh, report_dir, merged, gpus, int(bad.split(":")[1], 16) - 0x10)
             report_dir = merged
-        p = subprocess.run([gpuaccept, "merge", "--report-dir", report_dir, "--out-dir", out, "--baseline",
-                            "none"], capture_output=True, text=True)
+        p = subprocess.run(
+            [gpuaccept, "merge", "--report-dir", report_dir, "--out-dir", out, "--baseline", "none"],
+            capture_output=True,
+            text=True,
+        )
         if p.returncode != 1:
             fails.append(f"merge exited {p.returncode}, expected 1 (a check failed): {p.stderr.strip()}")
         with open(os.path.join(out, "summary.json")) as f:
@@ -89,7 +91,7 @@ def main():
         with open(os.path.join(out, "gpuaccept.prom")) as f:
             prom = f.read()
         if f'pci_bus_id="{bad}"' not in prom:
-            fails.append(f"gpuaccept.prom has no pci_bus_id=\"{bad}\" label")
+            fails.append(f'gpuaccept.prom has no pci_bus_id="{bad}" label')
     finally:
         shutil.rmtree(out, ignore_errors=True)
     for f in fails:

@@ -397,8 +397,8 @@ ga_double_test(gemm_gpu_per_rank_with_node_health --np 4 --exit 1 --within 40
                --check ${GA_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_gpu_per_rank.py $<TARGET_FILE:gpuaccept>
                        ${CMAKE_CURRENT_BINARY_DIR}/reports/gemm_gpu_per_rank_with_node_health 4 0000:12:00.0
                        GEMM_RANK_FAILED --node-health "${_dbl_mpiexec}" ${GA_BIN_DIR}/node_health
-                       $<TARGET_FILE_DIR:ga_nvml_double> ${GA_SOURCE_DIR}/ctest/node_health/trees/healthy
-                       ${GA_SOURCE_DIR}/ctest/node_health/logs/healthy.log HEALTH_PCIE_REPLAYS --
+                       $<TARGET_FILE_DIR:ga_nvml_double> ${GA_SOURCE_DIR}/ctest/node_health/data/trees/healthy
+                       ${GA_SOURCE_DIR}/ctest/node_health/data/logs/healthy.log HEALTH_PCIE_REPLAYS --
                -- ${_gf} ${_gf_args} -d bf16 --iters 5 -w 1 --duration 0.6 --interval 0.2 ${_gf_burn})
 # Issue 40, finding 4: CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; on the double
 # (GA_DOUBLE_FASTEST_FIRST_REVERSED) that order runs against the bus order. Every program sets PCI_BUS_ID before

@@ -24,7 +24,7 @@ def missing_roles(bench):
         if len(records) != 1:
             out[d.name] = ["one <p>_record.h (found %d)" % len(records)]
             continue
-        p = records[0].name[:-len("_record.h")]
+        p = records[0].name[: -len("_record.h")]
         lacks = [r.format(p=p) for r in ROLES if not (d / r.format(p=p)).is_file()]
         if lacks:
             out[d.name] = lacks
@@ -34,8 +34,10 @@ def missing_roles(bench):
 # The rule must catch a program without its parts: a made-up bench/ with one whole program and one without
 # its _json.c.
 with tempfile.TemporaryDirectory() as tmp:
-    for name, files in (("whole", ["wh_record.h", "wh_opts.c", "wh_analysis.c", "wh_json.c", "main.c"]),
-                        ("partial", ["pa_record.h", "pa_opts.c", "pa_analysis.c", "main.c"])):
+    for name, files in (
+        ("whole", ["wh_record.h", "wh_opts.c", "wh_analysis.c", "wh_json.c", "main.c"]),
+        ("partial", ["pa_record.h", "pa_opts.c", "pa_analysis.c", "main.c"]),
+    ):
         d = pathlib.Path(tmp) / name
         d.mkdir()
         for f in files + ["CMakeLists.txt"]:
@@ -44,6 +46,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check(got == {"partial": ["pa_json.c"]}, "a made-up program without its _json.c is caught: %s" % got)
 
 got = missing_roles(pathlib.Path(sys.argv[1]) / "bench")
-check(got == {}, "every program has <p>_record.h, <p>_opts.c, <p>_analysis.c, <p>_json.c and main.c%s"
-      % ("" if not got else ": missing " + repr(got)))
+check(
+    got == {},
+    "every program has <p>_record.h, <p>_opts.c, <p>_analysis.c, <p>_json.c and main.c%s"
+    % ("" if not got else ": missing " + repr(got)),
+)
 finish()

@@ -13,8 +13,11 @@ FOLDERS = ("common", "bench", "suite", "ctest")
 
 def unformatted(path):
     try:
-        p = subprocess.run([clang_format, "--dry-run", "--Werror", f"--style=file:{root}/.clang-format", path],
-                           capture_output=True, text=True)
+        p = subprocess.run(
+            [clang_format, "--dry-run", "--Werror", f"--style=file:{root}/.clang-format", path],
+            capture_output=True,
+            text=True,
+        )
     except FileNotFoundError:
         sys.exit(f"FAIL: {clang_format} not found (launch/install-deps.sh --test installs clang-format)")
     return p.returncode != 0

@@ -50,6 +50,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check(got == ["alone.c", "bare.h"], "a made-up header and a lone source without a comment are caught: %s" % got)
 
 missing = undescribed(root)
-check(missing == [], "every header, and every source without its own header, opens with a comment%s"
-      % ("" if not missing else ": " + " ".join(str(p.relative_to(root)) for p in missing)))
+check(
+    missing == [],
+    "every header, and every source without its own header, opens with a comment%s"
+    % ("" if not missing else ": " + " ".join(str(p.relative_to(root)) for p in missing)),
+)
 finish()

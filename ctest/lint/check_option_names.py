@@ -31,11 +31,14 @@ def name_problems(options):
     for o in options:
         where = "%s --%s" % (o["owner"], o["name"])
         if o["name"] in SYNONYMS:
-            out.append("%s: '%s' is a synonym of '%s': make it a deprecated alias" % (where, o["name"],
-                                                                                    SYNONYMS[o["name"]]))
+            out.append(
+                "%s: '%s' is a synonym of '%s': make it a deprecated alias" % (where, o["name"], SYNONYMS[o["name"]])
+            )
         if o["name"] in PROGRAMS_ONLY and o["owner"].startswith("gpuaccept "):
-            out.append("%s: '%s' means 'below the peers' in the programs: the front-end needs its own name"
-                       % (where, o["name"]))
+            out.append(
+                "%s: '%s' means 'below the peers' in the programs: the front-end needs its own name"
+                % (where, o["name"])
+            )
         if not o["help"]:
             out.append("%s: no help text" % where)
     return out
@@ -52,16 +55,20 @@ def type_problems(options):
             out.append("%s: a %s (%s) in %r, not %r" % (where, o["type"], o["metavar"], want, o["unit"]))
         first = seen.setdefault(o["name"], o)
         if (first["type"], first["unit"]) != (o["type"], o["unit"]):
-            out.append("--%s: a %s in %r in %s, a %s in %r in %s" % (o["name"], first["type"], first["unit"],
-                                                                    first["owner"], o["type"], o["unit"],
-                                                                    o["owner"]))
+            out.append(
+                "--%s: a %s in %r in %s, a %s in %r in %s"
+                % (o["name"], first["type"], first["unit"], first["owner"], o["type"], o["unit"], o["owner"])
+            )
     return out
 
 
 def alias_problems(options, aliases):
     names = {(o["owner"], o["name"]) for o in options}
-    return ["%s --%s: an alias of --%s, which it does not have" % (a["owner"], a["name"], a["target"])
-            for a in aliases if (a["owner"], a["target"]) not in names]
+    return [
+        "%s --%s: an alias of --%s, which it does not have" % (a["owner"], a["name"], a["target"])
+        for a in aliases
+        if (a["owner"], a["target"]) not in names
+    ]
 
 
 BEGIN = "<!-- option index: generated from the tables by ctest/lint/check_option_names.py --write-doc -->"
@@ -103,8 +110,10 @@ def check_doc(path, index, write):
             f.write(text[:start] + index + text[stop:])
         print("%s: option index rewritten" % path)
         return
-    sys.exit("FAIL: %s's option index differs from the tables: run check_option_names.py BINARY --write-doc %s"
-             % (path, path))
+    sys.exit(
+        "FAIL: %s's option index differs from the tables: run check_option_names.py BINARY --write-doc %s"
+        % (path, path)
+    )
 
 
 def main():

@@ -29,8 +29,10 @@ def basic(r, out, np_):
         check(b["bytes"] == 3 * rec["buffer_bytes"], "triad counts 3 arrays")
         check(rec["buffer_bytes"] >= 16 << 20, "arrays of %d bytes are too small" % rec["buffer_bytes"])
         gbps = b["bytes"] / b["best_s"] / 1e9
-        check(g["GBps"] > 0 and abs(g["GBps"] - gbps) <= 1e-9 * gbps,
-              "rank %d: %g GB/s, recomputed %g" % (g["rank"], g["GBps"], gbps))
+        check(
+            g["GBps"] > 0 and abs(g["GBps"] - gbps) <= 1e-9 * gbps,
+            "rank %d: %g GB/s, recomputed %g" % (g["rank"], g["GBps"], gbps),
+        )
         check(b["median_GBps"] <= b["GBps"] * (1 + 1e-12), "median above best")
         check(g["GBps"] < 2000, "rank %d: %g GB/s is not a host memory figure" % (g["rank"], g["GBps"]))
         check(g["efficiency"] is None and g["gpu"] is None, "host: efficiency and gpu null")
@@ -50,14 +52,20 @@ def relative(r, mode, np_):
     elif mode == "slow":
         check(named == [("MEM_BELOW_MEDIAN", "fail", slow)], "MEM_BELOW_MEDIAN on rank %d alone: %r" % (slow, named))
         check(all(len(b["measurements"]) == 3 for b in by_rank.values()), "measured 3 times on every rank")
-        check(all(abs(b["GBps"] - max(b["measurements"])) <= 1e-9 * b["GBps"] for b in by_rank.values()),
-              "GBps is the best of the measurements")
+        check(
+            all(abs(b["GBps"] - max(b["measurements"])) <= 1e-9 * b["GBps"] for b in by_rank.values()),
+            "GBps is the best of the measurements",
+        )
         g = [x for x in r["summary"]["tests"][0]["gpus"] if x["rank"] == slow][0]
-        check(g["flagged"] and g["bound"] and g["GBps"] < g["bound"] and len(g["measurements"]) == 3,
-              "the summary holds its bound and measurements: %r" % g)
+        check(
+            g["flagged"] and g["bound"] and g["GBps"] < g["bound"] and len(g["measurements"]) == 3,
+            "the summary holds its bound and measurements: %r" % g,
+        )
     else:
-        check([c for c, _, _ in named] == ["MEM_PEERS_DIFFER"] and named[0][1] == "warn",
-              "two ranks, one slowed: one MEM_PEERS_DIFFER warning: %r" % named)
+        check(
+            [c for c, _, _ in named] == ["MEM_PEERS_DIFFER"] and named[0][1] == "warn",
+            "two ranks, one slowed: one MEM_PEERS_DIFFER warning: %r" % named,
+        )
 
 
 def main():
@@ -67,6 +75,7 @@ def main():
     else:
         relative(r, a.mode, a.np)
     return status()
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -38,7 +38,9 @@ def main():
             if args.roles:
                 want = {k: int(v) for k, v in (kv.split("=") for kv in args.roles.split(","))}
                 got = {k: sum(p["role"] == k for p in ib["ports"]) for k in want}
-                expect(got == want and all(p["role"] in want for p in ib["ports"]), f"port roles {got}, expected {want}")
+                expect(
+                    got == want and all(p["role"] in want for p in ib["ports"]), f"port roles {got}, expected {want}"
+                )
     for rk in ranks:
         expect(rk["nvml"]["loaded"] or rk["nvml"]["why"], f"rank {rk['rank']}: NVML neither loaded nor explained")
     names = [h["name"] for h in r.get("headlines", [])]
@@ -50,7 +52,9 @@ def main():
     for code in args.finding:
         expect(code in codes, f"finding {code} missing (have {sorted(codes)})")
     for code in args.absent:
-        expect(code not in codes, f"finding {code} present: {[f['message'] for f in r['findings'] if f['code'] == code]}")
+        expect(
+            code not in codes, f"finding {code} present: {[f['message'] for f in r['findings'] if f['code'] == code]}"
+        )
     if args.gpus is not None:
         got = next(h for h in r["headlines"] if h["name"] == "gpus_checked")["value"]
         expect(got == args.gpus, f"gpus_checked {got}, expected {args.gpus}")

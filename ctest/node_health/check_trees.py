@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The committed sysfs trees (ctest/node_health/trees/) are what make_trees.py writes: same files, same
+"""The committed sysfs trees (ctest/node_health/data/trees/) are what make_trees.py writes: same files, same
 contents, nothing more. A tree edited by hand, or a generator changed without rerunning it, fails here.
 usage: check_trees.py NODE_HEALTH_TEST_DIR"""
 import filecmp
@@ -9,7 +9,7 @@ import sys
 import tempfile
 
 here = os.path.realpath(sys.argv[1])
-committed = os.path.join(here, "trees")
+committed = os.path.join(here, "data", "trees")
 
 
 def files(root):

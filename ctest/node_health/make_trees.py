@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the sysfs trees the node_health cases replay (ctest/node_health/trees/<variant>/). Run it after changing
+"""Writes the sysfs trees the node_health cases replay (ctest/node_health/data/trees/<variant>/). Run it after changing
 a variant; its output is committed so that the cases are plain folders.   make_trees.py OUT_DIR
 
 Two node shapes:
@@ -21,8 +21,16 @@ import os
 import shutil
 import sys
 
-GPUS = ["0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
-        "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"]
+GPUS = [
+    "0000:18:00.0",
+    "0000:2a:00.0",
+    "0000:3a:00.0",
+    "0000:5d:00.0",
+    "0000:9a:00.0",
+    "0000:ab:00.0",
+    "0000:ba:00.0",
+    "0000:db:00.0",
+]
 NDR = "400 Gb/sec (4X NDR)"
 DOWN = {"state": "1: DOWN", "phys": "3: Disabled"}
 
@@ -30,8 +38,15 @@ DOWN = {"state": "1: DOWN", "phys": "3: Disabled"}
 def port(rate=NDR, state="4: ACTIVE", phys="5: LinkUp", layer="InfiniBand", counters=None, numa=0, physfn=None):
     c = {"symbol_error": "0", "link_downed": "0", "link_error_recovery": "0", "port_rcv_errors": "0"}
     c.update(counters or {})
-    return {"state": state, "phys_state": phys, "rate": rate, "link_layer": layer, "counters": c, "numa": numa,
-            "physfn": physfn}
+    return {
+        "state": state,
+        "phys_state": phys,
+        "rate": rate,
+        "link_layer": layer,
+        "counters": c,
+        "numa": numa,
+        "physfn": physfn,
+    }
 
 
 def hgx(name):
@@ -57,8 +72,12 @@ def dgx(name):
     for hca in ("mlx5_7", "mlx5_8"):
         hcas[hca] = port(rate="40 Gb/sec (4X QDR)", layer="Ethernet", numa=1, **DOWN)
     hcas["mlx5_12"] = port(rate="100 Gb/sec (4X EDR)", layer="Ethernet", numa=0)
-    for vf, pf, up in (("mlx5_13", "mlx5_0", True), ("mlx5_14", "mlx5_0", False),
-                       ("mlx5_15", "mlx5_6", True), ("mlx5_16", "mlx5_6", False)):
+    for vf, pf, up in (
+        ("mlx5_13", "mlx5_0", True),
+        ("mlx5_14", "mlx5_0", False),
+        ("mlx5_15", "mlx5_6", True),
+        ("mlx5_16", "mlx5_6", False),
+    ):
         state = {} if up else {"state": "1: DOWN", "phys": "3: Disabled", "rate": "10 Gb/sec (4X SDR)"}
         hcas[vf] = port(numa=hcas[pf]["numa"], physfn=pf, **state)
     modules = {"module/nvidia_peermem/version": "595.45.04", "module/nvidia/taint": "POE"}

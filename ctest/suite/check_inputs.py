@@ -4,13 +4,10 @@ TEST: report_rule | escaping | no_clobber | node_names | secrets | compare | sch
 leftovers. The programs are taken from GPUACCEPT's directory; GA_FAULT_SHIM names ctest/common/fault_shim.c's
 library and GA_MPIEXEC the launcher (leftovers). Exit 0 pass, 1 fail."""
 import copy
-import glob
 import json
 import os
 import re
 import shutil
-import signal
-import stat
 import subprocess
 import sys
 import time
@@ -83,9 +80,13 @@ def merge(d, out=None, extra=()):
 
 def refused(p, what, verb="merge"):
     lines = p.stderr.strip().splitlines()
-    return check(p.returncode == 2 and len(lines) == 1 and lines[0].startswith("gpuaccept %s: " % verb) and
-                 not os.path.exists(os.path.join(getattr(p, "out", "/nonexistent"), "summary.json")),
-                 "%s: refused, exit 2, one line (exit %d: %s)" % (what, p.returncode, p.stderr.strip()[:200]))
+    return check(
+        p.returncode == 2
+        and len(lines) == 1
+        and lines[0].startswith("gpuaccept %s: " % verb)
+        and not os.path.exists(os.path.join(getattr(p, "out", "/nonexistent"), "summary.json")),
+        "%s: refused, exit 2, one line (exit %d: %s)" % (what, p.returncode, p.stderr.strip()[:200]),
+    )
 
 
 # ---- 1. what a report file is ----------------------------------------------------------------------------
@@ -124,26 +125,35 @@ def t_report_rule():
     d = copy_case("cluster_bad", "own-files")
     first = merge(d, out=d)
     again = merge(d, out=d)
-    check(first.returncode == 1 and again.returncode == 1,
-          "a directory holding its own summary.json and gpuaccept-k8s.json merges again (%d %d %s)" %
-          (first.returncode, again.returncode, again.stderr.strip()[:160]))
+    check(
+        first.returncode == 1 and again.returncode == 1,
+        "a directory holding its own summary.json and gpuaccept-k8s.json merges again (%d %d %s)"
+        % (first.returncode, again.returncode, again.stderr.strip()[:160]),
+    )
     # gpuaccept run: a step whose report is another program's under its name has no report.
     fake = fresh("fakebin")
     os.symlink(os.path.join(BIN, "env_audit"), os.path.join(fake, "env_audit"))
     gemm = os.path.join(FX, "cluster_good", "reports", "gemm_flops.json")
     with open(os.path.join(fake, "mem_bw"), "w") as f:
-        f.write("#!/usr/bin/env python3\nimport json, sys\na = sys.argv\n"
-                "d, rid = a[a.index('--report-dir') + 1], a[a.index('--run-id') + 1]\n"
-                "j = json.load(open(%r)); j['run_id'] = rid\n"
-                "json.dump(j, open(d + '/mem_bw.json', 'w'))\nprint('[RESULT] SUCCESS')\n" % gemm)
+        f.write(
+            "#!/usr/bin/env python3\nimport json, sys\na = sys.argv\n"
+            "d, rid = a[a.index('--report-dir') + 1], a[a.index('--run-id') + 1]\n"
+            "j = json.load(open(%r)); j['run_id'] = rid\n"
+            "json.dump(j, open(d + '/mem_bw.json', 'w'))\nprint('[RESULT] SUCCESS')\n" % gemm
+        )
     os.chmod(os.path.join(fake, "mem_bw"), 0o755)
     d = fresh("run-misnamed")
-    p = ga(["run", "--quick", "--only", "env_audit,mem_bw", "--report-dir", d, "--baseline", "none"],
-           extra_env={"GPUACCEPT_BIN_DIR": fake}, timeout=200)
+    p = ga(
+        ["run", "--quick", "--only", "env_audit,mem_bw", "--report-dir", d, "--baseline", "none"],
+        extra_env={"GPUACCEPT_BIN_DIR": fake},
+        timeout=200,
+    )
     s = load(os.path.join(d, "summary.json")) if os.path.exists(os.path.join(d, "summary.json")) else {"steps": []}
     st = {x["program"]: x["status"] for x in s["steps"]}
-    check(st.get("mem_bw") == "bad_report" and os.path.exists(os.path.join(d, "mem_bw.json.invalid")),
-          "run: mem_bw.json holding a gemm_flops report is no report, moved aside (%s, exit %d)" % (st, p.returncode))
+    check(
+        st.get("mem_bw") == "bad_report" and os.path.exists(os.path.join(d, "mem_bw.json.invalid")),
+        "run: mem_bw.json holding a gemm_flops report is no report, moved aside (%s, exit %d)" % (st, p.returncode),
+    )
 
 
 # ---- 2. one escaping path: the marker sweep ---------------------------------------------------------------
@@ -221,11 +231,17 @@ class Sweep:
         html = open(os.path.join(out, "summary.html"), encoding="utf-8", errors="replace").read()
         md = open(os.path.join(out, "summary.md"), encoding="utf-8", errors="replace").read()
         md_html = render_md(md)
-        bad = [w for w, text in (("summary.html", html), ("summary.md rendered", md_html))
-               if re.search(r'<b id="mk\d+"', text) or re.search(r'href="javascript:', text)]
+        bad = [
+            w
+            for w, text in (("summary.html", html), ("summary.md rendered", md_html))
+            if re.search(r'<b id="mk\d+"', text) or re.search(r'href="javascript:', text)
+        ]
         check(not bad, "%s: no marker markup in %s" % (what, bad or "summary.html, summary.md"))
-        ctl = [w for w, text in (("summary.html", html), ("summary.md", md))
-               if re.search(r"[\x00-\x09\x0b-\x1f\x7f\x80-\x9f]", text)]
+        ctl = [
+            w
+            for w, text in (("summary.html", html), ("summary.md", md))
+            if re.search(r"[\x00-\x09\x0b-\x1f\x7f\x80-\x9f]", text)
+        ]
         if control:
             check(not ctl, "%s: no control character in %s" % (what, ctl or "summary.html, summary.md"))
         self.seen += len(re.findall(r"MK\d+", html))
@@ -235,6 +251,7 @@ class Sweep:
 
 def render_md(md):
     from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark", {"html": True}).enable("table").render(md)
 
 
@@ -242,10 +259,14 @@ def parsed_checks(out, html, md_html, what, junit):
     """The pages as a browser's parser builds them: no element or attribute a marker could have made."""
     import html5lib
     import xml.etree.ElementTree as ET
+
     for name, text in (("summary.html", html), ("summary.md (CommonMark, raw HTML on)", md_html)):
         tree = html5lib.parse(text, treebuilder="etree", namespaceHTMLElements=False)
-        made = [e for e in tree.iter() if str(e.get("id", "")).startswith("mk") or
-                str(e.get("href", "")).startswith("javascript:")]
+        made = [
+            e
+            for e in tree.iter()
+            if str(e.get("id", "")).startswith("mk") or str(e.get("href", "")).startswith("javascript:")
+        ]
         check(not made, "%s: html5lib finds no element a marker made in %s" % (what, name))
     if junit:
         try:
@@ -276,15 +297,21 @@ def sweep_case(case, extra_run=None):
         p, out = sw.merge_with(open_paths, control)
         if p.returncode == 2:
             structural = refused_leaves(sw, open_paths, control, case + ", the open fields")
-            print("note %s: %d fields refused when they hold a marker: %s" % (
-                case, len(structural), sorted({key_of(x[1]) for x in structural})))
+            print(
+                "note %s: %d fields refused when they hold a marker: %s"
+                % (case, len(structural), sorted({key_of(x[1]) for x in structural}))
+            )
             allowed = [x for x in open_paths if x not in structural]
             p, out = sw.merge_with(allowed, control)
-        check(p.returncode in (0, 1, 3, 4, 5), "%s: the merge with every open field marked runs (exit %d %s)" % (
-            case, p.returncode, p.stderr.strip()[:160]))
+        check(
+            p.returncode in (0, 1, 3, 4, 5),
+            "%s: the merge with every open field marked runs (exit %d %s)"
+            % (case, p.returncode, p.stderr.strip()[:160]),
+        )
         if p.returncode != 2:
-            sw.check_outputs(out, "%s, every open field%s" % (case, " (control characters)" if control else ""),
-                             control, parse=True)
+            sw.check_outputs(
+                out, "%s, every open field%s" % (case, " (control characters)" if control else ""), control, parse=True
+            )
     # One key at a time, every other field real: the sinks behind a field's real neighbours.
     by_key = {}
     for fp in sw.paths:
@@ -301,7 +328,9 @@ def sweep_case(case, extra_run=None):
         if not where:
             continue
         p, _ = sw.merge_with(where[:1], False)
-        check(p.returncode == 2, "%s: a marker in '%s' is refused at the boundary (exit %d)" % (case, key, p.returncode))
+        check(
+            p.returncode == 2, "%s: a marker in '%s' is refused at the boundary (exit %d)" % (case, key, p.returncode)
+        )
     check(sw.seen > 50, "%s: markers were rendered, as text (%d times in %d merges)" % (case, sw.seen, sw.passes))
 
 
@@ -322,8 +351,17 @@ def t_escaping():
     b["sources"][0]["title"] = marker(903, True)
     dump(os.path.join(d, "b.json"), b)
     out = fresh("bl-out")
-    p = ga(["merge", "--report-dir", os.path.join(FX, "cluster_bad", "reports"), "--out-dir", out, "--baseline",
-            os.path.join(d, "b.json")])
+    p = ga(
+        [
+            "merge",
+            "--report-dir",
+            os.path.join(FX, "cluster_bad", "reports"),
+            "--out-dir",
+            out,
+            "--baseline",
+            os.path.join(d, "b.json"),
+        ]
+    )
     check(p.returncode == 1, "a baseline with marked strings applies (exit %d %s)" % (p.returncode, p.stderr[:160]))
     if p.returncode == 1:
         sw = Sweep("cluster_bad")
@@ -331,6 +369,7 @@ def t_escaping():
 
 
 # ---- 3. no file clobbered ---------------------------------------------------------------------------------
+
 
 def t_no_clobber():
     victim = os.path.join(fresh("victim"), "precious")
@@ -347,19 +386,45 @@ def t_no_clobber():
             os.symlink(victim, os.path.join(d, "preflight", "localhost.log"))
         else:
             os.symlink(victim_dir, os.path.join(d, "preflight"))
-        p = ga(["run", "--quick", "--hostfile", hf, "--only", "env_audit", "--report-dir", d, "--baseline", "none",
-                "--preflight-timeout", "30"], timeout=200)
-        check(open(victim).read() == "precious\n" and not os.listdir(victim_dir),
-              "a %s planted at REPORTDIR/preflight%s: nothing written through it (exit %d)" %
-              ("link" if planted == "log" else "directory link", "/localhost.log" if planted == "log" else "",
-               p.returncode))
+        p = ga(
+            [
+                "run",
+                "--quick",
+                "--hostfile",
+                hf,
+                "--only",
+                "env_audit",
+                "--report-dir",
+                d,
+                "--baseline",
+                "none",
+                "--preflight-timeout",
+                "30",
+            ],
+            timeout=200,
+        )
+        check(
+            open(victim).read() == "precious\n" and not os.listdir(victim_dir),
+            "a %s planted at REPORTDIR/preflight%s: nothing written through it (exit %d)"
+            % (
+                "link" if planted == "log" else "directory link",
+                "/localhost.log" if planted == "log" else "",
+                p.returncode,
+            ),
+        )
         log = os.path.join(d, "preflight", "localhost.log")
-        check(not os.path.islink(os.path.join(d, "preflight")) and os.path.isfile(log) and not os.path.islink(log)
-              and "[NODE]" in open(log).read(), "the preflight wrote its own log in a directory of its own")
+        check(
+            not os.path.islink(os.path.join(d, "preflight"))
+            and os.path.isfile(log)
+            and not os.path.islink(log)
+            and "[NODE]" in open(log).read(),
+            "the preflight wrote its own log in a directory of its own",
+        )
         check(p.returncode == 0, "the run itself passes (%d)" % p.returncode)
 
 
 # ---- 4. names validated, passed after -- -------------------------------------------------------------------
+
 
 def t_node_names():
     for bad in ("--server=https://example.invalid", "-n", "../../etc/x", "a b", "x;reboot", ""):
@@ -379,14 +444,22 @@ def t_node_names():
     if os.path.exists(rec):
         os.unlink(rec)
     with open(fake, "w") as f:
-        f.write('#!/bin/sh\nfor a in "$@"; do printf "%s\\t" "$a"; done >> "$GA_KUBECTL_LOG"\necho >> "$GA_KUBECTL_LOG"\n')
+        f.write(
+            '#!/bin/sh\nfor a in "$@"; do printf "%s\\t" "$a"; done >> "$GA_KUBECTL_LOG"\necho >> "$GA_KUBECTL_LOG"\n'
+        )
     os.chmod(fake, 0o755)
-    r = subprocess.run(["sh", os.path.join(p.out, "gpuaccept-k8s.sh")], env=env_of({"KUBECTL": fake,
-                                                                                  "GA_KUBECTL_LOG": rec}))
+    r = subprocess.run(
+        ["sh", os.path.join(p.out, "gpuaccept-k8s.sh")], env=env_of({"KUBECTL": fake, "GA_KUBECTL_LOG": rec})
+    )
     calls = [l.rstrip("\t").split("\t") for l in open(rec).read().splitlines()] if os.path.exists(rec) else []
     hosts = {n["host"] for n in load(os.path.join(p.out, "summary.json"))["nodes"]}
-    ok = bool(calls) and all("--" in c and c.index("--") + 1 < len(c) and c[c.index("--") + 1] in hosts and
-                             not any(w in hosts for w in c[:c.index("--")]) for c in calls)
+    ok = bool(calls) and all(
+        "--" in c
+        and c.index("--") + 1 < len(c)
+        and c[c.index("--") + 1] in hosts
+        and not any(w in hosts for w in c[: c.index("--")])
+        for c in calls
+    )
     check(r.returncode == 0 and ok, "kubectl: every node name after '--' (%s)" % calls[:2])
     # Slurm: the node list comes from scontrol without a shell, after "--"; what it names must be node names.
     fakebin = fresh("fake-slurm")
@@ -400,13 +473,17 @@ def t_node_names():
     for n in ("scontrol", "srun"):
         os.chmod(os.path.join(fakebin, n), 0o755)
     d = fresh("slurm-run")
-    p = ga(["run", "--quick", "--only", "env_audit", "--report-dir", d, "--baseline", "none",
-            "--preflight-timeout", "10"], extra_env={"SLURM_JOB_ID": "77", "SLURM_JOB_NODELIST": "node[1-2]",
-                                                     "PATH": fakebin + ":" + os.environ["PATH"]}, timeout=100)
+    p = ga(
+        ["run", "--quick", "--only", "env_audit", "--report-dir", d, "--baseline", "none", "--preflight-timeout", "10"],
+        extra_env={"SLURM_JOB_ID": "77", "SLURM_JOB_NODELIST": "node[1-2]", "PATH": fakebin + ":" + os.environ["PATH"]},
+        timeout=100,
+    )
     args = open(log).read().split() if os.path.exists(log) else []
     check(args[:4] == ["show", "hostnames", "--", "node[1-2]"], "scontrol show hostnames -- LIST (%s)" % args)
-    check(p.returncode != 0 and "--evil" in p.stderr and "not a node name" in p.stderr,
-          "a name scontrol gives that is no node name stops the run (exit %d %s)" % (p.returncode, p.stderr[-200:]))
+    check(
+        p.returncode != 0 and "--evil" in p.stderr and "not a node name" in p.stderr,
+        "a name scontrol gives that is no node name stops the run (exit %d %s)" % (p.returncode, p.stderr[-200:]),
+    )
     # node-check --drain / --label (deploy/slurm's HealthCheckProgram): a node named ALL, all, a host list or
     # an option is refused before scontrol or kubectl hears of it (issue 45, item 1)
     for bad, how in (("ALL", "--node"), ("all", "SLURMD_NODENAME"), ("n[1-9]", "--node"), ("-x", "NODE_NAME")):
@@ -423,39 +500,48 @@ def t_node_names():
         os.chmod(os.path.join(fakebin, "kubectl"), 0o755)
         p = ga(args, extra_env=env, timeout=60)
         lines = p.stderr.strip().splitlines()
-        check(p.returncode == 2 and len(lines) == 1 and "not a node name" in p.stderr and not os.path.exists(log),
-              "node-check %s with the node named %r by %s: exit 2, one line, no scontrol or kubectl (%d %s)"
-              % (args[1], bad, how, p.returncode, p.stderr.strip()[:200]))
+        check(
+            p.returncode == 2 and len(lines) == 1 and "not a node name" in p.stderr and not os.path.exists(log),
+            "node-check %s with the node named %r by %s: exit 2, one line, no scontrol or kubectl (%d %s)"
+            % (args[1], bad, how, p.returncode, p.stderr.strip()[:200]),
+        )
 
 
 # ---- 5. secrets ------------------------------------------------------------------------------------------
 
-SECRETS = {"NCCL_COMM_ID": ("eyJhbGciOiJIUzI1NiJ9.eyJ4IjoxfQ.SIGX", ["SIGX", "eyJ4IjoxfQ"]),
-           "UCX_PROXY": ("https://user:pa/ss@mirror.example.com/repo", ["pa/ss"]),
-           "NCCL_NET_OFI_CONF": ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ["wJalrXUtnFEMI"]),
-           "CUDA_DOWNLOAD": ("https://example.com/f?token=EXAMPLEtok3n123&sig=EXAMPLEs1g", ["EXAMPLEtok3n123",
-                                                                                              "EXAMPLEs1g"]),
-           "NVIDIA_LLM": ("sk-proj-EXAMPLEa1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ", ["EXAMPLEa1B2c3D4e5F6g7H8"]),
-           "NCCL_MAPS": ("AIzaSyD-EXAMPLE_abcdefghijklmnopqrstuv", ["SyD-EXAMPLE_abcdefghijklmnopqrstuv"])}
+SECRETS = {
+    "NCCL_COMM_ID": ("eyJhbGciOiJIUzI1NiJ9.eyJ4IjoxfQ.SIGX", ["SIGX", "eyJ4IjoxfQ"]),
+    "UCX_PROXY": ("https://user:pa/ss@mirror.example.com/repo", ["pa/ss"]),
+    "NCCL_NET_OFI_CONF": ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ["wJalrXUtnFEMI"]),
+    "CUDA_DOWNLOAD": ("https://example.com/f?token=EXAMPLEtok3n123&sig=EXAMPLEs1g", ["EXAMPLEtok3n123", "EXAMPLEs1g"]),
+    "NVIDIA_LLM": ("sk-proj-EXAMPLEa1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ", ["EXAMPLEa1B2c3D4e5F6g7H8"]),
+    "NCCL_MAPS": ("AIzaSyD-EXAMPLE_abcdefghijklmnopqrstuv", ["SyD-EXAMPLE_abcdefghijklmnopqrstuv"]),
+}
 
 
 def t_secrets():
     d = fresh("secrets")
-    p = mpi(2, "env_audit", ["--report-dir", d, "--run-id", "secrets"], extra_env={k: v for k, (v, _) in SECRETS.items()},
-            x=list(SECRETS))
+    p = mpi(
+        2,
+        "env_audit",
+        ["--report-dir", d, "--run-id", "secrets"],
+        extra_env={k: v for k, (v, _) in SECRETS.items()},
+        x=list(SECRETS),
+    )
     check(p.returncode in (0, 1), "env_audit runs with the secrets in its environment (%d)" % p.returncode)
     p = merge(d)
-    files = [os.path.join(d, "env_audit.json")] + [os.path.join(p.out, f) for f in
-                                                    ("summary.json", "summary.md", "summary.html")]
+    files = [os.path.join(d, "env_audit.json")] + [
+        os.path.join(p.out, f) for f in ("summary.json", "summary.md", "summary.html")
+    ]
     for name, (_, hidden) in SECRETS.items():
-        leaked = [os.path.basename(f) for f in files if os.path.exists(f) and
-                  any(h in open(f).read() for h in hidden)]
+        leaked = [os.path.basename(f) for f in files if os.path.exists(f) and any(h in open(f).read() for h in hidden)]
         check(not leaked, "%s: its secret is in no report or summary (%s)" % (name, leaked))
     env = load(os.path.join(d, "env_audit.json"))["nodes"][0]["ranks"][0]["environment"]
     check(all(k in env and "<redacted>" in env[k] for k in SECRETS), "each variable is recorded, redacted")
 
 
 # ---- 6, 8. compare and the schemas ---------------------------------------------------------------------------
+
 
 def t_compare():
     good = fresh("cmp-good")
@@ -499,77 +585,144 @@ def t_schema_versions():
             bb["schema_version"] = v
         path = os.path.join(WORK, "bv.json")
         dump(path, bb)
-        p = ga(["merge", "--report-dir", os.path.join(FX, "cluster_good", "reports"), "--out-dir",
-                fresh("bv-out"), "--baseline", path])
-        check(p.returncode == 2 and "schema_version" in p.stderr, "--baseline with schema_version %s: exit 2 (%d %s)"
-              % (what, p.returncode, p.stderr.strip()[:120]))
+        p = ga(
+            [
+                "merge",
+                "--report-dir",
+                os.path.join(FX, "cluster_good", "reports"),
+                "--out-dir",
+                fresh("bv-out"),
+                "--baseline",
+                path,
+            ]
+        )
+        check(
+            p.returncode == 2 and "schema_version" in p.stderr,
+            "--baseline with schema_version %s: exit 2 (%d %s)" % (what, p.returncode, p.stderr.strip()[:120]),
+        )
     bb = copy.deepcopy(b)
     bb["metrics"].append(dict(bb["metrics"][0], value=bb["metrics"][0]["value"] / 2))
     dump(os.path.join(WORK, "bdup.json"), bb)
-    p = ga(["merge", "--report-dir", os.path.join(FX, "cluster_good", "reports"), "--out-dir", fresh("bd-out"),
-            "--baseline", os.path.join(WORK, "bdup.json")])
-    check(p.returncode == 2 and "same figure" in p.stderr, "a baseline giving one figure twice: exit 2 (%d %s)" %
-          (p.returncode, p.stderr.strip()[:160]))
+    p = ga(
+        [
+            "merge",
+            "--report-dir",
+            os.path.join(FX, "cluster_good", "reports"),
+            "--out-dir",
+            fresh("bd-out"),
+            "--baseline",
+            os.path.join(WORK, "bdup.json"),
+        ]
+    )
+    check(
+        p.returncode == 2 and "same figure" in p.stderr,
+        "a baseline giving one figure twice: exit 2 (%d %s)" % (p.returncode, p.stderr.strip()[:160]),
+    )
     # issue 45, item 4: a field of the wrong type is refused wherever it is, never skipped
-    for what, edit_fn in (("profile 7", lambda j: j.update(profile=7)), ("profile []", lambda j: j.update(profile=[])),
-                          ("model {}", lambda j: j.update(model={})), ("sources 3", lambda j: j.update(sources=3)),
-                          ("a source without an id", lambda j: j.update(sources=[{"title": "t"}])),
-                          ("a metric's unit 5", lambda j: j["metrics"][0].update(unit=5)),
-                          ("a metric's world_size \"8\"", lambda j: j["metrics"][0].update(world_size="8"))):
+    for what, edit_fn in (
+        ("profile 7", lambda j: j.update(profile=7)),
+        ("profile []", lambda j: j.update(profile=[])),
+        ("model {}", lambda j: j.update(model={})),
+        ("sources 3", lambda j: j.update(sources=3)),
+        ("a source without an id", lambda j: j.update(sources=[{"title": "t"}])),
+        ("a metric's unit 5", lambda j: j["metrics"][0].update(unit=5)),
+        ('a metric\'s world_size "8"', lambda j: j["metrics"][0].update(world_size="8")),
+    ):
         bb = copy.deepcopy(b)
         edit_fn(bb)
         dump(os.path.join(WORK, "btype.json"), bb)
-        p = ga(["merge", "--report-dir", os.path.join(FX, "cluster_good", "reports"), "--out-dir", fresh("bt-out"),
-                "--baseline", os.path.join(WORK, "btype.json")])
-        check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "baseline" in p.stderr,
-              "a baseline with %s: exit 2, one line (%d %s)" % (what, p.returncode, p.stderr.strip()[:160]))
+        p = ga(
+            [
+                "merge",
+                "--report-dir",
+                os.path.join(FX, "cluster_good", "reports"),
+                "--out-dir",
+                fresh("bt-out"),
+                "--baseline",
+                os.path.join(WORK, "btype.json"),
+            ]
+        )
+        check(
+            p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "baseline" in p.stderr,
+            "a baseline with %s: exit 2, one line (%d %s)" % (what, p.returncode, p.stderr.strip()[:160]),
+        )
     # 100,000 figures are checked in linear time: each against the figures before it took an hour
     bb = copy.deepcopy(b)
     bb["metrics"] = [dict(b["metrics"][0], name="figure_%d" % k) for k in range(100000)]
     dump(os.path.join(WORK, "bbig.json"), bb)
-    for what, metrics in (("100,000 figures", bb["metrics"]), ("100,000 figures, the last a repeat",
-                                                               bb["metrics"] + [bb["metrics"][0]])):
+    for what, metrics in (
+        ("100,000 figures", bb["metrics"]),
+        ("100,000 figures, the last a repeat", bb["metrics"] + [bb["metrics"][0]]),
+    ):
         dump(os.path.join(WORK, "bbig.json"), dict(bb, metrics=metrics))
         started = time.monotonic()
-        p = ga(["merge", "--report-dir", os.path.join(FX, "cluster_good", "reports"), "--out-dir", fresh("bbig-out"),
-                "--baseline", os.path.join(WORK, "bbig.json")], timeout=60)
+        p = ga(
+            [
+                "merge",
+                "--report-dir",
+                os.path.join(FX, "cluster_good", "reports"),
+                "--out-dir",
+                fresh("bbig-out"),
+                "--baseline",
+                os.path.join(WORK, "bbig.json"),
+            ],
+            timeout=60,
+        )
         took = time.monotonic() - started
         print("benchmark: merge with a baseline of %s: %.2f s" % (what, took))
         want = 2 if "repeat" in what else 0
-        check(p.returncode == want and took < 10, "a baseline of %s: exit %d in %.1f s (%d, under 10 s) %s"
-              % (what, want, took, p.returncode, p.stderr.strip()[:160]))
+        check(
+            p.returncode == want and took < 10,
+            "a baseline of %s: exit %d in %.1f s (%d, under 10 s) %s"
+            % (what, want, took, p.returncode, p.stderr.strip()[:160]),
+        )
     prof = json.loads(ga(["run", "--profile", "quick", "--dump-profile"]).stdout)
     for what, v in (("1.5", 1.5), ('"1"', "1"), ("2", 2)):
         pp = dict(prof, schema_version=v)
         path = os.path.join(WORK, "prof.json")
         dump(path, pp)
         p = ga(["run", "--profile", path, "--dry-run", "--report-dir", os.path.join(WORK, "dry")])
-        check(p.returncode == 2 and "schema_version" in p.stderr, "--profile with schema_version %s: exit 2 (%d)" %
-              (what, p.returncode))
+        check(
+            p.returncode == 2 and "schema_version" in p.stderr,
+            "--profile with schema_version %s: exit 2 (%d)" % (what, p.returncode),
+        )
 
 
 # ---- 9. hostfiles --------------------------------------------------------------------------------------------
 
+
 def t_hostfile():
-    for text in ("localhost slots=2 max_slots=x", "localhost slots=2 max_slots=1", "localhost slots=x",
-                 "localhost slots=2 slots=3", "localhost frobnicate=1", "-np 4", "../../tmp/x slots=1",
-                 "localhost slots=2\nuser@localhost slots=2"):
+    for text in (
+        "localhost slots=2 max_slots=x",
+        "localhost slots=2 max_slots=1",
+        "localhost slots=x",
+        "localhost slots=2 slots=3",
+        "localhost frobnicate=1",
+        "-np 4",
+        "../../tmp/x slots=1",
+        "localhost slots=2\nuser@localhost slots=2",
+    ):
         hf = os.path.join(WORK, "hf")
         with open(hf, "w") as f:
             f.write(text + "\n")
         p = ga(["run", "--hostfile", hf, "--dry-run", "--only", "env_audit", "--report-dir", os.path.join(WORK, "d")])
         lines = p.stderr.strip().splitlines()
-        check(p.returncode == 2 and len(lines) == 1 and "hostfile" in lines[0],
-              "hostfile %r: exit 2 up front, one line (%d %s)" % (text, p.returncode, p.stderr.strip()[:160]))
+        check(
+            p.returncode == 2 and len(lines) == 1 and "hostfile" in lines[0],
+            "hostfile %r: exit 2 up front, one line (%d %s)" % (text, p.returncode, p.stderr.strip()[:160]),
+        )
     for text in ("localhost slots=2 max_slots=4", "localhost max-slots=4 count=2", "localhost", "# only\nlocalhost"):
         with open(hf, "w") as f:
             f.write(text + "\n")
         p = ga(["run", "--hostfile", hf, "--dry-run", "--only", "env_audit", "--report-dir", os.path.join(WORK, "d")])
-        check(p.returncode == 0, "hostfile %r as mpirun reads it: accepted (%d %s)" % (text, p.returncode,
-                                                                                      p.stderr.strip()[:120]))
+        check(
+            p.returncode == 0,
+            "hostfile %r as mpirun reads it: accepted (%d %s)" % (text, p.returncode, p.stderr.strip()[:120]),
+        )
 
 
 # ---- 10. command-line gaps -----------------------------------------------------------------------------------
+
 
 def program_lines(stderr):
     """stderr without the launcher's boxed notices (between lines of dashes)."""
@@ -591,17 +744,20 @@ def t_cli():
     one_line_2(ga(["node-check", "--bogus", "x"]), "gpuaccept node-check --bogus x")
     check(ga(["node-check"]).returncode == 0, "gpuaccept node-check still answers")
     d = fresh("cli")
-    one_line_2(mpi(1, "gemm_flops", ["--interval", "2", "--max-drop", "5", "--burn-dtype", "fp32", "--report-dir", d]),
-               "gemm_flops --interval --max-drop --burn-dtype without --duration")
+    one_line_2(
+        mpi(1, "gemm_flops", ["--interval", "2", "--max-drop", "5", "--burn-dtype", "fp32", "--report-dir", d]),
+        "gemm_flops --interval --max-drop --burn-dtype without --duration",
+    )
     one_line_2(mpi(1, "node_health", ["--kernel-log", d, "--report-dir", d]), "node_health --kernel-log DIRECTORY")
     good = fresh("cli-good")
     merge(os.path.join(FX, "cluster_good", "reports"), out=good)
     summary = os.path.join(good, "summary.json")
-    for args, what in ((["baseline", "--from", summary, "-o", ""], "baseline -o ''"),
-                       (["baseline", "--from", summary, "-o", d], "baseline -o DIRECTORY"),
-                       (["compare", "--json", "", summary, summary], "compare --json ''"),
-                       (["compare", "--json", "/nonexistent-dir/x.json", summary, summary],
-                        "compare --json in no directory")):
+    for args, what in (
+        (["baseline", "--from", summary, "-o", ""], "baseline -o ''"),
+        (["baseline", "--from", summary, "-o", d], "baseline -o DIRECTORY"),
+        (["compare", "--json", "", summary, summary], "compare --json ''"),
+        (["compare", "--json", "/nonexistent-dir/x.json", summary, summary], "compare --json in no directory"),
+    ):
         p = ga(args)
         one_line_2(p, what)
         check(p.stdout == "", "%s: refused before doing the work (no output)" % what)
@@ -615,26 +771,36 @@ def t_cli():
 
 # ---- 11. leftovers and limits ----------------------------------------------------------------------------------
 
+
 def t_leftovers():
     d = fresh("stale")
     for name in (".env_audit.json.AbC123", ".gemm_flops.json.XyZ789"):
         with open(os.path.join(d, name), "w") as f:
             f.write("{half")
     p = mpi(1, "env_audit", ["--report-dir", d])
-    check(p.returncode == 0 and not os.path.exists(os.path.join(d, ".env_audit.json.AbC123")) and
-          os.path.exists(os.path.join(d, ".gemm_flops.json.XyZ789")),
-          "the next env_audit write removes the .env_audit.json.XXXXXX a killed write left, only it (%s)" %
-          sorted(os.listdir(d)))
+    check(
+        p.returncode == 0
+        and not os.path.exists(os.path.join(d, ".env_audit.json.AbC123"))
+        and os.path.exists(os.path.join(d, ".gemm_flops.json.XyZ789")),
+        "the next env_audit write removes the .env_audit.json.XXXXXX a killed write left, only it (%s)"
+        % sorted(os.listdir(d)),
+    )
     # A rank killed after rank 0 wrote its report, at the final agreement.
     shim = os.environ.get("GA_FAULT_SHIM", "")
     d = fresh("killed")
-    p = mpi(2, "env_audit", ["--report-dir", d, "--run-id", "killed"], x=["LD_PRELOAD=" + shim,
-                                                                         "GA_TEST_KILL_AT_END_RANK=1"])
+    p = mpi(
+        2,
+        "env_audit",
+        ["--report-dir", d, "--run-id", "killed"],
+        x=["LD_PRELOAD=" + shim, "GA_TEST_KILL_AT_END_RANK=1"],
+    )
     check(os.path.exists(shim) and p.returncode != 0, "rank 1 killed at the end: the job fails (%d)" % p.returncode)
     check(not os.path.exists(os.path.join(d, "env_audit.json")), "no env_audit.json is left behind")
     m = merge(d)
-    check(m.returncode != 0 and "[RESULT] SUCCESS" not in m.stdout,
-          "a later merge without the run record reads no pass (%d)" % m.returncode)
+    check(
+        m.returncode != 0 and "[RESULT] SUCCESS" not in m.stdout,
+        "a later merge without the run record reads no pass (%d)" % m.returncode,
+    )
     # A report so large its summary could not be read back.
     d = copy_case("cluster_bad", "big")
     j = load(os.path.join(d, "gemm_flops.json"))
@@ -644,14 +810,32 @@ def t_leftovers():
         json.dump(j, f, separators=(",", ":"))
     size = os.path.getsize(os.path.join(d, "gemm_flops.json"))
     p = merge(d)
-    refused(p, "a %.0f MiB report whose summary would pass 64 MiB" % (size / 2 ** 20))
+    refused(p, "a %.0f MiB report whose summary would pass 64 MiB" % (size / 2**20))
     # --args and profiles cannot set what the run gives every step.
-    for words in ("--report-dir /tmp/elsewhere", "--run-id other", "--timeout 100000", "--timeout=5", "--time 5",
-                  "--report-d=/tmp/x"):
-        p = ga(["run", "--dry-run", "--only", "env_audit", "--args", "env_audit=" + words, "--report-dir",
-                os.path.join(WORK, "dry")])
-        check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
-              "--args env_audit='%s': exit 2 (%d %s)" % (words, p.returncode, p.stderr.strip()[:120]))
+    for words in (
+        "--report-dir /tmp/elsewhere",
+        "--run-id other",
+        "--timeout 100000",
+        "--timeout=5",
+        "--time 5",
+        "--report-d=/tmp/x",
+    ):
+        p = ga(
+            [
+                "run",
+                "--dry-run",
+                "--only",
+                "env_audit",
+                "--args",
+                "env_audit=" + words,
+                "--report-dir",
+                os.path.join(WORK, "dry"),
+            ]
+        )
+        check(
+            p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
+            "--args env_audit='%s': exit 2 (%d %s)" % (words, p.returncode, p.stderr.strip()[:120]),
+        )
     prof = json.loads(ga(["run", "--profile", "quick", "--dump-profile"]).stdout)
     prof["steps"]["env_audit"] = ["--timeout", "99999"]
     dump(os.path.join(WORK, "owned.json"), prof)
@@ -659,9 +843,18 @@ def t_leftovers():
     check(p.returncode == 2, "a profile step setting --timeout: exit 2 (%d)" % p.returncode)
 
 
-TESTS = {"report_rule": t_report_rule, "escaping": t_escaping, "no_clobber": t_no_clobber,
-         "node_names": t_node_names, "secrets": t_secrets, "compare": t_compare, "schema_versions": t_schema_versions,
-         "hostfile": t_hostfile, "cli": t_cli, "leftovers": t_leftovers}
+TESTS = {
+    "report_rule": t_report_rule,
+    "escaping": t_escaping,
+    "no_clobber": t_no_clobber,
+    "node_names": t_node_names,
+    "secrets": t_secrets,
+    "compare": t_compare,
+    "schema_versions": t_schema_versions,
+    "hostfile": t_hostfile,
+    "cli": t_cli,
+    "leftovers": t_leftovers,
+}
 
 if __name__ == "__main__":
     os.makedirs(WORK, exist_ok=True)

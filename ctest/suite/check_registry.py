@@ -20,8 +20,11 @@ os.makedirs(WORK, exist_ok=True)
 
 
 def ga(*args):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SLURM_JOB_ID", "OMPI_MCA_orte_default_hostfile", "KUBERNETES_SERVICE_HOST")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SLURM_JOB_ID", "OMPI_MCA_orte_default_hostfile", "KUBERNETES_SERVICE_HOST")
+    }
     return subprocess.run([GA] + list(args), capture_output=True, text=True, timeout=60, env=env)
 
 
@@ -31,13 +34,17 @@ rows = [line.split("\t") for line in p.stdout.splitlines()]
 check(len(rows) >= 1 and all(len(r) == 6 for r in rows), "one line per program, 6 tab-separated columns")
 names = [r[1] for r in rows]
 check([r[0] for r in rows] == [str(i + 1) for i in range(len(rows))], "column 1 is the order, from 1")
-check(len(set(names)) == len(names) and all(re.fullmatch(r"[a-z0-9_]+", n) for n in names),
-      "names are distinct identifiers: %s" % names)
+check(
+    len(set(names)) == len(names) and all(re.fullmatch(r"[a-z0-9_]+", n) for n in names),
+    "names are distinct identifiers: %s" % names,
+)
 p = ga("run", "--list-programs=json")
 table = json.loads(p.stdout) if p.returncode == 0 else []
-check([(t["order"], t["name"], ",".join(t["fault_prefixes"]), t["doc"], t["headline"], t["purpose"])
-       for t in table] == [(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows],
-      "--list-programs=json says what the TSV says")
+check(
+    [(t["order"], t["name"], ",".join(t["fault_prefixes"]), t["doc"], t["headline"], t["purpose"]) for t in table]
+    == [(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows],
+    "--list-programs=json says what the TSV says",
+)
 p = ga("run", "--list-programs=yaml")
 check(p.returncode == 2 and "--list-programs" in p.stderr, "an unknown list format: usage error")
 
@@ -58,13 +65,18 @@ p = ga("run", "--only", "nope")
 check(p.returncode == 2 and "(steps: %s)" % " ".join(names) in p.stderr, "an unknown step lists the steps")
 p = ga("run", "--dry-run", "--quick", "--report-dir", os.path.join(WORK, "dry"))
 started = re.findall(r"^\[SUITE\] step (\d+)/(\d+) (\S+): starting", p.stdout, re.M)
-check(p.returncode == 0 and started == [(str(i + 1), str(len(names)), n) for i, n in enumerate(names)],
-      "run --dry-run: every step in order, k/%d (%s)" % (len(names), started))
+check(
+    p.returncode == 0 and started == [(str(i + 1), str(len(names)), n) for i, n in enumerate(names)],
+    "run --dry-run: every step in order, k/%d (%s)" % (len(names), started),
+)
 
 # The data file is what the binary lists: name, fault prefixes, headline and purpose, in order.
 registry = json.load(open(os.path.join(SRC, "suite", "registry", "programs.json")))
-check([(r["name"], ",".join(r["fault_prefixes"]), r["headline"], r["purpose"]) for r in registry["programs"]]
-      == [(r[1], r[2], r[4], r[5]) for r in rows], "--list-programs is suite/registry/programs.json's table")
+check(
+    [(r["name"], ",".join(r["fault_prefixes"]), r["headline"], r["purpose"]) for r in registry["programs"]]
+    == [(r[1], r[2], r[4], r[5]) for r in rows],
+    "--list-programs is suite/registry/programs.json's table",
+)
 # Each built-in profile is its data file with, from every program's row, its arguments as the step and its
 # not_covered lines after the profile's own, in the registry's order.
 for name in registry["builtin_profiles"]:
@@ -74,16 +86,21 @@ for name in registry["builtin_profiles"]:
     dumped = json.loads(p.stdout) if p.returncode == 0 else {}
     want = {k: v for k, v in own.items() if k != "not_covered"}
     want["steps"] = {r["name"]: r["profiles"][name]["args"] for r in registry["programs"]}
-    want["not_covered"] = own.get("not_covered", []) + [line for r in registry["programs"]
-                                                          for line in r["profiles"][name].get("not_covered", [])]
-    check(dumped == want and list(dumped["steps"]) == names and list(dumped) == list(want),
-          "--profile %s --dump-profile: profiles/%s.json with each program's row (%s)" % (name, name, dumped))
+    want["not_covered"] = own.get("not_covered", []) + [
+        line for r in registry["programs"] for line in r["profiles"][name].get("not_covered", [])
+    ]
+    check(
+        dumped == want and list(dumped["steps"]) == names and list(dumped) == list(want),
+        "--profile %s --dump-profile: profiles/%s.json with each program's row (%s)" % (name, name, dumped),
+    )
     path = os.path.join(WORK, "dumped-%s.json" % name)
     with open(path, "w") as f:
         f.write(p.stdout)
     p2 = ga("run", "--profile", path, "--dump-profile")
-    check(p2.returncode == 0 and json.loads(p2.stdout) == dumped,
-          "the dump of %s is a profile file --profile FILE reads back unchanged" % name)
+    check(
+        p2.returncode == 0 and json.loads(p2.stdout) == dumped,
+        "the dump of %s is a profile file --profile FILE reads back unchanged" % name,
+    )
 
 # The renderers run where nothing is built: they read the data file, and must read the same list.
 sys.dont_write_bytecode = True
@@ -95,17 +112,26 @@ check(render.PROGRAMS == names, "render.py reads the registry's list: %s" % rend
 # The MPIJob launcher runs `gpuaccept run`, whose order is the registry's: the suite with no --only, each
 # program alone with --only NAME, and every name the renderer accepts is one gpuaccept knows.
 suite = render.render(["--nodes", "1", "--gpus-per-node", "1"])
-check("/bin/gpuaccept run --report-dir /reports --expect-gpus 1 ||" in suite and "--only" not in suite,
-      "the rendered suite MPIJob runs gpuaccept run, every step in the registry's order")
-check(all("/bin/gpuaccept run --report-dir /reports --only %s --expect-gpus 1 ||" % n
-          in render.render(["--program", n, "--nodes", "1", "--gpus-per-node", "1"]) for n in names),
-      "a rendered one-program MPIJob runs gpuaccept run --only that program, for each of them")
+check(
+    "/bin/gpuaccept run --report-dir /reports --expect-gpus 1 ||" in suite and "--only" not in suite,
+    "the rendered suite MPIJob runs gpuaccept run, every step in the registry's order",
+)
+check(
+    all(
+        "/bin/gpuaccept run --report-dir /reports --only %s --expect-gpus 1 ||" % n
+        in render.render(["--program", n, "--nodes", "1", "--gpus-per-node", "1"])
+        for n in names
+    ),
+    "a rendered one-program MPIJob runs gpuaccept run --only that program, for each of them",
+)
 
 sys.path.insert(0, os.path.join(SRC, "deploy", "daemonset"))
 del sys.modules["render"]
 import render as daemonset  # noqa: E402
 
 per_node = [r["name"] for r in registry["programs"] if r["per_node"]]
-check(daemonset.CHECKS == per_node and set(per_node) < set(names),
-      "the DaemonSet runs the registry's per-node programs, in order: %s" % daemonset.CHECKS)
+check(
+    daemonset.CHECKS == per_node and set(per_node) < set(names),
+    "the DaemonSet runs the registry's per-node programs, in order: %s" % daemonset.CHECKS,
+)
 finish()

@@ -19,8 +19,8 @@ CONSTANT = {
     "bucket_colour(k)": "a colour of heatmap.c's table",
     "colour": "swatch(): called with heatmap.c's colour tables only",
     "s[i].color": "render_html.c's colors[] table",
-    "bad": "\"&minus;\" or \"+\"",
-    "good": "\"&minus;\" or \"+\"",
+    "bad": '"&minus;" or "+"',
+    "good": '"&minus;" or "+"',
     "lab": "a number or a byte count formatted by svg.c (suite_format_bytes, %g)",
     "css": "render_html.c's style sheet literal",
     "order[o]": "the literals fail, warn, info",
@@ -40,7 +40,7 @@ def calls(text, name):
                 j = i + 1
                 while text[j] != c:
                     j += 2 if text[j] == "\\" else 1
-                cur += text[i:j + 1]
+                cur += text[i : j + 1]
                 i = j + 1
                 continue
             if c in "([{":
@@ -97,7 +97,7 @@ def split_conditional(expr):
     if q is None or not pos:
         return None
     colon = pos[0]  # nested conditionals sit in the last branch: a ? "x" : b ? "y" : "z"
-    return expr[:q], expr[q + 1:colon], expr[colon + 1:]
+    return expr[:q], expr[q + 1 : colon], expr[colon + 1 :]
 
 
 def string_args(args):

@@ -18,14 +18,26 @@ import check_suite_runs as runs  # noqa: E402
 from suite_helpers import TEST, failures  # noqa: E402
 
 CHECKS = {
-    "cli": reports.t_cli, "baseline_compare": reports.t_baseline_compare, "untrusted": reports.t_untrusted,
+    "cli": reports.t_cli,
+    "baseline_compare": reports.t_baseline_compare,
+    "untrusted": reports.t_untrusted,
     "baseline_sources": reports.t_baseline_sources,
-    "run_quick": runs.t_run_quick, "run_faults": runs.t_run_faults, "run_nodes": runs.t_run_nodes,
-    "run_profiles": runs.t_run_profiles, "run_budget": runs.t_run_budget, "run_quick_relative": runs.t_run_quick_relative,
-    "profiles": plans.t_profiles, "estimate": plans.t_estimate, "check_args": planning.t_check_args,
-    "preflight_retry": planning.t_preflight_retry, "allocation": planning.t_allocation,
-    "sweep_cut": planning.t_sweep_cut, "cpu_cluster": planning.t_cpu_cluster,
-    "html_chromium": html.t_html_chromium, "html_scale": html.t_html_scale, "html_found": html.t_html_found,
+    "run_quick": runs.t_run_quick,
+    "run_faults": runs.t_run_faults,
+    "run_nodes": runs.t_run_nodes,
+    "run_profiles": runs.t_run_profiles,
+    "run_budget": runs.t_run_budget,
+    "run_quick_relative": runs.t_run_quick_relative,
+    "profiles": plans.t_profiles,
+    "estimate": plans.t_estimate,
+    "check_args": planning.t_check_args,
+    "preflight_retry": planning.t_preflight_retry,
+    "allocation": planning.t_allocation,
+    "sweep_cut": planning.t_sweep_cut,
+    "cpu_cluster": planning.t_cpu_cluster,
+    "html_chromium": html.t_html_chromium,
+    "html_scale": html.t_html_scale,
+    "html_found": html.t_html_found,
     "plurals": html.t_plurals,
 }
 if TEST not in CHECKS:

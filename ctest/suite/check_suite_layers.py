@@ -23,7 +23,7 @@ ALLOWED = {
 
 cc, suite = sys.argv[1], os.path.realpath(sys.argv[2])
 bench = os.path.join(os.path.dirname(suite), "bench")
-extra = sys.argv[sys.argv.index("--") + 1:]
+extra = sys.argv[sys.argv.index("--") + 1 :]
 
 
 def breaches_of(path, layer):
@@ -31,22 +31,28 @@ def breaches_of(path, layer):
     flags += [f"-I{d}" for d in extra]
     p = subprocess.run([cc] + flags + ["-M", path], capture_output=True, text=True)
     if p.returncode != 0:
-        return [f"{os.path.relpath(path, suite)}: does not preprocess with the {layer} layer's include paths: "
-                + (p.stderr.strip().splitlines() or ["?"])[0]]
+        return [
+            f"{os.path.relpath(path, suite)}: does not preprocess with the {layer} layer's include paths: "
+            + (p.stderr.strip().splitlines() or ["?"])[0]
+        ]
     deps = [w for w in p.stdout.replace("\\\n", " ").split()[1:] if not w.endswith(":")]
     out = []
     for d in deps:
         real = os.path.realpath(d)
         if real.startswith(bench + os.sep):
-            out.append(f"{os.path.relpath(path, suite)} ({layer}) includes {os.path.relpath(real, bench)}: a "
-                       "program's header (the front-end reaches a program through the registry)")
+            out.append(
+                f"{os.path.relpath(path, suite)} ({layer}) includes {os.path.relpath(real, bench)}: a "
+                "program's header (the front-end reaches a program through the registry)"
+            )
             continue
         if not real.startswith(suite + os.sep):
             continue
         folder = os.path.relpath(real, suite).split(os.sep)[0]
         if folder not in ALLOWED[layer]:
-            out.append(f"{os.path.relpath(path, suite)} ({layer}) includes {os.path.relpath(real, suite)} "
-                       f"({folder}: not below it)")
+            out.append(
+                f"{os.path.relpath(path, suite)} ({layer}) includes {os.path.relpath(real, suite)} "
+                f"({folder}: not below it)"
+            )
     return out
 
 

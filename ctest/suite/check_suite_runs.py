@@ -27,20 +27,26 @@ def t_run_quick():
         if os.path.exists(rep):
             code = load(rep)["verdict"]["exit_code"]
             want = {0: "pass", 1: "fail"}.get(code, "?")
-            check(st["status"] == want and st["exit_code"] == code, "%s: status %s from its exit %s" %
-                  (prog, st["status"], code))
+            check(
+                st["status"] == want and st["exit_code"] == code,
+                "%s: status %s from its exit %s" % (prog, st["status"], code),
+            )
         else:
             check(st["status"] not in ("pass", "fail"), "%s: no report, status %s" % (prog, st["status"]))
-        check("[SUITE] step %d/%d %s: starting" % (PROGRAMS.index(prog) + 1, len(PROGRAMS), prog) in p.stdout,
-              "%s: progress line" % prog)
+        check(
+            "[SUITE] step %d/%d %s: starting" % (PROGRAMS.index(prog) + 1, len(PROGRAMS), prog) in p.stdout,
+            "%s: progress line" % prog,
+        )
     check("[RESULT] " in p.stdout.splitlines()[-1], "the run ends with its [RESULT]")
     check(s["node_count"] == 1 and s["launcher"]["kind"] == "mpirun", "one node, mpirun on this machine")
     d2 = fresh("run-only")
     p = run(["run", "--quick", "--only", "env_audit", "--report-dir", d2], timeout=60)
     s = load(os.path.join(d2, "summary.json"))
     st = {x["program"]: x["status"] for x in s["steps"]}
-    check(p.returncode == 0 and st["env_audit"] == "pass" and st["gemm_flops"] == "skipped",
-          "--only env_audit: exit 0, other steps skipped (%s)" % st)
+    check(
+        p.returncode == 0 and st["env_audit"] == "pass" and st["gemm_flops"] == "skipped",
+        "--only env_audit: exit 0, other steps skipped (%s)" % st,
+    )
     check("[RESULT] SUCCESS" in p.stdout.splitlines()[-1], "--only env_audit: [RESULT] SUCCESS")
 
 
@@ -55,20 +61,25 @@ def t_run_faults():
     hang = os.path.join(fake, "hang")
     # gemm_flops dies on a signal after a moment (mpirun names the rank and node of a death it noticed);
     # allreduce_bw's rank 1 goes through the fatal path's line, which names its host.
-    scripts = {"gemm_flops": "#!/bin/sh\necho gemm starting\nsleep 0.5\nkill -SEGV $$\n",
-               "mem_bw": ("#!/bin/sh\necho mem_bw hangs\n(trap '' TERM; exec %s 300) &\n"
-                          "setsid sh -c \"trap '' TERM; exec %s 301\" &\nexec %s 302\n" % (hang, hang, hang)),
-               "allreduce_bw": ("#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then\n"
-                                "  echo \"[FATAL] $(hostname) rank 1 (fake.c:1): no network\" >&2\nfi\n"
-                                "echo '[RESULT] FAILURE: no network'\nexit 3\n")}
+    scripts = {
+        "gemm_flops": "#!/bin/sh\necho gemm starting\nsleep 0.5\nkill -SEGV $$\n",
+        "mem_bw": (
+            "#!/bin/sh\necho mem_bw hangs\n(trap '' TERM; exec %s 300) &\n"
+            "setsid sh -c \"trap '' TERM; exec %s 301\" &\nexec %s 302\n" % (hang, hang, hang)
+        ),
+        "allreduce_bw": (
+            '#!/bin/sh\nif [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then\n'
+            '  echo "[FATAL] $(hostname) rank 1 (fake.c:1): no network" >&2\nfi\n'
+            "echo '[RESULT] FAILURE: no network'\nexit 3\n"
+        ),
+    }
     for name, text in scripts.items():
         path = os.path.join(fake, name)
         with open(path, "w") as f:
             f.write(text)
         os.chmod(path, 0o755)
     d = fresh("run-faults")
-    p = run(["run", "--quick", "--report-dir", d, "--step-timeout", "4"], env={"GPUACCEPT_BIN_DIR": fake},
-            timeout=100)
+    p = run(["run", "--quick", "--report-dir", d, "--step-timeout", "4"], env={"GPUACCEPT_BIN_DIR": fake}, timeout=100)
     print(p.stdout[-4000:], p.stderr[-2000:])
     s = load(os.path.join(d, "summary.json"))
     st = [(x["program"], x["status"]) for x in s["steps"]]
@@ -77,8 +88,12 @@ def t_run_faults():
     want = [(prog, outcome.get(prog, "missing")) for prog in PROGRAMS]
     check(st == want, "each failure reported as its step's status, and the run went on (%s)" % st)
     check(p.returncode == 5 and s["verdict"]["exit_code"] == 5, "exit 5: a step crashed (%d)" % p.returncode)
-    code = {"crashed": "STEP_CRASHED", "timeout": "STEP_TIMEOUT", "env_error": "STEP_ENV_ERROR",
-            "missing": "STEP_MISSING"}
+    code = {
+        "crashed": "STEP_CRASHED",
+        "timeout": "STEP_TIMEOUT",
+        "env_error": "STEP_ENV_ERROR",
+        "missing": "STEP_MISSING",
+    }
     want_codes = []
     for _, status in want:
         if status in code and code[status] not in want_codes:
@@ -87,8 +102,10 @@ def t_run_faults():
     ar = next(x for x in s["steps"] if x["program"] == "allreduce_bw")
     check(ar["result_line"] == "[RESULT] FAILURE: no network", "a step's [RESULT] line is kept")
     check(p.wall < 40, "the hung step was killed at its limit (%.1f s in all)" % p.wall)
-    check("[SUITE] step %d/%d allreduce_bw: starting" % (PROGRAMS.index("allreduce_bw") + 1, len(PROGRAMS))
-          in p.stdout, "the step after the timeout ran")
+    check(
+        "[SUITE] step %d/%d allreduce_bw: starting" % (PROGRAMS.index("allreduce_bw") + 1, len(PROGRAMS)) in p.stdout,
+        "the step after the timeout ran",
+    )
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     left = [line for line in ps.splitlines() if hang in line]
     check(not left, "nothing of the killed step is left running, on its way out or not (%s)" % left)
@@ -96,23 +113,35 @@ def t_run_faults():
     # kill names none, and says so.
     host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
     node = {x["program"]: x.get("node") for x in s["steps"]}
-    check(node["gemm_flops"]["host"] == host and node["gemm_flops"]["rank"] in (0, 1)
-          and node["gemm_flops"]["source"] == "mpirun", "the crash is blamed on mpirun's rank and node (%s)"
-          % node["gemm_flops"])
-    check(node["allreduce_bw"] == {"host": host, "rank": 1, "source": "fatal",
-                                   "evidence": "[FATAL] %s rank 1 (fake.c:1): no network" % host},
-          "the environment error is blamed on the fatal path's host and rank (%s)" % node["allreduce_bw"])
-    check(node["mem_bw"]["host"] is None and any(r.startswith("mem_bw:") and r.endswith("node unknown")
-                                                 for r in s["verdict"]["reasons"]),
-          "the killed hang names no node, and its reason says node unknown (%s)" % s["verdict"]["reasons"])
-    check([a["host"] for a in s["abnormal_nodes"]] == [host] and s["verdict"]["abnormal_node_count"] == 1
-          and "STEP_CRASHED" in s["abnormal_nodes"][0]["fault_codes"],
-          "the named node is abnormal (%s)" % s["abnormal_nodes"])
+    check(
+        node["gemm_flops"]["host"] == host
+        and node["gemm_flops"]["rank"] in (0, 1)
+        and node["gemm_flops"]["source"] == "mpirun",
+        "the crash is blamed on mpirun's rank and node (%s)" % node["gemm_flops"],
+    )
+    check(
+        node["allreduce_bw"]
+        == {"host": host, "rank": 1, "source": "fatal", "evidence": "[FATAL] %s rank 1 (fake.c:1): no network" % host},
+        "the environment error is blamed on the fatal path's host and rank (%s)" % node["allreduce_bw"],
+    )
+    check(
+        node["mem_bw"]["host"] is None
+        and any(r.startswith("mem_bw:") and r.endswith("node unknown") for r in s["verdict"]["reasons"]),
+        "the killed hang names no node, and its reason says node unknown (%s)" % s["verdict"]["reasons"],
+    )
+    check(
+        [a["host"] for a in s["abnormal_nodes"]] == [host]
+        and s["verdict"]["abnormal_node_count"] == 1
+        and "STEP_CRASHED" in s["abnormal_nodes"][0]["fault_codes"],
+        "the named node is abnormal (%s)" % s["abnormal_nodes"],
+    )
     rec = load(os.path.join(d, "suite_run.json"))
     check({x["program"]: x.get("node") for x in rec["steps"]} == node, "suite_run.json holds the same nodes")
     grid = {n["host"]: n["checks"] for n in s["nodes"]}
-    check(all(c["gemm_flops"] == "crashed" and c["mem_bw"] == "timeout" for c in grid.values()),
-          "the node grid shows the steps that could not measure")
+    check(
+        all(c["gemm_flops"] == "crashed" and c["mem_bw"] == "timeout" for c in grid.values()),
+        "the node grid shows the steps that could not measure",
+    )
 
 
 # A stand-in mpirun for several nodes on one machine: nodes are 127.0.0.x (they resolve, and name no real
@@ -147,8 +176,7 @@ def fake_launcher():
     calls = os.path.join(fake, "calls")
     shutil.copy(shutil.which("sleep"), os.path.join(fake, "hang"))
     with open(os.path.join(fake, "mpirun"), "w") as f:
-        f.write(FAKE_MPIRUN % {"calls": calls, "hang": os.path.join(fake, "hang"),
-                               "real": shutil.which("mpirun")})
+        f.write(FAKE_MPIRUN % {"calls": calls, "hang": os.path.join(fake, "hang"), "real": shutil.which("mpirun")})
     os.chmod(os.path.join(fake, "mpirun"), 0o755)
     return fake, calls
 
@@ -157,50 +185,90 @@ def t_run_nodes():
     fake, calls = fake_launcher()
     env = {"PATH": fake + os.pathsep + os.environ["PATH"]}
     d = fresh("run-nodes")
-    hosts = hostfile(d, "# four nodes\n127.0.0.1 slots=2\n127.0.0.2 slots=2\n127.0.0.3 slots=2\n"
-                        "127.0.0.4 slots=2\n")
-    p = run(["run", "--quick", "--only", "env_audit", "--hostfile", hosts, "--report-dir", d,
-             "--preflight-timeout", "3", "--baseline", "none"], env=env, timeout=100)
+    hosts = hostfile(d, "# four nodes\n127.0.0.1 slots=2\n127.0.0.2 slots=2\n127.0.0.3 slots=2\n" "127.0.0.4 slots=2\n")
+    p = run(
+        [
+            "run",
+            "--quick",
+            "--only",
+            "env_audit",
+            "--hostfile",
+            hosts,
+            "--report-dir",
+            d,
+            "--preflight-timeout",
+            "3",
+            "--baseline",
+            "none",
+        ],
+        env=env,
+        timeout=100,
+    )
     print(p.stdout[-3000:], p.stderr[-2000:])
     s = load(os.path.join(d, "summary.json"))
     excl = {x["host"]: x["code"] for x in s["excluded_nodes"]}
-    check(excl == {"127.0.0.2": "PREFLIGHT_LAUNCH_FAILED", "127.0.0.3": "PREFLIGHT_NODE_UNREACHABLE",
-                   "127.0.0.4": "PREFLIGHT_GPU_MISSING"},
-          "the dead node, the silent one and the one short of a GPU are excluded, each with its code (%s)"
-          % s["excluded_nodes"])
+    check(
+        excl
+        == {
+            "127.0.0.2": "PREFLIGHT_LAUNCH_FAILED",
+            "127.0.0.3": "PREFLIGHT_NODE_UNREACHABLE",
+            "127.0.0.4": "PREFLIGHT_GPU_MISSING",
+        },
+        "the dead node, the silent one and the one short of a GPU are excluded, each with its code (%s)"
+        % s["excluded_nodes"],
+    )
     why = {x["host"]: x["why"] for x in s["excluded_nodes"]}
-    check("unable to reliably start" in why.get("127.0.0.2", "") and "3 s" in why.get("127.0.0.3", "")
-          and why.get("127.0.0.4") == "sees 1 GPUs, other nodes 2",
-          "each says why (%s)" % why)
+    check(
+        "unable to reliably start" in why.get("127.0.0.2", "")
+        and "3 s" in why.get("127.0.0.3", "")
+        and why.get("127.0.0.4") == "sees 1 GPUs, other nodes 2",
+        "each says why (%s)" % why,
+    )
     st = {x["program"]: x["status"] for x in s["steps"]}
     check(st["env_audit"] == "pass", "the step ran on the node that passed (%s)" % st)
     cmd = next(x for x in s["steps"] if x["program"] == "env_audit")["command"]
-    check(open(cmd[cmd.index("--hostfile") + 1]).read().split() == ["127.0.0.1", "slots=2"],
-          "its hostfile holds the node that passed, as written (%s)" % cmd)
-    check(sorted(a["host"] for a in s["abnormal_nodes"]) == ["127.0.0.2", "127.0.0.3", "127.0.0.4"],
-          "the excluded nodes are abnormal (%s)" % s["abnormal_nodes"])
+    check(
+        open(cmd[cmd.index("--hostfile") + 1]).read().split() == ["127.0.0.1", "slots=2"],
+        "its hostfile holds the node that passed, as written (%s)" % cmd,
+    )
+    check(
+        sorted(a["host"] for a in s["abnormal_nodes"]) == ["127.0.0.2", "127.0.0.3", "127.0.0.4"],
+        "the excluded nodes are abnormal (%s)" % s["abnormal_nodes"],
+    )
     check(p.returncode == 1 and s["verdict"]["exit_code"] == 1, "exit 1: nodes unfit (%d)" % p.returncode)
     rec = load(os.path.join(d, "suite_run.json"))
-    check([(n["host"], n["status"]) for n in rec["preflight"]["nodes"]] ==
-          [("127.0.0.1", "pass"), ("127.0.0.2", "excluded"), ("127.0.0.3", "excluded"),
-           ("127.0.0.4", "excluded")],
-          "suite_run.json records every node's preflight")
-    left = [l for l in subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-            .splitlines() if os.path.join(fake, "hang") in l]
+    check(
+        [(n["host"], n["status"]) for n in rec["preflight"]["nodes"]]
+        == [("127.0.0.1", "pass"), ("127.0.0.2", "excluded"), ("127.0.0.3", "excluded"), ("127.0.0.4", "excluded")],
+        "suite_run.json records every node's preflight",
+    )
+    left = [
+        l
+        for l in subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
+        if os.path.join(fake, "hang") in l
+    ]
     check(not left, "nothing of the silent node's launch is left (%s)" % left)
 
     # Bad input: one line, the documented exit code, and no launcher started.
-    for name, text, extra, code in [("empty", "# nobody\n\n", [], 2),
-                                    ("unresolvable", "127.0.0.1 slots=2\nno-such-node.invalid\n", [], 3),
-                                    ("np over slots", "127.0.0.1 slots=2\n127.0.0.2 slots=2\n", ["--np", "5"], 2)]:
+    for name, text, extra, code in [
+        ("empty", "# nobody\n\n", [], 2),
+        ("unresolvable", "127.0.0.1 slots=2\nno-such-node.invalid\n", [], 3),
+        ("np over slots", "127.0.0.1 slots=2\n127.0.0.2 slots=2\n", ["--np", "5"], 2),
+    ]:
         os.unlink(calls) if os.path.exists(calls) else None
         d = fresh("bad-hostfile")
-        p = run(["run", "--quick", "--hostfile", hostfile(d, text), "--report-dir", os.path.join(d, "r")] + extra,
-                env=env, timeout=60)
-        check(p.returncode == code and len(p.stderr.strip().splitlines()) == 1 and not os.path.exists(calls)
-              and not os.path.exists(os.path.join(d, "r")),
-              "%s hostfile: exit %d, one line, nothing launched (exit %d, %r)" % (name, code, p.returncode,
-                                                                                  p.stderr))
+        p = run(
+            ["run", "--quick", "--hostfile", hostfile(d, text), "--report-dir", os.path.join(d, "r")] + extra,
+            env=env,
+            timeout=60,
+        )
+        check(
+            p.returncode == code
+            and len(p.stderr.strip().splitlines()) == 1
+            and not os.path.exists(calls)
+            and not os.path.exists(os.path.join(d, "r")),
+            "%s hostfile: exit %d, one line, nothing launched (exit %d, %r)" % (name, code, p.returncode, p.stderr),
+        )
 
 
 def t_run_profiles():
@@ -208,60 +276,98 @@ def t_run_profiles():
     d = fresh("run-quick-profile")
     p = run(["run", "--profile", "quick", "--report-dir", d, "--baseline", "none"], timeout=200)
     s = load(os.path.join(d, "summary.json"))
-    check(s["profile"]["name"] == "quick" and s["profile"]["source"] == "built-in"
-          and s["profile"]["content"]["name"] == "quick", "quick: summary.json names the profile and holds it")
+    check(
+        s["profile"]["name"] == "quick"
+        and s["profile"]["source"] == "built-in"
+        and s["profile"]["content"]["name"] == "quick",
+        "quick: summary.json names the profile and holds it",
+    )
     run_profile = load(os.path.join(d, "suite_run.json"))["profile"]
-    merged = dict(s["profile"], not_covered=[l for l in s["profile"]["not_covered"]
-                                             if not l.startswith("InfiniBand not exercised: ")])
+    merged = dict(
+        s["profile"],
+        not_covered=[l for l in s["profile"]["not_covered"] if not l.startswith("InfiniBand not exercised: ")],
+    )
     check(run_profile == merged, "suite_run.json records the same (the merge adds only 'InfiniBand not exercised')")
-    check("InfiniBand not exercised: one node: no traffic between nodes (allreduce_bw)" in s["profile"]["not_covered"]
-          and s["fabric"]["program"] == "allreduce_bw",
-          "one node: the summary says InfiniBand was not exercised, and shows the fabric (%s)"
-          % s["profile"]["not_covered"])
+    check(
+        "InfiniBand not exercised: one node: no traffic between nodes (allreduce_bw)" in s["profile"]["not_covered"]
+        and s["fabric"]["program"] == "allreduce_bw",
+        "one node: the summary says InfiniBand was not exercised, and shows the fabric (%s)"
+        % s["profile"]["not_covered"],
+    )
     check("no burn: quick profile" in s["profile"]["not_covered"], "quick: 'no burn: quick profile'")
     md = open(os.path.join(d, "summary.md")).read()
     html = open(os.path.join(d, "summary.html")).read()
     check("Profile: quick (built-in)." in md and "no burn: quick profile" in md, "summary.md says which profile ran")
-    check('<section id="profile">' in html and "<li>no burn: quick profile</li>" in html,
-          "summary.html says which profile ran and what it did not cover")
+    check(
+        '<section id="profile">' in html and "<li>no burn: quick profile</li>" in html,
+        "summary.html says which profile ran and what it did not cover",
+    )
     check(all("--quick" in st["command"] for st in s["steps"]), "quick: every step ran with --quick")
     check(p.returncode == expected_exit(s), "quick: exit %d follows the findings" % p.returncode)
 
-
     d = fresh("run-standard-profile")
-    p = run(["run", "--profile", "standard", "--report-dir", d, "--baseline", "none"],
-            env={"CUDA_VISIBLE_DEVICES": ""}, timeout=400)
+    p = run(
+        ["run", "--profile", "standard", "--report-dir", d, "--baseline", "none"],
+        env={"CUDA_VISIBLE_DEVICES": ""},
+        timeout=400,
+    )
     print(p.stdout[-3000:], p.stderr[-2000:])
     s = load(os.path.join(d, "summary.json"))
     st = {x["program"]: x for x in s["steps"]}
-    check(s["profile"]["name"] == "standard" and "no SKU thresholds: --baseline none" in s["profile"]["not_covered"],
-          "standard: summary names the profile and says no SKU thresholds applied (%s)" % s["profile"]["not_covered"])
+    check(
+        s["profile"]["name"] == "standard" and "no SKU thresholds: --baseline none" in s["profile"]["not_covered"],
+        "standard: summary names the profile and says no SKU thresholds applied (%s)" % s["profile"]["not_covered"],
+    )
     check(all("--quick" not in x["command"] for x in s["steps"]), "standard: full sweeps (no --quick)")
     for prog in PROGRAMS:
         if prog != "allreduce_bw":
-            check(st[prog]["status"] in ("pass", "fail"),
-                  "standard: %s ran to a verdict (%s)" % (prog, st[prog]["status"]))
+            check(
+                st[prog]["status"] in ("pass", "fail"),
+                "standard: %s ran to a verdict (%s)" % (prog, st[prog]["status"]),
+            )
     # Waits for the merge of branch `pairs` (allreduce_bw --pattern LIST, --rounds all): until then allreduce_bw
     # refuses the options with exit 2.
-    check(st["allreduce_bw"]["status"] in ("pass", "fail"),
-          "standard: allreduce_bw --pattern world,node,pairs --rounds all ran to a verdict (%s, exit %s)"
-          % (st["allreduce_bw"]["status"], st["allreduce_bw"]["exit_code"]))
+    check(
+        st["allreduce_bw"]["status"] in ("pass", "fail"),
+        "standard: allreduce_bw --pattern world,node,pairs --rounds all ran to a verdict (%s, exit %s)"
+        % (st["allreduce_bw"]["status"], st["allreduce_bw"]["exit_code"]),
+    )
 
     # A hostfile with more slots than the node has GPUs: standard expects that many, and fails the node.
     fake, calls = fake_launcher()
     d = fresh("run-standard-hostfile")
     hosts = hostfile(d, "127.0.0.5 slots=2\n")
-    p = run(["run", "--profile", "standard", "--only", "node_health,env_audit", "--hostfile", hosts, "--report-dir", d,
-             "--preflight-timeout", "0", "--baseline", "none"],
-            env={"PATH": fake + os.pathsep + os.environ["PATH"], "CUDA_VISIBLE_DEVICES": ""}, timeout=100)
+    p = run(
+        [
+            "run",
+            "--profile",
+            "standard",
+            "--only",
+            "node_health,env_audit",
+            "--hostfile",
+            hosts,
+            "--report-dir",
+            d,
+            "--preflight-timeout",
+            "0",
+            "--baseline",
+            "none",
+        ],
+        env={"PATH": fake + os.pathsep + os.environ["PATH"], "CUDA_VISIBLE_DEVICES": ""},
+        timeout=100,
+    )
     print(p.stdout[-2000:], p.stderr[-1000:])
     s = load(os.path.join(d, "summary.json"))
     cmd = {x["program"]: x.get("command", []) for x in s["steps"]}
-    check(all(after_prog(cmd[prog], prog)[-2:] == ["--expect-gpus", "2"] for prog in ("node_health", "env_audit")),
-          "hostfile slots=2: node_health and env_audit --expect-gpus 2")
+    check(
+        all(after_prog(cmd[prog], prog)[-2:] == ["--expect-gpus", "2"] for prog in ("node_health", "env_audit")),
+        "hostfile slots=2: node_health and env_audit --expect-gpus 2",
+    )
     codes = {f["code"] for f in s["findings"] if f["severity"] == "fail"}
-    check("GPU_MISSING" in codes and p.returncode == 1 and s["abnormal_nodes"],
-          "a node with fewer GPUs than slots fails: GPU_MISSING, exit 1, abnormal (%s, %d)" % (codes, p.returncode))
+    check(
+        "GPU_MISSING" in codes and p.returncode == 1 and s["abnormal_nodes"],
+        "a node with fewer GPUs than slots fails: GPU_MISSING, exit 1, abnormal (%s, %d)" % (codes, p.returncode),
+    )
     check("not run: gemm_flops (--only/--skip)" in s["profile"]["not_covered"], "--only: the steps left out are said")
 
 
@@ -269,8 +375,11 @@ def drain_actions(d):
     """The node names drain.sh would act on (its scontrol lines), and whether the Kubernetes script labels any
     node failed."""
     drain = open(os.path.join(d, "drain.sh")).read() if os.path.exists(os.path.join(d, "drain.sh")) else ""
-    acts = [line for line in drain.splitlines()
-            if "scontrol" in line and "State=DRAIN" in line and not line.lstrip().startswith("#")]
+    acts = [
+        line
+        for line in drain.splitlines()
+        if "scontrol" in line and "State=DRAIN" in line and not line.lstrip().startswith("#")
+    ]
     k8s = os.path.join(d, "gpuaccept-k8s.sh")
     k8s_text = open(k8s).read() if os.path.exists(k8s) else ""
     return acts, "verdict=fail" in k8s_text
@@ -282,8 +391,13 @@ def interrupted_run(sig, code, name):
     e = dict(os.environ)
     for k in ("SLURM_JOB_ID", "OMPI_MCA_orte_default_hostfile", "KUBERNETES_SERVICE_HOST"):
         e.pop(k, None)
-    proc = subprocess.Popen([GA, "run", "--np", "2", "--profile", "standard", "--baseline", "none",
-                             "--report-dir", d], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=e)
+    proc = subprocess.Popen(
+        [GA, "run", "--np", "2", "--profile", "standard", "--baseline", "none", "--report-dir", d],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=e,
+    )
     # Wait until a step is running (its starting line), then stop the run.
     t0 = time.time()
     out = ""
@@ -298,19 +412,27 @@ def interrupted_run(sig, code, name):
     out += rest
     print(out[-2500:])
     check(proc.returncode == code, "%s: exit %d (%d)" % (name, code, proc.returncode))
-    check("interrupted by %s" % name in out and "all steps done" not in out,
-          "%s: 'interrupted by %s', never 'all steps done'" % (name, name))
+    check(
+        "interrupted by %s" % name in out and "all steps done" not in out,
+        "%s: 'interrupted by %s', never 'all steps done'" % (name, name),
+    )
     verdict = [line for line in out.splitlines() if line.startswith("[SUITE] verdict:")]
-    check(verdict and "INTERRUPTED" in verdict[0] and "timeout" not in verdict[0],
-          "%s: the verdict says interrupted, not timeout (%s)" % (name, verdict))
+    check(
+        verdict and "INTERRUPTED" in verdict[0] and "timeout" not in verdict[0],
+        "%s: the verdict says interrupted, not timeout (%s)" % (name, verdict),
+    )
     check("node unknown" not in out, "%s: no node is looked for in an interrupted step" % name)
     s = load(os.path.join(d, "summary.json"))
     st = {x["program"]: x["status"] for x in s["steps"]}
-    check(s["interrupted"] == name and s["verdict"]["result"] == "interrupted" and s["verdict"]["exit_code"] == code,
-          "%s: summary.json verdict interrupted, exit %d (%s)" % (name, code, s["verdict"]))
+    check(
+        s["interrupted"] == name and s["verdict"]["result"] == "interrupted" and s["verdict"]["exit_code"] == code,
+        "%s: summary.json verdict interrupted, exit %d (%s)" % (name, code, s["verdict"]),
+    )
     later = PROGRAMS[3:]
-    check(st[PROGRAMS[2]] == "interrupted" and all(st[p] == "not_run" for p in later),
-          "%s: the step cut short is interrupted, the later ones not run (%s)" % (name, st))
+    check(
+        st[PROGRAMS[2]] == "interrupted" and all(st[p] == "not_run" for p in later),
+        "%s: the step cut short is interrupted, the later ones not run (%s)" % (name, st),
+    )
     check("STEP_TIMEOUT" not in s["verdict"]["fault_codes"], "%s: no STEP_TIMEOUT" % name)
 
 
@@ -320,13 +442,31 @@ def t_run_budget():
     # The sweep asked for (16 MiB to 512 MiB, -n 20: minutes here) cannot fit 10 s: allreduce_bw cuts it and
     # says so, inside its limit (before, it ran to the limit and the suite blamed rank 0's node).
     d = fresh("run-short-limit")
-    p = run(["run", "--np", "2", "--only", "allreduce_bw", "--step-timeout", "10", "--baseline", "none",
-             "--args", "allreduce_bw=-b 16M -e 512M", "--report-dir", d], timeout=100)
+    p = run(
+        [
+            "run",
+            "--np",
+            "2",
+            "--only",
+            "allreduce_bw",
+            "--step-timeout",
+            "10",
+            "--baseline",
+            "none",
+            "--args",
+            "allreduce_bw=-b 16M -e 512M",
+            "--report-dir",
+            d,
+        ],
+        timeout=100,
+    )
     print(p.stdout[-3000:], p.stderr[-1500:])
     s = load(os.path.join(d, "summary.json"))
     st = {x["program"]: x for x in s["steps"]}["allreduce_bw"]
-    check(st["status"] == "pass" and p.returncode == 0,
-          "a sweep too long for its limit ends inside it with a verdict (%s, exit %d)" % (st["status"], p.returncode))
+    check(
+        st["status"] == "pass" and p.returncode == 0,
+        "a sweep too long for its limit ends inside it with a verdict (%s, exit %d)" % (st["status"], p.returncode),
+    )
     cut = [x for x in s["profile"]["not_covered"] if x.startswith("allreduce_bw:") and "out of time" in x]
     check(cut, "what the plan cut is said in the summary's not covered (%s)" % s["profile"]["not_covered"])
     acts, k8s_fail = drain_actions(d)
@@ -334,27 +474,48 @@ def t_run_budget():
 
     # Every rank at the same wait when the bound expires (-T shorter than one 256 MiB allreduce): no node.
     d = fresh("run-job-timeout")
-    p = run(["run", "--np", "2", "--only", "allreduce_bw", "--baseline", "none",
-             "--args", "allreduce_bw=-b 256M -e 256M -T 0.05", "--report-dir", d], timeout=100)
+    p = run(
+        [
+            "run",
+            "--np",
+            "2",
+            "--only",
+            "allreduce_bw",
+            "--baseline",
+            "none",
+            "--args",
+            "allreduce_bw=-b 256M -e 256M -T 0.05",
+            "--report-dir",
+            d,
+        ],
+        timeout=100,
+    )
     print(p.stdout[-3000:], p.stderr[-1500:])
     s = load(os.path.join(d, "summary.json"))
     st = {x["program"]: x for x in s["steps"]}["allreduce_bw"]
     check(st["status"] == "timeout" and p.returncode == 4, "the step timed out: exit 4 (%s)" % p.returncode)
-    check(st["node"]["host"] is None and st["node"]["source"] == "job" and "no rank behind" in st["node"]["evidence"],
-          "a timeout with no rank behind names no node (%s)" % st["node"])
+    check(
+        st["node"]["host"] is None and st["node"]["source"] == "job" and "no rank behind" in st["node"]["evidence"],
+        "a timeout with no rank behind names no node (%s)" % st["node"],
+    )
     check(not s["abnormal_nodes"], "no node is abnormal (%s)" % s["abnormal_nodes"])
     f = [x for x in s["findings"] if x["code"] == "STEP_TIMEOUT"]
-    check(f and f[0]["host"] is None and "every rank was at the same wait" in f[0]["message"],
-          "STEP_TIMEOUT is job-level and says why (%s)" % f)
+    check(
+        f and f[0]["host"] is None and "every rank was at the same wait" in f[0]["message"],
+        "STEP_TIMEOUT is job-level and says why (%s)" % f,
+    )
     acts, k8s_fail = drain_actions(d)
     check(not acts and not k8s_fail, "drain.sh and the Kubernetes script act on no node (%s)" % acts)
     junit = open(os.path.join(d, "gpuaccept-junit.xml")).read()
     host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
     check('name="%s"><failure' % host not in junit, "JUnit fails no node's test case")
-    check("[SUITE] step 1/1 allreduce_bw: no node named: every rank was at the same wait" in p.stdout,
-          "the console says no node was named, and why")
+    check(
+        "[SUITE] step 1/1 allreduce_bw: no node named: every rank was at the same wait" in p.stdout,
+        "the console says no node was named, and why",
+    )
 
     import signal
+
     interrupted_run(signal.SIGINT, 130, "SIGINT")
     interrupted_run(signal.SIGTERM, 143, "SIGTERM")
 
@@ -363,14 +524,21 @@ def t_run_quick_relative():
     """The quick profile accepts nothing (issue 32): a rank three times slower than its peers (the test hook
     GPUACCEPT_TEST_SLOW_RANK/FACTOR) is a warning naming it, not a failure, in gemm_flops and mem_bw."""
     d = fresh("run-quick-slow-rank")
-    p = run(["run", "--quick", "--np", "4", "--only", "gemm_flops,mem_bw", "--report-dir", d, "--baseline", "none"],
-            env={"GPUACCEPT_TEST_SLOW_RANK": "2", "GPUACCEPT_TEST_SLOW_FACTOR": "3", "CUDA_VISIBLE_DEVICES": ""},
-            timeout=200)
+    p = run(
+        ["run", "--quick", "--np", "4", "--only", "gemm_flops,mem_bw", "--report-dir", d, "--baseline", "none"],
+        env={"GPUACCEPT_TEST_SLOW_RANK": "2", "GPUACCEPT_TEST_SLOW_FACTOR": "3", "CUDA_VISIBLE_DEVICES": ""},
+        timeout=200,
+    )
     s = load(os.path.join(d, "summary.json"))
     rel = [f for f in s["findings"] if f["code"] in ("GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN")]
-    check(rel and all(f["severity"] == "warn" and f.get("rank") == 2 for f in rel)
-          and {f["code"] for f in rel} == {"GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN"},
-          "quick, rank 2 slowed 3x: a warning naming rank 2 in each program, no failure (%s)"
-          % [(f["code"], f["severity"], f.get("rank")) for f in s["findings"]])
-    check(p.returncode == 0 and s["verdict"]["exit_code"] == 0,
-          "quick, rank 2 slowed 3x: exit 0 (%d, verdict %s)" % (p.returncode, s["verdict"]))
+    check(
+        rel
+        and all(f["severity"] == "warn" and f.get("rank") == 2 for f in rel)
+        and {f["code"] for f in rel} == {"GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN"},
+        "quick, rank 2 slowed 3x: a warning naming rank 2 in each program, no failure (%s)"
+        % [(f["code"], f["severity"], f.get("rank")) for f in s["findings"]],
+    )
+    check(
+        p.returncode == 0 and s["verdict"]["exit_code"] == 0,
+        "quick, rank 2 slowed 3x: exit 0 (%d, verdict %s)" % (p.returncode, s["verdict"]),
+    )

@@ -50,8 +50,9 @@ def host_of(node):
 
 
 def registered_programs(bin_dir):
-    p = subprocess.run([os.path.join(bin_dir, "gpuaccept"), "run", "--list-programs"], capture_output=True,
-                       text=True, timeout=30)
+    p = subprocess.run(
+        [os.path.join(bin_dir, "gpuaccept"), "run", "--list-programs"], capture_output=True, text=True, timeout=30
+    )
     if p.returncode != 0:
         raise FixtureError("gpuaccept run --list-programs exited %d: %s" % (p.returncode, p.stderr.strip()))
     return [line.split("\t")[1] for line in p.stdout.splitlines() if line and not line.startswith("#")]
@@ -65,9 +66,9 @@ def base_run_args(program):
         with open(path) as f:
             args = json.load(f)["args"]
     except (OSError, ValueError, KeyError) as e:
-        raise FixtureError("%s: no base-run options for %s (a JSON object with \"args\"): %s" % (path, program, e))
+        raise FixtureError('%s: no base-run options for %s (a JSON object with "args"): %s' % (path, program, e))
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise FixtureError("%s: \"args\" must be a list of strings" % path)
+        raise FixtureError('%s: "args" must be a list of strings' % path)
     return [a.replace("{here}", folder) for a in args]
 
 
@@ -80,12 +81,22 @@ def run_base(bin_dir, out):
         raise FixtureError("gpuaccept run --list-programs lists no program")
     for program in programs:
         args = base_run_args(program)
-        cmd = ["mpirun", "-np", str(NP), "--oversubscribe", os.path.join(bin_dir, program), "--report-dir", out,
-               "--run-id", RUN_ID]
+        cmd = [
+            "mpirun",
+            "-np",
+            str(NP),
+            "--oversubscribe",
+            os.path.join(bin_dir, program),
+            "--report-dir",
+            out,
+            "--run-id",
+            RUN_ID,
+        ]
         p = subprocess.run(cmd + args, capture_output=True, text=True, env=env, timeout=240)
         if p.returncode != 0 or not os.path.exists(os.path.join(out, program + ".json")):
-            raise FixtureError("%s exited %d on the host path:\n%s%s" % (program, p.returncode, p.stdout[-2000:],
-                                                                         p.stderr[-2000:]))
+            raise FixtureError(
+                "%s exited %d on the host path:\n%s%s" % (program, p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+            )
     return programs
 
 
@@ -109,8 +120,10 @@ def relabel(value):
 
 def lay_out(report):
     if report.get("world_size") != NP or len(report.get("nodes", [])) != 1:
-        raise FixtureError("%s: expected %d ranks on one node, got world_size %r and %d nodes" %
-                           (report.get("program"), NP, report.get("world_size"), len(report.get("nodes", []))))
+        raise FixtureError(
+            "%s: expected %d ranks on one node, got world_size %r and %d nodes"
+            % (report.get("program"), NP, report.get("world_size"), len(report.get("nodes", [])))
+        )
     one = report["nodes"][0]
     nodes = []
     for n in range(NODES):
@@ -126,8 +139,9 @@ def lay_out(report):
     transport = report.get("transport")
     if transport is not None:
         one_t = transport["nodes"][0]
-        transport["nodes"] = [dict(copy.deepcopy(one_t), host=host_of(n), node=n, ranks=RANKS_PER_NODE)
-                              for n in range(NODES)]
+        transport["nodes"] = [
+            dict(copy.deepcopy(one_t), host=host_of(n), node=n, ranks=RANKS_PER_NODE) for n in range(NODES)
+        ]
     relabel(report)
 
 
@@ -140,7 +154,7 @@ def walk(report, path):
         try:
             nxt = cur[key]
         except (KeyError, IndexError, TypeError):
-            raise FixtureError("%s: no '%s' in the real report" % (report.get("program"), "/".join(parts[:i + 1])))
+            raise FixtureError("%s: no '%s' in the real report" % (report.get("program"), "/".join(parts[: i + 1])))
         if i == len(parts) - 1:
             return cur, key
         cur = nxt
@@ -152,9 +166,13 @@ def refresh_verdict(report):
     for key in ("result", "exit_code", "exit_name", "reasons", "warnings"):
         if key not in v:
             raise FixtureError("%s: the verdict has no '%s'" % (report["program"], key))
-    v.update(result="fail" if fails else "pass", exit_code=1 if fails else 0,
-             exit_name="check_failed" if fails else "pass", reasons=fails,
-             warnings=sum(1 for f in report["findings"] if f["severity"] == "warn"))
+    v.update(
+        result="fail" if fails else "pass",
+        exit_code=1 if fails else 0,
+        exit_name="check_failed" if fails else "pass",
+        reasons=fails,
+        warnings=sum(1 for f in report["findings"] if f["severity"] == "warn"),
+    )
 
 
 def apply_edit(reports, e):
@@ -173,7 +191,9 @@ def apply_edit(reports, e):
             holder, last = walk(r, head)
             parent = holder[last]
         if not isinstance(parent, dict) or key in parent:
-            raise FixtureError("%s: '%s' cannot be added (no object there, or it is there already)" % (program, e["path"]))
+            raise FixtureError(
+                "%s: '%s' cannot be added (no object there, or it is there already)" % (program, e["path"])
+            )
         parent[key] = e["value"]
     elif op == "scale_metric":
         hits = [m for m in r["metrics"] if m["name"] == e["name"] and m.get("rank") == e["rank"]]

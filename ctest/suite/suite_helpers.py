@@ -9,7 +9,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gatest import check, failures  # noqa: E402,F401 (failures: read by check_suite.py)
+import gatest  # noqa: E402
+from gatest import check  # noqa: E402
+
+failures = gatest.failures  # the one list of failed checks (the same list), read by check_suite.py
 
 TEST, GA, FX, WORK = sys.argv[1:5]
 
@@ -65,16 +68,29 @@ def h100_shaped(case, slow_rank):
         r = load(path)
         for node in r.get("nodes", []):
             for rk in node["ranks"]:
-                rk["device"] = {"index": rk["local_rank"], "name": H100, "uuid": "GPU-%d" % rk["rank"],
-                                "pci_bus_id": "0000:%02x:00.0" % (0x18 + rk["local_rank"])}
+                rk["device"] = {
+                    "index": rk["local_rank"],
+                    "name": H100,
+                    "uuid": "GPU-%d" % rk["rank"],
+                    "pci_bus_id": "0000:%02x:00.0" % (0x18 + rk["local_rank"]),
+                }
         for m in r.get("metrics", []) + r.get("findings", []):
             if isinstance(m.get("rank"), int):
                 m["gpu"] = m["rank"] % 2
         if r.get("program") == "gemm_flops":
             for rank in range(r["world_size"]):
-                r["metrics"].append({"name": "tflops_bf16", "value": 430.0 if rank == slow_rank else 780.0,
-                                     "unit": "TFLOP/s", "higher_is_better": True, "host": "gpu-node-%02d" % (rank // 2 + 1),
-                                     "node_index": rank // 2, "rank": rank, "gpu": rank % 2})
+                r["metrics"].append(
+                    {
+                        "name": "tflops_bf16",
+                        "value": 430.0 if rank == slow_rank else 780.0,
+                        "unit": "TFLOP/s",
+                        "higher_is_better": True,
+                        "host": "gpu-node-%02d" % (rank // 2 + 1),
+                        "node_index": rank // 2,
+                        "rank": rank,
+                        "gpu": rank % 2,
+                    }
+                )
         with open(os.path.join(out, os.path.basename(path)), "w") as f:
             json.dump(r, f)
     return out
@@ -87,8 +103,15 @@ def merge_dir(reports, out, extra=()):
 
 
 def expected_exit(summary):
-    codes = {"STEP_CRASHED": 5, "STEP_INTERNAL_ERROR": 5, "STEP_TIMEOUT": 4, "STEP_INTERRUPTED": 4,
-             "STEP_ENV_ERROR": 3, "STEP_MISSING": 3, "STEP_USAGE_ERROR": 2}
+    codes = {
+        "STEP_CRASHED": 5,
+        "STEP_INTERNAL_ERROR": 5,
+        "STEP_TIMEOUT": 4,
+        "STEP_INTERRUPTED": 4,
+        "STEP_ENV_ERROR": 3,
+        "STEP_MISSING": 3,
+        "STEP_USAGE_ERROR": 2,
+    }
     fails = [f["code"] for f in summary["findings"] if f["severity"] == "fail"]
     if any(c not in codes for c in fails):
         return 1
@@ -119,9 +142,13 @@ def refused(d, what, timeout=30):
     except subprocess.TimeoutExpired:
         return check(False, what + ": merge hung")
     lines = p.stderr.strip().splitlines()
-    return check(p.returncode == 2 and len(lines) == 1 and lines[0].startswith("gpuaccept merge: ")
-                 and not os.path.exists(os.path.join(out, "summary.json")),
-                 "%s: refused, exit %d (%s)" % (what, p.returncode, p.stderr.strip()[:160]))
+    return check(
+        p.returncode == 2
+        and len(lines) == 1
+        and lines[0].startswith("gpuaccept merge: ")
+        and not os.path.exists(os.path.join(out, "summary.json")),
+        "%s: refused, exit %d (%s)" % (what, p.returncode, p.stderr.strip()[:160]),
+    )
 
 
 def edit(path, fn):
@@ -133,5 +160,5 @@ def edit(path, fn):
 
 def after_prog(words, prog):
     """The words after the program path and the options every step gets (--report-dir, --timeout)."""
-    w = next(words[i + 1:] for i, w in enumerate(words) if os.path.basename(w) == prog)
-    return w[w.index("--timeout") + 2:] if "--timeout" in w else w
+    w = next(words[i + 1 :] for i, w in enumerate(words) if os.path.basename(w) == prog)
+    return w[w.index("--timeout") + 2 :] if "--timeout" in w else w

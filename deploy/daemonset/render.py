@@ -20,9 +20,22 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, ".."))
-from k8s_common import (Refused, node_name_env, read_programs, check_dns1123_label, check_env_names, check_node_selector,  # noqa: E402
-                        check_quantities, check_subdomains, memory_limit, parse_key_value, parse_toleration,
-                        quote_args, render_main, to_yaml)
+from k8s_common import (
+    Refused,
+    node_name_env,
+    read_programs,
+    check_dns1123_label,
+    check_env_names,
+    check_node_selector,  # noqa: E402
+    check_quantities,
+    check_subdomains,
+    memory_limit,
+    parse_key_value,
+    parse_toleration,
+    quote_args,
+    render_main,
+    to_yaml,
+)
 
 # The single-node checks, in the suite's order: the registry's programs marked per_node (ddp_smoke is not: it
 # measures a training step, whose per-node figures gemm_flops and allreduce_bw already give).
@@ -35,8 +48,16 @@ EXAMPLE = "gpuaccept-daemonset.yaml"
 def check_script(a):
     """The check container's shell script. It always exits 0: an init container that fails is restarted
     forever, and a failed check is a result (the label), not a reason to retry."""
-    run = [a.prefix + "/bin/gpuaccept", "run", "--np", str(a.gpus_per_node), "--only", ",".join(CHECKS),
-           "--report-dir", a.status_dir + "/reports"]
+    run = [
+        a.prefix + "/bin/gpuaccept",
+        "run",
+        "--np",
+        str(a.gpus_per_node),
+        "--only",
+        ",".join(CHECKS),
+        "--report-dir",
+        a.status_dir + "/reports",
+    ]
     if not a.cpu_only:
         run += ["--expect-gpus", str(a.gpus_per_node)]  # GPUs invisible to the pod fail the node, not warn
     run_line = " ".join(shlex.quote(w) for w in run) + ((" " + a.args_quoted) if a.args_quoted else "")
@@ -57,8 +78,13 @@ printf '{{"metadata":{{"labels":{{"{key}":"%s","{checked}":"%s"}}}}}}\\n' "$v" "
 [ ! -e "$status/reports/summary.md" ] || cat "$status/reports/summary.md"
 echo "gpuaccept: node ${{NODE_NAME:-?}}: {key}=$v (gpuaccept run exit $rc)"
 exit 0
-""".format(sd=shlex.quote(a.status_dir), run=run_line, key=VERDICT_KEY, checked=CHECKED_KEY,
-           key_re=VERDICT_KEY.replace(".", "\\.").replace("/", "\\/"))
+""".format(
+        sd=shlex.quote(a.status_dir),
+        run=run_line,
+        key=VERDICT_KEY,
+        checked=CHECKED_KEY,
+        key_re=VERDICT_KEY.replace(".", "\\.").replace("/", "\\/"),
+    )
 
 
 def node_check_script(a):
@@ -85,8 +111,13 @@ printf '{{"metadata":{{"labels":{{"{key}":"%s","{checked}":"%s"}}}}}}\n' "$v" "$
     >"$status/patch.json"
 echo "gpuaccept: node ${{NODE_NAME:-?}}: {key}=$v (gpuaccept node-check exit $rc)"
 exit 0
-""".format(sd=shlex.quote(a.status_dir), bin=shlex.quote(a.prefix + "/bin"), run=run_line, key=VERDICT_KEY,
-           checked=CHECKED_KEY)
+""".format(
+        sd=shlex.quote(a.status_dir),
+        bin=shlex.quote(a.prefix + "/bin"),
+        run=run_line,
+        key=VERDICT_KEY,
+        checked=CHECKED_KEY,
+    )
 
 
 def daemonset(a):
@@ -96,28 +127,45 @@ def daemonset(a):
     # The ranks' own name for the node (GA_NODE_NAME): their reports name the node, not this pod.
     env += [node_name_env()] + [{"name": k, "value": v} for k, v in a.env]
     check = {
-        "name": "check", "image": a.image, "imagePullPolicy": "IfNotPresent",
+        "name": "check",
+        "image": a.image,
+        "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/sh", "-c", node_check_script(a) if a.node_check else check_script(a)],
         "env": env + ([] if a.request_gpus or a.cpu_only else [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]),
-        "resources": {"requests": {"cpu": a.cpu, "memory": a.memory},
-                      "limits": dict({"memory": a.memory_limit},
-                                     **({"nvidia.com/gpu": a.gpus_per_node} if a.request_gpus else {}))},
+        "resources": {
+            "requests": {"cpu": a.cpu, "memory": a.memory},
+            "limits": dict(
+                {"memory": a.memory_limit}, **({"nvidia.com/gpu": a.gpus_per_node} if a.request_gpus else {})
+            ),
+        },
         "volumeMounts": [status, {"name": "dshm", "mountPath": "/dev/shm"}],
         # node_health's Xid check reads the kernel log: CAP_SYSLOG under kernel.dmesg_restrict=1 (Ubuntu's
         # default). Why this and not a /dev/kmsg mount: deploy/mpijob/render.py, kernel_log_caps.
         "securityContext": {"capabilities": {"add": ["SYSLOG"]}},
     }
     label = {
-        "name": "label", "image": a.kubectl_image, "imagePullPolicy": "IfNotPresent",
+        "name": "label",
+        "image": a.kubectl_image,
+        "imagePullPolicy": "IfNotPresent",
         # $(NODE_NAME) is expanded by the kubelet: no shell is needed in the kubectl image.
-        "command": ["kubectl", "patch", "node", "$(NODE_NAME)", "--type", "merge",
-                    "--patch-file", a.status_dir + "/patch.json"],
+        "command": [
+            "kubectl",
+            "patch",
+            "node",
+            "$(NODE_NAME)",
+            "--type",
+            "merge",
+            "--patch-file",
+            a.status_dir + "/patch.json",
+        ],
         "env": env[:1],
         "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
         "volumeMounts": [status],
     }
     hold = {
-        "name": "hold", "image": a.image, "imagePullPolicy": "IfNotPresent",
+        "name": "hold",
+        "image": a.image,
+        "imagePullPolicy": "IfNotPresent",
         "command": ["sleep", "infinity"],
         "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}, "limits": {"memory": "32Mi"}},
         "volumeMounts": [status],  # the reports stay readable: kubectl exec ... -c hold -- cat ...
@@ -126,8 +174,10 @@ def daemonset(a):
         "serviceAccountName": a.name,
         "initContainers": [check, label],
         "containers": [hold],
-        "volumes": [{"name": "status", "emptyDir": {}},
-                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": a.shm_size}}],
+        "volumes": [
+            {"name": "status", "emptyDir": {}},
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": a.shm_size}},
+        ],
         "nodeSelector": dict(a.node_selector),
         "tolerations": a.tolerations,
     }
@@ -136,7 +186,8 @@ def daemonset(a):
     if a.runtime_class:
         pod["runtimeClassName"] = a.runtime_class
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
         "metadata": {"name": a.name, "namespace": a.namespace, "labels": labels},
         "spec": {
             "selector": {"matchLabels": dict(labels)},
@@ -154,11 +205,19 @@ def objects(a):
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": a.namespace}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": ns_meta},
         # Nodes are cluster-scoped: a ClusterRole. RBAC cannot narrow it to the pod's own node.
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta,
-         "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": meta,
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": a.name},
-         "subjects": [{"kind": "ServiceAccount", "name": a.name, "namespace": a.namespace}]},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": meta,
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": meta,
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": a.name},
+            "subjects": [{"kind": "ServiceAccount", "name": a.name, "namespace": a.namespace}],
+        },
         daemonset(a),
     ]
 
@@ -166,33 +225,56 @@ def objects(a):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--image", default="gpuaccept:latest", help="image built from deploy/container/Dockerfile")
-    p.add_argument("--kubectl-image", default="registry.k8s.io/kubectl:v1.34.0",
-                   help="image with kubectl for the label container [registry.k8s.io/kubectl:v1.34.0]")
+    p.add_argument(
+        "--kubectl-image",
+        default="registry.k8s.io/kubectl:v1.34.0",
+        help="image with kubectl for the label container [registry.k8s.io/kubectl:v1.34.0]",
+    )
     p.add_argument("--gpus-per-node", type=int, default=8, help="ranks = GPUs checked per node [8]")
-    p.add_argument("--request-gpus", action="store_true",
-                   help="request the GPUs (nvidia.com/gpu) instead of NVIDIA_VISIBLE_DEVICES=all; the pod then "
-                   "holds them while it sleeps")
-    p.add_argument("--cpu-only", action="store_true",
-                   help="nodes without GPUs: the host paths, no GPUs expected [gpuaccept run --expect-gpus "
-                   "--gpus-per-node]")
+    p.add_argument(
+        "--request-gpus",
+        action="store_true",
+        help="request the GPUs (nvidia.com/gpu) instead of NVIDIA_VISIBLE_DEVICES=all; the pod then "
+        "holds them while it sleeps",
+    )
+    p.add_argument(
+        "--cpu-only",
+        action="store_true",
+        help="nodes without GPUs: the host paths, no GPUs expected [gpuaccept run --expect-gpus " "--gpus-per-node]",
+    )
     p.add_argument("--name", default="gpuaccept-node-check", help="name of every object [gpuaccept-node-check]")
     p.add_argument("--namespace", default="gpuaccept", help="namespace, rendered as an object too [gpuaccept]")
-    p.add_argument("--node-selector", action="append", default=None, metavar="KEY=VALUE",
-                   help="nodes to check (repeatable) [nvidia.com/gpu.present=true]")
-    p.add_argument("--toleration", action="append", default=[], metavar="KEY[=VALUE]:EFFECT",
-                   help="tolerate this taint too (repeatable); gpuaccept's own and nvidia.com/gpu are tolerated")
+    p.add_argument(
+        "--node-selector",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="nodes to check (repeatable) [nvidia.com/gpu.present=true]",
+    )
+    p.add_argument(
+        "--toleration",
+        action="append",
+        default=[],
+        metavar="KEY[=VALUE]:EFFECT",
+        help="tolerate this taint too (repeatable); gpuaccept's own and nvidia.com/gpu are tolerated",
+    )
     p.add_argument("--priority-class", help="priorityClassName [none]")
     p.add_argument("--runtime-class", help="runtimeClassName, e.g. nvidia [the node's default]")
-    p.add_argument("--node-check", action="store_true",
-                   help="the fast node check (gpuaccept node-check --health: node_health alone, seconds) instead "
-                   "of gpuaccept run; --args then go to node_health")
+    p.add_argument(
+        "--node-check",
+        action="store_true",
+        help="the fast node check (gpuaccept node-check --health: node_health alone, seconds) instead "
+        "of gpuaccept run; --args then go to node_health",
+    )
     p.add_argument("--args", default="", help="extra arguments for gpuaccept run, e.g. --args='--quick'")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="environment (repeatable)")
     p.add_argument("--cpu", default="4", help="CPU request of the check [4]")
     p.add_argument("--memory", default="16Gi", help="memory request of the check; the limit adds --shm-size [16Gi]")
     p.add_argument("--shm-size", default="16Gi", help="memory-backed /dev/shm [16Gi]")
     p.add_argument("--prefix", default="/opt/gpuaccept", help="install prefix in the image [/opt/gpuaccept]")
-    p.add_argument("--status-dir", default="/var/run/gpuaccept", help="where reports and the patch go [/var/run/gpuaccept]")
+    p.add_argument(
+        "--status-dir", default="/var/run/gpuaccept", help="where reports and the patch go [/var/run/gpuaccept]"
+    )
     p.add_argument("--examples", metavar="DIR", help="write {} into DIR, then exit".format(EXAMPLE))
     a = p.parse_args(argv)
     if a.gpus_per_node < 1:
@@ -208,15 +290,19 @@ def with_defaults(a):
     check_dns1123_label("--name", a.name)
     check_dns1123_label("--namespace", a.namespace)
     check_subdomains((("--priority-class", a.priority_class), ("--runtime-class", a.runtime_class)))
-    a.node_selector = [parse_key_value("--node-selector", t)
-                       for t in (a.node_selector if a.node_selector is not None else ["nvidia.com/gpu.present=true"])]
+    a.node_selector = [
+        parse_key_value("--node-selector", t)
+        for t in (a.node_selector if a.node_selector is not None else ["nvidia.com/gpu.present=true"])
+    ]
     check_node_selector(a.node_selector)
     a.env = [parse_key_value("--env", t) for t in a.env]
     check_env_names(a.env)
     # A node that failed carries gpuaccept's taint and must be checkable again; GPU nodes often carry
     # nvidia.com/gpu:NoSchedule to keep other pods off.
-    a.tolerations = [{"key": VERDICT_KEY, "operator": "Exists", "effect": "NoSchedule"},
-                     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    a.tolerations = [
+        {"key": VERDICT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ]
     a.tolerations += [parse_toleration(t) for t in a.toleration]
     check_quantities((("--cpu", a.cpu), ("--memory", a.memory), ("--shm-size", a.shm_size)))
     a.memory_limit = memory_limit(a.memory, a.shm_size)

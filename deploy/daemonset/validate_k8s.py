@@ -72,23 +72,33 @@ def semantic_errors(doc, docs):
                 continue
             ref = ((env_of(inits[name]).get("NODE_NAME") or {}).get("valueFrom") or {}).get("fieldRef") or {}
             if ref.get("fieldPath") != "spec.nodeName":
-                errs.append("initContainers.{}: NODE_NAME must come from the downward API (spec.nodeName)"
-                            .format(name))
+                errs.append("initContainers.{}: NODE_NAME must come from the downward API (spec.nodeName)".format(name))
         if "label" in inits and "$(NODE_NAME)" not in inits["label"].get("command", []):
             errs.append("initContainers.label: must patch its own node, $(NODE_NAME)")
         sa = pod.get("serviceAccountName")
         ns = doc["metadata"].get("namespace")
-        bound = [d for d in docs if d.get("kind") == "ClusterRoleBinding"
-                 and any(s.get("kind") == "ServiceAccount" and s.get("name") == sa and s.get("namespace") == ns
-                         for s in d.get("subjects") or [])]
+        bound = [
+            d
+            for d in docs
+            if d.get("kind") == "ClusterRoleBinding"
+            and any(
+                s.get("kind") == "ServiceAccount" and s.get("name") == sa and s.get("namespace") == ns
+                for s in d.get("subjects") or []
+            )
+        ]
         roles = {d["metadata"]["name"]: d for d in docs if d.get("kind") == "ClusterRole"}
         can_patch = any(
-            any("" in r.get("apiGroups", []) and "nodes" in r.get("resources", []) and "patch" in r.get("verbs", [])
-                for r in (roles.get(b["roleRef"]["name"]) or {}).get("rules") or [])
-            for b in bound)
+            any(
+                "" in r.get("apiGroups", []) and "nodes" in r.get("resources", []) and "patch" in r.get("verbs", [])
+                for r in (roles.get(b["roleRef"]["name"]) or {}).get("rules") or []
+            )
+            for b in bound
+        )
         if not sa or not can_patch:
-            errs.append("spec.template.spec.serviceAccountName: '{}' in {} is not bound to a ClusterRole that "
-                        "may patch nodes".format(sa, ns))
+            errs.append(
+                "spec.template.spec.serviceAccountName: '{}' in {} is not bound to a ClusterRole that "
+                "may patch nodes".format(sa, ns)
+            )
     if kind == "ClusterRoleBinding" and doc["roleRef"].get("kind") not in ("ClusterRole", "Role"):
         errs.append("roleRef.kind: must be ClusterRole or Role")
     return errs
@@ -109,8 +119,9 @@ def main(argv):
     p.add_argument("manifests", nargs="+")
     a = p.parse_args(argv)
     validators = make_validators()
-    return validate_files("validate_k8s", a.manifests, lambda doc, docs: document_errors(validators, doc, docs),
-                          empty_is_error=False)
+    return validate_files(
+        "validate_k8s", a.manifests, lambda doc, docs: document_errors(validators, doc, docs), empty_is_error=False
+    )
 
 
 if __name__ == "__main__":

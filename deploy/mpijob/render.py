@@ -20,9 +20,24 @@ import sys
 
 sys.dont_write_bytecode = True  # run from a checkout: leave no __pycache__ in deploy/
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from k8s_common import (DNS1035_LABEL, Refused, read_programs, check_dns1123_label, check_env_names,  # noqa: E402
-                        check_node_selector, check_quantities, check_subdomains, memory_limit, node_name_env,
-                        parse_key_value, parse_toleration, quote_args, render_main, to_yaml, NODE_NAME_ENV)
+from k8s_common import (
+    DNS1035_LABEL,
+    Refused,
+    read_programs,
+    check_dns1123_label,
+    check_env_names,  # noqa: E402
+    check_node_selector,
+    check_quantities,
+    check_subdomains,
+    memory_limit,
+    node_name_env,
+    parse_key_value,
+    parse_toleration,
+    quote_args,
+    render_main,
+    to_yaml,
+    NODE_NAME_ENV,
+)
 
 # The suite's programs, in run order (k8s_common.read_programs: the registry's data file).
 PROGRAMS = read_programs()
@@ -43,10 +58,16 @@ def launcher_script(a, programs):
     if a.no_ib:
         run += ["--allow-sockets"]  # sockets between nodes are intended: said in the summary, not failed
     run_line = " ".join(shlex.quote(w) for w in run) + ((" " + a.args_quoted) if a.args_quoted else "")
-    port = "" if a.ssh_port == 22 else """# sshd listens on {p}. Not in the env: the operator appends its own OMPI_MCA_plm_rsh_args (ssh's
+    port = (
+        ""
+        if a.ssh_port == 22
+        else """# sshd listens on {p}. Not in the env: the operator appends its own OMPI_MCA_plm_rsh_args (ssh's
 # ConnectionAttempts) after the manifest's, and the kubelet keeps the last of two equal names.
 export OMPI_MCA_plm_rsh_args="-p {p}${{OMPI_MCA_plm_rsh_args:+ $OMPI_MCA_plm_rsh_args}}"
-""".format(p=a.ssh_port)
+""".format(
+            p=a.ssh_port
+        )
+    )
     return """set -u
 {port}# One run id for every program of this job: gpuaccept merge merges one run's reports and refuses a mix.
 export GPUACCEPT_RUN_ID=${{GPUACCEPT_RUN_ID:-mpijob-$(hostname)-$(date +%s)}}
@@ -69,11 +90,21 @@ if [ -e {rd}/summary.md ]; then echo "=== gpuaccept report {rd}/summary.md"; cat
 echo "gpuaccept: {where}"
 echo "gpuaccept: verdict exit $verdict"
 exit "$verdict"
-""".format(port=port, wait=a.dns_wait // 2, run=run_line, rd=shlex.quote(a.report_dir),
-           where=("reports (summary.json, summary.html, one JSON per program) kept in the claim %s at %s"
-                  % (a.report_pvc, a.report_dir)) if a.report_pvc else
-           ("reports (summary.json, summary.html, one JSON per program) in this pod's %s, lost with the pod: "
-            "render with --report-pvc CLAIM to keep them" % a.report_dir))
+""".format(
+        port=port,
+        wait=a.dns_wait // 2,
+        run=run_line,
+        rd=shlex.quote(a.report_dir),
+        where=(
+            "reports (summary.json, summary.html, one JSON per program) kept in the claim %s at %s"
+            % (a.report_pvc, a.report_dir)
+        )
+        if a.report_pvc
+        else (
+            "reports (summary.json, summary.html, one JSON per program) in this pod's %s, lost with the pod: "
+            "render with --report-pvc CLAIM to keep them" % a.report_dir
+        ),
+    )
 
 
 def launcher_env(a):
@@ -109,9 +140,15 @@ FORWARDED = re.compile(r"^(NCCL_|UCX_|GPUACCEPT_|OMP_NUM_THREADS$|OPENBLAS_NUM_T
 def pod_spec(a, container, name, extra_volumes=(), pvc=True):
     """pvc: whether --report-pvc backs the reports here (the launcher, where rank 0 writes them); workers keep an
     emptyDir at the same path, so a ReadWriteOnce claim is enough."""
-    spec = {"containers": [container],
-            "volumes": [{"name": "reports", "persistentVolumeClaim": {"claimName": a.report_pvc}}
-                        if a.report_pvc and pvc else {"name": "reports", "emptyDir": {}}] + list(extra_volumes)}
+    spec = {
+        "containers": [container],
+        "volumes": [
+            {"name": "reports", "persistentVolumeClaim": {"claimName": a.report_pvc}}
+            if a.report_pvc and pvc
+            else {"name": "reports", "emptyDir": {}}
+        ]
+        + list(extra_volumes),
+    }
     if a.variant == "hostnetwork":
         spec["hostNetwork"] = True
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"  # keeps the operator's worker names resolvable
@@ -126,8 +163,12 @@ def pod_spec(a, container, name, extra_volumes=(), pvc=True):
         spec["schedulerName"] = a.scheduler_name
     if a.non_root:
         # The operator mounts the job's ssh keys at sshAuthMountPath; fsGroup makes the volumes writable.
-        spec["securityContext"] = {"runAsUser": a.run_as_user, "runAsGroup": a.run_as_user,
-                                   "fsGroup": a.run_as_user, "runAsNonRoot": True}
+        spec["securityContext"] = {
+            "runAsUser": a.run_as_user,
+            "runAsGroup": a.run_as_user,
+            "fsGroup": a.run_as_user,
+            "runAsNonRoot": True,
+        }
     return spec
 
 
@@ -179,6 +220,25 @@ def kernel_log_caps(programs):
     return ["SYSLOG"] if "node_health" in programs else []
 
 
+def job_run_policy(a):
+    """The MPIJob's runPolicy: clean-up, time limits, no retry, and the gang when asked for."""
+    run_policy = {
+        "cleanPodPolicy": "Running",  # workers go when the job ends; the launcher's log stays
+        "ttlSecondsAfterFinished": a.ttl,
+        "activeDeadlineSeconds": a.deadline,
+        "backoffLimit": 0,  # an acceptance run that failed is a result, not a reason to retry
+    }
+    if a.scheduling_policy:
+        # Gang scheduling: every pod of the job or none, so half a job never holds GPUs waiting for the rest.
+        policy = {"minAvailable": a.nodes}
+        if a.queue:
+            policy["queue"] = a.queue
+        if a.priority_class:
+            policy["priorityClass"] = a.priority_class
+        run_policy["schedulingPolicy"] = policy
+    return run_policy
+
+
 def mpijob(a, program):
     programs = PROGRAMS if program == "suite" else [program]
     name = a.name or "gpuaccept" + ("" if program == "suite" else "-" + program.replace("_", "-"))
@@ -186,7 +246,9 @@ def mpijob(a, program):
     # NCCL puts its intra-node buffers in /dev/shm; a container's default is 64 MiB.
     rank_mounts = [{"name": "dshm", "mountPath": "/dev/shm"}, reports_mount]
     launcher = {
-        "name": "launcher", "image": a.image, "imagePullPolicy": "IfNotPresent",
+        "name": "launcher",
+        "image": a.image,
+        "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/bash", "-c", launcher_script(a, programs)],
         # The node's name: rank 0 runs here, started by mpirun itself, and inherits it.
         "env": [node_name_env()] + [{"name": k, "value": v} for k, v in launcher_env(a)],
@@ -195,7 +257,9 @@ def mpijob(a, program):
         "volumeMounts": rank_mounts,
     }
     worker = {
-        "name": "worker", "image": a.image, "imagePullPolicy": "IfNotPresent",
+        "name": "worker",
+        "image": a.image,
+        "imagePullPolicy": "IfNotPresent",
         # Ranks here are started over ssh and see sshd's session environment, not the pod's: SetEnv (sshd_config,
         # OpenSSH 7.8+) hands them the node's name, which the kubelet expands from the env below.
         "command": ["/usr/sbin/sshd", "-De", "-o", "SetEnv={0}=$({0})".format(NODE_NAME_ENV), "-p", str(a.ssh_port)],
@@ -215,25 +279,20 @@ def mpijob(a, program):
             c["securityContext"] = sc
     dshm = {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": a.shm_size}}
     labels = {"app.kubernetes.io/name": "gpuaccept", "app.kubernetes.io/component": program.replace("_", "-")}
-    run_policy = {
-        "cleanPodPolicy": "Running",  # workers go when the job ends; the launcher's log stays
-        "ttlSecondsAfterFinished": a.ttl,
-        "activeDeadlineSeconds": a.deadline,
-        "backoffLimit": 0,  # an acceptance run that failed is a result, not a reason to retry
+    run_policy = job_run_policy(a)
+    replicas = {
+        "Launcher": {
+            "replicas": 1,
+            "restartPolicy": "Never",
+            "template": pod_template(a, pod_spec(a, launcher, name, [dshm]), name),
+        }
     }
-    if a.scheduling_policy:
-        # Gang scheduling: every pod of the job or none, so half a job never holds GPUs waiting for the rest.
-        policy = {"minAvailable": a.nodes}
-        if a.queue:
-            policy["queue"] = a.queue
-        if a.priority_class:
-            policy["priorityClass"] = a.priority_class
-        run_policy["schedulingPolicy"] = policy
-    replicas = {"Launcher": {"replicas": 1, "restartPolicy": "Never",
-                             "template": pod_template(a, pod_spec(a, launcher, name, [dshm]), name)}}
     if a.nodes > 1:
-        replicas["Worker"] = {"replicas": a.nodes - 1, "restartPolicy": "Never",
-                              "template": pod_template(a, pod_spec(a, worker, name, [dshm], pvc=False), name)}
+        replicas["Worker"] = {
+            "replicas": a.nodes - 1,
+            "restartPolicy": "Never",
+            "template": pod_template(a, pod_spec(a, worker, name, [dshm], pvc=False), name),
+        }
     spec = {
         "slotsPerWorker": a.slots,
         # The launcher pod is the hostfile's first host, so rank 0 and its reports are where gpuaccept run is.
@@ -260,65 +319,117 @@ def check_names(a, program):
     # Pods are <name>-launcher and <name>-worker-<i>, and the job's Service is <name>: DNS-1035 labels.
     longest = "{}-worker-{}".format(name, max(a.nodes - 2, 0))
     if not DNS1035_LABEL.match(name) or len(longest) > 63:
-        raise Refused("--name '{}': must be lower-case letters, digits and '-', start with a letter, end "
-                      "alphanumeric, and leave '{}' within 63 characters".format(name, longest))
+        raise Refused(
+            "--name '{}': must be lower-case letters, digits and '-', start with a letter, end "
+            "alphanumeric, and leave '{}' within 63 characters".format(name, longest)
+        )
     if a.namespace:
         check_dns1123_label("--namespace", a.namespace)
-    check_subdomains((("--priority-class", a.priority_class), ("--report-pvc", a.report_pvc),
-                      ("--scheduler-name", a.scheduler_name)))
+    check_subdomains(
+        (("--priority-class", a.priority_class), ("--report-pvc", a.report_pvc), ("--scheduler-name", a.scheduler_name))
+    )
     check_node_selector(a.node_selector)
     check_env_names(a.env)
     check_quantities((("--cpu", a.cpu), ("--memory", a.memory), ("--shm-size", a.shm_size)))
     if a.non_root and a.ssh_port < 1024:
-        raise Refused("--non-root: sshd cannot bind port {} without root; use --ssh-port 1024 or above"
-                      .format(a.ssh_port))
+        raise Refused(
+            "--non-root: sshd cannot bind port {} without root; use --ssh-port 1024 or above".format(a.ssh_port)
+        )
+
+
+def add_placement_options(p):
+    """Where the pods may run and how they are scheduled: selectors, tolerations, affinity, the gang."""
+    p.add_argument(
+        "--node-selector",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="only nodes with this label (repeatable)",
+    )
+    p.add_argument(
+        "--toleration",
+        action="append",
+        default=[],
+        metavar="KEY[=VALUE]:EFFECT",
+        help="tolerate this taint (repeatable)",
+    )
+    p.add_argument(
+        "--no-default-toleration",
+        action="store_true",
+        help="do not tolerate gpuaccept's own taint ({}:NoSchedule)".format(ACCEPTANCE_TAINT),
+    )
+    p.add_argument("--affinity-file", help="JSON file with a pod affinity object (nodeAffinity, ...) [none]")
+    p.add_argument("--priority-class", help="priorityClassName of the pods (and of the gang) [none]")
+    p.add_argument(
+        "--scheduling-policy",
+        action="store_true",
+        help="gang scheduling: runPolicy.schedulingPolicy with minAvailable = --nodes",
+    )
+    p.add_argument("--queue", help="schedulingPolicy.queue (Volcano) [none]")
+    p.add_argument("--scheduler-name", help="schedulerName of the pods, e.g. volcano [the default scheduler]")
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--program", default="suite", choices=["suite"] + PROGRAMS)
-    p.add_argument("--variant", default="default", choices=VARIANTS + sorted(OLD_VARIANTS),
-                   help="default (pod network) or hostnetwork; rdma: the default's old name [default]")
-    p.add_argument("--no-ib", action="store_true",
-                   help="NCCL between nodes over sockets (NCCL_IB_DISABLE=1, no RDMA resource), declared "
-                   "intended to gpuaccept run (--allow-sockets) [InfiniBand/RoCE through the RDMA device plugin]")
+    p.add_argument(
+        "--variant",
+        default="default",
+        choices=VARIANTS + sorted(OLD_VARIANTS),
+        help="default (pod network) or hostnetwork; rdma: the default's old name [default]",
+    )
+    p.add_argument(
+        "--no-ib",
+        action="store_true",
+        help="NCCL between nodes over sockets (NCCL_IB_DISABLE=1, no RDMA resource), declared "
+        "intended to gpuaccept run (--allow-sockets) [InfiniBand/RoCE through the RDMA device plugin]",
+    )
     p.add_argument("--nodes", type=int, default=2, help="nodes = pods: the launcher (rank 0) and nodes-1 workers [2]")
     p.add_argument("--gpus-per-node", type=int, default=8, help="GPUs per pod = ranks per pod [8]")
     p.add_argument("--cpu-only", action="store_true", help="request no GPUs; ranks per pod = --gpus-per-node")
     p.add_argument("--image", default="gpuaccept:latest", help="image built from deploy/container/Dockerfile")
     p.add_argument("--name", help="MPIJob name [gpuaccept or gpuaccept-<program>]")
     p.add_argument("--namespace", help="metadata.namespace [none: kubectl's current namespace]")
-    p.add_argument("--args", default="", help="extra arguments for gpuaccept run, split and quoted as a shell "
-                   "would, e.g. --args='--quick --step-timeout 300'")
+    p.add_argument(
+        "--args",
+        default="",
+        help="extra arguments for gpuaccept run, split and quoted as a shell "
+        "would, e.g. --args='--quick --step-timeout 300'",
+    )
     p.add_argument("--prefix", default="/opt/gpuaccept", help="install prefix in the image [/opt/gpuaccept]")
     p.add_argument("--report-dir", default="/reports", help="report directory in the pods [/reports]")
     p.add_argument("--report-pvc", help="PersistentVolumeClaim to keep reports in [none: an emptyDir]")
     p.add_argument("--shm-size", default="16Gi", help="memory-backed /dev/shm per pod [16Gi]")
     p.add_argument("--cpu", default="8", help="CPU request per pod [8]")
     p.add_argument("--memory", default="32Gi", help="memory request per pod; the limit adds --shm-size [32Gi]")
-    p.add_argument("--node-selector", action="append", default=[], metavar="KEY=VALUE",
-                   help="only nodes with this label (repeatable)")
-    p.add_argument("--toleration", action="append", default=[], metavar="KEY[=VALUE]:EFFECT",
-                   help="tolerate this taint (repeatable)")
-    p.add_argument("--no-default-toleration", action="store_true",
-                   help="do not tolerate gpuaccept's own taint ({}:NoSchedule)".format(ACCEPTANCE_TAINT))
-    p.add_argument("--affinity-file", help="JSON file with a pod affinity object (nodeAffinity, ...) [none]")
-    p.add_argument("--priority-class", help="priorityClassName of the pods (and of the gang) [none]")
-    p.add_argument("--scheduling-policy", action="store_true",
-                   help="gang scheduling: runPolicy.schedulingPolicy with minAvailable = --nodes")
-    p.add_argument("--queue", help="schedulingPolicy.queue (Volcano) [none]")
-    p.add_argument("--scheduler-name", help="schedulerName of the pods, e.g. volcano [the default scheduler]")
-    p.add_argument("--non-root", action="store_true", help="run as --run-as-user, ssh keys at "
-                   "--ssh-auth-mount-path, sshd on --ssh-port (2222 unless given)")
+    add_placement_options(p)
+    p.add_argument(
+        "--non-root",
+        action="store_true",
+        help="run as --run-as-user, ssh keys at " "--ssh-auth-mount-path, sshd on --ssh-port (2222 unless given)",
+    )
     p.add_argument("--run-as-user", type=int, default=1000, help="UID (and GID, fsGroup) with --non-root [1000]")
-    p.add_argument("--ssh-auth-mount-path", default="/home/mpiuser/.ssh",
-                   help="sshAuthMountPath with --non-root [/home/mpiuser/.ssh]")
-    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                   help="environment for the launcher and every rank (repeatable)")
+    p.add_argument(
+        "--ssh-auth-mount-path",
+        default="/home/mpiuser/.ssh",
+        help="sshAuthMountPath with --non-root [/home/mpiuser/.ssh]",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment for the launcher and every rank (repeatable)",
+    )
     p.add_argument("--socket-ifname", help="NCCL_SOCKET_IFNAME [eth0; none with hostnetwork]")
-    p.add_argument("--rdma-resource", action="append", default=[], metavar="NAME[=COUNT]",
-                   help="RDMA device plugin resource per pod, repeatable, e.g. nvidia.com/hca=8 (SR-IOV) "
-                   "[rdma/rdma_shared_device_a=1]")
+    p.add_argument(
+        "--rdma-resource",
+        action="append",
+        default=[],
+        metavar="NAME[=COUNT]",
+        help="RDMA device plugin resource per pod, repeatable, e.g. nvidia.com/hca=8 (SR-IOV) "
+        "[rdma/rdma_shared_device_a=1]",
+    )
     p.add_argument("--rdma-network", help="Multus network attachment for RDMA [none]")
     p.add_argument("--ib-hca", help="NCCL_IB_HCA, e.g. mlx5 [NCCL's choice]")
     p.add_argument("--ib-gid-index", type=int, help="NCCL_IB_GID_INDEX, the RoCE GID to use, e.g. 3 [NCCL's choice]")
@@ -335,8 +446,9 @@ def parse_args(argv):
 
 
 DEFAULT_RDMA_RESOURCE = "rdma/rdma_shared_device_a"
-RESOURCE_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                           r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+RESOURCE_NAME = re.compile(
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?" r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+)
 
 
 def parse_resource(text):
@@ -371,8 +483,9 @@ def with_defaults(a):
         raise Refused("--ib-gid-index must be 0 or more")
     a.node_selector = [parse_key_value("--node-selector", t) for t in a.node_selector]
     a.env = [parse_key_value("--env", t) for t in a.env]
-    a.tolerations = ([] if a.no_default_toleration else
-                     [{"key": ACCEPTANCE_TAINT, "operator": "Exists", "effect": "NoSchedule"}])
+    a.tolerations = (
+        [] if a.no_default_toleration else [{"key": ACCEPTANCE_TAINT, "operator": "Exists", "effect": "NoSchedule"}]
+    )
     a.tolerations += [parse_toleration(t) for t in a.toleration]
     a.affinity = None
     if a.affinity_file:
@@ -383,8 +496,11 @@ def with_defaults(a):
             raise Refused("--affinity-file {}: {}".format(a.affinity_file, e))
         kinds = {"nodeAffinity", "podAffinity", "podAntiAffinity"}
         if not isinstance(a.affinity, dict) or not a.affinity or set(a.affinity) - kinds:
-            raise Refused("--affinity-file {}: expected a JSON object with some of {}".format(
-                a.affinity_file, ", ".join(sorted(kinds))))
+            raise Refused(
+                "--affinity-file {}: expected a JSON object with some of {}".format(
+                    a.affinity_file, ", ".join(sorted(kinds))
+                )
+            )
     a.args_quoted = quote_args(a.args)
     return a
 
@@ -400,8 +516,11 @@ def render(argv):
 def write_examples(a):
     """The committed examples: every program over InfiniBand on the pod network, the suite on the host
     network, and the suite over sockets (--no-ib)."""
-    jobs = ([(p, "default", False) for p in ["suite"] + PROGRAMS] + [("suite", v, False) for v in VARIANTS[1:]]
-            + [("suite", "default", True)])
+    jobs = (
+        [(p, "default", False) for p in ["suite"] + PROGRAMS]
+        + [("suite", v, False) for v in VARIANTS[1:]]
+        + [("suite", "default", True)]
+    )
     os.makedirs(a.examples, exist_ok=True)
     for program, variant, no_ib in jobs:
         a.variant, a.no_ib = variant, no_ib
@@ -409,8 +528,11 @@ def write_examples(a):
         check_names(b, program)
         fname = program + ("" if variant == "default" else "-" + variant) + ("-no-ib" if no_ib else "") + ".yaml"
         with open(os.path.join(a.examples, fname), "w") as f:
-            f.write("# Rendered by deploy/mpijob/render.py --program {} --variant {}{}; do not edit.\n"
-                    .format(program, variant, " --no-ib" if no_ib else ""))
+            f.write(
+                "# Rendered by deploy/mpijob/render.py --program {} --variant {}{}; do not edit.\n".format(
+                    program, variant, " --no-ib" if no_ib else ""
+                )
+            )
             f.write(to_yaml(mpijob(b, program)))
 
 

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from k8s_common import schema_errors, validate_files  # noqa: E402
 
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-INT_RANGES = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1)}
+INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 # The CRD vendored beside this script (schema/SOURCE.md says where it comes from).
 VENDORED_CRD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema", "kubeflow.org_mpijobs.yaml")
@@ -50,8 +50,11 @@ def structural_to_jsonschema(node):
     if node.get("x-kubernetes-int-or-string") and "type" not in node and "anyOf" not in node:
         node["anyOf"] = [{"type": "integer"}, {"type": "string"}]
     # kubectl --validate=strict: fields the schema does not name are errors unless it preserves them.
-    if "properties" in node and "additionalProperties" not in node \
-            and not node.get("x-kubernetes-preserve-unknown-fields"):
+    if (
+        "properties" in node
+        and "additionalProperties" not in node
+        and not node.get("x-kubernetes-preserve-unknown-fields")
+    ):
         node["additionalProperties"] = False
     if node.get("x-kubernetes-list-type") == "set":
         node["uniqueItems"] = True
@@ -85,8 +88,9 @@ def make_validator(crd_path):
         crd = yaml.safe_load(f)
     version = next(v for v in crd["spec"]["versions"] if v["name"] == "v2beta1")
     schema = structural_to_jsonschema(version["schema"]["openAPIV3Schema"])
-    cls = jsonschema.validators.extend(jsonschema.Draft7Validator, {
-        "x-kubernetes-list-map-keys": list_map_keys, "format": k8s_format})
+    cls = jsonschema.validators.extend(
+        jsonschema.Draft7Validator, {"x-kubernetes-list-map-keys": list_map_keys, "format": k8s_format}
+    )
     return cls(schema)
 
 
@@ -138,8 +142,11 @@ def suite_errors(doc):
     if spec.get("runLauncherAsWorker") is not True:
         # Rank 0 writes every report; gpuaccept run on the launcher reads them, so rank 0 must run there.
         errs.append("spec.runLauncherAsWorker: gpuaccept sets it so rank 0 and its reports are in the launcher")
-    ranked = [role for role in ("Launcher", "Worker") if role in replicas
-              and (role == "Worker" or spec.get("runLauncherAsWorker") is True)]
+    ranked = [
+        role
+        for role in ("Launcher", "Worker")
+        if role in replicas and (role == "Worker" or spec.get("runLauncherAsWorker") is True)
+    ]
     if not ranked:
         return errs + ["spec.mpiReplicaSpecs.Worker: gpuaccept needs workers"]
     for role in ranked:
@@ -155,14 +162,30 @@ def sockets_errors(launcher):
         env = {e.get("name"): str(e.get("value", "")) for e in c.get("env", [])}
         forced = env.get("NCCL_IB_DISABLE", "0") not in ("", "0") or env.get("NCCL_NET", "").lower() == "socket"
         if forced and not any("--allow-sockets" in str(w) for w in c.get("command", []) + c.get("args", [])):
-            return ["Launcher: container {} sets NCCL onto sockets (NCCL_IB_DISABLE/NCCL_NET) without "
-                    "gpuaccept run --allow-sockets (render.py --no-ib)".format(c.get("name"))]
+            return [
+                "Launcher: container {} sets NCCL onto sockets (NCCL_IB_DISABLE/NCCL_NET) without "
+                "gpuaccept run --allow-sockets (render.py --no-ib)".format(c.get("name"))
+            ]
     return []
 
 
 QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$")
-UNITS = {None: 1, "m": 0.001, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-         "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+UNITS = {
+    None: 1,
+    "m": 0.001,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "E": 1e18,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
+}
 
 
 def quantity(q):
@@ -175,8 +198,7 @@ def rank_pod_errors(role, pod, spec):
     """A pod that runs ranks: NCCL's /dev/shm, one rank per GPU, and memory enough for both."""
     errs = []
     shm = [v for v in pod.get("volumes", []) if (v.get("emptyDir") or {}).get("medium") == "Memory"]
-    mounts = {m.get("name"): m.get("mountPath") for c in pod.get("containers", [])
-              for m in c.get("volumeMounts", [])}
+    mounts = {m.get("name"): m.get("mountPath") for c in pod.get("containers", []) for m in c.get("volumeMounts", [])}
     shm = [v for v in shm if mounts.get(v["name"]) == "/dev/shm"]
     if not shm:
         errs.append("{}: /dev/shm must be a memory-backed emptyDir (NCCL's shared memory)".format(role))
@@ -184,18 +206,25 @@ def rank_pod_errors(role, pod, spec):
         res = c.get("resources") or {}
         gpus = (res.get("limits") or {}).get("nvidia.com/gpu")
         if gpus is not None and str(gpus) != str(spec.get("slotsPerWorker", 1)):
-            errs.append("spec.slotsPerWorker: {} but container {} has nvidia.com/gpu {}; one rank per GPU"
-                        .format(spec.get("slotsPerWorker", 1), c.get("name"), gpus))
+            errs.append(
+                "spec.slotsPerWorker: {} but container {} has nvidia.com/gpu {}; one rank per GPU".format(
+                    spec.get("slotsPerWorker", 1), c.get("name"), gpus
+                )
+            )
         req = res.get("requests") or {}
         if "cpu" not in req or "memory" not in req:
-            errs.append("{}: container {} requests no cpu or memory: BestEffort, evicted first".format(
-                role, c.get("name")))
+            errs.append(
+                "{}: container {} requests no cpu or memory: BestEffort, evicted first".format(role, c.get("name"))
+            )
             continue
         limit = quantity((res.get("limits") or {}).get("memory", "0"))
         need = quantity(req["memory"]) + sum(quantity(v["emptyDir"].get("sizeLimit", "0")) or 0 for v in shm)
         if limit is None or limit < need:
-            errs.append("{}: container {} memory limit {} is below its request plus /dev/shm ({:.0f} MiB)"
-                        .format(role, c.get("name"), (res.get("limits") or {}).get("memory"), need / 2**20))
+            errs.append(
+                "{}: container {} memory limit {} is below its request plus /dev/shm ({:.0f} MiB)".format(
+                    role, c.get("name"), (res.get("limits") or {}).get("memory"), need / 2**20
+                )
+            )
     return errs
 
 
@@ -209,8 +238,11 @@ def document_errors(validator, doc, suite_rules=True):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--crd", default=VENDORED_CRD,
-                   help="kubeflow.org_mpijobs.yaml from the mpi-operator (default: the copy in schema/)")
+    p.add_argument(
+        "--crd",
+        default=VENDORED_CRD,
+        help="kubeflow.org_mpijobs.yaml from the mpi-operator (default: the copy in schema/)",
+    )
     p.add_argument("--no-suite-rules", action="store_true", help="check only the CRD and the operator")
     p.add_argument("manifests", nargs="+")
     a = p.parse_args(argv)
@@ -219,9 +251,12 @@ def main(argv):
     except (OSError, yaml.YAMLError, KeyError, StopIteration) as e:
         print("validate_mpijob: cannot read the CRD {}: {}".format(a.crd, e), file=sys.stderr)
         return 2
-    return validate_files("validate_mpijob", a.manifests,
-                          lambda doc, docs: document_errors(validator, doc, not a.no_suite_rules),
-                          empty_is_error=True)
+    return validate_files(
+        "validate_mpijob",
+        a.manifests,
+        lambda doc, docs: document_errors(validator, doc, not a.no_suite_rules),
+        empty_is_error=True,
+    )
 
 
 if __name__ == "__main__":
