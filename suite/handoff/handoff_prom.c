@@ -43,6 +43,7 @@ static const struct {
     {"fraction", 1, "ratio", {"fraction", NULL, NULL}},
     {"%", 0.01, "ratio", {"pct", "percent", NULL}},
     {"samples/s", 1, "samples_per_second", {"samples_per_s", NULL, NULL}},
+    {"tokens/s", 1, "tokens_per_second", {"tokens_per_s", NULL, NULL}},
 };
 
 /* s lower-cased, with every run of characters a metric name may not hold made one '_', trimmed. */
