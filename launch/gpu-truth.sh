@@ -12,7 +12,7 @@
 set -u
 BIN=$(cd "$1" && pwd)
 OUT=$2
-STEPS=${3:-info,node_health,env_audit,gemm,gemm_burst,mem_bw,torch_allreduce,allreduce,allreduce_win,ddp,timeout_path,burn,suite,sanitize}
+STEPS=${3:-info,node_health,env_audit,gemm,gemm_burst,mem_bw,torch_allreduce,allreduce,allreduce_win,ddp,lm,torch_lm,timeout_path,burn,suite,sanitize}
 BUDGET=${GA_TRUTH_BUDGET:-0}
 HERE=$(cd "$(dirname "$0")" && pwd)
 R=${GA_TRUTH_WORK:-$OUT/work}
@@ -116,6 +116,22 @@ do_ddp() {
     echo "ddp host rc=$?"
 }
 
+# lm_train's GPU path: d12 at seq 1024 for at most 60 steps or 75 s (tokens/s, MFU); then a small model the host
+# path trains in seconds, 20 steps at the same seed on both backends (the same initial weights and tokens), whose
+# loss curves gpu_truth_report.py compares (bf16 against fp32).
+# (An array is not exported to step's bash -c, hence local.)
+do_lm() {
+    local small=(--layers 2 --channels 128 --heads 4 --seq-len 128 --vocab 512 --batch-size 4 --steps 20 --seed 7
+        --min-improvement 0 --timeout 60)
+    run1 "$BIN/lm_train" --backend gpu --model d12 --seq-len 1024 --batch-size 16 --steps 60 --seed 1 \
+        --min-improvement 0 --report-dir "$R/lm_gpu" --timeout 75 --verbose
+    echo "lm_train d12 gpu rc=$?"
+    run1 "$BIN/lm_train" --backend gpu "${small[@]}" --report-dir "$R/lm_small_gpu"
+    echo "lm_train small gpu rc=$?"
+    run1 "$BIN/lm_train" --backend host "${small[@]}" --report-dir "$R/lm_small_host"
+    echo "lm_train small host rc=$?"
+}
+
 do_allreduce() {
     run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 --report-dir "$R/ar" -J "$R/ar/nccl-tests.json" --timeout 120
     echo "allreduce plain rc=$?"
@@ -162,7 +178,7 @@ do_sanitize() {
     for f in "$R"/san/*.txt; do echo "== $(basename "$f"): $(grep -E "ERROR SUMMARY|RESULT" "$f" | tr '\n' ' ')"; done
 }
 
-export -f say run1 torch_ref do_gemm do_gemm_burst do_mem_bw do_info do_ddp do_allreduce do_timeout_path do_sanitize
+export -f say run1 torch_ref do_lm do_gemm do_gemm_burst do_mem_bw do_info do_ddp do_allreduce do_timeout_path do_sanitize
 export BIN R LOG T0 HERE
 [ -n "${GA_TRUTH_DEBS:-}" ] && unpack_bundle
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
@@ -183,6 +199,9 @@ for s in ${STEPS//,/ }; do
     allreduce) step allreduce 60 200 do_allreduce ;;
     allreduce_win) step allreduce_win 20 90 run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 -R 2 --report-dir "$R/ar_win" --timeout 80 ;;
     ddp) step ddp 40 150 do_ddp ;;
+    lm) step lm 75 180 do_lm ;;
+    # the same d12, batch and seq in PyTorch: 30 timed steps eager, then torch.compile (its compilation untimed)
+    torch_lm) step torch_lm 80 240 torch_ref lm torch_lm --lm-batch-size 16 --lm-seq-len 1024 --lm-steps 30 ;;
     timeout_path) step timeout_path 15 60 do_timeout_path ;;
     burn) step burn 75 120 run1 "$BIN/gemm_flops" --datatype bf16 --duration 60 --report-dir "$R/burn" --timeout 110 ;;
     suite) step suite 120 200 "$BIN/gpuaccept" run --np 1 --report-dir "$R/suite" ;;

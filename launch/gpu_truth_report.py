@@ -124,6 +124,88 @@ def ddp_table(dirs):
     )
 
 
+# lm_train's GPU (bf16 compute, fp32 master weights) against its host path (fp32) at the same seed: the first
+# loss differs only by rounding; later ones drift as the updates compound (these are stated tolerances, to be
+# confirmed by the first GPU run).
+LM_FIRST_LOSS_TOL = 0.02
+LM_LATER_LOSS_TOL = 0.05
+LM_MFU_TARGET = 0.40
+
+
+def lm_loss_rows(gpu, host):
+    cg, ch = gpu["summary"]["loss_curve"], host["summary"]["loss_curve"]
+    rows = []
+    for a, b in zip(cg, ch):
+        if a["loss"] is None or b["loss"] is None:
+            continue
+        rel = abs(a["loss"] - b["loss"]) / abs(b["loss"])
+        tol = LM_FIRST_LOSS_TOL if a["step"] == 0 else LM_LATER_LOSS_TOL
+        rows.append((a["step"], a["loss"], b["loss"], rel, tol))
+    return rows
+
+
+def lm_loss_table(dirs):
+    gpu, host = find(dirs, "lm_small_gpu/lm_train.json"), find(dirs, "lm_small_host/lm_train.json")
+    if not gpu or not host:
+        return
+    model = host["summary"]["conditions"]["model"]
+    print(
+        "\n### lm_train, GPU (bf16, fp32 master) against host (fp32), same seed, %d layers x %d channels, seq %d, "
+        "vocab %d\n" % (model["layers"], model["channels"], model["seq_len"], model["vocab"])
+    )
+    print("| step | loss GPU | loss host | relative difference | tolerance | within |")
+    print("|---|---|---|---|---|---|")
+    rows = lm_loss_rows(gpu, host)
+    for step, lg, lh, rel, tol in rows:
+        print("| %d | %.5f | %.5f | %.2e | %.0f %% | %s |" % (step, lg, lh, rel, tol * 100, met(rel <= tol)))
+    bad = [r[0] for r in rows if r[3] > r[4]]
+    print("\nloss agreement: %s" % ("met" if rows and not bad else "NOT met (steps %s)" % bad if bad else "no rows"))
+
+
+def met(ok):
+    return "met" if ok else "NOT met"
+
+
+def lm_speed_table(dirs):
+    ours, ref = find(dirs, "lm_gpu/lm_train.json"), find(dirs, "torch_lm.json")
+    if not ours:
+        return
+    s = ours["summary"]
+    model, modes = s["conditions"]["model"], (ref or {}).get("lm", {}).get("modes", {})
+    print(
+        "\n### lm_train %s, seq %d, batch %d, one GPU, beside PyTorch (bf16 autocast, fused AdamW)\n"
+        % (model["name"], model["seq_len"], s["conditions"]["micro_batch"])
+    )
+    print("MFU = tokens/s x (6N + 6LCT) / dense bf16 peak (%s TFLOP/s)\n" % s["mfu"]["peak_tflops_bf16"])
+    print("| trainer | tokens/s | MFU | step ms (median) | steps timed |")
+    print("|---|---|---|---|---|")
+    print(
+        "| lm_train | %.0f | %s | %.1f | %d |"
+        % (s["tokens_per_s_per_gpu"], pct(s["mfu"]["mfu"]), s["step_ms_median"] or 0, s["timed_steps"])
+    )
+    for mode, m in modes.items():
+        if "error" in m:
+            print("| torch %s | failed: %s | | | |" % (mode, m["error"][:80]))
+        else:
+            print(
+                "| torch %s | %.0f | %s | %.1f | %d |"
+                % (mode, m["tokens_per_s"], pct(m["mfu"]), m["step_ms_median"], m["steps"])
+            )
+    eager = modes.get("eager", {}).get("tokens_per_s")
+    if eager:
+        ratio_txt = ratio(s["tokens_per_s_per_gpu"], eager)
+        print("\ntarget: tokens/s >= torch eager's: %s (%s)" % (met(s["tokens_per_s_per_gpu"] >= eager), ratio_txt))
+    else:
+        print("\ntarget: tokens/s >= torch eager's: no eager figure")
+    mfu = s["mfu"]["mfu"]
+    if model["name"] == "d12" and model["seq_len"] == 1024:
+        print("target: d12 at seq 1024 MFU >= 40 %%: %s" % (met(mfu is not None and mfu >= LM_MFU_TARGET)))
+
+
+def pct(x):
+    return "%.1f %%" % (100 * x) if x is not None else "-"
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
@@ -140,6 +222,8 @@ def main(argv):
     memory_table(dirs)
     allreduce_table(dirs)
     ddp_table(dirs)
+    lm_loss_table(dirs)
+    lm_speed_table(dirs)
     return 0
 
 
