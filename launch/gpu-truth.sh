@@ -132,6 +132,16 @@ do_lm() {
     echo "lm_train small host rc=$?"
 }
 
+# The same d12, batch and seq in PyTorch: 30 timed steps eager, then under torch.compile (its compilation in the
+# untimed steps), each its own file, so that a compilation that hangs past its bound keeps eager's figures.
+do_torch_lm() {
+    local lm=(--lm-batch-size 16 --lm-seq-len 1024 --lm-steps 30)
+    torch_ref lm torch_lm "${lm[@]}" --lm-modes eager
+    timeout -k 10 170 python3 -u "$HERE/torch_reference.py" --sections lm --out "$R/torch_lm_compile.json" \
+        "${lm[@]}" --lm-modes compile
+    echo "torch.compile rc=$?"
+}
+
 do_allreduce() {
     run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 --report-dir "$R/ar" -J "$R/ar/nccl-tests.json" --timeout 120
     echo "allreduce plain rc=$?"
@@ -178,7 +188,7 @@ do_sanitize() {
     for f in "$R"/san/*.txt; do echo "== $(basename "$f"): $(grep -E "ERROR SUMMARY|RESULT" "$f" | tr '\n' ' ')"; done
 }
 
-export -f say run1 torch_ref do_lm do_gemm do_gemm_burst do_mem_bw do_info do_ddp do_allreduce do_timeout_path do_sanitize
+export -f say run1 torch_ref do_lm do_torch_lm do_gemm do_gemm_burst do_mem_bw do_info do_ddp do_allreduce do_timeout_path do_sanitize
 export BIN R LOG T0 HERE
 [ -n "${GA_TRUTH_DEBS:-}" ] && unpack_bundle
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
@@ -199,9 +209,8 @@ for s in ${STEPS//,/ }; do
     allreduce) step allreduce 60 200 do_allreduce ;;
     allreduce_win) step allreduce_win 20 90 run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 -R 2 --report-dir "$R/ar_win" --timeout 80 ;;
     ddp) step ddp 40 150 do_ddp ;;
-    lm) step lm 75 180 do_lm ;;
-    # the same d12, batch and seq in PyTorch: 30 timed steps eager, then torch.compile (its compilation untimed)
-    torch_lm) step torch_lm 80 240 torch_ref lm torch_lm --lm-batch-size 16 --lm-seq-len 1024 --lm-steps 30 ;;
+    lm) step lm 45 180 do_lm ;;
+    torch_lm) step torch_lm 90 240 do_torch_lm ;;
     timeout_path) step timeout_path 15 60 do_timeout_path ;;
     burn) step burn 75 120 run1 "$BIN/gemm_flops" --datatype bf16 --duration 60 --report-dir "$R/burn" --timeout 110 ;;
     suite) step suite 120 200 "$BIN/gpuaccept" run --np 1 --report-dir "$R/suite" ;;

@@ -167,11 +167,14 @@ def met(ok):
 
 
 def lm_speed_table(dirs):
-    ours, ref = find(dirs, "lm_gpu/lm_train.json"), find(dirs, "torch_lm.json")
+    ours = find(dirs, "lm_gpu/lm_train.json")
     if not ours:
         return
+    modes = {}
+    for rel in ("torch_lm.json", "torch_lm_compile.json"):  # eager, then compile (a file of its own)
+        modes.update(((find(dirs, rel) or {}).get("lm") or {}).get("modes", {}))
     s = ours["summary"]
-    model, modes = s["conditions"]["model"], (ref or {}).get("lm", {}).get("modes", {})
+    model = s["conditions"]["model"]
     print(
         "\n### lm_train %s, seq %d, batch %d, one GPU, beside PyTorch (bf16 autocast, fused AdamW)\n"
         % (model["name"], model["seq_len"], s["conditions"]["micro_batch"])
