@@ -118,19 +118,16 @@ static ga_outlier_verdict *judge_compute(const ddp_record *all, int n, const ddp
     double *c = malloc((size_t)n * sizeof *c);
     const double **lists = malloc((size_t)n * sizeof *lists);
     int *counts = malloc((size_t)n * sizeof *counts);
-    ga_outlier_verdict *v = malloc((size_t)n * sizeof *v);
-    for (int i = 0; c && lists && counts && i < n; i++) {
-        c[i] = ddp_compute_ms(&all[i]);
-        lists[i] = all[i].compute_measurements;
-        counts[i] =
-            all[i].compute_measured < DDP_MAX_MEASUREMENTS ? all[i].compute_measured : DDP_MAX_MEASUREMENTS;
-    }
-    /* how much one rank's compute time moves between windows is noise too */
-    ga_outlier_rule rule = {o->straggler_ratio - 1, GA_LOWER_IS_BETTER,
-                            c && lists && counts ? ga_outlier_repeat_spread(lists, counts, n) : 0};
-    if (!c || !lists || !counts || !v || ga_outlier_judge(c, n, &rule, v) < 0) {
-        free(v);
-        v = NULL;
+    ga_outlier_verdict *v = NULL;
+    if (c && lists && counts) {
+        for (int i = 0; i < n; i++) {
+            c[i] = ddp_compute_ms(&all[i]);
+            lists[i] = all[i].compute_measurements;
+            counts[i] = all[i].compute_measured < DDP_MAX_MEASUREMENTS ? all[i].compute_measured
+                                                                       : DDP_MAX_MEASUREMENTS;
+        }
+        /* how much one rank's compute time moves between windows is noise too */
+        v = ga_outlier_judge_repeated(c, lists, counts, n, o->straggler_ratio - 1, GA_LOWER_IS_BETTER);
     }
     free(c);
     free(lists);
@@ -141,10 +138,7 @@ static ga_outlier_verdict *judge_compute(const ddp_record *all, int n, const ddp
 bool ddp_straggler_suspects(const ddp_record *all, int n, const ddp_check_opts *o, char *why, size_t why_len)
 {
     ga_outlier_verdict *v = judge_compute(all, n, o);
-    int suspects = 0, first = -1;
-    for (int i = 0; v && i < n; i++)
-        if ((v[i].call != GA_OUTLIER_NONE || v[i].screened) && suspects++ == 0)
-            first = i;
+    int first = -1, suspects = ga_outlier_suspects(v, n, &first);
     if (suspects && why_len)
         snprintf(why, why_len, "rank %d computes a step in %.3f ms, %.2fx the %s %.3f ms (%d suspect%s)",
                  all[first].hdr.world_rank, ddp_compute_ms(&all[first]),

@@ -137,19 +137,16 @@ static ga_outlier_verdict *judge_compute(const lm_record *all, int n, const lm_c
     double *c = malloc((size_t)n * sizeof *c);
     const double **lists = malloc((size_t)n * sizeof *lists);
     int *counts = malloc((size_t)n * sizeof *counts);
-    ga_outlier_verdict *v = malloc((size_t)n * sizeof *v);
-    for (int i = 0; c && lists && counts && i < n; i++) {
-        c[i] = lm_compute_ms(&all[i]);
-        lists[i] = all[i].compute_measurements;
-        counts[i] =
-            all[i].compute_measured < LM_MAX_MEASUREMENTS ? all[i].compute_measured : LM_MAX_MEASUREMENTS;
-    }
-    /* how much one rank's figure moves between windows is noise too */
-    ga_outlier_rule rule = {o->straggler_ratio - 1, GA_LOWER_IS_BETTER,
-                            c && lists && counts ? ga_outlier_repeat_spread(lists, counts, n) : 0};
-    if (!c || !lists || !counts || !v || ga_outlier_judge(c, n, &rule, v) < 0) {
-        free(v);
-        v = NULL;
+    ga_outlier_verdict *v = NULL;
+    if (c && lists && counts) {
+        for (int i = 0; i < n; i++) {
+            c[i] = lm_compute_ms(&all[i]);
+            lists[i] = all[i].compute_measurements;
+            counts[i] =
+                all[i].compute_measured < LM_MAX_MEASUREMENTS ? all[i].compute_measured : LM_MAX_MEASUREMENTS;
+        }
+        /* how much one rank's compute time moves between windows is noise too */
+        v = ga_outlier_judge_repeated(c, lists, counts, n, o->straggler_ratio - 1, GA_LOWER_IS_BETTER);
     }
     free(c);
     free(lists);
@@ -160,10 +157,7 @@ static ga_outlier_verdict *judge_compute(const lm_record *all, int n, const lm_c
 bool lm_straggler_suspects(const lm_record *all, int n, const lm_check_opts *o, char *why, size_t why_len)
 {
     ga_outlier_verdict *v = judge_compute(all, n, o);
-    int suspects = 0, first = -1;
-    for (int i = 0; v && i < n; i++)
-        if ((v[i].call != GA_OUTLIER_NONE || v[i].screened) && suspects++ == 0)
-            first = i;
+    int first = -1, suspects = ga_outlier_suspects(v, n, &first);
     if (suspects && why_len)
         snprintf(why, why_len, "rank %d computes a step in %.3f ms, %.2fx the %s %.3f ms (%d suspect%s)",
                  all[first].hdr.world_rank, lm_compute_ms(&all[first]),

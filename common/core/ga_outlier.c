@@ -247,3 +247,26 @@ void ga_series_drop_judge(const double *series, int n, int warmup, double max_dr
     out->judged = out->first > 0;
     out->fell = out->judged && out->drop_pct > out->bound_pct;
 }
+
+ga_outlier_verdict *ga_outlier_judge_repeated(const double *best, const double *const *lists,
+                                              const int *counts, int n, double tolerance,
+                                              ga_direction direction)
+{
+    ga_outlier_verdict *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    ga_outlier_rule rule = {tolerance, direction, ga_outlier_repeat_spread(lists, counts, n)};
+    if (v && ga_outlier_judge(best, n, &rule, v) < 0) {
+        free(v);
+        v = NULL;
+    }
+    return v;
+}
+
+int ga_outlier_suspects(const ga_outlier_verdict *v, int n, int *first)
+{
+    int suspects = 0;
+    *first = -1;
+    for (int i = 0; v && i < n; i++)
+        if ((v[i].call != GA_OUTLIER_NONE || v[i].screened) && suspects++ == 0)
+            *first = i;
+    return suspects;
+}

@@ -103,6 +103,17 @@ double ga_outlier_better(double a, double b, ga_direction d);
  * GA_OUTLIER_WORSE, or -1 when memory runs out. */
 int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlier_verdict *out);
 
+/* The rule over members each measured one or more times (a training rank's compute time per window): best[i]
+ * is the figure judged, lists[i] its counts[i] measurements, whose spread is the noise allowed for
+ * (ga_outlier_repeat_spread). A new array of n verdicts (free it), or NULL when memory runs out. */
+ga_outlier_verdict *ga_outlier_judge_repeated(const double *best, const double *const *lists,
+                                              const int *counts, int n, double tolerance,
+                                              ga_direction direction);
+
+/* How many members the verdicts name or screen (the suspects measured again), the first into *first (-1 when
+ * none). */
+int ga_outlier_suspects(const ga_outlier_verdict *v, int n, int *first);
+
 /* How much a series fell, judged on all its points: the median of the last third of series[warmup..n-1]
  * against the median of the first third, and the noise of one point (scaled MAD of the differences of
  * consecutive logarithms, over sqrt 2: a steady trend moves every difference a little, a step one of them).
