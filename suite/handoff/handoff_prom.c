@@ -389,6 +389,33 @@ static void host_file_name(const char *host, char *out, size_t len)
             *c = '_';
 }
 
+/* The summary as one node's file reads it: the same head, with only that node's nodes, findings and metrics
+ * (shallow copies, made in one pass over each list): a file per node then reads its own entries, not every
+ * entry of the run (1,024 nodes x 8 GPUs: issue 44, item 7). {host: view}, new reference. */
+static json_t *node_views(const json_t *s)
+{
+    static const char *const lists[] = {"nodes", "findings", "metrics"};
+    json_t *views = json_object(), *e;
+    size_t i;
+    json_array_foreach(sj_arr(s, "nodes"), i, e) {
+        const char *host = sj_str(e, "host", "");
+        if (json_object_get(views, host))
+            continue;
+        json_t *v = json_copy((json_t *)s); /* shallow: the values are shared, not copied */
+        for (size_t k = 0; v && k < 3; k++)
+            json_object_set_new(v, lists[k], json_array());
+        if (v)
+            json_object_set_new(views, host, v);
+    }
+    for (size_t k = 0; k < 3; k++)
+        json_array_foreach(sj_arr(s, lists[k]), i, e) {
+            json_t *v = json_object_get(views, sj_str(e, "host", ""));
+            if (v && sj_str(e, "host", NULL))
+                json_array_append(json_object_get(v, lists[k]), e);
+        }
+    return views;
+}
+
 /* gpuaccept-nodes/<host>.prom for each node, and none left from an earlier run of other nodes. */
 int suite_handoff_prom_nodes_write(const json_t *s, const char *dir, char *err, size_t errlen)
 {
@@ -409,19 +436,23 @@ int suite_handoff_prom_nodes_write(const json_t *s, const char *dir, char *err, 
     }
     if (d)
         closedir(d);
+    json_t *views = node_views(s);
     size_t i;
     json_t *node;
+    int rc = 0;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *host = sj_str(node, "host", "");
-        char *text = suite_handoff_prom_node(s, host);
+        const json_t *view = json_object_get(views, host);
+        char *text = view ? suite_handoff_prom_node(view, host) : NULL;
         host_file_name(host, file, sizeof file);
         snprintf(path, sizeof path, "%s/%s.prom", sub, file);
-        int rc = text ? suite_write_text_atomic(path, text, err, errlen) : -1;
+        rc = text ? suite_write_text_atomic(path, text, err, errlen) : -1;
         if (!text)
             snprintf(err, errlen, "out of memory writing %s", path);
         free(text);
         if (rc != 0)
-            return -1;
+            break;
     }
-    return 0;
+    json_decref(views);
+    return rc;
 }
