@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ga_str.h"
+#include "links.h"
 #include "render_common.h"
 #include "suite_util.h"
 #include "step_status.h"
@@ -66,7 +67,8 @@ char *suite_xml_text(const char *s)
 enum { CASE_PASS, CASE_FAILURE, CASE_ERROR, CASE_SKIPPED };
 
 typedef struct {
-    const char *name; /* a host, or JOB_CASE */
+    const char *name; /* a host, JOB_CASE, or an abnormal link's "a <-> b" (name_owned) */
+    char *name_owned;
     int kind;
     double time_s;
     sbuf type, message, text, out;
@@ -161,23 +163,47 @@ static void decide_case(jcase *c, const json_t *findings, bool on_host, const ch
     }
 }
 
-/* The findings of program, by host ({host: [...]}), and those of no host in *job: one pass over the
- * findings per suite, not one per node (1,024 nodes: issue 44, item 7). New references. */
-static json_t *program_findings(const json_t *findings, const char *program, json_t **job)
+/* The findings of program, split in one pass (not one per node: 1,024 nodes, issue 44, item 7): by host
+ * ({host: [...]}, returned), of no host (*job), and of an abnormal link (*links, {"a <-> b": [...]}: the
+ * link's case, not either end's; issue 44, item 6). New references. */
+static json_t *program_findings(const json_t *findings, const char *program, json_t **job, json_t **links)
 {
     json_t *by_host = json_object(), *f;
     size_t i;
     *job = json_array();
+    *links = json_object();
     json_array_foreach(findings, i, f) {
         if (!ga_streq(sj_str(f, "program", NULL), program))
             continue;
-        const char *host = sj_str(f, "host", NULL);
-        json_t *list = host ? json_object_get(by_host, host) : *job;
+        const char *host = sj_str(f, "host", NULL), *a, *b;
+        char name[520];
+        json_t *to = host ? by_host : NULL;
+        if (suite_link_ends(f, &a, &b)) {
+            snprintf(name, sizeof name, "%s <-> %s", a, b);
+            host = name;
+            to = *links;
+        }
+        json_t *list = host ? json_object_get(to, host) : *job;
         if (!list)
-            json_object_set_new(by_host, host, list = json_array());
+            json_object_set_new(to, host, list = json_array());
         json_array_append(list, f);
     }
     return by_host;
+}
+
+/* A case per abnormal link of the suite, named "a <-> b" (no host name holds blanks). */
+static void link_cases(jsuite *su, json_t *links, double time_s)
+{
+    const char *name;
+    json_t *list;
+    json_object_foreach(links, name, list) {
+        jcase *c = add_case(su, name, time_s);
+        if (c) {
+            c->name_owned = strdup(name);
+            c->name = c->name_owned ? c->name_owned : JOB_CASE;
+            decide_case(c, list, false, "pass", NULL);
+        }
+    }
 }
 
 /* The message of a step's own finding (STEP_TIMEOUT, ...), wherever it was placed. */
@@ -197,7 +223,7 @@ static void step_suite(jsuite *su, const json_t *s, const json_t *step)
     const json_t *findings = sj_arr(s, "findings");
     const char *program = su->name, *status = sj_str(step, "status", "not_run");
     const char *why = step_finding_message(findings, program);
-    json_t *job, *by_host = program_findings(findings, program, &job);
+    json_t *job, *links, *by_host = program_findings(findings, program, &job, &links);
     size_t i;
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
@@ -207,11 +233,13 @@ static void step_suite(jsuite *su, const json_t *s, const json_t *step)
         if (c)
             decide_case(c, json_object_get(by_host, host), true, check, why);
     }
+    link_cases(su, links, su->time_s);
     jcase *c = add_case(su, JOB_CASE, su->time_s);
     if (c)
         decide_case(c, job, false, ga_streq(status, "fail") ? "pass" : status, why);
     json_decref(by_host);
     json_decref(job);
+    json_decref(links);
 }
 
 /* What the suite found beyond the steps (a baseline regression, a node preflight excluded, a hand-off that
@@ -220,7 +248,7 @@ static void step_suite(jsuite *su, const json_t *s, const json_t *step)
 static void extra_suite(jsuite *su, const json_t *s)
 {
     bool all_nodes = ga_streq(su->name, "baseline") && json_is_object(json_object_get(s, "baseline"));
-    json_t *job, *by_host = program_findings(sj_arr(s, "findings"), su->name, &job);
+    json_t *job, *links, *by_host = program_findings(sj_arr(s, "findings"), su->name, &job, &links);
     size_t i;
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
@@ -232,11 +260,13 @@ static void extra_suite(jsuite *su, const json_t *s)
         if (c)
             decide_case(c, json_object_get(by_host, host), true, check ? check : "pass", NULL);
     }
+    link_cases(su, links, 0);
     jcase *c = json_array_size(job) ? add_case(su, JOB_CASE, 0) : NULL;
     if (c)
         decide_case(c, job, false, "pass", NULL);
     json_decref(by_host);
     json_decref(job);
+    json_decref(links);
 }
 
 /* The suites: one per step, in run order, then one per other source of findings. */
@@ -291,6 +321,7 @@ static void free_suites(jsuite *suites, size_t n)
             sbuf_free(&suites[i].cases[k].message);
             sbuf_free(&suites[i].cases[k].text);
             sbuf_free(&suites[i].cases[k].out);
+            free(suites[i].cases[k].name_owned);
         }
         free(suites[i].cases);
     }

@@ -233,6 +233,42 @@ static void run_series(prom_set *p, const json_t *s, const char *host)
     if (!host)
         add_series(p, "gpuaccept_run_abnormal_nodes", "Nodes that failed acceptance in the run.", "",
                    (double)sj_int(v, "abnormal_node_count", 0));
+    if (!host)
+        add_series(p, "gpuaccept_run_abnormal_links",
+                   "Links (the link or path between two nodes fine with their other partners) that failed "
+                   "acceptance in the run.",
+                   "", (double)json_array_size(sj_arr(s, "abnormal_links")));
+}
+
+/* Each abnormal link, by its two ends and code (in a node's file, the links it is an end of): the link's,
+ * not either node's, so neither end's verdict or faults carry it (issue 44, item 6). */
+static void link_series(prom_set *p, const json_t *s, const char *host)
+{
+    size_t i, j;
+    json_t *l, *code;
+    json_array_foreach(sj_arr(s, "abnormal_links"), i, l) {
+        const json_t *hosts = json_object_get(l, "hosts");
+        const char *a = json_string_value(json_array_get(hosts, 0)), *b = json_string_value(json_array_get(hosts, 1));
+        if (host && !ga_streq(a, host) && !ga_streq(b, host))
+            continue;
+        json_array_foreach(sj_arr(l, "fault_codes"), j, code) {
+            sbuf lb;
+            sbuf_init(&lb);
+            sbuf_puts(&lb, "node_a=\"");
+            sbuf_promq(&lb, a);
+            sbuf_puts(&lb, "\",node_b=\"");
+            sbuf_promq(&lb, b);
+            sbuf_puts(&lb, "\",code=\"");
+            sbuf_promq(&lb, json_string_value(code));
+            sbuf_puts(&lb, "\"");
+            p->failed |= lb.failed;
+            add_series(p, "gpuaccept_abnormal_link",
+                       "An abnormal link (1): the link or path between node_a and node_b, whose nodes are fine "
+                       "with their other partners; left to the fabric team, neither node is failed for it.",
+                       sbuf_str(&lb), 1);
+            sbuf_free(&lb);
+        }
+    }
 }
 
 /* A GPU row's labels: its index where known, its PCI bus id where the reports have it (the one name that
@@ -280,7 +316,8 @@ static void fault_series(prom_set *p, const json_t *s, const char *host)
     json_t *f;
     json_array_foreach(sj_arr(s, "findings"), i, f) {
         const char *sev = sj_str(f, "severity", "");
-        if ((!ga_streq(sev, "fail") && !ga_streq(sev, "warn")) || !concerns(f, host))
+        if ((!ga_streq(sev, "fail") && !ga_streq(sev, "warn")) || !concerns(f, host) ||
+            json_object_get(f, "link")) /* a link's: gpuaccept_abnormal_link */
             continue;
         sbuf key;
         sbuf_init(&key);
@@ -350,6 +387,7 @@ static char *prom_text(const json_t *s, const char *host)
     run_series(&p, s, host);
     verdict_series(&p, s, host);
     fault_series(&p, s, host);
+    link_series(&p, s, host);
     figure_series(&p, s, host);
     sbuf b;
     sbuf_init(&b);

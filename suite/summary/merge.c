@@ -14,6 +14,7 @@
 #include "ga_time.h"
 #include "ga_version.h"
 #include "kernel_log.h"
+#include "links.h"
 #include "node_name.h"
 #include "step_status.h"
 #include "suite_util.h"
@@ -532,6 +533,7 @@ static json_t *summary_head(const json_t *reports, const json_t *run, const char
     json_object_set_new(s, "node_count", json_integer(0));
     json_object_set_new(s, "gpu_count", json_integer(0));
     json_object_set_new(s, "abnormal_nodes", json_array());
+    json_object_set_new(s, "abnormal_links", json_array());
     return s;
 }
 
@@ -661,7 +663,6 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "excluded_nodes", excluded);
     size_t gpu_count = settle_nodes(m.nodes, m.findings, m.metrics);
     note_aliases(m.nodes, aliases);
-    json_decref(aliases);
     const char *model = majority_model(m.nodes);
     json_object_set_new(s, "gpu_model", model ? json_string(model) : json_null());
     json_object_set_new(s, "node_count", json_integer((json_int_t)json_array_size(m.nodes)));
@@ -674,6 +675,8 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "figures", m.figures);
     json_object_set_new(s, "headlines", m.headlines);
     json_object_set_new(s, "charts", m.charts);
+    suite_links_mark(s, aliases); /* a slow link names both ends, not a node (issue 44, item 6) */
+    json_decref(aliases);
     suite_fabric_merge(s, reports); /* the transport per node; "InfiniBand not exercised" (issue 25) */
     suite_summary_finalize(s);
     return s;
