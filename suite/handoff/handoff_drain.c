@@ -141,8 +141,9 @@ static void link_lines(sbuf *b, const json_t *s)
     const json_t *links = sj_arr(s, "abnormal_links");
     if (json_array_size(links) == 0)
         return;
-    sbuf_printf(b, "# Left to the fabric team: %zu abnormal link%s (the link or path, not a node); neither end "
-                   "is drained or resumed for it:\n",
+    sbuf_printf(b,
+                "# Left to the fabric team: %zu abnormal link%s (the link or path, not a node); neither end "
+                "is drained or resumed for it:\n",
                 json_array_size(links), json_array_size(links) == 1 ? "" : "s");
     size_t i;
     json_t *l;

@@ -128,7 +128,8 @@ static jcase *add_case(jsuite *su, const char *name, double time_s)
  * the case: a failed check is a <failure>, a step that could not measure (STEP_*: exit 2-5) an <error>; a
  * warning passes, told in <system-out>. Otherwise status says: pass, <skipped> with why, or an <error> for a
  * step that did not measure (step_why: its finding's message). */
-static void decide_case(jcase *c, const json_t *findings, bool on_host, const char *status, const char *step_why)
+static void decide_case(jcase *c, const json_t *findings, bool on_host, const char *status,
+                        const char *step_why)
 {
     size_t i, fails = 0;
     json_t *f;
@@ -155,7 +156,8 @@ static void decide_case(jcase *c, const json_t *findings, bool on_host, const ch
     } else if (is_error_status(status)) {
         c->kind = CASE_ERROR;
         sbuf_puts(&c->type, status);
-        sbuf_printf(&c->message, "%s%s", on_host ? "not measured on this node: " : "", step_why ? step_why : status);
+        sbuf_printf(&c->message, "%s%s", on_host ? "not measured on this node: " : "",
+                    step_why ? step_why : status);
         sbuf_printf(&c->text, "%s\n", sbuf_str(&c->message));
     } else if (ga_streq(status, "skipped") || ga_streq(status, "not_run") || ga_streq(status, "absent")) {
         c->kind = CASE_SKIPPED;

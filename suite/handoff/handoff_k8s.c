@@ -79,10 +79,9 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
         json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path",
                                   "/metadata/labels/gpuaccept.io~1verdict", "value", v);
         /* whether it is an end of an abnormal link: "add" again, so that a later run's "none" replaces it */
-        json_array_append_new(patch, json_pack("{s:s, s:s, s:s}", "op", "add", "path",
-                                               "/metadata/labels/gpuaccept.io~1link", "value",
-                                               json_object_get(ends, sj_str(node, "host", "")) ? "abnormal"
-                                                                                                : "none"));
+        json_array_append_new(
+            patch, json_pack("{s:s, s:s, s:s}", "op", "add", "path", "/metadata/labels/gpuaccept.io~1link",
+                             "value", json_object_get(ends, sj_str(node, "host", "")) ? "abnormal" : "none"));
         json_t *entry = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}, s:b}", "node", sj_str(node, "host", ""),
                                   "verdict", v, "patch", patch, "taint", "key", SUITE_K8S_KEY, "value",
                                   "fail", "effect", "NoSchedule", "tainted", ga_streq(v, "fail"));

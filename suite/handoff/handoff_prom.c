@@ -248,7 +248,8 @@ static void link_series(prom_set *p, const json_t *s, const char *host)
     json_t *l, *code;
     json_array_foreach(sj_arr(s, "abnormal_links"), i, l) {
         const json_t *hosts = json_object_get(l, "hosts");
-        const char *a = json_string_value(json_array_get(hosts, 0)), *b = json_string_value(json_array_get(hosts, 1));
+        const char *a = json_string_value(json_array_get(hosts, 0)),
+                   *b = json_string_value(json_array_get(hosts, 1));
         if (host && !ga_streq(a, host) && !ga_streq(b, host))
             continue;
         json_array_foreach(sj_arr(l, "fault_codes"), j, code) {
@@ -262,10 +263,11 @@ static void link_series(prom_set *p, const json_t *s, const char *host)
             sbuf_promq(&lb, json_string_value(code));
             sbuf_puts(&lb, "\"");
             p->failed |= lb.failed;
-            add_series(p, "gpuaccept_abnormal_link",
-                       "An abnormal link (1): the link or path between node_a and node_b, whose nodes are fine "
-                       "with their other partners; left to the fabric team, neither node is failed for it.",
-                       sbuf_str(&lb), 1);
+            add_series(
+                p, "gpuaccept_abnormal_link",
+                "An abnormal link (1): the link or path between node_a and node_b, whose nodes are fine "
+                "with their other partners; left to the fabric team, neither node is failed for it.",
+                sbuf_str(&lb), 1);
             sbuf_free(&lb);
         }
     }

@@ -123,9 +123,10 @@ static void links_section(sbuf *b, const json_t *s)
     const json_t *links = sj_arr(s, "abnormal_links");
     if (json_array_size(links) == 0)
         return;
-    sbuf_printf(b, "<section id=\"abnormal-links\"><h2>Abnormal links (%zu)</h2><p>Left to the fabric team: "
-                   "neither end is drained or resumed for a link.</p><table><tr><th>link</th><th "
-                   "class=\"codes\">fault codes</th><th class=\"found\">what was found</th></tr>",
+    sbuf_printf(b,
+                "<section id=\"abnormal-links\"><h2>Abnormal links (%zu)</h2><p>Left to the fabric team: "
+                "neither end is drained or resumed for a link.</p><table><tr><th>link</th><th "
+                "class=\"codes\">fault codes</th><th class=\"found\">what was found</th></tr>",
                 json_array_size(links));
     size_t i;
     json_t *l;

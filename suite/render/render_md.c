@@ -158,8 +158,9 @@ static void abnormal_links(sbuf *b, const json_t *s)
     const json_t *links = sj_arr(s, "abnormal_links");
     if (json_array_size(links) == 0)
         return;
-    sbuf_printf(b, "\n## Abnormal links (%zu)\n\nLeft to the fabric team: neither end is drained or resumed "
-                   "for a link.\n\n| link | fault codes | what was found |\n|---|---|---|\n",
+    sbuf_printf(b,
+                "\n## Abnormal links (%zu)\n\nLeft to the fabric team: neither end is drained or resumed "
+                "for a link.\n\n| link | fault codes | what was found |\n|---|---|---|\n",
                 json_array_size(links));
     size_t i;
     json_t *l;

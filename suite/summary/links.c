@@ -56,9 +56,8 @@ void suite_links_mark(json_t *s, const json_t *aliases)
             continue;
         /* The report's pairs, where it has them: raw names, as the message has them. Without them the
          * finding's own evidence stands. */
-        const json_t *pairs = sj_arr(json_object_get(json_object_get(json_object_get(s, "figures"), program),
-                                                     "pairs"),
-                                     "pairs");
+        const json_t *pairs = sj_arr(
+            json_object_get(json_object_get(json_object_get(s, "figures"), program), "pairs"), "pairs");
         if (json_array_size(pairs) && !(fine_with_others(pairs, a, b) && fine_with_others(pairs, b, a)))
             continue;
         const char *peer = one_name(aliases, ga_streq(one_name(aliases, a), host) ? b : a);
