@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Benchmark of `gpuaccept merge` at scale (issue 14): generates gemm_flops and mem_bw reports of NODES nodes
-x GPUS GPUs (the shape of the programs' reports, one rank per GPU, with a GPU model) and a baseline that most
-GPUs miss, then times `gpuaccept merge` over them and prints the wall time and peak memory.
-Usage: launch/bench-merge.py GPUACCEPT [--nodes 1024] [--gpus 8] [--work DIR]. Goal: 8,192 GPUs in <= 2 s
-and <= 500 MB. The generator (write_reports, write_baseline) is also imported by the suite's HTML-at-scale
-test (ctest/suite/check_suite_html.py, html_scale), so that both draw the same reports."""
+"""Benchmark of `gpuaccept merge` at scale (issues 14 and 44): generates gemm_flops and mem_bw reports of NODES
+nodes x GPUS GPUs (the shape of the programs' reports, one rank per GPU, with a GPU model) and a baseline that
+most GPUs miss (every node is then flagged), times `gpuaccept merge` over them at each size given, and prints
+its CPU time (user + system) and peak RSS, and how each grew from the size before against the node count.
+Usage: launch/bench-merge.py GPUACCEPT [--nodes 64 512 1024] [--gpus 8] [--work DIR]. Goal: 1,024 x 8 GPUs
+in <= 2 s of CPU and <= 500 MB, growing linearly. The generator (write_reports, write_baseline) is also
+imported by the suite's HTML-at-scale test (ctest/suite/check_suite_html.py, html_scale), so that both draw
+the same reports."""
 import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import tempfile
 import time
@@ -136,40 +137,61 @@ def write_baseline(path, factor=1.01):
         json.dump(baseline, f)
 
 
+def merge_once(gpuaccept, work, nodes, gpus):
+    """Generates the reports of nodes x gpus and merges them; returns the merge's figures (its own rusage)."""
+    rd = os.path.join(work, f"reports-{nodes}")
+    write_reports(rd, nodes, gpus)
+    # A baseline above what most GPUs reached: most of them get a BASELINE_REGRESSION finding.
+    bpath = os.path.join(work, "baseline.json")
+    write_baseline(bpath)
+    out = os.path.join(work, f"out-{nodes}")
+    cmd = [gpuaccept, "merge", "--report-dir", rd, "--out-dir", out, "--baseline", bpath]
+    t0 = time.monotonic()
+    with open(os.path.join(work, f"merge-{nodes}.log"), "w") as log:
+        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(p.pid, 0)  # this child's own CPU time and peak RSS
+    p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - t0
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"merge of {nodes} nodes exited {p.returncode}: see {log.name}")
+    s = json.load(open(os.path.join(out, "summary.json")))
+    return {
+        "nodes": s["node_count"],
+        "gpus": s["gpu_count"],
+        "findings": len(s["findings"]),
+        "flagged_nodes": sum(1 for n in s["nodes"] if n["verdict"] == "fail"),
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "wall_s": wall,
+        "exit": p.returncode,
+    }
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("gpuaccept")
-    ap.add_argument("--nodes", type=int, default=1024)
+    ap.add_argument("--nodes", type=int, nargs="+", default=[64, 512, 1024])
     ap.add_argument("--gpus", type=int, default=8)
     ap.add_argument("--work")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="ga-bench-merge.")
-    rd = os.path.join(work, "reports")
-    write_reports(rd, a.nodes, a.gpus)
-    # A baseline above what most GPUs reached: most of them get a BASELINE_REGRESSION finding.
-    bpath = os.path.join(work, "baseline.json")
-    write_baseline(bpath)
-
-    out = os.path.join(work, "out")
-    t0 = time.monotonic()
-    r = subprocess.run(
-        [a.gpuaccept, "merge", "--report-dir", rd, "--out-dir", out, "--baseline", bpath],
-        capture_output=True,
-        text=True,
-    )
-    wall = time.monotonic() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    if r.returncode not in (0, 1):
-        raise SystemExit(f"merge exited {r.returncode}: {r.stderr}")
-    s = json.load(open(os.path.join(out, "summary.json")))
-    flagged = sum(1 for n in s["nodes"] for g in n["gpus"] if g["verdict"] == "fail")
-    html = os.path.getsize(os.path.join(out, "summary.html"))
-    print(
-        f"merge: {s['node_count']} nodes, {s['gpu_count']} GPUs, {len(s['findings'])} findings, "
-        f"{flagged} GPUs failed; {wall:.2f} s wall, {rss_mb:.0f} MB peak RSS (exit {r.returncode}); "
-        f"summary.html {html} bytes"
-    )
-    print(f"goal: <= 2 s and <= 500 MB: {'met' if wall <= 2 and rss_mb <= 500 else 'NOT met'}")
+    print(f"{'nodes':>6} {'GPUs':>6} {'findings':>8} {'flagged':>8} {'CPU s':>7} {'RSS MB':>7} {'wall s':>7}  growth")
+    prev, last = None, None
+    for n in sorted(a.nodes):
+        r = merge_once(a.gpuaccept, work, n, a.gpus)
+        growth = ""
+        if prev:  # CPU and memory against the nodes' own growth: linear is about 1x per 1x
+            growth = (
+                f"nodes x{r['nodes'] / prev['nodes']:.1f}: CPU x{r['cpu_s'] / max(prev['cpu_s'], 1e-3):.1f}, "
+                f"RSS x{r['rss_mb'] / prev['rss_mb']:.1f}"
+            )
+        print(
+            f"{r['nodes']:>6} {r['gpus']:>6} {r['findings']:>8} {r['flagged_nodes']:>8} {r['cpu_s']:>7.2f} "
+            f"{r['rss_mb']:>7.0f} {r['wall_s']:>7.2f}  {growth}"
+        )
+        prev = last = r
+    met = last["cpu_s"] <= 2 and last["rss_mb"] <= 500
+    print(f"goal at {last['nodes']} nodes: <= 2 s of CPU and <= 500 MB: {'met' if met else 'NOT met'}")
 
 
 if __name__ == "__main__":

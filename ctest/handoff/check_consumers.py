@@ -421,6 +421,48 @@ check(
 check(xml.failures >= len(regressed), f"baseline: root failures {xml.failures}")
 check_prom("baseline", out, s)
 
+# A slow link between two nodes fine with their other partners (issue 44, item 6): the link is the abnormal
+# entity in every hand-off, neither node is: JUnit has the link's failing case, Prometheus its series (promtool
+# reads them), Kubernetes labels both ends and taints neither, drain.sh drains and resumes neither and says so.
+out, s = merge("slow_link", os.path.join(cases, "slow_link", "reports"), ["--baseline", "none"])
+ends = ["gpu-node-01", "gpu-node-04"]
+link = " <-> ".join(ends)
+check(
+    [x["hosts"] for x in s.get("abnormal_links", [])] == [ends], f"slow_link: abnormal links {s.get('abnormal_links')}"
+)
+check(not s["abnormal_nodes"], f"slow_link: abnormal nodes {s['abnormal_nodes']}")
+xml, kinds = check_junit("slow_link", out, s)
+check(
+    kinds.get(("allreduce_bw", link)) == "failure", f"slow_link: JUnit case {link}: {kinds.get(('allreduce_bw', link))}"
+)
+check(all(kinds.get(("allreduce_bw", h)) == "pass" for h in ends), "slow_link: the ends' own cases pass")
+check_prom("slow_link", out, s)
+series_line = f'gpuaccept_abnormal_link{{node_a="{ends[0]}",node_b="{ends[1]}",code="COMM_SLOW_LINK"}}'
+got = series(open(os.path.join(out, "gpuaccept.prom")).read())
+check(got.get(series_line) == 1 and got.get("gpuaccept_run_abnormal_links") == 1, "slow_link: prom link series")
+check(not any("COMM_SLOW_LINK" in k and "node=" in k for k in got), "slow_link: no node carries the link's fault")
+for h in ends:
+    mine = series(open(os.path.join(out, "gpuaccept-nodes", h + ".prom")).read())
+    check(mine.get(series_line) == 1, f"slow_link: {h}.prom shows its link")
+patches = {p["node"]: p for p in json.load(open(os.path.join(out, "gpuaccept-k8s.json")))}
+for h, p in patches.items():
+    node = {"metadata": {"name": h, "labels": {}}, "spec": {"taints": []}}
+    once = apply_k8s_entry(node, p)
+    check(
+        once["metadata"]["labels"].get("gpuaccept.io/link") == ("abnormal" if h in ends else "none")
+        and not once["spec"]["taints"],
+        f"slow_link: k8s {h}: {once}",
+    )
+drain = open(os.path.join(out, "drain.sh")).read()
+passed = drain.split("passed=")[-1].split("\n")[0]
+check(
+    not [line for line in drain.splitlines() if line.startswith("scontrol update")]
+    and f"#   link {link}: " in drain
+    and "Left to the fabric team" in drain
+    and not any(h in passed for h in ends),
+    f"slow_link: drain.sh drains and resumes neither end, and says so: {drain}",
+)
+
 # Issue 45, item 2: the Prometheus writers hold to the text format whatever a summary holds, with no merge
 # before them (handoff_print writes the files from summary.json as it stands): a code of 100,000 characters
 # (a line of 2,047 left a label value open), hosts and messages with quotes, backslashes, newlines, control

@@ -132,6 +132,14 @@ void suite_print_verdict(const json_t *s, const char *dir)
             printf(" %s", json_string_value(c));
         printf("\n");
     }
+    json_array_foreach(sj_arr(s, "abnormal_links"), i, a) { /* the link's, not either node's (issue 44) */
+        const json_t *hosts = json_object_get(a, "hosts");
+        printf("[SUITE]   abnormal link %s <-> %s:", json_string_value(json_array_get(hosts, 0)),
+               json_string_value(json_array_get(hosts, 1)));
+        json_array_foreach(sj_arr(a, "fault_codes"), j, c)
+            printf(" %s", json_string_value(c));
+        printf(" (left to the fabric team; neither end drained)\n");
+    }
     printf("[SUITE] summary: %s/summary.html (also summary.md, summary.json)\n", dir);
     if (pass) {
         printf("[RESULT] SUCCESS\n");

@@ -17,6 +17,8 @@
 
 /* The label and taint key on Kubernetes nodes. */
 #define SUITE_K8S_KEY "gpuaccept.io/verdict"
+/* Every node's label saying whether it is an end of an abnormal link (issue 44, item 6): abnormal|none. */
+#define SUITE_K8S_LINK_KEY "gpuaccept.io/link"
 
 /* The texts of the files (new strings, NULL when out of memory) and the patch list (new reference). */
 char *suite_handoff_drain(const json_t *summary);

@@ -8,6 +8,7 @@
 
 #include "finding_text.h"
 #include "ga_str.h"
+#include "links.h"
 #include "merge.h"
 #include "node_name.h"
 #include "suite_util.h"
@@ -29,7 +30,8 @@ static void join_fail_codes(sbuf *b, const json_t *host_findings)
     json_t *f;
     json_array_foreach(host_findings, i, f) {
         const char *code = sj_str(f, "code", "?");
-        if (!ga_streq(sj_str(f, "severity", ""), "fail") || json_object_get(seen, code))
+        if (!ga_streq(sj_str(f, "severity", ""), "fail") || json_object_get(seen, code) ||
+            json_object_get(f, "link")) /* a link's finding is no reason to drain its end */
             continue;
         sbuf_printf(b, "%s%s", json_object_size(seen) ? "," : "", code);
         json_object_set_new(seen, code, json_true());
@@ -131,18 +133,43 @@ static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
     return drained;
 }
 
+/* The abnormal links, left to the fabric team in comments (issue 44, item 6): a slow link between two nodes
+ * that are fine with their other partners is the link's or the path's, so neither end is drained for it,
+ * and neither is resumed either (resume_lines): a cable or switch port is not mended by a re-check. */
+static void link_lines(sbuf *b, const json_t *s)
+{
+    const json_t *links = sj_arr(s, "abnormal_links");
+    if (json_array_size(links) == 0)
+        return;
+    sbuf_printf(b,
+                "# Left to the fabric team: %zu abnormal link%s (the link or path, not a node); neither end "
+                "is drained or resumed for it:\n",
+                json_array_size(links), json_array_size(links) == 1 ? "" : "s");
+    size_t i;
+    json_t *l;
+    json_array_foreach(links, i, l) {
+        const json_t *hosts = json_object_get(l, "hosts");
+        char text[1200];
+        snprintf(text, sizeof text, "%s <-> %s: %s", json_string_value(json_array_get(hosts, 0)),
+                 json_string_value(json_array_get(hosts, 1)), sj_str(l, "message", ""));
+        one_line(text);
+        sbuf_printf(b, "#   link %s\n", text);
+    }
+}
+
 /* The nodes that passed (or warned) are resumed where gpuaccept drained them, as NHC resumes only the nodes
  * whose Reason it wrote: one sinfo for the drained nodes, then a RESUME for each of ours. A drained node
  * cannot run a Slurm job, so its re-check runs outside Slurm and knows only its host name: a node matches by
  * NodeName or NodeHostname. */
-static void resume_lines(sbuf *b, const json_t *nodes)
+static void resume_lines(sbuf *b, const json_t *nodes, const json_t *link_ends)
 {
     sbuf passed;
     sbuf_init(&passed);
     size_t i;
     json_t *node;
     json_array_foreach(nodes, i, node)
-        if (!ga_streq(sj_str(node, "verdict", ""), "fail") && !suite_node_name_is_address(slurm_name(node)))
+        if (!ga_streq(sj_str(node, "verdict", ""), "fail") && !suite_node_name_is_address(slurm_name(node)) &&
+            !json_object_get(link_ends, sj_str(node, "host", "")))
             sbuf_printf(&passed, " %s", slurm_name(node));
     if (passed.len == 0) {
         sbuf_free(&passed);
@@ -205,9 +232,12 @@ char *suite_handoff_drain(const json_t *s)
     }
     const json_t *nodes = sj_arr(s, "nodes");
     json_t *by_host = suite_findings_by_host(sj_arr(s, "findings"));
+    json_t *link_ends = suite_link_ends_set(s);
     if (!drain_lines(&b, nodes, by_host))
         sbuf_puts(&b, "# no node failed: nothing to drain\n");
-    resume_lines(&b, nodes);
+    link_lines(&b, s);
+    resume_lines(&b, nodes, link_ends);
+    json_decref(link_ends);
     json_decref(by_host);
     return sbuf_finish(&b);
 }

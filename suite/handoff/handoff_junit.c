@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ga_str.h"
+#include "links.h"
 #include "render_common.h"
 #include "suite_util.h"
 #include "step_status.h"
@@ -45,7 +46,9 @@ char *suite_xml_text(const char *s)
     sbuf_init(&b);
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     while (*p) {
-        size_t n = xml_char_len(p);
+        size_t n = 0, k;
+        while (p[n] && (k = xml_char_len(p + n)) > 0) /* a run of allowed text, appended at once */
+            n += k;
         if (n) {
             sbuf_printf(&b, "%.*s", (int)n, (const char *)p);
             p += n;
@@ -64,7 +67,8 @@ char *suite_xml_text(const char *s)
 enum { CASE_PASS, CASE_FAILURE, CASE_ERROR, CASE_SKIPPED };
 
 typedef struct {
-    const char *name; /* a host, or JOB_CASE */
+    const char *name; /* a host, JOB_CASE, or an abnormal link's "a <-> b" (name_owned) */
+    char *name_owned;
     int kind;
     double time_s;
     sbuf type, message, text, out;
@@ -120,20 +124,17 @@ static jcase *add_case(jsuite *su, const char *name, double time_s)
     return c;
 }
 
-/* The findings of program on host (NULL: those of the whole job) decide the case: a failed check is a
- * <failure>, a step that could not measure (STEP_*: exit 2-5) an <error>; a warning passes, told in
- * <system-out>. Otherwise status says: pass, <skipped> with why, or an <error> for a step that did not
- * measure (step_why: its finding's message). */
-static void decide_case(jcase *c, const json_t *findings, const char *program, const char *host,
-                        const char *status, const char *step_why)
+/* The findings of program on one host (or those of the whole job: the list program_findings made) decide
+ * the case: a failed check is a <failure>, a step that could not measure (STEP_*: exit 2-5) an <error>; a
+ * warning passes, told in <system-out>. Otherwise status says: pass, <skipped> with why, or an <error> for a
+ * step that did not measure (step_why: its finding's message). */
+static void decide_case(jcase *c, const json_t *findings, bool on_host, const char *status,
+                        const char *step_why)
 {
     size_t i, fails = 0;
     json_t *f;
     bool check_failed = false;
     json_array_foreach(findings, i, f) {
-        const char *fhost = sj_str(f, "host", NULL);
-        if (!ga_streq(sj_str(f, "program", NULL), program) || (host ? !ga_streq(fhost, host) : fhost != NULL))
-            continue;
         const char *sev = sj_str(f, "severity", ""), *code = sj_str(f, "code", "?");
         char text[1200];
         suite_finding_text(f, text, sizeof text);
@@ -155,12 +156,55 @@ static void decide_case(jcase *c, const json_t *findings, const char *program, c
     } else if (is_error_status(status)) {
         c->kind = CASE_ERROR;
         sbuf_puts(&c->type, status);
-        sbuf_printf(&c->message, "%s%s", host ? "not measured on this node: " : "",
+        sbuf_printf(&c->message, "%s%s", on_host ? "not measured on this node: " : "",
                     step_why ? step_why : status);
         sbuf_printf(&c->text, "%s\n", sbuf_str(&c->message));
     } else if (ga_streq(status, "skipped") || ga_streq(status, "not_run") || ga_streq(status, "absent")) {
         c->kind = CASE_SKIPPED;
         sbuf_puts(&c->message, skip_reason(status));
+    }
+}
+
+/* The findings of program, split in one pass (not one per node: 1,024 nodes, issue 44, item 7): by host
+ * ({host: [...]}, returned), of no host (*job), and of an abnormal link (*links, {"a <-> b": [...]}: the
+ * link's case, not either end's; issue 44, item 6). New references. */
+static json_t *program_findings(const json_t *findings, const char *program, json_t **job, json_t **links)
+{
+    json_t *by_host = json_object(), *f;
+    size_t i;
+    *job = json_array();
+    *links = json_object();
+    json_array_foreach(findings, i, f) {
+        if (!ga_streq(sj_str(f, "program", NULL), program))
+            continue;
+        const char *host = sj_str(f, "host", NULL), *a, *b;
+        char name[520];
+        json_t *to = host ? by_host : NULL;
+        if (suite_link_ends(f, &a, &b)) {
+            snprintf(name, sizeof name, "%s <-> %s", a, b);
+            host = name;
+            to = *links;
+        }
+        json_t *list = host ? json_object_get(to, host) : *job;
+        if (!list)
+            json_object_set_new(to, host, list = json_array());
+        json_array_append(list, f);
+    }
+    return by_host;
+}
+
+/* A case per abnormal link of the suite, named "a <-> b" (no host name holds blanks). */
+static void link_cases(jsuite *su, json_t *links, double time_s)
+{
+    const char *name;
+    json_t *list;
+    json_object_foreach(links, name, list) {
+        jcase *c = add_case(su, name, time_s);
+        if (c) {
+            c->name_owned = strdup(name);
+            c->name = c->name_owned ? c->name_owned : JOB_CASE;
+            decide_case(c, list, false, "pass", NULL);
+        }
     }
 }
 
@@ -175,33 +219,29 @@ static const char *step_finding_message(const json_t *findings, const char *prog
     return NULL;
 }
 
-static bool has_hostless(const json_t *findings, const char *program)
-{
-    size_t i;
-    json_t *f;
-    json_array_foreach(findings, i, f)
-        if (ga_streq(sj_str(f, "program", NULL), program) && !sj_str(f, "host", NULL))
-            return true;
-    return false;
-}
-
 /* A step: a case per node with its check, and the job's case. */
 static void step_suite(jsuite *su, const json_t *s, const json_t *step)
 {
     const json_t *findings = sj_arr(s, "findings");
     const char *program = su->name, *status = sj_str(step, "status", "not_run");
     const char *why = step_finding_message(findings, program);
+    json_t *job, *links, *by_host = program_findings(findings, program, &job, &links);
     size_t i;
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *check = sj_str(json_object_get(node, "checks"), program, "not_run");
-        jcase *c = add_case(su, sj_str(node, "host", "?"), su->time_s);
+        const char *host = sj_str(node, "host", "?");
+        jcase *c = add_case(su, host, su->time_s);
         if (c)
-            decide_case(c, findings, program, sj_str(node, "host", "?"), check, why);
+            decide_case(c, json_object_get(by_host, host), true, check, why);
     }
+    link_cases(su, links, su->time_s);
     jcase *c = add_case(su, JOB_CASE, su->time_s);
     if (c)
-        decide_case(c, findings, program, NULL, ga_streq(status, "fail") ? "pass" : status, why);
+        decide_case(c, job, false, ga_streq(status, "fail") ? "pass" : status, why);
+    json_decref(by_host);
+    json_decref(job);
+    json_decref(links);
 }
 
 /* What the suite found beyond the steps (a baseline regression, a node preflight excluded, a hand-off that
@@ -209,21 +249,26 @@ static void step_suite(jsuite *su, const json_t *s, const json_t *step)
  * when a finding has no node. */
 static void extra_suite(jsuite *su, const json_t *s)
 {
-    const json_t *findings = sj_arr(s, "findings");
     bool all_nodes = ga_streq(su->name, "baseline") && json_is_object(json_object_get(s, "baseline"));
+    json_t *job, *links, *by_host = program_findings(sj_arr(s, "findings"), su->name, &job, &links);
     size_t i;
     json_t *node;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *check = sj_str(json_object_get(node, "checks"), su->name, NULL);
         if (!check && !all_nodes)
             continue;
-        jcase *c = add_case(su, sj_str(node, "host", "?"), 0);
+        const char *host = sj_str(node, "host", "?");
+        jcase *c = add_case(su, host, 0);
         if (c)
-            decide_case(c, findings, su->name, sj_str(node, "host", "?"), check ? check : "pass", NULL);
+            decide_case(c, json_object_get(by_host, host), true, check ? check : "pass", NULL);
     }
-    jcase *c = has_hostless(findings, su->name) ? add_case(su, JOB_CASE, 0) : NULL;
+    link_cases(su, links, 0);
+    jcase *c = json_array_size(job) ? add_case(su, JOB_CASE, 0) : NULL;
     if (c)
-        decide_case(c, findings, su->name, NULL, "pass", NULL);
+        decide_case(c, job, false, "pass", NULL);
+    json_decref(by_host);
+    json_decref(job);
+    json_decref(links);
 }
 
 /* The suites: one per step, in run order, then one per other source of findings. */
@@ -278,6 +323,7 @@ static void free_suites(jsuite *suites, size_t n)
             sbuf_free(&suites[i].cases[k].message);
             sbuf_free(&suites[i].cases[k].text);
             sbuf_free(&suites[i].cases[k].out);
+            free(suites[i].cases[k].name_owned);
         }
         free(suites[i].cases);
     }

@@ -8,6 +8,7 @@
 
 #include "ga_str.h"
 #include "kernel_log.h"
+#include "links.h"
 #include "merge.h"
 #include "suite_util.h"
 
@@ -30,13 +31,17 @@ char *suite_handoff_k8s_script(const json_t *s)
         return sbuf_finish(&b);
     }
     size_t i;
-    json_t *node;
+    json_t *node, *ends = suite_link_ends_set(s);
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *host = sj_str(node, "host", ""), *v = suite_k8s_node_label(node);
         /* The name after "--": whatever it is, kubectl never reads it as an option (node_name.h). */
         sbuf_puts(&b, "\"$KUBECTL\" label node --overwrite -- ");
         sbuf_shq(&b, host);
         sbuf_printf(&b, " " SUITE_K8S_KEY "=%s\n", v);
+        /* An end of an abnormal link: labelled so, never tainted for it (the link's, issue 44, item 6). */
+        sbuf_puts(&b, "\"$KUBECTL\" label node --overwrite -- ");
+        sbuf_shq(&b, host);
+        sbuf_printf(&b, " " SUITE_K8S_LINK_KEY "=%s\n", json_object_get(ends, host) ? "abnormal" : "none");
         if (ga_streq(v, "fail")) {
             sbuf_puts(&b, "\"$KUBECTL\" taint node --overwrite -- ");
             sbuf_shq(&b, host);
@@ -48,6 +53,7 @@ char *suite_handoff_k8s_script(const json_t *s)
             sbuf_puts(&b, " " SUITE_K8S_KEY ":NoSchedule- 2>/dev/null || true\n");
         }
     }
+    json_decref(ends);
     return sbuf_finish(&b);
 }
 
@@ -66,12 +72,16 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
     if (!suite_handoff_names_ok(s, why, sizeof why)) /* nothing to apply: see gpuaccept-k8s.sh */
         return list;
     size_t i;
-    json_t *node;
+    json_t *node, *ends = suite_link_ends_set(s);
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *v = suite_k8s_node_label(node);
         /* RFC 6902: "~1" is the "/" of the label key. "add" replaces a label that exists: idempotent. */
         json_t *patch = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path",
                                   "/metadata/labels/gpuaccept.io~1verdict", "value", v);
+        /* whether it is an end of an abnormal link: "add" again, so that a later run's "none" replaces it */
+        json_array_append_new(
+            patch, json_pack("{s:s, s:s, s:s}", "op", "add", "path", "/metadata/labels/gpuaccept.io~1link",
+                             "value", json_object_get(ends, sj_str(node, "host", "")) ? "abnormal" : "none"));
         json_t *entry = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}, s:b}", "node", sj_str(node, "host", ""),
                                   "verdict", v, "patch", patch, "taint", "key", SUITE_K8S_KEY, "value",
                                   "fail", "effect", "NoSchedule", "tainted", ga_streq(v, "fail"));
@@ -79,5 +89,6 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
             json_object_set_new(entry, "pod", json_string(sj_str(node, "pod", NULL)));
         json_array_append_new(list, entry);
     }
+    json_decref(ends);
     return list;
 }

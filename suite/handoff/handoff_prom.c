@@ -233,6 +233,44 @@ static void run_series(prom_set *p, const json_t *s, const char *host)
     if (!host)
         add_series(p, "gpuaccept_run_abnormal_nodes", "Nodes that failed acceptance in the run.", "",
                    (double)sj_int(v, "abnormal_node_count", 0));
+    if (!host)
+        add_series(p, "gpuaccept_run_abnormal_links",
+                   "Links (the link or path between two nodes fine with their other partners) that failed "
+                   "acceptance in the run.",
+                   "", (double)json_array_size(sj_arr(s, "abnormal_links")));
+}
+
+/* Each abnormal link, by its two ends and code (in a node's file, the links it is an end of): the link's,
+ * not either node's, so neither end's verdict or faults carry it (issue 44, item 6). */
+static void link_series(prom_set *p, const json_t *s, const char *host)
+{
+    size_t i, j;
+    json_t *l, *code;
+    json_array_foreach(sj_arr(s, "abnormal_links"), i, l) {
+        const json_t *hosts = json_object_get(l, "hosts");
+        const char *a = json_string_value(json_array_get(hosts, 0)),
+                   *b = json_string_value(json_array_get(hosts, 1));
+        if (host && !ga_streq(a, host) && !ga_streq(b, host))
+            continue;
+        json_array_foreach(sj_arr(l, "fault_codes"), j, code) {
+            sbuf lb;
+            sbuf_init(&lb);
+            sbuf_puts(&lb, "node_a=\"");
+            sbuf_promq(&lb, a);
+            sbuf_puts(&lb, "\",node_b=\"");
+            sbuf_promq(&lb, b);
+            sbuf_puts(&lb, "\",code=\"");
+            sbuf_promq(&lb, json_string_value(code));
+            sbuf_puts(&lb, "\"");
+            p->failed |= lb.failed;
+            add_series(
+                p, "gpuaccept_abnormal_link",
+                "An abnormal link (1): the link or path between node_a and node_b, whose nodes are fine "
+                "with their other partners; left to the fabric team, neither node is failed for it.",
+                sbuf_str(&lb), 1);
+            sbuf_free(&lb);
+        }
+    }
 }
 
 /* A GPU row's labels: its index where known, its PCI bus id where the reports have it (the one name that
@@ -280,7 +318,8 @@ static void fault_series(prom_set *p, const json_t *s, const char *host)
     json_t *f;
     json_array_foreach(sj_arr(s, "findings"), i, f) {
         const char *sev = sj_str(f, "severity", "");
-        if ((!ga_streq(sev, "fail") && !ga_streq(sev, "warn")) || !concerns(f, host))
+        if ((!ga_streq(sev, "fail") && !ga_streq(sev, "warn")) || !concerns(f, host) ||
+            json_object_get(f, "link")) /* a link's: gpuaccept_abnormal_link */
             continue;
         sbuf key;
         sbuf_init(&key);
@@ -350,6 +389,7 @@ static char *prom_text(const json_t *s, const char *host)
     run_series(&p, s, host);
     verdict_series(&p, s, host);
     fault_series(&p, s, host);
+    link_series(&p, s, host);
     figure_series(&p, s, host);
     sbuf b;
     sbuf_init(&b);
@@ -389,6 +429,33 @@ static void host_file_name(const char *host, char *out, size_t len)
             *c = '_';
 }
 
+/* The summary as one node's file reads it: the same head, with only that node's nodes, findings and metrics
+ * (shallow copies, made in one pass over each list): a file per node then reads its own entries, not every
+ * entry of the run (1,024 nodes x 8 GPUs: issue 44, item 7). {host: view}, new reference. */
+static json_t *node_views(const json_t *s)
+{
+    static const char *const lists[] = {"nodes", "findings", "metrics"};
+    json_t *views = json_object(), *e;
+    size_t i;
+    json_array_foreach(sj_arr(s, "nodes"), i, e) {
+        const char *host = sj_str(e, "host", "");
+        if (json_object_get(views, host))
+            continue;
+        json_t *v = json_copy((json_t *)s); /* shallow: the values are shared, not copied */
+        for (size_t k = 0; v && k < 3; k++)
+            json_object_set_new(v, lists[k], json_array());
+        if (v)
+            json_object_set_new(views, host, v);
+    }
+    for (size_t k = 0; k < 3; k++)
+        json_array_foreach(sj_arr(s, lists[k]), i, e) {
+            json_t *v = json_object_get(views, sj_str(e, "host", ""));
+            if (v && sj_str(e, "host", NULL))
+                json_array_append(json_object_get(v, lists[k]), e);
+        }
+    return views;
+}
+
 /* gpuaccept-nodes/<host>.prom for each node, and none left from an earlier run of other nodes. */
 int suite_handoff_prom_nodes_write(const json_t *s, const char *dir, char *err, size_t errlen)
 {
@@ -409,19 +476,23 @@ int suite_handoff_prom_nodes_write(const json_t *s, const char *dir, char *err, 
     }
     if (d)
         closedir(d);
+    json_t *views = node_views(s);
     size_t i;
     json_t *node;
+    int rc = 0;
     json_array_foreach(sj_arr(s, "nodes"), i, node) {
         const char *host = sj_str(node, "host", "");
-        char *text = suite_handoff_prom_node(s, host);
+        const json_t *view = json_object_get(views, host);
+        char *text = view ? suite_handoff_prom_node(view, host) : NULL;
         host_file_name(host, file, sizeof file);
         snprintf(path, sizeof path, "%s/%s.prom", sub, file);
-        int rc = text ? suite_write_text_atomic(path, text, err, errlen) : -1;
+        rc = text ? suite_write_text_atomic(path, text, err, errlen) : -1;
         if (!text)
             snprintf(err, errlen, "out of memory writing %s", path);
         free(text);
         if (rc != 0)
-            return -1;
+            break;
     }
-    return 0;
+    json_decref(views);
+    return rc;
 }

@@ -116,6 +116,35 @@ static void abnormal_hostlist(const json_t *s, sbuf *b)
     free(hosts);
 }
 
+/* The abnormal links (issue 44, item 6): the link or path between two nodes that are fine with their other
+ * partners, left to the fabric team; neither end is an abnormal node for it. */
+static void links_section(sbuf *b, const json_t *s)
+{
+    const json_t *links = sj_arr(s, "abnormal_links");
+    if (json_array_size(links) == 0)
+        return;
+    sbuf_printf(b,
+                "<section id=\"abnormal-links\"><h2>Abnormal links (%zu)</h2><p>Left to the fabric team: "
+                "neither end is drained or resumed for a link.</p><table><tr><th>link</th><th "
+                "class=\"codes\">fault codes</th><th class=\"found\">what was found</th></tr>",
+                json_array_size(links));
+    size_t i;
+    json_t *l;
+    json_array_foreach(links, i, l) {
+        const json_t *hosts = json_object_get(l, "hosts");
+        sbuf_puts(b, "<tr><td class=\"link\">");
+        sbuf_html(b, json_string_value(json_array_get(hosts, 0)));
+        sbuf_puts(b, " &harr; ");
+        sbuf_html(b, json_string_value(json_array_get(hosts, 1)));
+        sbuf_puts(b, "</td><td class=\"codes\">");
+        codes(b, sj_arr(l, "fault_codes"));
+        sbuf_puts(b, "</td><td class=\"found\">");
+        sbuf_html(b, sj_str(l, "message", ""));
+        sbuf_puts(b, "</td></tr>");
+    }
+    sbuf_puts(b, "</table></section>");
+}
+
 /* The failures shown beside an abnormal node; the rest are counted and listed under Findings. */
 enum { FOUND_SHOWN = 4 };
 
@@ -499,6 +528,7 @@ char *suite_render_html(const json_t *s)
     sbuf_puts(&b, "<main>\n");
     profile_section(&b, s);
     abnormal_section(&b, s);
+    links_section(&b, s);
     steps_section(&b, s);
     grid_section(&b, s);
     suite_fabric_html(&b, s);

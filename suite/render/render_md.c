@@ -151,6 +151,33 @@ static void abnormal_nodes(sbuf *b, const json_t *s)
     free(hosts);
 }
 
+/* The abnormal links (issue 44, item 6): a slow link between two nodes fine with their other partners is
+ * the link's or the path's, not either node's: neither is listed above, drained or resumed for it. */
+static void abnormal_links(sbuf *b, const json_t *s)
+{
+    const json_t *links = sj_arr(s, "abnormal_links");
+    if (json_array_size(links) == 0)
+        return;
+    sbuf_printf(b,
+                "\n## Abnormal links (%zu)\n\nLeft to the fabric team: neither end is drained or resumed "
+                "for a link.\n\n| link | fault codes | what was found |\n|---|---|---|\n",
+                json_array_size(links));
+    size_t i;
+    json_t *l;
+    json_array_foreach(links, i, l) {
+        const json_t *hosts = json_object_get(l, "hosts");
+        sbuf_puts(b, "| ");
+        sbuf_md(b, json_string_value(json_array_get(hosts, 0)));
+        sbuf_puts(b, " <-> ");
+        sbuf_md(b, json_string_value(json_array_get(hosts, 1)));
+        sbuf_puts(b, " | ");
+        codes(b, sj_arr(l, "fault_codes"));
+        sbuf_puts(b, " | ");
+        sbuf_md(b, sj_str(l, "message", ""));
+        sbuf_puts(b, " |\n");
+    }
+}
+
 /* How each step ended, and the baseline applied. */
 static void steps_table(sbuf *b, const json_t *s)
 {
@@ -273,6 +300,7 @@ char *suite_render_md(const json_t *s)
     verdict_head(&b, s);
     profile_line(&b, s);
     abnormal_nodes(&b, s);
+    abnormal_links(&b, s);
     steps_table(&b, s);
     nodes_grid(&b, s);
     suite_fabric_md(&b, s);

@@ -14,6 +14,7 @@
 #include "ga_time.h"
 #include "ga_version.h"
 #include "kernel_log.h"
+#include "links.h"
 #include "node_name.h"
 #include "step_status.h"
 #include "suite_util.h"
@@ -141,20 +142,25 @@ static json_t *make_step(const char *program, const json_t *report, const json_t
     return step;
 }
 
-/* The host of a rank, from a report's nodes: for findings and metrics that name a rank but not its host. */
-static const char *host_of_rank(const json_t *report, long long rank)
+/* The host of each rank of a report's nodes ({"rank": host}), for findings and metrics that name a rank but
+ * not its host: one pass over the nodes, not one per entry (issue 44, item 7). New reference. */
+static json_t *hosts_by_rank(const json_t *report)
 {
+    json_t *map = json_object(), *node, *r;
     size_t i, j;
-    json_t *node, *r;
     json_array_foreach(sj_arr(report, "nodes"), i, node)
-        json_array_foreach(sj_arr(node, "ranks"), j, r)
-            if (sj_int(r, "rank", -2) == rank)
-                return sj_str(node, "host", NULL);
-    return NULL;
+        json_array_foreach(sj_arr(node, "ranks"), j, r) {
+            char key[32];
+            snprintf(key, sizeof key, "%lld", sj_int(r, "rank", -2));
+            const char *host = sj_str(node, "host", NULL);
+            if (host && !json_object_get(map, key)) /* the first node listing a rank, as before */
+                json_object_set_new(map, key, json_string(host));
+        }
+    return map;
 }
 
 /* Copies a report's finding or metric, with its program first and its host filled in from its rank. */
-static json_t *tag_entry(const json_t *entry, const char *program, const json_t *report)
+static json_t *tag_entry(const json_t *entry, const char *program, const json_t *rank_hosts)
 {
     json_t *out = json_object();
     json_object_set_new(out, "program", json_string(program));
@@ -163,9 +169,11 @@ static json_t *tag_entry(const json_t *entry, const char *program, const json_t 
     json_object_foreach((json_t *)entry, key, v)
         json_object_set(out, key, v);
     if (!json_is_string(json_object_get(out, "host")) && sj_int(out, "rank", -1) >= 0) {
-        const char *host = host_of_rank(report, sj_int(out, "rank", -1));
+        char rank[32];
+        snprintf(rank, sizeof rank, "%lld", sj_int(out, "rank", -1));
+        json_t *host = json_object_get(rank_hosts, rank);
         if (host)
-            json_object_set_new(out, "host", json_string(host));
+            json_object_set(out, "host", host);
     }
     return out;
 }
@@ -295,26 +303,26 @@ static void merge_nodes(const json_t *report, const char *program, json_t *nodes
     }
 }
 
-/* The GPU model most ranks report, or NULL. */
+/* The GPU model most ranks report, or NULL (of equal counts, the first seen): counted in one pass, then
+ * chosen in a second, not counted again for each GPU. */
 static const char *majority_model(const json_t *nodes)
 {
     const char *best = NULL;
-    size_t best_n = 0, i, j, k, l;
-    json_t *n, *g, *n2, *g2;
-    json_array_foreach(nodes, i, n)
-        json_array_foreach(sj_arr(n, "gpus"), j, g) {
-            const char *m = sj_str(g, "model", NULL);
-            if (!m || (best && strcmp(m, best) == 0))
-                continue;
-            size_t count = 0;
-            json_array_foreach(nodes, k, n2)
-                json_array_foreach(sj_arr(n2, "gpus"), l, g2)
-                    count += ga_streq(sj_str(g2, "model", NULL), m);
-            if (count > best_n) {
-                best = m;
-                best_n = count;
+    json_int_t best_n = 0;
+    json_t *counts = json_object(), *n, *g;
+    size_t i, j;
+    for (int pass = 0; pass < 2; pass++)
+        json_array_foreach(nodes, i, n)
+            json_array_foreach(sj_arr(n, "gpus"), j, g) {
+                const char *m = sj_str(g, "model", NULL);
+                if (m && pass == 0)
+                    json_object_set_new(counts, m, json_integer(sj_int(counts, m, 0) + 1));
+                else if (m && sj_int(counts, m, 0) > best_n) {
+                    best = m;
+                    best_n = sj_int(counts, m, 0);
+                }
             }
-        }
+    json_decref(counts);
     return best;
 }
 
@@ -468,24 +476,29 @@ static int cmp_strings(const void *a, const void *b)
     return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
 }
 
-/* The aliases of each summary node, sorted: what else launchers and hostfiles called it. */
+/* The aliases of each summary node, sorted: what else launchers and hostfiles called it. The map is turned
+ * round first ({host: [aliases]}), one pass over it, not one per node. */
 static void note_aliases(json_t *nodes, const json_t *aliases)
 {
-    size_t i;
-    json_t *n;
-    json_array_foreach(nodes, i, n) {
-        json_t *list = json_array();
-        const char *alias;
-        json_t *to;
-        json_object_foreach((json_t *)aliases, alias, to)
-            if (ga_streq(json_string_value(to), sj_str(n, "host", "")))
-                json_array_append_new(list, json_string(alias));
-        sort_array(list, cmp_strings);
-        if (json_array_size(list))
-            json_object_set_new(n, "aliases", list);
-        else
-            json_decref(list);
+    json_t *by_host = json_object(), *n, *to;
+    const char *alias;
+    json_object_foreach((json_t *)aliases, alias, to) {
+        const char *host = json_string_value(to);
+        json_t *list = host ? json_object_get(by_host, host) : NULL;
+        if (host && !list)
+            json_object_set_new(by_host, host, list = json_array());
+        if (list)
+            json_array_append_new(list, json_string(alias));
     }
+    size_t i;
+    json_array_foreach(nodes, i, n) {
+        json_t *list = json_object_get(by_host, sj_str(n, "host", ""));
+        if (!json_array_size(list))
+            continue;
+        sort_array(list, cmp_strings);
+        json_object_set(n, "aliases", list);
+    }
+    json_decref(by_host);
 }
 
 /* The summary's head: schema, version, run, launcher, options and profile, and the totals filled later. */
@@ -520,6 +533,7 @@ static json_t *summary_head(const json_t *reports, const json_t *run, const char
     json_object_set_new(s, "node_count", json_integer(0));
     json_object_set_new(s, "gpu_count", json_integer(0));
     json_object_set_new(s, "abnormal_nodes", json_array());
+    json_object_set_new(s, "abnormal_links", json_array());
     return s;
 }
 
@@ -528,12 +542,12 @@ typedef struct {
     json_t *steps, *findings, *metrics, *nodes, *figures, *headlines, *charts;
 } merged_parts;
 
-static void append_tagged(json_t *to, const json_t *from, const char *program, const json_t *report)
+static void append_tagged(json_t *to, const json_t *from, const char *program, const json_t *rank_hosts)
 {
     size_t j;
     json_t *e;
     json_array_foreach(from, j, e)
-        json_array_append_new(to, tag_entry(e, program, report));
+        json_array_append_new(to, tag_entry(e, program, rank_hosts));
 }
 
 static void merge_programs(const json_t *reports, const json_t *run, merged_parts *m)
@@ -554,10 +568,12 @@ static void merge_programs(const json_t *reports, const json_t *run, merged_part
         if (!report)
             continue;
         merge_nodes(report, program, m->nodes, index);
-        append_tagged(m->findings, sj_arr(report, "findings"), program, report);
-        append_tagged(m->metrics, sj_arr(report, "metrics"), program, report);
-        append_tagged(m->headlines, sj_arr(report, "headlines"), program, report);
-        append_tagged(m->charts, sj_arr(report, "charts"), program, report);
+        json_t *rank_hosts = hosts_by_rank(report);
+        append_tagged(m->findings, sj_arr(report, "findings"), program, rank_hosts);
+        append_tagged(m->metrics, sj_arr(report, "metrics"), program, rank_hosts);
+        append_tagged(m->headlines, sj_arr(report, "headlines"), program, rank_hosts);
+        append_tagged(m->charts, sj_arr(report, "charts"), program, rank_hosts);
+        json_decref(rank_hosts);
     }
     json_decref(programs);
     json_decref(index);
@@ -647,7 +663,6 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "excluded_nodes", excluded);
     size_t gpu_count = settle_nodes(m.nodes, m.findings, m.metrics);
     note_aliases(m.nodes, aliases);
-    json_decref(aliases);
     const char *model = majority_model(m.nodes);
     json_object_set_new(s, "gpu_model", model ? json_string(model) : json_null());
     json_object_set_new(s, "node_count", json_integer((json_int_t)json_array_size(m.nodes)));
@@ -660,6 +675,8 @@ json_t *suite_merge(const json_t *reports, const json_t *run, const char *report
     json_object_set_new(s, "figures", m.figures);
     json_object_set_new(s, "headlines", m.headlines);
     json_object_set_new(s, "charts", m.charts);
+    suite_links_mark(s, aliases); /* a slow link names both ends, not a node (issue 44, item 6) */
+    json_decref(aliases);
     suite_fabric_merge(s, reports); /* the transport per node; "InfiniBand not exercised" (issue 25) */
     suite_summary_finalize(s);
     return s;

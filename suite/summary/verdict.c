@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "finding_text.h"
+#include "links.h"
 #include "ga_str.h"
 #include "suite_util.h"
 #include "step_status.h"
@@ -65,6 +66,8 @@ static int worst_on(const json_t *findings, const char *program, const char *hos
     json_array_foreach(findings, i, f) {
         if (!ga_streq(sj_str(f, "host", NULL), host) ||
             (program && !ga_streq(sj_str(f, "program", NULL), program)))
+            continue;
+        if (json_object_get(f, "link")) /* a link's, not the node's: in abnormal_links */
             continue;
         if (gpu && !suite_same_gpu(gpu, f))
             continue;
@@ -160,8 +163,9 @@ static json_t *judge_nodes(json_t *s)
 
 void suite_summary_finalize(json_t *s)
 {
-    json_t *abnormal = judge_nodes(s);
+    json_t *abnormal = judge_nodes(s), *links = suite_abnormal_links(sj_arr(s, "findings"));
     json_object_set_new(s, "abnormal_nodes", abnormal);
+    json_object_set_new(s, "abnormal_links", links);
     json_t *reasons = json_array(), *codes = json_array(), *f;
     int exit_code = GA_EXIT_PASS, failures = 0, warnings = 0;
     bool check_failed = false;
@@ -206,6 +210,7 @@ void suite_summary_finalize(json_t *s)
     json_object_set_new(v, "failures", json_integer(failures));
     json_object_set_new(v, "warnings", json_integer(warnings));
     json_object_set_new(v, "abnormal_node_count", json_integer((json_int_t)json_array_size(abnormal)));
+    json_object_set_new(v, "abnormal_link_count", json_integer((json_int_t)json_array_size(links)));
     json_object_set_new(v, "fault_codes", codes);
     json_object_set_new(v, "reasons", reasons);
 }
