@@ -18,6 +18,7 @@
 #include "ga_remeasure.h"
 #include "ga_report.h"
 #include "ga_testhook.h"
+#include "ga_text.h"
 #include "ga_time.h"
 #include "lm_analysis.h"
 #include "lm_json.h"
@@ -45,7 +46,7 @@ static void not_covered(lm_state *st, const ga_ctx *ctx, const char *line)
     if (ctx->world_rank != 0)
         return;
     ga_log("TRAIN", "not covered: %s", line);
-    json_array_append_new(st->not_covered, json_string(line));
+    json_array_append_new(st->not_covered, ga_json_text(line)); /* may quote a path or a GPU name */
 }
 
 /* The options against each other and the model's sizes; -1 to go on, else 2 (rank 0 printed one line). */
