@@ -439,6 +439,14 @@ static void cleanup(ga_run *run)
     lm_data_free(&st->ds);
 }
 
+/* -T/--wait-timeout: every wait from the first collective on; its default (120 s) is resolved with the
+ * backend, so until then an unset -T leaves the agreements to --timeout */
+static double wait_bound(const ga_run *run)
+{
+    double t = ((const lm_opts *)run->opts)->comm_timeout_s;
+    return t > 0 ? t : 0;
+}
+
 static const ga_program_def lm_train_program = {
     .cli = &lm_command_line,
     .tag = "TRAIN",
@@ -447,6 +455,7 @@ static const ga_program_def lm_train_program = {
     .record_size = sizeof(lm_record),
     .record_json = lm_record_json,
     .state_size = sizeof(lm_state),
+    .wait_bound = wait_bound,
     .backend_asked = backend_asked,
     .prepare = prepare,
     .measure = measure,

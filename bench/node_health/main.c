@@ -241,6 +241,12 @@ static void opts_init(void *opts)
         (nh_opts){.sysfs_root = "/sys", .expect_gpus = -1, .expect_hcas = -1, .expect_ib_rate_gbps = -1};
 }
 
+/* -T/--wait-timeout: every wait from the first collective on (0: --timeout alone) */
+static double wait_bound(const ga_run *run)
+{
+    return ((const nh_opts *)run->opts)->wait_timeout_s;
+}
+
 static const ga_program_def node_health_program = {
     .cli = &nh_command_line,
     .tag = "HEALTH",
@@ -248,6 +254,7 @@ static const ga_program_def node_health_program = {
     .opts_init = opts_init,
     .record_size = sizeof(nh_record),
     .record_json = nh_record_json,
+    .wait_bound = wait_bound,
     .prepare = prepare,
     .measure = measure,
     .before_report = fill_port_roles,
