@@ -51,9 +51,8 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
     char who[128];
     who_before_mpi(who, sizeof who);
     ga_deadline_start_startup(startup_s > 0 ? startup_s : GA_STARTUP_TIMEOUT_S, who);
-    /* -T bounds every wait from the first collective on (ga_init's exchanges), so it is known before
-     * MPI_Init; the engine sets it again once validate has resolved the program's default (issue 45, item 8).
-     */
+    /* -T bounds every wait from the first collective on (ga_init's exchanges), so it is read before MPI_Init;
+     * the engine sets it again once validate has resolved the program's default (issue 45, item 8). */
     double wait_s = ga_cli_scan_wait_timeout(spec, *argc, *argv);
     if (wait_s > 0)
         ga_deadline_set_wait_timeout(wait_s);

@@ -77,6 +77,7 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
     }
     GA_MPI_CHECK(MPI_Bcast(ids, 2, MPI_INT, 0, ctx->node_comm));
     ga_deadline_disarm();
+    ga_phase("start-up: preparing the run"); /* what a --timeout before the program's first phase names */
     ctx->node_index = ids[0];
     ctx->node_count = ids[1];
 }
