@@ -118,7 +118,7 @@ def main():
     for p in problems:
         print(p)
     print("%d file(s) checked, %d problem(s), %d expected" % (len(files), len(problems), expect))
-    if not files or (expect == 0 and problems) or (expect and len(problems) < expect):
+    if not files or len(problems) != expect:
         print("FAIL")
         return 1
     print("PASS")
