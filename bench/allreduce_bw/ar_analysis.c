@@ -6,6 +6,7 @@
 
 #include "ga_headline.h"
 #include "ga_stats.h"
+#include "ga_text.h"
 
 static const char *const placement_names[AR_PLACEMENTS] = {"out-of-place", "in-place"};
 
@@ -126,14 +127,14 @@ json_t *ar_results_json(const ar_sweep_desc *d, const ar_record *const *recs, co
             json_array_append_new(
                 results,
                 json_pack(
-                    "{s:I, s:I, s:s, s:s, s:s, s:f, s:f, s:f, s:I, s:b, s:{s:f, s:f, s:f}, s:{s:i, s:s}}",
+                    "{s:I, s:I, s:s, s:s, s:s, s:f, s:f, s:f, s:I, s:b, s:{s:f, s:f, s:f}, s:{s:i, s:o}}",
                     "bytes", (json_int_t)l.bytes, "count", (json_int_t)l.count, "placement",
                     placement_names[pl], "datatype", ar_dtype_get(d->type)->name, "op",
                     ar_coll_get(d->coll)->reduces ? ar_op_name(d->op) : "none", "time_us", a->time_s * 1e6,
                     "algbw_GBps", l.algbw[pl], "busbw_GBps", l.busbw[pl], "wrong",
                     (json_int_t)(a->wrong > 0 ? a->wrong : 0), "checked", a->wrong >= 0, "rank_time_us",
                     "min", a->min_s * 1e6, "mean", a->mean_s * 1e6, "max", a->max_s * 1e6, "slowest", "rank",
-                    slow->hdr.world_rank, "host", slow->hdr.host));
+                    slow->hdr.world_rank, "host", ga_json_text(slow->hdr.host)));
         }
     }
     free(samples);

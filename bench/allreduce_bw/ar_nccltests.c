@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ga_envvars.h"
+#include "ga_text.h"
 
 /* ---- numbers and times ---- */
 
@@ -251,7 +252,7 @@ static void add_env(const char *name, const char *value, void *user)
     if (!kv)
         return;
     sprintf(kv, "%s=%s", name, value);
-    json_array_append_new(user, json_string(kv));
+    json_array_append_new(user, ga_json_text(kv)); /* an environment value: any bytes */
     free(kv);
 }
 
@@ -262,9 +263,10 @@ json_t *ar_nt_json_devices(const ar_nt_device *devs, int n)
         char hex[32];
         snprintf(hex, sizeof hex, "%04x:%02x:%02x", devs[i].pci_domain, devs[i].pci_bus, devs[i].pci_device);
         json_array_append_new(devices,
-                              json_pack("{s:i, s:i, s:i, s:s, s:i, s:s, s:s}", "rank", devs[i].rank, "group",
-                                        devs[i].group, "pid", devs[i].pid, "hostname", devs[i].host, "device",
-                                        devs[i].device, "device_hex", hex, "device_info", devs[i].name));
+                              json_pack("{s:i, s:i, s:i, s:o, s:i, s:s, s:o}", "rank", devs[i].rank, "group",
+                                        devs[i].group, "pid", devs[i].pid, "hostname",
+                                        ga_json_text(devs[i].host), "device", devs[i].device, "device_hex",
+                                        hex, "device_info", ga_json_text(devs[i].name)));
     }
     return devices;
 }
@@ -275,7 +277,7 @@ json_t *ar_nt_json_new(const ar_nt_config *c, int argc, char **argv, char **envp
     ar_nt_now(now, sizeof now);
     json_t *doc = json_object(), *args = json_array(), *env = json_array();
     for (int i = 0; i < argc; i++)
-        json_array_append_new(args, json_string(argv[i]));
+        json_array_append_new(args, ga_json_text(argv[i]));
     if (envp)
         ga_envvars_collect(envp, add_env, env);
     json_object_set_new(doc, "version", json_integer(AR_NT_JSON_VERSION));

@@ -8,6 +8,7 @@
 
 #include "ga_log.h"
 #include "ga_report.h"
+#include "ga_text.h"
 
 void ar_outcome_vnote(ar_outcome *out, const char *fmt, va_list ap)
 {
@@ -15,7 +16,7 @@ void ar_outcome_vnote(ar_outcome *out, const char *fmt, va_list ap)
     vsnprintf(line, sizeof line, fmt, ap);
     if (!out->not_covered)
         out->not_covered = json_array();
-    json_array_append_new(out->not_covered, json_string(line));
+    json_array_append_new(out->not_covered, ga_json_text(line)); /* may quote a NIC or env value */
     ga_log("COMM", "not covered: %s", line);
 }
 
@@ -44,7 +45,7 @@ void ar_report_sweep(ar_outcome *out, ga_findings *f, const ar_sweep_outcome *s)
 {
     ar_figures fig;
     json_t *entry = combination_json(s, &fig);
-    json_object_set_new(entry, "pattern", json_string(s->pattern));
+    json_object_set_new(entry, "pattern", ga_json_text(s->pattern));
     json_array_append_new(out->combos, entry);
     out->wrong_total += fig.wrong_total;
     out->out_of_bounds += fig.out_of_bounds;
@@ -121,10 +122,10 @@ static json_t *nodes_json(const ar_node_fig *nodes, int n, const ar_nodes_verdic
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) {
         const ar_node_fig *nd = &nodes[i];
-        json_array_append_new(arr, json_pack("{s:i, s:s, s:i, s:i, s:f, s:i, s:b, s:b}", "node", nd->node,
-                                             "host", nd->host, "rank", nd->rank, "ranks", nd->ranks,
-                                             "busbw_GBps", nd->busbw, "measured", nd->measured, "below_min",
-                                             nd->below_min, "below_median", nd->below_median));
+        json_array_append_new(arr, json_pack("{s:i, s:o, s:i, s:i, s:f, s:i, s:b, s:b}", "node", nd->node,
+                                             "host", ga_json_text(nd->host), "rank", nd->rank, "ranks",
+                                             nd->ranks, "busbw_GBps", nd->busbw, "measured", nd->measured,
+                                             "below_min", nd->below_min, "below_median", nd->below_median));
     }
     return json_pack("{s:o, s:f, s:f, s:f, s:i}", "nodes", arr, "median_busbw_GBps", v->median_busbw,
                      "min_node_busbw_GBps", o->min_node_busbw, "tolerance", o->tolerance, "flagged",
@@ -218,8 +219,9 @@ static json_t *coverage_json(const ar_pairs_outcome *p)
     size_t len = (size_t)snprintf(line, sizeof line, "pairs: %d of %d pairs tested", total - untested, total);
     for (int i = 0; i < untested; i++) {
         const ar_member_id *a = &p->ids[list[i][0]], *b = &p->ids[list[i][1]];
-        json_array_append_new(arr, json_pack("{s:[i,i], s:[s,s], s:[i,i]}", "members", list[i][0], list[i][1],
-                                             "hosts", a->host, b->host, "ranks", a->rank, b->rank));
+        json_array_append_new(arr, json_pack("{s:[i,i], s:[o,o], s:[i,i]}", "members", list[i][0], list[i][1],
+                                             "hosts", ga_json_text(a->host), ga_json_text(b->host), "ranks",
+                                             a->rank, b->rank));
         len = coverage_line_add(line, sizeof line, len, i == 0, p, list[i]);
     }
     free(list);
@@ -237,18 +239,20 @@ static json_t *pairs_json(const ar_pairs_outcome *p, const ga_pairs_verdict *v, 
         for (int k = 0; k < pr->measured && k < GA_PAIR_MEASUREMENTS; k++)
             json_array_append_new(each, json_pack("{s:f, s:o}", "busbw_GBps", pr->figures[k], "cpu_wait",
                                                   pr->waits[k] >= 0 ? json_real(pr->waits[k]) : json_null()));
-        json_array_append_new(arr, json_pack("{s:i, s:[s,s], s:[i,i], s:f, s:o, s:b, s:b, s:i, s:o, s:i}",
-                                             "round", pr->round, "hosts", pr->host[0], pr->host[1], "ranks",
-                                             pr->rank[0], pr->rank[1], "busbw_GBps", pr->figure, "cpu_wait",
+        json_array_append_new(arr, json_pack("{s:i, s:[o,o], s:[i,i], s:f, s:o, s:b, s:b, s:i, s:o, s:i}",
+                                             "round", pr->round, "hosts", ga_json_text(pr->host[0]),
+                                             ga_json_text(pr->host[1]), "ranks", pr->rank[0], pr->rank[1],
+                                             "busbw_GBps", pr->figure, "cpu_wait",
                                              pr->cpu_wait >= 0 ? json_real(pr->cpu_wait) : json_null(),
                                              "flagged", pr->flagged, "contended", pr->contended, "measured",
                                              pr->measured, "measurements", each, "iters", pr->iters));
     }
     for (int i = 0; i < v->n_members; i++)
         if (v->members[i].suspect)
-            json_array_append_new(sus, json_pack("{s:s, s:i, s:i, s:i}", "host", v->members[i].host,
-                                                 "flagged_pairs", v->members[i].flagged_pairs, "pairs",
-                                                 v->members[i].pairs, "rank", v->members[i].rank));
+            json_array_append_new(sus,
+                                  json_pack("{s:o, s:i, s:i, s:i}", "host", ga_json_text(v->members[i].host),
+                                            "flagged_pairs", v->members[i].flagged_pairs, "pairs",
+                                            v->members[i].pairs, "rank", v->members[i].rank));
     return json_pack("{s:i, s:s, s:f, s:b, s:f, s:o, s:o, s:o}", "rounds", p->rounds, "unit",
                      p->by_rank ? "rank" : "node", "tolerance", tolerance, "cpus_shared", v->cpus_shared,
                      "median_busbw_GBps", v->median, "pairs", arr, "suspects", sus, "coverage", coverage);

@@ -7,6 +7,7 @@
 
 #include "ga_headline.h"
 #include "ga_report.h"
+#include "ga_text.h"
 
 /* The summary object: the first combination's figures at the top (a report of one pattern reads as it always
  * has), then every combination and each pattern's part. */
@@ -15,14 +16,15 @@ static json_t *summary_json(const ar_summary_facts *f, ar_outcome *out)
     const ar_opts *o = f->o;
     json_t *first = json_array_get(out->combos, 0);
     json_t *summary = json_pack(
-        "{s:s, s:s, s:s, s:s, s:i, s:O, s:O, s:O, s:O, s:I, s:I, s:i, s:i, s:i, s:i, s:i, s:f}", "backend",
-        f->backend, "collective", ar_coll_get(o->coll)->name, "datatype", ar_dtype_get(f->type)->name, "op",
-        ar_coll_get(o->coll)->reduces ? ar_op_name(f->op) : "none", "root", o->root, "results",
-        json_object_get(first, "results"), "avg_busbw_GBps", json_object_get(first, "avg_busbw_GBps"),
-        "busbw_at_max_GBps", json_object_get(first, "busbw_at_max_GBps"), "max_bytes",
-        json_object_get(first, "max_bytes"), "wrong_total", (json_int_t)out->wrong_total, "out_of_bounds",
-        (json_int_t)out->out_of_bounds, "iters", o->iters, "warmup_iters", o->warmup, "check", o->check,
-        "average", o->average, "nranks", f->world_size, "timeout_s", o->timeout_s);
+        "{s:o, s:s, s:s, s:s, s:i, s:O, s:O, s:O, s:O, s:I, s:I, s:i, s:i, s:i, s:i, s:i, s:f}", "backend",
+        ga_json_text(f->backend), "collective", ar_coll_get(o->coll)->name, "datatype",
+        ar_dtype_get(f->type)->name, "op", ar_coll_get(o->coll)->reduces ? ar_op_name(f->op) : "none", "root",
+        o->root, "results", json_object_get(first, "results"), "avg_busbw_GBps",
+        json_object_get(first, "avg_busbw_GBps"), "busbw_at_max_GBps",
+        json_object_get(first, "busbw_at_max_GBps"), "max_bytes", json_object_get(first, "max_bytes"),
+        "wrong_total", (json_int_t)out->wrong_total, "out_of_bounds", (json_int_t)out->out_of_bounds, "iters",
+        o->iters, "warmup_iters", o->warmup, "check", o->check, "average", o->average, "nranks",
+        f->world_size, "timeout_s", o->timeout_s);
     /* "pattern": the first asked for; "patterns": all, in order */
     json_t *patterns = json_array();
     for (int i = 0; i < o->n_patterns; i++)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "ga_headline.h"
+#include "ga_text.h"
 
 /* JSON has no NaN or Inf: null stands for them. */
 static json_t *real_or_null(double v)
@@ -61,18 +62,19 @@ static json_t *buckets_json(const ddp_bucket_plan *plan, size_t elem_size)
 
 json_t *ddp_conditions_json(const ddp_run_info *info, int steps)
 {
-    return json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:{s:i, s:i, s:i, s:i}}", "backend", info->backend,
-                     "dtype", info->dtype, "data", info->data, "local_batch", info->local_batch,
-                     "global_batch", info->global_batch, "steps", steps, "model", "input", info->input_dim,
-                     "hidden_layers", info->hidden_layers, "hidden", info->hidden, "classes", info->classes);
+    return json_pack("{s:o, s:o, s:o, s:i, s:i, s:i, s:{s:i, s:i, s:i, s:i}}", "backend",
+                     ga_json_text(info->backend), "dtype", ga_json_text(info->dtype), "data",
+                     ga_json_text(info->data), "local_batch", info->local_batch, "global_batch",
+                     info->global_batch, "steps", steps, "model", "input", info->input_dim, "hidden_layers",
+                     info->hidden_layers, "hidden", info->hidden, "classes", info->classes);
 }
 
 json_t *ddp_summary_json(const ddp_run_info *info, const ddp_outcome *out, const double *curve, int steps)
 {
     json_t *s = json_object();
-    json_object_set_new(s, "backend", json_string(info->backend));
-    json_object_set_new(s, "dtype", json_string(info->dtype));
-    json_object_set_new(s, "data", json_string(info->data));
+    json_object_set_new(s, "backend", ga_json_text(info->backend));
+    json_object_set_new(s, "dtype", ga_json_text(info->dtype));
+    json_object_set_new(s, "data", ga_json_text(info->data));
     json_object_set_new(s, "ranks", json_integer(info->ranks));
     json_object_set_new(s, "local_batch", json_integer(info->local_batch));
     json_object_set_new(s, "global_batch", json_integer(info->global_batch));

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_text.h"
+
 #define VALUE_MAX 1024
 
 /* What the audit knows of one node. */
@@ -218,8 +220,9 @@ static json_t *audit_field(const env_field *fd, const env_record *records, int n
         const char *value = values[v++];
         if (strcmp(value, values[maj]) == 0)
             continue;
-        json_array_append_new(deviating, json_pack("{s:s, s:i, s:s}", "host", nodes[k].host, "node_index",
-                                                   nodes[k].node_index, "value", value));
+        json_array_append_new(deviating, json_pack("{s:o, s:i, s:o}", "host", ga_json_text(nodes[k].host),
+                                                   "node_index", nodes[k].node_index, "value",
+                                                   ga_json_text(value))); /* an environment value */
         ga_where where = {nodes[k].host, nodes[k].node_index, -1, -1, NULL};
         ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here, '%s' on %d of %d nodes",
                         fd->name, shown(value), shown(values[maj]), agree, present);
@@ -241,10 +244,11 @@ static json_t *audit_field(const env_field *fd, const env_record *records, int n
                             fd->name, shown(mine), shown(leader));
         }
     }
-    json_t *entry = json_pack("{s:s, s:s, s:i, s:i, s:o}", "field", fd->name, "majority", values[maj],
-                              "agree", agree, "nodes", present, "deviating", deviating);
+    json_t *entry =
+        json_pack("{s:s, s:o, s:i, s:i, s:o}", "field", fd->name, "majority", ga_json_text(values[maj]),
+                  "agree", agree, "nodes", present, "deviating", deviating);
     if (fd->version >= 0 && !*values[maj] && nodes[0].leader)
-        json_object_set_new(entry, "why_absent", json_string(nodes[0].leader->versions[fd->version].why));
+        json_object_set_new(entry, "why_absent", ga_json_text(nodes[0].leader->versions[fd->version].why));
     return entry;
 }
 

@@ -10,7 +10,8 @@
 #include "ga_findings.h"
 
 typedef struct {
-    int expect_gpus; /* per node; 0 = no expectation */
+    int expect_gpus;       /* per node; 0 = no expectation */
+    double wait_timeout_s; /* -T/--wait-timeout, 0: none */
 } env_audit_opts;
 
 /* Adds findings to f and returns the "consistency" summary for the report (a new reference): one entry per

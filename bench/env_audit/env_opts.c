@@ -15,6 +15,7 @@ static const ga_option env_options[] = {
      .at = GA_AT(env_audit_opts, expect_gpus),
      .min = 0,
      .max = 1024},
+    GA_WAIT_TIMEOUT_OPTION(env_audit_opts, wait_timeout_s),
 };
 
 const ga_program_spec env_command_line = {

@@ -83,12 +83,19 @@ static int analyse_and_report(ga_run *run)
     return GA_GO_ON;
 }
 
+/* -T/--wait-timeout: every wait from the first collective on (0: --timeout alone) */
+static double wait_bound(const ga_run *run)
+{
+    return ((const env_audit_opts *)run->opts)->wait_timeout_s;
+}
+
 static const ga_program_def env_audit_program = {
     .cli = &env_command_line,
     .tag = "ENV",
     .opts_size = sizeof(env_audit_opts),
     .record_size = sizeof(env_record),
     .record_json = env_record_json,
+    .wait_bound = wait_bound,
     .measure = measure,
     .report = analyse_and_report,
 };

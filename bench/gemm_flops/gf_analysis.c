@@ -6,6 +6,7 @@
 
 #include "ga_headline.h"
 #include "ga_report.h"
+#include "ga_text.h"
 #include "ga_devflag.h"
 #include "ga_devreport.h"
 
@@ -114,7 +115,8 @@ static void dtype_findings(const gf_record *all, int n, int d, const gf_policy *
         const gf_result *x = &all[first_skip].dt[d];
         ga_findings_add(f, p->dtypes_explicit ? GA_SEV_WARN : GA_SEV_INFO, "GEMM_DTYPE_UNAVAILABLE",
                         GA_WHERE_CLUSTER, "%s not measured on %d of %d ranks: %s", name, skipped, n, x->note);
-        json_object_set_new(entry, "skipped", json_pack("{s:i, s:s}", "ranks", skipped, "reason", x->note));
+        json_object_set_new(entry, "skipped",
+                            json_pack("{s:i, s:o}", "ranks", skipped, "reason", ga_json_text(x->note)));
     }
 }
 
@@ -304,11 +306,12 @@ static json_t *burn_gpu_json(const gf_record *r, const ga_series_drop *drop, int
     }
     char sum0[24];
     snprintf(sum0, sizeof sum0, "%016llx", (unsigned long long)r->interval_checksum[0]);
-    json_t *g = json_pack("{s:s, s:i, s:i, s:o, s:s, s:o, s:f, s:s, s:i, s:b}", "host", r->hdr.host,
-                          "node_index", r->hdr.node_index, "rank", r->hdr.world_rank, "gpu",
-                          r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(), "model",
-                          r->model, "interval_tflops", iv, "drop_pct", drop->drop_pct, "checksum", sum0,
-                          "sdc_mismatch_intervals", mismatched, "flagged", drop->fell || mismatched);
+    json_t *g =
+        json_pack("{s:o, s:i, s:i, s:o, s:o, s:o, s:f, s:s, s:i, s:b}", "host", ga_json_text(r->hdr.host),
+                  "node_index", r->hdr.node_index, "rank", r->hdr.world_rank, "gpu",
+                  r->hdr.device_index >= 0 ? json_integer(r->hdr.device_index) : json_null(), "model",
+                  ga_json_text(r->model), "interval_tflops", iv, "drop_pct", drop->drop_pct, "checksum", sum0,
+                  "sdc_mismatch_intervals", mismatched, "flagged", drop->fell || mismatched);
     json_object_set_new(g, "gemms_checked", json_integer(gemms));
     json_object_set_new(g, "gemms_mismatched", json_integer(bad_gemms));
     json_object_set_new(g, "throttling",

@@ -1,6 +1,7 @@
 #include "gf_json.h"
 
 #include "gf_record.h"
+#include "ga_text.h"
 
 json_t *gf_record_json(const void *record, void *user)
 {
@@ -23,16 +24,17 @@ json_t *gf_record_json(const void *record, void *user)
             if (d == GA_FP8 && r->hdr.device_index >= 0)
                 json_object_set_new(o, "fast_accum", json_boolean(x->fast_accum == 1));
         } else
-            o = json_pack("{s:s, s:s}", "state", x->state == GF_SKIPPED ? "skipped" : "failed", "note",
-                          x->note);
+            o = json_pack("{s:s, s:o}", "state", x->state == GF_SKIPPED ? "skipped" : "failed", "note",
+                          ga_json_text(x->note)); /* a library's error message */
         json_object_set_new(res, ga_dtype_name(d), o);
     }
-    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o}", "model", r->model, "library", r->library, "m",
-                          (json_int_t)r->m, "n", (json_int_t)r->n, "k", (json_int_t)r->k, "gemm", res);
+    json_t *o = json_pack("{s:o, s:o, s:I, s:I, s:I, s:o}", "model", ga_json_text(r->model), "library",
+                          ga_json_text(r->library), "m", (json_int_t)r->m, "n", (json_int_t)r->n, "k",
+                          (json_int_t)r->k, "gemm", res);
     if (r->threads > 0)
         json_object_set_new(o, "threads", json_integer(r->threads));
     if (r->hdr.device_index >= 0)
         json_object_set_new(o, "compute_capability", json_sprintf("%d.%d", r->cc_major, r->cc_minor));
-    json_object_set_new(o, "sdc_group", json_string(r->group));
+    json_object_set_new(o, "sdc_group", ga_json_text(r->group));
     return o;
 }

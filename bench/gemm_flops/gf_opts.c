@@ -77,6 +77,7 @@ static const ga_option gf_options[] = {
     {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
      "host path: BLAS threads per rank (default: node cores / ranks)", GA_OPT_INT},
     {"seed", OPT_SEED, true, "N", "input seed, the same on every rank (default 42)", GA_OPT_INT},
+    GA_WAIT_TIMEOUT_OPTION(gf_cli, wait_timeout_s),
 };
 
 static int gf_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)

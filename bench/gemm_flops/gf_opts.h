@@ -11,6 +11,7 @@ typedef struct {
     gf_opts o;
     char dtype_arg[128];
     const char *burn_only; /* the first option that means something only in burn mode, NULL: none */
+    double wait_timeout_s; /* -T/--wait-timeout, 0: none */
 } gf_cli;
 
 /* The program's command line (ga_program_spec): name, --help text, option table and handler, aliases. */

@@ -304,6 +304,12 @@ static void opts_init(void *opts)
                                      .dtypes = (1u << GA_DTYPE_COUNT) - 1}};
 }
 
+/* -T/--wait-timeout: every wait from the first collective on (0: --timeout alone) */
+static double wait_bound(const ga_run *run)
+{
+    return ((const gf_cli *)run->opts)->wait_timeout_s;
+}
+
 static const ga_program_def gemm_flops_program = {
     .cli = &gf_command_line,
     .tag = "COMPUTE",
@@ -311,6 +317,7 @@ static const ga_program_def gemm_flops_program = {
     .opts_init = opts_init,
     .record_size = sizeof(gf_record),
     .record_json = gf_record_json,
+    .wait_bound = wait_bound,
     .validate = validate,
     .backend_asked = backend_asked,
     .gpu_only = gpu_only_request,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "ga_headline.h"
+#include "ga_text.h"
 
 /* JSON has no NaN or Inf: null stands for them. */
 static json_t *real_or_null(double v)
@@ -55,17 +56,17 @@ json_t *lm_record_json(const void *record, void *user)
 static json_t *model_json(const lm_run_info *info)
 {
     const lm_config *c = &info->cfg;
-    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:I}", "name", info->model, "layers", c->layers,
-                     "channels", c->channels, "heads", c->heads, "seq_len", c->seq_len, "vocab", c->vocab,
-                     "padded_vocab", c->padded_vocab, "parameters", (json_int_t)info->n_params);
+    return json_pack("{s:o, s:i, s:i, s:i, s:i, s:i, s:i, s:I}", "name", ga_json_text(info->model), "layers",
+                     c->layers, "channels", c->channels, "heads", c->heads, "seq_len", c->seq_len, "vocab",
+                     c->vocab, "padded_vocab", c->padded_vocab, "parameters", (json_int_t)info->n_params);
 }
 
 json_t *lm_conditions_json(const lm_run_info *info)
 {
-    return json_pack("{s:s, s:s, s:s, s:o, s:i, s:i, s:I, s:b}", "backend", info->backend, "dtype",
-                     info->dtype, "data", info->data, "model", model_json(info), "micro_batch",
-                     info->micro_batch, "grad_accum", info->grad_accum, "tokens_per_step",
-                     (json_int_t)info->tokens_per_step, "zero1", info->zero1);
+    return json_pack("{s:o, s:o, s:o, s:o, s:i, s:i, s:I, s:b}", "backend", ga_json_text(info->backend),
+                     "dtype", ga_json_text(info->dtype), "data", ga_json_text(info->data), "model",
+                     model_json(info), "micro_batch", info->micro_batch, "grad_accum", info->grad_accum,
+                     "tokens_per_step", (json_int_t)info->tokens_per_step, "zero1", info->zero1);
 }
 
 /* How MFU is counted: the formula, the FLOPs per token under both conventions, and the peak. */

@@ -18,6 +18,7 @@
 #include "ga_remeasure.h"
 #include "ga_report.h"
 #include "ga_testhook.h"
+#include "ga_text.h"
 #include "ga_time.h"
 #include "lm_analysis.h"
 #include "lm_json.h"
@@ -45,7 +46,7 @@ static void not_covered(lm_state *st, const ga_ctx *ctx, const char *line)
     if (ctx->world_rank != 0)
         return;
     ga_log("TRAIN", "not covered: %s", line);
-    json_array_append_new(st->not_covered, json_string(line));
+    json_array_append_new(st->not_covered, ga_json_text(line)); /* may quote a path or a GPU name */
 }
 
 /* The options against each other and the model's sizes; -1 to go on, else 2 (rank 0 printed one line). */
@@ -438,6 +439,14 @@ static void cleanup(ga_run *run)
     lm_data_free(&st->ds);
 }
 
+/* -T/--wait-timeout: every wait from the first collective on; its default (120 s) is resolved with the
+ * backend, so until then an unset -T leaves the agreements to --timeout */
+static double wait_bound(const ga_run *run)
+{
+    double t = ((const lm_opts *)run->opts)->comm_timeout_s;
+    return t > 0 ? t : 0;
+}
+
 static const ga_program_def lm_train_program = {
     .cli = &lm_command_line,
     .tag = "TRAIN",
@@ -446,6 +455,7 @@ static const ga_program_def lm_train_program = {
     .record_size = sizeof(lm_record),
     .record_json = lm_record_json,
     .state_size = sizeof(lm_state),
+    .wait_bound = wait_bound,
     .backend_asked = backend_asked,
     .prepare = prepare,
     .measure = measure,

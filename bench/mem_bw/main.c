@@ -179,6 +179,12 @@ static void opts_init(void *opts)
         .tolerance = 0.10, .device = GA_BACKEND_AUTO, .remeasure = GA_REMEASURE_DEFAULT, .slow_factor = 1};
 }
 
+/* -T/--wait-timeout: every wait from the first collective on (0: --timeout alone) */
+static double wait_bound(const ga_run *run)
+{
+    return ((const mb_opts *)run->opts)->wait_timeout_s;
+}
+
 static const ga_program_def mem_bw_program = {
     .cli = &mb_command_line,
     .tag = "COMPUTE",
@@ -186,6 +192,7 @@ static const ga_program_def mem_bw_program = {
     .opts_init = opts_init,
     .record_size = sizeof(mb_record),
     .record_json = mb_record_json,
+    .wait_bound = wait_bound,
     .validate = validate,
     .backend_asked = backend_asked,
     .gpu_only = gpu_only_request,

@@ -1,6 +1,7 @@
 #include "mb_json.h"
 
 #include "mb_record.h"
+#include "ga_text.h"
 
 json_t *mb_record_json(const void *record, void *user)
 {
@@ -15,7 +16,7 @@ json_t *mb_record_json(const void *record, void *user)
                         ? json_pack("{s:s, s:f, s:i, s:f, s:f, s:f, s:f, s:b}", "state", "measured", "bytes",
                                     x->bytes, "reps", x->reps, "best_s", x->best_s, "median_s", x->median_s,
                                     "GBps", x->GBps, "median_GBps", x->median_GBps, "check_ok", x->check_ok)
-                        : json_pack("{s:s, s:s}", "state", "failed", "note", x->note);
+                        : json_pack("{s:s, s:o}", "state", "failed", "note", ga_json_text(x->note));
         if (x->state == MB_MEASURED) {
             json_t *ms = json_array();
             for (int k = 0; k < x->measured && k < MB_MAX_MEASUREMENTS; k++)
@@ -24,7 +25,7 @@ json_t *mb_record_json(const void *record, void *user)
         }
         json_object_set_new(tests, mb_test_name(t), o);
     }
-    json_t *o = json_pack("{s:s, s:o, s:b, s:f, s:o}", "model", r->model, "numa_node",
+    json_t *o = json_pack("{s:o, s:o, s:b, s:f, s:o}", "model", ga_json_text(r->model), "numa_node",
                           r->numa_node >= 0 ? json_integer(r->numa_node) : json_null(), "numa_bound",
                           r->numa_bound, "buffer_bytes", r->buffer_bytes, "bandwidth", tests);
     if (r->threads > 0)

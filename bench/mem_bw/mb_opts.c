@@ -77,6 +77,7 @@ static const ga_option mb_options[] = {
      .flags = GA_OPT_FRACTION},
     {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
      "host path: triad threads per rank (default: node cores / ranks)", GA_OPT_INT},
+    GA_WAIT_TIMEOUT_OPTION(mb_opts, wait_timeout_s),
 };
 
 static int mb_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)

@@ -51,10 +51,11 @@ typedef struct {
     int threads; /* host path, 0 automatic */
     double tolerance, min_efficiency, min_host_efficiency;
     ga_backend device;
-    unsigned tests;     /* bit per mb_test to measure; 0: every test of the backend */
-    int remeasure;      /* passes of remeasurement of a test with a suspect (--remeasure) */
-    bool relative_warn; /* --relative warn */
-    double slow_factor; /* test hook (host path): GPUACCEPT_TEST_SLOW_FACTOR on this rank, else 1 */
+    unsigned tests;        /* bit per mb_test to measure; 0: every test of the backend */
+    int remeasure;         /* passes of remeasurement of a test with a suspect (--remeasure) */
+    bool relative_warn;    /* --relative warn */
+    double slow_factor;    /* test hook (host path): GPUACCEPT_TEST_SLOW_FACTOR on this rank, else 1 */
+    double wait_timeout_s; /* -T/--wait-timeout, 0: none */
 } mb_opts;
 
 const char *mb_test_name(int t);

@@ -17,6 +17,7 @@
 #include "ga_parse.h"
 #include "ga_engine.h"
 #include "ga_report.h"
+#include "ga_text.h"
 #include "nh_analysis.h"
 #include "nh_fabric.h"
 #include "nh_json.h"
@@ -159,14 +160,16 @@ static int analyse_and_report(ga_run *run)
 
     json_object_set_new(
         report, "summary",
-        json_pack("{s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}}",
-                  "sysfs_root", o->sysfs_root, "kernel_log", o->kernel_log[0] ? o->kernel_log : "live", "sku",
-                  o->sku[0] ? o->sku : "by GPU model", "sku_file", o->sku_file[0] ? o->sku_file : "built-in",
-                  "checked", "nodes", out.nodes, "gpus_checked", out.gpus_checked, "gpus_expected",
-                  out.gpus_expected, "nodes_without_nvml", out.nodes_without_nvml, "nodes_without_kernel_log",
-                  out.nodes_without_kernel_log, "nodes_without_ib", out.nodes_without_ib, "ports_checked",
-                  out.ports_checked, "ports_active", out.ports_active, "xids", out.xids, "xids_failing",
-                  out.xids_failing, "gpus_locality_unknown", out.gpus_locality_unknown));
+        json_pack("{s:o, s:o, s:o, s:o, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}}",
+                  "sysfs_root", ga_json_text(o->sysfs_root), "kernel_log",
+                  ga_json_text(o->kernel_log[0] ? o->kernel_log : "live"), "sku",
+                  ga_json_text(o->sku[0] ? o->sku : "by GPU model"), "sku_file",
+                  ga_json_text(o->sku_file[0] ? o->sku_file : "built-in"), "checked", "nodes", out.nodes,
+                  "gpus_checked", out.gpus_checked, "gpus_expected", out.gpus_expected, "nodes_without_nvml",
+                  out.nodes_without_nvml, "nodes_without_kernel_log", out.nodes_without_kernel_log,
+                  "nodes_without_ib", out.nodes_without_ib, "ports_checked", out.ports_checked,
+                  "ports_active", out.ports_active, "xids", out.xids, "xids_failing", out.xids_failing,
+                  "gpus_locality_unknown", out.gpus_locality_unknown));
     /* what each node offers between nodes: gpuaccept run's floor across nodes and --expect-net (issue 25) */
     json_object_set_new(json_object_get(report, "summary"), "fabric", nh_fabric_json(all, n, &copts));
     ga_report_add_headline(report,
@@ -238,6 +241,12 @@ static void opts_init(void *opts)
         (nh_opts){.sysfs_root = "/sys", .expect_gpus = -1, .expect_hcas = -1, .expect_ib_rate_gbps = -1};
 }
 
+/* -T/--wait-timeout: every wait from the first collective on (0: --timeout alone) */
+static double wait_bound(const ga_run *run)
+{
+    return ((const nh_opts *)run->opts)->wait_timeout_s;
+}
+
 static const ga_program_def node_health_program = {
     .cli = &nh_command_line,
     .tag = "HEALTH",
@@ -245,6 +254,7 @@ static const ga_program_def node_health_program = {
     .opts_init = opts_init,
     .record_size = sizeof(nh_record),
     .record_json = nh_record_json,
+    .wait_bound = wait_bound,
     .prepare = prepare,
     .measure = measure,
     .before_report = fill_port_roles,

@@ -38,9 +38,10 @@ static json_t *node_json(const nh_record *all, int n, int node, const nh_check_o
     }
     bool gdr = e.require_gdr && e.name[0];
     /* require_peermem: the key gpuaccept run reads (suite/summary/fabric.c), kept with require_gdr's value */
-    json_t *o = json_pack("{s:o, s:i, s:s?, s:b, s:b, s:s, s:o}", "host", ga_json_text(lead->hdr.host),
-                          "node", node, "sku", e.name[0] ? e.name : NULL, "require_gdr", gdr,
-                          "require_peermem", gdr, "compute_ports", roles.how, "ports_active", ports);
+    json_t *o =
+        json_pack("{s:o, s:i, s:o, s:b, s:b, s:o, s:o}", "host", ga_json_text(lead->hdr.host), "node", node,
+                  "sku", ga_json_text(e.name[0] ? e.name : NULL), "require_gdr", gdr, "require_peermem", gdr,
+                  "compute_ports", ga_json_text(roles.how), "ports_active", ports);
     json_object_set_new(o, "compute_port_names", names);
     json_object_set_new(o, "expect_hcas", e.hcas >= 0 ? json_integer(e.hcas) : json_null());
     return o;

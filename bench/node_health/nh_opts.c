@@ -76,6 +76,7 @@ static const ga_option nh_options[] = {
      "the compute ports, as NCCL_IB_HCA takes them (mlx5_0,mlx5_3:1; ^ excludes, = exact); default: "
      "NCCL_IB_HCA, then the SKU's compute_hcas, then the fastest ports",
      GA_OPT_LIST},
+    GA_WAIT_TIMEOUT_OPTION(nh_opts, wait_timeout_s),
 };
 
 static int nh_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)

@@ -19,6 +19,7 @@ typedef struct {
     char ib_hcas[256];  /* --ib-hcas: the compute ports in NCCL_IB_HCA's syntax, "" none */
     nh_sku_table skus;
     bool skus_loaded;
+    double wait_timeout_s; /* -T/--wait-timeout, 0: none */
 } nh_opts;
 
 /* The program's command line (ga_program_spec): name, --help text, option table and handler. */

@@ -6,6 +6,7 @@
 
 #include "ga_outlier.h"
 #include "ga_stats.h"
+#include "ga_text.h"
 
 static bool same_group(const ga_dev_sample *a, const ga_dev_sample *b)
 {
@@ -188,10 +189,10 @@ json_t *ga_dev_gpus_json(const ga_dev_sample *s, const ga_dev_verdict *v, int n,
         int i = idx[k];
         if (s[i].value < 0)
             continue;
-        json_t *o = json_pack("{s:s, s:i, s:i, s:o, s:s, s:f, s:o, s:b}", "host", s[i].host, "node_index",
-                              s[i].node_index, "rank", s[i].rank, "gpu",
+        json_t *o = json_pack("{s:o, s:i, s:i, s:o, s:o, s:f, s:o, s:b}", "host", ga_json_text(s[i].host),
+                              "node_index", s[i].node_index, "rank", s[i].rank, "gpu",
                               s[i].gpu >= 0 ? json_integer(s[i].gpu) : json_null(), "model",
-                              s[i].group ? s[i].group : "", value_key, s[i].value, "efficiency",
+                              ga_json_text(s[i].group ? s[i].group : ""), value_key, s[i].value, "efficiency",
                               v[i].efficiency >= 0 ? json_real(v[i].efficiency) : json_null(), "flagged",
                               v[i].below_median || v[i].below_peak);
         json_object_set_new(o, "bound", v[i].bound > 0 ? json_real(v[i].bound) : json_null());

@@ -262,6 +262,49 @@ double ga_cli_scan_timeout(const ga_program_spec *spec, int argc, char **argv)
     return t;
 }
 
+/* The value of word i when it is long option name ("--name V" or "--name=V"), else NULL. */
+static const char *long_value(const char *name, int argc, char **argv, int i)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[i], "--", 2) != 0 || strncmp(argv[i] + 2, name, n) != 0)
+        return NULL;
+    if (argv[i][2 + n] == '=')
+        return argv[i] + 3 + n;
+    return argv[i][2 + n] == '\0' && i + 1 < argc ? argv[i + 1] : NULL;
+}
+
+/* The value of word i when it is the short option key ("-K V" or "-KV"), else NULL. */
+static const char *short_value(int key, int argc, char **argv, int i)
+{
+    if (key <= 0 || key >= 128 || argv[i][0] != '-' || argv[i][1] != key)
+        return NULL;
+    return argv[i][2] ? argv[i] + 2 : i + 1 < argc ? argv[i + 1] : NULL;
+}
+
+double ga_cli_scan_wait_timeout(const ga_program_spec *spec, int argc, char **argv)
+{
+    const ga_option *row = NULL;
+    for (size_t k = 0; k < spec->n_options && !row; k++)
+        if (strcmp(spec->options[k].long_name, "wait-timeout") == 0)
+            row = &spec->options[k];
+    if (!row)
+        return 0;
+    double t = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *v = long_value("wait-timeout", argc, argv, i);
+        if (!v)
+            v = short_value(row->key, argc, argv, i);
+        for (size_t a = 0; !v && a < spec->n_aliases; a++)
+            if (strcmp(spec->aliases[a].replaced_by, "wait-timeout") == 0)
+                v = long_value(spec->aliases[a].long_name, argc, argv, i);
+        char err[128];
+        double parsed;
+        if (v && ga_parse_double(v, 0, 7 * 24 * 3600, &parsed, err, sizeof err) == 0)
+            t = parsed; /* the last one wins, as in the parse; a bad value is the parse's to refuse */
+    }
+    return t;
+}
+
 /* getopt's '?': an unknown option, or a long one given a value it takes none of (--quick=1; getopt then puts
  * its key in optopt, which is no character to print). */
 static void unknown_option(const ga_program_spec *spec, int argc, char **argv, bool print)

@@ -133,6 +133,19 @@ void ga_cli_escape(const char *s, char *out, size_t len);
  * parsing anything else: read before MPI is up, so that the watchdog bounds the start-up too. */
 double ga_cli_scan_timeout(const ga_program_spec *spec, int argc, char **argv);
 
+/* The -T/--wait-timeout of argv (its deprecated aliases too) when the program has that option, else 0 (none
+ * given): read before MPI is up, so that the bound holds from the first collective on. */
+double ga_cli_scan_wait_timeout(const ga_program_spec *spec, int argc, char **argv);
+
+/* The -T/--wait-timeout row of a program whose waits have no other bound: every wait from the first
+ * collective on, seconds, 0 (the default): none, --timeout alone (issue 45, item 8). */
+#define GA_WAIT_TIMEOUT_OPTION(type, member)                                                                 \
+    {                                                                                                        \
+        "wait-timeout", 'T', true, "SEC",                                                                    \
+            "bound of every wait from the first collective on, 0: none (default 0)", GA_OPT_REAL, "s",       \
+            .at = GA_AT(type, member), .min = 0, .max = 7 * 24 * 3600                                        \
+    }
+
 /* Parses a percentage, "10" or "10%", within [min_pct, max_pct], into *pct (in percent). Every relative
  * threshold on the command line is a percentage (docs/options.md). A value strictly between -1 and 1 written
  * without '%' is refused with a hint: it reads as a fraction (0.1 for 10%), which taken as 0.1% would be a

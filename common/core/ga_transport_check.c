@@ -352,12 +352,13 @@ json_t *ga_transport_analyse(const ga_transport_record *all, int n, const ga_tra
         hcas = json_pack("{s:o, s:i, s:i, s:i, s:o}", "list", ga_json_text(pol->ib_hcas), "nodes_kept",
                          hcas_kept, "nodes_outside", hcas_outside, "nodes_not_compared", hcas_unknown,
                          "not_compared_why", ga_json_text(hcas_unknown ? hcas_why : NULL));
-    return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:s?, s:o, s:o*}", "source",
+    return json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:o, s:o, s:o*}", "source",
                      pol->nccl ? "NCCL debug output (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH), one "
                                  "file per rank"
                                : "Open MPI components in use (MPI_T categories)",
                      "expect_net", ga_expect_net_name(pol->expect), "multi_node", multi, "allow_sockets",
                      pol->allow_sockets, "sockets_intended",
                      pol->allow_sockets && (socket_nodes > 0 || forced > 0), "ib_exercised", exercised,
-                     "ib_not_exercised_why", exercised ? NULL : why, "nodes", list, "ib_hcas", hcas);
+                     "ib_not_exercised_why", ga_json_text(exercised ? NULL : why), "nodes", list, "ib_hcas",
+                     hcas);
 }

@@ -51,6 +51,11 @@ int ga_program_begin(int *argc, char ***argv, const ga_program_spec *spec, ga_ct
     char who[128];
     who_before_mpi(who, sizeof who);
     ga_deadline_start_startup(startup_s > 0 ? startup_s : GA_STARTUP_TIMEOUT_S, who);
+    /* -T bounds every wait from the first collective on (ga_init's exchanges), so it is read before MPI_Init;
+     * the engine sets it again once validate has resolved the program's default (issue 45, item 8). */
+    double wait_s = ga_cli_scan_wait_timeout(spec, *argc, *argv);
+    if (wait_s > 0)
+        ga_deadline_set_wait_timeout(wait_s);
     ga_gpu_set_device_order(); /* before MPI_Init, which may start the CUDA runtime (CUDA-aware MPI) */
     ga_init(argc, argv, ctx);
     /* getopt permutes argv: keep the command line as typed for the report. */

@@ -51,6 +51,10 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
                  "(srun without --mpi=pmix?). Refusing to run %d copies of rank 0",
                  expected, expected);
 
+    /* The first collectives of the program: bounded by -T when the command line gave it (ga_program_begin
+     * read it before MPI_Init), so that a rank that never arrives is named within -T, not after --timeout. */
+    ga_phase("start-up: the ranks of each node");
+    ga_deadline_arm("the ranks' first exchanges at start-up (the ranks of each node)");
     GA_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx->world_rank, MPI_INFO_NULL,
                                      &ctx->node_comm));
     MPI_Comm_rank(ctx->node_comm, &ctx->local_rank);
@@ -72,6 +76,8 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
         MPI_Comm_free(&leaders);
     }
     GA_MPI_CHECK(MPI_Bcast(ids, 2, MPI_INT, 0, ctx->node_comm));
+    ga_deadline_disarm();
+    ga_phase("start-up: preparing the run"); /* what a --timeout before the program's first phase names */
     ctx->node_index = ids[0];
     ctx->node_count = ids[1];
 }

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 
+#include "ga_cli.h"
 #include "ga_exit.h"
 #include "ga_job.h"
 #include "ga_nccl_log.h"
@@ -195,8 +196,42 @@ static void test_pci_normalise(void)
     CHECK(ga_pci_normalise("0000:1b:00.0", small, sizeof small) == -1 && small[0] == '\0');
 }
 
+/* -T read before MPI_Init (issue 45, item 8): each spelling, the last one given, an alias, and nothing for a
+ * program without the option or for a word after "--". */
+static void test_scan_wait_timeout(void)
+{
+    typedef struct {
+        double t;
+    } opts;
+    static const ga_option rows[] = {GA_WAIT_TIMEOUT_OPTION(opts, t)};
+    static const ga_alias aliases[] = {{"comm-timeout", "wait-timeout"}};
+    ga_program_spec spec = {.name = "p", .options = rows, .n_options = 1, .aliases = aliases, .n_aliases = 1};
+    ga_program_spec none = {.name = "q"};
+    struct {
+        const char *words[5];
+        double want;
+    } cases[] = {{{"p", "-T", "5"}, 5},
+                 {{"p", "-T7"}, 7},
+                 {{"p", "--wait-timeout=3", "--quick"}, 3},
+                 {{"p", "-T", "5", "--wait-timeout", "9"}, 9},
+                 {{"p", "--comm-timeout", "4"}, 4},
+                 {{"p", "--", "-T", "5"}, 0},
+                 {{"p", "-T", "x"}, 0},
+                 {{"p", "--quick"}, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int argc = 0;
+        while (argc < 5 && cases[i].words[argc])
+            argc++;
+        double got = ga_cli_scan_wait_timeout(&spec, argc, (char **)cases[i].words);
+        CHECKF(got == cases[i].want, "case %zu: %g, want %g", i, got, cases[i].want);
+    }
+    char *words[] = {"q", "-T", "5", NULL};
+    CHECK(ga_cli_scan_wait_timeout(&none, 3, words) == 0);
+}
+
 int main(void)
 {
+    test_scan_wait_timeout();
     test_wait_pause();
     test_nccl_versions();
     test_pci_normalise();

@@ -18,6 +18,7 @@
 #include "ga_cli.h"
 #include "ga_exit.h"
 #include "ga_str.h"
+#include "ga_text.h"
 #include "ga_time.h"
 #include "ga_version.h"
 #include "handoff.h"
@@ -72,7 +73,7 @@ static json_t *argv_json(char **argv)
 {
     json_t *a = json_array();
     for (char **p = argv; *p; p++)
-        json_array_append_new(a, json_string(*p));
+        json_array_append_new(a, ga_json_text(*p));
     return a;
 }
 
@@ -171,7 +172,7 @@ static const char *settle_report(const run_ctx *c, const char *prog, const char 
         if (ga_streq(status, "crashed") &&
             (res->exit_code == GA_EXIT_PASS || res->exit_code == GA_EXIT_CHECK_FAILED))
             status = "bad_report";
-        json_object_set_new(step, "report_error", json_string(rerr));
+        json_object_set_new(step, "report_error", ga_json_text(rerr));
     }
     return status;
 }
@@ -219,7 +220,7 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
                         found && res.exit_code >= 0 ? json_integer(res.exit_code) : json_null());
     json_object_set_new(step, "signal", json_integer(res.signal));
     json_object_set_new(step, "duration_s", json_real(res.duration_s));
-    json_object_set_new(step, "result_line", json_string(res.result_line));
+    json_object_set_new(step, "result_line", ga_json_text(res.result_line)); /* the program's output */
     suite_attribution blame;
     bool named = suite_attr_pick(&res.attr, status, &blame);
     if (suite_attr_wanted(status))
@@ -464,15 +465,16 @@ static json_t *write_run_record(const run_ctx *c, json_t *steps)
         snprintf(launcher_cmd + strlen(launcher_cmd), sizeof launcher_cmd - strlen(launcher_cmd), "%s%s",
                  i ? " " : "", c->plan->argv[i]);
     ga_utc_timestamp(now, sizeof now);
-    json_t *opts = json_pack(
-        "{s:b, s:s, s:I, s:s?, s:f, s:s, s:s}", "quick", ga_streq(sj_str(o->profile, "name", ""), "quick"),
-        "profile", sj_str(o->profile, "name", "?"), "np", (json_int_t)c->plan->np, "hostfile", o->hostfile,
-        "step_timeout_s", o->step_timeout_s, "baseline", o->baseline, "bin_dir", c->bin_dir);
-    json_t *run =
-        json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:o, s:o}", "schema", SUITE_RUN_SCHEMA,
-                  "schema_version", SUITE_RUN_SCHEMA_VERSION, "run_id", c->run_id, "gpuaccept_version",
-                  ga_version(), "created_utc", now, "launcher", "kind", suite_launch_kind_name(c->plan->kind),
-                  "detail", c->plan->detail, "command", launcher_cmd, "options", opts, "steps", steps);
+    json_t *opts = json_pack("{s:b, s:s, s:I, s:o, s:f, s:o, s:o}", "quick",
+                             ga_streq(sj_str(o->profile, "name", ""), "quick"), "profile",
+                             sj_str(o->profile, "name", "?"), "np", (json_int_t)c->plan->np, "hostfile",
+                             ga_json_text(o->hostfile), "step_timeout_s", o->step_timeout_s, "baseline",
+                             ga_json_text(o->baseline), "bin_dir", ga_json_text(c->bin_dir));
+    json_t *run = json_pack("{s:s, s:i, s:s, s:s, s:s, s:{s:s, s:o, s:o}, s:o, s:o}", "schema",
+                            SUITE_RUN_SCHEMA, "schema_version", SUITE_RUN_SCHEMA_VERSION, "run_id", c->run_id,
+                            "gpuaccept_version", ga_version(), "created_utc", now, "launcher", "kind",
+                            suite_launch_kind_name(c->plan->kind), "detail", ga_json_text(c->plan->detail),
+                            "command", ga_json_text(launcher_cmd), "options", opts, "steps", steps);
     if (c->preflight)
         json_object_set(run, "preflight", c->preflight);
     if (suite_stop_signal_name())

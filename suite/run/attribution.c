@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ga_str.h"
+#include "ga_text.h"
 
 static void set(suite_attribution *a, const char *host, size_t host_len, int rank, const char *source,
                 const char *line)
@@ -122,11 +123,11 @@ bool suite_attr_wanted(const char *status)
 json_t *suite_attr_to_json(const suite_attribution *a)
 {
     if (a->found && !a->host[0])
-        return json_pack("{s:n, s:n, s:s, s:s}", "host", "rank", "source", a->source, "evidence",
-                         a->evidence);
+        return json_pack("{s:n, s:n, s:s, s:o}", "host", "rank", "source", a->source, "evidence",
+                         ga_json_text(a->evidence)); /* a line of the program's output */
     if (!a->found)
         return json_pack("{s:n, s:n, s:n, s:n}", "host", "rank", "source", "evidence");
-    return json_pack("{s:s, s:o, s:s, s:s}", "host", a->host, "rank",
+    return json_pack("{s:o, s:o, s:s, s:o}", "host", ga_json_text(a->host), "rank",
                      a->rank >= 0 ? json_integer(a->rank) : json_null(), "source", a->source, "evidence",
-                     a->evidence);
+                     ga_json_text(a->evidence));
 }

@@ -5,6 +5,7 @@
 
 #include "ga_exit.h"
 #include "ga_str.h"
+#include "ga_text.h"
 #include "outputs.h"
 
 /* How a step that did not end with a report of its checks becomes a finding. */
@@ -99,9 +100,9 @@ void suite_step_fault_name_node(json_t *finding, const json_t *run_step)
                  msg ? msg : "", json_string_value(json_object_get(node, "evidence")));
     else
         snprintf(buf, sizeof buf, "%s; node unknown", msg ? msg : "");
-    json_object_set_new(finding, "message", json_string(buf));
+    json_object_set_new(finding, "message", ga_json_text(buf));
     if (host) {
-        json_object_set_new(finding, "host", json_string(host));
+        json_object_set_new(finding, "host", ga_json_text(host));
         json_object_set(finding, "rank", json_is_integer(rank) ? rank : json_null());
     }
 }
