@@ -1,7 +1,7 @@
 /* The device check of the GPU path (ar_check.cu): inputs generated and outputs compared by kernels from the
- * per-element maths of ar_elem.h, as nccl-tests does, instead of a fill and a compare on one CPU core with two
- * copies per size (about 4 s per GiB). Both launch on the given CUDA stream (a cudaStream_t) and return the
- * launch's cudaError_t (0: queued); nothing waits. */
+ * per-element maths of ar_elem.h, as nccl-tests does, instead of a fill and a compare on one CPU core with
+ * two copies per size (about 4 s per GiB). Both launch on the given CUDA stream (a cudaStream_t) and return
+ * the launch's cudaError_t (0: queued); nothing waits. */
 #ifndef AR_CHECK_H
 #define AR_CHECK_H
 

@@ -234,7 +234,8 @@ AR_HD double ar_elem_ulps(int t, double got, double expected)
     int eb, mb, e = 0;
     ar_elem_layout(t, &eb, &mb);
     frexp(fabs(expected) > 0 ? fabs(expected) : 1.0, &e);
-    int min_exp = 2 - (1 << (eb - 1)); /* 1 - bias: below the smallest normal the spacing stays the subnormals' */
+    int min_exp =
+        2 - (1 << (eb - 1)); /* 1 - bias: below the smallest normal the spacing stays the subnormals' */
     double ulp = ldexp(1.0, (e - 1 > min_exp ? e - 1 : min_exp) - mb);
     return fabs(got - expected) / ulp;
 }
@@ -368,9 +369,18 @@ AR_HD bool ar_elem_expected(const ar_elem_job *j, uint64_t k, double *v)
 /* The job of rank's check of a pattern. */
 AR_HD ar_elem_job ar_elem_job_of(ar_coll_id id, const ar_pattern *p, int rank)
 {
-    ar_elem_job j = {(uint8_t)id,     (uint8_t)p->type,        (uint8_t)p->op,          0,
-                     p->nranks,       p->root,                 rank,                    p->seed,
-                     0,               p->counts.send_count,    p->counts.recv_count,    p->counts.param_count};
+    ar_elem_job j = {(uint8_t)id,
+                     (uint8_t)p->type,
+                     (uint8_t)p->op,
+                     0,
+                     p->nranks,
+                     p->root,
+                     rank,
+                     p->seed,
+                     0,
+                     p->counts.send_count,
+                     p->counts.recv_count,
+                     p->counts.param_count};
     return j;
 }
 

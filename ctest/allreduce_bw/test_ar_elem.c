@@ -24,11 +24,13 @@ static void check_types_agree(void)
         CHECKF(ar_elem_is_float(t) == d->is_float && e == d->exp_bits && m == d->man_bits, "%s layout",
                d->name);
         int64_t limit = d->exact_max < (1 << 20) ? d->exact_max : (1 << 20);
-        CHECKF(ar_elem_data_limit(t) == limit, "%s data limit %lld", d->name, (long long)ar_elem_data_limit(t));
+        CHECKF(ar_elem_data_limit(t) == limit, "%s data limit %lld", d->name,
+               (long long)ar_elem_data_limit(t));
         CHECKF(ar_elem_tolerance_ulps(t, AR_AVG) == ar_check_tolerance_ulps((ar_dtype)t, AR_AVG, 8), "%s tol",
                d->name);
     }
-    CHECK(sizeof(ar_elem_job) == 48); /* six words of a launch's arguments: the double's stand-ins read them */
+    CHECK(sizeof(ar_elem_job) ==
+          48); /* six words of a launch's arguments: the double's stand-ins read them */
 }
 
 /* Element i reduced over n ranks in the type, ranks taken from `first` on (a ring's order), rounded at every
@@ -68,7 +70,8 @@ static void check_exact_at_scale(void)
                 int64_t wrong = 0;
                 for (uint64_t i = 0; i < 6; i++) /* every mark, every position of the marked ranks */
                     for (int first = 0; first < 2; first++) {
-                        double got = reduce_in_type(&j, i + (uint64_t)ranks[ri] / 2, first ? ranks[ri] - 1 : 0);
+                        double got =
+                            reduce_in_type(&j, i + (uint64_t)ranks[ri] / 2, first ? ranks[ri] - 1 : 0);
                         wrong += ar_elem_wrong(&j, i + (uint64_t)ranks[ri] / 2, got);
                     }
                 CHECKF(wrong == 0, "%s %s n=%d: %lld wrong", ar_dtype_get((ar_dtype)t)->name,
