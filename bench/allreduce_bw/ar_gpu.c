@@ -1,7 +1,8 @@
 /* The GPU path: NCCL on device memory, one stream, every wait through ga_nccl_wait (bounded by -T). Inputs
  * are generated and outputs checked on the device by the kernels of ar_check.cu (the maths of ar_elem.h, the
- * host check's), outside the timed loops; one counter of wrong elements comes back. nccl-tests' -G (CUDA graphs), -R (buffer registration), -x (CTA policy),
- * -y (default stream), -u (unaligned buffers) and -M (memory use) are applied here, as nccl-tests 2.19 does.
+ * host check's), outside the timed loops; one counter of wrong elements comes back. nccl-tests' -G (CUDA
+ * graphs), -R (buffer registration), -x (CTA policy), -y (default stream), -u (unaligned buffers) and -M
+ * (memory use) are applied here, as nccl-tests 2.19 does.
  */
 #if GA_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -127,8 +128,8 @@ static int64_t nccl_count_wrong(ar_backend *b, const ar_call *c, const ar_patter
     ar_elem_job j = ar_elem_job_of(c->coll, p, b->rank);
     GA_CUDA_CHECK(cudaMemsetAsync(g->wrong_dev, 0, sizeof *g->wrong_dev, g->stream));
     GA_CUDA_CHECK((cudaError_t)ar_dev_count_wrong(output_at(b, c), &j, g->wrong_dev, g->stream));
-    GA_CUDA_CHECK(
-        cudaMemcpyAsync(&g->wrong_host, g->wrong_dev, sizeof g->wrong_host, cudaMemcpyDeviceToHost, g->stream));
+    GA_CUDA_CHECK(cudaMemcpyAsync(&g->wrong_host, g->wrong_dev, sizeof g->wrong_host, cudaMemcpyDeviceToHost,
+                                  g->stream));
     ga_nccl_wait(g->comm, g->stream, g->timeout_s, what);
     return (int64_t)g->wrong_host;
 }
