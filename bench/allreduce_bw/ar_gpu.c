@@ -396,6 +396,8 @@ ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_
     b->comm = comm;
     MPI_Comm_rank(comm, &b->rank);
     MPI_Comm_size(comm, &b->nranks);
+    /* the device check's counter, before -M's first reading: nccl-tests' memory figures do not hold it */
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->wrong_dev, sizeof *g->wrong_dev));
     if (g->setup.memory_report)
         g->free_before_init = free_memory();
     /* bounded by -T, aborted on any expiry */
@@ -407,7 +409,6 @@ ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_
     ga_nccl_mem_alloc(g->comm, (void **)&g->recv_base, g->max_bytes + g->pad, "the receive buffer");
     g->send = g->send_base;
     g->recv = g->recv_base;
-    GA_CUDA_CHECK(cudaMalloc((void **)&g->wrong_dev, sizeof *g->wrong_dev));
     register_buffers(g);
     if (g->setup.memory_report) {
         g->mem_used[0] = g->free_before_init - after_init;
