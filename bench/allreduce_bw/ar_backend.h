@@ -53,6 +53,14 @@ struct ar_backend {
     void (*put_input)(ar_backend *b, const ar_call *c, const void *host);
     /* Reads recv_count elements of output from where the call left them. */
     void (*get_output)(ar_backend *b, const ar_call *c, void *host);
+    /* The device check (the GPU path; NULL on the host path, which fills and compares on the host through
+     * put_input and get_output): fill_input poisons the output and generates the input of pattern p where
+     * the call reads it; count_wrong compares the output with the exact expected values and returns the
+     * wrong elements (its wait bounded by -T); corrupt_first adds 5 to the output's first element (the test
+     * hook GPUACCEPT_TEST_WRONG_RANK). The maths is ar_elem.h's, as the host check's. */
+    void (*fill_input)(ar_backend *b, const ar_call *c, const ar_pattern *p);
+    int64_t (*count_wrong)(ar_backend *b, const ar_call *c, const ar_pattern *p, const char *what);
+    void (*corrupt_first)(ar_backend *b, const ar_call *c);
     /* Runs iters operations and returns when they are complete; every wait is bounded by -T. what names the
      * operation for the timeout message. */
     void (*run)(ar_backend *b, const ar_call *c, int iters, const char *what);

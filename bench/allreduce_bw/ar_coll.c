@@ -1,5 +1,7 @@
 #include "ar_coll.h"
 
+#include "ar_elem.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -12,79 +14,6 @@
  * rank contributing, a bf16 or half sum of n rounded terms drifts by up to n ULPs. avg of integers: every
  * rank holds a(i) (the sum wraps, then divides). Data movement: rank r's element i is a small integer of r
  * and i, exact in the type. */
-
-static double mark(const ar_pattern *p, size_t i)
-{
-    return (double)(1 + (i + p->seed) % 3);
-}
-
-static double reduce_input(const ar_pattern *p, int rank, size_t i)
-{
-    size_t n = (size_t)p->nranks;
-    bool first = (size_t)rank == i % n;
-    bool second = n > 1 && (size_t)rank == (i + 1) % n;
-    double a = mark(p, i);
-    switch (p->op) {
-    case AR_SUM:
-        return (first ? a : 0) + (second ? 1 : 0);
-    case AR_PROD:
-        return (first ? a : 1) * (second ? 2 : 1);
-    case AR_MIN:
-        return first ? a : (second ? 3 : 4);
-    case AR_MAX:
-        return first ? a : (second ? 1 : 0);
-    default: /* avg */
-        if (ar_dtype_get(p->type)->is_float)
-            return (first ? a : 0) + (second ? 1 : 0);
-        return a;
-    }
-}
-
-/* Two's complement wrap of v to the width and signedness of an integer type. */
-static int64_t wrap_int(ar_dtype t, int64_t v)
-{
-    uint64_t u = (uint64_t)v;
-    switch (t) {
-    case AR_INT8:
-        return (int8_t)(uint8_t)u;
-    case AR_UINT8:
-        return (uint8_t)u;
-    case AR_INT32:
-        return (int32_t)(uint32_t)u;
-    case AR_UINT32:
-        return (uint32_t)u;
-    default:
-        return v;
-    }
-}
-
-static double reduce_expected_at(const ar_pattern *p, size_t i)
-{
-    double a = mark(p, i);
-    bool two = p->nranks > 1;
-    switch (p->op) {
-    case AR_SUM:
-        return a + (two ? 1 : 0);
-    case AR_PROD:
-        return a * (two ? 2 : 1);
-    case AR_MIN:
-    case AR_MAX:
-        return a;
-    default:
-        if (ar_dtype_get(p->type)->is_float)
-            return (a + (two ? 1 : 0)) / p->nranks;
-        /* integer avg: the sum wraps in the type, then divides (truncating), as NCCL's and our host's do */
-        return (double)(wrap_int(p->type, (int64_t)a * p->nranks) / p->nranks);
-    }
-}
-
-static double data_value(const ar_pattern *p, int rank, size_t i)
-{
-    int64_t limit = ar_dtype_get(p->type)->exact_max;
-    if (limit > (1 << 20))
-        limit = 1 << 20;
-    return (double)(1 + ((uint64_t)rank * 7u + (uint64_t)i * 3u + p->seed) % (uint64_t)limit);
-}
 
 /* ---- counts and bandwidth factors (nccl-tests' getCollByteCount and getBw) ---- */
 
@@ -147,92 +76,18 @@ static bool power_of_two(int n)
     return n > 0 && (n & (n - 1)) == 0;
 }
 
-/* ---- inputs and expected outputs per collective ---- */
-
-static bool expect_reduce_full(const ar_pattern *p, int rank, size_t j, double *v)
-{
-    (void)rank;
-    *v = reduce_expected_at(p, j);
-    return true;
-}
-
-static bool expect_reduce_root(const ar_pattern *p, int rank, size_t j, double *v)
-{
-    if (rank != p->root)
-        return false;
-    *v = reduce_expected_at(p, j);
-    return true;
-}
-
-static bool expect_reduce_scatter(const ar_pattern *p, int rank, size_t j, double *v)
-{
-    *v = reduce_expected_at(p, (size_t)rank * p->counts.recv_count + j);
-    return true;
-}
-
-static bool expect_allgather(const ar_pattern *p, int rank, size_t j, double *v)
-{
-    (void)rank;
-    size_t per = p->counts.send_count;
-    *v = data_value(p, (int)(j / per), j % per);
-    return true;
-}
-
-static bool expect_broadcast(const ar_pattern *p, int rank, size_t j, double *v)
-{
-    (void)rank;
-    *v = data_value(p, p->root, j);
-    return true;
-}
-
-static bool expect_alltoall(const ar_pattern *p, int rank, size_t j, double *v)
-{
-    size_t per = p->counts.param_count;
-    *v = data_value(p, (int)(j / per), (size_t)rank * per + j % per);
-    return true;
-}
-
-static bool expect_sendrecv(const ar_pattern *p, int rank, size_t j, double *v)
-{
-    *v = data_value(p, (rank - 1 + p->nranks) % p->nranks, j);
-    return true;
-}
-
-static bool expect_gather(const ar_pattern *p, int rank, size_t j, double *v)
-{
-    if (rank != p->root)
-        return false;
-    return expect_allgather(p, rank, j, v);
-}
-
-static bool expect_scatter(const ar_pattern *p, int rank, size_t j, double *v)
-{
-    *v = data_value(p, p->root, (size_t)rank * p->counts.recv_count + j);
-    return true;
-}
-
 static const ar_coll colls[AR_NCOLLS] = {
-    [AR_ALLREDUCE] = {"allreduce", true, false, counts_same, factor_allreduce, NULL, "none", reduce_input,
-                      expect_reduce_full},
-    [AR_ALLGATHER] = {"allgather", false, false, counts_gathering, factor_n1, NULL, "none", data_value,
-                      expect_allgather},
-    [AR_REDUCE_SCATTER] = {"reduce_scatter", true, false, counts_scattering, factor_n1, NULL, "none",
-                           reduce_input, expect_reduce_scatter},
-    [AR_BROADCAST] = {"broadcast", false, true, counts_same, factor_one, NULL, "none", data_value,
-                      expect_broadcast},
-    [AR_REDUCE] = {"reduce", true, true, counts_same, factor_one, NULL, "none", reduce_input,
-                   expect_reduce_root},
-    [AR_ALLTOALL] = {"alltoall", false, false, counts_alltoall, factor_n1, NULL, "none", data_value,
-                     expect_alltoall},
-    [AR_SENDRECV] = {"sendrecv", false, false, counts_same, factor_one, NULL, "none", data_value,
-                     expect_sendrecv},
-    [AR_GATHER] = {"gather", false, true, counts_gathering, factor_n1, NULL, "none", data_value,
-                   expect_gather},
-    [AR_SCATTER] = {"scatter", false, true, counts_scattering, factor_n1, NULL, "none", data_value,
-                    expect_scatter},
+    [AR_ALLREDUCE] = {"allreduce", true, false, counts_same, factor_allreduce, NULL, "none"},
+    [AR_ALLGATHER] = {"allgather", false, false, counts_gathering, factor_n1, NULL, "none"},
+    [AR_REDUCE_SCATTER] = {"reduce_scatter", true, false, counts_scattering, factor_n1, NULL, "none"},
+    [AR_BROADCAST] = {"broadcast", false, true, counts_same, factor_one, NULL, "none"},
+    [AR_REDUCE] = {"reduce", true, true, counts_same, factor_one, NULL, "none"},
+    [AR_ALLTOALL] = {"alltoall", false, false, counts_alltoall, factor_n1, NULL, "none"},
+    [AR_SENDRECV] = {"sendrecv", false, false, counts_same, factor_one, NULL, "none"},
+    [AR_GATHER] = {"gather", false, true, counts_gathering, factor_n1, NULL, "none"},
+    [AR_SCATTER] = {"scatter", false, true, counts_scattering, factor_n1, NULL, "none"},
     /* nccl-tests: algbw counts the (n-1) blocks a rank receives, busbw = algbw; its redop column is empty */
-    [AR_HYPERCUBE] = {"hypercube", false, false, counts_gathering, factor_one, factor_n1, "", data_value,
-                      expect_allgather},
+    [AR_HYPERCUBE] = {"hypercube", false, false, counts_gathering, factor_one, factor_n1, ""},
 };
 
 const char *ar_coll_op_label(ar_coll_id id, ar_op op)
@@ -293,13 +148,10 @@ void ar_coll_bandwidth(ar_coll_id id, size_t bytes, double time_s, int nranks, d
     *busbw = *algbw * colls[id].bus_factor(nranks);
 }
 
-/* avg of floats: two rounded products (x / n, with 1/n itself rounded) and their rounded sum are within 3
- * units of the last place of the exact (a + 1) / n, whatever n (see the data above); nccl-tests allows 2 for
- * its own rounding of the expected value. */
 double ar_check_tolerance_ulps(ar_dtype type, ar_op op, int nranks)
 {
     (void)nranks;
-    return op == AR_AVG && ar_dtype_get(type)->is_float ? 3.0 : 0.0;
+    return ar_elem_tolerance_ulps(type, op);
 }
 
 const char *ar_check_skip_reason(ar_dtype type, ar_op op)
@@ -311,22 +163,19 @@ const char *ar_check_skip_reason(ar_dtype type, ar_op op)
 
 void ar_fill_input(ar_coll_id id, const ar_pattern *p, int rank, void *buf)
 {
-    double (*input)(const ar_pattern *, int, size_t) = colls[id].input;
+    ar_elem_job j = ar_elem_job_of(id, p, rank);
     for (size_t i = 0; i < p->counts.send_count; i++)
-        ar_store(p->type, buf, i, input(p, rank, i));
+        ar_elem_store(p->type, buf, i, ar_elem_input(&j, i));
 }
 
 int64_t ar_count_wrong(ar_coll_id id, const ar_pattern *p, int rank, const void *buf)
 {
-    double tol = ar_check_tolerance_ulps(p->type, p->op, p->nranks);
-    int64_t wrong = 0;
+    ar_elem_job j = ar_elem_job_of(id, p, rank);
     double want;
-    for (size_t j = 0; j < p->counts.recv_count; j++) {
-        if (!colls[id].expected(p, rank, j, &want))
-            return 0;
-        double got = ar_load(p->type, buf, j);
-        if (got != want && !(tol > 0 && ar_ulps(p->type, got, want) <= tol))
-            wrong++;
-    }
+    if (p->counts.recv_count == 0 || !ar_elem_expected(&j, 0, &want))
+        return 0; /* nothing expected on this rank */
+    int64_t wrong = 0;
+    for (size_t k = 0; k < p->counts.recv_count; k++)
+        wrong += ar_elem_wrong(&j, k, ar_elem_load(p->type, buf, k));
     return wrong;
 }

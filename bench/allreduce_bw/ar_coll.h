@@ -53,11 +53,6 @@ typedef struct {
     double (*alg_factor)(int nranks);
     /* the redop column for data movement ("none"; nccl-tests prints "" for hypercube) */
     const char *no_op_name;
-    /* The value rank writes at index i of its input (send_count elements). */
-    double (*input)(const ar_pattern *p, int rank, size_t i);
-    /* The value expected at index j of rank's output (recv_count elements); false where nothing is expected
-     * (reduce off the root). */
-    bool (*expected)(const ar_pattern *p, int rank, size_t j, double *v);
 } ar_coll;
 
 const ar_coll *ar_coll_get(ar_coll_id id);

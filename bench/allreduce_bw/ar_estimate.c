@@ -25,19 +25,32 @@ double est_op_s(const ga_est_figures *f, int coll, int type, size_t size_bytes, 
 static void ar_model_line(const ga_est_figures *f, const ga_est_cluster *c, const est_ar_plan *p, char *buf,
                           size_t len)
 {
+    char check[160];
+    if (f->gpu && f->dev_check_GBps > 0)
+        snprintf(check, sizeof check,
+                 "check on the GPU: 2 B per byte + the receive buffer at %.0f GB/s + %.0f us (an estimate, "
+                 "not measured)",
+                 f->dev_check_GBps, f->dev_check_s * 1e6);
+    else
+        snprintf(check, sizeof check, "check %.0f ns/B on one core", f->check_per_byte * 1e9);
     snprintf(
         buf, len,
         "launch %.0f s + %.0f ms/node; alpha-beta t = a + f(n) S / busbw, busbw %.4g GB/s within a node%s, "
         "%.4g across nodes%s, a = %.0f us in a node, %.0f us + %.0f us per doubling across; %s %.1f s + "
-        "%.0f ms/rank; check %.0f ns/B on one core; its plan (ar_budget.h) over %d sizes: world, node, "
+        "%.0f ms/rank; %s; its plan (ar_budget.h) over %d sizes: world, node, "
         "pairs shares 0.35/0.15/0.50 of --timeout %.0f s less the reserve, the screen at the judging size, "
         "rounds cut where a pair is judged; slow node: its links %.0fx slower",
         f->launch_s, f->launch_per_node_s * 1e3, f->busbw_intra,
         f->gpu && c->node_busbw_GBps > 0 ? " (baseline)" : "", f->busbw_inter,
         f->gpu ? " (46 GB/s per NDR NIC, one per GPU)" : " (10 Gb/s Ethernet)", f->alpha_intra * 1e6,
         f->alpha_inter * 1e6, f->alpha_per_doubling * 1e6, f->gpu ? "NCCL init" : "communicator",
-        f->comm_init_s, f->comm_init_per_rank * 1e3, f->check_per_byte * 1e9, p->n_sizes, p->timeout_s,
-        GA_EST_SLOW_FACTOR);
+        f->comm_init_s, f->comm_init_per_rank * 1e3, check, p->n_sizes, p->timeout_s, GA_EST_SLOW_FACTOR);
+}
+
+/* The ranks of one pair's communicator: two nodes' ranks, or two ranks of one node. */
+static int pair_ranks(const ga_est_cluster *c, const est_ar_plan *p)
+{
+    return p->by_rank ? 2 : 2 * c->ranks_per_node;
 }
 
 /* The pairs' coverage and what --rounds all and, where it is fewer, --rounds 3 cost (fault-free, no time
@@ -52,17 +65,21 @@ static void ar_pairs_note(const ga_est_figures *f, const ga_est_cluster *c, int 
                          sizeof err) ||
         est_allreduce_bw(f, argc, argv, c->nodes, c->ranks_per_node, 0, false, 3, &three, err, sizeof err))
         return;
+    const char *unit = p->by_rank ? "rank" : "node";
     int n = snprintf(
         buf, len,
-        "pairs: %lld of %lld pairs tested (%d of %d rounds of %d pairs of %ss); --rounds all is %d "
-        "round%s, %.0f s of pairs",
-        p->pairs_tested, p->pairs_total, p->rounds_run, p->rounds_asked, p->members / 2,
-        p->by_rank ? "rank" : "node", all.rounds_asked, all.rounds_asked == 1 ? "" : "s", all.pairs_s);
+        "pairs: %lld of %lld pairs tested (%d of %d rounds of %d pairs of %ss; a round %.1f s, of "
+        "which %.2f s its communicators' init; the pairs' share %.0f s); every %s in each round "
+        "run, with %d of its %d partners (%.0f%%); --rounds all is %d round%s, %.0f s of pairs",
+        p->pairs_tested, p->pairs_total, p->rounds_run, p->rounds_asked, p->members / 2, unit, p->round_s,
+        f->gpu ? f->comm_init_s + f->comm_init_per_rank * pair_ranks(c, p) : 0, p->pairs_share_s, unit,
+        p->rounds_run, p->members - 1, 100.0 * p->rounds_run / (p->members > 1 ? p->members - 1 : 1),
+        all.rounds_asked, all.rounds_asked == 1 ? "" : "s", all.pairs_s);
     if (all.rounds_asked > 3 && n > 0 && (size_t)n < len)
         snprintf(
             buf + n, len - (size_t)n,
             "; --rounds 3: %.0f s of pairs, every %s in every round with 3 different partners (%lld pairs)",
-            three.pairs_s, p->by_rank ? "rank" : "node", three.pairs_tested);
+            three.pairs_s, unit, three.pairs_tested);
 }
 
 int allreduce_bw_estimate(const ga_estimate_in *in, ga_estimate_out *out)

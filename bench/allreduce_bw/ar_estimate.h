@@ -24,6 +24,7 @@ typedef struct {
     double total_s;                            /* the program's run, launch excluded */
     double screen_s, world_s, node_s, pairs_s; /* its phases */
     int rounds_asked, rounds_run, members;
+    double pairs_share_s, round_s; /* the pairs' time when they start (0: no limit), the slowest round */
     long long pairs_tested, pairs_total; /* members * (members - 1) / 2 outgrows an int (issue 45, item 6) */
     bool by_rank;
     char cut[512];    /* what the plan cut, as the program's not_covered says it ("; " between) */

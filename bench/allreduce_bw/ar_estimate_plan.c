@@ -50,6 +50,7 @@ typedef struct {
     int warmup, iters, check;
     bool first_is_figure; /* the answer is known (a slow fabric): each size's first operation is its figure */
     size_history *hist;   /* AR_MAX_SIZES entries, kept across the sweeps of one gate; NULL without a gate */
+    uint64_t max_bytes;   /* the largest size: the device check poisons the whole receive buffer */
 } sweep_sim;
 
 typedef struct {
@@ -70,6 +71,8 @@ typedef struct {
     double now, deadline, run_timeout;
     char cut[512];
     int rounds_asked, rounds_run;
+    /* the time the pairs had when they started (0: no limit), and their slowest round */
+    double pairs_share_s, round_s;
     long long pairs_tested;
     double pair_fig[2]; /* busbw of a healthy pair and of the slow one at the rounds' last size */
 } ar_sim;
@@ -102,8 +105,13 @@ static double busbw_of(const sweep_sim *w, uint64_t size, double op_s)
     return bus;
 }
 
+/* One check: the operation, then the fill and the compare. On the GPU path on the device (ar_check.cu): the
+ * receive buffer poisoned, the input written, the output read, at the device check's rate, plus its launches
+ * and the counter's copy; on the host path on one CPU core per rank. */
 static double check_cost_s(const sweep_sim *w, uint64_t size, double op_s)
 {
+    if (w->f->gpu && w->f->dev_check_GBps > 0)
+        return op_s + (double)(2 * size + w->max_bytes) / (w->f->dev_check_GBps * 1e9) + w->f->dev_check_s;
     double copies = w->f->gpu ? 2.0 * (double)size / (w->f->copy_GBps * 1e9) : 0;
     return op_s + (double)size * w->f->check_per_byte + copies;
 }
@@ -273,6 +281,7 @@ static sweep_sim sweep_of(const ar_sim *a, int ranks, int nodes, double deadline
                    .world = a->world};
     w.deadline = w.gate_deadline = deadline;
     w.warmup = a->o->warmup, w.iters = a->o->iters, w.check = a->o->check;
+    w.max_bytes = a->n_sizes > 0 ? a->sizes[a->n_sizes - 1] : 0;
     return w;
 }
 
@@ -463,6 +472,7 @@ static void sim_pairs(ar_sim *a)
     w.kind[1].slow = true;
     double slowest = 0;
     int slow_pairs = 0, judged = 0, r = 0;
+    a->pairs_share_s = a->deadline > 0 ? a->deadline - a->now : 0;
     for (; r < a->rounds_asked; r++) {
         a->now += ga_est_mpi_small_s(a->f, a->world);
         if (r > 0 && a->deadline > 0 && a->now + slowest > a->deadline)
@@ -473,6 +483,7 @@ static void sim_pairs(ar_sim *a)
         slowest = a->now - t0 > slowest ? a->now - t0 : slowest;
     }
     a->rounds_run = r;
+    a->round_s = slowest;
     if (r < a->rounds_asked)
         note_cut(a, "pairs: rounds %d-%d of %d not run: out of time", r + 1, a->rounds_asked,
                  a->rounds_asked);
@@ -623,6 +634,8 @@ int est_allreduce_bw(const ga_est_figures *f, int argc, char **argv, int nodes, 
     out->total_s = a.now;
     out->rounds_asked = a.rounds_asked;
     out->rounds_run = a.rounds_run;
+    out->pairs_share_s = a.pairs_share_s;
+    out->round_s = a.round_s;
     out->pairs_tested = a.pairs_tested;
     out->members = a.members;
     out->by_rank = a.by_rank;

@@ -1,7 +1,8 @@
 /* The GPU path: NCCL on device memory, one stream, every wait through ga_nccl_wait (bounded by -T). Inputs
- * are generated and outputs checked on the host (ar_coll.c), copied through cudaMemcpy outside the timed
- * loops, so no kernel is needed. nccl-tests' -G (CUDA graphs), -R (buffer registration), -x (CTA policy),
- * -y (default stream), -u (unaligned buffers) and -M (memory use) are applied here, as nccl-tests 2.19 does.
+ * are generated and outputs checked on the device by the kernels of ar_check.cu (the maths of ar_elem.h, the
+ * host check's), outside the timed loops; one counter of wrong elements comes back. nccl-tests' -G (CUDA
+ * graphs), -R (buffer registration), -x (CTA policy), -y (default stream), -u (unaligned buffers) and -M
+ * (memory use) are applied here, as nccl-tests 2.19 does.
  */
 #if GA_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "ar_backend.h"
+#include "ar_check.h"
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_cuda.h"
@@ -33,6 +35,8 @@ typedef struct {
     const char *what;                                        /* names the communicator in messages */
     ar_call last_call;                                       /* the call the shift counts operations of */
     size_t ops_since_call; /* operations run of it so far: their buffers shift, as nccl-tests' */
+    unsigned long long *wrong_dev, wrong_host; /* the device check's counter and its copy */
+    unsigned char poke[8];                     /* the test hook's element on its way to the device */
 } nccl_impl;
 
 /* Every NCCL call's result is checked (an error aborts the communicator); the calls are bounded by -T through
@@ -104,6 +108,42 @@ static void nccl_get_output(ar_backend *b, const ar_call *c, void *host)
 {
     aim(b, c); /* the run before left the stream idle (ga_nccl_wait) */
     GA_CUDA_CHECK(cudaMemcpy(host, output_at(b, c), c->counts.recv_count * esize(c), cudaMemcpyDeviceToHost));
+}
+
+/* The device check (ar_backend.h): the output poisoned as put_input does, the input generated in place. */
+static void nccl_fill_input(ar_backend *b, const ar_call *c, const ar_pattern *p)
+{
+    nccl_impl *g = b->impl;
+    aim(b, c);
+    restart_shift(g, c);
+    GA_CUDA_CHECK(cudaMemsetAsync(g->recv_base, 0xff, g->max_bytes + g->pad, g->stream));
+    ar_elem_job j = ar_elem_job_of(c->coll, p, b->rank);
+    GA_CUDA_CHECK((cudaError_t)ar_dev_fill(input_at(b, c), &j, g->stream));
+}
+
+static int64_t nccl_count_wrong(ar_backend *b, const ar_call *c, const ar_pattern *p, const char *what)
+{
+    nccl_impl *g = b->impl;
+    aim(b, c);
+    ar_elem_job j = ar_elem_job_of(c->coll, p, b->rank);
+    GA_CUDA_CHECK(cudaMemsetAsync(g->wrong_dev, 0, sizeof *g->wrong_dev, g->stream));
+    GA_CUDA_CHECK((cudaError_t)ar_dev_count_wrong(output_at(b, c), &j, g->wrong_dev, g->stream));
+    GA_CUDA_CHECK(cudaMemcpyAsync(&g->wrong_host, g->wrong_dev, sizeof g->wrong_host, cudaMemcpyDeviceToHost,
+                                  g->stream));
+    ga_nccl_wait(g->comm, g->stream, g->timeout_s, what);
+    return (int64_t)g->wrong_host;
+}
+
+/* GPUACCEPT_TEST_WRONG_RANK on the device: the first output element read, changed, written back in order. */
+static void nccl_corrupt_first(ar_backend *b, const ar_call *c)
+{
+    nccl_impl *g = b->impl;
+    size_t n = esize(c);
+    aim(b, c);
+    GA_CUDA_CHECK(cudaMemcpyAsync(g->poke, output_at(b, c), n, cudaMemcpyDeviceToHost, g->stream));
+    GA_CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    ar_store(c->type, g->poke, 0, ar_load(c->type, g->poke, 0) + 5);
+    GA_CUDA_CHECK(cudaMemcpyAsync(output_at(b, c), g->poke, n, cudaMemcpyHostToDevice, g->stream));
 }
 
 /* nccl-tests' hypercube allgather: the own block into place, then log2(n) grouped exchanges with rank ^ 2^k
@@ -328,6 +368,7 @@ static void nccl_destroy(ar_backend *b)
     ga_nccl_comm_destroy(g->comm, g->timeout_s);
     free_buffer(g->send_base);
     free_buffer(g->recv_base);
+    cudaFree(g->wrong_dev);
     if (g->stream)
         cudaStreamDestroy(g->stream);
     free(g);
@@ -355,6 +396,8 @@ ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_
     b->comm = comm;
     MPI_Comm_rank(comm, &b->rank);
     MPI_Comm_size(comm, &b->nranks);
+    /* the device check's counter, before -M's first reading: nccl-tests' memory figures do not hold it */
+    GA_CUDA_CHECK(cudaMalloc((void **)&g->wrong_dev, sizeof *g->wrong_dev));
     if (g->setup.memory_report)
         g->free_before_init = free_memory();
     /* bounded by -T, aborted on any expiry */
@@ -376,6 +419,9 @@ ar_backend *ar_nccl_backend_new(MPI_Comm comm, size_t max_bytes, double timeout_
     b->inplace_checkable = nccl_inplace_checkable;
     b->put_input = nccl_put_input;
     b->get_output = nccl_get_output;
+    b->fill_input = nccl_fill_input;
+    b->count_wrong = nccl_count_wrong;
+    b->corrupt_first = nccl_corrupt_first;
     b->run = nccl_run;
     if (g->setup.graph_launches > 0) {
         b->graph_capture = nccl_graph_capture;

@@ -41,6 +41,7 @@ typedef struct {
     double split_s, split_per_rank;         /* MPI_Comm_split over the world */
     double check_per_byte;                  /* the check's fill and compare on one CPU core, per byte */
     double copy_GBps;                       /* the check's copies (H2D, D2H), a one-rank "collective" */
+    double dev_check_GBps, dev_check_s;     /* GPU: the device check's memory traffic rate, its fixed cost */
     double mpi_alpha;                       /* one step of a small MPI collective (log2(ranks) steps) */
     double mpi_GBps;                        /* rank 0's intake of a gather */
     double report_s;                        /* analysis, report write, MPI_Finalize */

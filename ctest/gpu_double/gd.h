@@ -106,6 +106,7 @@ typedef struct {
     long issued; /* collectives queued to run: a call outside a capture, and each launch of a captured one */
     long groups, grouped_colls, max_group; /* ncclGroupEnd calls with collectives, those, the most in one */
     long distinct_inputs;                  /* distinct input addresses the collectives read */
+    long ar_fills, ar_verifies, ar_wrong; /* allreduce_bw's device check: kernels run, wrong elements found */
 } gd_counters;
 extern gd_counters gd_counts;
 

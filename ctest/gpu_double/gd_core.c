@@ -68,12 +68,13 @@ __attribute__((destructor)) static void print_counts(void)
         "graphs_destroyed %ld registered %ld deregistered %ld windows %ld windows_freed %ld mem_allocs %ld "
         "mem_frees %ld default_stream_colls %ld colls %ld unaligned_colls %ld issued %ld groups %ld "
         "grouped_colls %ld "
-        "max_group %ld distinct_inputs %ld\n",
+        "max_group %ld distinct_inputs %ld ar_fills %ld ar_verifies %ld ar_wrong %ld\n",
         gd_world_rank(), gd_counts.captures, gd_counts.instantiated, gd_counts.launches,
         gd_counts.execs_destroyed, gd_counts.graphs_destroyed, gd_counts.registered, gd_counts.deregistered,
         gd_counts.windows, gd_counts.windows_freed, gd_counts.mem_allocs, gd_counts.mem_frees,
         gd_counts.default_stream_colls, gd_counts.colls, gd_counts.unaligned_colls, gd_counts.issued,
-        gd_counts.groups, gd_counts.grouped_colls, gd_counts.max_group, gd_counts.distinct_inputs);
+        gd_counts.groups, gd_counts.grouped_colls, gd_counts.max_group, gd_counts.distinct_inputs,
+        gd_counts.ar_fills, gd_counts.ar_verifies, gd_counts.ar_wrong);
 }
 
 bool gd_tracing(void)

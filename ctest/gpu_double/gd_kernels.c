@@ -3,6 +3,8 @@
  * whose results the code under test reads back, every other kernel is recorded as a success. */
 #include "gd.h"
 
+#include "ar_elem.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +81,33 @@ static void k_verify(const uint64_t *w, dim3 grid)
     *(unsigned long long *)(uintptr_t)w[3] += bad;
 }
 
+/* allreduce_bw ar_fill_kernel(void *buf, ar_elem_job job): the input from the shared per-element maths */
+static void k_ar_fill(const uint64_t *w, dim3 grid)
+{
+    (void)grid;
+    ar_elem_job job;
+    memcpy(&job, &w[1], sizeof job);
+    for (uint64_t i = 0; i < job.send_count; i++)
+        ar_elem_store(job.type, (void *)(uintptr_t)w[0], i, ar_elem_input(&job, i));
+    gd_counts.ar_fills++;
+}
+
+/* allreduce_bw ar_verify_kernel(const void *buf, ar_elem_job job, unsigned long long *wrong) */
+static void k_ar_verify(const uint64_t *w, dim3 grid)
+{
+    (void)grid;
+    ar_elem_job job;
+    memcpy(&job, &w[1], sizeof job);
+    const void *buf = (const void *)(uintptr_t)w[0];
+    unsigned long long bad = 0;
+    for (uint64_t k = 0; k < job.recv_count; k++)
+        bad += ar_elem_wrong(&job, k, ar_elem_load(job.type, buf, k));
+    *(unsigned long long *)(uintptr_t)w[1 + (sizeof job + 7) / 8] += bad;
+    gd_counts.ar_verifies++;
+    gd_counts.ar_wrong += (long)bad;
+}
+
+/* size: each argument's bytes; one larger than a word (a struct by value) takes the words it needs */
 static const struct {
     const char *name;
     void (*run)(const uint64_t *, dim3);
@@ -90,6 +119,8 @@ static const struct {
     {"11fill_kernel", k_fill, 3, {8, 8, 8}},
     {"12triad_kernel", k_triad, 5, {8, 8, 8, 8, 8}},
     {"13verify_kernel", k_verify, 4, {8, 8, 8, 8}},
+    {"14ar_fill_kernel", k_ar_fill, 2, {8, sizeof(ar_elem_job)}},
+    {"16ar_verify_kernel", k_ar_verify, 3, {8, sizeof(ar_elem_job), 8}},
 };
 
 static struct {
@@ -175,8 +206,8 @@ static cudaError_t launch(const void *host_fun, dim3 grid, void **args, cudaStre
         if (!strstr(name, standins[s].name))
             continue;
         o->kernel = standins[s].run;
-        for (int a = 0; a < standins[s].nargs; a++)
-            memcpy(&o->words[a], args[a], standins[s].size[a]);
+        for (int a = 0, word = 0; a < standins[s].nargs; word += (standins[s].size[a++] + 7) / 8)
+            memcpy(&o->words[word], args[a], standins[s].size[a]);
         break;
     }
     gd_enqueue(stream, o);

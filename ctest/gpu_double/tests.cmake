@@ -91,6 +91,23 @@ ga_double_test(allreduce_check_wrong_rank_no_hang --exit 1 --within 10 --env GPU
                --report "r['summary']['wrong_total'] > 0"
                -- ${_ar} -b 512 -e 4K -f 8 -n 2 -w 1 -c 2 -T 3)
 
+# The device check (issue 44): the double runs allreduce_bw's fill and compare kernels with the shared
+# per-element maths (ar_elem.h). A wrong element written into device memory on rank 1 after the collective is
+# counted by the compare kernel (ar_wrong), reported as the host check would (COMM_WRONG_RESULT, rank 1);
+# rank 0's kernels ran and found nothing. On the host check (before) no kernel ran: ar_fills stays 0.
+ga_double_test(allreduce_device_check_wrong --exit 1 --within 10 --env GPUACCEPT_TEST_WRONG_RANK=1
+               --env GA_DOUBLE_TRACE=1 --stdout "COMM_WRONG_RESULT.*rank 1 on"
+               --stderr "rank 1: .* ar_fills [1-9][0-9]* ar_verifies [1-9][0-9]* ar_wrong [1-9]"
+               --stderr "rank 0: .* ar_fills [1-9][0-9]* ar_verifies [1-9][0-9]* ar_wrong 0\n"
+               --report "r['summary']['wrong_total'] > 0"
+               -- ${_ar} -b 512 -e 4K -f 8 -n 2 -w 1 -c 1 -T 3)
+# Every type and op through the device check: the double's NCCL reduces in each type, the kernels' maths
+# (exact for sum, prod, min, max; avg within its stated ULPs) finds no wrong element.
+ga_double_test(allreduce_device_check_exact --exit 0 --within 20 --env GA_DOUBLE_TRACE=1
+               --stderr "rank 1: .* ar_fills [1-9][0-9]* ar_verifies [1-9][0-9]* ar_wrong 0\n"
+               --report "r['summary']['wrong_total'] == 0"
+               -- ${_ar} -b 64 -e 1K -f 4 -n 1 -w 0 -c 1 -T 5 -d all -o all)
+
 # gemm_flops: small GEMMs on two "GPUs"; the double's GEMM writes the same output on every rank.
 set(_gf_args --backend gpu -d bf16,fp8 -m 64 -n 64 -k 64 --tolerance 90) # (timings: not under test)
 set(_gf_burn --max-drop 100) # burn-mode only: without --duration it is a usage error (issue 27)

@@ -268,7 +268,9 @@ def t_allocation():
     import time
 
     h100 = os.path.join(os.environ["GPUACCEPT_BASELINE_DIR"], "h100-sxm.json")
-    d, env = fake_slurm("alloc-short", "4:00")
+    # 128 s left: less than the 8-node plan (about 160 s with the check on the GPU, issue 44), more than the
+    # preflight's bound and the merge's minute, so that the first steps fit
+    d, env = fake_slurm("alloc-short", "2:08")
     base = ["run", "--baseline", h100, "--report-dir", os.path.join(d, "r")]
     for dry in (["--dry-run"], []):
         p = run(base + dry, env=env)
@@ -276,11 +278,11 @@ def t_allocation():
         check(
             p.returncode == 3
             and len(err) == 1
-            and "Slurm job 4242 has 240 s left" in err[0]
+            and "Slurm job 4242 has 128 s left" in err[0]
             and "--fit-allocation" in err[0]
             and "[SUITE] step" not in p.stdout
             and not os.path.exists(os.path.join(d, "srun-ran")),
-            "%s 240 s left: refused before anything launches, exit 3, one line (%d, %r)"
+            "%s 128 s left: refused before anything launches, exit 3, one line (%d, %r)"
             % (" ".join(dry) or "run", p.returncode, err),
         )
     p = run(base + ["--dry-run", "--fit-allocation"], env=env)
