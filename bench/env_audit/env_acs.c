@@ -1,7 +1,7 @@
-/* PCIe Access Control Services on the path between each GPU and its nearest RDMA adapter. Where both sit under
- * one PCIe switch, GPUDirect RDMA's peer-to-peer traffic crosses only that switch's downstream ports, unless
- * ACS redirects it up to the root complex: NCCL's troubleshooting guide says ACS must be disabled on bare
- * metal. The ACS control register is read from each bridge's config space in sysfs (what `setpci
+/* PCIe Access Control Services on the path between each GPU and its nearest RDMA adapter. Where both sit
+ * under one PCIe switch, GPUDirect RDMA's peer-to-peer traffic crosses only that switch's downstream ports,
+ * unless ACS redirects it up to the root complex: NCCL's troubleshooting guide says ACS must be disabled on
+ * bare metal. The ACS control register is read from each bridge's config space in sysfs (what `setpci
  * ECAP_ACS+0x6.w` reads); beyond the first 64 bytes that needs root, so without root it is not covered. */
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +37,8 @@ static int pci_path_of(const char *root, const char *link, pci_path *p)
         return -1;
     snprintf(p->base, sizeof p->base, "%.*s/sys/devices", (int)(s - real), real);
     p->n = 0;
-    for (char *save = NULL, *t = strtok_r(s + 13, "/", &save); t && p->n < MAX_DEPTH; t = strtok_r(NULL, "/", &save))
+    for (char *save = NULL, *t = strtok_r(s + 13, "/", &save); t && p->n < MAX_DEPTH;
+         t = strtok_r(NULL, "/", &save))
         snprintf(p->comp[p->n++], sizeof p->comp[0], "%.31s", t);
     return 0;
 }
@@ -142,7 +143,7 @@ void env_host_probe_acs(const char *root, env_host *h)
         snprintf(h->acs_why, sizeof h->acs_why, "PCIe config space of the switch ports between GPU and NIC");
     else if (unreadable || !checked)
         snprintf(h->acs_why, sizeof h->acs_why, "%s",
-                 unreadable ? "not covered: the bridges' extended config space needs root"
+                 unreadable             ? "not covered: the bridges' extended config space needs root"
                  : gpus && h->hca_count ? "not covered: no GPU shares a PCIe switch with an RDMA adapter"
                                         : "not covered: no GPU or no RDMA adapter");
     else {

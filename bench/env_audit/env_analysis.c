@@ -162,8 +162,10 @@ static const env_field fields[] = {
     {"gpus_per_node", "ENV_GPU_COUNT_MISMATCH", GA_SEV_FAIL, true, -1, get_gpu_count},
     {"dimms", "ENV_DIMM_COUNT_MISMATCH", GA_SEV_FAIL, true, -1, get_dimms, true},
     {"cpu_topology", "ENV_CPU_TOPOLOGY_MISMATCH", GA_SEV_WARN, true, -1, get_cpu_topology, true},
-    {"gpu_vbios", "ENV_VBIOS_MISMATCH", GA_SEV_FAIL, true, -1, get_vbios, true, NULL, NULL, env_hf_vbios_detail},
-    {"hca_firmware", "ENV_HCA_FIRMWARE_MISMATCH", GA_SEV_FAIL, true, -1, get_hca_fw, true, NULL, NULL, env_hf_hca_fw_detail},
+    {"gpu_vbios", "ENV_VBIOS_MISMATCH", GA_SEV_FAIL, true, -1, get_vbios, true, NULL, NULL,
+     env_hf_vbios_detail},
+    {"hca_firmware", "ENV_HCA_FIRMWARE_MISMATCH", GA_SEV_FAIL, true, -1, get_hca_fw, true, NULL, NULL,
+     env_hf_hca_fw_detail},
     {"hca_link_layer", "ENV_LINK_LAYER_MISMATCH", GA_SEV_FAIL, true, -1, get_link_layer, true, NULL, NULL,
      env_hf_link_layer_detail},
     {"pcie_acs", "ENV_PCIE_ACS_ENABLED", GA_SEV_FAIL, true, -1, get_acs, true, "off",
@@ -242,20 +244,21 @@ static const char *shown(const char *v)
 }
 
 /* A node whose value is not the reference (the majority's, or the required one). */
-static void flag_node(const env_field *fd, const env_node *node, const char *value, const char *majority, int agree,
-                      int present, json_t *deviating, ga_findings *f)
+static void flag_node(const env_field *fd, const env_node *node, const char *value, const char *majority,
+                      int agree, int present, json_t *deviating, ga_findings *f)
 {
     char part[VALUE_MAX] = "";
     if (fd->detail)
         fd->detail(node->leader, fd->required ? fd->required : majority, part, sizeof part);
-    json_t *dev = json_pack("{s:s, s:i, s:s}", "host", node->host, "node_index", node->node_index, "value", value);
+    json_t *dev =
+        json_pack("{s:s, s:i, s:s}", "host", node->host, "node_index", node->node_index, "value", value);
     if (part[0])
         json_object_set_new(dev, "part", json_string(part));
     json_array_append_new(deviating, dev);
     ga_where where = {node->host, node->node_index, -1, -1, NULL};
     if (fd->required)
-        ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here, required '%s': %s", fd->name,
-                        shown(value), fd->required, fd->why_required);
+        ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here, required '%s': %s",
+                        fd->name, shown(value), fd->required, fd->why_required);
     else
         ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here%s%s, '%s' on %d of %d nodes",
                         fd->name, shown(value), part[0] ? ": " : "", part, shown(majority), agree, present);
@@ -275,8 +278,9 @@ static void audit_ranks(const env_field *fd, const env_record *records, int n, c
         if (strcmp(mine, leader) == 0)
             continue;
         ga_where where = {node->host, node->node_index, records[i].hdr.world_rank, -1, NULL};
-        ga_findings_add(f, fd->severity, "ENV_RANK_MISMATCH", where, "rank %d sees %s '%s', its node's first rank '%s'",
-                        records[i].hdr.world_rank, fd->name, shown(mine), shown(leader));
+        ga_findings_add(f, fd->severity, "ENV_RANK_MISMATCH", where,
+                        "rank %d sees %s '%s', its node's first rank '%s'", records[i].hdr.world_rank,
+                        fd->name, shown(mine), shown(leader));
     }
 }
 
@@ -307,8 +311,8 @@ static json_t *audit_field(const env_field *fd, const env_record *records, int n
     }
     if (!fd->per_node)
         audit_ranks(fd, records, n, nodes, f);
-    json_t *entry = json_pack("{s:s, s:s, s:i, s:i, s:o}", "field", fd->name, "majority", majority, "agree", agree,
-                              "nodes", compared, "deviating", deviating);
+    json_t *entry = json_pack("{s:s, s:s, s:i, s:i, s:o}", "field", fd->name, "majority", majority, "agree",
+                              agree, "nodes", compared, "deviating", deviating);
     if (fd->skip_absent)
         json_object_set_new(entry, "not_covered", json_integer(present - covered));
     if (fd->required)
@@ -394,14 +398,15 @@ static json_t *audit_memory(const env_node *nodes, int node_count, ga_findings *
         }
         json_array_append_new(deviating, json_pack("{s:s, s:i, s:f}", "host", nodes[k].host, "node_index",
                                                    nodes[k].node_index, "value", v));
-        ga_findings_add(f, GA_SEV_FAIL, "ENV_MEMORY_LOW", (ga_where){nodes[k].host, k, -1, -1, NULL},
-                        "memory is %.1f GiB here, %.1f GiB less than the nodes' median %.1f GiB (a DIMM missing?)",
-                        v, median - v, median);
+        ga_findings_add(
+            f, GA_SEV_FAIL, "ENV_MEMORY_LOW", (ga_where){nodes[k].host, k, -1, -1, NULL},
+            "memory is %.1f GiB here, %.1f GiB less than the nodes' median %.1f GiB (a DIMM missing?)", v,
+            median - v, median);
     }
     char text[32];
     snprintf(text, sizeof text, "%.1f", median);
-    return json_pack("{s:s, s:s, s:i, s:i, s:o}", "field", "memory_gib", "majority", m ? text : "", "agree", agree,
-                     "nodes", m, "deviating", deviating);
+    return json_pack("{s:s, s:s, s:i, s:i, s:o}", "field", "memory_gib", "majority", m ? text : "", "agree",
+                     agree, "nodes", m, "deviating", deviating);
 }
 
 json_t *env_audit_consistency(const env_record *records, int n, const env_audit_opts *opts, ga_findings *f)

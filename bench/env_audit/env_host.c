@@ -59,7 +59,8 @@ int env_host_gpus(const char *root, char (*bdf)[24], int max)
     return count;
 }
 
-/* DIMMs the memory controllers' EDAC driver lists with a size (dimm* on current kernels, rank* on old ones). */
+/* DIMMs the memory controllers' EDAC driver lists with a size (dimm* on current kernels, rank* on old ones).
+ */
 static void probe_dimms(const char *root, env_host *h)
 {
     char mcs[64][64], dimms[256][64], path[512], size[32];
@@ -118,21 +119,18 @@ static void probe_iommu(const char *root, env_host *h)
 
 /* Kernel parameters that change how GPUs, NICs, memory or timing behave; the rest (BOOT_IMAGE, root=, console
  * and quiet) differ between healthy nodes and say nothing about them. */
-static const char *const cmdline_keys[] = {
-    "iommu",           "intel_iommu",       "amd_iommu",          "iommu.passthrough", "iommu.strict",
-    "pci",             "pcie_aspm",         "pcie_acs_override",  "hugepages",         "hugepagesz",
-    "default_hugepagesz", "transparent_hugepage", "isolcpus",     "nohz_full",         "rcu_nocbs",
-    "mitigations",     "nosmt",             "numa_balancing",     "processor.max_cstate", "intel_idle.max_cstate",
-    "idle",            "clocksource",       "tsc",                "mem",               "memmap",
-    "init_on_alloc",   "intel_pstate",      "amd_pstate",         NULL};
+static const char cmdline_keys[] =
+    " iommu intel_iommu amd_iommu iommu.passthrough iommu.strict pci pcie_aspm "
+    "pcie_acs_override hugepages hugepagesz default_hugepagesz transparent_hugepage "
+    "isolcpus nohz_full rcu_nocbs mitigations nosmt numa_balancing "
+    "processor.max_cstate intel_idle.max_cstate idle clocksource tsc mem memmap "
+    "init_on_alloc intel_pstate amd_pstate ";
 
 static bool audited_key(const char *token)
 {
-    size_t klen = strcspn(token, "=");
-    for (int i = 0; cmdline_keys[i]; i++)
-        if (strlen(cmdline_keys[i]) == klen && strncmp(token, cmdline_keys[i], klen) == 0)
-            return true;
-    return false;
+    char key[64];
+    snprintf(key, sizeof key, " %.*s ", (int)strcspn(token, "="), token);
+    return strstr(cmdline_keys, key) != NULL;
 }
 
 static void probe_cmdline(const char *root, env_host *h)
@@ -141,7 +139,8 @@ static void probe_cmdline(const char *root, env_host *h)
     if (env_host_read(root, "/proc/cmdline", line, sizeof line) != 0)
         return;
     int n = 0;
-    for (char *save = NULL, *t = strtok_r(line, " \t\n", &save); t && n < 64; t = strtok_r(NULL, " \t\n", &save))
+    for (char *save = NULL, *t = strtok_r(line, " \t\n", &save); t && n < 64;
+         t = strtok_r(NULL, " \t\n", &save))
         if (audited_key(t))
             snprintf(kept[n++], sizeof kept[0], "%.127s", t);
     qsort(kept, (size_t)n, sizeof kept[0], compare_names);
@@ -178,7 +177,8 @@ static void probe_vbios(const char *root, env_host *h)
     int n = env_host_gpus(root, bdf, ENV_MAX_GPUS);
     for (int i = 0; i < n; i++) {
         snprintf(path, sizeof path, "/proc/driver/nvidia/gpus/%s/information", bdf[i]);
-        const char *v = env_host_read(root, path, info, sizeof info) == 0 ? strstr(info, "Video BIOS:") : NULL;
+        const char *v =
+            env_host_read(root, path, info, sizeof info) == 0 ? strstr(info, "Video BIOS:") : NULL;
         if (!v)
             continue;
         env_gpu_fw *fw = &h->gpu_fw[h->gpu_fw_count++];
@@ -196,8 +196,8 @@ void env_host_probe(const char *root, env_host *h)
     probe_iommu(root, h);
     probe_cmdline(root, h);
     probe_hugepages(root, h);
-    if (env_host_read(root, "/sys/devices/system/clocksource/clocksource0/current_clocksource", h->clocksource,
-                      sizeof h->clocksource) != 0)
+    if (env_host_read(root, "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                      h->clocksource, sizeof h->clocksource) != 0)
         h->clocksource[0] = '\0';
     probe_vbios(root, h);
 }

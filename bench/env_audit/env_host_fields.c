@@ -31,8 +31,9 @@ void env_hf_dimms(const env_record *r, char *out, size_t len)
 void env_hf_cpu_topology(const env_record *r, char *out, size_t len)
 {
     if (r->host.sockets > 0)
-        snprintf(out, len, "%d socket%s, %d thread%s per core", r->host.sockets, r->host.sockets == 1 ? "" : "s",
-                 r->host.threads_per_core, r->host.threads_per_core == 1 ? "" : "s");
+        snprintf(out, len, "%d socket%s, %d thread%s per core", r->host.sockets,
+                 r->host.sockets == 1 ? "" : "s", r->host.threads_per_core,
+                 r->host.threads_per_core == 1 ? "" : "s");
     else
         out[0] = '\0';
 }

@@ -66,21 +66,21 @@ static json_t *host_json(const env_host *h)
 {
     json_t *hcas = json_array(), *fw = json_array();
     for (int i = 0; i < h->hca_count && i < ENV_MAX_NICS; i++)
-        json_array_append_new(hcas, json_pack("{s:o, s:o, s:o}", "name", ga_json_text(h->hcas[i].name), "fw_ver",
-                                              setting_json(h->hcas[i].fw_ver), "link_layer",
+        json_array_append_new(hcas, json_pack("{s:o, s:o, s:o}", "name", ga_json_text(h->hcas[i].name),
+                                              "fw_ver", setting_json(h->hcas[i].fw_ver), "link_layer",
                                               setting_json(h->hcas[i].link_layer)));
     for (int i = 0; i < h->gpu_fw_count && i < ENV_MAX_GPUS; i++)
         json_array_append_new(fw, json_pack("{s:o, s:o}", "pci_bus_id", ga_json_text(h->gpu_fw[i].pci_bus_id),
                                             "vbios", ga_json_text(h->gpu_fw[i].vbios)));
-    json_t *o = json_pack("{s:o, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "dimms",
-                          h->dimm_count > 0 ? json_integer(h->dimm_count) : json_null(), "sockets", h->sockets,
-                          "threads_per_core", h->threads_per_core, "hcas", hcas, "gpu_firmware", fw, "pcie_acs",
-                          setting_json(h->acs), "pcie_acs_source", ga_json_text(h->acs_why), "iommu",
-                          setting_json(h->iommu), "kernel_cmdline", setting_json(h->cmdline), "hugepages",
-                          setting_json(h->hugepages), "clocksource", setting_json(h->clocksource), "time_sync",
-                          setting_json(h->time_sync), "not_covered",
-                          json_pack("{s:s, s:s}", "inforom", "needs NVML, which env_audit does not load",
-                                    "fabric_manager", "no version or state readable without running a program"));
+    json_t *o = json_pack(
+        "{s:o, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "dimms",
+        h->dimm_count > 0 ? json_integer(h->dimm_count) : json_null(), "sockets", h->sockets,
+        "threads_per_core", h->threads_per_core, "hcas", hcas, "gpu_firmware", fw, "pcie_acs",
+        setting_json(h->acs), "pcie_acs_source", ga_json_text(h->acs_why), "iommu", setting_json(h->iommu),
+        "kernel_cmdline", setting_json(h->cmdline), "hugepages", setting_json(h->hugepages), "clocksource",
+        setting_json(h->clocksource), "time_sync", setting_json(h->time_sync), "not_covered",
+        json_pack("{s:s, s:s}", "inforom", "needs NVML, which env_audit does not load", "fabric_manager",
+                  "no version or state readable without running a program"));
     return o;
 }
 

@@ -66,7 +66,8 @@ typedef struct {
     char vbios[32];
 } env_gpu_fw;
 
-/* Host settings read from procfs and sysfs under a root that tests redirect (env_host.h). A text field that is
+/* Host settings read from procfs and sysfs under a root that tests redirect (env_host.h). A text field that
+ * is
  * "" was not readable ("not covered"): it is left out of the comparisons. */
 typedef struct {
     int32_t dimm_count; /* EDAC DIMMs with a size, -1 not covered */

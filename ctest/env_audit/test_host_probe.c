@@ -84,10 +84,12 @@ static void build_tree(void)
         put_text(path, d == 3 ? "0\n" : "65536\n"); /* an empty slot has no size */
     }
     put_text("/proc/cmdline", "BOOT_IMAGE=/vmlinuz-6.8 root=UUID=1 ro quiet iommu=pt intel_iommu=on\n");
-    put_text("/proc/meminfo", "MemTotal: 2113000000 kB\nHugePages_Total:      16\nHugepagesize:    1048576 kB\n");
+    put_text("/proc/meminfo",
+             "MemTotal: 2113000000 kB\nHugePages_Total:      16\nHugepagesize:    1048576 kB\n");
     put_text("/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
     put_text("/sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n");
-    put_text("/proc/driver/nvidia/gpus/0000:03:00.0/information", "Model: \t\t NVIDIA H100\nVideo BIOS: \t 96.00.89.00.01\n");
+    put_text("/proc/driver/nvidia/gpus/0000:03:00.0/information",
+             "Model: \t\t NVIDIA H100\nVideo BIOS: \t 96.00.89.00.01\n");
     put_config(GPU_PORT, 0x0001, 4096); /* source validation only: peer-to-peer is not redirected */
     put_config(NIC_PORT, 0x001d, 4096); /* ReqRedir and CmpltRedir: as a kernel with ACS enabled leaves it */
 }
