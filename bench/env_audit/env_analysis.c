@@ -137,6 +137,7 @@ VERSION_FIELD(mpi_library, ENV_V_MPI_LIBRARY)
 HOST_FIELD(dimms)
 HOST_FIELD(cpu_topology)
 HOST_FIELD(vbios)
+HOST_FIELD(inforom)
 HOST_FIELD(hca_fw)
 HOST_FIELD(link_layer)
 HOST_FIELD(acs)
@@ -164,6 +165,8 @@ static const env_field fields[] = {
     {"cpu_topology", "ENV_CPU_TOPOLOGY_MISMATCH", GA_SEV_WARN, true, -1, get_cpu_topology, true},
     {"gpu_vbios", "ENV_VBIOS_MISMATCH", GA_SEV_FAIL, true, -1, get_vbios, true, NULL, NULL,
      env_hf_vbios_detail},
+    {"gpu_inforom", "ENV_INFOROM_MISMATCH", GA_SEV_FAIL, true, -1, get_inforom, true, NULL, NULL,
+     env_hf_inforom_detail},
     {"hca_firmware", "ENV_HCA_FIRMWARE_MISMATCH", GA_SEV_FAIL, true, -1, get_hca_fw, true, NULL, NULL,
      env_hf_hca_fw_detail},
     {"hca_link_layer", "ENV_LINK_LAYER_MISMATCH", GA_SEV_FAIL, true, -1, get_link_layer, true, NULL, NULL,

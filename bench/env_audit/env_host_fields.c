@@ -47,6 +47,15 @@ void env_hf_vbios(const env_record *r, char *out, size_t len)
     join_distinct(items, n, out, len);
 }
 
+void env_hf_inforom(const env_record *r, char *out, size_t len)
+{
+    const char *items[ENV_MAX_GPUS];
+    int n = 0;
+    for (int i = 0; i < r->host.gpu_fw_count && i < ENV_MAX_GPUS; i++)
+        items[n++] = r->host.gpu_fw[i].inforom;
+    join_distinct(items, n, out, len);
+}
+
 void env_hf_hca_fw(const env_record *r, char *out, size_t len)
 {
     const char *items[ENV_MAX_NICS];
@@ -99,6 +108,12 @@ void env_hf_vbios_detail(const env_record *r, const char *majority, char *out, s
 {
     for (int i = 0; i < r->host.gpu_fw_count && i < ENV_MAX_GPUS; i++)
         add_part(r->host.gpu_fw[i].pci_bus_id, r->host.gpu_fw[i].vbios, majority, out, len);
+}
+
+void env_hf_inforom_detail(const env_record *r, const char *majority, char *out, size_t len)
+{
+    for (int i = 0; i < r->host.gpu_fw_count && i < ENV_MAX_GPUS; i++)
+        add_part(r->host.gpu_fw[i].pci_bus_id, r->host.gpu_fw[i].inforom, majority, out, len);
 }
 
 void env_hf_hca_fw_detail(const env_record *r, const char *majority, char *out, size_t len)

@@ -10,6 +10,7 @@
 void env_hf_dimms(const env_record *r, char *out, size_t len);
 void env_hf_cpu_topology(const env_record *r, char *out, size_t len);
 void env_hf_vbios(const env_record *r, char *out, size_t len);
+void env_hf_inforom(const env_record *r, char *out, size_t len);
 void env_hf_hca_fw(const env_record *r, char *out, size_t len);
 void env_hf_link_layer(const env_record *r, char *out, size_t len);
 void env_hf_acs(const env_record *r, char *out, size_t len);
@@ -21,6 +22,7 @@ void env_hf_time_sync(const env_record *r, char *out, size_t len);
 
 /* The parts whose value is not among the majority's ("mlx5_3 28.40.1000", "0000:1b:00.0 96.00.99.00.01"). */
 void env_hf_vbios_detail(const env_record *r, const char *majority, char *out, size_t len);
+void env_hf_inforom_detail(const env_record *r, const char *majority, char *out, size_t len);
 void env_hf_hca_fw_detail(const env_record *r, const char *majority, char *out, size_t len);
 void env_hf_link_layer_detail(const env_record *r, const char *majority, char *out, size_t len);
 

@@ -70,8 +70,9 @@ static json_t *host_json(const env_host *h)
                                               "fw_ver", setting_json(h->hcas[i].fw_ver), "link_layer",
                                               setting_json(h->hcas[i].link_layer)));
     for (int i = 0; i < h->gpu_fw_count && i < ENV_MAX_GPUS; i++)
-        json_array_append_new(fw, json_pack("{s:o, s:o}", "pci_bus_id", ga_json_text(h->gpu_fw[i].pci_bus_id),
-                                            "vbios", ga_json_text(h->gpu_fw[i].vbios)));
+        json_array_append_new(
+            fw, json_pack("{s:o, s:o, s:o}", "pci_bus_id", ga_json_text(h->gpu_fw[i].pci_bus_id), "vbios",
+                          setting_json(h->gpu_fw[i].vbios), "inforom", setting_json(h->gpu_fw[i].inforom)));
     json_t *o = json_pack(
         "{s:o, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "dimms",
         h->dimm_count > 0 ? json_integer(h->dimm_count) : json_null(), "sockets", h->sockets,
@@ -79,8 +80,10 @@ static json_t *host_json(const env_host *h)
         setting_json(h->acs), "pcie_acs_source", ga_json_text(h->acs_why), "iommu", setting_json(h->iommu),
         "kernel_cmdline", setting_json(h->cmdline), "hugepages", setting_json(h->hugepages), "clocksource",
         setting_json(h->clocksource), "time_sync", setting_json(h->time_sync), "not_covered",
-        json_pack("{s:s, s:s}", "inforom", "needs NVML, which env_audit does not load", "fabric_manager",
-                  "no version or state readable without running a program"));
+        json_pack("{s:o, s:s}", "inforom", h->fw_why[0] ? ga_json_text(h->fw_why) : json_null(),
+                  "fabric_manager",
+                  "its version is not readable without running nv-fabricmanager; each GPU's fabric state is "
+                  "node_health's"));
     return o;
 }
 

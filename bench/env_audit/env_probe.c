@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 
 #include "env_host.h"
+#include "env_nvml.h"
 #include "ga_envvars.h"
 #include "ga_gather.h"
 #include "ga_gpu.h"
@@ -230,5 +231,8 @@ void env_probe(const ga_ctx *ctx, env_record *rec)
     probe_nics(rec, topo);
     env_host_probe("", &rec->host);
     probe_time_sync(&rec->host);
+    /* the audit reads a node's settings from its first rank: NVML's start-up once per node is enough */
+    if (ctx->local_rank == 0)
+        env_nvml_firmware(&rec->host, rec->host.fw_why, sizeof rec->host.fw_why);
     ga_envvars_collect(environ, keep_var, rec);
 }

@@ -60,10 +60,11 @@ typedef struct {
     char link_layer[16]; /* ports/<lowest>/link_layer */
 } env_hca;
 
-/* A GPU's firmware as the NVIDIA driver shows it (/proc/driver/nvidia/gpus/<bus id>/information). */
+/* A GPU's firmware (env_host.c, env_nvml.c). */
 typedef struct {
     char pci_bus_id[24];
-    char vbios[32];
+    char vbios[32];   /* NVML's nvmlDeviceGetVbiosVersion, else the driver's information file */
+    char inforom[24]; /* NVML's nvmlDeviceGetInforomImageVersion; "" not covered */
 } env_gpu_fw;
 
 /* Host settings read from procfs and sysfs under a root that tests redirect (env_host.h). A text field that
@@ -75,6 +76,7 @@ typedef struct {
     int32_t hca_count, gpu_fw_count;
     env_hca hcas[ENV_MAX_NICS];
     env_gpu_fw gpu_fw[ENV_MAX_GPUS];
+    char fw_why[96];      /* why NVML did not answer: the InfoROM is then not covered */
     char acs[96];         /* "off", "on at <bridge> (ACSCtl 0x..)", "" not covered */
     char acs_why[96];     /* why not covered, or what was checked */
     char iommu[48];       /* "off", "on (GPU domain identity)", ... */
