@@ -107,7 +107,7 @@ json_t *env_record_json(const void *record, void *user)
     json_object_set_new(o, "gpus", gpus_json(r));
     json_object_set_new(o, "network_adapters", nics_json(r));
     json_object_set_new(o, "environment", env);
-    json_object_set_new(o, "host", host_json(&r->host));
+    json_object_set_new(o, "host_settings", host_json(&r->host));
     if (r->vars_dropped)
         json_object_set_new(o, "environment_dropped", json_integer(r->vars_dropped));
     return o;

@@ -89,7 +89,7 @@ def main():
             expect(not name.startswith("OMPI_MCA_orte_hnp"), "launch-internal variable recorded")
 
     first = next(rk for node in r["nodes"] for rk in node["ranks"] if rk["local_rank"] == 0)
-    host = first["host"]
+    host = first["host_settings"]
     expect("fabric_manager" in host["not_covered"], "host settings say what is not covered")
     if args.gpu_firmware is not None:
         got = len(host["gpu_firmware"])
