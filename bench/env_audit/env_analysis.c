@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_host_fields.h"
 #include "ga_text.h"
 
 #define VALUE_MAX 1024
@@ -26,6 +27,11 @@ typedef struct {
     int version;   /* env_version_id for version fields, -1 otherwise */
     void (*get)(const env_record *all, int n, const env_node *node, const env_record *rank, char *out,
                 size_t len);
+    /* Host settings (issue 46): a node whose value is "" was not covered and is left out; a required value
+     * is what every node must have whatever the majority; detail names the part that deviates. */
+    bool skip_absent;
+    const char *required, *why_required;
+    void (*detail)(const env_record *leader, const char *majority, char *out, size_t len);
 } env_field;
 
 static void get_version(const env_record *rec, int id, char *out, size_t len)
@@ -121,6 +127,27 @@ VERSION_FIELD(cublas, ENV_V_CUBLAS)
 VERSION_FIELD(nccl_library, ENV_V_NCCL_LIBRARY)
 VERSION_FIELD(mpi_library, ENV_V_MPI_LIBRARY)
 
+/* Host settings: one value per node, from its first rank (env_host_fields.c). */
+#define HOST_FIELD(fname)                                                                                    \
+    static void get_##fname(const env_record *all, int n, const env_node *node, const env_record *r,         \
+                            char *out, size_t len)                                                           \
+    {                                                                                                        \
+        (void)all, (void)n, (void)r;                                                                         \
+        env_hf_##fname(node->leader, out, len);                                                              \
+    }
+HOST_FIELD(dimms)
+HOST_FIELD(cpu_topology)
+HOST_FIELD(vbios)
+HOST_FIELD(inforom)
+HOST_FIELD(hca_fw)
+HOST_FIELD(link_layer)
+HOST_FIELD(acs)
+HOST_FIELD(iommu)
+HOST_FIELD(cmdline)
+HOST_FIELD(hugepages)
+HOST_FIELD(clocksource)
+HOST_FIELD(time_sync)
+
 static const env_field fields[] = {
     {"os", "ENV_OS_MISMATCH", GA_SEV_WARN, false, -1, get_os},
     {"kernel", "ENV_KERNEL_MISMATCH", GA_SEV_FAIL, false, -1, get_kernel},
@@ -135,6 +162,23 @@ static const env_field fields[] = {
     {"nccl_settings", "ENV_NCCL_SETTINGS_MISMATCH", GA_SEV_FAIL, false, -1, get_nccl_env},
     {"gpu_model", "ENV_GPU_MODEL_MISMATCH", GA_SEV_FAIL, true, -1, get_gpu_model},
     {"gpus_per_node", "ENV_GPU_COUNT_MISMATCH", GA_SEV_FAIL, true, -1, get_gpu_count},
+    {"dimms", "ENV_DIMM_COUNT_MISMATCH", GA_SEV_FAIL, true, -1, get_dimms, true},
+    {"cpu_topology", "ENV_CPU_TOPOLOGY_MISMATCH", GA_SEV_WARN, true, -1, get_cpu_topology, true},
+    {"gpu_vbios", "ENV_VBIOS_MISMATCH", GA_SEV_FAIL, true, -1, get_vbios, true, NULL, NULL,
+     env_hf_vbios_detail},
+    {"gpu_inforom", "ENV_INFOROM_MISMATCH", GA_SEV_FAIL, true, -1, get_inforom, true, NULL, NULL,
+     env_hf_inforom_detail},
+    {"hca_firmware", "ENV_HCA_FIRMWARE_MISMATCH", GA_SEV_FAIL, true, -1, get_hca_fw, true, NULL, NULL,
+     env_hf_hca_fw_detail},
+    {"hca_link_layer", "ENV_LINK_LAYER_MISMATCH", GA_SEV_FAIL, true, -1, get_link_layer, true, NULL, NULL,
+     env_hf_link_layer_detail},
+    {"pcie_acs", "ENV_PCIE_ACS_ENABLED", GA_SEV_FAIL, true, -1, get_acs, true, "off",
+     "peer-to-peer between GPU and NIC needs ACS off (NCCL troubleshooting, PCI Access Control Services)"},
+    {"iommu", "ENV_IOMMU_MISMATCH", GA_SEV_WARN, true, -1, get_iommu, true},
+    {"kernel_cmdline", "ENV_CMDLINE_MISMATCH", GA_SEV_WARN, true, -1, get_cmdline, true},
+    {"hugepages", "ENV_HUGEPAGES_MISMATCH", GA_SEV_WARN, true, -1, get_hugepages, true},
+    {"clocksource", "ENV_CLOCKSOURCE_MISMATCH", GA_SEV_WARN, true, -1, get_clocksource, true},
+    {"time_sync", "ENV_TIME_SYNC_MISMATCH", GA_SEV_WARN, true, -1, get_time_sync, true},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
@@ -178,11 +222,14 @@ static env_node *collect_nodes(const env_record *records, int n, int *node_count
     return nodes;
 }
 
-/* Index of the most frequent value (the first such on a tie), and how many share it. */
-static int majority_of(char (*values)[VALUE_MAX], int count, int *agree)
+/* Index of the most frequent value (the first such on a tie), and how many share it; with skip_empty, ""
+ * (not covered) is never the majority (-1 when every value is ""). */
+static int majority_of(char (*values)[VALUE_MAX], int count, bool skip_empty, int *agree)
 {
     int best = -1, best_n = 0;
     for (int i = 0; i < count; i++) {
+        if (skip_empty && !values[i][0])
+            continue;
         int same = 0;
         for (int k = 0; k < count; k++)
             same += strcmp(values[i], values[k]) == 0;
@@ -200,54 +247,82 @@ static const char *shown(const char *v)
     return *v ? v : "(absent)";
 }
 
+/* A node whose value is not the reference (the majority's, or the required one). */
+static void flag_node(const env_field *fd, const env_node *node, const char *value, const char *majority,
+                      int agree, int present, json_t *deviating, ga_findings *f)
+{
+    char part[VALUE_MAX] = "";
+    if (fd->detail)
+        fd->detail(node->leader, fd->required ? fd->required : majority, part, sizeof part);
+    json_t *dev = json_pack("{s:o, s:i, s:o}", "host", ga_json_text(node->host), "node_index",
+                            node->node_index, "value", ga_json_text(value)); /* an environment value */
+    if (part[0])
+        json_object_set_new(dev, "part", ga_json_text(part));
+    json_array_append_new(deviating, dev);
+    ga_where where = {node->host, node->node_index, -1, -1, NULL};
+    if (fd->required)
+        ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here, required '%s': %s",
+                        fd->name, shown(value), fd->required, fd->why_required);
+    else
+        ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here%s%s, '%s' on %d of %d nodes",
+                        fd->name, shown(value), part[0] ? ": " : "", part, shown(majority), agree, present);
+}
+
+/* Ranks of one node that load other libraries or see other settings than their node's first rank. */
+static void audit_ranks(const env_field *fd, const env_record *records, int n, const env_node *nodes,
+                        ga_findings *f)
+{
+    char mine[VALUE_MAX], leader[VALUE_MAX];
+    for (int i = 0; i < n; i++) {
+        const env_node *node = &nodes[records[i].hdr.node_index];
+        if (&records[i] == node->leader)
+            continue;
+        fd->get(records, n, node, &records[i], mine, sizeof mine);
+        fd->get(records, n, node, node->leader, leader, sizeof leader);
+        if (strcmp(mine, leader) == 0)
+            continue;
+        ga_where where = {node->host, node->node_index, records[i].hdr.world_rank, -1, NULL};
+        ga_findings_add(f, fd->severity, "ENV_RANK_MISMATCH", where,
+                        "rank %d sees %s '%s', its node's first rank '%s'", records[i].hdr.world_rank,
+                        fd->name, shown(mine), shown(leader));
+    }
+}
+
 /* One field across nodes: majority, deviating nodes, and ranks that disagree with their own node. */
 static json_t *audit_field(const env_field *fd, const env_record *records, int n, const env_node *nodes,
                            int node_count, char (*values)[VALUE_MAX], ga_findings *f)
 {
-    int present = 0;
+    int present = 0, covered = 0;
     for (int k = 0; k < node_count; k++) {
         if (!nodes[k].leader)
             continue;
         fd->get(records, n, &nodes[k], nodes[k].leader, values[present], VALUE_MAX);
-        present++;
+        covered += values[present++][0] != '\0';
     }
     int agree = 0;
-    int maj = majority_of(values, present, &agree);
+    int maj = majority_of(values, present, fd->skip_absent, &agree);
+    const char *majority = maj >= 0 ? values[maj] : "";
+    const char *ref = fd->required ? fd->required : majority;
+    int compared = fd->skip_absent ? covered : present;
     json_t *deviating = json_array();
     for (int k = 0, v = 0; k < node_count; k++) {
         if (!nodes[k].leader)
             continue;
         const char *value = values[v++];
-        if (strcmp(value, values[maj]) == 0)
+        if ((fd->skip_absent && !*value) || strcmp(value, ref) == 0)
             continue;
-        json_array_append_new(deviating, json_pack("{s:o, s:i, s:o}", "host", ga_json_text(nodes[k].host),
-                                                   "node_index", nodes[k].node_index, "value",
-                                                   ga_json_text(value))); /* an environment value */
-        ga_where where = {nodes[k].host, nodes[k].node_index, -1, -1, NULL};
-        ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here, '%s' on %d of %d nodes",
-                        fd->name, shown(value), shown(values[maj]), agree, present);
+        flag_node(fd, &nodes[k], value, majority, agree, compared, deviating, f);
     }
-    if (!fd->per_node) {
-        /* Ranks of one node that load other libraries or see other settings than their node's first rank. */
-        char mine[VALUE_MAX], leader[VALUE_MAX];
-        for (int i = 0; i < n; i++) {
-            const env_node *node = &nodes[records[i].hdr.node_index];
-            if (&records[i] == node->leader)
-                continue;
-            fd->get(records, n, node, &records[i], mine, sizeof mine);
-            fd->get(records, n, node, node->leader, leader, sizeof leader);
-            if (strcmp(mine, leader) == 0)
-                continue;
-            ga_where where = {node->host, node->node_index, records[i].hdr.world_rank, -1, NULL};
-            ga_findings_add(f, fd->severity, "ENV_RANK_MISMATCH", where,
-                            "rank %d sees %s '%s', its node's first rank '%s'", records[i].hdr.world_rank,
-                            fd->name, shown(mine), shown(leader));
-        }
-    }
+    if (!fd->per_node)
+        audit_ranks(fd, records, n, nodes, f);
     json_t *entry =
-        json_pack("{s:s, s:o, s:i, s:i, s:o}", "field", fd->name, "majority", ga_json_text(values[maj]),
-                  "agree", agree, "nodes", present, "deviating", deviating);
-    if (fd->version >= 0 && !*values[maj] && nodes[0].leader)
+        json_pack("{s:s, s:o, s:i, s:i, s:o}", "field", fd->name, "majority", ga_json_text(majority), "agree",
+                  agree, "nodes", compared, "deviating", deviating);
+    if (fd->skip_absent)
+        json_object_set_new(entry, "not_covered", json_integer(present - covered));
+    if (fd->required)
+        json_object_set_new(entry, "required", json_string(fd->required));
+    if (fd->version >= 0 && !*majority && nodes[0].leader)
         json_object_set_new(entry, "why_absent", ga_json_text(nodes[0].leader->versions[fd->version].why));
     return entry;
 }
@@ -295,6 +370,50 @@ static void audit_cpu_mask(const env_record *records, int n, const env_node *nod
     }
 }
 
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Memory below the nodes' median by more than ENV_MEMORY_TOLERANCE: a missing DIMM of 32 takes 3 %, while
+ * healthy nodes of one model differ by the kernel's and firmware's reservations, well under 1 %. Only less
+ * memory is flagged; the median is robust to the one node that deviates. */
+#define ENV_MEMORY_TOLERANCE 0.01
+static json_t *audit_memory(const env_node *nodes, int node_count, ga_findings *f)
+{
+    double *mem = calloc((size_t)node_count + 1, sizeof *mem), median = 0;
+    int m = 0, agree = 0;
+    for (int k = 0; mem && k < node_count; k++)
+        if (nodes[k].leader && nodes[k].leader->memory_gib > 0)
+            mem[m++] = nodes[k].leader->memory_gib;
+    if (m > 0) {
+        qsort(mem, (size_t)m, sizeof *mem, compare_doubles);
+        median = m % 2 ? mem[m / 2] : (mem[m / 2 - 1] + mem[m / 2]) / 2;
+    }
+    free(mem);
+    json_t *deviating = json_array();
+    for (int k = 0; k < node_count; k++) {
+        double v = nodes[k].leader ? nodes[k].leader->memory_gib : 0;
+        if (v <= 0)
+            continue;
+        if (v >= median * (1 - ENV_MEMORY_TOLERANCE)) {
+            agree++;
+            continue;
+        }
+        json_array_append_new(deviating, json_pack("{s:o, s:i, s:f}", "host", ga_json_text(nodes[k].host),
+                                                   "node_index", nodes[k].node_index, "value", v));
+        ga_findings_add(
+            f, GA_SEV_FAIL, "ENV_MEMORY_LOW", (ga_where){nodes[k].host, k, -1, -1, NULL},
+            "memory is %.1f GiB here, %.1f GiB less than the nodes' median %.1f GiB (a DIMM missing?)", v,
+            median - v, median);
+    }
+    char text[32];
+    snprintf(text, sizeof text, "%.1f", median);
+    return json_pack("{s:s, s:s, s:i, s:i, s:o}", "field", "memory_gib", "majority", m ? text : "", "agree",
+                     agree, "nodes", m, "deviating", deviating);
+}
+
 json_t *env_audit_consistency(const env_record *records, int n, const env_audit_opts *opts, ga_findings *f)
 {
     int node_count = 0;
@@ -308,6 +427,7 @@ json_t *env_audit_consistency(const env_record *records, int n, const env_audit_
     }
     for (size_t i = 0; i < N_FIELDS; i++)
         json_array_append_new(summary, audit_field(&fields[i], records, n, nodes, node_count, values, f));
+    json_array_append_new(summary, audit_memory(nodes, node_count, f));
     audit_nonblocking(nodes, node_count, f);
     audit_cpu_mask(records, n, nodes, node_count, f);
 

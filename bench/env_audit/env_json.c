@@ -56,6 +56,37 @@ static json_t *nics_json(const env_record *r)
     return arr;
 }
 
+/* A host setting's text, null when not covered. */
+static json_t *setting_json(const char *v)
+{
+    return v[0] ? ga_json_text(v) : json_null();
+}
+
+static json_t *host_json(const env_host *h)
+{
+    json_t *hcas = json_array(), *fw = json_array();
+    for (int i = 0; i < h->hca_count && i < ENV_MAX_NICS; i++)
+        json_array_append_new(hcas, json_pack("{s:o, s:o, s:o}", "name", ga_json_text(h->hcas[i].name),
+                                              "fw_ver", setting_json(h->hcas[i].fw_ver), "link_layer",
+                                              setting_json(h->hcas[i].link_layer)));
+    for (int i = 0; i < h->gpu_fw_count && i < ENV_MAX_GPUS; i++)
+        json_array_append_new(
+            fw, json_pack("{s:o, s:o, s:o}", "pci_bus_id", ga_json_text(h->gpu_fw[i].pci_bus_id), "vbios",
+                          setting_json(h->gpu_fw[i].vbios), "inforom", setting_json(h->gpu_fw[i].inforom)));
+    json_t *o = json_pack(
+        "{s:o, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "dimms",
+        h->dimm_count > 0 ? json_integer(h->dimm_count) : json_null(), "sockets", h->sockets,
+        "threads_per_core", h->threads_per_core, "hcas", hcas, "gpu_firmware", fw, "pcie_acs",
+        setting_json(h->acs), "pcie_acs_source", ga_json_text(h->acs_why), "iommu", setting_json(h->iommu),
+        "kernel_cmdline", setting_json(h->cmdline), "hugepages", setting_json(h->hugepages), "clocksource",
+        setting_json(h->clocksource), "time_sync", setting_json(h->time_sync), "not_covered",
+        json_pack("{s:o, s:s}", "inforom", h->fw_why[0] ? ga_json_text(h->fw_why) : json_null(),
+                  "fabric_manager",
+                  "its version is not readable without running nv-fabricmanager; each GPU's fabric state is "
+                  "node_health's"));
+    return o;
+}
+
 json_t *env_record_json(const void *record, void *user)
 {
     (void)user;
@@ -76,6 +107,7 @@ json_t *env_record_json(const void *record, void *user)
     json_object_set_new(o, "gpus", gpus_json(r));
     json_object_set_new(o, "network_adapters", nics_json(r));
     json_object_set_new(o, "environment", env);
+    json_object_set_new(o, "host_settings", host_json(&r->host));
     if (r->vars_dropped)
         json_object_set_new(o, "environment_dropped", json_integer(r->vars_dropped));
     return o;

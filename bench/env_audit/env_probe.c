@@ -5,8 +5,11 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/timex.h>
 #include <sys/utsname.h>
 
+#include "env_host.h"
+#include "env_nvml.h"
 #include "ga_envvars.h"
 #include "ga_gather.h"
 #include "ga_gpu.h"
@@ -144,6 +147,8 @@ static void probe_host(env_record *rec, hwloc_topology_t topo)
     rec->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     rec->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     rec->numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    rec->host.sockets = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+    rec->host.threads_per_core = rec->cores > 0 ? rec->pus / rec->cores : 0;
     rec->memory_gib = (double)hwloc_get_root_obj(topo)->total_memory / (1024.0 * 1024.0 * 1024.0);
 }
 
@@ -204,6 +209,17 @@ static void keep_var(const char *name, const char *value, void *user)
         snprintf(v->value, sizeof v->value, "%s", value);
 }
 
+/* The kernel's clock discipline as NTP or chrony left it: adjtimex with no mode set only reads (no root). */
+static void probe_time_sync(env_host *h)
+{
+    struct timex tx = {.modes = 0};
+    int state = adjtimex(&tx);
+    if (state < 0)
+        return;
+    snprintf(h->time_sync, sizeof h->time_sync, "%s",
+             state == TIME_ERROR || (tx.status & STA_UNSYNC) ? "unsynchronized" : "synchronized");
+}
+
 void env_probe(const ga_ctx *ctx, env_record *rec)
 {
     memset(rec, 0, sizeof *rec);
@@ -213,5 +229,10 @@ void env_probe(const ga_ctx *ctx, env_record *rec)
     probe_versions(rec);
     probe_gpus(rec, topo);
     probe_nics(rec, topo);
+    env_host_probe("", &rec->host);
+    probe_time_sync(&rec->host);
+    /* the audit reads a node's settings from its first rank: NVML's start-up once per node is enough */
+    if (ctx->local_rank == 0)
+        env_nvml_firmware(&rec->host, rec->host.fw_why, sizeof rec->host.fw_why);
     ga_envvars_collect(environ, keep_var, rec);
 }

@@ -53,6 +53,39 @@ typedef struct {
     char value[160];
 } env_var;
 
+/* An RDMA adapter as sysfs shows it (/sys/class/infiniband/<name>). */
+typedef struct {
+    char name[32];
+    char fw_ver[32];     /* fw_ver, "" unreadable */
+    char link_layer[16]; /* ports/<lowest>/link_layer */
+} env_hca;
+
+/* A GPU's firmware (env_host.c, env_nvml.c). */
+typedef struct {
+    char pci_bus_id[24];
+    char vbios[32];   /* NVML's nvmlDeviceGetVbiosVersion, else the driver's information file */
+    char inforom[24]; /* NVML's nvmlDeviceGetInforomImageVersion; "" not covered */
+} env_gpu_fw;
+
+/* Host settings read from procfs and sysfs under a root that tests redirect (env_host.h). A text field that
+ * is
+ * "" was not readable ("not covered"): it is left out of the comparisons. */
+typedef struct {
+    int32_t dimm_count; /* EDAC DIMMs with a size, -1 not covered */
+    int32_t sockets, threads_per_core;
+    int32_t hca_count, gpu_fw_count;
+    env_hca hcas[ENV_MAX_NICS];
+    env_gpu_fw gpu_fw[ENV_MAX_GPUS];
+    char fw_why[96];      /* why NVML did not answer: the InfoROM is then not covered */
+    char acs[96];         /* "off", "on at <bridge> (ACSCtl 0x..)", "" not covered */
+    char acs_why[96];     /* why not covered, or what was checked */
+    char iommu[48];       /* "off", "on (GPU domain identity)", ... */
+    char cmdline[256];    /* the audited keys of /proc/cmdline, sorted; "none" when it has none of them */
+    char hugepages[64];   /* "HugePages 0 x 2048 kB, THP madvise" */
+    char clocksource[32]; /* current_clocksource */
+    char time_sync[24];   /* "synchronized" or "unsynchronized" (adjtimex) */
+} env_host;
+
 typedef struct {
     ga_record_header hdr;
     char os[96];
@@ -69,6 +102,7 @@ typedef struct {
     env_nic nics[ENV_MAX_NICS];
     int32_t var_count, vars_dropped;
     env_var vars[ENV_MAX_VARS];
+    env_host host;
 } env_record;
 
 #endif

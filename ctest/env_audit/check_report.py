@@ -33,6 +33,8 @@ def main():
         default=[],
         help="a variable every rank must record, its value (or its URL's user:password) redacted",
     )
+    ap.add_argument("--gpu-firmware", type=int, help="GPUs in the first rank's host.gpu_firmware (NVML)")
+    ap.add_argument("--firmware", action="append", default=[], help="BUS=VBIOS/INFOROM a GPU must have (null: none)")
     args = ap.parse_args()
 
     with open(args.report) as f:
@@ -86,9 +88,23 @@ def main():
             )
             expect(not name.startswith("OMPI_MCA_orte_hnp"), "launch-internal variable recorded")
 
+    first = next(rk for node in r["nodes"] for rk in node["ranks"] if rk["local_rank"] == 0)
+    host = first["host_settings"]
+    expect("fabric_manager" in host["not_covered"], "host settings say what is not covered")
+    if args.gpu_firmware is not None:
+        got = len(host["gpu_firmware"])
+        expect(got == args.gpu_firmware, f"{got} GPUs' firmware, {args.gpu_firmware} expected")
+    by_bus = {g["pci_bus_id"]: g for g in host["gpu_firmware"]}
+    for spec in args.firmware:
+        bus, versions = spec.split("=")
+        vbios, inforom = (None if v == "null" else v for v in versions.split("/"))
+        g = by_bus.get(bus, {})
+        expect(g.get("vbios") == vbios and g.get("inforom", "-") == inforom, f"GPU {bus}: {g}, not {versions}")
+
     fields = {c["field"]: c for c in r["summary"]["consistency"]}
     expect(
         {"nvidia_driver", "cuda_runtime", "nccl", "mpi", "kernel", "gpus_per_node", "gpu_model", "nccl_settings"}
+        | {"dimms", "memory_gib", "gpu_vbios", "gpu_inforom", "hca_firmware", "pcie_acs", "kernel_cmdline"}
         <= set(fields),
         "consistency fields",
     )

@@ -14,7 +14,8 @@
  * event reasons can be transient or persistent (GA_DOUBLE_NVML_SLOWDOWN), the NVLink fabric registered or not
  * (GA_DOUBLE_NVML_FABRIC), MIG on (GA_DOUBLE_NVML_MIG), the last n NVLinks asleep in their low-power state
  * (GA_DOUBLE_NVML_NVLINK_ASLEEP) and the DL CRC data counter of every link set
- * (GA_DOUBLE_NVML_NVLINK_CRC_DATA).
+ * (GA_DOUBLE_NVML_NVLINK_CRC_DATA); a GPU can have an older VBIOS (GA_DOUBLE_NVML_VBIOS_OLD) or no InfoROM
+ * (GA_DOUBLE_NVML_NO_INFOROM).
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -419,4 +420,32 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFiel
         }
     }
     return NVML_SUCCESS;
+}
+
+/* Answers text as NVML does: INSUFFICIENT_SIZE when it does not fit in len with its terminating NUL. */
+static nvmlReturn_t answer_text(const char *text, char *out, unsigned int len)
+{
+    if (strlen(text) + 1 > len)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    snprintf(out, len, "%s", text);
+    return NVML_SUCCESS;
+}
+
+/* The VBIOS as nvidia-smi prints it; GA_DOUBLE_NVML_VBIOS_OLD=1 answers an older one (a GPU not reflashed).
+ */
+EXPORT nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t d, char *version, unsigned int len)
+{
+    DEVICE_CALL(d);
+    return answer_text(fault(d, "GA_DOUBLE_NVML_VBIOS_OLD") ? "96.00.61.00.01" : "96.00.89.00.01", version,
+                       len);
+}
+
+/* The InfoROM image version; GA_DOUBLE_NVML_NO_INFOROM=1: NOT_SUPPORTED, NVML's answer for a GPU without an
+ * InfoROM. */
+EXPORT nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t d, char *version, unsigned int len)
+{
+    DEVICE_CALL(d);
+    if (fault(d, "GA_DOUBLE_NVML_NO_INFOROM"))
+        return NVML_ERROR_NOT_SUPPORTED;
+    return answer_text("G520.0200.00.05", version, len);
 }
