@@ -321,7 +321,7 @@ static json_t *audit_field(const env_field *fd, const env_record *records, int n
     if (fd->skip_absent)
         json_object_set_new(entry, "not_covered", json_integer(present - covered));
     if (fd->required)
-        json_object_set_new(entry, "required", json_string(fd->required));
+        json_object_set_new(entry, "required", ga_json_text(fd->required));
     if (fd->version >= 0 && !*majority && nodes[0].leader)
         json_object_set_new(entry, "why_absent", ga_json_text(nodes[0].leader->versions[fd->version].why));
     return entry;
@@ -410,8 +410,8 @@ static json_t *audit_memory(const env_node *nodes, int node_count, ga_findings *
     }
     char text[32];
     snprintf(text, sizeof text, "%.1f", median);
-    return json_pack("{s:s, s:s, s:i, s:i, s:o}", "field", "memory_gib", "majority", m ? text : "", "agree",
-                     agree, "nodes", m, "deviating", deviating);
+    return json_pack("{s:s, s:o, s:i, s:i, s:o}", "field", "memory_gib", "majority",
+                     ga_json_text(m ? text : ""), "agree", agree, "nodes", m, "deviating", deviating);
 }
 
 json_t *env_audit_consistency(const env_record *records, int n, const env_audit_opts *opts, ga_findings *f)
