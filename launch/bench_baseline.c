@@ -2,7 +2,7 @@
  * 100,000: distinct programs, names and job shapes, each with its source) and times suite_baseline_validate
  * on it, nothing else (no file read, no parse). Prints the figures and the check's wall time; exit 1 when the
  * check refuses the baseline. Not a test: a measurement to show, by hand. Goal: 100,000 figures in < 1 s.
- * Usage: build/launch/bench_baseline [N] [REPEATS] (make bench_baseline). */
+ * Usage: build/launch/bench_baseline [N] [REPEATS]. */
 #include <stdio.h>
 #include <stdlib.h>
 
