@@ -40,6 +40,9 @@ typedef struct {
     int other;     /* differs: the other sample's index, else -1 */
     double bound;  /* below this it is an outlier of its group; 0 when not judged (alone, or two) */
     double spread; /* the noise its bound allowed for: scaled MAD of the logarithms of the group */
+    bool noisy;    /* the noise was wider than GA_OUTLIER_FAR allows: smaller gaps were not judged */
+    bool unconfirmed; /* past its bound by less than its own measurements' noise: not named, warned */
+    double own_noise; /* that noise, as a fraction (0 when not computed) */
 } ga_dev_verdict;
 
 /* One throughput figure over the cluster as analysis returns it, typed, so that main and the report read it
@@ -65,6 +68,7 @@ typedef struct {
     const char *code_median; /* "GEMM_BELOW_MEDIAN" */
     const char *code_peak;   /* "GEMM_BELOW_PEAK" */
     const char *code_differ; /* "GEMM_PEERS_DIFFER" */
+    const char *code_noisy;  /* "GEMM_TOO_NOISY": a warning that the noise left a gap unjudged */
 } ga_dev_labels;
 
 /* One finding per flagged sample, naming its node, rank and GPU: FAIL, or WARN for an outlier of its group
