@@ -53,6 +53,11 @@ int ar_budget_warmups(double first_s, double budget_s, int want);
 int ar_far_below_peers(const double *fig, int n, bool *far);
 /* fig below 1/AR_FAR_FACTOR of floor (floor > 0). */
 bool ar_far_below_floor(double fig, double floor);
+/* The world's busbw against the screen's median pair: the world is far slower than its pairs below
+ * 1/AR_WORLD_FAR_FACTOR of it. Twice the pairs' factor: a world of n ranks makes 2(n - 1) steps of size/n
+ * where a pair makes one, so at the judging size its busbw lies below a pair's by latency alone (4 healthy
+ * ranks on 2 cores: the world 2-9x below the screen's median pair at 1-4 MiB). A node 12x slower is past it. */
+#define AR_WORLD_FAR_FACTOR (2.0 * AR_FAR_FACTOR)
 /* Whether a figure at this size may count as far below (AR_FAR_MIN_BYTES). */
 bool ar_far_counts_at(uint64_t bytes);
 /* The world's busbw at bytes is far below the screen's median pair (pairs_busbw > 0) at a size that counts:

@@ -567,8 +567,11 @@ static ar_screen_verdict screen_verdict(const ga_pair *pairs, const double *best
     ar_screen_verdict v;
     if (!sp)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         sp[i] = (ar_screen_pair){{pairs[i].member[0], pairs[i].member[1]}, pairs[i].round, best[i]};
+        ga_debug("COMM", "screen: round %d pair %d-%d: best %.3f GB/s", pairs[i].round + 1, pairs[i].member[0],
+                 pairs[i].member[1], best[i]);
+    }
     if (ar_screen_judge(sp, n, plan->members, &v) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     free(sp);

@@ -6,8 +6,9 @@
  * machine slows a whole round, and pooling a busy round with a quiet one hid a node 60x slower ("no member
  * far below its peers", median pair 0.062 GB/s). A member is
  *   far: in AR_FAR_TIMES pairs or more below 1/AR_FAR_FACTOR of their references (the world's answer is known);
- *   low: in AR_FAR_TIMES pairs or more, every one of them below 1/AR_LOW_FACTOR of its reference (isolated by
- *        small sizes, one operation each, as a far one is).
+ *   low: in AR_FAR_TIMES pairs or more, every one of them below 1/AR_LOW_FACTOR of the other pairs of its own
+ *        round (a pooled reference is not enough for this lesser gap), isolated by small sizes, one operation
+ *        each, as a far one is.
  * One slow pairing (two ranks sharing a core of a loaded host) is one pair, never enough. */
 #ifndef AR_SCREEN_H
 #define AR_SCREEN_H

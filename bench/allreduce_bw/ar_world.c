@@ -395,7 +395,7 @@ static void world_far_cut(const world_gate *g, combo c, uint64_t reached)
            "world: %.3f GB/s at %llu B, more than %.0fx below the screen's median pair (%.3f GB/s) at %d sizes: "
            "the world's slowest link is far slower than the pairs'; the sweep stops here and the pairs isolate "
            "it",
-           g->far_busbw, (unsigned long long)reached, AR_FAR_FACTOR, g->w->st->screen_pairs_busbw, g->far);
+           g->far_busbw, (unsigned long long)reached, AR_WORLD_FAR_FACTOR, g->w->st->screen_pairs_busbw, g->far);
     ar_run_not_covered(g->w->st,
                        "world: %s %s sizes above %llu B not measured: the world was far below the screen's pairs",
                        ar_dtype_get(c.type)->name, ar_op_name(c.op), (unsigned long long)reached);
