@@ -28,7 +28,8 @@
 #define AR_FAR_MIN_BYTES (64ull << 10)
 /* "Low": below 1/AR_LOW_FACTOR of its reference. Not evidence alone (a loaded host halves a transfer); a
  * member low in every pair it is in (two pairs at least: two partners, at two moments) is isolated as a far
- * one is, by small sizes and one operation each: a node 12x slower measured 2.7x below its peers under load. */
+ * one is, by small sizes and one operation each: a node 12x slower measured 2.7x below its peers under load.
+ */
 #define AR_LOW_FACTOR 2.0
 /* The screen's operations per pair at the judging size, the best kept: contention only slows an operation,
  * and on a busy machine the best of two still missed a node 60x slower. */
@@ -56,7 +57,8 @@ bool ar_far_below_floor(double fig, double floor);
 /* The world's busbw against the screen's median pair: the world is far slower than its pairs below
  * 1/AR_WORLD_FAR_FACTOR of it. Twice the pairs' factor: a world of n ranks makes 2(n - 1) steps of size/n
  * where a pair makes one, so at the judging size its busbw lies below a pair's by latency alone (4 healthy
- * ranks on 2 cores: the world 2-9x below the screen's median pair at 1-4 MiB). A node 12x slower is past it. */
+ * ranks on 2 cores: the world 2-9x below the screen's median pair at 1-4 MiB). A node 12x slower is past it.
+ */
 #define AR_WORLD_FAR_FACTOR (2.0 * AR_FAR_FACTOR)
 /* Whether a figure at this size may count as far below (AR_FAR_MIN_BYTES). */
 bool ar_far_counts_at(uint64_t bytes);

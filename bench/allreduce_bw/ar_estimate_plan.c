@@ -482,8 +482,8 @@ static void sim_pairs(ar_sim *a)
 }
 
 /* The screen before the world sweep (ar_pairs_screen): two rounds of pairs at least (four pairs at least), at
- * the judging size, AR_SCREEN_OPS operations each on one placement; a member in two pairs far below the others makes
- * the fabric slow. */
+ * the judging size, AR_SCREEN_OPS operations each on one placement; a member in two pairs far below the
+ * others makes the fabric slow. */
 static void sim_screen(ar_sim *a)
 {
     if (a->members < 4)

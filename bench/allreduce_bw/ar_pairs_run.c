@@ -447,8 +447,7 @@ static void plan_isolation(pairs_run *pr, const uint64_t *sizes, int n_sizes, ru
     pr->sizes = sizes + first;
     pr->isolation = true;
     if (pr->ctx->world_rank == 0 && pr->n_sizes < n_sizes)
-        ar_run_not_covered(st,
-                           "pairs: sizes %llu-%llu B only, one operation each (isolation of %s)",
+        ar_run_not_covered(st, "pairs: sizes %llu-%llu B only, one operation each (isolation of %s)",
                            (unsigned long long)pr->sizes[0], (unsigned long long)pr->sizes[pr->n_sizes - 1],
                            st->fabric_slow ? "a slow fabric" : "a member low in every screened pair");
 }
@@ -560,8 +559,8 @@ static void screen_best(const ar_record *all, int world, const pair_plan *plan, 
 
 /* Rank 0: the screen's verdict (ar_screen.h) on its pairs, each at its best; said in the log and, when the
  * fabric is slow, in not_covered (the world sweep stops at size). */
-static ar_screen_verdict screen_verdict(const ga_pair *pairs, const double *best, int n, const pair_plan *plan,
-                                        uint64_t size, double t0, run_state *st)
+static ar_screen_verdict screen_verdict(const ga_pair *pairs, const double *best, int n,
+                                        const pair_plan *plan, uint64_t size, double t0, run_state *st)
 {
     ar_screen_pair *sp = malloc((size_t)(n > 0 ? n : 1) * sizeof *sp);
     ar_screen_verdict v;
@@ -569,8 +568,8 @@ static ar_screen_verdict screen_verdict(const ga_pair *pairs, const double *best
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     for (int i = 0; i < n; i++) {
         sp[i] = (ar_screen_pair){{pairs[i].member[0], pairs[i].member[1]}, pairs[i].round, best[i]};
-        ga_debug("COMM", "screen: round %d pair %d-%d: best %.3f GB/s", pairs[i].round + 1, pairs[i].member[0],
-                 pairs[i].member[1], best[i]);
+        ga_debug("COMM", "screen: round %d pair %d-%d: best %.3f GB/s", pairs[i].round + 1,
+                 pairs[i].member[0], pairs[i].member[1], best[i]);
     }
     if (ar_screen_judge(sp, n, plan->members, &v) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
@@ -582,21 +581,27 @@ static ar_screen_verdict screen_verdict(const ga_pair *pairs, const double *best
     const char *who = plan->by_rank ? "rank" : "node";
     unsigned long long at = (unsigned long long)size;
     if (v.kind == AR_SCREEN_FAR) {
-        ga_log("COMM",
-               "screen: %s %s %d in %d pairs more than %.0fx below the other pairs of their rounds at %llu B "
-               "(its lowest %.3fx of them, median pair %.3f GB/s): the fabric is slow; the world sweep stops at "
-               "this size and isolation follows (%.1f s)",
-               host, who, v.member, v.below, AR_FAR_FACTOR, at, v.worst, v.median, ga_now() - t0);
-        ar_run_not_covered(st, "world: sizes above %llu B not measured: %s was far below its peers at that size "
-                               "(screen)", at, host);
+        ga_log(
+            "COMM",
+            "screen: %s %s %d in %d pairs more than %.0fx below the other pairs of their rounds at %llu B "
+            "(its lowest %.3fx of them, median pair %.3f GB/s): the fabric is slow; the world sweep stops at "
+            "this size and isolation follows (%.1f s)",
+            host, who, v.member, v.below, AR_FAR_FACTOR, at, v.worst, v.median, ga_now() - t0);
+        ar_run_not_covered(st,
+                           "world: sizes above %llu B not measured: %s was far below its peers at that size "
+                           "(screen)",
+                           at, host);
     } else if (v.kind == AR_SCREEN_LOW) {
-        ga_log("COMM",
-               "screen: %s %s %d more than %.0fx below the other pairs of their rounds in all its %d pairs at "
-               "%llu B (its lowest %.3fx, median pair %.3f GB/s): the pairs isolate it at small sizes (%.1f s)",
-               host, who, v.member, AR_LOW_FACTOR, v.pairs, at, v.worst, v.median, ga_now() - t0);
+        ga_log(
+            "COMM",
+            "screen: %s %s %d more than %.0fx below the other pairs of their rounds in all its %d pairs at "
+            "%llu B (its lowest %.3fx, median pair %.3f GB/s): the pairs isolate it at small sizes (%.1f s)",
+            host, who, v.member, AR_LOW_FACTOR, v.pairs, at, v.worst, v.median, ga_now() - t0);
     } else {
-        ga_log("COMM", "screen: no member low in every pair or far below its peers at %llu B (median pair "
-                       "%.3f GB/s, %.1f s)", at, v.median, ga_now() - t0);
+        ga_log("COMM",
+               "screen: no member low in every pair or far below its peers at %llu B (median pair "
+               "%.3f GB/s, %.1f s)",
+               at, v.median, ga_now() - t0);
     }
     return v;
 }

@@ -54,7 +54,8 @@ static ar_screen_kind member_kind(const ar_screen_pair *p, const double *ratio, 
 int ar_screen_judge(const ar_screen_pair *p, int n, int members, ar_screen_verdict *out)
 {
     *out = (ar_screen_verdict){.member = -1};
-    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x), *ratio = malloc((size_t)(n > 0 ? n : 1) * sizeof *ratio);
+    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x),
+           *ratio = malloc((size_t)(n > 0 ? n : 1) * sizeof *ratio);
     bool *own = malloc((size_t)(n > 0 ? n : 1) * sizeof *own);
     if (!x || !ratio || !own) {
         free(x);

@@ -358,9 +358,9 @@ static int world_after_size(ar_gate *base, int s, const ar_sample *mine)
     world_gate *g = (world_gate *)base;
     const ar_sweep_cfg *cfg = g->cfg;
     double per_op = mine->time_s[0] > mine->time_s[1] ? mine->time_s[0] : mine->time_s[1];
-    double next = s + 1 < cfg->n_sizes
-                      ? per_op * (double)cfg->sizes[s + 1] / (double)(cfg->sizes[s] ? cfg->sizes[s] : 1) * AR_PLACEMENTS
-                      : 0;
+    double next = s + 1 < cfg->n_sizes ? per_op * (double)cfg->sizes[s + 1] /
+                                             (double)(cfg->sizes[s] ? cfg->sizes[s] : 1) * AR_PLACEMENTS
+                                       : 0;
     double v[2] = {mine->time_s[0], cfg->deadline > 0 && ga_now() + next > cfg->deadline};
     ga_deadline_arm("agreeing on the world's time at %llu B", (unsigned long long)cfg->sizes[s]);
     GA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, g->w->split->comm));
@@ -391,14 +391,15 @@ static bool world_gate_on(const world_run *w)
 /* Rank 0: the sweep stopped far below the screen's pairs, said in the log and in not_covered. */
 static void world_far_cut(const world_gate *g, combo c, uint64_t reached)
 {
-    ga_log("COMM",
-           "world: %.3f GB/s at %llu B, more than %.0fx below the screen's median pair (%.3f GB/s) at %d sizes: "
-           "the world's slowest link is far slower than the pairs'; the sweep stops here and the pairs isolate "
-           "it",
-           g->far_busbw, (unsigned long long)reached, AR_WORLD_FAR_FACTOR, g->w->st->screen_pairs_busbw, g->far);
-    ar_run_not_covered(g->w->st,
-                       "world: %s %s sizes above %llu B not measured: the world was far below the screen's pairs",
-                       ar_dtype_get(c.type)->name, ar_op_name(c.op), (unsigned long long)reached);
+    ga_log(
+        "COMM",
+        "world: %.3f GB/s at %llu B, more than %.0fx below the screen's median pair (%.3f GB/s) at %d sizes: "
+        "the world's slowest link is far slower than the pairs'; the sweep stops here and the pairs isolate "
+        "it",
+        g->far_busbw, (unsigned long long)reached, AR_WORLD_FAR_FACTOR, g->w->st->screen_pairs_busbw, g->far);
+    ar_run_not_covered(
+        g->w->st, "world: %s %s sizes above %llu B not measured: the world was far below the screen's pairs",
+        ar_dtype_get(c.type)->name, ar_op_name(c.op), (unsigned long long)reached);
 }
 
 /* Combination c's sweep in cycle `cycle`; true when it was cut for want of time (every rank agreed). */

@@ -136,22 +136,23 @@ static void add_differ(ga_findings *f, const ga_dev_labels *l, const ga_dev_samp
 }
 
 /* The warnings of a verdict the noise limited, so that it is never a silent pass: the sample's own figures
- * scatter across its bound (not named), or it is below the median by more than the tolerance inside noise
- * wider than GA_OUTLIER_FAR allows (not judged: "not covered"). One warning per model for the latter, at its
- * first sample so marked, counting the others. */
-static void add_unjudged(ga_findings *f, const ga_dev_labels *l, const ga_dev_sample *s, const ga_dev_verdict *v,
-                         int n, int i, const ga_dev_policy *p)
+ * scatter across its bound (not named), or it is below the median by more than the tolerance and the noise
+ * alone excused it (not judged: "not covered"). One warning per model for the latter, at its first sample so
+ * marked, counting the others. */
+static void add_unjudged(ga_findings *f, const ga_dev_labels *l, const ga_dev_sample *s,
+                         const ga_dev_verdict *v, int n, int i, const ga_dev_policy *p)
 {
     ga_where w = {s[i].host, s[i].node_index, s[i].rank, s[i].gpu, s[i].pci_bus_id};
     char who[160], best[32];
     describe(&s[i], who, sizeof who);
     if (v[i].unconfirmed)
-        ga_findings_add(f, GA_SEV_WARN, l->code_noisy, w,
-                        "%s: %s %.4g %s%s is %.1f%% below the median %.4g, past its bound %.4g by less than its "
-                        "own measurements' noise %.1f%%: not named, and not shown healthy",
-                        who, l->metric, s[i].value, l->unit, best_of(&s[i], best, sizeof best),
-                        100.0 * (1.0 - s[i].value / v[i].group_median), v[i].group_median, v[i].bound,
-                        100.0 * v[i].own_noise);
+        ga_findings_add(
+            f, GA_SEV_WARN, l->code_noisy, w,
+            "%s: %s %.4g %s%s is %.1f%% below the median %.4g, past its bound %.4g by less than its "
+            "own measurements' noise %.1f%%: not named, and not shown healthy",
+            who, l->metric, s[i].value, l->unit, best_of(&s[i], best, sizeof best),
+            100.0 * (1.0 - s[i].value / v[i].group_median), v[i].group_median, v[i].bound,
+            100.0 * v[i].own_noise);
     bool first = v[i].noisy;
     int more = 0;
     for (int j = 0; j < n; j++)
@@ -160,15 +161,15 @@ static void add_unjudged(ga_findings *f, const ga_dev_labels *l, const ga_dev_sa
             more++;
         }
     if (first)
-        ga_findings_add(f, GA_SEV_WARN, l->code_noisy, w,
-                        "%s: %s %.4g %s%s is %.1f%% below the median %.4g of its model (%s), beyond the "
-                        "tolerance %.0f%% but inside the noise (%.1f%%), which is too wide to judge gaps smaller "
-                        "than %.1fx: not covered (%d more of the model likewise; %.1fx below is named however "
-                        "noisy)",
-                        who, l->metric, s[i].value, l->unit, best_of(&s[i], best, sizeof best),
-                        100.0 * (1.0 - s[i].value / v[i].group_median), v[i].group_median,
-                        s[i].group ? s[i].group : "?", 100.0 * p->tolerance, 100.0 * v[i].spread, GA_OUTLIER_FAR,
-                        more, GA_OUTLIER_FAR);
+        ga_findings_add(
+            f, GA_SEV_WARN, l->code_noisy, w,
+            "%s: %s %.4g %s%s is %.1f%% below the median %.4g of its model (%s), beyond the "
+            "tolerance %.0f%% but inside the noise (%.1f%%), which is too wide to judge it: not "
+            "covered (%d more of the model likewise; %.0f%% below or more is named however noisy)",
+            who, l->metric, s[i].value, l->unit, best_of(&s[i], best, sizeof best),
+            100.0 * (1.0 - s[i].value / v[i].group_median), v[i].group_median, s[i].group ? s[i].group : "?",
+            100.0 * p->tolerance, 100.0 * v[i].spread, more,
+            100.0 * (1.0 - (1.0 - p->tolerance) / GA_OUTLIER_FAR));
 }
 
 int ga_dev_add_findings(ga_findings *f, const ga_dev_labels *l, const ga_dev_sample *s,

@@ -5,9 +5,9 @@
  * A rank whose wait count is lower than the highest is behind; it is named late only when the ranks at the
  * highest count have waited for at least ga_late_threshold(bound) (the median of their times in that wait):
  * max(GA_LATE_MIN_S, GA_LATE_SHARE of the bound), but never more than GA_LATE_MAX_SHARE of the bound, so that
- * a wait bound that expired (its ranks waited the whole bound) always counts. One wait behind at the instant a
- * whole-run bound fell, the others 0.2 s into the next wait, is scheduling, not evidence: seen on a loaded host
- * with --step-timeout 8 ("rank 1 at wait 34 of 35"), and not in a quieter run of the same case. */
+ * a wait bound that expired (its ranks waited the whole bound) always counts. One wait behind at the instant
+ * a whole-run bound fell, the others 0.2 s into the next wait, is scheduling, not evidence: seen on a loaded
+ * host with --step-timeout 8 ("rank 1 at wait 34 of 35"), and not in a quieter run of the same case. */
 #ifndef GA_LATE_H
 #define GA_LATE_H
 

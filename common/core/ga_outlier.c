@@ -47,12 +47,12 @@ static double bound_of(double median, double spread, const ga_outlier_rule *r, b
     double noise = exp(GA_OUTLIER_MAD_K * (spread > r->noise ? spread : r->noise));
     double by_tol = r->direction == GA_LOWER_IS_BETTER ? 1.0 + r->tolerance : 1.0 / (1.0 - r->tolerance);
     double factor = by_tol > noise ? by_tol : noise; /* how far from the median, as a factor >= 1 */
-    /* noise may widen the bound only up to the far cap; the tolerance is never narrowed by it */
-    bool cap = r->far > 1.0 && factor > r->far && noise > by_tol;
+    /* noise may widen the bound only up to the far cap, far times the tolerance's own factor */
+    bool cap = r->far > 1.0 && factor > r->far * by_tol;
     if (capped)
         *capped = cap;
     if (cap)
-        factor = r->far > by_tol ? r->far : by_tol;
+        factor = r->far * by_tol;
     return r->direction == GA_LOWER_IS_BETTER ? median * factor : median / factor;
 }
 
@@ -88,7 +88,8 @@ static void judge_two(const double *v, int a, int b, const ga_outlier_rule *r, g
     int pair[2] = {a, b};
     bool differ = false;
     for (int s = 0; s < 2; s++)
-        differ = differ || ga_outlier_worse_than(v[pair[s]], bound_of(v[pair[1 - s]], 0, r, NULL), r->direction);
+        differ =
+            differ || ga_outlier_worse_than(v[pair[s]], bound_of(v[pair[1 - s]], 0, r, NULL), r->direction);
     for (int s = 0; s < 2; s++) {
         ga_outlier_verdict *o = &out[pair[s]];
         int other = pair[1 - s];
@@ -188,8 +189,9 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
         out[i] = (ga_outlier_verdict){
             GA_OUTLIER_NONE, m ? all.members : 0, all.median, all.median, 0, 0, -1, false};
         ga_outlier_rule by_tolerance = {r->tolerance, r->direction, 0, 0};
-        out[i].screened = m && all.members > 1 && ga_outlier_worse_than(v[i], bound_of(all.median, 0, &by_tolerance, NULL),
-                                                                         r->direction);
+        out[i].screened =
+            m && all.members > 1 &&
+            ga_outlier_worse_than(v[i], bound_of(all.median, 0, &by_tolerance, NULL), r->direction);
         if (m) {
             second = first >= 0 && second < 0 ? i : second;
             first = first < 0 ? i : first;
@@ -214,8 +216,8 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
             o->call = GA_OUTLIER_WORSE;
             worse++;
         }
-        /* not judged: the capped noise hid a gap the tolerance alone would have called */
-        o->noisy = ref.noisy && o->call == GA_OUTLIER_NONE &&
+        /* not judged: the noise hid a gap the tolerance alone would have called */
+        o->noisy = o->call == GA_OUTLIER_NONE &&
                    ga_outlier_worse_than(v[i], bound_of(ref.median, 0, &by_tol, NULL), r->direction);
     }
     free(x);
@@ -277,19 +279,23 @@ static double own_noise(const double *x, int k)
     size_t m = 0;
     for (int a = 0; x && a < k && a <= GA_REMEASURE_MAX; a++)
         for (int b = a + 1; b < k && b <= GA_REMEASURE_MAX; b++)
-            d[m++] = fabs(log(x[a] > LOG_FLOOR ? x[a] : LOG_FLOOR) - log(x[b] > LOG_FLOOR ? x[b] : LOG_FLOOR));
+            d[m++] =
+                fabs(log(x[a] > LOG_FLOOR ? x[a] : LOG_FLOOR) - log(x[b] > LOG_FLOOR ? x[b] : LOG_FLOOR));
     return m ? GA_OUTLIER_MAD_SCALE * ga_median(d, m) : 0;
 }
 
-void ga_outlier_confirm(ga_outlier_verdict *v, const double *best, const double *const *lists, const int *counts,
-                        int n, const ga_outlier_rule *rule)
+void ga_outlier_confirm(ga_outlier_verdict *v, const double *best, const double *const *lists,
+                        const int *counts, int n, const ga_outlier_rule *rule)
 {
     for (int i = 0; v && lists && i < n; i++) {
         if (v[i].call != GA_OUTLIER_WORSE || !lists[i] || counts[i] < 2)
             continue;
         v[i].own_noise = own_noise(lists[i], counts[i]);
-        double far = rule->far > 1.0 ? rule->far : INFINITY;
-        double far_bound = rule->direction == GA_LOWER_IS_BETTER ? v[i].ref_median * far : v[i].ref_median / far;
+        double by_tol =
+            rule->direction == GA_LOWER_IS_BETTER ? 1.0 + rule->tolerance : 1.0 / (1.0 - rule->tolerance);
+        double far = rule->far > 1.0 ? rule->far * by_tol : INFINITY;
+        double far_bound =
+            rule->direction == GA_LOWER_IS_BETTER ? v[i].ref_median * far : v[i].ref_median / far;
         if (ga_outlier_worse_than(best[i], far_bound, rule->direction))
             continue; /* beyond the far cap: named, however its own figures scatter */
         double margin = exp(v[i].own_noise);

@@ -116,7 +116,8 @@ static void answer_probes(long long seq, bool expired, double waited_s)
         reply[REPLY_WAITED_MS] = (long long)(waited_s * 1000.0);
         MPI_Request r;
         /* Not waited for (the asker may be gone); its buffer is the asker's own slot, which outlives it. */
-        if (MPI_Isend(reply, REPLY_LEN, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REPLY, peers.comm, &r) == MPI_SUCCESS)
+        if (MPI_Isend(reply, REPLY_LEN, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REPLY, peers.comm, &r) ==
+            MPI_SUCCESS)
             MPI_Request_free(&r);
         if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm,
                       &peers.probe_req) != MPI_SUCCESS)
@@ -146,8 +147,9 @@ static void describe_late(int n, const bool *answered, const bool *late_r, long 
                 len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)", listed > 1 ? "," : "",
                                         r, peers.hosts[r]);
             else
-                len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
-                                        listed > 1 ? "," : "", r, peers.hosts[r], got[r][REPLY_SEQ], lv->most);
+                len +=
+                    (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
+                                     listed > 1 ? "," : "", r, peers.hosts[r], got[r][REPLY_SEQ], lv->most);
         }
     }
     if (listed > PEER_NAMED_MAX && len < textlen)
@@ -221,12 +223,13 @@ static bool judge_answers(long long (*got)[REPLY_LEN], const bool *answered, dou
         found = true;
     } else if (lv.behind) {
         *none_behind = true; /* behind, but not for long: scheduling at the instant the bound fell */
-        snprintf(text, textlen,
-                 "no rank far behind the others: %d of %d one or more waits behind (wait %lld reached by the "
-                 "rest), the others waiting %.1f s on them, under the %.1f s a rank is named after (max(%.0f s, "
-                 "%.0f%% of the %g s bound), at most half of it)",
-                 lv.behind, n, lv.most, lv.waited_s, lv.threshold_s, GA_LATE_MIN_S, 100.0 * GA_LATE_SHARE,
-                 bound_s);
+        snprintf(
+            text, textlen,
+            "no rank far behind the others: %d of %d one or more waits behind (wait %lld reached by the "
+            "rest), the others waiting %.1f s on them, under the %.1f s a rank is named after (max(%.0f s, "
+            "%.0f%% of the %g s bound), at most half of it)",
+            lv.behind, n, lv.most, lv.waited_s, lv.threshold_s, GA_LATE_MIN_S, 100.0 * GA_LATE_SHARE,
+            bound_s);
     } else {
         /* every rank answered, none behind: they all waited at the same point, for work longer than the bound
          */
@@ -242,8 +245,8 @@ static bool judge_answers(long long (*got)[REPLY_LEN], const bool *answered, dou
  * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when
  * nothing was learnt (then the caller names its own rank as before). On true, *late_rank is the first late
  * rank and text says who. */
-static bool find_late_ranks(long long my_seq, double my_waited, double bound_s, bool *quiet, bool *none_behind,
-                            int *late_rank, char *text, size_t textlen)
+static bool find_late_ranks(long long my_seq, double my_waited, double bound_s, bool *quiet,
+                            bool *none_behind, int *late_rank, char *text, size_t textlen)
 {
     *quiet = false;
     *none_behind = false;
@@ -427,7 +430,8 @@ void ga_deadline_expired(const char *fmt, ...)
     pthread_mutex_lock(&dl.lock);
     long long seq = dl.seq;
     double waited = dl.wait_armed ? ga_now() - dl.seq_at : 0;
-    double bound = dl.wait_armed ? dl.wait_bound : dl.run_timeout; /* a polling loop's own bound is unknown here */
+    double bound =
+        dl.wait_armed ? dl.wait_bound : dl.run_timeout; /* a polling loop's own bound is unknown here */
     pthread_mutex_unlock(&dl.lock);
     expire(msg, seq, waited, bound);
 }

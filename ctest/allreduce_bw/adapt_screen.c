@@ -41,10 +41,10 @@ int fixture_adapt_screen(const char *case_dir, const json_t *in, json_t **outcom
     }
     for (int i = 0; i < n; i++) {
         const json_t *x = json_array_get(arr, (size_t)i);
-        p[i] = (ar_screen_pair){{(int)json_integer_value(json_array_get(x, 0)),
-                                 (int)json_integer_value(json_array_get(x, 1))},
-                                (int)json_integer_value(json_array_get(x, 2)),
-                                json_number_value(json_array_get(x, 3))};
+        p[i] = (ar_screen_pair){
+            {(int)json_integer_value(json_array_get(x, 0)), (int)json_integer_value(json_array_get(x, 1))},
+            (int)json_integer_value(json_array_get(x, 2)),
+            json_number_value(json_array_get(x, 3))};
     }
     ar_screen_verdict v;
     int rc = ar_screen_judge(p, n, members, &v);

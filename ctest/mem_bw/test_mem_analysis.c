@@ -127,7 +127,8 @@ static void test_screen(void)
     int rank = -1, gpu = -1;
     CHECKF(count_code(&f, "MEM_BELOW_MEDIAN", &rank, &gpu) == 0, "nobody named in this noise");
     /* rank 2, 20% below, inside noise wider than GA_OUTLIER_FAR allows: not judged, and a warning says so */
-    CHECKF(count_code(&f, "MEM_TOO_NOISY", &rank, &gpu) == 1 && rank == 2 && f.count == 1, "rank 2 not covered");
+    CHECKF(count_code(&f, "MEM_TOO_NOISY", &rank, &gpu) == 1 && rank == 2 && f.count == 1,
+           "rank 2 not covered");
     char why[256];
     CHECKF(mb_suspect_tests(all, 4, &p, why, sizeof why) == 1u << MB_HOST_TRIAD,
            "rank 2 is measured again (%s)", why);
@@ -146,7 +147,8 @@ static void test_screen(void)
 static void test_slow_under_noise(void)
 {
     mb_record *all = cluster(1, 4, "AMD EPYC", false);
-    const double passes[4][3] = {{21.0, 17.0, 19.5}, {10.4, 6.8, 8.6}, {18.0, 20.9, 16.5}, {16.6, 19.0, 21.0}};
+    const double passes[4][3] = {
+        {21.0, 17.0, 19.5}, {10.4, 6.8, 8.6}, {18.0, 20.9, 16.5}, {16.6, 19.0, 21.0}};
     for (int i = 0; i < 4; i++) {
         mb_result *x = &all[i].t[MB_HOST_TRIAD];
         *x = (mb_result){0};
