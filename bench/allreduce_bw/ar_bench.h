@@ -62,7 +62,7 @@ void ar_bench_sit_out(const ar_sweep_cfg *cfg);
 
 /* The slow-rank test hook (GPUACCEPT_TEST_SLOW_RANK/FACTOR, ar_bench.c) waits in proportion to the slowed
  * rank's recent operations. Before the first of them it has no figure, and on a loaded host its first
- * operations (the screen's, judged by the best of two) were slowed far less than F times, so the screen
+ * operations (the screen's, judged by the best of a few) were slowed far less than F times, so the screen
  * missed the slow rank. This times a few host allreduces of 1 MiB over world, load included, as its first
  * figure. Collective over world; nothing is timed when no rank has the hook set. */
 void ar_bench_slow_hook_calibrate(MPI_Comm world);

@@ -84,6 +84,17 @@ bool ar_far_below_floor(double fig, double floor)
     return floor > 0 && fig >= 0 && fig * AR_FAR_FACTOR < floor;
 }
 
+bool ar_far_counts_at(uint64_t bytes)
+{
+    return bytes >= AR_FAR_MIN_BYTES;
+}
+
+bool ar_world_far_below_pairs(double world_busbw, double pairs_busbw, uint64_t bytes)
+{
+    return pairs_busbw > 0 && world_busbw >= 0 && ar_far_counts_at(bytes) &&
+           world_busbw * AR_WORLD_FAR_FACTOR < pairs_busbw;
+}
+
 int ar_judge_size_index(const uint64_t *sizes, int n)
 {
     for (int i = 0; i < n; i++)

@@ -22,6 +22,18 @@
 #define AR_JUDGE_BYTES (1ull << 20)
 /* Sizes of isolation once the fabric is known to be slow: up to 16 MiB, enough to see a node 10x slower. */
 #define AR_ISOLATION_MAX_BYTES (16ull << 20)
+/* No figure below this size counts as far below anything: there one operation's time is latency and
+ * scheduling, not bandwidth (healthy pairs were declared "more than 4x below" at 16-512 B from one noisy
+ * operation on a loaded host, and then measured with one operation per size). */
+#define AR_FAR_MIN_BYTES (64ull << 10)
+/* "Low": below 1/AR_LOW_FACTOR of its reference. Not evidence alone (a loaded host halves a transfer); a
+ * member low in every pair it is in (two pairs at least: two partners, at two moments) is isolated as a far
+ * one is, by small sizes and one operation each: a node 12x slower measured 2.7x below its peers under load.
+ */
+#define AR_LOW_FACTOR 2.0
+/* The screen's operations per pair at the judging size, the best kept: contention only slows an operation,
+ * and on a busy machine the best of two still missed a node 60x slower. */
+#define AR_SCREEN_OPS 3
 
 /* Seconds kept back from the patterns for the gathers, the analysis and the report. */
 double ar_budget_reserve(double time_left_s);
@@ -42,6 +54,17 @@ int ar_budget_warmups(double first_s, double budget_s, int want);
 int ar_far_below_peers(const double *fig, int n, bool *far);
 /* fig below 1/AR_FAR_FACTOR of floor (floor > 0). */
 bool ar_far_below_floor(double fig, double floor);
+/* The world's busbw against the screen's median pair: the world is far slower than its pairs below
+ * 1/AR_WORLD_FAR_FACTOR of it. Twice the pairs' factor: a world of n ranks makes 2(n - 1) steps of size/n
+ * where a pair makes one, so at the judging size its busbw lies below a pair's by latency alone (4 healthy
+ * ranks on 2 cores: the world 2-9x below the screen's median pair at 1-4 MiB). A node 12x slower is past it.
+ */
+#define AR_WORLD_FAR_FACTOR (2.0 * AR_FAR_FACTOR)
+/* Whether a figure at this size may count as far below (AR_FAR_MIN_BYTES). */
+bool ar_far_counts_at(uint64_t bytes);
+/* The world's busbw at bytes is far below the screen's median pair (pairs_busbw > 0) at a size that counts:
+ * its slowest link is far slower than the pairs' links, which the world sweep need not measure further. */
+bool ar_world_far_below_pairs(double world_busbw, double pairs_busbw, uint64_t bytes);
 
 /* The judging size's index in sizes[0..n-1]: the smallest at or above AR_JUDGE_BYTES, else the largest. */
 int ar_judge_size_index(const uint64_t *sizes, int n);

@@ -493,16 +493,17 @@ static void sim_pairs(ar_sim *a)
 }
 
 /* The screen before the world sweep (ar_pairs_screen): two rounds of pairs at least (four pairs at least), at
- * the judging size, two operations each on one placement; a member in two pairs far below the others makes
- * the fabric slow. */
+ * the judging size, AR_SCREEN_OPS operations each on one placement; a member in two pairs far below the
+ * others makes the fabric slow. */
 static void sim_screen(ar_sim *a)
 {
     if (a->members < 4)
         return;
     ar_opts one = *a->o;
     one.iters = 1, one.warmup = 1, one.check = 0;
-    uint64_t twice[2];
-    twice[0] = twice[1] = a->sizes[ar_judge_size_index(a->sizes, a->n_sizes)];
+    uint64_t twice[AR_SCREEN_OPS]; /* the screen's operations, one "size" each */
+    for (int k = 0; k < AR_SCREEN_OPS; k++)
+        twice[k] = a->sizes[ar_judge_size_index(a->sizes, a->n_sizes)];
     ar_sim s = *a;
     s.o = &one;
     int ppr = a->members / 2, rounds = (4 + ppr - 1) / ppr;
@@ -525,7 +526,7 @@ static void sim_screen(ar_sim *a)
         /* one placement: half of what the sweep of two placements takes */
         double t0 = a->now;
         sweep_out out;
-        double end = sim_sweep(&w, twice, 2, a->now, &out);
+        double end = sim_sweep(&w, twice, AR_SCREEN_OPS, a->now, &out);
         a->now = t0 + 0.5 * (end - t0) + record_gather_s(a);
     }
     a->fabric_slow = slow_pairs >= 2;

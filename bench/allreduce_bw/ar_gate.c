@@ -105,10 +105,10 @@ static bool judge_groups(ar_group_gate *g, int s, const double *fig, int n_prev,
     ar_far_below_peers(fig, g->n_groups + n_prev, far);
     bool any_judged = false;
     for (int k = 0; k < g->n_groups; k++) {
-        /* Far below its peers twice (any sizes): it stays so at the larger sizes that follow, one operation
-         * each; once is not enough, so that a moment of contention does not cost a healthy group its
-         * precision. From the judging size on, twice far is judged. */
-        if (far[k]) {
+        /* Far below its peers twice (any sizes from AR_FAR_MIN_BYTES): it stays so at the larger sizes that
+         * follow, one operation each; once is not enough, so that a moment of contention does not cost a
+         * healthy group its precision. From the judging size on, twice far is judged. */
+        if (far[k] && ar_far_counts_at(g->sizes[s])) { /* never from latency-bound sizes */
             if (++g->far_seen[k] >= AR_FAR_TIMES && !g->one_op[k]) {
                 log_far(g, k, s, fig[k], world);
                 g->one_op[k] = true;

@@ -15,6 +15,7 @@
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ar_budget.h"
+#include "ar_screen.h"
 #include "ar_gate.h"
 #include "ga_stats.h"
 #include "ga_time.h"
@@ -190,12 +191,30 @@ static void mark_beyond_doubt(const ga_pair *pairs, int n, const bool *judged, b
     }
 }
 
-/* Collective: the pairs that would make a finding measured again at the rounds' last size, batch after batch
- * of pairs with no member in common, each pair keeping the best of its figures; then the analysis again,
- * until every pair that would make a finding was measured 1 + --remeasure times (a pass that changes the
- * median can make a new candidate, which is measured again in its turn). A pair slowed by a moment of
- * contention recovers; a slow node or link stays slow. Pairs beyond doubt (doubtless, rank 0) are not
- * measured again, and no pass starts past the phase's deadline (*out_of_time). */
+/* Rank 0, when the screen found a member low in every pair it was in: if the rounds show the same member low
+ * in every pair it is in again (ar_screen.h, two moments, four partners at least), its pairs are beyond doubt
+ * too and are not measured again: the evidence is already repeated. */
+static void mark_low_member(const ga_pair *pairs, int n, int members, bool *doubtless)
+{
+    ar_screen_pair *sp = malloc((size_t)(n > 0 ? n : 1) * sizeof *sp);
+    ar_screen_verdict v = {.member = -1};
+    if (!sp)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int i = 0; i < n; i++)
+        sp[i] = (ar_screen_pair){{pairs[i].member[0], pairs[i].member[1]}, pairs[i].round, pairs[i].figure};
+    if (ar_screen_judge(sp, n, members, &v) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    free(sp);
+    if (v.kind == AR_SCREEN_NONE)
+        return;
+    for (int i = 0; i < n; i++)
+        doubtless[i] = doubtless[i] || pairs[i].member[0] == v.member || pairs[i].member[1] == v.member;
+    ga_log("COMM",
+           "pairs: member %d low in all its %d pairs of the rounds as in the screen (its lowest %.3fx of its "
+           "round's others): its pairs are not measured again",
+           v.member, v.pairs, v.worst);
+}
+
 /* Rank 0: the pairs of this pass (batch_of[i] >= 0) and head: how many, in how many batches, and whether
  * the phase is out of time. */
 static void plan_remeasure_pass(const pairs_run *pr, ga_pair *pairs, int n_pairs, const bool *doubtless,
@@ -421,16 +440,16 @@ static bool round_fits(const pairs_run *pr, int r, double slowest_round)
  * doubt are measured again at -n. */
 static void plan_isolation(pairs_run *pr, const uint64_t *sizes, int n_sizes, run_state *st)
 {
-    if (!st->fabric_slow || n_sizes <= 1)
+    if (!(st->fabric_slow || st->member_low) || n_sizes <= 1)
         return;
     int first;
     pr->n_sizes = ar_isolation_sizes(sizes, n_sizes, &first);
     pr->sizes = sizes + first;
     pr->isolation = true;
     if (pr->ctx->world_rank == 0 && pr->n_sizes < n_sizes)
-        ar_run_not_covered(st,
-                           "pairs: sizes %llu-%llu B only, one operation each (isolation of a slow fabric)",
-                           (unsigned long long)pr->sizes[0], (unsigned long long)pr->sizes[pr->n_sizes - 1]);
+        ar_run_not_covered(st, "pairs: sizes %llu-%llu B only, one operation each (isolation of %s)",
+                           (unsigned long long)pr->sizes[0], (unsigned long long)pr->sizes[pr->n_sizes - 1],
+                           st->fabric_slow ? "a slow fabric" : "a member low in every screened pair");
 }
 
 /* Collective: whether a node has more ranks than CPUs, said in the log (ga_pairs_analyse). */
@@ -494,6 +513,8 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
         for (int r = 0, k = 0; r < ran; r++)
             k += round_pairs(rounds_all[r], ctx->world_size, r, &pr.plan, &d, &pairs[k]);
         mark_beyond_doubt(pairs, n_pairs, judged, doubtless);
+        if (st->member_low)
+            mark_low_member(pairs, n_pairs, pr.plan.members, doubtless);
     }
     bool late = false;
     remeasure_pairs(&pr, pairs, n_pairs, doubtless, mine, &late);
@@ -536,60 +557,59 @@ static void screen_best(const ar_record *all, int world, const pair_plan *plan, 
     free(sched);
 }
 
-/* Rank 0: the member in the most screened pairs far below the others, when that is two pairs or more (two
- * partners saw it: a member, not one slow pairing); -1 when none. */
-static int screen_member(const ga_pair *pairs, const bool *far, int n, int members)
+/* Rank 0: the screen's verdict (ar_screen.h) on its pairs, each at its best; said in the log and, when the
+ * fabric is slow, in not_covered (the world sweep stops at size). */
+static ar_screen_verdict screen_verdict(const ga_pair *pairs, const double *best, int n,
+                                        const pair_plan *plan, uint64_t size, double t0, run_state *st)
 {
-    int worst = -1, most = 1;
-    for (int m = 0; m < members; m++) {
-        int count = 0;
-        for (int i = 0; i < n; i++)
-            count += far[i] && (pairs[i].member[0] == m || pairs[i].member[1] == m);
-        if (count > most)
-            most = count, worst = m;
+    ar_screen_pair *sp = malloc((size_t)(n > 0 ? n : 1) * sizeof *sp);
+    ar_screen_verdict v;
+    if (!sp)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int i = 0; i < n; i++) {
+        sp[i] = (ar_screen_pair){{pairs[i].member[0], pairs[i].member[1]}, pairs[i].round, best[i]};
+        ga_debug("COMM", "screen: round %d pair %d-%d: best %.3f GB/s", pairs[i].round + 1,
+                 pairs[i].member[0], pairs[i].member[1], best[i]);
     }
-    return worst;
-}
-
-/* Rank 0: the member in pairs far below the median pair of the screen (-1: none), said in the log and, when
- * there is one, in not_covered (the world sweep stops at size). best: each pair's best figure; far, copy:
- * n each. */
-static int screen_verdict(const ga_pair *pairs, const double *best, bool *far, double *copy, int n,
-                          const pair_plan *plan, uint64_t size, double t0, run_state *st)
-{
-    ar_far_below_peers(best, n, far);
-    int slow = screen_member(pairs, far, n, plan->members);
-    memcpy(copy, best, (size_t)n * sizeof *copy);
-    double med = ga_median(copy, (size_t)n);
+    if (ar_screen_judge(sp, n, plan->members, &v) != 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    free(sp);
     char host[GA_PAIRS_HOST_MAX] = "?";
-    double lo = 0;
-    for (int i = 0; i < n; i++)
-        if (far[i] && (pairs[i].member[0] == slow || pairs[i].member[1] == slow)) {
-            snprintf(host, sizeof host, "%s", pairs[i].host[pairs[i].member[0] == slow ? 0 : 1]);
-            lo = lo == 0 || best[i] < lo ? best[i] : lo;
-        }
-    if (slow >= 0) {
-        ga_log("COMM",
-               "screen: %s %s %d in pairs more than %.0fx below the median pair at %llu B (its lowest best "
-               "%.3f GB/s, median %.3f GB/s): the fabric is slow; the world sweep stops at this size and "
-               "isolation follows (%.1f s)",
-               host, plan->by_rank ? "rank" : "node", slow, AR_FAR_FACTOR, (unsigned long long)size, lo, med,
-               ga_now() - t0);
+    for (int i = 0; i < n && v.member >= 0; i++)
+        if (pairs[i].member[0] == v.member || pairs[i].member[1] == v.member)
+            snprintf(host, sizeof host, "%s", pairs[i].host[pairs[i].member[0] == v.member ? 0 : 1]);
+    const char *who = plan->by_rank ? "rank" : "node";
+    unsigned long long at = (unsigned long long)size;
+    if (v.kind == AR_SCREEN_FAR) {
+        ga_log(
+            "COMM",
+            "screen: %s %s %d in %d pairs more than %.0fx below the other pairs of their rounds at %llu B "
+            "(its lowest %.3fx of them, median pair %.3f GB/s): the fabric is slow; the world sweep stops at "
+            "this size and isolation follows (%.1f s)",
+            host, who, v.member, v.below, AR_FAR_FACTOR, at, v.worst, v.median, ga_now() - t0);
         ar_run_not_covered(st,
                            "world: sizes above %llu B not measured: %s was far below its peers at that size "
                            "(screen)",
-                           (unsigned long long)size, host);
+                           at, host);
+    } else if (v.kind == AR_SCREEN_LOW) {
+        ga_log(
+            "COMM",
+            "screen: %s %s %d more than %.0fx below the other pairs of their rounds in all its %d pairs at "
+            "%llu B (its lowest %.3fx, median pair %.3f GB/s): the pairs isolate it at small sizes (%.1f s)",
+            host, who, v.member, AR_LOW_FACTOR, v.pairs, at, v.worst, v.median, ga_now() - t0);
     } else {
-        ga_log("COMM", "screen: no member far below its peers at %llu B (median pair %.3f GB/s, %.1f s)",
-               (unsigned long long)size, med, ga_now() - t0);
+        ga_log("COMM",
+               "screen: no member low in every pair or far below its peers at %llu B (median pair "
+               "%.3f GB/s, %.1f s)",
+               at, v.median, ga_now() - t0);
     }
-    return slow;
+    return v;
 }
 
 bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                      int n_sizes, run_state *st)
 {
-    enum { TIMES = 2 };
+    enum { TIMES = AR_SCREEN_OPS };
     pair_plan plan = plan_of(ctx);
     if (plan.members < 4)
         return false; /* one pair a round: no peers to be far below */
@@ -600,7 +620,9 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
     int rounds = (4 + ppr - 1) / ppr;
     rounds = rounds < 2 ? 2 : rounds;
     rounds = rounds > ga_pairs_max_rounds(plan.members) ? ga_pairs_max_rounds(plan.members) : rounds;
-    uint64_t at[TIMES] = {sizes[j], sizes[j]};
+    uint64_t at[TIMES];
+    for (int k = 0; k < TIMES; k++)
+        at[k] = sizes[j];
     ar_opts one = *o;
     one.iters = 1, one.warmup = 1, one.check = 0;
     pairs_run pr = {.ctx = ctx,
@@ -619,9 +641,9 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
     int(*sched)[2] = malloc((size_t)(ppr + 1) * sizeof *sched);
     ar_record *mine = calloc(1, sizeof *mine);
     ga_pair *pairs = calloc((size_t)cap, sizeof *pairs);
-    bool *judged = calloc((size_t)cap, sizeof *judged), *far = calloc((size_t)cap, sizeof *far);
-    double *best = calloc((size_t)cap, sizeof *best), *copy = calloc((size_t)cap, sizeof *copy);
-    if (!sched || !mine || !pairs || !judged || !far || !best || !copy)
+    bool *judged = calloc((size_t)cap, sizeof *judged);
+    double *best = calloc((size_t)cap, sizeof *best);
+    if (!sched || !mine || !pairs || !judged || !best)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     double t0 = ga_now();
     if (root)
@@ -636,20 +658,21 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
         n += got;
         free(all);
     }
-    int slow = -1;
-    if (root)
-        slow = screen_verdict(pairs, best, far, copy, n, &plan, sizes[j], t0, st);
-    int found = slow >= 0;
+    double found[2] = {AR_SCREEN_NONE, 0}; /* the verdict's kind, the median pair */
+    if (root) {
+        ar_screen_verdict v = screen_verdict(pairs, best, n, &plan, sizes[j], t0, st);
+        found[0] = v.kind, found[1] = v.median;
+    }
     ga_deadline_arm("sharing what the screen found");
-    GA_MPI_CHECK(MPI_Bcast(&found, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    GA_MPI_CHECK(MPI_Bcast(found, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     ga_deadline_disarm();
+    st->member_low = found[0] == AR_SCREEN_LOW;
+    st->screen_pairs_busbw = found[1];
     ar_group_gate_free(&pr.gate);
     free(sched);
     free(mine);
     free(pairs);
     free(judged);
-    free(far);
     free(best);
-    free(copy);
-    return found != 0;
+    return found[0] == AR_SCREEN_FAR;
 }

@@ -68,6 +68,12 @@ typedef struct {
     /* every rank: the screen before the world sweep found a pair far below the others: the world sweep stops
      * at the judging size and isolation looks at small sizes */
     bool fabric_slow;
+    /* every rank: the screen found a member low in every pair it was in (ar_screen.h): the pairs isolate it
+     * by small sizes, one operation each, as for a slow fabric, while the world sweep runs */
+    bool member_low;
+    /* every rank: the screen's median pair busbw at the judging size (0: no screen); the world sweep stops
+     * once it is far below it (ar_world_far_below_pairs) */
+    double screen_pairs_busbw;
 } run_state;
 
 /* nccl-tests' -u -G -R -x -y -M as ar_opts_finish left them for the backend that runs; set once in main. */

@@ -339,6 +339,69 @@ static void judge_combo(const world_run *w, int c, live_table *t)
         free(all);
 }
 
+/* The world sweep held to the screen's pairs (ar_world_far_below_pairs): after each size every rank agrees on
+ * the slowest rank's time (and whether the next size would miss the deadline, as size_fits does without a
+ * gate), computes the world's busbw from it, and stops once it is far below the screen's median pair at
+ * AR_FAR_TIMES sizes that count: the world's slowest link is then far slower than the pairs' and its answer
+ * is known (a node 12x slower cost a 403 s world sweep before the pairs named it). */
+typedef struct {
+    ar_gate base;
+    const world_run *w;
+    const ar_sweep_cfg *cfg;
+    int far;          /* sizes far below the pairs so far */
+    bool stopped_far; /* the sweep stopped for that */
+    double far_busbw; /* the world's busbw at the last of them */
+} world_gate;
+
+static int world_after_size(ar_gate *base, int s, const ar_sample *mine)
+{
+    world_gate *g = (world_gate *)base;
+    const ar_sweep_cfg *cfg = g->cfg;
+    double per_op = mine->time_s[0] > mine->time_s[1] ? mine->time_s[0] : mine->time_s[1];
+    double next = s + 1 < cfg->n_sizes ? per_op * (double)cfg->sizes[s + 1] /
+                                             (double)(cfg->sizes[s] ? cfg->sizes[s] : 1) * AR_PLACEMENTS
+                                       : 0;
+    double v[2] = {mine->time_s[0], cfg->deadline > 0 && ga_now() + next > cfg->deadline};
+    ga_deadline_arm("agreeing on the world's time at %llu B", (unsigned long long)cfg->sizes[s]);
+    GA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, g->w->split->comm));
+    ga_deadline_disarm();
+    ar_counts counts;
+    int n = g->w->split->size;
+    ar_coll_counts(cfg->coll, cfg->sizes[s], cfg->type, n, &counts);
+    double alg, bus;
+    ar_coll_bandwidth(cfg->coll, ar_coll_bytes(&counts, cfg->type), v[0], n, &alg, &bus);
+    if (s >= ar_judge_size_index(cfg->sizes, cfg->n_sizes) &&
+        ar_world_far_below_pairs(bus, g->w->st->screen_pairs_busbw, cfg->sizes[s])) {
+        g->far++;
+        g->far_busbw = bus;
+    }
+    g->stopped_far = g->far >= AR_FAR_TIMES && s + 1 < cfg->n_sizes;
+    return v[1] != 0 || g->stopped_far ? AR_GATE_STOP : AR_GATE_GO;
+}
+
+/* Whether the world sweep is held to the screen's pairs: there was a screen, one communicator (a split mask
+ * makes several), a sweep that ends (-N 0 runs until stopped) and no slow fabric (that sweep is cut already).
+ */
+static bool world_gate_on(const world_run *w)
+{
+    const run_state *st = w->st;
+    return st->screen_pairs_busbw > 0 && w->split->n_groups == 1 && w->o->cycles != 0 && !st->fabric_slow;
+}
+
+/* Rank 0: the sweep stopped far below the screen's pairs, said in the log and in not_covered. */
+static void world_far_cut(const world_gate *g, combo c, uint64_t reached)
+{
+    ga_log(
+        "COMM",
+        "world: %.3f GB/s at %llu B, more than %.0fx below the screen's median pair (%.3f GB/s) at %d sizes: "
+        "the world's slowest link is far slower than the pairs'; the sweep stops here and the pairs isolate "
+        "it",
+        g->far_busbw, (unsigned long long)reached, AR_WORLD_FAR_FACTOR, g->w->st->screen_pairs_busbw, g->far);
+    ar_run_not_covered(
+        g->w->st, "world: %s %s sizes above %llu B not measured: the world was far below the screen's pairs",
+        ar_dtype_get(c.type)->name, ar_op_name(c.op), (unsigned long long)reached);
+}
+
 /* Combination c's sweep in cycle `cycle`; true when it was cut for want of time (every rank agreed). */
 static bool sweep_combo(const world_run *w, int c, int cycle, bool last)
 {
@@ -354,6 +417,9 @@ static bool sweep_combo(const world_run *w, int c, int cycle, bool last)
                     .nt = w->nt,
                     .split = w->split,
                     .world_size = w->ctx->world_size};
+    world_gate wg = {.base = {world_after_size}, .w = w, .cfg = &cfg};
+    if (world_gate_on(w))
+        cfg.gate = &wg.base;
     memset(w->mine, 0, sizeof *w->mine);
     ga_record_header_init(w->ctx, &w->mine->hdr);
     w->mine->group = w->split->group;
@@ -364,7 +430,9 @@ static bool sweep_combo(const world_run *w, int c, int cycle, bool last)
                            w->mine->unchecked, w->mine->unchecked == 1 ? "" : "s");
     bool stopped = w->mine->n_sizes < w->n_sizes; /* out of time: every rank agreed (ar_bench.c) */
     if (stopped) {
-        if (root)
+        if (root && wg.stopped_far)
+            world_far_cut(&wg, w->combos[c], w->sizes[w->mine->n_sizes - 1]);
+        else if (root)
             world_cut(w->st, w->combos[c], w->sizes[w->mine->n_sizes - 1], w->sizes[w->n_sizes - 1]);
         t.desc.n_sizes = w->mine->n_sizes;
     }

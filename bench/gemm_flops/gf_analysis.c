@@ -129,7 +129,8 @@ static json_t *analyse_dtype(const gf_record *all, int n, int d, const gf_policy
     char metric[48];
     snprintf(metric, sizeof metric, "%s GEMM", ga_dtype_name(d));
     const char *unit = d == GA_INT8 ? "TOP/s" : "TFLOP/s";
-    ga_dev_labels labels = {metric, unit, "GEMM_BELOW_MEDIAN", "GEMM_BELOW_PEAK", "GEMM_PEERS_DIFFER"};
+    ga_dev_labels labels = {
+        metric, unit, "GEMM_BELOW_MEDIAN", "GEMM_BELOW_PEAK", "GEMM_PEERS_DIFFER", "GEMM_TOO_NOISY"};
     ga_dev_add_findings(f, &labels, s, v, n, &tp);
 
     *fig = (ga_dev_figure){.unit = unit, .median = median, .peak = common_peak(s, n)};

@@ -106,8 +106,8 @@ static json_t *analyse_test(const mb_record *all, int n, int t, const mb_policy 
     ga_dev_policy tp = {p->tolerance, host_link ? p->min_host_efficiency : p->min_efficiency,
                         p->relative_warn};
     double median = ga_dev_flag(s, n, &tp, v);
-    ga_dev_labels labels = {mb_test_name(t), "GB/s", "MEM_BELOW_MEDIAN", "MEM_BELOW_PEAK",
-                            "MEM_PEERS_DIFFER"};
+    ga_dev_labels labels = {mb_test_name(t),    "GB/s",         "MEM_BELOW_MEDIAN", "MEM_BELOW_PEAK",
+                            "MEM_PEERS_DIFFER", "MEM_TOO_NOISY"};
     ga_dev_add_findings(f, &labels, s, v, n, &tp);
 
     *fig = (ga_dev_figure){.unit = "GB/s", .median = median, .peak = peak > 0 ? peak : -1};

@@ -31,11 +31,16 @@ static int flag_group(const ga_dev_sample *s, int n, int g, const ga_dev_policy 
         lists[j] = member ? s[j].measurements : NULL;
         counts[j] = member ? s[j].measured : 0;
     }
-    /* the group's repeated measurements say how much one GPU's figure moves between passes */
-    ga_outlier_rule rule = {p->tolerance, GA_HIGHER_IS_BETTER, ga_outlier_repeat_spread(lists, counts, n)};
+    /* the group's repeated measurements say how much one GPU's figure moves between passes; noise widens the
+     * bound only up to GA_OUTLIER_FAR, and a call needs more than the sample's own scatter past its bound */
+    ga_outlier_rule rule = {p->tolerance, GA_HIGHER_IS_BETTER, ga_outlier_repeat_spread(lists, counts, n),
+                            GA_OUTLIER_FAR};
+    int rc = ga_outlier_judge(vals, n, &rule, ov) < 0 ? -1 : 0;
+    if (rc == 0)
+        ga_outlier_confirm(ov, vals, lists, counts, n, &rule);
     free(lists);
     free(counts);
-    if (ga_outlier_judge(vals, n, &rule, ov) < 0)
+    if (rc != 0)
         return -1;
     double med = -1;
     for (int j = 0; j < n; j++)
@@ -54,7 +59,10 @@ static int flag_group(const ga_dev_sample *s, int n, int g, const ga_dev_policy 
         v->screened = measured && ov[j].screened;
         v->other = v->differs ? ov[j].other : -1;
         v->bound = measured && ov[j].members > 2 ? ov[j].bound : 0;
-        v->spread = ov[j].spread;
+        v->spread = ov[j].spread > rule.noise ? ov[j].spread : rule.noise;
+        v->noisy = measured && ov[j].noisy;
+        v->unconfirmed = measured && ov[j].unconfirmed;
+        v->own_noise = ov[j].own_noise;
         v->below_peak = v->efficiency >= 0 && p->min_efficiency > 0 && v->efficiency < p->min_efficiency;
     }
     return 0;
@@ -128,6 +136,43 @@ static void add_differ(ga_findings *f, const ga_dev_labels *l, const ga_dev_samp
                     l->unit, best_of(hi, bb, sizeof bb), 100.0 * p->tolerance);
 }
 
+/* The warnings of a verdict the noise limited, so that it is never a silent pass: the sample's own figures
+ * scatter across its bound (not named), or it is below the median by more than the tolerance and the noise
+ * alone excused it (not judged: "not covered"). One warning per model for the latter, at its first sample so
+ * marked, counting the others. */
+static void add_unjudged(ga_findings *f, const ga_dev_labels *l, const ga_dev_sample *s,
+                         const ga_dev_verdict *v, int n, int i, const ga_dev_policy *p)
+{
+    ga_where w = {s[i].host, s[i].node_index, s[i].rank, s[i].gpu, s[i].pci_bus_id};
+    char who[160], best[32];
+    describe(&s[i], who, sizeof who);
+    if (v[i].unconfirmed)
+        ga_findings_add(
+            f, GA_SEV_WARN, l->code_noisy, w,
+            "%s: %s %.4g %s%s is %.1f%% below the median %.4g, past its bound %.4g by less than its "
+            "own measurements' noise %.1f%%: not named, and not shown healthy",
+            who, l->metric, s[i].value, l->unit, best_of(&s[i], best, sizeof best),
+            100.0 * (1.0 - s[i].value / v[i].group_median), v[i].group_median, v[i].bound,
+            100.0 * v[i].own_noise);
+    bool first = v[i].noisy;
+    int more = 0;
+    for (int j = 0; j < n; j++)
+        if (j != i && v[j].noisy && strcmp(s[j].group ? s[j].group : "", s[i].group ? s[i].group : "") == 0) {
+            first = first && j > i;
+            more++;
+        }
+    if (first)
+        ga_findings_add(
+            f, GA_SEV_WARN, l->code_noisy, w,
+            "%s: %s %.4g %s%s is %.1f%% below the median %.4g of its model (%s), beyond the "
+            "tolerance %.0f%% but inside the noise (%.1f%%), which is too wide to judge it: not "
+            "covered (%d more of the model likewise; %.0f%% below or more is named however noisy)",
+            who, l->metric, s[i].value, l->unit, best_of(&s[i], best, sizeof best),
+            100.0 * (1.0 - s[i].value / v[i].group_median), v[i].group_median, s[i].group ? s[i].group : "?",
+            100.0 * p->tolerance, 100.0 * v[i].spread, more,
+            100.0 * (1.0 - (1.0 - p->tolerance) / GA_OUTLIER_FAR));
+}
+
 int ga_dev_add_findings(ga_findings *f, const ga_dev_labels *l, const ga_dev_sample *s,
                         const ga_dev_verdict *v, int n, const ga_dev_policy *p)
 {
@@ -144,6 +189,7 @@ int ga_dev_add_findings(ga_findings *f, const ga_dev_labels *l, const ga_dev_sam
                             100.0 * (1.0 - s[i].value / v[i].group_median), v[i].group_median,
                             s[i].group ? s[i].group : "?", v[i].bound, 100.0 * p->tolerance,
                             100.0 * v[i].spread);
+        add_unjudged(f, l, s, v, n, i, p);
         if (v[i].below_peak)
             ga_findings_add(f, GA_SEV_FAIL, l->code_peak, w,
                             "%s: %s %.4g %s%s is %.1f%% of the %s peak %.4g; minimum %.0f%%", who, l->metric,

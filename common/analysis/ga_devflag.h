@@ -35,11 +35,14 @@ typedef struct {
     double efficiency;   /* value / peak, or -1 when the peak is unknown or nothing was measured */
     bool below_median;   /* an outlier of its group by the outlier rule */
     bool below_peak;
-    bool differs;  /* one of a group of two whose figures differ by more than the tolerance */
-    bool screened; /* below its group's median by more than the tolerance alone: measured again */
-    int other;     /* differs: the other sample's index, else -1 */
-    double bound;  /* below this it is an outlier of its group; 0 when not judged (alone, or two) */
-    double spread; /* the noise its bound allowed for: scaled MAD of the logarithms of the group */
+    bool differs;     /* one of a group of two whose figures differ by more than the tolerance */
+    bool screened;    /* below its group's median by more than the tolerance alone: measured again */
+    int other;        /* differs: the other sample's index, else -1 */
+    double bound;     /* below this it is an outlier of its group; 0 when not judged (alone, or two) */
+    double spread;    /* the noise its bound allowed for: scaled MAD of the logarithms of the group */
+    bool noisy;       /* the noise was wider than GA_OUTLIER_FAR allows: smaller gaps were not judged */
+    bool unconfirmed; /* past its bound by less than its own measurements' noise: not named, warned */
+    double own_noise; /* that noise, as a fraction (0 when not computed) */
 } ga_dev_verdict;
 
 /* One throughput figure over the cluster as analysis returns it, typed, so that main and the report read it
@@ -65,6 +68,7 @@ typedef struct {
     const char *code_median; /* "GEMM_BELOW_MEDIAN" */
     const char *code_peak;   /* "GEMM_BELOW_PEAK" */
     const char *code_differ; /* "GEMM_PEERS_DIFFER" */
+    const char *code_noisy;  /* "GEMM_TOO_NOISY": a warning that the noise left a gap unjudged */
 } ga_dev_labels;
 
 /* One finding per flagged sample, naming its node, rank and GPU: FAIL, or WARN for an outlier of its group

@@ -42,15 +42,18 @@ static double log_spread(double *x, int k, double *median)
 
 /* The bound from a median and a spread: the tolerance or GA_OUTLIER_MAD_K spreads, whichever is wider. The
  * spread is the group's, or the measurements' own noise when that is larger. */
-static double bound_of(double median, double spread, const ga_outlier_rule *r)
+static double bound_of(double median, double spread, const ga_outlier_rule *r, bool *capped)
 {
     double noise = exp(GA_OUTLIER_MAD_K * (spread > r->noise ? spread : r->noise));
-    if (r->direction == GA_LOWER_IS_BETTER) {
-        double by_tol = 1.0 + r->tolerance;
-        return median * (by_tol > noise ? by_tol : noise);
-    }
-    double by_tol = 1.0 - r->tolerance, by_noise = 1.0 / noise;
-    return median * (by_tol < by_noise ? by_tol : by_noise);
+    double by_tol = r->direction == GA_LOWER_IS_BETTER ? 1.0 + r->tolerance : 1.0 / (1.0 - r->tolerance);
+    double factor = by_tol > noise ? by_tol : noise; /* how far from the median, as a factor >= 1 */
+    /* noise may widen the bound only up to the far cap, far times the tolerance's own factor */
+    bool cap = r->far > 1.0 && factor > r->far * by_tol;
+    if (capped)
+        *capped = cap;
+    if (cap)
+        factor = r->far * by_tol;
+    return r->direction == GA_LOWER_IS_BETTER ? median * factor : median / factor;
 }
 
 /* The set of the measured figures of v other than v[skip], with x as scratch of n entries. */
@@ -63,7 +66,7 @@ static void set_of(const double *v, int n, int skip, const ga_outlier_rule *r, d
     if (!out->members)
         return;
     out->spread = log_spread(x, out->members, &out->median);
-    out->bound = bound_of(out->median, out->spread, r);
+    out->bound = bound_of(out->median, out->spread, r, &out->noisy);
 }
 
 int ga_outlier_bound(const double *v, int n, int skip, const ga_outlier_rule *r, ga_outlier_set *out)
@@ -85,14 +88,15 @@ static void judge_two(const double *v, int a, int b, const ga_outlier_rule *r, g
     int pair[2] = {a, b};
     bool differ = false;
     for (int s = 0; s < 2; s++)
-        differ = differ || ga_outlier_worse_than(v[pair[s]], bound_of(v[pair[1 - s]], 0, r), r->direction);
+        differ =
+            differ || ga_outlier_worse_than(v[pair[s]], bound_of(v[pair[1 - s]], 0, r, NULL), r->direction);
     for (int s = 0; s < 2; s++) {
         ga_outlier_verdict *o = &out[pair[s]];
         int other = pair[1 - s];
         o->other = other;
         o->ref_median = v[other];
         o->spread = r->noise;
-        o->bound = bound_of(v[other], 0, r);
+        o->bound = bound_of(v[other], 0, r, NULL);
         o->call = differ ? GA_OUTLIER_PAIR_DIFFERS : GA_OUTLIER_NONE;
     }
 }
@@ -184,15 +188,17 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
         bool m = ga_outlier_measured(v[i]);
         out[i] = (ga_outlier_verdict){
             GA_OUTLIER_NONE, m ? all.members : 0, all.median, all.median, 0, 0, -1, false};
-        ga_outlier_rule by_tolerance = {r->tolerance, r->direction, 0};
-        out[i].screened = m && all.members > 1 &&
-                          ga_outlier_worse_than(v[i], bound_of(all.median, 0, &by_tolerance), r->direction);
+        ga_outlier_rule by_tolerance = {r->tolerance, r->direction, 0, 0};
+        out[i].screened =
+            m && all.members > 1 &&
+            ga_outlier_worse_than(v[i], bound_of(all.median, 0, &by_tolerance, NULL), r->direction);
         if (m) {
             second = first >= 0 && second < 0 ? i : second;
             first = first < 0 ? i : first;
         }
     }
     int worse = 0;
+    ga_outlier_rule by_tol = {r->tolerance, r->direction, 0, 0};
     if (all.members == 2)
         judge_two(v, first, second, r, out);
     for (int i = 0; all.members > 2 && i < n; i++) {
@@ -210,6 +216,9 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
             o->call = GA_OUTLIER_WORSE;
             worse++;
         }
+        /* not judged: the noise hid a gap the tolerance alone would have called */
+        o->noisy = o->call == GA_OUTLIER_NONE &&
+                   ga_outlier_worse_than(v[i], bound_of(ref.median, 0, &by_tol, NULL), r->direction);
     }
     free(x);
     return worse;
@@ -253,12 +262,50 @@ ga_outlier_verdict *ga_outlier_judge_repeated(const double *best, const double *
                                               ga_direction direction)
 {
     ga_outlier_verdict *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
-    ga_outlier_rule rule = {tolerance, direction, ga_outlier_repeat_spread(lists, counts, n)};
+    ga_outlier_rule rule = {tolerance, direction, ga_outlier_repeat_spread(lists, counts, n), GA_OUTLIER_FAR};
     if (v && ga_outlier_judge(best, n, &rule, v) < 0) {
         free(v);
         v = NULL;
     }
+    if (v)
+        ga_outlier_confirm(v, best, lists, counts, n, &rule);
     return v;
+}
+
+/* 1.4826 times the median of |log x - log y| over every two of one member's measurements; 0 below two. */
+static double own_noise(const double *x, int k)
+{
+    double d[(GA_REMEASURE_MAX + 1) * GA_REMEASURE_MAX / 2];
+    size_t m = 0;
+    for (int a = 0; x && a < k && a <= GA_REMEASURE_MAX; a++)
+        for (int b = a + 1; b < k && b <= GA_REMEASURE_MAX; b++)
+            d[m++] =
+                fabs(log(x[a] > LOG_FLOOR ? x[a] : LOG_FLOOR) - log(x[b] > LOG_FLOOR ? x[b] : LOG_FLOOR));
+    return m ? GA_OUTLIER_MAD_SCALE * ga_median(d, m) : 0;
+}
+
+void ga_outlier_confirm(ga_outlier_verdict *v, const double *best, const double *const *lists,
+                        const int *counts, int n, const ga_outlier_rule *rule)
+{
+    for (int i = 0; v && lists && i < n; i++) {
+        if (v[i].call != GA_OUTLIER_WORSE || !lists[i] || counts[i] < 2)
+            continue;
+        v[i].own_noise = own_noise(lists[i], counts[i]);
+        double by_tol =
+            rule->direction == GA_LOWER_IS_BETTER ? 1.0 + rule->tolerance : 1.0 / (1.0 - rule->tolerance);
+        double far = rule->far > 1.0 ? rule->far * by_tol : INFINITY;
+        double far_bound =
+            rule->direction == GA_LOWER_IS_BETTER ? v[i].ref_median * far : v[i].ref_median / far;
+        if (ga_outlier_worse_than(best[i], far_bound, rule->direction))
+            continue; /* beyond the far cap: named, however its own figures scatter */
+        double margin = exp(v[i].own_noise);
+        double past = rule->direction == GA_LOWER_IS_BETTER ? v[i].bound * margin : v[i].bound / margin;
+        if (!ga_outlier_worse_than(best[i], past, rule->direction)) {
+            v[i].call = GA_OUTLIER_NONE;
+            v[i].unconfirmed = true;
+            v[i].screened = true;
+        }
+    }
 }
 
 int ga_outlier_suspects(const ga_outlier_verdict *v, int n, int *first)

@@ -28,6 +28,12 @@
  * so that a fixed-size record can hold every measurement. */
 #define GA_REMEASURE_MAX 16
 #define GA_REMEASURE_DEFAULT 2
+/* Noise widens a bound at most this factor beyond the tolerance's own bound (a 10 % tolerance: to 1.67x below
+ * the reference median; a straggler ratio of 1.5: to 2.25x above), when the rule asks for it
+ * (ga_outlier_rule.far): a rank slowed 2x on a loaded host measured 1.98x below its peers with its repeats
+ * scattered 6.8-10.4 GB/s, and a bound from that scatter (9.3 GB/s) let it pass. Beyond the cap a member is
+ * named however noisy the run. */
+#define GA_OUTLIER_FAR 1.5
 
 typedef enum {
     GA_HIGHER_IS_BETTER = 0, /* TFLOP/s, GB/s */
@@ -41,6 +47,9 @@ typedef struct {
      * (ga_outlier_repeat_spread: how much one member's own repeated measurements differ); 0: none known. The
      * bound allows for the larger of it and the group's spread, and two members differ only beyond it. */
     double noise;
+    /* > 1: noise widens the bound at most this factor beyond the tolerance's bound, and a member beyond that
+     * is named however noisy (GA_OUTLIER_FAR); 0: no cap (the tolerance and the noise alone) */
+    double far;
 } ga_outlier_rule;
 
 typedef enum {
@@ -61,6 +70,14 @@ typedef struct {
     int other;     /* a group of two: the other member's index, else -1 */
     bool screened; /* worse than the group's median by more than the tolerance alone: noise or a fault, a
                     * suspect to measure again before the call (the pairs' screen) */
+    /* Not judged: worse than the reference median by more than the tolerance, and not named because the
+     * noise widened the bound: its gap lies where the noise allows no call ("not covered"), which the check
+     * says in a warning, never a silent pass. */
+    bool noisy;
+    /* Worse than its bound by less than its own measurements' noise (ga_outlier_confirm): not named, as one
+     * scattered figure just past a bound is no evidence; the check says so in a warning. */
+    bool unconfirmed;
+    double own_noise; /* that noise (scaled MAD of the member's own logarithms), 0 when not computed */
 } ga_outlier_verdict;
 
 /* A figure is measured when it is finite and >= 0; others (-1: not measured) take no part. */
@@ -73,6 +90,7 @@ typedef struct {
     double median; /* their median (0 when none) */
     double spread; /* scaled MAD of their logarithms */
     double bound;  /* 0 when none */
+    bool noisy;    /* the noise asked for a bound wider than the rule's far cap, which held it */
 } ga_outlier_set;
 
 /* The bound of the measured figures among v[0..n-1] other than v[skip] (skip < 0: all of them). 0, or -1 when
@@ -109,6 +127,14 @@ int ga_outlier_judge(const double *v, int n, const ga_outlier_rule *r, ga_outlie
 ga_outlier_verdict *ga_outlier_judge_repeated(const double *best, const double *const *lists,
                                               const int *counts, int n, double tolerance,
                                               ga_direction direction);
+
+/* Evidence beyond the bound: a member named (GA_OUTLIER_WORSE) whose figure best[i] is worse than its bound
+ * by less than the noise of its own measurements lists[i][0..counts[i]-1] (1.4826 times the median of their
+ * pairwise log differences; two or more measurements) is not named but marked unconfirmed, unless it is
+ * beyond the far cap (rule->far), which no noise excuses. A fault is slow in every measurement; a member
+ * whose own figures scatter across the bound is not shown slow by the best of them. */
+void ga_outlier_confirm(ga_outlier_verdict *v, const double *best, const double *const *lists,
+                        const int *counts, int n, const ga_outlier_rule *rule);
 
 /* How many members the verdicts name or screen (the suspects measured again), the first into *first (-1 when
  * none). */

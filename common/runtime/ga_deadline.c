@@ -16,6 +16,7 @@
 #include "ga_fatal.h"
 #include "ga_findings.h" /* GA_RESULT_REASONS_MAX */
 #include "ga_job.h"      /* GA_HOST_MAX */
+#include "ga_late.h"
 #include "ga_str.h"
 #include "ga_testhook.h"
 #include "ga_time.h"
@@ -34,6 +35,7 @@ static struct {
     bool hand_to_main;    /* an expiry is the main thread's first (ga_deadline_hand_expiry_to_main) */
     char handed_msg[512]; /* the expiry handed over, for ga_deadline_expiry_pending */
     long long seq;        /* waits armed so far: a rank behind the others has a lower count */
+    double seq_at;        /* when the current wait was armed: how long the others have waited, at a timeout */
     bool starting;        /* before ga_deadline_start_run: MPI may not be up, no rank can be asked */
     char who[160];        /* this process as the launcher names it, while starting */
     int world_rank;       /* once MPI is up (ga_deadline_attach_mpi), for the stop hook; -1 before */
@@ -47,6 +49,9 @@ static struct {
 enum { TAG_PROBE = 7301, TAG_REPLY = 7302 };
 #define PEER_POLL_S 2.0 /* how long an expired rank waits for the others' answers */
 #define PEER_NAMED_MAX 8
+/* An answer: the wait count, whether the rank has expired, and how long it has been in its current wait (ms;
+ * 0 when it is in none), which says whether the others waited on a rank behind long enough to blame it. */
+enum { REPLY_SEQ = 0, REPLY_EXPIRED = 1, REPLY_WAITED_MS = 2, REPLY_LEN = 3 };
 
 static struct {
     bool enabled;
@@ -55,7 +60,7 @@ static struct {
     MPI_Comm comm;
     int rank, size;
     char (*hosts)[GA_HOST_MAX];
-    long long (*replies)[2]; /* one answer buffer per asking rank: a send may outlive the call that made it */
+    long long (*replies)[REPLY_LEN]; /* one answer buffer per asking rank: a send may outlive the call */
     MPI_Request probe_req;
     int probe_from;
 } peers = {.lock = PTHREAD_MUTEX_INITIALIZER, .probe_req = MPI_REQUEST_NULL};
@@ -96,8 +101,9 @@ void ga_deadline_attach_mpi(const char *host, int world_rank, int world_size, in
     peers.enabled = true;
 }
 
-/* Answers the probes that came in (watcher thread): this rank's wait count, and whether it has expired. */
-static void answer_probes(long long seq, bool expired)
+/* Answers the probes that came in (watcher thread): this rank's wait count, whether it has expired, and how
+ * long it has been in its current wait. */
+static void answer_probes(long long seq, bool expired, double waited_s)
 {
     int flag = 0;
     MPI_Status st;
@@ -105,11 +111,13 @@ static void answer_probes(long long seq, bool expired)
     while (peers.probe_req != MPI_REQUEST_NULL && MPI_Test(&peers.probe_req, &flag, &st) == MPI_SUCCESS &&
            flag) {
         long long *reply = peers.replies[st.MPI_SOURCE];
-        reply[0] = seq;
-        reply[1] = expired;
+        reply[REPLY_SEQ] = seq;
+        reply[REPLY_EXPIRED] = expired;
+        reply[REPLY_WAITED_MS] = (long long)(waited_s * 1000.0);
         MPI_Request r;
         /* Not waited for (the asker may be gone); its buffer is the asker's own slot, which outlives it. */
-        if (MPI_Isend(reply, 2, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REPLY, peers.comm, &r) == MPI_SUCCESS)
+        if (MPI_Isend(reply, REPLY_LEN, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REPLY, peers.comm, &r) ==
+            MPI_SUCCESS)
             MPI_Request_free(&r);
         if (MPI_Irecv(&peers.probe_from, 1, MPI_INT, MPI_ANY_SOURCE, TAG_PROBE, peers.comm,
                       &peers.probe_req) != MPI_SUCCESS)
@@ -118,14 +126,10 @@ static void answer_probes(long long seq, bool expired)
     pthread_mutex_unlock(&peers.lock);
 }
 
-/* On expiry: asks every other rank, for at most PEER_POLL_S, and names the late ones. Returns false when this
- * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when
- * nothing was learnt (then the caller names its own rank as before). On true, *late_rank is the first late
- * rank and text says who. */
-/* The late ranks in words: the silent ones (no answer) when there are any, else those whose wait count is
- * behind the most (got[r][0] < most); *late_rank the first of them. */
-static void describe_late(int n, const bool *answered, long long (*got)[2], long long most, bool silent,
-                          int *late_rank, char *text, size_t textlen)
+/* The late ranks in words: the silent ones (no answer) when there are any, else those named late (late[r]);
+ * *late_rank the first of them. */
+static void describe_late(int n, const bool *answered, const bool *late_r, long long (*got)[REPLY_LEN],
+                          const ga_late_verdict *lv, bool silent, int *late_rank, char *text, size_t textlen)
 {
     size_t len = (size_t)snprintf(text, textlen, "%s", silent ? "no answer within" : "behind the others:");
     if (silent)
@@ -133,7 +137,7 @@ static void describe_late(int n, const bool *answered, long long (*got)[2], long
     int listed = 0;
     *late_rank = -1;
     for (int r = 0; r < n; r++) {
-        bool late = silent ? !answered[r] : got[r][0] < most;
+        bool late = silent ? !answered[r] : late_r[r];
         if (!late)
             continue;
         if (*late_rank < 0)
@@ -143,43 +147,36 @@ static void describe_late(int n, const bool *answered, long long (*got)[2], long
                 len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s)", listed > 1 ? "," : "",
                                         r, peers.hosts[r]);
             else
-                len += (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
-                                        listed > 1 ? "," : "", r, peers.hosts[r], got[r][0], most);
+                len +=
+                    (size_t)snprintf(text + len, textlen - len, "%s rank %d (%s, at wait %lld of %lld)",
+                                     listed > 1 ? "," : "", r, peers.hosts[r], got[r][REPLY_SEQ], lv->most);
         }
     }
     if (listed > PEER_NAMED_MAX && len < textlen)
-        snprintf(text + len, textlen - len, " and %d more", listed - PEER_NAMED_MAX);
+        len += (size_t)snprintf(text + len, textlen - len, " and %d more", listed - PEER_NAMED_MAX);
+    if (!silent && len < textlen)
+        snprintf(text + len, textlen - len, "; the others waited %.1f s on it", lv->waited_s);
 }
 
-static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, int *late_rank, char *text,
-                            size_t textlen)
+/* Probes every other rank and collects their answers into got[] for at most PEER_POLL_S, answering their
+ * probes meanwhile. Returns how many answers are still outstanding (their requests stay in rq[]). */
+static int probe_peers(long long my_seq, double my_waited, long long (*got)[REPLY_LEN], MPI_Request *rq,
+                       bool *answered)
 {
-    *quiet = false;
-    *none_behind = false;
-    int n = peers.size;
-    long long(*got)[2] = calloc((size_t)n, sizeof *got);
-    MPI_Request *rq = calloc((size_t)n, sizeof *rq);
-    bool *answered = calloc((size_t)n, sizeof *answered);
-    if (!got || !rq || !answered) {
-        free(got);
-        free(rq);
-        free(answered);
-        return false;
-    }
-    int me = peers.rank, pending = 0;
+    int n = peers.size, me = peers.rank, pending = 0;
     for (int r = 0; r < n; r++) {
         rq[r] = MPI_REQUEST_NULL;
         if (r == me)
             continue;
         MPI_Request s;
-        if (MPI_Irecv(got[r], 2, MPI_LONG_LONG, r, TAG_REPLY, peers.comm, &rq[r]) == MPI_SUCCESS)
+        if (MPI_Irecv(got[r], REPLY_LEN, MPI_LONG_LONG, r, TAG_REPLY, peers.comm, &rq[r]) == MPI_SUCCESS)
             pending++;
         if (MPI_Isend(&peers.rank, 1, MPI_INT, r, TAG_PROBE, peers.comm, &s) == MPI_SUCCESS)
             MPI_Request_free(&s);
     }
     double until = ga_now() + PEER_POLL_S;
     while (pending > 0 && ga_now() < until) {
-        answer_probes(my_seq, true); /* the others ask too */
+        answer_probes(my_seq, true, my_waited); /* the others ask too */
         for (int r = 0; r < n; r++) {
             int flag = 0;
             if (rq[r] != MPI_REQUEST_NULL && MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
@@ -192,34 +189,79 @@ static bool find_late_ranks(long long my_seq, bool *quiet, bool *none_behind, in
         nanosleep(&nap, NULL);
     }
     answered[me] = true;
-    got[me][0] = my_seq;
-    /* The reporter: the lowest rank that has expired too (a rank that has not may never report). */
-    int reporter = me, silent = 0, behind = 0;
-    long long most = my_seq;
-    for (int r = 0; r < n; r++)
-        if (answered[r]) {
-            if (r < reporter && got[r][1])
-                reporter = r;
-            if (got[r][0] > most)
-                most = got[r][0];
-        } else {
-            silent++;
-        }
-    for (int r = 0; r < n; r++)
-        behind += answered[r] && got[r][0] < most;
+    got[me][REPLY_SEQ] = my_seq;
+    got[me][REPLY_WAITED_MS] = (long long)(my_waited * 1000.0);
+    return pending;
+}
+
+/* From the answers: whether this rank reports (the lowest rank that expired too does), and who is late by
+ * the rule of ga_late.h. Returns true with text naming them; *none_behind with text saying why no rank is
+ * named when every rank answered and none was behind long enough. */
+static bool judge_answers(long long (*got)[REPLY_LEN], const bool *answered, double bound_s, bool *quiet,
+                          bool *none_behind, int *late_rank, char *text, size_t textlen)
+{
+    int n = peers.size, me = peers.rank, reporter = me, silent = 0;
+    ga_late_peer *p = calloc((size_t)n, sizeof *p);
+    bool *late = calloc((size_t)n, sizeof *late);
+    ga_late_verdict lv;
+    bool ok = p && late;
+    for (int r = 0; ok && r < n; r++) {
+        p[r] = (ga_late_peer){answered[r], got[r][REPLY_SEQ], got[r][REPLY_WAITED_MS] / 1000.0};
+        silent += !answered[r];
+        if (answered[r] && r < reporter && got[r][REPLY_EXPIRED])
+            reporter = r;
+    }
+    ok = ok && ga_late_judge(p, n, bound_s, late, &lv) == 0;
     bool found = false;
-    if (reporter != me) {
+    if (!ok) {
+        /* out of memory: the caller names its own rank */
+    } else if (reporter != me) {
         *quiet = true; /* a lower rank expired too, heard the same, and reports */
-    } else if (silent || behind) {
-        /* Silent ranks first: a stopped or dead rank; else the ranks whose wait count is behind. */
-        describe_late(n, answered, got, most, silent > 0, late_rank, text, textlen);
+    } else if (silent || lv.late) {
+        /* Silent ranks first: a stopped or dead rank; else the ranks the others waited on long enough. */
+        describe_late(n, answered, late, got, &lv, silent > 0, late_rank, text, textlen);
         found = true;
+    } else if (lv.behind) {
+        *none_behind = true; /* behind, but not for long: scheduling at the instant the bound fell */
+        snprintf(
+            text, textlen,
+            "no rank far behind the others: %d of %d one or more waits behind (wait %lld reached by the "
+            "rest), the others waiting %.1f s on them, under the %.1f s a rank is named after (max(%.0f s, "
+            "%.0f%% of the %g s bound), at most half of it)",
+            lv.behind, n, lv.most, lv.waited_s, lv.threshold_s, GA_LATE_MIN_S, 100.0 * GA_LATE_SHARE,
+            bound_s);
     } else {
         /* every rank answered, none behind: they all waited at the same point, for work longer than the bound
          */
         *none_behind = true;
-        snprintf(text, textlen, "no rank behind the others: all %d at wait %lld", n, most);
+        snprintf(text, textlen, "no rank behind the others: all %d at wait %lld", n, lv.most);
     }
+    free(p);
+    free(late);
+    return found;
+}
+
+/* On expiry: asks every other rank, for at most PEER_POLL_S, and names the late ones. Returns false when this
+ * rank is not the one to report (*quiet: a lower rank that expired too answered, and reports), or when
+ * nothing was learnt (then the caller names its own rank as before). On true, *late_rank is the first late
+ * rank and text says who. */
+static bool find_late_ranks(long long my_seq, double my_waited, double bound_s, bool *quiet,
+                            bool *none_behind, int *late_rank, char *text, size_t textlen)
+{
+    *quiet = false;
+    *none_behind = false;
+    int n = peers.size;
+    long long(*got)[REPLY_LEN] = calloc((size_t)n, sizeof *got);
+    MPI_Request *rq = calloc((size_t)n, sizeof *rq);
+    bool *answered = calloc((size_t)n, sizeof *answered);
+    if (!got || !rq || !answered) {
+        free(got);
+        free(rq);
+        free(answered);
+        return false;
+    }
+    int pending = probe_peers(my_seq, my_waited, got, rq, answered);
+    bool found = judge_answers(got, answered, bound_s, quiet, none_behind, late_rank, text, textlen);
     /* With answers outstanding, a late one may still arrive into got[] (rq[] holds its request): both are
      * left to the process, which is ending. */
     if (pending == 0) {
@@ -236,7 +278,7 @@ static atomic_bool expired_by_someone;
 static atomic_bool handed_over; /* the watcher has published an expiry for the main thread */
 
 /* The expiry: names the late rank(s) when the others can be asked, else this rank. Does not return. */
-_Noreturn static void expire(const char *msg, long long seq)
+_Noreturn static void expire(const char *msg, long long seq, double waited_s, double bound_s)
 {
     if (atomic_flag_test_and_set(&expiring))
         for (;;)
@@ -250,7 +292,7 @@ _Noreturn static void expire(const char *msg, long long seq)
         bool quiet = false, none_behind = false;
         int late = -1;
         char text[700];
-        if (find_late_ranks(seq, &quiet, &none_behind, &late, text, sizeof text))
+        if (find_late_ranks(seq, waited_s, bound_s, &quiet, &none_behind, &late, text, sizeof text))
             ga_fatal_for_at(peers.hosts[late], late, __FILE__, __LINE__, GA_EXIT_TIMEOUT,
                             "%s: %s; seen from rank %d on %s", msg, text, peers.rank,
                             peers.hosts[peers.rank]);
@@ -343,6 +385,9 @@ static void *watch(void *arg)
         if ((wait_expired || run_expired) && hand)
             snprintf(dl.handed_msg, sizeof dl.handed_msg, "%s", msg);
         long long seq = dl.seq;
+        double waited = dl.wait_armed ? now - dl.seq_at : 0;
+        /* the bound that fell: the wait's, else the whole run's */
+        double bound = wait_expired ? dl.wait_bound : dl.run_timeout;
         /* Sleep until the nearest bound, but at most 50 ms, so that a bound armed meanwhile is seen. */
         nap = 0.05;
         if (dl.run_deadline > 0 && dl.run_deadline - now < nap)
@@ -352,13 +397,13 @@ static void *watch(void *arg)
         nap = nap < 1e-4 ? 1e-4 : nap;
         pthread_mutex_unlock(&dl.lock);
         if (peers.enabled && !wait_expired && !run_expired)
-            answer_probes(seq, false);
+            answer_probes(seq, false, waited);
         if (run_expired && starting)
             expire_starting(msg);
         if (wait_expired || run_expired) {
             if (hand)
                 wait_for_main_thread();
-            expire(msg, seq);
+            expire(msg, seq, waited, bound);
         }
     }
 }
@@ -384,8 +429,11 @@ void ga_deadline_expired(const char *fmt, ...)
     va_end(ap);
     pthread_mutex_lock(&dl.lock);
     long long seq = dl.seq;
+    double waited = dl.wait_armed ? ga_now() - dl.seq_at : 0;
+    double bound =
+        dl.wait_armed ? dl.wait_bound : dl.run_timeout; /* a polling loop's own bound is unknown here */
     pthread_mutex_unlock(&dl.lock);
-    expire(msg, seq);
+    expire(msg, seq, waited, bound);
 }
 
 double ga_deadline_run_end(void)
@@ -489,6 +537,7 @@ static void arm(double seconds, const char *fmt, va_list ap)
     dl.wait_bound = seconds;
     dl.wait_armed = true;
     dl.seq++;
+    dl.seq_at = ga_now();
     pthread_mutex_unlock(&dl.lock);
     ensure_watcher();
 }
@@ -515,6 +564,7 @@ void ga_deadline_rearm(void)
     if (dl.wait_armed) {
         dl.wait_deadline = ga_now() + dl.wait_bound;
         dl.seq++;
+        dl.seq_at = ga_now();
     }
     pthread_mutex_unlock(&dl.lock);
 }
