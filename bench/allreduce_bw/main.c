@@ -201,6 +201,8 @@ static void run_patterns(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, c
         }
         if (o->patterns[i] == AR_PATTERN_PAIRS)
             ar_run_pairs(ctx, o, kind, combos[0], sizes, n_sizes, st, report);
+        else if (o->patterns[i] == AR_PATTERN_RAILS)
+            ar_run_rails(ctx, o, kind, combos[0], sizes, n_sizes, st, report);
         else if (o->patterns[i] == AR_PATTERN_NODE)
             ar_run_node(ctx, o, kind, combos[0], sizes, n_sizes, st, report);
         else
@@ -226,7 +228,8 @@ static bool patterns_fit(const ga_ctx *ctx, const ar_opts *o, const split_plan *
     }
     /* every communicator a pattern runs on must suit the collective */
     for (int i = 0; i < o->n_patterns; i++) {
-        int group = o->patterns[i] == AR_PATTERN_PAIRS  ? (ctx->node_count >= 2 ? 2 * ctx->local_size : 2)
+        int group = o->patterns[i] == AR_PATTERN_RAILS  ? 2
+                    : o->patterns[i] == AR_PATTERN_PAIRS ? (ctx->node_count >= 2 ? 2 * ctx->local_size : 2)
                     : o->patterns[i] == AR_PATTERN_NODE ? ctx->local_size
                                                         : split->size;
         if (ar_coll_get(o->coll)->rooted && o->root >= group) {

@@ -18,6 +18,12 @@ bool ga_test_names_rank(const char *name, int world_rank)
     return world_rank >= 0 && ga_test_int(name, -1) == world_rank;
 }
 
+int ga_test_ranks_per_node(void)
+{
+    long n = ga_test_int("RANKS_PER_NODE", 0);
+    return n > 0 && n < 1000000 ? (int)n : 0;
+}
+
 double ga_test_slow_factor(int world_rank)
 {
     const char *rank = getenv(GA_TEST_SLOW_RANK_ENV), *factor = getenv(GA_TEST_SLOW_FACTOR_ENV);
