@@ -193,8 +193,9 @@ static int parse_patterns(const char *arg, ar_opts *o, char *err, size_t errlen)
                 strncmp(s, ar_pattern_name((ar_pattern_id)p), len) == 0)
                 found = p;
         if (found < 0) {
-            snprintf(err, errlen, "unknown pattern '%.*s' (world, node, pairs, rails, or a comma list of them)",
-                     (int)len, s);
+            snprintf(err, errlen,
+                     "unknown pattern '%.*s' (world, node, pairs, rails, or a comma list of them)", (int)len,
+                     s);
             return -1;
         }
         for (int i = 0; i < n; i++)

@@ -16,7 +16,13 @@
 
 /* --pattern: the world sweep, one sweep per node at once, pairs of members over rounds, and rails (GPU i of
  * pairs of nodes, ar_rails.h). */
-typedef enum { AR_PATTERN_WORLD, AR_PATTERN_NODE, AR_PATTERN_PAIRS, AR_PATTERN_RAILS, AR_PATTERNS } ar_pattern_id;
+typedef enum {
+    AR_PATTERN_WORLD,
+    AR_PATTERN_NODE,
+    AR_PATTERN_PAIRS,
+    AR_PATTERN_RAILS,
+    AR_PATTERNS
+} ar_pattern_id;
 const char *ar_pattern_name(ar_pattern_id p);
 #define AR_ROUNDS_ALL (-1)
 

@@ -15,13 +15,17 @@
 #include "ga_pairs.h"
 
 #define AR_RAIL_NIC_MAX 64
+/* A slow rail pair with neither end slow elsewhere is judged against the other rail pairs alone: their spread
+ * is the noise it must stand out of, and fewer than three others give no spread (two nodes of two GPUs: one
+ * other pair, seen 0.10 against 0.56 GB/s, fault-free, on 4 ranks sharing 2 loaded cores). */
+#define AR_RAILS_LINK_MIN_PAIRS 4
 
 /* One rail end: a GPU of a node and the NIC its traffic between nodes used. */
 typedef struct {
-    int node, local;               /* node index; local rank (the GPU's index on its node) */
-    char host[GA_PAIRS_HOST_MAX];  /* the node's host */
-    int rank;                      /* its world rank */
-    char nic[AR_RAIL_NIC_MAX];     /* the NIC NCCL used for it ("" unknown, as on the host path) */
+    int node, local;              /* node index; local rank (the GPU's index on its node) */
+    char host[GA_PAIRS_HOST_MAX]; /* the node's host */
+    int rank;                     /* its world rank */
+    char nic[AR_RAIL_NIC_MAX];    /* the NIC NCCL used for it ("" unknown, as on the host path) */
 } ar_rail_end;
 
 /* What the rails pattern measured: rail pairs (ga_pair.member = ar_rail_member) and who each end is. */
@@ -38,7 +42,8 @@ typedef struct {
 int ar_rail_member(int node, int local, int locals);
 
 /* Judges the rails: COMM_SLOW_RAIL for each slow rail end ("node17 GPU 3 (mlx5_3)") and for each slow rail
- * pair with neither end slow elsewhere (both ends named: the cable or path between them). *part: the
+ * pair with neither end slow elsewhere (both ends named: the cable or path between them; only among
+ * AR_RAILS_LINK_MIN_PAIRS rail pairs or more). *part: the
  * report's "rails" object (NULL allowed). Returns the findings added, or -1 when memory runs out. */
 int ar_rails_judge(ar_rails_outcome *r, double tolerance, ga_findings *f, json_t **part);
 

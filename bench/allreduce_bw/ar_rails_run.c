@@ -77,10 +77,10 @@ static void rail_pair(const rails_run *rr, const ar_record *all, int g, const in
                              ar_group_cpu_wait(all, rr->ctx->world_size, g, d));
 }
 
-/* Collective: round r; rank 0 appends its rail pairs to pairs and returns how many, and keeps the round's
- * records in *keep when it is NULL (the report's "nodes" where no earlier pattern gave them). */
+/* Collective: round r; rank 0 appends its rail pairs to pairs, keeps the round's records in *kept and
+ * returns how many pairs. */
 static int run_round(const rails_run *rr, int r, int (*sched)[2], ar_record *mine, ga_pair *pairs,
-                     ar_record **keep)
+                     ar_record **kept)
 {
     const ga_ctx *ctx = rr->ctx;
     int np = ga_pairs_schedule(rr->nodes, r, sched), color = MPI_UNDEFINED;
@@ -89,19 +89,42 @@ static int run_round(const rails_run *rr, int r, int (*sched)[2], ar_record *min
             color = p * rr->locals + ctx->local_rank;
     char what[64];
     snprintf(what, sizeof what, "round %d", r);
-    ar_record *all = NULL;
-    run_colors(rr, rr->sizes, rr->n_sizes, color, what, mine, &all);
+    run_colors(rr, rr->sizes, rr->n_sizes, color, what, mine, kept);
     if (ctx->world_rank != 0)
         return 0;
     ar_sweep_desc d = ar_desc_of(rr->o, rr->c, rr->sizes, rr->n_sizes);
     int got = 0;
     for (int g = 0; g < np * rr->locals; g++)
-        rail_pair(rr, all, g, sched[g / rr->locals], r, &d, &pairs[got++]);
-    if (!*keep)
-        *keep = all;
-    else
-        free(all);
+        rail_pair(rr, *kept, g, sched[g / rr->locals], r, &d, &pairs[got++]);
     return got;
+}
+
+/* Rank 0: every rail communicator's sweep as the pattern's results (one group per rail pair of each round,
+ * not held to --min-busbw: a rail is not the world); the first round's records become the report's "nodes"
+ * when no earlier pattern gave them, the others are freed. */
+static void account_rounds(const rails_run *rr, ar_record **rounds_all, int rounds, run_state *st)
+{
+    int world = rr->ctx->world_size;
+    rec_set set = {malloc((size_t)(rounds * world) * sizeof *set.recs),
+                   malloc((size_t)(rounds * world) * sizeof *set.group_of), 0, 0};
+    if (!set.recs || !set.group_of)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    for (int r = 0, base = 0; r < rounds; r++, base += world)
+        for (int i = 0; i < world; i++)
+            if (rounds_all[r][i].group >= 0) {
+                set.recs[set.n] = &rounds_all[r][i];
+                set.group_of[set.n++] = base + rounds_all[r][i].group;
+            }
+    set.n_groups = rounds * world;
+    ar_sweep_desc d = ar_desc_of(rr->o, rr->c, rr->sizes, rr->n_sizes);
+    ar_account_sweep(st, &d, &set, rr->o->min_busbw, false, false, "rails");
+    ar_rec_set_free(&set);
+    if (!st->node_records)
+        st->node_records = rounds_all[0];
+    else
+        free(rounds_all[0]);
+    for (int r = 1; r < rounds; r++)
+        free(rounds_all[r]);
 }
 
 /* Collective, one pass: the rail pairs that would make a finding (rank 0 decides) measured again at the
@@ -152,7 +175,8 @@ static int remeasure_pass(const rails_run *rr, ga_pair *pairs, int n_pairs, int 
         run_colors(rr, last, 1, color, what, mine, &all);
         for (int k = 0; root && k < head[0]; k++)
             if (list[k][2] == b)
-                ga_pairs_add_measurement(&pairs[list[k][3]], ar_group_busbw(all, rr->ctx->world_size, k, &d1, NULL),
+                ga_pairs_add_measurement(&pairs[list[k][3]],
+                                         ar_group_busbw(all, rr->ctx->world_size, k, &d1, NULL),
                                          ar_group_cpu_wait(all, rr->ctx->world_size, k, &d1));
         free(all);
     }
@@ -175,7 +199,8 @@ static void gather_ends(const rails_run *rr, ar_rail_end *ends)
     if (ctx->world_rank == 0 && !all)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     ga_deadline_arm_for(rr->round_bound, "gathering the rails' NICs");
-    GA_MPI_CHECK(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD));
+    GA_MPI_CHECK(
+        MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD));
     ga_deadline_disarm();
     for (int i = 0; all && i < ctx->world_size; i++)
         ends[ar_rail_member(all[i].node, all[i].local, rr->locals)] = all[i];
@@ -192,14 +217,15 @@ static bool rails_fit(const ga_ctx *ctx, run_state *st)
     ga_deadline_disarm();
     bool fit = ctx->node_count >= 2 && -mm[0] == mm[1];
     if (!fit && ctx->world_rank == 0)
-        ar_run_not_covered(st, "rails: %s", ctx->node_count < 2 ? "one node, no rail between nodes to measure"
-                                                                 : "nodes with different numbers of ranks");
+        ar_run_not_covered(st, "rails: %s",
+                           ctx->node_count < 2 ? "one node, no rail between nodes to measure"
+                                               : "nodes with different numbers of ranks");
     return fit;
 }
 
 /* Rank 0: the judgement, its findings and the report's "rails". */
-static void report_rails(const rails_run *rr, ga_pair *pairs, int n_pairs, int rounds, const ar_rail_end *ends,
-                         run_state *st, json_t *report)
+static void report_rails(const rails_run *rr, ga_pair *pairs, int n_pairs, int rounds,
+                         const ar_rail_end *ends, run_state *st, json_t *report)
 {
     ar_rails_outcome out = {.pairs = pairs,
                             .n_pairs = n_pairs,
@@ -213,8 +239,12 @@ static void report_rails(const rails_run *rr, ga_pair *pairs, int n_pairs, int r
     if (named < 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     json_object_set_new(report, "rails", part);
-    ga_log("COMM", "rails: %d rail pairs over %d round%s of %d nodes x %d GPUs, %d finding%s", n_pairs, rounds,
-           rounds == 1 ? "" : "s", rr->nodes, rr->locals, named, named == 1 ? "" : "s");
+    if (n_pairs < AR_RAILS_LINK_MIN_PAIRS)
+        ar_run_not_covered(
+            st, "rails: %d rail pair%s: too few to judge a cable between two healthy ends (%d needed)",
+            n_pairs, n_pairs == 1 ? "" : "s", AR_RAILS_LINK_MIN_PAIRS);
+    ga_log("COMM", "rails: %d rail pairs over %d round%s of %d nodes x %d GPUs, %d finding%s", n_pairs,
+           rounds, rounds == 1 ? "" : "s", rr->nodes, rr->locals, named, named == 1 ? "" : "s");
 }
 
 void ar_run_rails(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
@@ -222,7 +252,16 @@ void ar_run_rails(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
 {
     if (!rails_fit(ctx, st))
         return;
-    rails_run rr = {ctx, o, kind, c, sizes, n_sizes, ctx->node_count, ctx->local_size, st->phase_deadline, 0,
+    rails_run rr = {ctx,
+                    o,
+                    kind,
+                    c,
+                    sizes,
+                    n_sizes,
+                    ctx->node_count,
+                    ctx->local_size,
+                    st->phase_deadline,
+                    0,
                     ga_ranks_per_cpu(ctx) > 1};
     rr.round_bound = ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
     int max_rounds = ga_pairs_max_rounds(rr.nodes);
@@ -234,8 +273,9 @@ void ar_run_rails(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     int(*sched)[2] = malloc((size_t)(rr.nodes / 2 + 1) * sizeof *sched);
     ar_record *mine = calloc(1, sizeof *mine);
     ga_pair *pairs = calloc((size_t)(rounds * (rr.nodes / 2) * rr.locals + 1), sizeof *pairs);
+    ar_record **rounds_all = calloc((size_t)rounds, sizeof *rounds_all);
     ar_rail_end *ends = calloc((size_t)(rr.nodes * rr.locals), sizeof *ends);
-    if (!sched || !mine || !pairs || !ends)
+    if (!sched || !mine || !pairs || !ends || !rounds_all)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     int n_pairs = 0, ran = 0;
     for (int r = 0; r < rounds; r++, ran++) {
@@ -245,15 +285,18 @@ void ar_run_rails(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
         ga_deadline_disarm();
         if (!go)
             break;
-        n_pairs += run_round(&rr, r, sched, mine, pairs + n_pairs, &st->node_records);
+        n_pairs += run_round(&rr, r, sched, mine, pairs + n_pairs, &rounds_all[r]);
     }
     if (ctx->world_rank == 0 && ran < rounds)
         ar_run_not_covered(st, "rails: rounds %d-%d of %d not run: out of time", ran + 1, rounds, rounds);
     for (int pass = 0; pass < o->remeasure && remeasure_pass(&rr, pairs, n_pairs, pass, mine) > 0; pass++)
         ;
     gather_ends(&rr, ends);
-    if (ctx->world_rank == 0 && ran > 0)
+    if (ctx->world_rank == 0 && ran > 0) {
+        account_rounds(&rr, rounds_all, ran, st);
         report_rails(&rr, pairs, n_pairs, ran, ends, st, report);
+    }
+    free(rounds_all);
     free(ends);
     free(pairs);
     free(mine);
