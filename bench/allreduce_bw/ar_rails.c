@@ -11,9 +11,9 @@ int ar_rail_member(int node, int local, int locals)
 static void end_name(const ar_rail_end *e, char *out, size_t len)
 {
     if (e->nic[0])
-        snprintf(out, len, "%s GPU %d (%s)", e->host, e->local, e->nic);
+        snprintf(out, len, "%s GPU %d (%s)", e->host, e->gpu, e->nic);
     else
-        snprintf(out, len, "%s GPU %d", e->host, e->local);
+        snprintf(out, len, "%s GPU %d", e->host, e->gpu);
 }
 
 static int suspect_findings(const ar_rails_outcome *r, const ga_pairs_verdict *v, double tolerance,
@@ -27,7 +27,7 @@ static int suspect_findings(const ar_rails_outcome *r, const ga_pairs_verdict *v
         const ar_rail_end *e = &r->ends[m->member];
         char name[160];
         end_name(e, name, sizeof name);
-        ga_where w = {e->host, e->node, e->rank, e->local, NULL};
+        ga_where w = {e->host, e->node, e->rank, e->gpu, e->pci_bus_id};
         ga_findings_add(
             f, GA_SEV_FAIL, "COMM_SLOW_RAIL", w,
             "%s: its rail is slow with %d partners of %d (its %s %.3g GB/s, lowest %.3g GB/s; median "
@@ -51,7 +51,7 @@ static int link_findings(const ar_rails_outcome *r, const ga_pairs_verdict *v, d
         char na[160], nb[160];
         end_name(a, na, sizeof na);
         end_name(b, nb, sizeof nb);
-        ga_where w = {a->host, a->node, a->rank, a->local, NULL};
+        ga_where w = {a->host, a->node, a->rank, a->gpu, a->pci_bus_id};
         ga_findings_add(
             f, GA_SEV_FAIL, "COMM_SLOW_RAIL", w,
             "%s <-> %s (round %d): %.2f GB/s (best of %d), below %.0f%% of the median rail pair "
@@ -71,7 +71,7 @@ static json_t *rails_json(const ar_rails_outcome *r, const ga_pairs_verdict *v)
         const ga_pair *p = &r->pairs[i];
         const ar_rail_end *a = &r->ends[p->member[0]], *b = &r->ends[p->member[1]];
         json_array_append_new(pairs, json_pack("{s:i, s:i, s:[s,s], s:[i,i], s:[s,s], s:f, s:i, s:b, s:b}",
-                                               "round", p->round, "gpu", a->local, "hosts", a->host, b->host,
+                                               "round", p->round, "rail", a->local, "hosts", a->host, b->host,
                                                "ranks", a->rank, b->rank, "nics", a->nic, b->nic,
                                                "busbw_GBps", p->figure, "measured", p->measured, "flagged",
                                                p->flagged, "slow_link", p->slow_link));
@@ -79,8 +79,9 @@ static json_t *rails_json(const ar_rails_outcome *r, const ga_pairs_verdict *v)
     for (int i = 0; i < v->n_members; i++)
         if (v->members[i].suspect) {
             const ar_rail_end *e = &r->ends[v->members[i].member];
-            json_array_append_new(slow, json_pack("{s:s, s:i, s:i, s:s, s:f}", "host", e->host, "gpu",
-                                                  e->local, "rank", e->rank, "nic", e->nic, "busbw_GBps",
+            json_array_append_new(slow, json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:f}", "host", e->host,
+                                                  "rail", e->local, "gpu", e->gpu, "rank", e->rank,
+                                                  "pci_bus_id", e->pci_bus_id, "nic", e->nic, "busbw_GBps",
                                                   v->members[i].figure));
         }
     return json_pack("{s:i, s:i, s:i, s:f, s:i, s:b, s:o, s:o}", "nodes", r->nodes, "gpus_per_node",

@@ -26,6 +26,8 @@ typedef struct {
     char host[GA_PAIRS_HOST_MAX]; /* the node's host */
     int rank;                     /* its world rank */
     char nic[AR_RAIL_NIC_MAX];    /* the NIC NCCL used for it ("" unknown, as on the host path) */
+    int gpu;                      /* the GPU's index on its node (NVML's), else the local rank */
+    char pci_bus_id[24];          /* the GPU's PCI bus id ("" on the host path) */
 } ar_rail_end;
 
 /* What the rails pattern measured: rail pairs (ga_pair.member = ar_rail_member) and who each end is. */

@@ -211,6 +211,10 @@ static void gather_ends(const rails_run *rr, ar_rail_end *ends)
     const ga_ctx *ctx = rr->ctx;
     ar_rail_end mine = {.node = ctx->node_index, .local = ctx->local_rank, .rank = ctx->world_rank};
     snprintf(mine.host, sizeof mine.host, "%s", ctx->host);
+    ga_record_header h;
+    ga_record_header_init(ctx, &h);
+    mine.gpu = h.device_node_index >= 0 ? h.device_node_index : ctx->local_rank;
+    snprintf(mine.pci_bus_id, sizeof mine.pci_bus_id, "%s", h.device_pci_bus_id);
     const ga_transport_scope *s = ga_transport_scope_mine(GA_TR_OTHER);
     if (s)
         snprintf(mine.nic, sizeof mine.nic, "%s", s->ib_devices[0] ? s->ib_devices : s->devices);

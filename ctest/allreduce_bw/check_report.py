@@ -101,8 +101,8 @@ def check_rails(rep, a):
         fail(f"rail pairs: {len(rails['pairs'])}, expected {a.rail_pairs}")
     per = rails["gpus_per_node"]
     for x in rails["pairs"]:
-        if x["hosts"][0] == x["hosts"][1] or {r % per for r in x["ranks"]} != {x["gpu"]}:
-            fail(f"rail pair {x}: not GPU {x['gpu']} of two nodes")
+        if x["hosts"][0] == x["hosts"][1] or {r % per for r in x["ranks"]} != {x["rail"]}:
+            fail(f"rail pair {x}: not GPU {x['rail']} of two nodes")
     named = sorted(f["rank"] for f in rep["findings"] if f["code"] == "COMM_SLOW_RAIL")
     if named != sorted(a.rail_rank):
         fail(f"COMM_SLOW_RAIL on ranks {named}, expected {sorted(a.rail_rank)}")

@@ -38,7 +38,7 @@ static ga_findings judge(const cluster *c, json_t **part)
     for (int n = 0; n < c->nodes; n++)
         for (int l = 0; l < c->locals; l++) {
             ar_rail_end *e = &ends[ar_rail_member(n, l, c->locals)];
-            *e = (ar_rail_end){.node = n, .local = l, .rank = n * c->locals + l};
+            *e = (ar_rail_end){.node = n, .local = l, .rank = n * c->locals + l, .gpu = l};
             snprintf(e->host, sizeof e->host, "node%d", n);
             snprintf(e->nic, sizeof e->nic, "mlx5_%d", l);
         }
@@ -80,7 +80,10 @@ static void check_slow_end(void)
         CHECKF(strncmp(f.items[0].message, "node17 GPU 3 (mlx5_3):", 22) == 0, "%s", f.items[0].message);
         CHECK(f.items[0].node_index == 17 && f.items[0].gpu == 3 && f.items[0].world_rank == 17 * 8 + 3);
     }
-    CHECK(json_array_size(json_object_get(part, "slow_rails")) == 1);
+    json_t *slow = json_array_get(json_object_get(part, "slow_rails"), 0);
+    CHECK(json_array_size(json_object_get(part, "slow_rails")) == 1 &&
+          json_integer_value(json_object_get(slow, "gpu")) == 3 &&
+          strcmp(json_string_value(json_object_get(slow, "nic")), "mlx5_3") == 0);
     CHECK(json_array_size(json_object_get(part, "pairs")) == 3 * 32 * 8);
     json_decref(part);
     ga_findings_free(&f);
