@@ -18,6 +18,22 @@ bool ga_test_names_rank(const char *name, int world_rank)
     return world_rank >= 0 && ga_test_int(name, -1) == world_rank;
 }
 
+double ga_test_p2p_factor(int src, int dst)
+{
+    const char *pair = getenv(GA_TEST_PREFIX "SLOW_P2P"), *factor = getenv(GA_TEST_SLOW_FACTOR_ENV);
+    int s = -1, d = -1;
+    if (!pair || sscanf(pair, "%d,%d", &s, &d) != 2 || s != src || d != dst || !factor)
+        return 1.0;
+    double f = strtod(factor, NULL);
+    return f >= 1 && f <= 1000 ? f : 1.0;
+}
+
+int ga_test_ranks_per_node(void)
+{
+    long n = ga_test_int("RANKS_PER_NODE", 0);
+    return n > 0 && n < 1000000 ? (int)n : 0;
+}
+
 double ga_test_slow_factor(int world_rank)
 {
     const char *rank = getenv(GA_TEST_SLOW_RANK_ENV), *factor = getenv(GA_TEST_SLOW_FACTOR_ENV);
