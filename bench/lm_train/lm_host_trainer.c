@@ -105,7 +105,9 @@ static int host_step(lm_trainer *t, const int *tokens, const int *targets, lm_st
     (void)err;
     (void)errlen;
     host_trainer *h = (host_trainer *)t;
-    double wall0 = ga_now(), cpu0 = ga_thread_cpu_now();
+    double wall0 = ga_now();
+    ga_test_delay(h->cfg.delay_s); /* the test hook: 0 (nothing) unless set */
+    double cpu0 = ga_thread_cpu_now();
     h->red.loss_in = forward_backward(h, tokens, targets);
     GA_MPI_CHECK(MPI_Iallreduce(&h->red.loss_in, &h->red.loss_sum, 1, MPI_DOUBLE, MPI_SUM, h->comm,
                                 &h->red.req[h->red.launched++]));
