@@ -54,16 +54,16 @@ static bool plan_now(const ddp_loop_config *c, int planned, int done)
     return c->phase_end > 0 && (done == 1 || done == 3 || done % every == 0);
 }
 
-static void log_interval(const ddp_loop_config *c, int step, const ddp_step_result *r, double span,
-                         int steps, double wait)
+static void log_interval(const ddp_loop_config *c, int step, const ddp_step_result *r, double span, int steps,
+                         double wait)
 {
     const int global_batch = c->ranks * c->local_batch;
     int64_t epoch = ((int64_t)(step + 1) * global_batch - 1) / c->dataset_size;
     ga_log("TRAIN", "step %5d/%d  epoch %lld  loss %.5f  acc %.3f  %.0f samples/s (%.0f per rank)", step + 1,
            c->steps, (long long)epoch + 1, r->loss, r->accuracy, steps * global_batch / span,
            steps * c->local_batch / span);
-    ga_debug("DDP", "steps %d-%d: %.3f ms/step, %.3f ms/step waiting on gradients", step + 2 - steps, step + 1,
-             1e3 * span / steps, 1e3 * wait / steps);
+    ga_debug("DDP", "steps %d-%d: %.3f ms/step, %.3f ms/step waiting on gradients", step + 2 - steps,
+             step + 1, 1e3 * span / steps, 1e3 * wait / steps);
 }
 
 void ddp_train_run(ddp_trainer *t, ddp_sampler *sampler, const ddp_loop_config *c, ddp_loop_result *out)
@@ -107,8 +107,8 @@ void ddp_train_run(ddp_trainer *t, ddp_sampler *sampler, const ddp_loop_config *
             interval_wait = 0;
         }
         if (plan_now(c, out->steps_planned, step + 1))
-            out->steps_planned = ga_train_steps_that_fit(c->comm, (ga_now() - loop_t0) / (step + 1), c->phase_end,
-                                                         step + 1, c->steps);
+            out->steps_planned = ga_train_steps_that_fit(c->comm, (ga_now() - loop_t0) / (step + 1),
+                                                         c->phase_end, step + 1, c->steps);
     }
     out->out_of_time = out->nonfinite_step < 0 && out->steps_done < c->steps;
     sum_timed(c, &st, out);

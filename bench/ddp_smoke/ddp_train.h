@@ -24,10 +24,10 @@ typedef struct {
     double *loss_curve;     /* steps entries, malloc'd: the global loss of each step */
     double *accuracy_curve; /* likewise */
     int steps_done;
-    int nonfinite_step; /* -1 none */
-    int steps_planned;  /* the steps that fit the phase's time (c->steps when nothing was cut) */
-    bool out_of_time;   /* steps_done < c->steps because the time was spent */
-    int timed_steps;    /* the steps after the warm-up (at most half of those done) */
+    int nonfinite_step;          /* -1 none */
+    int steps_planned;           /* the steps that fit the phase's time (c->steps when nothing was cut) */
+    bool out_of_time;            /* steps_done < c->steps because the time was spent */
+    int timed_steps;             /* the steps after the warm-up (at most half of those done) */
     double train_s, comm_wait_s; /* over the timed steps */
     double compute_s;            /* likewise, the steps' compute_s; -1 when a step had none (GPU) */
 } ddp_loop_result;

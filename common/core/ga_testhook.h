@@ -6,8 +6,8 @@
  *   GPUACCEPT_TEST_PERTURB_RANK=R   ddp_smoke moves one parameter of rank R's replica by one ulp;
  *   GPUACCEPT_TEST_WRONG_RANK=R     allreduce_bw corrupts one output element on rank R before the check;
  *   GPUACCEPT_TEST_DELAY_RANK=R, GPUACCEPT_TEST_DELAY_US=U  allreduce_bw's rank R is late by U us per
- * operation; the host paths of ddp_smoke and lm_train: rank R starts each training step U us late, asleep (its
- * compute is not slowed: the others wait on its gradients, as behind a slow link or a busy host);
+ * operation; the host paths of ddp_smoke and lm_train: rank R starts each training step U us late, asleep
+ * (its compute is not slowed: the others wait on its gradients, as behind a slow link or a busy host);
  *   GPUACCEPT_TEST_STOP_RANK=R, GPUACCEPT_TEST_STOP_PHASE=P  world rank R stops itself (SIGSTOP) when it
  * enters a phase (ga_phase) whose name starts with P: a rank frozen at a known point, whatever the load. Pure
  * apart from the clock and the environment. */

@@ -1,4 +1,5 @@
-/* A training step's time as a budget (ddp_smoke, lm_train): the phase gets a share of what the whole-run bound
+/* A training step's time as a budget (ddp_smoke, lm_train): the phase gets a share of what the whole-run
+ * bound
  * (--timeout, which gpuaccept run sets from the step's share) leaves after a reserve for the gather, the
  * analysis and the report; the steps that fit are planned from the pace of the steps already taken, and every
  * rank plans from the same figures, reduced across the ranks, so that all stop at the same step. */
