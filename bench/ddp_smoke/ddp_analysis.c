@@ -8,6 +8,7 @@
 #include "ga_commshare.h"
 #include "ga_exit.h"
 #include "ga_outlier.h"
+#include "ga_replicas.h"
 
 void ddp_params_digest(const void *params, size_t n, size_t elem_size, ddp_digest *out)
 {
@@ -50,25 +51,19 @@ static ga_where where_rank(const ddp_record *r)
     return ga_record_where(&r->hdr);
 }
 
-/* The hash most ranks hold; a tie goes to the one the lowest rank holds. */
+/* The hash most ranks hold; a tie goes to the one the lowest rank holds (ga_replicas_majority: n log n, for
+ * thousands of ranks); rank 0's when memory runs out. */
 static int majority_rank(const ddp_record *all, int n)
 {
-    int best = 0, best_count = 0;
-    for (int i = 0; i < n; i++) {
-        bool seen = false;
-        for (int j = 0; j < i && !seen; j++)
-            seen = all[j].param_hash == all[i].param_hash;
-        if (seen)
-            continue;
-        int count = 0;
-        for (int j = i; j < n; j++)
-            count += all[j].param_hash == all[i].param_hash;
-        if (count > best_count) {
-            best = i;
-            best_count = count;
-        }
+    uint64_t *hash = malloc((size_t)n * sizeof *hash);
+    int ref = -1, sharing;
+    if (hash) {
+        for (int i = 0; i < n; i++)
+            hash[i] = all[i].param_hash;
+        ref = ga_replicas_majority(hash, n, &sharing);
     }
-    return best;
+    free(hash);
+    return ref >= 0 ? ref : 0;
 }
 
 static void check_replicas(const ddp_record *all, int n, ga_findings *f, ddp_outcome *out)

@@ -9,6 +9,7 @@
 #include "ga_commshare.h"
 #include "ga_exit.h"
 #include "ga_outlier.h"
+#include "ga_replicas.h"
 #include "ga_stats.h"
 
 void lm_params_digest(const float *params, size_t n, uint64_t *hash, double *sum, bool *finite)
@@ -74,20 +75,19 @@ static void name_rank(const lm_record *r, char *out, size_t len)
         snprintf(out, len, "rank %d on %s", r->hdr.world_rank, r->hdr.host);
 }
 
-/* The hash most ranks hold; a tie goes to the one the lowest rank holds. */
+/* The hash most ranks hold; a tie goes to the one the lowest rank holds (ga_replicas_majority: n log n, for
+ * thousands of ranks); rank 0's when memory runs out. */
 static int majority_rank(const lm_record *all, int n)
 {
-    int best = 0, best_count = 0;
-    for (int i = 0; i < n; i++) {
-        int count = 0;
-        for (int j = 0; j < n; j++)
-            count += all[j].param_hash == all[i].param_hash;
-        if (count > best_count) {
-            best = i;
-            best_count = count;
-        }
+    uint64_t *hash = malloc((size_t)n * sizeof *hash);
+    int ref = -1, sharing;
+    if (hash) {
+        for (int i = 0; i < n; i++)
+            hash[i] = all[i].param_hash;
+        ref = ga_replicas_majority(hash, n, &sharing);
     }
-    return best;
+    free(hash);
+    return ref >= 0 ? ref : 0;
 }
 
 static void check_replicas(const lm_record *all, int n, ga_findings *f, lm_outcome *out)
