@@ -67,6 +67,7 @@ static void on_block_done(void *user, int layer)
 static double reducer_finish(host_reducer *r, double timeout_s)
 {
     double t0 = ga_now(), deadline = t0 + timeout_s;
+    ga_test_delay(ga_test_comm_delay_s()); /* the test hook (a slow fabric): 0 unless set */
     for (;;) {
         int done = 0;
         GA_MPI_CHECK(MPI_Testall(r->launched, r->req, &done, MPI_STATUSES_IGNORE));

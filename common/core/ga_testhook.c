@@ -75,6 +75,16 @@ double ga_test_delay_s(int world_rank)
     return ga_test_names_rank("DELAY_RANK", world_rank) && us > 0 ? (double)us * 1e-6 : 0;
 }
 
+double ga_test_comm_delay_s(void)
+{
+    static double s = -1; /* read once: it is asked at every step */
+    if (s < 0) {
+        long us = ga_test_int("COMM_DELAY_US", 0);
+        s = us > 0 ? (double)us * 1e-6 : 0;
+    }
+    return s;
+}
+
 void ga_test_delay(double seconds)
 {
     if (!(seconds > 0))
