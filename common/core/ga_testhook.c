@@ -79,7 +79,7 @@ double ga_test_comm_delay_s(void)
 {
     static double s = -1; /* read once: it is asked at every step */
     if (s < 0) {
-        long us = ga_test_int("COMM_DELAY_US", 0);
+        long us = ga_test_int("GRAD_DELAY_US", 0);
         s = us > 0 ? (double)us * 1e-6 : 0;
     }
     return s;

@@ -8,7 +8,7 @@
  *   GPUACCEPT_TEST_DELAY_RANK=R, GPUACCEPT_TEST_DELAY_US=U  allreduce_bw's rank R is late by U us per
  * operation; the host paths of ddp_smoke and lm_train: rank R starts each training step U us late, asleep
  * (its compute is not slowed: the others wait on its gradients, as behind a slow link or a busy host);
- *   GPUACCEPT_TEST_COMM_DELAY_US=U  the host paths of ddp_smoke and lm_train: every rank's wait for its
+ *   GPUACCEPT_TEST_GRAD_DELAY_US=U  the host paths of ddp_smoke and lm_train: every rank's wait for its
  * gradients takes U us more, asleep (a slow fabric: every rank waits alike);
  *   GPUACCEPT_TEST_STOP_RANK=R, GPUACCEPT_TEST_STOP_PHASE=P  world rank R stops itself (SIGSTOP) when it
  * enters a phase (ga_phase) whose name starts with P: a rank frozen at a known point, whatever the load. Pure
@@ -40,7 +40,7 @@ void ga_test_slow_down(double factor, double elapsed_s, double (*clock)(void));
 /* The delay hook: seconds world_rank starts each unit of work late (0 unless GPUACCEPT_TEST_DELAY_RANK names
  * it and GPUACCEPT_TEST_DELAY_US is positive); ga_test_delay sleeps them (no CPU time spent). */
 double ga_test_delay_s(int world_rank);
-/* Seconds every rank's wait for its gradients takes more (GPUACCEPT_TEST_COMM_DELAY_US; 0 unset), read once.
+/* Seconds every rank's wait for its gradients takes more (GPUACCEPT_TEST_GRAD_DELAY_US; 0 unset), read once.
  */
 double ga_test_comm_delay_s(void);
 void ga_test_delay(double seconds);

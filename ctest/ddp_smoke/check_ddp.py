@@ -373,8 +373,8 @@ def case_comm_slow(args, mpiexec):
     )
     msg = " ".join(f["message"] for f in r["findings"])
     check("the others waited for rank %d" % k in msg, "the message does not name rank %d: %s" % (k, msg))
-    # a slow fabric (every rank's wait 30 ms longer, GPUACCEPT_TEST_COMM_DELAY_US): the cluster, no rank named
-    p, r = run(args, mpiexec, args.ranks, flags, {"GPUACCEPT_TEST_COMM_DELAY_US": "30000"}, args.work + "/fabric")
+    # a slow fabric (every rank's wait 30 ms longer, GPUACCEPT_TEST_GRAD_DELAY_US): the cluster, no rank named
+    p, r = run(args, mpiexec, args.ranks, flags, {"GPUACCEPT_TEST_GRAD_DELAY_US": "30000"}, args.work + "/fabric")
     found = [] if r is None else [f for f in r["findings"] if f["code"] == "DDP_COMM_DOMINATES"]
     check(
         p.returncode == 0 and len(found) == 1 and found[0].get("rank") in (None, -1),
