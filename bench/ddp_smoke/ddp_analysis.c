@@ -189,7 +189,7 @@ static void check_comm_share(const ddp_record *all, int n, ga_findings *f)
         for (int i = 0; i < n; i++) {
             bool ok = all[i].hdr.status == GA_EXIT_PASS && all[i].timed_steps > 0;
             wait[i] = all[i].comm_wait_ms;
-            step[i] = ok ? all[i].comm_wait_ms + ddp_compute_ms(&all[i]) : 0; /* wait + compute */
+            step[i] = ok ? all[i].step_time_ms : 0;
         }
         ga_comm_verdict v;
         ga_comm_judge(wait, step, n, &v);

@@ -211,7 +211,7 @@ static int check_stragglers(const lm_record *all, int n, const lm_check_opts *o,
     return named;
 }
 
-/* TRAIN_COMM_DOMINATES (ga_commshare.h), over each rank's mean wait and its compute per step. */
+/* TRAIN_COMM_DOMINATES (ga_commshare.h), over each rank's mean wait and mean step of its timed steps. */
 static void check_comm_share(const lm_record *all, int n, ga_findings *f)
 {
     double *wait = malloc((size_t)n * sizeof *wait), *step = malloc((size_t)n * sizeof *step);
@@ -219,7 +219,7 @@ static void check_comm_share(const lm_record *all, int n, ga_findings *f)
         for (int i = 0; i < n; i++) {
             bool ok = all[i].hdr.status == GA_EXIT_PASS && all[i].timed_steps > 0 && all[i].train_s > 0;
             wait[i] = all[i].comm_wait_ms;
-            step[i] = ok ? all[i].comm_wait_ms + lm_compute_ms(&all[i]) : 0; /* wait + compute */
+            step[i] = ok ? 1e3 * all[i].train_s / all[i].timed_steps : 0;
         }
         ga_comm_verdict v;
         ga_comm_judge(wait, step, n, &v);

@@ -71,13 +71,13 @@ void ga_comm_add_finding(ga_findings *f, const char *code, const ga_comm_verdict
         ga_findings_add(
             f, GA_SEV_WARN, code, where,
             "gradient communication is %.0f%% of the step (above %.0f%%) while every rank computes "
-            "at its peers' pace: the others waited for rank %d on %s, %.3f ms per step (%.3f with "
-            "compute); it waited %.3f ms: its node or its link to the others",
+            "at its peers' pace: the others waited for rank %d on %s, %.3f ms per step of %.3f; "
+            "it waited %.3f ms: its node or its link to the others",
             100.0 * v->share, 100.0 * GA_COMM_SHARE_MAX, rank, host, v->others_wait, v->step, rank_wait_ms);
     else
         ga_findings_add(f, GA_SEV_WARN, code, GA_WHERE_CLUSTER,
                         "gradient communication is %.0f%% of the step (above %.0f%%) on every rank alike, "
-                        "%.3f ms per step (%.3f with compute), every rank computing at its peers' pace, none "
+                        "%.3f ms per step of %.3f, while every rank computes at its peers' pace and none was "
                         "waited for: the fabric between the ranks is slow (allreduce_bw measures it)",
                         100.0 * v->share, 100.0 * GA_COMM_SHARE_MAX, v->others_wait, v->step);
 }

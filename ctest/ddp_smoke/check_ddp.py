@@ -347,10 +347,10 @@ def case_budget(args, mpiexec):
 
 
 def case_comm_slow(args, mpiexec):
-    """Communication far beyond its share (issue 44, item 4): rank K starts every step 60 ms late, asleep (the
+    """Communication far beyond its share (issue 44, item 4): rank K starts every step 300 ms late, asleep (the
     delay hook, docs/testing.md), so the others wait on its gradients while every rank computes alike. One
     DDP_COMM_DOMINATES warning names rank K (exit 0); the same run without the hook has none; with every rank's
-    wait 60 ms longer (a slow fabric) the warning is at the cluster and names the fabric."""
+    wait 300 ms longer (a slow fabric) the warning is at the cluster and names the fabric."""
     k = args.perturb_rank
     flags = ["--quick", "--backend", "host", "--steps", "60", "--min-improvement", "0"]
     p, r = run(args, mpiexec, args.ranks, flags, report_dir=args.work + "/healthy")
@@ -359,7 +359,9 @@ def case_comm_slow(args, mpiexec):
         r is None or finding_ranks(r, "DDP_COMM_DOMINATES") == [],
         "fault-free run warned: %r" % (r or {}).get("findings"),
     )
-    delay = {"GPUACCEPT_TEST_DELAY_RANK": str(k), "GPUACCEPT_TEST_DELAY_US": "60000"}
+    delay = {"GPUACCEPT_TEST_DELAY_RANK": str(k), "GPUACCEPT_TEST_DELAY_US": "300000"}
+    # 10 steps: the delay dwarfs what a loaded host adds to a step (a share of 96-97 % with 10 ms steps)
+    flags = flags[:-4] + ["--steps", "10", "--min-improvement", "0"]
     p, r = run(args, mpiexec, args.ranks, flags, env_extra=delay, report_dir=args.work + "/delayed")
     check(p.returncode == 0, "a warning: exit %d, expected 0" % p.returncode)
     if r is None:
@@ -373,8 +375,8 @@ def case_comm_slow(args, mpiexec):
     )
     msg = " ".join(f["message"] for f in r["findings"])
     check("the others waited for rank %d" % k in msg, "the message does not name rank %d: %s" % (k, msg))
-    # a slow fabric (every rank's wait 60 ms longer, GPUACCEPT_TEST_GRAD_DELAY_US): the cluster, no rank named
-    p, r = run(args, mpiexec, args.ranks, flags, {"GPUACCEPT_TEST_GRAD_DELAY_US": "60000"}, args.work + "/fabric")
+    # a slow fabric (every rank's wait 300 ms longer, GPUACCEPT_TEST_GRAD_DELAY_US): the cluster, no rank named
+    p, r = run(args, mpiexec, args.ranks, flags, {"GPUACCEPT_TEST_GRAD_DELAY_US": "300000"}, args.work + "/fabric")
     found = [] if r is None else [f for f in r["findings"] if f["code"] == "DDP_COMM_DOMINATES"]
     check(
         p.returncode == 0 and len(found) == 1 and found[0].get("rank") in (None, -1),
