@@ -75,9 +75,9 @@ static void ar_pairs_note(const ga_est_figures *f, const ga_est_cluster *c, int 
         "other pairs: %lld of %lld; a %s has %.0f of its %d partners on average (%.0f%%); --rounds all is %d "
         "round%s, %.0f s of pairs",
         p->pairs_tested, p->pairs_total, p->rounds_run, p->rounds_asked, p->members / 2, unit, p->round_s,
-        f->gpu ? f->comm_init_s + f->comm_init_per_rank * pair_ranks(c, p) : 0, p->pairs_share_s, p->ring_tested,
-        ring_total, p->pairs_tested - p->ring_tested, p->pairs_total - ring_total, unit, partners,
-        p->members - 1, 100.0 * partners / (p->members > 1 ? p->members - 1 : 1), all.rounds_asked,
+        f->gpu ? f->comm_init_s + f->comm_init_per_rank * pair_ranks(c, p) : 0, p->pairs_share_s,
+        p->ring_tested, ring_total, p->pairs_tested - p->ring_tested, p->pairs_total - ring_total, unit,
+        partners, p->members - 1, 100.0 * partners / (p->members > 1 ? p->members - 1 : 1), all.rounds_asked,
         all.rounds_asked == 1 ? "" : "s", all.pairs_s);
     if (all.rounds_asked > 3 && n > 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n,

@@ -515,7 +515,8 @@ static void sim_screen(ar_sim *a)
         size_history hist[AR_MAX_SIZES] = {{0}};
         w.hist = hist;
         int np = ga_pairs_plan_count(a->members, -1, r);
-        bool slow_in = a->slow && !a->by_rank && ga_pairs_plan_partner(a->members, -1, r, a->members - 1) >= 0;
+        bool slow_in =
+            a->slow && !a->by_rank && ga_pairs_plan_partner(a->members, -1, r, a->members - 1) >= 0;
         w.kind[0].count = np - slow_in;
         w.kind[1].count = slow_in, w.kind[1].slow = true;
         slow_pairs += slow_in;

@@ -501,7 +501,8 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     int rounds = ga_pairs_plan_rounds(pr.plan.members, pr.plan.at, circle);
     ga_log("COMM", "pairs: %d %s, %d round%s of %d pairs%s, tolerance %.0f%% below the median",
            pr.plan.members, pr.plan.by_rank ? "ranks of one node" : "nodes", circle, circle == 1 ? "" : "s",
-           pr.plan.members / 2, pr.plan.at == 0 ? " after the ring neighbours' rounds" : "", o->tolerance * 100);
+           pr.plan.members / 2, pr.plan.at == 0 ? " after the ring neighbours' rounds" : "",
+           o->tolerance * 100);
     int(*sched)[2] = malloc((size_t)(pr.plan.members / 2 + 1) * sizeof *sched);
     ar_record *mine = calloc(1, sizeof *mine);
     size_t cap = (size_t)((circle + extra) * (pr.plan.members / 2) + 1);

@@ -245,18 +245,19 @@ static int ring_coverage(const ar_pairs_outcome *p, const ga_pairs_verdict *v, j
     }
     ga_log("COMM", "pairs: ring neighbours: %d of %d tested; other pairs: %lld of %lld", c.ring_tested,
            c.ring_total, c.other_tested, c.other_total);
-    json_object_set_new(coverage, "ring_neighbours", json_pack("{s:i, s:i}", "tested", c.ring_tested, "of",
-                                                               c.ring_total));
-    json_object_set_new(coverage, "other_pairs",
-                        json_pack("{s:I, s:I}", "tested", (json_int_t)c.other_tested, "of",
-                                  (json_int_t)c.other_total));
+    json_object_set_new(coverage, "ring_neighbours",
+                        json_pack("{s:i, s:i}", "tested", c.ring_tested, "of", c.ring_total));
+    json_object_set_new(
+        coverage, "other_pairs",
+        json_pack("{s:I, s:I}", "tested", (json_int_t)c.other_tested, "of", (json_int_t)c.other_total));
     if (p->world_far_busbw > 0 && v->n_suspects == 0) {
         const char *unit = p->by_rank ? "rank" : "node";
         char line[1024], *end = line + sizeof line, *at = line;
-        at += snprintf(at, (size_t)(end - at),
-                       "world: %.3f GB/s, far below the screen's median pair (%.3f GB/s), and no %s named: its "
-                       "slow link is among the ring-neighbour pairs (%s i with i + 1), %d of %d tested",
-                       p->world_far_busbw, p->screen_busbw, unit, unit, c.ring_tested, c.ring_total);
+        at +=
+            snprintf(at, (size_t)(end - at),
+                     "world: %.3f GB/s, far below the screen's median pair (%.3f GB/s), and no %s named: its "
+                     "slow link is among the ring-neighbour pairs (%s i with i + 1), %d of %d tested",
+                     p->world_far_busbw, p->screen_busbw, unit, unit, c.ring_tested, c.ring_total);
         for (int i = 0; i < p->n_pairs && at < end - 48; i++)
             if (p->pairs[i].slow_link &&
                 ga_pairs_ring_neighbours(p->members, p->pairs[i].member[0], p->pairs[i].member[1]))
@@ -268,8 +269,9 @@ static int ring_coverage(const ar_pairs_outcome *p, const ga_pairs_verdict *v, j
         ga_log("COMM", "%s", line);
         json_object_set_new(coverage, "world_slow_link", ga_json_text(line));
         if (n_miss > 0)
-            ar_outcome_note(out, "pairs: %d of %d ring-neighbour pairs, where the world's slow link is, not tested",
-                            n_miss, c.ring_total);
+            ar_outcome_note(
+                out, "pairs: %d of %d ring-neighbour pairs, where the world's slow link is, not tested",
+                n_miss, c.ring_total);
     }
     free(miss);
     return 0;

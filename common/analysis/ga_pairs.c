@@ -130,7 +130,8 @@ int ga_pairs_plan_round(int members, int at, int round, int (*out)[2])
     return n;
 }
 
-/* Ring-neighbour pairs in circle round c: c's own pair, and the one pair (i, i + 1) whose places sum to 2c. */
+/* Ring-neighbour pairs in circle round c: c's own pair, and the one pair (i, i + 1) whose places sum to 2c.
+ */
 static int circle_neighbours(int members, int c)
 {
     int ring = circle_ring(members), n = 0;

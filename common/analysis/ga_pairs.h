@@ -86,7 +86,8 @@ typedef struct {
 } ga_pairs_cover;
 /* Fills c; writes up to max_out untested ring-neighbour pairs to out and returns how many there are. -1 when
  * memory runs out. */
-int ga_pairs_coverage(int members, const ga_pair *pairs, int n, ga_pairs_cover *c, int (*out)[2], int max_out);
+int ga_pairs_coverage(int members, const ga_pair *pairs, int n, ga_pairs_cover *c, int (*out)[2],
+                      int max_out);
 
 typedef struct ga_pairs_verdict ga_pairs_verdict;
 /* Batches in which to measure again the pairs that would make a finding (a slow link, or a flagged pair of a

@@ -15,7 +15,8 @@ static void check_whole_plan(int members, int at)
 {
     int circle = ga_pairs_max_rounds(members), rounds = ga_pairs_plan_rounds(members, at, circle);
     int(*sched)[2] = malloc((size_t)(members / 2 + 1) * sizeof *sched);
-    int *seen = calloc((size_t)(members * members), sizeof *seen), *busy = calloc((size_t)members, sizeof *busy);
+    int *seen = calloc((size_t)(members * members), sizeof *seen),
+        *busy = calloc((size_t)members, sizeof *busy);
     bool ok_matching = true, ok_count = true, ok_partner = true;
     for (int r = 0; r < rounds; r++) {
         int n = ga_pairs_plan_round(members, at, r, sched);
@@ -64,10 +65,10 @@ static void check_neighbours_first(int members, int at, int circle)
     int miss[4][2];
     int untested = ga_pairs_coverage(members, pairs, n, &c, miss, 4);
     CHECKF(untested == 0 && c.ring_tested == members && c.ring_total == members,
-           "%d members, at %d: every ring neighbour within the first %d rounds (%d of %d, %d untested)", members,
-           at, at + e, c.ring_tested, c.ring_total, untested);
-    CHECKF(c.other_total == (long long)members * (members - 1) / 2 - members, "%d members: other pairs' total",
-           members);
+           "%d members, at %d: every ring neighbour within the first %d rounds (%d of %d, %d untested)",
+           members, at, at + e, c.ring_tested, c.ring_total, untested);
+    CHECKF(c.other_total == (long long)members * (members - 1) / 2 - members,
+           "%d members: other pairs' total", members);
     free(pairs);
     free(sched);
 }
@@ -87,7 +88,8 @@ static void check_circle_alone_misses(int members, int circle)
     int miss[1][2];
     int untested = ga_pairs_coverage(members, pairs, n, &c, miss, 1);
     CHECKF(untested > members / 2 && c.ring_tested + untested == members,
-           "%d members, %d circle rounds: %d ring neighbours untested without the plan", members, circle, untested);
+           "%d members, %d circle rounds: %d ring neighbours untested without the plan", members, circle,
+           untested);
     CHECKF(miss[0][0] < miss[0][1] && ga_pairs_ring_neighbours(members, miss[0][0], miss[0][1]),
            "the untested list names ring neighbours, lower first");
     free(pairs);
@@ -113,6 +115,7 @@ int main(void)
         ok = ok && n <= 1024 && n >= 1022;
     }
     CHECK(ok);
-    CHECK(ga_pairs_ring_neighbours(5, 4, 0) && !ga_pairs_ring_neighbours(5, 1, 3) && ga_pairs_ring_neighbours(2, 1, 0));
+    CHECK(ga_pairs_ring_neighbours(5, 4, 0) && !ga_pairs_ring_neighbours(5, 1, 3) &&
+          ga_pairs_ring_neighbours(2, 1, 0));
     return ga_test_finish();
 }

@@ -99,7 +99,8 @@ static void test_budget_by_hand(void)
     /* --rounds 1 asks for 1 round of the circle after the neighbours' 2: nothing cut, the same time; the
      * circle round keeps its 2 pairs that are not ring neighbours */
     p = plan(&f, "--pattern pairs --rounds all -b 1G -e 1G -n 1 -w 1 -c 0", 8, 1, 20, false, 1);
-    CHECK(p.rounds_asked == 3 && p.rounds_run == 3 && !p.cut[0] && p.ring_tested == 8 && p.pairs_tested == 10);
+    CHECK(p.rounds_asked == 3 && p.rounds_run == 3 && !p.cut[0] && p.ring_tested == 8 &&
+          p.pairs_tested == 10);
 }
 
 static void test_isolation_by_hand(void)
@@ -247,9 +248,10 @@ static void test_512_nodes(void)
     est_figures_for(&c, &f);
     est_ar_plan all = plan(&f, "--pattern world,node,pairs --rounds all", 512, 8, 0, false, 0);
     est_ar_plan three = plan(&f, "--pattern world,node,pairs --rounds 3", 512, 8, 0, false, 0);
-    /* --rounds 3: the ring neighbours' 2 rounds (512 pairs) and 3 circle rounds of 256 less their neighbours */
-    CHECK(all.rounds_run == 511 && all.ring_tested == 512 && three.rounds_run == 5 && three.ring_tested == 512 &&
-          three.pairs_tested > 3 * 256 && three.pairs_tested < 512 + 3 * 256);
+    /* --rounds 3: the ring neighbours' 2 rounds (512 pairs) and 3 circle rounds of 256 less their neighbours
+     */
+    CHECK(all.rounds_run == 511 && all.ring_tested == 512 && three.rounds_run == 5 &&
+          three.ring_tested == 512 && three.pairs_tested > 3 * 256 && three.pairs_tested < 512 + 3 * 256);
     CHECKF(three.pairs_s * 50 < all.pairs_s, "%.0f %.0f", three.pairs_s, all.pairs_s);
     char line[4096];
     FILE *m = fmemopen(line, sizeof line, "w");
