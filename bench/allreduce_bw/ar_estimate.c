@@ -66,20 +66,24 @@ static void ar_pairs_note(const ga_est_figures *f, const ga_est_cluster *c, int 
         est_allreduce_bw(f, argc, argv, c->nodes, c->ranks_per_node, 0, false, 3, &three, err, sizeof err))
         return;
     const char *unit = p->by_rank ? "rank" : "node";
+    int ring_total = p->members < 2 ? 0 : p->members == 2 ? 1 : p->members;
+    double partners = p->members > 0 ? 2.0 * (double)p->pairs_tested / p->members : 0;
     int n = snprintf(
         buf, len,
-        "pairs: %lld of %lld pairs tested (%d of %d rounds of %d pairs of %ss; a round %.1f s, of "
-        "which %.2f s its communicators' init; the pairs' share %.0f s); every %s in each round "
-        "run, with %d of its %d partners (%.0f%%); --rounds all is %d round%s, %.0f s of pairs",
+        "pairs: %lld of %lld pairs tested (%d of %d rounds of up to %d pairs of %ss; a round %.1f s, of "
+        "which %.2f s its communicators' init; the pairs' share %.0f s); ring neighbours: %lld of %d tested; "
+        "other pairs: %lld of %lld; a %s has %.0f of its %d partners on average (%.0f%%); --rounds all is %d "
+        "round%s, %.0f s of pairs",
         p->pairs_tested, p->pairs_total, p->rounds_run, p->rounds_asked, p->members / 2, unit, p->round_s,
-        f->gpu ? f->comm_init_s + f->comm_init_per_rank * pair_ranks(c, p) : 0, p->pairs_share_s, unit,
-        p->rounds_run, p->members - 1, 100.0 * p->rounds_run / (p->members > 1 ? p->members - 1 : 1),
-        all.rounds_asked, all.rounds_asked == 1 ? "" : "s", all.pairs_s);
+        f->gpu ? f->comm_init_s + f->comm_init_per_rank * pair_ranks(c, p) : 0, p->pairs_share_s,
+        p->ring_tested, ring_total, p->pairs_tested - p->ring_tested, p->pairs_total - ring_total, unit,
+        partners, p->members - 1, 100.0 * partners / (p->members > 1 ? p->members - 1 : 1), all.rounds_asked,
+        all.rounds_asked == 1 ? "" : "s", all.pairs_s);
     if (all.rounds_asked > 3 && n > 0 && (size_t)n < len)
-        snprintf(
-            buf + n, len - (size_t)n,
-            "; --rounds 3: %.0f s of pairs, every %s in every round with 3 different partners (%lld pairs)",
-            three.pairs_s, unit, three.pairs_tested);
+        snprintf(buf + n, len - (size_t)n,
+                 "; --rounds 3: %.0f s of pairs, %d rounds: the ring neighbours' and 3 of the circle (%lld "
+                 "pairs)",
+                 three.pairs_s, three.rounds_asked, three.pairs_tested);
 }
 
 int allreduce_bw_estimate(const ga_estimate_in *in, ga_estimate_out *out)

@@ -26,6 +26,7 @@ typedef struct {
     int rounds_asked, rounds_run, members;
     double pairs_share_s, round_s; /* the pairs' time when they start (0: no limit), the slowest round */
     long long pairs_tested, pairs_total; /* members * (members - 1) / 2 outgrows an int (issue 45, item 6) */
+    long long ring_tested;               /* of them ring neighbours (ga_pairs.h), of members (1 for 2) */
     bool by_rank;
     char cut[512];    /* what the plan cut, as the program's not_covered says it ("; " between) */
     int n_sizes;      /* the sweep's sizes */

@@ -73,7 +73,7 @@ typedef struct {
     int rounds_asked, rounds_run;
     /* the time the pairs had when they started (0: no limit), and their slowest round */
     double pairs_share_s, round_s;
-    long long pairs_tested;
+    long long pairs_tested, ring_tested;
     double pair_fig[2]; /* busbw of a healthy pair and of the slow one at the rounds' last size */
 } ar_sim;
 
@@ -390,26 +390,14 @@ static void sim_node(ar_sim *a)
     a->now += ga_est_mpi_small_s(a->f, a->world);
 }
 
-/* Whether the last member has a partner in round r of ga_pairs_schedule's circle: always with an even count
- * (it is the circle's fixed member); with an odd count it is the ring's last place and sits out the round
- * whose bye falls on it. Constant time: the schedule itself is members / 2 pairs long, and a plan of
- * 100,000 ranks has as many rounds (issue 45, item 6). */
-static bool last_in_round(int members, int r)
+/* One round of pairs (ar_pairs_run.c's run_pair_round) of the plan whose ring neighbours come before circle
+ * round at (ga_pairs.h): *n_sizes shrinks to the size a cut stopped at. The slow member is the last; whether
+ * it has a partner and how many pairs the round has take constant time: a plan of 100,000 ranks has as many
+ * rounds (issue 45, item 6). */
+static bool sim_round(ar_sim *a, sweep_sim *w, int at, int r, int *n_sizes)
 {
-    return members % 2 == 0 || r % members != members - 1;
-}
-
-/* The pairs in each round of ga_pairs_schedule: every member but an odd count's bye. */
-static int pairs_per_round(int members)
-{
-    return members < 2 ? 0 : members / 2;
-}
-
-/* One round of pairs (ar_pairs_run.c's run_pair_round): *n_sizes shrinks to the size a cut stopped at. */
-static bool sim_round(ar_sim *a, sweep_sim *w, int r, int *n_sizes)
-{
-    int np = pairs_per_round(a->members);
-    bool slow_in = a->slow && last_in_round(a->members, r);
+    int np = ga_pairs_plan_count(a->members, at, r);
+    bool slow_in = a->slow && ga_pairs_plan_partner(a->members, at, r, a->members - 1) >= 0;
     w->kind[0].count = np - slow_in;
     w->kind[1].count = slow_in;
     w->kind[0].one_op = w->kind[1].one_op = w->kind[1].judged = false;
@@ -424,6 +412,7 @@ static bool sim_round(ar_sim *a, sweep_sim *w, int r, int *n_sizes)
         if (w->kind[k].count)
             a->pair_fig[k] = out.last_fig[k];
     a->pairs_tested += np;
+    a->ring_tested += ga_pairs_plan_ring_count(a->members, at, r);
     return out.slow_judged;
 }
 
@@ -473,12 +462,20 @@ static void sim_pairs(ar_sim *a)
     double slowest = 0;
     int slow_pairs = 0, judged = 0, r = 0;
     a->pairs_share_s = a->deadline > 0 ? a->deadline - a->now : 0;
-    for (; r < a->rounds_asked; r++) {
+    /* the ring neighbours' rounds first when not every round is asked for, else where the rounds left stop
+     * fitting (ar_pairs_run.c's round_fits) */
+    int circle = a->rounds_asked, extra = ga_pairs_neighbour_rounds(a->members);
+    int at = extra > 0 && circle < ga_pairs_max_rounds(a->members) ? 0 : -1;
+    for (; r < ga_pairs_plan_rounds(a->members, at, circle); r++) {
         a->now += ga_est_mpi_small_s(a->f, a->world);
+        if (r > 0 && a->deadline > 0 && at < 0 && extra > 0 && r < circle &&
+            a->now + slowest * (circle - r) > a->deadline)
+            at = r;
+        a->rounds_asked = ga_pairs_plan_rounds(a->members, at, circle);
         if (r > 0 && a->deadline > 0 && a->now + slowest > a->deadline)
             break;
         double t0 = a->now;
-        judged += sim_round(a, &w, r, &n_sizes);
+        judged += sim_round(a, &w, at, r, &n_sizes);
         slow_pairs += w.kind[1].count;
         slowest = a->now - t0 > slowest ? a->now - t0 : slowest;
     }
@@ -517,8 +514,9 @@ static void sim_screen(ar_sim *a)
         w.gated = true;
         size_history hist[AR_MAX_SIZES] = {{0}};
         w.hist = hist;
-        int np = pairs_per_round(a->members);
-        bool slow_in = a->slow && !a->by_rank && last_in_round(a->members, r);
+        int np = ga_pairs_plan_count(a->members, -1, r);
+        bool slow_in =
+            a->slow && !a->by_rank && ga_pairs_plan_partner(a->members, -1, r, a->members - 1) >= 0;
         w.kind[0].count = np - slow_in;
         w.kind[1].count = slow_in, w.kind[1].slow = true;
         slow_pairs += slow_in;
@@ -638,6 +636,7 @@ int est_allreduce_bw(const ga_est_figures *f, int argc, char **argv, int nodes, 
     out->pairs_share_s = a.pairs_share_s;
     out->round_s = a.round_s;
     out->pairs_tested = a.pairs_tested;
+    out->ring_tested = a.ring_tested;
     out->members = a.members;
     out->by_rank = a.by_rank;
     out->pairs_total = (long long)a.members * (a.members - 1) / 2;

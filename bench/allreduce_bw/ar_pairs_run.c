@@ -25,6 +25,7 @@
 typedef struct {
     int members;
     bool by_rank; /* one node: pairs of ranks */
+    int at;       /* the ring neighbours' rounds come before circle round `at` (-1: none; ga_pairs.h) */
 } pair_plan;
 
 /* The pairs phase as it runs: the sizes shrink to the size where a round was cut (so that every pair is
@@ -73,7 +74,7 @@ static int round_pairs(const ar_record *all, int n, int round, const pair_plan *
     int(*sched)[2] = malloc((size_t)(plan->members / 2 + 1) * sizeof *sched);
     if (!sched)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    int np = ga_pairs_schedule(plan->members, round, sched);
+    int np = ga_pairs_plan_round(plan->members, plan->at, round, sched);
     for (int p = 0; p < np; p++) {
         ga_pair *pr = &out[p];
         memset(pr, 0, sizeof *pr);
@@ -135,7 +136,7 @@ static int run_pair_round(pairs_run *pr, int r, int rounds, int (*sched)[2], ar_
                           ar_record **round_records, ga_pair *pairs, bool *judged)
 {
     const ga_ctx *ctx = pr->ctx;
-    int np = ga_pairs_schedule(pr->plan.members, r, sched), color = MPI_UNDEFINED,
+    int np = ga_pairs_plan_round(pr->plan.members, pr->plan.at, r, sched), color = MPI_UNDEFINED,
         me = member_of_rank(ctx, &pr->plan);
     for (int p = 0; p < np; p++)
         if (sched[p][0] == me || sched[p][1] == me)
@@ -162,7 +163,7 @@ static int run_pair_round(pairs_run *pr, int r, int rounds, int (*sched)[2], ar_
         if (p == 0 || pairs[p].figure < lo)
             lo = pairs[p].figure, lo_i = p;
     }
-    if (rounds > 0) /* 0: the screen, which says what it found itself */
+    if (rounds > 0 && got > 0) /* 0: the screen, which says what it found itself */
         ga_log("COMM",
                "round %d/%d: %d pairs, busbw at %llu B: lowest %.2f GB/s (%s rank %d <-> %s rank %d)%s",
                r + 1, rounds, got, (unsigned long long)pr->sizes[pr->n_sizes - 1], lo, pairs[lo_i].host[0],
@@ -372,7 +373,9 @@ static void report_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record 
                                 .members = plan->members,
                                 .by_rank = plan->by_rank,
                                 .cpus_shared = pr->cpus_shared,
-                                .ids = ids};
+                                .ids = ids,
+                                .world_far_busbw = st->world_far_busbw,
+                                .screen_busbw = st->screen_pairs_busbw};
     if (ar_report_pairs(o, &outcome, st->findings, report, &st->out) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     free(ids);
@@ -420,19 +423,33 @@ static int rounds_asked(const ar_opts *o, int members)
 
 static pair_plan plan_of(const ga_ctx *ctx)
 {
-    return (pair_plan){ctx->node_count >= 2 ? ctx->node_count : ctx->world_size, ctx->node_count < 2};
+    return (pair_plan){ctx->node_count >= 2 ? ctx->node_count : ctx->world_size, ctx->node_count < 2, -1};
 }
 
-/* Collective, rank 0 deciding: whether round r may start, from the time the slowest earlier round took. */
-static bool round_fits(const pairs_run *pr, int r, double slowest_round)
+/* Collective, rank 0 deciding: whether round r may start, from the time the slowest earlier round took, and,
+ * the first time the circle's remaining rounds (of `circle`) no longer fit at that pace, that the ring
+ * neighbours' rounds come next (pr->plan.at = r, ga_pairs.h): the pairs the world's ring used, which its
+ * figures speak for, are then all tested. One decision, broadcast: every rank runs the same plan. */
+static bool round_fits(pairs_run *pr, int r, double slowest_round, int circle)
 {
-    int go = 1;
-    if (pr->ctx->world_rank == 0 && r > 0 && pr->deadline > 0)
-        go = ga_now() + slowest_round <= pr->deadline;
+    int v[2] = {1, pr->plan.at};
+    if (pr->ctx->world_rank == 0 && r > 0 && pr->deadline > 0) {
+        double now = ga_now();
+        v[0] = now + slowest_round <= pr->deadline;
+        if (v[1] < 0 && ga_pairs_neighbour_rounds(pr->plan.members) > 0 && r < circle &&
+            now + slowest_round * (circle - r) > pr->deadline) {
+            v[1] = r;
+            ga_log("COMM",
+                   "pairs: the %d rounds left do not fit the time left at %.1f s a round: the ring "
+                   "neighbours' %d rounds come next",
+                   circle - r, slowest_round, ga_pairs_neighbour_rounds(pr->plan.members));
+        }
+    }
     ga_deadline_arm_for(pr->round_bound, "deciding whether pairs round %d fits the time left", r + 1);
-    GA_MPI_CHECK(MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    GA_MPI_CHECK(MPI_Bcast(v, 2, MPI_INT, 0, MPI_COMM_WORLD));
     ga_deadline_disarm();
-    return go != 0;
+    pr->plan.at = v[1];
+    return v[0] != 0;
 }
 
 /* Once the fabric is known to be slow, isolation looks at 1 to 16 MiB, one operation per size: enough to see
@@ -478,15 +495,20 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
                     .deadline = st->phase_deadline};
     plan_isolation(&pr, sizes, n_sizes, st);
     pr.cpus_shared = note_cpus_shared(ctx);
-    int rounds = rounds_asked(o, pr.plan.members);
-    ga_log("COMM", "pairs: %d %s, %d rounds of %d pairs, tolerance %.0f%% below the median", pr.plan.members,
-           pr.plan.by_rank ? "ranks of one node" : "nodes", rounds, pr.plan.members / 2, o->tolerance * 100);
+    int circle = rounds_asked(o, pr.plan.members), extra = ga_pairs_neighbour_rounds(pr.plan.members);
+    if (extra > 0 && circle < ga_pairs_max_rounds(pr.plan.members))
+        pr.plan.at = 0; /* not every round asked for: the ring neighbours first */
+    int rounds = ga_pairs_plan_rounds(pr.plan.members, pr.plan.at, circle);
+    ga_log("COMM", "pairs: %d %s, %d round%s of %d pairs%s, tolerance %.0f%% below the median",
+           pr.plan.members, pr.plan.by_rank ? "ranks of one node" : "nodes", circle, circle == 1 ? "" : "s",
+           pr.plan.members / 2, pr.plan.at == 0 ? " after the ring neighbours' rounds" : "",
+           o->tolerance * 100);
     int(*sched)[2] = malloc((size_t)(pr.plan.members / 2 + 1) * sizeof *sched);
     ar_record *mine = calloc(1, sizeof *mine);
-    size_t cap = (size_t)(rounds * (pr.plan.members / 2) + 1);
+    size_t cap = (size_t)((circle + extra) * (pr.plan.members / 2) + 1);
     ga_pair *pairs = calloc(cap, sizeof *pairs);
     bool *judged = calloc(cap, sizeof *judged), *doubtless = calloc(cap, sizeof *doubtless);
-    ar_record **rounds_all = calloc((size_t)rounds, sizeof *rounds_all);
+    ar_record **rounds_all = calloc((size_t)(circle + extra), sizeof *rounds_all);
     if (!sched || !mine || !pairs || !judged || !doubtless || !rounds_all)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     /* A rank sitting out waits for the whole round: bound it by the waits the round can make (each timed loop
@@ -497,7 +519,8 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
                        ar_judge_size_index(pr.sizes, pr.n_sizes), true, pr.deadline);
     int n_pairs = 0, ran = 0;
     double slowest = 0;
-    for (int r = 0; r < rounds && round_fits(&pr, r, slowest); r++, ran++) {
+    for (int r = 0; r < rounds && round_fits(&pr, r, slowest, circle); r++, ran++) {
+        rounds = ga_pairs_plan_rounds(pr.plan.members, pr.plan.at, circle);
         double t0 = ga_now();
         n_pairs +=
             run_pair_round(&pr, r, rounds, sched, mine, &rounds_all[r], &pairs[n_pairs], &judged[n_pairs]);
@@ -547,7 +570,7 @@ static void screen_best(const ar_record *all, int world, const pair_plan *plan, 
     int(*sched)[2] = malloc((size_t)(plan->members / 2 + 1) * sizeof *sched);
     if (!sched)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    int np = ga_pairs_schedule(plan->members, round, sched);
+    int np = ga_pairs_plan_round(plan->members, plan->at, round, sched);
     for (int k = 0; k < times; k++) {
         ar_sweep_desc d = ar_desc_of(o, c, sizes, k + 1);
         round_pairs(all, world, round, plan, &d, pairs);

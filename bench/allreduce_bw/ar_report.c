@@ -229,6 +229,54 @@ static json_t *coverage_json(const ar_pairs_outcome *p)
     return json_pack("{s:i, s:i, s:o}", "tested", total - untested, "of", total, "untested", arr);
 }
 
+/* The coverage as the world's ring sees it (ga_pairs.h): one log line and the coverage's "ring_neighbours"
+ * and "other_pairs"; when the world was far below the screen's pairs and no member is a suspect, which of
+ * those pairs its slow link can be (said in the log, the report's "world_slow_link", and not_covered for
+ * ring neighbours not tested). -1 when memory runs out. */
+static int ring_coverage(const ar_pairs_outcome *p, const ga_pairs_verdict *v, json_t *coverage,
+                         ar_outcome *out)
+{
+    ga_pairs_cover c;
+    int(*miss)[2] = malloc((size_t)(p->members > 0 ? p->members : 1) * sizeof *miss);
+    int n_miss = miss ? ga_pairs_coverage(p->members, p->pairs, p->n_pairs, &c, miss, p->members) : -1;
+    if (n_miss < 0) {
+        free(miss);
+        return -1;
+    }
+    ga_log("COMM", "pairs: ring neighbours: %d of %d tested; other pairs: %lld of %lld", c.ring_tested,
+           c.ring_total, c.other_tested, c.other_total);
+    json_object_set_new(coverage, "ring_neighbours",
+                        json_pack("{s:i, s:i}", "tested", c.ring_tested, "of", c.ring_total));
+    json_object_set_new(
+        coverage, "other_pairs",
+        json_pack("{s:I, s:I}", "tested", (json_int_t)c.other_tested, "of", (json_int_t)c.other_total));
+    if (p->world_far_busbw > 0 && v->n_suspects == 0) {
+        const char *unit = p->by_rank ? "rank" : "node";
+        char line[1024], *end = line + sizeof line, *at = line;
+        at +=
+            snprintf(at, (size_t)(end - at),
+                     "world: %.3f GB/s, far below the screen's median pair (%.3f GB/s), and no %s named: its "
+                     "slow link is among the ring-neighbour pairs (%s i with i + 1), %d of %d tested",
+                     p->world_far_busbw, p->screen_busbw, unit, unit, c.ring_tested, c.ring_total);
+        for (int i = 0; i < p->n_pairs && at < end - 48; i++)
+            if (p->pairs[i].slow_link &&
+                ga_pairs_ring_neighbours(p->members, p->pairs[i].member[0], p->pairs[i].member[1]))
+                at += snprintf(at, (size_t)(end - at), "; slow: %s %d-%d", unit, p->pairs[i].member[0],
+                               p->pairs[i].member[1]);
+        for (int i = 0; i < n_miss && at < end - 48; i++)
+            at += snprintf(at, (size_t)(end - at), "%s %s %d-%d", i ? "," : "; not tested:", unit, miss[i][0],
+                           miss[i][1]);
+        ga_log("COMM", "%s", line);
+        json_object_set_new(coverage, "world_slow_link", ga_json_text(line));
+        if (n_miss > 0)
+            ar_outcome_note(
+                out, "pairs: %d of %d ring-neighbour pairs, where the world's slow link is, not tested",
+                n_miss, c.ring_total);
+    }
+    free(miss);
+    return 0;
+}
+
 static json_t *pairs_json(const ar_pairs_outcome *p, const ga_pairs_verdict *v, double tolerance,
                           json_t *coverage)
 {
@@ -276,6 +324,8 @@ int ar_report_pairs(const ar_opts *o, ar_pairs_outcome *p, ga_findings *f, json_
         return -1;
     ar_pairs_findings(p->pairs, p->n_pairs, &v, o->tolerance, p->by_rank, f);
     json_t *coverage = coverage_json(p);
+    if (coverage && ring_coverage(p, &v, coverage, out) != 0)
+        json_decref(coverage), coverage = NULL;
     if (!coverage) {
         ga_pairs_verdict_free(&v);
         return -1;

@@ -71,6 +71,9 @@ typedef struct {
     bool by_rank;            /* one node: pairs of ranks */
     bool cpus_shared;        /* a node has more ranks than CPUs (ga_pairs_analyse) */
     const ar_member_id *ids; /* [members]: who each member is, for the pairs no round tested */
+    /* the world sweep's busbw far below the screen's median pair (0: it was not; ar_world.c), and that
+     * pair's: the world's slow link is then among the pairs its ring used, the ring neighbours */
+    double world_far_busbw, screen_busbw;
 } ar_pairs_outcome;
 
 /* The run's facts beside the outcome. */

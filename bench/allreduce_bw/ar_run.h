@@ -74,6 +74,8 @@ typedef struct {
     /* every rank: the screen's median pair busbw at the judging size (0: no screen); the world sweep stops
      * once it is far below it (ar_world_far_below_pairs) */
     double screen_pairs_busbw;
+    /* every rank: the world's busbw when it fell far below the screen's median pair at a size (0: never) */
+    double world_far_busbw;
 } run_state;
 
 /* nccl-tests' -u -G -R -x -y -M as ar_opts_finish left them for the backend that runs; set once in main. */

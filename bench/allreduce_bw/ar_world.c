@@ -424,6 +424,8 @@ static bool sweep_combo(const world_run *w, int c, int cycle, bool last)
     ga_record_header_init(w->ctx, &w->mine->hdr);
     w->mine->group = w->split->group;
     ar_bench_sweep(w->b, &cfg, w->mine, print_live_line, &t);
+    if (wg.far > 0) /* every rank: the gate's figures are agreed (world_after_size) */
+        w->st->world_far_busbw = wg.far_busbw;
     if (root && w->mine->unchecked)
         ar_run_not_covered(w->st, "world: %s %s: %d size%s not checked: out of time",
                            ar_dtype_get(w->combos[c].type)->name, ar_op_name(w->combos[c].op),

@@ -37,6 +37,134 @@ int ga_pairs_schedule(int members, int round, int (*out)[2])
     return n;
 }
 
+bool ga_pairs_ring_neighbours(int members, int a, int b)
+{
+    if (members < 2 || a == b || a < 0 || b < 0 || a >= members || b >= members)
+        return false;
+    return (a + 1) % members == b || (b + 1) % members == a;
+}
+
+int ga_pairs_neighbour_rounds(int members)
+{
+    return members < 3 ? 0 : members % 2 ? 3 : 2;
+}
+
+/* The circle's ring: its places other than an even count's fixed member (the last). */
+static int circle_ring(int members)
+{
+    return members % 2 ? members : members - 1;
+}
+
+int ga_pairs_circle_round_of(int members, int a, int b)
+{
+    int ring = circle_ring(members);
+    if (members % 2 == 0 && (a == members - 1 || b == members - 1))
+        return a == members - 1 ? b : a;
+    /* round r pairs the places whose sum is 2r (mod ring): r = (a + b) / 2, the ring being odd */
+    return (int)((long long)(a + b) % ring * ((ring + 1) / 2) % ring);
+}
+
+/* member's partner in circle round c, -1 when it sits out (an odd count's bye). */
+static int circle_partner(int members, int c, int x)
+{
+    int ring = circle_ring(members);
+    if (members % 2 == 0 && x == members - 1)
+        return c;
+    if (x == c)
+        return members % 2 ? -1 : members - 1;
+    return (int)(((2LL * c - x) % ring + ring) % ring);
+}
+
+/* member's partner in neighbour round k (0: even-odd, 1: odd-even and an even count's wrap, 2: an odd
+ * count's wrap), -1 when it sits out. */
+static int neighbour_partner(int members, int k, int x)
+{
+    bool wrap = (k == 1 && members % 2 == 0) || k == 2;
+    if (wrap && (x == 0 || x == members - 1))
+        return members - 1 - x;
+    if (k == 2)
+        return -1;
+    int p = (x - k) % 2 == 0 ? x + 1 : x - 1; /* k = 0: 2j with 2j + 1; k = 1: 2j + 1 with 2j + 2 */
+    return p >= k && p < members && !(x == 0 && k == 1) ? p : -1;
+}
+
+int ga_pairs_plan_rounds(int members, int at, int circle_rounds)
+{
+    return circle_rounds + (at >= 0 ? ga_pairs_neighbour_rounds(members) : 0);
+}
+
+int ga_pairs_plan_partner(int members, int at, int round, int member)
+{
+    int e = at >= 0 ? ga_pairs_neighbour_rounds(members) : 0;
+    if (members < 2 || member < 0 || member >= members)
+        return -1;
+    if (e == 0 || round < at)
+        return circle_partner(members, round, member);
+    if (round >= at + e) { /* a circle round after the neighbours': theirs are tested */
+        int p = circle_partner(members, round - e, member);
+        return p >= 0 && !ga_pairs_ring_neighbours(members, member, p) ? p : -1;
+    }
+    int p = neighbour_partner(members, round - at, member); /* not again when a circle round before had it */
+    return p >= 0 && ga_pairs_circle_round_of(members, member, p) >= at ? p : -1;
+}
+
+int ga_pairs_plan_round(int members, int at, int round, int (*out)[2])
+{
+    int e = at >= 0 ? ga_pairs_neighbour_rounds(members) : 0;
+    if (e == 0 || round < at)
+        return ga_pairs_schedule(members, round, out);
+    int n = 0;
+    if (round >= at + e) { /* the circle's order, less the neighbours */
+        n = ga_pairs_schedule(members, round - e, out);
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (!ga_pairs_ring_neighbours(members, out[i][0], out[i][1]))
+                out[k][0] = out[i][0], out[k][1] = out[i][1], k++;
+        return k;
+    }
+    for (int x = 0; x < members; x++) {
+        int p = ga_pairs_plan_partner(members, at, round, x);
+        if (p > x)
+            out[n][0] = x, out[n][1] = p, n++;
+    }
+    return n;
+}
+
+/* Ring-neighbour pairs in circle round c: c's own pair, and the one pair (i, i + 1) whose places sum to 2c.
+ */
+static int circle_neighbours(int members, int c)
+{
+    int ring = circle_ring(members), n = 0;
+    int p = circle_partner(members, c, c);
+    n += p >= 0 && ga_pairs_ring_neighbours(members, c, p);
+    int i = (int)(((2LL * c - 1) % ring + ring) % ring * ((ring + 1) / 2) % ring);
+    n += i != c && circle_partner(members, c, i) == (i + 1) % members;
+    return n;
+}
+
+int ga_pairs_plan_ring_count(int members, int at, int round)
+{
+    int e = at >= 0 ? ga_pairs_neighbour_rounds(members) : 0;
+    if (members < 2 || (e > 0 && round >= at + e))
+        return 0;
+    return e == 0 || round < at ? circle_neighbours(members, round) : ga_pairs_plan_count(members, at, round);
+}
+
+int ga_pairs_plan_count(int members, int at, int round)
+{
+    int e = at >= 0 ? ga_pairs_neighbour_rounds(members) : 0;
+    if (members < 2)
+        return 0;
+    if (e == 0 || round < at)
+        return members / 2;
+    if (round >= at + e)
+        return members / 2 - circle_neighbours(members, round - e);
+    int n = 0; /* a neighbour round: a few per plan, one pass over the members */
+    for (int x = 0; x < members; x++)
+        n += ga_pairs_plan_partner(members, at, round, x) > x;
+    return n;
+}
+
 void ga_pairs_add_measurement(ga_pair *p, double figure, double cpu_wait)
 {
     if (p->measured == 0 || figure > p->figure)
@@ -46,22 +174,86 @@ void ga_pairs_add_measurement(ga_pair *p, double figure, double cpu_wait)
     p->measured++;
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each entry's pair as one key (lower member first), sorted: k keys in *keys (malloc'd). -1: no memory. */
+static int pair_keys(int members, const ga_pair *pairs, int n, long long **keys)
+{
+    *keys = malloc((size_t)(n > 0 ? n : 1) * sizeof **keys);
+    if (!*keys)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        long long a = pairs[i].member[0], b = pairs[i].member[1];
+        (*keys)[i] = a < b ? a * members + b : b * members + a;
+    }
+    qsort(*keys, (size_t)n, sizeof **keys, cmp_ll);
+    return n;
+}
+
+/* Sorted keys: one merge pass over every pair of members (a 2,048-node plan has 1.3 million entries: a scan
+ * of them per pair would never end). */
 int ga_pairs_untested(int members, const ga_pair *pairs, int n, int (*out)[2], int max_out)
 {
-    int count = 0;
+    long long *keys;
+    if (pair_keys(members, pairs, n, &keys) < 0)
+        n = 0; /* no memory: nothing counts as tested, and every pair is listed */
+    int count = 0, k = 0;
     for (int a = 0; a < members; a++)
         for (int b = a + 1; b < members; b++) {
-            bool seen = false;
-            for (int i = 0; i < n && !seen; i++)
-                seen = (pairs[i].member[0] == a && pairs[i].member[1] == b) ||
-                       (pairs[i].member[0] == b && pairs[i].member[1] == a);
-            if (seen)
+            long long key = (long long)a * members + b;
+            while (k < n && keys[k] < key)
+                k++;
+            if (k < n && keys[k] == key)
                 continue;
             if (count < max_out)
                 out[count][0] = a, out[count][1] = b;
             count++;
         }
+    free(keys);
     return count;
+}
+
+int ga_pairs_coverage(int members, const ga_pair *pairs, int n, ga_pairs_cover *c, int (*out)[2], int max_out)
+{
+    memset(c, 0, sizeof *c);
+    c->ring_total = members < 2 ? 0 : members == 2 ? 1 : members;
+    c->other_total = (long long)members * (members - 1) / 2 - c->ring_total;
+    char *ring = calloc((size_t)(members > 0 ? members : 1), 1); /* ring[i]: pair i, i + 1 tested */
+    long long *other = malloc((size_t)(n > 0 ? n : 1) * sizeof *other);
+    if (!ring || !other) {
+        free(ring);
+        free(other);
+        return -1;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int a = pairs[i].member[0], b = pairs[i].member[1];
+        if (ga_pairs_ring_neighbours(members, a, b))
+            ring[(a + 1) % members == b ? a : b] = 1;
+        else if (a != b)
+            other[k++] = a < b ? (long long)a * members + b : (long long)b * members + a;
+    }
+    qsort(other, (size_t)k, sizeof *other, cmp_ll); /* a pair measured in two entries counts once */
+    for (int i = 0; i < k; i++)
+        c->other_tested += i == 0 || other[i] != other[i - 1];
+    int untested = 0;
+    for (int i = 0; i < c->ring_total; i++) {
+        if (ring[i]) {
+            c->ring_tested++;
+        } else {
+            if (untested < max_out)
+                out[untested][0] = i < (i + 1) % members ? i : (i + 1) % members,
+                out[untested][1] = i < (i + 1) % members ? (i + 1) % members : i;
+            untested++;
+        }
+    }
+    free(ring);
+    free(other);
+    return untested;
 }
 
 static bool suspect_in(const ga_pairs_verdict *v, const ga_pair *p)

@@ -24,6 +24,28 @@ int ga_pairs_max_rounds(int members);
 /* Pairs of round r (0-based) by the circle method; out needs members / 2 entries. Returns how many. */
 int ga_pairs_schedule(int members, int round, int (*out)[2]);
 
+/* Ring neighbours first (docs/allreduce_bw.md "Pairs at scale"): NCCL's ring over nodes joins node i to node
+ * i + 1 (mod members) in the world's rank order, which is the order of the members (node index: the node's
+ * leader among the leaders, by world rank). When not every round of the circle runs, the world's slow link,
+ * which its figures speak for, is one of those pairs: they get rounds of their own (even-odd, odd-even, and
+ * for an odd count the wrap), inserted before circle round `at` (-1: none), and the circle rounds after them
+ * skip those pairs. Every rank computes the same plan from (members, at, round): no pair is tested twice. */
+bool ga_pairs_ring_neighbours(int members, int a, int b);
+/* The rounds of ring neighbours: 2 for an even count, 3 for an odd one (the wrap), 0 below 3 members. */
+int ga_pairs_neighbour_rounds(int members);
+/* The circle round (ga_pairs_schedule) that holds pair a-b. */
+int ga_pairs_circle_round_of(int members, int a, int b);
+/* Rounds of the plan: circle_rounds, and the neighbour rounds when at >= 0. */
+int ga_pairs_plan_rounds(int members, int at, int circle_rounds);
+/* member's partner in round `round` of the plan, -1 when it sits out. Constant time. */
+int ga_pairs_plan_partner(int members, int at, int round, int member);
+/* The pairs of a plan round (lower member first); out needs members / 2 entries. Returns how many. */
+int ga_pairs_plan_round(int members, int at, int round, int (*out)[2]);
+/* How many pairs a plan round has: constant time for a circle round (the estimate plans 100,000 ranks). */
+int ga_pairs_plan_count(int members, int at, int round);
+/* How many of them are ring neighbours (constant time for a circle round). */
+int ga_pairs_plan_ring_count(int members, int at, int round);
+
 typedef struct {
     int round;
     int member[2];                   /* node index, or world rank on a single node */
@@ -55,6 +77,17 @@ void ga_pairs_add_measurement(ga_pair *p, double figure, double cpu_wait);
  * first, in order) and returns how many there are in all; members * (members - 1) / 2 minus that is how many
  * were tested. */
 int ga_pairs_untested(int members, const ga_pair *pairs, int n, int (*out)[2], int max_out);
+
+/* Coverage split as the world's ring sees it: ring-neighbour pairs tested of all of them, other pairs tested
+ * of all of them. */
+typedef struct {
+    int ring_tested, ring_total;
+    long long other_tested, other_total;
+} ga_pairs_cover;
+/* Fills c; writes up to max_out untested ring-neighbour pairs to out and returns how many there are. -1 when
+ * memory runs out. */
+int ga_pairs_coverage(int members, const ga_pair *pairs, int n, ga_pairs_cover *c, int (*out)[2],
+                      int max_out);
 
 typedef struct ga_pairs_verdict ga_pairs_verdict;
 /* Batches in which to measure again the pairs that would make a finding (a slow link, or a flagged pair of a

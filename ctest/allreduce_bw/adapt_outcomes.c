@@ -2,7 +2,8 @@
  * the node pattern and the pairs measured, the sweeps cut for lack of time, nccl-tests' NCCL_TESTS_MIN_BW.
  * input.json: {"tolerance": F (default 0.1), "min_node_busbw": GB/s (default 0: none),
  *   "node": {"size": bytes, "nodes": [{"ranks": N (default 8), "measurements": [GB/s, ...]}]},
- *   "pairs": {"members": M, "rounds": R, "by_rank": bool, "cpus_shared": bool,
+ *   "pairs": {"members": M, "rounds": R, "by_rank": bool, "cpus_shared": bool, "world_far_busbw": GB/s and
+ *             "screen_busbw": GB/s (the world sweep far below the screen's pairs; default 0: it was not),
  *             "pairs": [{"round": r, "members": [a, b], "measurements": [GB/s, ...], "cpu_waits": [share,
  * ...] (default unknown), "iters": n}]}, "patterns": ["node", "pairs"] (the order they ran; default: node,
  * then pairs, those given), "sweep_cuts": [{"pattern", "reached", "asked"}], "min_bw": {"avg": GB/s, "min":
@@ -80,7 +81,8 @@ static int read_pair(const json_t *o, const ar_pairs_outcome *po, ga_pair *p, ch
 
 static int read_pairs(const json_t *in, ar_pairs_outcome *po, ar_member_id **ids, char *err, size_t err_len)
 {
-    static const char *const keys[] = {"members", "rounds", "by_rank", "cpus_shared", "pairs", NULL};
+    static const char *const keys[] = {"members",         "rounds",       "by_rank", "cpus_shared",
+                                       "world_far_busbw", "screen_busbw", "pairs",   NULL};
     if (fixture_check_keys(in, keys, "pairs", err, err_len) != 0)
         return -1;
     json_t *arr = json_object_get(in, "pairs");
@@ -88,6 +90,8 @@ static int read_pairs(const json_t *in, ar_pairs_outcome *po, ar_member_id **ids
     po->rounds = (int)json_integer_value(json_object_get(in, "rounds"));
     po->by_rank = json_is_true(json_object_get(in, "by_rank"));
     po->cpus_shared = json_is_true(json_object_get(in, "cpus_shared"));
+    po->world_far_busbw = json_number_value(json_object_get(in, "world_far_busbw"));
+    po->screen_busbw = json_number_value(json_object_get(in, "screen_busbw"));
     po->n_pairs = (int)json_array_size(arr);
     *ids = calloc((size_t)(po->members > 0 ? po->members : 1), sizeof **ids);
     po->pairs = calloc((size_t)(po->n_pairs > 0 ? po->n_pairs : 1), sizeof *po->pairs);

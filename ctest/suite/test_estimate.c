@@ -87,14 +87,20 @@ static void test_budget_by_hand(void)
 
     /* Pairs alone among 8 nodes: 7 rounds of 4 pairs; one size of 1 GiB, -n 1 -w 1: a round is 2 placements x
      * (first + 1 timed) = 4 operations, 4.294967296 s. --timeout 20: the pairs get 17 s; round 4 would start
-     * at 12.885 and end past 17: three rounds run, 12.884901888 s, 12 of 28 pairs. */
+     * at 12.885 and end past 17: three rounds run, 12.884901888 s. After round 1 the 6 rounds left (25.8 s)
+     * no longer fit: the ring neighbours' 2 rounds come next (ga_pairs.h), 9 rounds in all. Circle round 0
+     * held 4 pairs, 2 of them ring neighbours (7-0 and 3-4); the neighbours' rounds hold the other 6 (4 and
+     * 2): 10 of 28 pairs, all 8 ring neighbours. */
     p = plan(&f, "--pattern pairs --rounds all -b 1G -e 1G -n 1 -w 1 -c 0", 8, 1, 20, false, 0);
     CHECKF(NEAR(p.total_s, 12.884901888), "%.12f", p.total_s);
-    CHECK(p.rounds_asked == 7 && p.rounds_run == 3 && p.pairs_tested == 12 && p.pairs_total == 28);
-    CHECK_STR(p.cut, "pairs: rounds 4-7 of 7 not run: out of time");
-    /* --rounds 3 asks for 3: nothing cut, the same time */
-    p = plan(&f, "--pattern pairs --rounds all -b 1G -e 1G -n 1 -w 1 -c 0", 8, 1, 20, false, 3);
-    CHECK(p.rounds_asked == 3 && p.rounds_run == 3 && !p.cut[0]);
+    CHECK(p.rounds_asked == 9 && p.rounds_run == 3 && p.pairs_tested == 10 && p.pairs_total == 28);
+    CHECK(p.ring_tested == 8);
+    CHECK_STR(p.cut, "pairs: rounds 4-9 of 9 not run: out of time");
+    /* --rounds 1 asks for 1 round of the circle after the neighbours' 2: nothing cut, the same time; the
+     * circle round keeps its 2 pairs that are not ring neighbours */
+    p = plan(&f, "--pattern pairs --rounds all -b 1G -e 1G -n 1 -w 1 -c 0", 8, 1, 20, false, 1);
+    CHECK(p.rounds_asked == 3 && p.rounds_run == 3 && !p.cut[0] && p.ring_tested == 8 &&
+          p.pairs_tested == 10);
 }
 
 static void test_isolation_by_hand(void)
@@ -125,16 +131,17 @@ static void test_isolation_by_hand(void)
     f.slow_factor = 1;
     p = plan(&f, "--pattern world,pairs --rounds all -b 256K -e 4M -n 1 -w 1 -c 0", 4, 1, 0, false, 0);
     CHECKF(NEAR(p.total_s, 0.152567808), "%.12f", p.total_s);
-    /* Pairs alone among 4 nodes, 1M and 2M, one round: the slow pair runs 4 operations of 60 x 1M (far once:
-     * not yet one operation per size), then 4 of 60 x 2M (far twice: judged), 0.75497472 s. Judged once only,
-     * it is not beyond doubt; below the median pair it is measured again at 2M, twice (--remeasure 2): 4
-     * operations of 60 x 2M each time, 2 x 0.50331648 s. Total 1.76160768 s. With 2 rounds it is judged
-     * twice, beyond doubt, and not measured again: 2 x 0.75497472 = 1.50994944 s. */
+    /* Pairs alone among 4 nodes, 1M and 2M, --rounds 1: the ring neighbours' 2 rounds first (2-3 and 3-0 hold
+     * the slow node 3), then circle round 0 less them (3-0 and 1-2: nothing left). In each of its rounds the
+     * slow pair runs 4 operations of 60 x 1M (far once: not yet one operation per size), then 4 of 60 x 2M
+     * (far twice: judged), 0.75497472 s; judged in two rounds it is beyond doubt and not measured again:
+     * 2 x 0.75497472 = 1.50994944 s. --rounds 2 adds circle round 1 (3-1, 0-2): 3 x 0.75497472 s. */
     f.slow_factor = 60;
     p = plan(&f, "--pattern pairs --rounds 1 -b 1M -e 2M -n 1 -w 1 -c 0", 4, 1, 0, true, 0);
-    CHECKF(NEAR(p.total_s, 1.76160768), "%.12f", p.total_s);
-    p = plan(&f, "--pattern pairs --rounds 2 -b 1M -e 2M -n 1 -w 1 -c 0", 4, 1, 0, true, 0);
     CHECKF(NEAR(p.total_s, 1.50994944), "%.12f", p.total_s);
+    CHECK(p.rounds_asked == 3 && p.ring_tested == 4 && p.pairs_tested == 4);
+    p = plan(&f, "--pattern pairs --rounds 2 -b 1M -e 2M -n 1 -w 1 -c 0", 4, 1, 0, true, 0);
+    CHECKF(NEAR(p.total_s, 2.26492416), "%.12f", p.total_s);
     /* by rank on one node: a slow node has no link of its own; pairs of ranks, 3 rounds */
     f.slow_factor = 60;
     est_ar_plan one =
@@ -241,7 +248,10 @@ static void test_512_nodes(void)
     est_figures_for(&c, &f);
     est_ar_plan all = plan(&f, "--pattern world,node,pairs --rounds all", 512, 8, 0, false, 0);
     est_ar_plan three = plan(&f, "--pattern world,node,pairs --rounds 3", 512, 8, 0, false, 0);
-    CHECK(all.rounds_run == 511 && three.rounds_run == 3 && three.pairs_tested == 768);
+    /* --rounds 3: the ring neighbours' 2 rounds (512 pairs) and 3 circle rounds of 256 less their neighbours
+     */
+    CHECK(all.rounds_run == 511 && all.ring_tested == 512 && three.rounds_run == 5 &&
+          three.ring_tested == 512 && three.pairs_tested > 3 * 256 && three.pairs_tested < 512 + 3 * 256);
     CHECKF(three.pairs_s * 50 < all.pairs_s, "%.0f %.0f", three.pairs_s, all.pairs_s);
     char line[4096];
     FILE *m = fmemopen(line, sizeof line, "w");
@@ -253,9 +263,10 @@ static void test_512_nodes(void)
     c.nodes = 2048;
     CHECK(suite_estimate_step("allreduce_bw", args, &c, &e) == 0);
     CHECKF(e.whole_s[0] > c.step_limit_s && e.s[0] <= c.step_limit_s, "%.0f %.0f", e.whole_s[0], e.s[0]);
-    CHECKF(strstr(e.cut[0], "pairs: rounds ") && strstr(e.cut[0], "of 2047 not run: out of time"), "%s",
+    /* not every round fits: the ring neighbours' 2 rounds join the plan, and all of them are tested */
+    CHECKF(strstr(e.cut[0], "pairs: rounds ") && strstr(e.cut[0], "of 2049 not run: out of time"), "%s",
            e.cut[0]);
-    CHECKF(strstr(e.note, "every node in each round run, with "), "%s", e.note);
+    CHECKF(strstr(e.note, "ring neighbours: 2048 of 2048 tested; other pairs: "), "%s", e.note);
     json_decref(args);
 }
 
