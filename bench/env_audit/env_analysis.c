@@ -248,6 +248,24 @@ static const char *shown(const char *v)
 }
 
 /* A node whose value is not the reference (the majority's, or the required one). */
+/* The names of detail's "name value, name value" items ("mlx5_3, mlx5_5"): the finding's part, which the
+ * summary and the drain Reason show, short; the values stay in the message. Whether there is one. */
+static bool part_names(const char *detail, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *p = detail; *p && used + 1 < len;) {
+        size_t n = strcspn(p, " ,");
+        int w = snprintf(out + used, len - used, "%s%.*s", used ? ", " : "", (int)n, p);
+        used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
+        const char *next = strstr(p, ", ");
+        if (!next)
+            break;
+        p = next + 2;
+    }
+    return out[0] != '\0';
+}
+
 static void flag_node(const env_field *fd, const env_node *node, const char *value, const char *majority,
                       int agree, int present, json_t *deviating, ga_findings *f)
 {
@@ -266,6 +284,9 @@ static void flag_node(const env_field *fd, const env_node *node, const char *val
     else
         ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here%s%s, '%s' on %d of %d nodes",
                         fd->name, shown(value), part[0] ? ": " : "", part, shown(majority), agree, present);
+    char names[VALUE_MAX];
+    if (part_names(part, names, sizeof names))
+        ga_findings_set_part(f, "%s", names);
 }
 
 /* Ranks of one node that load other libraries or see other settings than their node's first rank. */
