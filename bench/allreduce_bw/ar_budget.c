@@ -23,6 +23,8 @@ static double weight(ar_pattern_id p)
         return 0.15;
     case AR_PATTERN_PAIRS:
         return 0.50;
+    case AR_PATTERN_RAILS: /* rounds of pairs too, every rail of a pair at once */
+        return 0.40;
     default:
         return 0.0;
     }

@@ -72,7 +72,7 @@ const ga_option ar_options[] = {
      GA_OPT_REAL, "GB/s", .at = GA_AT(ar_opts, min_busbw), .min = 0, .max = 1e6},
     {"pattern", OPT_PATTERN, true, "LIST",
      "comma list run in turn: world (default), node (every node's own sweep at once), pairs (isolate a slow "
-     "node or link)",
+     "node or link), rails (GPU i of pairs of nodes: a slow rail, its GPU and NIC)",
      GA_OPT_LIST},
     {"rounds", OPT_ROUNDS, true, "N",
      "pairs: rounds of different pairings (default 3), or all: every pair once (members - 1 rounds)",
@@ -164,7 +164,7 @@ void ar_opts_defaults(ar_opts *o)
 
 const char *ar_pattern_name(ar_pattern_id p)
 {
-    static const char *const names[AR_PATTERNS] = {"world", "node", "pairs"};
+    static const char *const names[AR_PATTERNS] = {"world", "node", "pairs", "rails"};
     return p >= 0 && p < AR_PATTERNS ? names[p] : "?";
 }
 
@@ -193,8 +193,9 @@ static int parse_patterns(const char *arg, ar_opts *o, char *err, size_t errlen)
                 strncmp(s, ar_pattern_name((ar_pattern_id)p), len) == 0)
                 found = p;
         if (found < 0) {
-            snprintf(err, errlen, "unknown pattern '%.*s' (world, node, pairs, or a comma list of them)",
-                     (int)len, s);
+            snprintf(err, errlen,
+                     "unknown pattern '%.*s' (world, node, pairs, rails, or a comma list of them)", (int)len,
+                     s);
             return -1;
         }
         for (int i = 0; i < n; i++)

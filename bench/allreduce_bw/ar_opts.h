@@ -14,8 +14,15 @@
 #include "ga_backend.h"
 #include "ga_transport.h"
 
-/* --pattern: the world sweep, one sweep per node at once, and pairs of members over rounds. */
-typedef enum { AR_PATTERN_WORLD, AR_PATTERN_NODE, AR_PATTERN_PAIRS, AR_PATTERNS } ar_pattern_id;
+/* --pattern: the world sweep, one sweep per node at once, pairs of members over rounds, and rails (GPU i of
+ * pairs of nodes, ar_rails.h). */
+typedef enum {
+    AR_PATTERN_WORLD,
+    AR_PATTERN_NODE,
+    AR_PATTERN_PAIRS,
+    AR_PATTERN_RAILS,
+    AR_PATTERNS
+} ar_pattern_id;
 const char *ar_pattern_name(ar_pattern_id p);
 #define AR_ROUNDS_ALL (-1)
 

@@ -109,6 +109,9 @@ void ar_run_node(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, 
                  int n_sizes, run_state *st, json_t *report);
 void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                   int n_sizes, run_state *st, json_t *report);
+/* --pattern rails (ar_rails_run.c, ar_rails.h). */
+void ar_run_rails(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
+                  int n_sizes, run_state *st, json_t *report);
 
 /* Collective, before the world sweep: one round of pairs at the judging size, twice; true (on every rank)
  * when a pair was far below the others both times, so that the world's answer is known before it is measured.

@@ -201,6 +201,8 @@ static void run_patterns(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, c
         }
         if (o->patterns[i] == AR_PATTERN_PAIRS)
             ar_run_pairs(ctx, o, kind, combos[0], sizes, n_sizes, st, report);
+        else if (o->patterns[i] == AR_PATTERN_RAILS)
+            ar_run_rails(ctx, o, kind, combos[0], sizes, n_sizes, st, report);
         else if (o->patterns[i] == AR_PATTERN_NODE)
             ar_run_node(ctx, o, kind, combos[0], sizes, n_sizes, st, report);
         else
@@ -224,11 +226,18 @@ static bool patterns_fit(const ga_ctx *ctx, const ar_opts *o, const split_plan *
         snprintf(err, errlen, "--pattern pairs needs at least 2 nodes, or 2 ranks on one node");
         return false;
     }
+    for (int i = 0; i < o->n_patterns; i++)
+        if (o->patterns[i] == AR_PATTERN_RAILS && ctx->node_count < 2) {
+            snprintf(err, errlen,
+                     "--pattern rails needs at least 2 nodes (GPU i of one node with GPU i of another)");
+            return false;
+        }
     /* every communicator a pattern runs on must suit the collective */
     for (int i = 0; i < o->n_patterns; i++) {
-        int group = o->patterns[i] == AR_PATTERN_PAIRS  ? (ctx->node_count >= 2 ? 2 * ctx->local_size : 2)
-                    : o->patterns[i] == AR_PATTERN_NODE ? ctx->local_size
-                                                        : split->size;
+        int group = o->patterns[i] == AR_PATTERN_RAILS   ? 2
+                    : o->patterns[i] == AR_PATTERN_PAIRS ? (ctx->node_count >= 2 ? 2 * ctx->local_size : 2)
+                    : o->patterns[i] == AR_PATTERN_NODE  ? ctx->local_size
+                                                         : split->size;
         if (ar_coll_get(o->coll)->rooted && o->root >= group) {
             snprintf(err, errlen, "--root %d: the communicator has %d ranks", o->root, group);
             return false;

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_commshare.h"
 #include "ga_exit.h"
 #include "ga_outlier.h"
+#include "ga_replicas.h"
 
 void ddp_params_digest(const void *params, size_t n, size_t elem_size, ddp_digest *out)
 {
@@ -49,25 +51,19 @@ static ga_where where_rank(const ddp_record *r)
     return ga_record_where(&r->hdr);
 }
 
-/* The hash most ranks hold; a tie goes to the one the lowest rank holds. */
+/* The hash most ranks hold; a tie goes to the one the lowest rank holds (ga_replicas_majority: n log n, for
+ * thousands of ranks); rank 0's when memory runs out. */
 static int majority_rank(const ddp_record *all, int n)
 {
-    int best = 0, best_count = 0;
-    for (int i = 0; i < n; i++) {
-        bool seen = false;
-        for (int j = 0; j < i && !seen; j++)
-            seen = all[j].param_hash == all[i].param_hash;
-        if (seen)
-            continue;
-        int count = 0;
-        for (int j = i; j < n; j++)
-            count += all[j].param_hash == all[i].param_hash;
-        if (count > best_count) {
-            best = i;
-            best_count = count;
-        }
+    uint64_t *hash = malloc((size_t)n * sizeof *hash);
+    int ref = -1, sharing;
+    if (hash) {
+        for (int i = 0; i < n; i++)
+            hash[i] = all[i].param_hash;
+        ref = ga_replicas_majority(hash, n, &sharing);
     }
-    return best;
+    free(hash);
+    return ref >= 0 ? ref : 0;
 }
 
 static void check_replicas(const ddp_record *all, int n, ga_findings *f, ddp_outcome *out)
@@ -149,10 +145,13 @@ bool ddp_straggler_suspects(const ddp_record *all, int n, const ddp_check_opts *
     return suspects > 0;
 }
 
-static void check_stragglers(const ddp_record *all, int n, const ddp_check_opts *o, ga_findings *f)
+/* Adds DDP_STRAGGLER and DDP_PEERS_DIFFER; returns how many ranks computed slower than their peers. */
+static int check_stragglers(const ddp_record *all, int n, const ddp_check_opts *o, ga_findings *f)
 {
     ga_outlier_verdict *v = judge_compute(all, n, o);
+    int slow = 0;
     for (int i = 0; v && i < n; i++) {
+        slow += v[i].call == GA_OUTLIER_WORSE || v[i].call == GA_OUTLIER_PAIR_DIFFERS;
         double c = ddp_compute_ms(&all[i]);
         char best[32] = "";
         if (all[i].compute_measured > 1)
@@ -179,6 +178,27 @@ static void check_stragglers(const ddp_record *all, int n, const ddp_check_opts 
                 100.0 * (o->straggler_ratio - 1));
     }
     free(v);
+    return slow;
+}
+
+/* DDP_COMM_DOMINATES (ga_commshare.h): judged only when no rank computes slower than its peers. */
+static void check_comm_share(const ddp_record *all, int n, ga_findings *f)
+{
+    double *wait = malloc((size_t)n * sizeof *wait), *step = malloc((size_t)n * sizeof *step);
+    if (wait && step) {
+        for (int i = 0; i < n; i++) {
+            bool ok = all[i].hdr.status == GA_EXIT_PASS && all[i].timed_steps > 0;
+            wait[i] = all[i].comm_wait_ms;
+            step[i] = ok ? all[i].step_time_ms : 0;
+        }
+        ga_comm_verdict v;
+        ga_comm_judge(wait, step, n, &v);
+        const ddp_record *r = v.waited_for >= 0 ? &all[v.waited_for] : &all[0];
+        ga_comm_add_finding(f, "DDP_COMM_DOMINATES", &v, where_rank(r), r->hdr.world_rank, r->hdr.host,
+                            r->comm_wait_ms);
+    }
+    free(wait);
+    free(step);
 }
 
 void ddp_analyse(const ddp_record *all, int n, const ddp_check_opts *o, ga_findings *f, ddp_outcome *out)
@@ -232,7 +252,8 @@ void ddp_analyse(const ddp_record *all, int n, const ddp_check_opts *o, ga_findi
                         "--min-improvement %.1f%%",
                         out->loss_start, out->loss_end, out->steps, 100.0 * out->improvement,
                         100.0 * o->min_improvement);
-    check_stragglers(all, n, o, f);
+    if (check_stragglers(all, n, o, f) == 0)
+        check_comm_share(all, n, f);
 }
 
 void ddp_outcome_free(ddp_outcome *out)

@@ -48,7 +48,8 @@ typedef struct {
 /* Adds findings: DDP_NONFINITE, DDP_REPLICA_MISMATCH (one per rank that differs from the majority),
  * DDP_LOSS_NOT_IMPROVED, DDP_RANK_FAILED, and the warnings DDP_STRAGGLER (a rank whose compute time is an
  * outlier of the others', common/core/ga_outlier.h) and DDP_PEERS_DIFFER (two ranks whose compute times
- * differ by more than the straggler ratio: two never blame one). */
+ * differ by more than the straggler ratio: two never blame one), and, while no rank is either,
+ * DDP_COMM_DOMINATES (gradient communication far beyond its share of the step, ga_commshare.h). */
 void ddp_analyse(const ddp_record *all, int n, const ddp_check_opts *o, ga_findings *f, ddp_outcome *out);
 void ddp_outcome_free(ddp_outcome *out);
 

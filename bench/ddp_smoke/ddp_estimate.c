@@ -1,5 +1,6 @@
 /* ddp_smoke's run time for `gpuaccept run --dry-run` (ga_estimate.h): --steps optimiser steps of the MLP,
- * each its compute and its gradients' allreduce in buckets (the alpha-beta model allreduce_bw's is too). */
+ * each its compute and its gradients' allreduce in buckets (the alpha-beta model allreduce_bw's is too), at
+ * most the training's share of --timeout, as the program plans them (ga_train_budget.h). */
 #include <math.h>
 #include <stdio.h>
 
@@ -38,6 +39,14 @@ int ddp_smoke_estimate(const ga_estimate_in *in, ga_estimate_out *out)
         "allreduce_bw); slow node: the allreduce through its links",
         init, steps, batch, params, f->ddp_GFLOPs, f->ddp_step_floor_s * 1e3, buckets,
         buckets == 1 ? "" : "s", grad_bytes / buckets / 1024, world);
-    out->run_s = init + steps * (compute + comm) + ga_est_gather_s(f, world, 4096) + f->report_s;
+    double budget = in->c->program_timeout_s > 0 ? in->c->program_timeout_s : 1800;
+    double train = steps * (compute + comm), bounded = fmin(train, 0.9 * budget);
+    if (train > bounded)
+        snprintf(out->cut, sizeof out->cut,
+                 "ddp_smoke: about %.0f of %.0f steps fit 90%% of --timeout %.0f s",
+                 floor(steps * bounded / train), steps, budget);
+    double tail = ga_est_gather_s(f, world, 4096) + f->report_s;
+    out->run_s = init + bounded + tail;
+    out->whole_s = init + train + tail;
     return 0;
 }

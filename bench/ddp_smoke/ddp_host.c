@@ -24,6 +24,7 @@ static void host_step(ddp_trainer *t, const float *x, const int32_t *labels, ddp
 {
     host_trainer *h = (host_trainer *)t;
     const ddp_layout *m = h->cfg.layout;
+    ga_test_delay(h->cfg.delay_s); /* the test hook: 0 (nothing) unless set */
     ddp_host_reducer red;
     ddp_host_reducer_init(&red, &t->plan, h->comm, h->grad, h->cfg.comm_timeout_s);
     double t0 = ga_thread_cpu_now();

@@ -5,6 +5,7 @@
 #include "ga_exit.h"
 #include "ga_deadline.h"
 #include "ga_fatal.h"
+#include "ga_testhook.h"
 #include "ga_time.h"
 
 void ddp_host_reducer_init(ddp_host_reducer *r, const ddp_bucket_plan *plan, MPI_Comm comm, double *grad,
@@ -37,6 +38,7 @@ void ddp_host_reducer_on_grad_ready(void *reducer, int layer)
 double ddp_host_reducer_finish(ddp_host_reducer *r)
 {
     double t0 = ga_now(), deadline = t0 + r->timeout_s;
+    ga_test_delay(ga_test_comm_delay_s()); /* the test hook (a slow fabric): 0 unless set */
     for (;;) {
         int done = 0;
         GA_MPI_CHECK(MPI_Testall(r->launched, r->req, &done, MPI_STATUSES_IGNORE));

@@ -21,6 +21,7 @@ typedef struct {
     double comm_timeout_s; /* bound on any one wait for gradient communication */
     double slow_factor;    /* test hook (host path): this rank's forward and backward take this many times as
                             * long (GPUACCEPT_TEST_SLOW_FACTOR); 1 otherwise */
+    double delay_s;        /* test hook (host path): this rank starts each step this late, asleep */
 } ddp_trainer_config;
 
 typedef struct {

@@ -25,6 +25,8 @@
 #include "ga_report.h"
 #include "ga_transport_capture.h"
 #include "ga_testhook.h"
+#include "ga_time.h"
+#include "ga_train_budget.h"
 
 /* What the phases share: the data, the model and its trainer, the run and what the report needs of it. */
 typedef struct {
@@ -38,6 +40,8 @@ typedef struct {
     ddp_run_info info;
     ddp_check_opts checks;
     json_t *transport; /* rank 0's for the report */
+    int steps_asked;
+    double budget_s; /* the training phase's share of the time; 0: no bound */
 } ddp_state;
 
 /* Loads or generates the data on every rank. Out of memory on any rank is exit 5 on all of them. A file rank
@@ -180,6 +184,7 @@ static void measure_again(unsigned mask, void *mine, ga_run *run)
     (void)mask;
     ddp_state *st = run->state;
     ddp_loop_result res;
+    st->window.phase_end = ga_train_phase_end(1.0);
     ddp_train_run(st->trainer, &st->sampler, &st->window, &res);
     if (res.timed_steps > 0)
         ddp_add_compute(mine, loop_compute_ms(&res));
@@ -220,6 +225,22 @@ static void log_outcome(const ga_run *run, const ddp_record *all, const ddp_outc
     ga_log("DDP", "replicas: %s", out->replicas_identical ? "all identical" : "DIFFER (see the findings)");
 }
 
+/* Rank 0: what the run's time cut, for the report's "not_covered" and the log. */
+static json_t *not_covered_json(const ddp_state *st)
+{
+    json_t *nc = json_array();
+    if (!st->res.out_of_time)
+        return nc;
+    char line[320];
+    snprintf(line, sizeof line,
+             "ddp_smoke: training steps %d-%d of %d not run: out of time (its share of --timeout: %.1f s; "
+             "throughput measured over the %d steps taken)",
+             st->res.steps_done + 1, st->steps_asked, st->steps_asked, st->budget_s, st->res.steps_done);
+    ga_log("TRAIN", "not covered: %s", line);
+    json_array_append_new(nc, json_string(line));
+    return nc;
+}
+
 /* Rank 0: checks, report, verdict. */
 static int analyse_and_report(ga_run *run)
 {
@@ -235,6 +256,7 @@ static int analyse_and_report(ga_run *run)
 
     json_object_set_new(report, "summary", ddp_summary_json(info, &out, res->loss_curve, res->steps_done));
     json_object_set_new(report, "conditions", ddp_conditions_json(info, out.steps));
+    json_object_set_new(report, "not_covered", not_covered_json(st));
     ddp_add_headlines(report, &out, res->loss_curve, res->steps_done);
     ga_report_add_metric(report, "samples_per_s", out.samples_per_s, "samples/s", true, GA_WHERE_CLUSTER);
     ga_report_add_metric(report, "loss_improvement", out.improvement, "fraction", true, GA_WHERE_CLUSTER);
@@ -358,7 +380,8 @@ static int prepare(ga_run *run)
                               .seed = (uint64_t)opts->seed,
                               .comm_timeout_s = opts->comm_timeout_s,
                               /* the test hook (docs/testing.md); the GPU path does not read it */
-                              .slow_factor = ga_test_slow_factor(ctx->world_rank)};
+                              .slow_factor = ga_test_slow_factor(ctx->world_rank),
+                              .delay_s = ga_test_delay_s(ctx->world_rank)};
     st->trainer = make_trainer(ctx, &cfg, run->backend, run->mine);
     log_buckets(st->trainer, &st->layout, opts->bucket_bytes);
     return GA_GO_ON;
@@ -375,7 +398,16 @@ static ga_measured measure(ga_run *run)
                                  .ranks = ctx->world_size,
                                  .local_batch = opts->batch,
                                  .dataset_size = st->ds.n,
-                                 .warmup = opts->steps / 10 < 5 ? opts->steps / 10 : 5};
+                                 .warmup = opts->steps / 10 < 5 ? opts->steps / 10 : 5,
+                                 .comm = MPI_COMM_WORLD};
+    /* the remeasurement windows, when a straggler calls for them, run in what training leaves */
+    double t0 = ga_now();
+    st->loop.phase_end = ga_train_phase_end(opts->remeasure > 0 ? 0.8 : 1.0);
+    st->steps_asked = opts->steps;
+    st->budget_s = st->loop.phase_end > 0 ? st->loop.phase_end - t0 : 0;
+    if (st->budget_s > 0)
+        ga_log("TRAIN", "training: %d steps at most in %.1f s (its share of --timeout)", opts->steps,
+               st->budget_s);
     ddp_train_run(st->trainer, &st->sampler, &st->loop, &st->res);
     st->trained = true;
     ga_phase("checking the replicas");

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ga_commshare.h"
 #include "ga_exit.h"
 #include "ga_outlier.h"
+#include "ga_replicas.h"
 #include "ga_stats.h"
 
 void lm_params_digest(const float *params, size_t n, uint64_t *hash, double *sum, bool *finite)
@@ -73,20 +75,19 @@ static void name_rank(const lm_record *r, char *out, size_t len)
         snprintf(out, len, "rank %d on %s", r->hdr.world_rank, r->hdr.host);
 }
 
-/* The hash most ranks hold; a tie goes to the one the lowest rank holds. */
+/* The hash most ranks hold; a tie goes to the one the lowest rank holds (ga_replicas_majority: n log n, for
+ * thousands of ranks); rank 0's when memory runs out. */
 static int majority_rank(const lm_record *all, int n)
 {
-    int best = 0, best_count = 0;
-    for (int i = 0; i < n; i++) {
-        int count = 0;
-        for (int j = 0; j < n; j++)
-            count += all[j].param_hash == all[i].param_hash;
-        if (count > best_count) {
-            best = i;
-            best_count = count;
-        }
+    uint64_t *hash = malloc((size_t)n * sizeof *hash);
+    int ref = -1, sharing;
+    if (hash) {
+        for (int i = 0; i < n; i++)
+            hash[i] = all[i].param_hash;
+        ref = ga_replicas_majority(hash, n, &sharing);
     }
-    return best;
+    free(hash);
+    return ref >= 0 ? ref : 0;
 }
 
 static void check_replicas(const lm_record *all, int n, ga_findings *f, lm_outcome *out)
@@ -184,11 +185,14 @@ static void straggler_finding(const lm_record *r, const ga_outlier_verdict *v, c
                     100.0 * (o->straggler_ratio - 1), 100.0 * v->spread);
 }
 
-static int check_stragglers(const lm_record *all, int n, const lm_check_opts *o, ga_findings *f)
+/* Adds TRAIN_STRAGGLER (returns how many) and TRAIN_PEERS_DIFFER (*differ: how many). */
+static int check_stragglers(const lm_record *all, int n, const lm_check_opts *o, ga_findings *f, int *differ)
 {
     ga_outlier_verdict *v = judge_compute(all, n, o);
     int named = 0;
+    *differ = 0;
     for (int i = 0; v && i < n; i++) {
+        *differ += v[i].call == GA_OUTLIER_PAIR_DIFFERS;
         if (v[i].call == GA_OUTLIER_WORSE) {
             straggler_finding(&all[i], &v[i], o, f);
             named++;
@@ -205,6 +209,26 @@ static int check_stragglers(const lm_record *all, int n, const lm_check_opts *o,
     }
     free(v);
     return named;
+}
+
+/* TRAIN_COMM_DOMINATES (ga_commshare.h), over each rank's mean wait and mean step of its timed steps. */
+static void check_comm_share(const lm_record *all, int n, ga_findings *f)
+{
+    double *wait = malloc((size_t)n * sizeof *wait), *step = malloc((size_t)n * sizeof *step);
+    if (wait && step) {
+        for (int i = 0; i < n; i++) {
+            bool ok = all[i].hdr.status == GA_EXIT_PASS && all[i].timed_steps > 0 && all[i].train_s > 0;
+            wait[i] = all[i].comm_wait_ms;
+            step[i] = ok ? 1e3 * all[i].train_s / all[i].timed_steps : 0;
+        }
+        ga_comm_verdict v;
+        ga_comm_judge(wait, step, n, &v);
+        const lm_record *r = v.waited_for >= 0 ? &all[v.waited_for] : &all[0];
+        ga_comm_add_finding(f, "TRAIN_COMM_DOMINATES", &v, where_rank(r), r->hdr.world_rank, r->hdr.host,
+                            r->comm_wait_ms);
+    }
+    free(wait);
+    free(step);
 }
 
 /* The job's throughput, step times, memory and the peak the MFU is over. */
@@ -319,7 +343,11 @@ void lm_analyse(const lm_record *all, int n, const lm_check_opts *o, ga_findings
                         out->loss_start, out->loss_end, out->steps, 100.0 * out->improvement, o->loss_floor,
                         o->ln_vocab, 100.0 * o->min_improvement);
     check_floors(o, f, out, r0);
-    out->n_stragglers = check_stragglers(all, n, o, f);
+    int differ;
+    out->n_stragglers = check_stragglers(all, n, o, f, &differ);
+    /* judged only while every rank computes at its peers' pace: else the waits are the straggler's */
+    if (out->n_stragglers == 0 && differ == 0)
+        check_comm_share(all, n, f);
 }
 
 void lm_outcome_free(lm_outcome *out)

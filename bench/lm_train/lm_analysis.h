@@ -60,7 +60,8 @@ typedef struct {
 /* Adds findings: TRAIN_RANK_FAILED, TRAIN_NONFINITE, TRAIN_REPLICA_MISMATCH (each rank that differs from the
  * majority), TRAIN_LOSS_NOT_IMPROVED, TRAIN_MFU_LOW, TRAIN_THROUGHPUT_LOW, TRAIN_SCALING_LOW, and the
  * warnings TRAIN_STRAGGLER (a rank whose step compute time is an outlier of its peers') and
- * TRAIN_PEERS_DIFFER (two ranks that differ: two never blame one). */
+ * TRAIN_PEERS_DIFFER (two ranks that differ: two never blame one), and, while no rank is either,
+ * TRAIN_COMM_DOMINATES (gradient communication far beyond its share of the step, ga_commshare.h). */
 void lm_analyse(const lm_record *all, int n, const lm_check_opts *o, ga_findings *f, lm_outcome *out);
 void lm_outcome_free(lm_outcome *out);
 

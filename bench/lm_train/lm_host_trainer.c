@@ -67,6 +67,7 @@ static void on_block_done(void *user, int layer)
 static double reducer_finish(host_reducer *r, double timeout_s)
 {
     double t0 = ga_now(), deadline = t0 + timeout_s;
+    ga_test_delay(ga_test_comm_delay_s()); /* the test hook (a slow fabric): 0 unless set */
     for (;;) {
         int done = 0;
         GA_MPI_CHECK(MPI_Testall(r->launched, r->req, &done, MPI_STATUSES_IGNORE));
@@ -105,7 +106,9 @@ static int host_step(lm_trainer *t, const int *tokens, const int *targets, lm_st
     (void)err;
     (void)errlen;
     host_trainer *h = (host_trainer *)t;
-    double wall0 = ga_now(), cpu0 = ga_thread_cpu_now();
+    double wall0 = ga_now();
+    ga_test_delay(h->cfg.delay_s); /* the test hook: 0 (nothing) unless set */
+    double cpu0 = ga_thread_cpu_now();
     h->red.loss_in = forward_backward(h, tokens, targets);
     GA_MPI_CHECK(MPI_Iallreduce(&h->red.loss_in, &h->red.loss_sum, 1, MPI_DOUBLE, MPI_SUM, h->comm,
                                 &h->red.req[h->red.launched++]));

@@ -14,6 +14,7 @@
 #include "ga_gpu.h"
 #include "ga_log.h"
 #include "ga_time.h"
+#include "ga_train_budget.h"
 
 /* One collective decision on a local failure: -1 when no rank failed; 2 on every rank when rank 0 failed
  * (the file or sizes are wrong: rank 0 prints the one line); else 3 on the ranks that failed (the data is not
@@ -105,20 +106,9 @@ lm_trainer *lm_make_trainer(const ga_ctx *ctx, const lm_trainer_config *cfg, ga_
     return lm_host_trainer_create(cfg, comm, err, errlen);
 }
 
-double lm_budget_reserve(double time_left_s)
-{
-    double r = 0.1 * time_left_s;
-    return r < 2 ? 2 : r > 60 ? 60 : r;
-}
-
 double lm_phase_end(double share)
 {
-    double run_end = ga_deadline_run_end();
-    if (run_end <= 0)
-        return 0;
-    double now = ga_now(), left = run_end - now;
-    double usable = left - lm_budget_reserve(left);
-    return now + (usable > 0 ? share * usable : 0);
+    return ga_train_phase_end(share); /* the budget ddp_smoke plans by too */
 }
 
 /* This rank's group in the scaling phase: its node's ranks, or --scaling-ranks consecutive world ranks. The

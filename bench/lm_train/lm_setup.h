@@ -32,10 +32,8 @@ void lm_data_free(lm_dataset *ds);
 lm_trainer *lm_make_trainer(const ga_ctx *ctx, const lm_trainer_config *cfg, ga_backend backend,
                             MPI_Comm comm, char *err, size_t errlen);
 
-/* Seconds kept back from the phases for the gathers, the remeasurement, the analysis and the report. */
-double lm_budget_reserve(double time_left_s);
-/* The end (ga_now clock) of a phase that gets `share` of the time left before the reserve; 0 without
- * --timeout. */
+/* The end (ga_now clock) of a phase that gets `share` of the time left before the reserve (ga_train_reserve:
+ * the gathers, the remeasurement, the analysis and the report); 0 without --timeout. */
 double lm_phase_end(double share);
 
 /* Collective over the world: each group (node, or --scaling-ranks consecutive ranks) trains alone for its

@@ -24,6 +24,7 @@ typedef struct {
     bool zero1;            /* GPU path: reduce-scatter, update the shard, all-gather */
     double comm_timeout_s; /* bound on any one wait for gradient communication */
     double slow_factor;    /* test hook (host path): this rank's compute takes this many times as long */
+    double delay_s;        /* test hook (host path): this rank starts each step this late, asleep */
 } lm_trainer_config;
 
 typedef struct {

@@ -77,7 +77,8 @@ static lm_trainer_config trainer_config(const ga_ctx *ctx, const lm_state *st)
                             .zero1 = o->zero1,
                             .comm_timeout_s = o->comm_timeout_s,
                             /* the test hook (docs/testing.md); the GPU path does not read it */
-                            .slow_factor = ga_test_slow_factor(ctx->world_rank)};
+                            .slow_factor = ga_test_slow_factor(ctx->world_rank),
+                            .delay_s = ga_test_delay_s(ctx->world_rank)};
     tc.optim.lr = (float)o->lr;
     tc.optim.min_lr_frac = 0.1f;
     return tc;

@@ -18,6 +18,8 @@
 #include "ga_devflag.h"
 #include "ga_host.h"
 #include "ga_devreport.h"
+#include "mb_p2p.h"
+#include "mb_p2p_host.h"
 
 static void log_devices(const mb_record *all, int n)
 {
@@ -127,6 +129,39 @@ static int prepare(ga_run *run)
     return GA_GO_ON;
 }
 
+/* --p2p: this rank's row of its node's copy matrix (mb_p2p.h). Every rank of the node takes part. */
+static void measure_p2p(ga_run *run)
+{
+    const ga_ctx *ctx = &run->ctx;
+    if (run->backend == GA_BACKEND_GPU) { /* cudaMemcpyPeerAsync timed by events: not built yet */
+        if (ctx->world_rank == 0)
+            ga_log("COMPUTE", "--p2p: the GPU path's copy matrix is not built yet; not measured");
+        return;
+    }
+    int world_of_local[MB_P2P_MAX];
+    char err[256] = "";
+    if (ctx->local_size <= MB_P2P_MAX)
+        GA_MPI_CHECK(MPI_Allgather(&ctx->world_rank, 1, MPI_INT, world_of_local, 1, MPI_INT, ctx->node_comm));
+    if (mb_p2p_host_measure(run->opts, ctx->node_comm, world_of_local, run->mine, err, sizeof err) != 0)
+        ga_log_rank("COMPUTE", "%s", err);
+}
+
+/* Rank 0: the copy matrices judged, their findings and the report's "p2p". */
+static void report_p2p(ga_run *run)
+{
+    const mb_opts *o = run->opts;
+    mb_p2p_pair *pairs = NULL;
+    int n = mb_p2p_pairs(run->all, run->ctx.world_size, &pairs);
+    json_t *part = NULL;
+    int named = n < 0 ? -1 : mb_p2p_judge(pairs, n, o->tolerance, o->min_p2p, &run->report->findings, &part);
+    if (named < 0)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+    json_object_set_new(run->report->json, "p2p", part);
+    ga_log("COMPUTE", "p2p: %d GPU pair%s copied, %d below the node's own pairs or --min-p2p", n,
+           ga_plural(n), named);
+    free(pairs);
+}
+
 /* This rank's measurement: its GPU's memory and host link, or its NUMA node (STREAM triad, with the test
  * hook). Every rank starts together (barrier_before_measure): the figures are what each GPU (or NUMA node)
  * gives with its neighbours busy, as in training. */
@@ -153,6 +188,8 @@ static ga_measured measure(ga_run *run)
         o->slow_factor = ga_test_slow_factor(ctx->world_rank); /* docs/testing.md, "Test hooks" */
         mrc = mb_host_measure(o, ctx->local_size, mine, run->err, sizeof run->err);
     }
+    if (o->p2p)
+        measure_p2p(run);
     return mrc == 0 ? GA_MEASURED : mrc == MB_OUT_OF_MEMORY ? GA_MEASURE_OUT_OF_MEMORY : GA_MEASURE_FAILED;
 }
 
@@ -169,6 +206,8 @@ static int analyse_and_report(ga_run *run)
         ga_dev_figure_log(&out.tests[t], "COMPUTE");
         ga_dev_figure_headline(r->json, &out.tests[t], true);
     }
+    if (((const mb_opts *)run->opts)->p2p)
+        report_p2p(run);
     ga_findings_log(&r->findings, "COMPUTE");
     return GA_GO_ON;
 }

@@ -12,6 +12,8 @@ enum {
     OPT_ITERS,
     OPT_MIN_EFF,
     OPT_MIN_HOST_EFF,
+    OPT_P2P,
+    OPT_MIN_P2P,
 };
 
 static const ga_option mb_options[] = {
@@ -75,6 +77,23 @@ static const ga_option mb_options[] = {
      .min = 0,
      .max = 100,
      .flags = GA_OPT_FRACTION},
+    {.long_name = "p2p",
+     .key = OPT_P2P,
+     .help =
+         "also the copy matrix between the GPUs of each node, every ordered pair alone (host path: between "
+         "local ranks through shared memory)",
+     .type = GA_OPT_FLAG,
+     .at = GA_AT(mb_opts, p2p)},
+    {.long_name = "min-p2p",
+     .key = OPT_MIN_P2P,
+     .has_arg = true,
+     .arg_name = "GB/s",
+     .help = "--p2p: flag a GPU pair below this (the SKU's link figure; default 0: relative only)",
+     .type = GA_OPT_REAL,
+     .unit = "GB/s",
+     .at = GA_AT(mb_opts, min_p2p),
+     .min = 0,
+     .max = 1e6},
     {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
      "host path: triad threads per rank (default: node cores / ranks)", GA_OPT_INT},
     GA_WAIT_TIMEOUT_OPTION(mb_opts, wait_timeout_s),

@@ -10,6 +10,8 @@
 #include "ga_record.h"
 
 #define MB_MAX_MEASUREMENTS (1 + GA_REMEASURE_MAX)
+/* --p2p: GPUs (local ranks) per node the copy matrix covers */
+#define MB_P2P_MAX 16
 
 typedef enum { MB_DEVICE_COPY, MB_DEVICE_RW, MB_H2D, MB_D2H, MB_HOST_TRIAD, MB_TEST_COUNT } mb_test;
 
@@ -42,6 +44,10 @@ typedef struct {
     double buffer_bytes; /* size of each device / host array */
     double pinned_bytes; /* size of the pinned H2D/D2H buffer */
     mb_result t[MB_TEST_COUNT];
+    /* --p2p (mb_p2p.h): this rank's row of its node's copy matrix, GB/s to each local rank (0: none, itself);
+     * p2p_peers: the node's ranks, 0 when not measured */
+    int32_t p2p_peers;
+    double p2p_GBps[MB_P2P_MAX];
 } mb_record;
 
 typedef struct {
@@ -56,6 +62,8 @@ typedef struct {
     bool relative_warn;    /* --relative warn */
     double slow_factor;    /* test hook (host path): GPUACCEPT_TEST_SLOW_FACTOR on this rank, else 1 */
     double wait_timeout_s; /* -T/--wait-timeout, 0: none */
+    bool p2p;              /* --p2p: the copy matrix between the GPUs (local ranks) of each node */
+    double min_p2p;        /* --min-p2p GB/s: a pair's floor (the SKU's link figure), 0: none */
 } mb_opts;
 
 const char *mb_test_name(int t);

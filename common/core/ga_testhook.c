@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 long ga_test_int(const char *name, long fallback)
 {
@@ -16,6 +17,22 @@ long ga_test_int(const char *name, long fallback)
 bool ga_test_names_rank(const char *name, int world_rank)
 {
     return world_rank >= 0 && ga_test_int(name, -1) == world_rank;
+}
+
+double ga_test_p2p_factor(int src, int dst)
+{
+    const char *pair = getenv(GA_TEST_PREFIX "SLOW_P2P"), *factor = getenv(GA_TEST_SLOW_FACTOR_ENV);
+    int s = -1, d = -1;
+    if (!pair || sscanf(pair, "%d,%d", &s, &d) != 2 || s != src || d != dst || !factor)
+        return 1.0;
+    double f = strtod(factor, NULL);
+    return f >= 1 && f <= 1000 ? f : 1.0;
+}
+
+int ga_test_ranks_per_node(void)
+{
+    long n = ga_test_int("RANKS_PER_NODE", 0);
+    return n > 0 && n < 1000000 ? (int)n : 0;
 }
 
 double ga_test_slow_factor(int world_rank)
@@ -66,4 +83,29 @@ void ga_test_stop_at_phase(int world_rank, const char *phase)
      * gets SIGCONT when any process of the group exits. */
     for (;;)
         raise(SIGSTOP);
+}
+
+double ga_test_delay_s(int world_rank)
+{
+    long us = ga_test_int("DELAY_US", 0);
+    return ga_test_names_rank("DELAY_RANK", world_rank) && us > 0 ? (double)us * 1e-6 : 0;
+}
+
+double ga_test_comm_delay_s(void)
+{
+    static double s = -1; /* read once: it is asked at every step */
+    if (s < 0) {
+        long us = ga_test_int("GRAD_DELAY_US", 0);
+        s = us > 0 ? (double)us * 1e-6 : 0;
+    }
+    return s;
+}
+
+void ga_test_delay(double seconds)
+{
+    if (!(seconds > 0))
+        return;
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0) /* the time left after a signal */
+        ;
 }

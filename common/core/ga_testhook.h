@@ -6,7 +6,14 @@
  *   GPUACCEPT_TEST_PERTURB_RANK=R   ddp_smoke moves one parameter of rank R's replica by one ulp;
  *   GPUACCEPT_TEST_WRONG_RANK=R     allreduce_bw corrupts one output element on rank R before the check;
  *   GPUACCEPT_TEST_DELAY_RANK=R, GPUACCEPT_TEST_DELAY_US=U  allreduce_bw's rank R is late by U us per
- * operation;
+ * operation; the host paths of ddp_smoke and lm_train: rank R starts each training step U us late, asleep
+ * (its compute is not slowed: the others wait on its gradients, as behind a slow link or a busy host);
+ *   GPUACCEPT_TEST_GRAD_DELAY_US=U  the host paths of ddp_smoke and lm_train: every rank's wait for its
+ * gradients takes U us more, asleep (a slow fabric: every rank waits alike);
+ *   GPUACCEPT_TEST_SLOW_P2P=S,D with GPUACCEPT_TEST_SLOW_FACTOR=F  mem_bw --p2p's copy from world rank S to
+ * world rank D takes F times as long (host path);
+ *   GPUACCEPT_TEST_RANKS_PER_NODE=N  every N consecutive world ranks of one machine are a node of their own
+ * (index, host name "<host>-nK"): several nodes on one machine, for the patterns across nodes (rails);
  *   GPUACCEPT_TEST_STOP_RANK=R, GPUACCEPT_TEST_STOP_PHASE=P  world rank R stops itself (SIGSTOP) when it
  * enters a phase (ga_phase) whose name starts with P: a rank frozen at a known point, whatever the load. Pure
  * apart from the clock and the environment. */
@@ -33,6 +40,21 @@ double ga_test_slow_factor(int world_rank);
  * work by) is made to take factor times as long: this thread works on, spinning, until clock has advanced
  * by (factor - 1) * elapsed_s more, as slower cores would have. No effect at factor 1. */
 void ga_test_slow_down(double factor, double elapsed_s, double (*clock)(void));
+
+/* F for the copy from world rank src to dst when GPUACCEPT_TEST_SLOW_P2P names them, else 1 (a factor that
+ * is not a number from 1 to 1000: 1). */
+double ga_test_p2p_factor(int src, int dst);
+
+/* N of GPUACCEPT_TEST_RANKS_PER_NODE, 0 when unset or not a positive number. */
+int ga_test_ranks_per_node(void);
+
+/* The delay hook: seconds world_rank starts each unit of work late (0 unless GPUACCEPT_TEST_DELAY_RANK names
+ * it and GPUACCEPT_TEST_DELAY_US is positive); ga_test_delay sleeps them (no CPU time spent). */
+double ga_test_delay_s(int world_rank);
+/* Seconds every rank's wait for its gradients takes more (GPUACCEPT_TEST_GRAD_DELAY_US; 0 unset), read once.
+ */
+double ga_test_comm_delay_s(void);
+void ga_test_delay(double seconds);
 
 /* The stop hook: SIGSTOP to this process, for ever, when GPUACCEPT_TEST_STOP_RANK names world_rank and phase
  * starts with GPUACCEPT_TEST_STOP_PHASE (read once). Called by ga_phase. */

@@ -11,7 +11,26 @@
 #include "ga_exit.h"
 #include "ga_fatal.h"
 #include "ga_log.h"
+#include "ga_testhook.h"
 #include "ga_time.h"
+
+/* The test hook GPUACCEPT_TEST_RANKS_PER_NODE: the machine's ranks split into nodes of N consecutive ranks,
+ * each with a host name of its own, so that patterns across nodes run on one machine (ga_testhook.h). */
+static void fake_nodes(ga_ctx *ctx)
+{
+    int per = ga_test_ranks_per_node();
+    if (per <= 0)
+        return;
+    MPI_Comm part;
+    GA_MPI_CHECK(MPI_Comm_split(ctx->node_comm, ctx->world_rank / per, ctx->world_rank, &part));
+    MPI_Comm_free(&ctx->node_comm);
+    ctx->node_comm = part;
+    char host[GA_HOST_MAX];
+    snprintf(host, sizeof host, "%.50s-n%d", ctx->host, ctx->world_rank / per);
+    snprintf(ctx->host, sizeof ctx->host, "%s", host);
+    ga_fatal_set_identity(ctx->host, ctx->world_rank);
+    ga_log_set_rank(ctx->world_rank, ctx->host);
+}
 
 void ga_init(int *argc, char ***argv, ga_ctx *ctx)
 {
@@ -57,6 +76,7 @@ void ga_init(int *argc, char ***argv, ga_ctx *ctx)
     ga_deadline_arm("the ranks' first exchanges at start-up (the ranks of each node)");
     GA_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx->world_rank, MPI_INFO_NULL,
                                      &ctx->node_comm));
+    fake_nodes(ctx);
     MPI_Comm_rank(ctx->node_comm, &ctx->local_rank);
     MPI_Comm_size(ctx->node_comm, &ctx->local_size);
 

@@ -255,6 +255,11 @@ void ga_nccl_debug_comm_end(const char *label)
         }
 }
 
+const ga_transport_scope *ga_transport_scope_mine(int scope)
+{
+    return &cap.rec.scope[scope >= 0 && scope < GA_TR_SCOPES ? scope : GA_TR_OTHER];
+}
+
 /* The NCCL part of this rank's record, every communicator closed. */
 static void finish_nccl(void)
 {

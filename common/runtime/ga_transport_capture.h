@@ -24,6 +24,9 @@ void ga_nccl_debug_comm_begin(const char *label);
 /* After the communicator's last use (before it is finalized): its lines are read and recorded. */
 void ga_nccl_debug_comm_end(const char *label);
 
+/* What this rank's communicators of one scope (GA_TR_*) used so far, the ones ended read (never NULL). */
+const ga_transport_scope *ga_transport_scope_mine(int scope);
+
 /* Removes the debug file gpuaccept made and its private directory, now (the fatal path's end: a process
  * killed before it would leave them, which the next capture on this host removes). */
 void ga_nccl_debug_abandon(void);

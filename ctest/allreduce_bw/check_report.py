@@ -93,6 +93,21 @@ def check_figures(entry, where):
         fail(f"{where}: out_of_bounds {entry['out_of_bounds']}")
 
 
+def check_rails(rep, a):
+    """--pattern rails: how many rail pairs, each two ranks of one local index on two nodes, and exactly the
+    ranks named by COMM_SLOW_RAIL."""
+    rails = rep["rails"]
+    if len(rails["pairs"]) != a.rail_pairs:
+        fail(f"rail pairs: {len(rails['pairs'])}, expected {a.rail_pairs}")
+    per = rails["gpus_per_node"]
+    for x in rails["pairs"]:
+        if x["hosts"][0] == x["hosts"][1] or {r % per for r in x["ranks"]} != {x["rail"]}:
+            fail(f"rail pair {x}: not GPU {x['rail']} of two nodes")
+    named = sorted(f["rank"] for f in rep["findings"] if f["code"] == "COMM_SLOW_RAIL")
+    if named != sorted(a.rail_rank):
+        fail(f"COMM_SLOW_RAIL on ranks {named}, expected {sorted(a.rail_rank)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report-dir", required=True)
@@ -106,6 +121,8 @@ def main():
     ap.add_argument("--no-finding", action="store_true", help="no finding at all")
     ap.add_argument("--pairs", type=int, help="pairs expected over all rounds")
     ap.add_argument("--suspect-rank", type=int, action="append", default=[])
+    ap.add_argument("--rail-pairs", type=int, help="rails: rail pairs expected over all rounds")
+    ap.add_argument("--rail-rank", type=int, action="append", default=[], help="a rank COMM_SLOW_RAIL names")
     ap.add_argument("--no-report", action="store_true", help="the run must abort: no report")
     ap.add_argument("--patterns", help="comma list: summary.patterns, in order")
     ap.add_argument("--coverage", help="TESTED,OF: pairs tested of all pairs (and the untested listed)")
@@ -156,9 +173,9 @@ def main():
         pattern = c.get("pattern", "world")
         if pattern not in patterns:
             fail(f"{where}: a combination of a pattern that did not run")
-        # a pair has 2 ranks here (one node); the node pattern's communicator is the node: every rank here
-        g = 2 if pattern == "pairs" else world if pattern == "node" else group
-        check_results(coll, c["results"], g, s["average"] == 1 and pattern != "pairs", where)
+        # a pair or rail pair has 2 ranks; the node pattern's communicator is the node: every rank here
+        g = 2 if pattern in ("pairs", "rails") else world if pattern == "node" else group
+        check_results(coll, c["results"], g, s["average"] == 1 and pattern not in ("pairs", "rails"), where)
         check_figures(c, where)
         if a.sizes and len(c["results"]) != 2 * a.sizes:
             fail(f"{where}: {len(c['results'])} results, expected {2 * a.sizes}")
@@ -230,6 +247,8 @@ def main():
         for x in pr["pairs"]:
             if x["measured"] < 1 or x["iters"] < 1:
                 fail(f"pair {x}: measured and iters must be at least 1")
+    if a.rail_pairs is not None:
+        check_rails(rep, a)
     if a.coverage:
         tested, of = (int(v) for v in a.coverage.split(","))
         cov = s["pairs"]["coverage"]

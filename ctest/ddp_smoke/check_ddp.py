@@ -324,8 +324,71 @@ def case_straggler(args, mpiexec):
     )
 
 
+def case_budget(args, mpiexec):
+    """Training inside its share (issue 44, item 4): far more steps than --timeout allows. Every rank stops at the
+    same step, before the bound (the old loop ran on until the watchdog ended it, exit 4); the throughput is still
+    measured and the report says, under not_covered, which steps were cut."""
+    asked = 200000
+    flags = ["--quick", "--backend", "host", "--steps", str(asked), "--min-improvement", "0", "--timeout", "12"]
+    p, r = run(args, mpiexec, args.ranks, flags, report_dir=args.work + "/report")
+    check(p.returncode == 0, "exit code %d, expected 0 (the steps must fit --timeout)" % p.returncode)
+    if r is None:
+        check(False, "no report")
+        return
+    s = r["summary"]
+    done = s["steps"]
+    check(0 < done < asked, "steps %r: expected fewer than the %d asked" % (done, asked))
+    check(s["samples_per_s"] > 0 and s["step_time_ms"] > 0, "throughput not measured: %r" % s["samples_per_s"])
+    cut = [line for line in r.get("not_covered", []) if "out of time" in line]
+    want = "training steps %d-%d of %d not run" % (done + 1, asked, asked)
+    check(len(cut) == 1 and want in cut[0], "not_covered %r, expected '%s'" % (r.get("not_covered"), want))
+    check("not covered: ddp_smoke: " + want in p.stdout, "the cut is not in the log")
+    check(r["verdict"]["result"] == "pass", "verdict %r" % r["verdict"])
+
+
+def case_comm_slow(args, mpiexec):
+    """Communication far beyond its share (issue 44, item 4): rank K starts every step 300 ms late, asleep (the
+    delay hook, docs/testing.md), so the others wait on its gradients while every rank computes alike. One
+    DDP_COMM_DOMINATES warning names rank K (exit 0); the same run without the hook has none; with every rank's
+    wait 300 ms longer (a slow fabric) the warning is at the cluster and names the fabric."""
+    k = args.perturb_rank
+    flags = ["--quick", "--backend", "host", "--steps", "60", "--min-improvement", "0"]
+    p, r = run(args, mpiexec, args.ranks, flags, report_dir=args.work + "/healthy")
+    check(r is not None and p.returncode == 0, "fault-free run: exit %d" % p.returncode)
+    check(
+        r is None or finding_ranks(r, "DDP_COMM_DOMINATES") == [],
+        "fault-free run warned: %r" % (r or {}).get("findings"),
+    )
+    delay = {"GPUACCEPT_TEST_DELAY_RANK": str(k), "GPUACCEPT_TEST_DELAY_US": "300000"}
+    # 10 steps: the delay dwarfs what a loaded host adds to a step (a share of 96-97 % with 10 ms steps)
+    flags = flags[:-4] + ["--steps", "10", "--min-improvement", "0"]
+    p, r = run(args, mpiexec, args.ranks, flags, env_extra=delay, report_dir=args.work + "/delayed")
+    check(p.returncode == 0, "a warning: exit %d, expected 0" % p.returncode)
+    if r is None:
+        check(False, "no report")
+        return
+    codes = [f["code"] for f in r["findings"]]
+    check(codes == ["DDP_COMM_DOMINATES"], "findings %r, expected one DDP_COMM_DOMINATES" % codes)
+    check(
+        finding_ranks(r, "DDP_COMM_DOMINATES") == [k],
+        "DDP_COMM_DOMINATES on %r" % finding_ranks(r, "DDP_COMM_DOMINATES"),
+    )
+    msg = " ".join(f["message"] for f in r["findings"])
+    check("the others waited for rank %d" % k in msg, "the message does not name rank %d: %s" % (k, msg))
+    # a slow fabric (every rank's wait 300 ms longer, GPUACCEPT_TEST_GRAD_DELAY_US): the cluster, no rank named
+    p, r = run(args, mpiexec, args.ranks, flags, {"GPUACCEPT_TEST_GRAD_DELAY_US": "300000"}, args.work + "/fabric")
+    found = [] if r is None else [f for f in r["findings"] if f["code"] == "DDP_COMM_DOMINATES"]
+    check(
+        p.returncode == 0 and len(found) == 1 and found[0].get("rank") in (None, -1),
+        "slow fabric: exit %d, DDP_COMM_DOMINATES %r, expected one at the cluster" % (p.returncode, found),
+    )
+    check(any("fabric between the ranks is slow" in f["message"] for f in found), "slow fabric: not named")
+
+
 CASES = {
     "trains": case_trains,
+    "budget": case_budget,
+    "comm-slow": case_comm_slow,
     "straggler": case_straggler,
     "equivalence": case_equivalence,
     "perturb": case_perturb,

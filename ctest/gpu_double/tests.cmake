@@ -308,6 +308,22 @@ ga_double_test(allreduce_transport_ib_gdr --np 4 --exit 0 --exit 1 --within 30 -
                --report "r['transport']['nodes'][0]['communicators']['pairs']['spanning_nodes'] >= 1"
                --report "all(f['code'] in ('COMM_SLOW_LINK', 'COMM_SLOW_NODE') for f in r['findings'])"
                -- ${_tr_ar} --pattern world,node,pairs --rounds 1 --expect-net ib-gdr)
+# --pattern rails on the NCCL path (issue 46, item 1), 3 nodes of 2 ranks faked (GPUACCEPT_TEST_RANKS_PER_NODE)
+# and spanning 3 nodes as the double's NCCL counts them: every rail pair's ends carry the NIC of the transport
+# record (the double logs its device by the communicator's local rank, so every rail says mlx5_0:1 here; real
+# NCCL uses GPU i's own NIC). Orchestration only: the figures are the double's.
+ga_double_test(allreduce_rails_nic --np 6 --exit 0 --exit 1 --within 30 --env GA_DOUBLE_NCCL_NODES=3
+               --env GPUACCEPT_TEST_RANKS_PER_NODE=2
+               --report "r['summary']['backend'] == 'nccl' and len(r['rails']['pairs']) == 6"
+               --report "all(n == 'mlx5_0:1' for p in r['rails']['pairs'] for n in p['nics'])"
+               -- ${_tr_ar} --pattern rails)
+# one rank late (node 2, GPU 1): named alone, with its NIC
+ga_double_test(allreduce_rails_slow_rank --np 6 --exit 1 --within 60 --env GA_DOUBLE_NCCL_NODES=3
+               --env GPUACCEPT_TEST_RANKS_PER_NODE=2 --env GPUACCEPT_TEST_DELAY_RANK=5
+               --env GPUACCEPT_TEST_DELAY_US=100000
+               --report "[(f['code'], f['rank']) for f in r['findings']] == [('COMM_SLOW_RAIL', 5)]"
+               --report "r['findings'][0]['message'].startswith(r['findings'][0]['host'] + ' GPU 1 (mlx5_0:1): ')"
+               -- ${_ar} -b 1K -e 64K -f 8 -n 3 -w 1 -c 1 -T 5 --pattern rails)
 # Sockets between the nodes where InfiniBand is expected: a failure, not a pass.
 ga_double_test(allreduce_transport_socket_fallback --np 4 --exit 1 --within 20 --env GA_DOUBLE_NCCL_NODES=2
                --env GA_DOUBLE_NET=Socket

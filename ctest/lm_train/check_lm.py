@@ -106,7 +106,8 @@ def case_no_false_alarm(args, mpiexec):
     for k in range(args.runs):
         p, r, _ = run(args, mpiexec, args.ranks, SHORT + ["--steps", "20", "--min-improvement", "0"], name="run%d" % k)
         check(p.returncode == 0 and r is not None, "run %d: exit code %d" % (k, p.returncode))
-        if r is not None and (codes(r, "TRAIN_STRAGGLER") or codes(r, "TRAIN_PEERS_DIFFER")):
+        warned = ("TRAIN_STRAGGLER", "TRAIN_PEERS_DIFFER", "TRAIN_COMM_DOMINATES")
+        if r is not None and any(codes(r, c) for c in warned):
             named += 1
     print("fault-free runs with a rank named: %d of %d" % (named, args.runs))
     check(named == 0, "%d of %d fault-free runs named a rank" % (named, args.runs))
@@ -188,8 +189,30 @@ def case_shard(args, mpiexec):
         )
 
 
+def case_comm_slow(args, mpiexec):
+    """Communication far beyond its share (issue 44, item 4): rank 2 starts every step 800 ms late, asleep (the
+    delay hook), a tiny model's step takes a few ms, so the others wait on its gradients while every rank computes
+    alike: one TRAIN_COMM_DOMINATES warning names rank 2 (exit 0); the same run without the hook has none."""
+    tiny = SHORT + ["--layers", "1", "--channels", "32", "--heads", "2", "--seq-len", "32"]
+    flags = tiny + ["--steps", "12", "--min-improvement", "0"]
+    p, r, _ = run(args, mpiexec, args.ranks, flags, name="healthy")
+    check(p.returncode == 0 and r is not None, "fault-free run: exit code %d" % p.returncode)
+    check(r is None or codes(r, "TRAIN_COMM_DOMINATES") == [], "fault-free run warned: %r" % (r or {}).get("findings"))
+    delay = {"GPUACCEPT_TEST_DELAY_RANK": "2", "GPUACCEPT_TEST_DELAY_US": "800000"}
+    # 6 steps: the delay dwarfs what a loaded host adds to a step (17-30 ms at a load of 9 on 2 cores)
+    p, r, _ = run(args, mpiexec, args.ranks, tiny + ["--steps", "6", "--min-improvement", "0"], delay, name="delayed")
+    check(p.returncode == 0, "exit code %d, expected 0 (a warning)" % p.returncode)
+    if check(r is not None, "no report"):
+        found = [f["code"] for f in r["findings"]]
+        check(found == ["TRAIN_COMM_DOMINATES"], "findings %r, expected one TRAIN_COMM_DOMINATES" % found)
+        check(codes(r, "TRAIN_COMM_DOMINATES") == [2], "named %r, expected [2]" % codes(r, "TRAIN_COMM_DOMINATES"))
+        msg = " ".join(f["message"] for f in r["findings"])
+        check("the others waited for rank 2" in msg, "the message does not name rank 2: %s" % msg)
+
+
 CASES = {
     "trains": case_trains,
+    "comm-slow": case_comm_slow,
     "perturb": case_perturb,
     "straggler": case_straggler,
     "no-false-alarm": case_no_false_alarm,

@@ -2,10 +2,12 @@
 """Checks one host-path run of mem_bw, as ctest/run_program.py left it (the program's exit code was checked
 there; --save-output kept its streams): its report and its output.
 
-usage: check_report.py --mode basic|healthy|slow|pair --np N --report-dir DIR --output PREFIX
+usage: check_report.py --mode basic|healthy|slow|pair|p2p_healthy|p2p_slow --np N --report-dir DIR --output PREFIX
 basic: every figure recomputed from the recorded bytes and times. healthy, slow and pair hold the outlier rule
 (issue 32): nothing named among healthy ranks; the slowed-rank hook (rank N/2) names that rank alone after
-remeasuring; of two ranks, one slowed, a warning names both and nothing fails."""
+remeasuring; of two ranks, one slowed, a warning names both and nothing fails. p2p_healthy and p2p_slow hold
+--p2p on one node (issue 46): every ordered pair of ranks copied; none named, or (GPUACCEPT_TEST_SLOW_P2P=1,2)
+MEM_P2P_SLOW on 1->2 alone."""
 import os
 import re
 import sys
@@ -68,10 +70,25 @@ def relative(r, mode, np_):
         )
 
 
+def p2p(r, mode, np_):
+    pairs = r["p2p"]["pairs"]
+    got = sorted((p["src"], p["dst"]) for p in pairs)
+    check(got == [(s, d) for s in range(np_) for d in range(np_) if s != d], "ordered pairs %r" % got)
+    check(all(p["GBps"] > 0 and p["src_rank"] == p["src"] and p["dst_rank"] == p["dst"] for p in pairs), "figures")
+    named = sorted(
+        (f["rank"], f["gpu"], f["message"].split(":")[0]) for f in r["findings"] if f["code"] == "MEM_P2P_SLOW"
+    )
+    want = [] if mode == "p2p_healthy" else [(1, 1, "%s GPU1->GPU2" % r["nodes"][0]["host"])]
+    check(named == want, "MEM_P2P_SLOW %r, expected %r" % (named, want))
+    check(sorted((p["src"], p["dst"]) for p in pairs if p["slow"]) == [(s, d) for _, s, _ in want for d in [2]], "slow")
+
+
 def main():
-    a, r, out = program_run("mem_bw", ["basic", "healthy", "slow", "pair"])
+    a, r, out = program_run("mem_bw", ["basic", "healthy", "slow", "pair", "p2p_healthy", "p2p_slow"])
     if a.mode == "basic":
         basic(r, out, a.np)
+    elif a.mode.startswith("p2p"):
+        p2p(r, a.mode, a.np)
     else:
         relative(r, a.mode, a.np)
     return status()

@@ -342,6 +342,25 @@ int main(void)
     CHECK_STR(args(pp, "mem_bw", &env, nc, sizeof nc), "-v");
     CHECK_STR(nc, "no pairs isolation for mem_bw: one rank, nothing to pair it with");
     json_decref(pp);
+    /* Rails (issue 46): two nodes of more than one GPU each; left out on one node, with the node count
+     * unknown, and (said) with one rank a node. */
+    pp = json_loads("{\"schema\": \"gpuaccept-profile\", \"schema_version\": 1, \"name\": \"t\","
+                    " \"steps\": {\"allreduce_bw\": [\"--pattern\", \"{patterns:world,pairs,rails}\"]}}",
+                    0, &je);
+    CHECK(pp && suite_profile_validate(pp, err, sizeof err) == 0);
+    int nodes_before = env.node_count;
+    env.node_count = 2, env.world_size = 4;
+    CHECK_STR(args(pp, "allreduce_bw", &env, nc, sizeof nc), "--pattern world,pairs,rails");
+    CHECK_STR(nc, "");
+    env.node_count = 2, env.world_size = 2;
+    CHECK_STR(args(pp, "allreduce_bw", &env, nc, sizeof nc), "--pattern world,pairs");
+    CHECK_STR(nc, "no rails for allreduce_bw: one rank a node, the pairs are its rails");
+    env.node_count = 1, env.world_size = 8;
+    CHECK_STR(args(pp, "allreduce_bw", &env, nc, sizeof nc), "--pattern world,pairs");
+    env.node_count = 0;
+    CHECK_STR(args(pp, "allreduce_bw", &env, nc, sizeof nc), "--pattern world,pairs");
+    env.node_count = nodes_before;
+    json_decref(pp);
     json_t *none = json_array();
     CHECK(suite_profile_args(p, "ddp_smoke", &env, none, none) == -1 && json_array_size(none) == 0);
     json_decref(none);

@@ -533,7 +533,8 @@ static void shortest_number(double v, const char *suffix, char *out, size_t len)
 }
 
 /* allreduce_bw's --pattern list without what this job cannot run: pairs needs two ranks (a one-GPU machine
- * ran the standard profile into a usage error, issue 30). False, said, when nothing is left. */
+ * ran the standard profile into a usage error, issue 30), rails two nodes of several GPUs (node count
+ * unknown: left out). False, said, when nothing is left. */
 static bool fill_patterns(const suite_profile_env *env, const char *program, const char *list, char *out,
                           size_t len, json_t *not_covered)
 {
@@ -543,6 +544,12 @@ static bool fill_patterns(const suite_profile_env *env, const char *program, con
     for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         if (ga_streq(w, "pairs") && env->world_size == 1) {
             note(not_covered, "no pairs isolation for %s: one rank%s", program, ", nothing to pair it with");
+            continue;
+        }
+        /* rails: GPU i of two nodes, so two nodes of more than one GPU each (one GPU a node: pairs is it) */
+        if (ga_streq(w, "rails") && !(env->node_count >= 2 && env->world_size >= 2 * env->node_count)) {
+            if (env->node_count >= 2 && env->world_size > 0)
+                note(not_covered, "no rails for %s: one rank a node%s", program, ", the pairs are its rails");
             continue;
         }
         snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? "," : "", w);

@@ -1,0 +1,104 @@
+#include "mb_p2p.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_outlier.h"
+
+static int rank_of(const mb_record *all, int n, int node, int local)
+{
+    for (int i = 0; i < n; i++)
+        if (all[i].hdr.node_index == node && all[i].hdr.local_rank == local)
+            return all[i].hdr.world_rank;
+    return -1;
+}
+
+int mb_p2p_pairs(const mb_record *all, int n, mb_p2p_pair **out)
+{
+    *out = calloc((size_t)(n > 0 ? n : 1) * MB_P2P_MAX, sizeof **out);
+    if (!*out)
+        return -1;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const mb_record *r = &all[i];
+        for (int d = 0; r->p2p_peers > 0 && d < r->p2p_peers && d < MB_P2P_MAX; d++) {
+            if (d == r->hdr.local_rank || !(r->p2p_GBps[d] > 0))
+                continue;
+            mb_p2p_pair *p = &(*out)[k++];
+            p->node = r->hdr.node_index;
+            snprintf(p->host, sizeof p->host, "%s", r->hdr.host);
+            p->src = r->hdr.local_rank, p->dst = d;
+            p->src_rank = r->hdr.world_rank, p->dst_rank = rank_of(all, n, p->node, d);
+            p->GBps = r->p2p_GBps[d];
+        }
+    }
+    return k;
+}
+
+/* The pairs of one node (idx[0..m-1]) against each other and the floor. */
+static int judge_node(mb_p2p_pair *pairs, const int *idx, int m, double tolerance, double floor)
+{
+    double *v = calloc((size_t)m, sizeof *v);
+    ga_outlier_verdict *ov = calloc((size_t)m, sizeof *ov);
+    ga_outlier_rule rule = {tolerance, GA_HIGHER_IS_BETTER, 0};
+    for (int i = 0; v && i < m; i++)
+        v[i] = pairs[idx[i]].GBps;
+    int rc = v && ov ? ga_outlier_judge(v, m, &rule, ov) : -1;
+    for (int i = 0; rc >= 0 && i < m; i++) {
+        mb_p2p_pair *p = &pairs[idx[i]];
+        bool low = floor > 0 && p->GBps < floor;
+        p->slow = ov[i].call == GA_OUTLIER_WORSE || low;
+        p->bound = low ? floor : ov[i].call == GA_OUTLIER_WORSE ? ov[i].bound : 0;
+    }
+    free(v);
+    free(ov);
+    return rc < 0 ? -1 : 0;
+}
+
+static json_t *pair_json(const mb_p2p_pair *p)
+{
+    return json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:f, s:b}", "node", p->node, "host", p->host, "src",
+                     p->src, "dst", p->dst, "src_rank", p->src_rank, "dst_rank", p->dst_rank, "GBps", p->GBps,
+                     "slow", p->slow);
+}
+
+int mb_p2p_judge(mb_p2p_pair *pairs, int n, double tolerance, double floor, ga_findings *f, json_t **part)
+{
+    int *idx = calloc((size_t)(n > 0 ? n : 1), sizeof *idx), named = 0;
+    if (!idx)
+        return -1;
+    for (int i = 0; i < n; i++) { /* each node once, at its first pair */
+        int m = 0, first = 1;
+        for (int j = 0; j < i && first; j++)
+            first = pairs[j].node != pairs[i].node;
+        for (int j = i; first && j < n; j++)
+            if (pairs[j].node == pairs[i].node)
+                idx[m++] = j;
+        if (first && judge_node(pairs, idx, m, tolerance, floor) != 0) {
+            free(idx);
+            return -1;
+        }
+    }
+    free(idx);
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        const mb_p2p_pair *p = &pairs[i];
+        json_array_append_new(arr, pair_json(p));
+        if (!p->slow || !f)
+            continue;
+        ga_where w = {p->host, p->node, p->src_rank, p->src, NULL};
+        ga_findings_add(f, GA_SEV_FAIL, "MEM_P2P_SLOW", w,
+                        "%s GPU%d->GPU%d: %.3g GB/s, below %.3g GB/s (%s; tolerance %.0f%%)", p->host, p->src,
+                        p->dst, p->GBps, p->bound,
+                        floor > 0 && p->GBps < floor ? "--min-p2p" : "an outlier among the node's own pairs",
+                        tolerance * 100);
+        named++;
+    }
+    if (part)
+        *part = json_pack("{s:i, s:f, s:o}", "pairs_named", named, "min_p2p_GBps", floor > 0 ? floor : 0,
+                          "pairs", arr);
+    else
+        json_decref(arr);
+    return named;
+}

@@ -1,0 +1,82 @@
+/* mem_bw --p2p's analysis (mb_p2p.c) on described clusters: 64 nodes of 8 GPUs, every ordered pair of each
+ * node at a figure with deterministic noise. One slow pair is named alone (node5 GPU2->GPU6); a pair below
+ * --min-p2p is named though its node's pairs are all alike; fault-free and noisy nodes name nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga_test.h"
+#include "mb_p2p.h"
+
+enum { NODES = 64, GPUS = 8 };
+
+/* The records of the cluster: node slow_node's copy slow_src -> slow_dst at slow GB/s (slow_node -1: none).
+ */
+static mb_record *cluster(double noise, int slow_node, int slow_src, int slow_dst, double slow)
+{
+    mb_record *all = calloc(NODES * GPUS, sizeof *all);
+    unsigned seed = 11;
+    for (int n = 0; n < NODES; n++)
+        for (int g = 0; g < GPUS; g++) {
+            mb_record *r = &all[n * GPUS + g];
+            r->hdr.node_index = n, r->hdr.local_rank = g, r->hdr.world_rank = n * GPUS + g;
+            snprintf(r->hdr.host, sizeof r->hdr.host, "node%d", n);
+            r->p2p_peers = GPUS;
+            for (int d = 0; d < GPUS; d++) {
+                seed = seed * 1103515245u + 12345u;
+                r->p2p_GBps[d] = d == g ? 0 : 380.0 * (1.0 - noise * (double)((seed >> 16) % 1000) / 1000.0);
+            }
+            if (n == slow_node && g == slow_src)
+                r->p2p_GBps[slow_dst] = slow;
+        }
+    return all;
+}
+
+static ga_findings judge(const mb_record *all, double floor, int *n_pairs)
+{
+    mb_p2p_pair *pairs = NULL;
+    *n_pairs = mb_p2p_pairs(all, NODES * GPUS, &pairs);
+    ga_findings f;
+    ga_findings_init(&f);
+    json_t *part = NULL;
+    CHECK(mb_p2p_judge(pairs, *n_pairs, 0.10, floor, &f, &part) == (int)f.count);
+    CHECK(json_array_size(json_object_get(part, "pairs")) == (size_t)*n_pairs);
+    json_decref(part);
+    free(pairs);
+    return f;
+}
+
+int main(void)
+{
+    int n = 0;
+    mb_record *all = cluster(0.05, 5, 2, 6, 60.0); /* an NVLink fallen to PCIe */
+    ga_findings f = judge(all, 0, &n);
+    CHECKF(n == NODES * GPUS * (GPUS - 1), "%d pairs", n);
+    CHECKF(f.count == 1, "%zu findings", f.count);
+    if (f.count == 1) {
+        CHECK_STR(f.items[0].code, "MEM_P2P_SLOW");
+        CHECKF(strncmp(f.items[0].message, "node5 GPU2->GPU6:", 17) == 0, "%s", f.items[0].message);
+        CHECK(f.items[0].node_index == 5 && f.items[0].gpu == 2 && f.items[0].world_rank == 5 * GPUS + 2);
+    }
+    ga_findings_free(&f);
+    free(all);
+
+    for (int noisy = 0; noisy <= 1; noisy++) { /* fault-free: none, with or without noise */
+        all = cluster(noisy ? 0.08 : 0, -1, 0, 0, 0);
+        f = judge(all, 0, &n);
+        CHECKF(f.count == 0, "noise %d: %zu findings", noisy, f.count);
+        ga_findings_free(&f);
+        free(all);
+    }
+
+    /* the SKU's figure: every pair of every node alike at 380 GB/s, held to 400: all named; to 300: none */
+    all = cluster(0, -1, 0, 0, 0);
+    f = judge(all, 400, &n);
+    CHECKF(f.count == (size_t)n, "%zu of %d below --min-p2p", f.count, n);
+    ga_findings_free(&f);
+    f = judge(all, 300, &n);
+    CHECKF(f.count == 0, "%zu findings above --min-p2p", f.count);
+    ga_findings_free(&f);
+    free(all);
+    return ga_test_finish();
+}
