@@ -16,6 +16,15 @@ static void end_name(const ar_rail_end *e, char *out, size_t len)
         snprintf(out, len, "%s GPU %d", e->host, e->gpu);
 }
 
+/* The finding's part (issue 46, item 4): the end's name inside its node, "GPU 3 (mlx5_3)". */
+static void set_part(ga_findings *f, const ar_rail_end *e)
+{
+    if (e->nic[0])
+        ga_findings_set_part(f, "GPU %d (%s)", e->gpu, e->nic);
+    else
+        ga_findings_set_part(f, "GPU %d", e->gpu);
+}
+
 static int suspect_findings(const ar_rails_outcome *r, const ga_pairs_verdict *v, double tolerance,
                             ga_findings *f)
 {
@@ -34,6 +43,7 @@ static int suspect_findings(const ar_rails_outcome *r, const ga_pairs_verdict *v
             "rail %.3g GB/s, its bound %.3g GB/s; tolerance %.0f%%)",
             name, m->flagged_pairs, m->pairs, v->cpus_shared ? "best" : "median", m->figure, m->min_figure,
             v->member_median, m->bound, tolerance * 100);
+        set_part(f, e);
         added++;
     }
     return added;
@@ -59,6 +69,8 @@ static int link_findings(const ar_rails_outcome *r, const ga_pairs_verdict *v, d
             "suspect the cable or path between them",
             na, nb, p->round, p->figure, p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100,
             v->median, p->bound);
+        set_part(f, a);
+        ga_findings_set_peer(f, b->host); /* the cable's other end */
         added++;
     }
     return added;

@@ -185,6 +185,8 @@ void ar_pairs_findings(const ga_pair *pairs, int n, const ga_pairs_verdict *v, d
             "partners: suspect the link or path between them",
             p->host[0], unit, p->member[0], p->host[1], unit, p->member[1], p->round, p->figure,
             p->measured > 0 ? p->measured : 1, (1.0 - tolerance) * 100, v->median, p->bound);
+        ga_findings_set_peer(f,
+                             p->host[1]); /* the other end, for the summary's link (suite/summary/links.c) */
     }
 }
 

@@ -173,7 +173,8 @@ static const env_field fields[] = {
     {"hca_link_layer", "ENV_LINK_LAYER_MISMATCH", GA_SEV_FAIL, true, -1, get_link_layer, true, NULL, NULL,
      env_hf_link_layer_detail},
     {"pcie_acs", "ENV_PCIE_ACS_ENABLED", GA_SEV_FAIL, true, -1, get_acs, true, "off",
-     "peer-to-peer between GPU and NIC needs ACS off (NCCL troubleshooting, PCI Access Control Services)"},
+     "peer-to-peer between GPU and NIC needs ACS off (NCCL troubleshooting, PCI Access Control Services)",
+     env_hf_acs_detail},
     {"iommu", "ENV_IOMMU_MISMATCH", GA_SEV_WARN, true, -1, get_iommu, true},
     {"kernel_cmdline", "ENV_CMDLINE_MISMATCH", GA_SEV_WARN, true, -1, get_cmdline, true},
     {"hugepages", "ENV_HUGEPAGES_MISMATCH", GA_SEV_WARN, true, -1, get_hugepages, true},
@@ -248,6 +249,24 @@ static const char *shown(const char *v)
 }
 
 /* A node whose value is not the reference (the majority's, or the required one). */
+/* The names of detail's "name value, name value" items ("mlx5_3, mlx5_5"): the finding's part, which the
+ * summary and the drain Reason show, short; the values stay in the message. Whether there is one. */
+static bool part_names(const char *detail, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *p = detail; *p && used + 1 < len;) {
+        size_t n = strcspn(p, " ,");
+        int w = snprintf(out + used, len - used, "%s%.*s", used ? ", " : "", (int)n, p);
+        used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
+        const char *next = strstr(p, ", ");
+        if (!next)
+            break;
+        p = next + 2;
+    }
+    return out[0] != '\0';
+}
+
 static void flag_node(const env_field *fd, const env_node *node, const char *value, const char *majority,
                       int agree, int present, json_t *deviating, ga_findings *f)
 {
@@ -266,6 +285,9 @@ static void flag_node(const env_field *fd, const env_node *node, const char *val
     else
         ga_findings_add(f, fd->severity, fd->fault_code, where, "%s is '%s' here%s%s, '%s' on %d of %d nodes",
                         fd->name, shown(value), part[0] ? ": " : "", part, shown(majority), agree, present);
+    char names[VALUE_MAX];
+    if (part_names(part, names, sizeof names))
+        ga_findings_set_part(f, "%s", names);
 }
 
 /* Ranks of one node that load other libraries or see other settings than their node's first rank. */

@@ -127,3 +127,10 @@ void env_hf_link_layer_detail(const env_record *r, const char *majority, char *o
     for (int i = 0; i < r->host.hca_count && i < ENV_MAX_NICS; i++)
         add_part(r->host.hcas[i].name, r->host.hcas[i].link_layer, majority, out, len);
 }
+
+void env_hf_acs_detail(const env_record *r, const char *required, char *out, size_t len)
+{
+    (void)required;
+    const char *at = strncmp(r->host.acs, "on at ", 6) == 0 ? r->host.acs + 6 : "";
+    snprintf(out, len, "%.*s", (int)strcspn(at, " "), at);
+}

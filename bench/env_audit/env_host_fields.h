@@ -25,5 +25,7 @@ void env_hf_vbios_detail(const env_record *r, const char *majority, char *out, s
 void env_hf_inforom_detail(const env_record *r, const char *majority, char *out, size_t len);
 void env_hf_hca_fw_detail(const env_record *r, const char *majority, char *out, size_t len);
 void env_hf_link_layer_detail(const env_record *r, const char *majority, char *out, size_t len);
+/* The switch port whose ACS is on ("on at 0000:17:01.0 (ACSCtl ...)": "0000:17:01.0"), "" otherwise. */
+void env_hf_acs_detail(const env_record *r, const char *required, char *out, size_t len);
 
 #endif

@@ -93,6 +93,7 @@ int mb_p2p_judge(mb_p2p_pair *pairs, int n, double tolerance, double floor, ga_f
                         p->dst, p->GBps, p->bound,
                         floor > 0 && p->GBps < floor ? "--min-p2p" : "an outlier among the node's own pairs",
                         tolerance * 100);
+        ga_findings_set_part(f, "GPU%d->GPU%d", p->src, p->dst); /* the pair, shown under its node */
         named++;
     }
     if (part)

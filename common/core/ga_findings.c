@@ -26,11 +26,13 @@ void ga_findings_add(ga_findings *f, ga_severity sev, const char *code, ga_where
     if (f->count == f->capacity) {
         size_t cap = f->capacity ? 2 * f->capacity : 16;
         ga_finding *items = realloc(f->items, cap * sizeof *items);
+        f->last_added = items != NULL;
         if (!items)
             return; /* out of memory: the finding is lost, the exit code still follows the others */
         f->items = items;
         f->capacity = cap;
     }
+    f->last_added = true;
     ga_finding *it = &f->items[f->count++];
     memset(it, 0, sizeof *it);
     it->severity = sev;
@@ -45,6 +47,24 @@ void ga_findings_add(ga_findings *f, ga_severity sev, const char *code, ga_where
     va_start(ap, fmt);
     vsnprintf(it->message, sizeof it->message, fmt, ap);
     va_end(ap);
+}
+
+void ga_findings_set_part(ga_findings *f, const char *fmt, ...)
+{
+    if (!f->last_added || f->count == 0)
+        return;
+    ga_finding *it = &f->items[f->count - 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(it->part, sizeof it->part, fmt, ap);
+    va_end(ap);
+}
+
+void ga_findings_set_peer(ga_findings *f, const char *peer_host)
+{
+    if (f->last_added && f->count > 0)
+        snprintf(f->items[f->count - 1].peer_host, sizeof f->items[0].peer_host, "%s",
+                 peer_host ? peer_host : "");
 }
 
 size_t ga_findings_count(const ga_findings *f, ga_severity sev)
@@ -79,8 +99,9 @@ void ga_findings_log(const ga_findings *f, const char *tag)
         const ga_finding *it = &f->items[i];
         if (it->severity == GA_SEV_INFO && !ga_log_verbose())
             continue;
-        ga_log(tag, "%s %s%s%s: %s", ga_severity_name(it->severity), it->code, it->host[0] ? " on " : "",
-               it->host, it->message);
+        ga_log(tag, "%s %s%s%s%s%s%s: %s", ga_severity_name(it->severity), it->code,
+               it->host[0] ? " on " : "", it->host, it->part[0] ? " (" : "", it->part, it->part[0] ? ")" : "",
+               it->message);
     }
 }
 
@@ -102,6 +123,10 @@ json_t *ga_findings_to_json(const ga_findings *f)
         json_object_set_new(o, "rank", int_or_null(it->world_rank));
         json_object_set_new(o, "gpu", int_or_null(it->gpu));
         json_object_set_new(o, "pci_bus_id", it->pci_bus_id[0] ? json_string(it->pci_bus_id) : json_null());
+        if (it->part[0]) /* device and setting names as the node reported them */
+            json_object_set_new(o, "part", ga_json_text(it->part));
+        if (it->peer_host[0])
+            json_object_set_new(o, "peer_host", ga_json_text(it->peer_host));
         json_object_set_new(o, "message", ga_json_text(it->message)); /* network names, log lines */
         json_array_append_new(arr, o);
     }

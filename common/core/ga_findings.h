@@ -20,12 +20,17 @@ typedef struct {
     int world_rank; /* -1 when not about one rank */
     int gpu;        /* the GPU's index as its program knew it (CUDA ordinal, NVML index), -1: not about one */
     char pci_bus_id[GA_PCI_BUS_ID_LEN]; /* the GPU's name that every numbering agrees on (ga_pci.h), "" */
+    /* The component inside the node ("GPU 3 (mlx5_3)", "GPU2->GPU6", "mlx5_3", "0000:17:01.0") and, for a
+     * link between two nodes, the other end: what the summary and hand-offs name (issue 46, item 4); "". */
+    char part[64];
+    char peer_host[64];
     char message[320];
 } ga_finding;
 
 typedef struct {
     ga_finding *items;
     size_t count, capacity;
+    bool last_added; /* whether the last ga_findings_add kept its finding: the setters below act on it only */
 } ga_findings;
 
 /* Where a finding applies; GA_WHERE_CLUSTER for the whole job. A GPU is named by its PCI bus id: gpu, the
@@ -42,6 +47,10 @@ void ga_findings_init(ga_findings *f);
 void ga_findings_free(ga_findings *f);
 void ga_findings_add(ga_findings *f, ga_severity sev, const char *code, ga_where where, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* The part (printf-style) and the peer host of the finding just added; nothing when it was lost. Written
+ * to the report only when set. */
+void ga_findings_set_part(ga_findings *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ga_findings_set_peer(ga_findings *f, const char *peer_host);
 size_t ga_findings_count(const ga_findings *f, ga_severity sev);
 bool ga_findings_has_code(const ga_findings *f, const char *code);
 

@@ -79,6 +79,7 @@ static void check_slow_end(void)
         CHECK_STR(f.items[0].code, "COMM_SLOW_RAIL");
         CHECKF(strncmp(f.items[0].message, "node17 GPU 3 (mlx5_3):", 22) == 0, "%s", f.items[0].message);
         CHECK(f.items[0].node_index == 17 && f.items[0].gpu == 3 && f.items[0].world_rank == 17 * 8 + 3);
+        CHECK_STR(f.items[0].part, "GPU 3 (mlx5_3)"); /* what the summary shows under node17 */
     }
     json_t *slow = json_array_get(json_object_get(part, "slow_rails"), 0);
     CHECK(json_array_size(json_object_get(part, "slow_rails")) == 1 &&
@@ -94,10 +95,14 @@ static void check_slow_cable(void)
     cluster c = {64, 8, 63, -1, -1, {4, 9}, 2, 0.05}; /* every pair once: nodes 4 and 9 meet in one round */
     ga_findings f = judge(&c, NULL);
     CHECKF(f.count == 1, "%zu findings", f.count);
-    if (f.count >= 1)
+    if (f.count >= 1) {
         CHECKF(strstr(f.items[0].message, "node4 GPU 2 (mlx5_2) <-> node9 GPU 2 (mlx5_2)") ||
                    strstr(f.items[0].message, "node9 GPU 2 (mlx5_2) <-> node4 GPU 2 (mlx5_2)"),
                "%s", f.items[0].message);
+        CHECK_STR(f.items[0].part, "GPU 2 (mlx5_2)"); /* one end's part, the other on peer_host */
+        CHECKF(strcmp(f.items[0].peer_host, strcmp(f.items[0].host, "node4") == 0 ? "node9" : "node4") == 0,
+               "%s <-> %s", f.items[0].host, f.items[0].peer_host);
+    }
     ga_findings_free(&f);
 }
 

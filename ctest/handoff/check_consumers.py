@@ -55,9 +55,11 @@ def derived(case, edit):
 
 
 def apply_k8s_entry(node, entry):
-    """What docs/handoff.md tells a consumer of gpuaccept-k8s.json to do: the RFC 6902 label patch, then the
-    taints read and written back without any of ours, plus "taint" where "tainted" (as `kubectl taint`)."""
+    """What docs/handoff.md tells a consumer of gpuaccept-k8s.json to do: the RFC 6902 label patch, the
+    annotations as a JSON merge patch (RFC 7386) of metadata.annotations, then the taints read and written back
+    without any of ours, plus "taint" where "tainted" (as `kubectl taint`)."""
     node = jsonpatch.apply_patch(node, entry["patch"])
+    node["metadata"]["annotations"] = dict(node["metadata"].get("annotations", {}), **entry["annotations"])
     key = entry["taint"]["key"]
     taints = [t for t in node["spec"].get("taints", []) if t["key"] != key]
     taints += [entry["taint"]] if entry["tainted"] else []
@@ -511,6 +513,38 @@ if handoff_print:
         if what == "prom":
             check(f'code="{long_code}"' in text, "hostile_prom: the 100,000-character code is written whole")
             check(max(len(l) for l in text.splitlines()) > 100000, "hostile_prom: no line cut at a fixed length")
+
+# Parts (issue 46, item 4): the HCA env_audit names on gpu-node-03 is in its drain Reason, in the Kubernetes
+# annotation (patch list and script alike) and beside its code in both summaries; a node without parts has "".
+out, s = merge("parts", os.path.join(cases, "parts", "reports"), ["--baseline", "none"])
+drain = open(os.path.join(out, "drain.sh")).read()
+check(
+    "NodeName='gpu-node-03' State=DRAIN Reason='gpuaccept: ENV_HCA_FIRMWARE_MISMATCH (mlx5_3)'" in drain,
+    f"parts: drain.sh Reason: {drain}",
+)
+patches = {p["node"]: p for p in json.load(open(os.path.join(out, "gpuaccept-k8s.json")))}
+for h, p in patches.items():
+    once = apply_k8s_entry({"metadata": {"name": h, "labels": {}}, "spec": {"taints": []}}, p)
+    want = "ENV_HCA_FIRMWARE_MISMATCH: mlx5_3" if h == "gpu-node-03" else ""
+    check(once["metadata"]["annotations"].get("gpuaccept.io/parts") == want, f"parts: k8s {h}: {once}")
+rec = os.path.join(work, "parts-kubectl.log")
+if os.path.exists(rec):
+    os.remove(rec)
+r = subprocess.run(
+    ["sh", os.path.join(out, "gpuaccept-k8s.sh")],
+    env=dict(os.environ, KUBECTL=os.path.join(work, "kubectl"), GA_KUBECTL_LOG=rec),
+)
+calls = open(rec).read().splitlines()
+check(
+    r.returncode == 0
+    and "annotate node --overwrite -- gpu-node-03 gpuaccept.io/parts=ENV_HCA_FIRMWARE_MISMATCH: mlx5_3" in calls
+    and "annotate node --overwrite -- gpu-node-02 gpuaccept.io/parts=" in calls,
+    f"parts: gpuaccept-k8s.sh annotations: {[c for c in calls if 'annotate' in c]}",
+)
+md = open(os.path.join(out, "summary.md")).read()
+html = open(os.path.join(out, "summary.html")).read()
+check("`ENV_HCA_FIRMWARE_MISMATCH` (mlx5_3)" in md, "parts: summary.md shows the part beside the code")
+check('ENV_HCA_FIRMWARE_MISMATCH</span> <span class="part">(mlx5_3)</span>' in html, "parts: summary.html too")
 
 print("FAIL" if failures else "PASS")
 sys.exit(1 if failures else 0)

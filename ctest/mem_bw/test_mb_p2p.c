@@ -57,6 +57,7 @@ int main(void)
         CHECK_STR(f.items[0].code, "MEM_P2P_SLOW");
         CHECKF(strncmp(f.items[0].message, "node5 GPU2->GPU6:", 17) == 0, "%s", f.items[0].message);
         CHECK(f.items[0].node_index == 5 && f.items[0].gpu == 2 && f.items[0].world_rank == 5 * GPUS + 2);
+        CHECK_STR(f.items[0].part, "GPU2->GPU6");
     }
     ga_findings_free(&f);
     free(all);

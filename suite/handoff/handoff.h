@@ -18,6 +18,9 @@
 /* The label and taint key on Kubernetes nodes. */
 #define SUITE_K8S_KEY "gpuaccept.io/verdict"
 /* Every node's label saying whether it is an end of an abnormal link (issue 44, item 6): abnormal|none. */
+/* The annotation listing the parts a node's findings name ("CODE: part, part; CODE: part"; issue 46,
+ * item 4): free text, so an annotation, not a label (63 characters of [A-Za-z0-9._-]). "" when none. */
+#define SUITE_K8S_PARTS_KEY "gpuaccept.io/parts"
 #define SUITE_K8S_LINK_KEY "gpuaccept.io/link"
 
 /* The texts of the files (new strings, NULL when out of memory) and the patch list (new reference). */

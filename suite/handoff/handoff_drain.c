@@ -21,9 +21,34 @@ static const char *slurm_name(const json_t *node)
     return s && *s ? s : sj_str(node, "host", "");
 }
 
-/* The codes of a host's failures, not its warnings, once each in order, joined with commas: NHC's Reason
- * says why the node is out, nothing else. */
-static void join_fail_codes(sbuf *b, const json_t *host_findings)
+/* " (mlx5_3, +1 more)": the parts the node's summary entry names for code (issue 46, item 4), short and in a
+ * safe alphabet: the Reason is read by sinfo, split on '|' by resume_lines and quoted by sbuf_shq. */
+static void append_parts(sbuf *b, const json_t *node, const char *code)
+{
+    enum { SHOWN = 2, PART_MAX = 32 };
+    const json_t *list = json_object_get(json_object_get(node, "parts"), code);
+    size_t i, n = json_array_size(list);
+    json_t *p;
+    json_array_foreach(list, i, p) {
+        const char *t = json_string_value(p);
+        if (i == SHOWN) {
+            sbuf_printf(b, ", +%zu more", n - SHOWN);
+            break;
+        }
+        sbuf_puts(b, i ? ", " : " (");
+        for (size_t k = 0; t && t[k] && k < PART_MAX; k++) {
+            char c = t[k];
+            bool safe = isalnum((unsigned char)c) || strchr("._:-> ()/+", c);
+            sbuf_printf(b, "%c", safe ? c : '_');
+        }
+    }
+    if (n)
+        sbuf_puts(b, ")");
+}
+
+/* The codes of a host's failures, not its warnings, once each in order, joined with commas, each with the
+ * parts it names: NHC's Reason says why the node is out, nothing else. */
+static void join_fail_codes(sbuf *b, const json_t *host_findings, const json_t *node)
 {
     json_t *seen = json_object();
     size_t i;
@@ -34,6 +59,7 @@ static void join_fail_codes(sbuf *b, const json_t *host_findings)
             json_object_get(f, "link")) /* a link's finding is no reason to drain its end */
             continue;
         sbuf_printf(b, "%s%s", json_object_size(seen) ? "," : "", code);
+        append_parts(b, node, code);
         json_object_set_new(seen, code, json_true());
     }
     json_decref(seen);
@@ -88,7 +114,7 @@ static size_t drain_lines(sbuf *b, const json_t *nodes, const json_t *by_host)
             continue;
         sbuf r;
         sbuf_init(&r);
-        join_fail_codes(&r, json_object_get(by_host, sj_str(node, "host", "")));
+        join_fail_codes(&r, json_object_get(by_host, sj_str(node, "host", "")), node);
         join_fail_gpus(&r, node);
         reasons[i] = r.failed ? NULL : strdup(sbuf_str(&r));
         sbuf_free(&r);

@@ -12,6 +12,24 @@
 #include "merge.h"
 #include "suite_util.h"
 
+/* The node's parts as the annotation's value into buf: "CODE: part, part; CODE: part", cut at len. */
+static void parts_text(const json_t *node, char *buf, size_t len)
+{
+    const char *code;
+    json_t *list, *p;
+    size_t used = 0, i;
+    buf[0] = '\0';
+    json_object_foreach(json_object_get(node, "parts"), code, list) {
+        int w = snprintf(buf + used, len - used, "%s%s:", used ? "; " : "", code);
+        used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
+        json_array_foreach(list, i, p) {
+            w = snprintf(buf + used, len - used, "%s %s", i ? "," : "",
+                         json_string_value(p) ? json_string_value(p) : "?");
+            used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
+        }
+    }
+}
+
 char *suite_handoff_k8s_script(const json_t *s)
 {
     sbuf b;
@@ -42,6 +60,14 @@ char *suite_handoff_k8s_script(const json_t *s)
         sbuf_puts(&b, "\"$KUBECTL\" label node --overwrite -- ");
         sbuf_shq(&b, host);
         sbuf_printf(&b, " " SUITE_K8S_LINK_KEY "=%s\n", json_object_get(ends, host) ? "abnormal" : "none");
+        char parts[1024], arg[1100]; /* "" overwrites an earlier run's parts */
+        parts_text(node, parts, sizeof parts);
+        snprintf(arg, sizeof arg, SUITE_K8S_PARTS_KEY "=%s", parts);
+        sbuf_puts(&b, "\"$KUBECTL\" annotate node --overwrite -- ");
+        sbuf_shq(&b, host);
+        sbuf_puts(&b, " ");
+        sbuf_shq(&b, arg);
+        sbuf_puts(&b, "\n");
         if (ga_streq(v, "fail")) {
             sbuf_puts(&b, "\"$KUBECTL\" taint node --overwrite -- ");
             sbuf_shq(&b, host);
@@ -85,6 +111,15 @@ json_t *suite_handoff_k8s_patches(const json_t *s)
         json_t *entry = json_pack("{s:s, s:s, s:o, s:{s:s, s:s, s:s}, s:b}", "node", sj_str(node, "host", ""),
                                   "verdict", v, "patch", patch, "taint", "key", SUITE_K8S_KEY, "value",
                                   "fail", "effect", "NoSchedule", "tainted", ga_streq(v, "fail"));
+        /* The parts as a JSON merge patch (RFC 7386) of metadata.annotations: an RFC 6902 "add" under
+         * /metadata/annotations fails on a node without annotations, and adding that object would drop
+         * others. */
+        char parts[1024];
+        parts_text(node, parts, sizeof parts);
+        json_t *text = json_string(parts); /* NULL where the cut split a UTF-8 character */
+        if (entry)
+            json_object_set_new(entry, "annotations",
+                                json_pack("{s:o}", SUITE_K8S_PARTS_KEY, text ? text : json_string("")));
         if (entry && sj_str(node, "pod", NULL)) /* the pod that ran on it, for the launcher's log */
             json_object_set_new(entry, "pod", json_string(sj_str(node, "pod", NULL)));
         json_array_append_new(list, entry);

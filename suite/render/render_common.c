@@ -111,3 +111,22 @@ const char *render_plural(long long n, const char *one, const char *many)
 {
     return n == 1 ? one : many;
 }
+
+void render_parts_text(const json_t *entry, const char *code, char *buf, size_t len)
+{
+    enum { SHOWN = 3 }; /* a cell of the node table, not the findings: those have every part */
+    const json_t *list = json_object_get(json_object_get(entry, "parts"), code);
+    size_t i, used = 0, k = 0, n = json_array_size(list);
+    json_t *p;
+    buf[0] = '\0';
+    json_array_foreach(list, i, p) {
+        const char *t = json_string_value(p);
+        if (!t)
+            continue;
+        int w = k < SHOWN ? snprintf(buf + used, len - used, "%s%s", k ? ", " : "", t)
+                          : snprintf(buf + used, len - used, ", +%zu more", n - i);
+        used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
+        if (k++ >= SHOWN || used + 1 >= len)
+            break;
+    }
+}

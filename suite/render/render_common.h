@@ -35,6 +35,10 @@ json_t *render_device_values(const json_t *summary, const char *program, const c
 /* one when n is 1, else many: "1 node", "2 nodes", "0 nodes" (issue 41, observation 10: "1 nodes"). */
 const char *render_plural(long long n, const char *one, const char *many);
 
+/* The parts a node's entry names for code (its "parts": {code: [part]}, issue 46, item 4) as one short text,
+ * "mlx5_3, mlx5_5, +2 more"; "" when none. */
+void render_parts_text(const json_t *entry, const char *code, char *buf, size_t len);
+
 /* "GPU" when any of the entries (metrics, figures) names a GPU, "rank" on the host paths. */
 
 #endif

@@ -48,7 +48,8 @@ static void badge(sbuf *b, const char *status)
     sbuf_puts(b, "</span>");
 }
 
-static void codes(sbuf *b, const json_t *arr)
+/* entry: a node or abnormal node whose "parts" go beside its codes ("mlx5_3"), or NULL. */
+static void codes(sbuf *b, const json_t *arr, const json_t *entry)
 {
     size_t i;
     json_t *c;
@@ -58,6 +59,13 @@ static void codes(sbuf *b, const json_t *arr)
         sbuf_puts(b, i ? " <span class=\"code\">" : "<span class=\"code\">");
         sbuf_html(b, json_string_value(c));
         sbuf_puts(b, "</span>");
+        char parts[200];
+        render_parts_text(entry, json_string_value(c), parts, sizeof parts);
+        if (parts[0]) {
+            sbuf_puts(b, " <span class=\"part\">(");
+            sbuf_html(b, parts);
+            sbuf_puts(b, ")</span>");
+        }
     }
 }
 
@@ -137,7 +145,7 @@ static void links_section(sbuf *b, const json_t *s)
         sbuf_puts(b, " &harr; ");
         sbuf_html(b, json_string_value(json_array_get(hosts, 1)));
         sbuf_puts(b, "</td><td class=\"codes\">");
-        codes(b, sj_arr(l, "fault_codes"));
+        codes(b, sj_arr(l, "fault_codes"), NULL);
         sbuf_puts(b, "</td><td class=\"found\">");
         sbuf_html(b, sj_str(l, "message", ""));
         sbuf_puts(b, "</td></tr>");
@@ -176,7 +184,7 @@ static void abnormal_section(sbuf *b, const json_t *s)
         sbuf_puts(b, "<tr><td>");
         sbuf_html(b, host);
         sbuf_puts(b, "</td><td class=\"codes\">");
-        codes(b, sj_arr(a, "fault_codes"));
+        codes(b, sj_arr(a, "fault_codes"), a);
         sbuf_puts(b, "</td><td class=\"found\">");
         const json_t *list = json_object_get(fails, host);
         json_array_foreach(list, j, f) {
@@ -201,7 +209,7 @@ static void abnormal_section(sbuf *b, const json_t *s)
     const json_t *reasons = sj_arr(json_object_get(s, "verdict"), "reasons");
     if (json_array_size(reasons)) {
         sbuf_printf(b, "<h3>Why the run failed</h3><p>");
-        codes(b, sj_arr(json_object_get(s, "verdict"), "fault_codes"));
+        codes(b, sj_arr(json_object_get(s, "verdict"), "fault_codes"), NULL);
         sbuf_puts(b, "</p><ul>");
         json_t *r;
         json_array_foreach(reasons, i, r) {

@@ -13,13 +13,22 @@
 #include "suite_util.h"
 #include "hostlist.h"
 
-static void codes(sbuf *b, const json_t *arr)
+/* The codes, each with the parts entry names for it ("`ENV_HCA_FIRMWARE_MISMATCH` (mlx5_3)"); entry: a node
+ * or abnormal node, or NULL. */
+static void codes(sbuf *b, const json_t *arr, const json_t *entry)
 {
     size_t i;
     json_t *c;
     json_array_foreach(arr, i, c) {
+        char parts[200];
         sbuf_puts(b, i ? " " : "");
         sbuf_md_code(b, json_string_value(c));
+        render_parts_text(entry, json_string_value(c), parts, sizeof parts);
+        if (parts[0]) {
+            sbuf_puts(b, " (");
+            sbuf_md(b, parts);
+            sbuf_puts(b, ")");
+        }
     }
 }
 
@@ -93,7 +102,7 @@ static void verdict_head(sbuf *b, const json_t *s)
     sbuf_puts(b, ".\n");
     if (json_array_size(sj_arr(v, "fault_codes"))) {
         sbuf_puts(b, "\nFault codes: ");
-        codes(b, sj_arr(v, "fault_codes"));
+        codes(b, sj_arr(v, "fault_codes"), NULL);
         sbuf_puts(b, "\n");
     }
 }
@@ -133,7 +142,7 @@ static void abnormal_nodes(sbuf *b, const json_t *s)
         sbuf_puts(b, "| ");
         sbuf_md(b, sj_str(e, "host", "?"));
         sbuf_puts(b, " | ");
-        codes(b, sj_arr(e, "fault_codes"));
+        codes(b, sj_arr(e, "fault_codes"), e);
         sbuf_puts(b, " |\n");
     }
     /* The same nodes as one Slurm host list, to paste into scontrol, pdsh or a ticket. */
@@ -171,7 +180,7 @@ static void abnormal_links(sbuf *b, const json_t *s)
         sbuf_puts(b, " <-> ");
         sbuf_md(b, json_string_value(json_array_get(hosts, 1)));
         sbuf_puts(b, " | ");
-        codes(b, sj_arr(l, "fault_codes"));
+        codes(b, sj_arr(l, "fault_codes"), NULL);
         sbuf_puts(b, " | ");
         sbuf_md(b, sj_str(l, "message", ""));
         sbuf_puts(b, " |\n");
@@ -248,7 +257,7 @@ static void nodes_grid(sbuf *b, const json_t *s)
                 sbuf_puts(b, " |");
             }
             sbuf_puts(b, " ");
-            codes(b, sj_arr(nodes[r], "fault_codes"));
+            codes(b, sj_arr(nodes[r], "fault_codes"), nodes[r]);
             sbuf_puts(b, " |\n");
         }
         if (hidden)

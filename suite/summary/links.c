@@ -21,15 +21,23 @@ static bool parse_ends(const char *msg, char *a, char *b, size_t len)
     return (ga_streq(ua, "node") || ga_streq(ua, "rank")) && ga_streq(ua, ub);
 }
 
+static const char *one_name(const json_t *aliases, const char *host)
+{
+    const char *to = json_string_value(json_object_get(aliases, host));
+    return to ? to : host;
+}
+
 /* Whether host was in a pair with someone other than peer that the program did not flag: pairs is the
- * report's own list ([{hosts: [x, y], flagged}]). */
-static bool fine_with_others(const json_t *pairs, const char *host, const char *peer)
+ * report's own list ([{hosts: [x, y], flagged}], raw names), compared by each machine's one name. */
+static bool fine_with_others(const json_t *pairs, const json_t *aliases, const char *host, const char *peer)
 {
     size_t i;
     json_t *p;
     json_array_foreach(pairs, i, p) {
         const char *x = json_string_value(json_array_get(json_object_get(p, "hosts"), 0));
         const char *y = json_string_value(json_array_get(json_object_get(p, "hosts"), 1));
+        x = x ? one_name(aliases, x) : NULL;
+        y = y ? one_name(aliases, y) : NULL;
         const char *other = ga_streq(x, host) ? y : ga_streq(y, host) ? x : NULL;
         if (other && !ga_streq(other, peer) && !ga_streq(other, host) &&
             !json_is_true(json_object_get(p, "flagged")))
@@ -38,10 +46,20 @@ static bool fine_with_others(const json_t *pairs, const char *host, const char *
     return false;
 }
 
-static const char *one_name(const json_t *aliases, const char *host)
+/* The other end of link finding f (whose "host" is one end), by its one name: its "peer_host" where the
+ * program wrote one (issue 46, item 4), else read from the message of a report without it. */
+static bool other_end(const json_t *f, const json_t *aliases, char *peer, size_t len)
 {
-    const char *to = json_string_value(json_object_get(aliases, host));
-    return to ? to : host;
+    const char *host = sj_str(f, "host", NULL), *given = sj_str(f, "peer_host", NULL);
+    char a[256], b[256];
+    if (given && *given) {
+        snprintf(peer, len, "%s", one_name(aliases, given));
+        return true;
+    }
+    if (!parse_ends(sj_str(f, "message", NULL), a, b, sizeof a))
+        return false;
+    snprintf(peer, len, "%s", one_name(aliases, ga_streq(one_name(aliases, a), host) ? b : a));
+    return true;
 }
 
 void suite_links_mark(json_t *s, const json_t *aliases)
@@ -49,19 +67,16 @@ void suite_links_mark(json_t *s, const json_t *aliases)
     size_t i;
     json_t *f;
     json_array_foreach(sj_arr(s, "findings"), i, f) {
-        char a[256], b[256];
+        char peer[256];
         const char *host = sj_str(f, "host", NULL), *program = sj_str(f, "program", "");
         if (!host || !ga_streq(sj_str(f, "code", ""), SUITE_LINK_CODE) ||
-            !parse_ends(sj_str(f, "message", NULL), a, b, sizeof a))
+            !other_end(f, aliases, peer, sizeof peer) || ga_streq(peer, host))
             continue;
-        /* The report's pairs, where it has them: raw names, as the message has them. Without them the
-         * finding's own evidence stands. */
+        /* The report's pairs, where it has them. Without them the finding's own evidence stands. */
         const json_t *pairs = sj_arr(
             json_object_get(json_object_get(json_object_get(s, "figures"), program), "pairs"), "pairs");
-        if (json_array_size(pairs) && !(fine_with_others(pairs, a, b) && fine_with_others(pairs, b, a)))
-            continue;
-        const char *peer = one_name(aliases, ga_streq(one_name(aliases, a), host) ? b : a);
-        if (ga_streq(peer, host))
+        if (json_array_size(pairs) &&
+            !(fine_with_others(pairs, aliases, host, peer) && fine_with_others(pairs, aliases, peer, host)))
             continue;
         json_object_set_new(f, "link", json_pack("[s,s]", host, peer));
     }

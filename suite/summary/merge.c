@@ -463,12 +463,13 @@ static void canonical_hosts(json_t *entries, const json_t *aliases)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(entries, i, e) {
-        const char *host = sj_str(e, "host", NULL);
-        json_t *to = host ? json_object_get(aliases, host) : NULL;
-        if (to)
-            json_object_set(e, "host", to);
-    }
+    json_array_foreach(entries, i, e)
+        for (int k = 0; k < 2; k++) { /* a link's other end too (issue 46, item 4) */
+            const char *key = k ? "peer_host" : "host", *host = sj_str(e, key, NULL);
+            json_t *to = host ? json_object_get(aliases, host) : NULL;
+            if (to)
+                json_object_set(e, key, to);
+        }
 }
 
 static int cmp_strings(const void *a, const void *b)

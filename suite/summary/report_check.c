@@ -60,8 +60,13 @@ static int entries_check(const json_t *r, const char *program, char *err, size_t
                      i);
             return -1;
         }
-        if (!host_ok(e, false)) {
-            snprintf(err, errlen, "%s report finding %zu names a host that is not a node name", program, i);
+        json_t *part = json_object_get(e, "part");
+        if (!host_ok(e, false) || !name_ok(e, "peer_host", false) ||
+            (part && !json_is_string(part) && !json_is_null(part))) {
+            snprintf(err, errlen,
+                     "%s report finding %zu names a host that is not a node name (host, peer_host) "
+                     "or a part that is not text",
+                     program, i);
             return -1;
         }
     }

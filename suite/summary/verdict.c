@@ -132,6 +132,32 @@ static json_t *node_checks(const json_t *n, const char *host, const json_t *find
     return checks;
 }
 
+/* The parts its failures and warnings name on a node ({code: [part, ...]}, each once, in order; issue 46,
+ * item 4), or NULL when none does. New reference. */
+static json_t *node_parts(const json_t *findings)
+{
+    json_t *parts = json_object(), *f, *p;
+    size_t i, k;
+    json_array_foreach(findings, i, f) {
+        const char *part = sj_str(f, "part", NULL), *code = sj_str(f, "code", "?");
+        if (!part || !*part || sev_rank(sj_str(f, "severity", "")) == 0 || json_object_get(f, "link"))
+            continue;
+        json_t *list = json_object_get(parts, code);
+        if (!list)
+            json_object_set_new(parts, code, list = json_array());
+        bool seen = false;
+        json_array_foreach(list, k, p)
+            seen |= ga_streq(json_string_value(p), part);
+        if (!seen)
+            json_array_append_new(list, json_string(part));
+    }
+    if (json_object_size(parts) == 0) {
+        json_decref(parts);
+        return NULL;
+    }
+    return parts;
+}
+
 /* Every node's and GPU's verdict, fault codes and checks; returns the abnormal nodes. */
 static json_t *judge_nodes(json_t *s)
 {
@@ -152,10 +178,18 @@ static json_t *judge_nodes(json_t *s)
         json_object_set_new(n, "verdict", json_string(verdict_name(worst)));
         json_object_set_new(n, "fault_codes", codes);
         json_object_set_new(n, "checks", node_checks(n, host, findings, steps));
-        if (worst == 2)
-            json_array_append_new(abnormal,
-                                  json_pack("{s:s, s:O, s:O}", "host", host, "node_index",
-                                            json_object_get(n, "node_index"), "fault_codes", codes));
+        json_t *parts = node_parts(findings);
+        if (parts)
+            json_object_set_new(n, "parts", parts);
+        else
+            json_object_del(n, "parts"); /* finalize runs again after a baseline */
+        json_t *a = worst == 2 ? json_pack("{s:s, s:O, s:O}", "host", host, "node_index",
+                                           json_object_get(n, "node_index"), "fault_codes", codes)
+                               : NULL;
+        if (a && parts)
+            json_object_set(a, "parts", parts);
+        if (a)
+            json_array_append_new(abnormal, a);
     }
     json_decref(by_host);
     return abnormal;
