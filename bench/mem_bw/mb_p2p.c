@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ga_outlier.h"
+#include "ga_text.h"
 
 static int rank_of(const mb_record *all, int n, int node, int local)
 {
@@ -59,14 +60,21 @@ static int judge_node(mb_p2p_pair *pairs, const int *idx, int m, double toleranc
     return rc < 0 ? -1 : 0;
 }
 
+static const char *state_name(int state)
+{
+    return state == MB_P2P_COPIED           ? "copied"
+           : state == MB_P2P_NO_PEER_ACCESS ? "no peer access"
+                                            : "copy failed";
+}
+
 static json_t *pair_json(const mb_p2p_pair *p)
 {
-    static const char *const states[] = {"copied", "no peer access", "copy failed"};
-    json_t *j = json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:f, s:b, s:s}", "node", p->node, "host", p->host,
-                          "src", p->src, "dst", p->dst, "src_rank", p->src_rank, "dst_rank", p->dst_rank, "GBps",
-                          p->GBps, "slow", p->slow, "state", states[p->state >= 0 && p->state <= 2 ? p->state : 2]);
+    json_t *j =
+        json_pack("{s:i, s:o, s:i, s:i, s:i, s:i, s:f, s:b, s:s}", "node", p->node, "host",
+                  ga_json_text(p->host), "src", p->src, "dst", p->dst, "src_rank", p->src_rank, "dst_rank",
+                  p->dst_rank, "GBps", p->GBps, "slow", p->slow, "state", state_name(p->state));
     if (j && p->state != MB_P2P_COPIED)
-        json_object_set_new(j, "note", json_string(p->note));
+        json_object_set_new(j, "note", ga_json_text(p->note));
     return j;
 }
 
@@ -77,7 +85,8 @@ static void add_unavailable(ga_findings *f, const mb_p2p_pair *p, double floor)
     ga_where w = {p->host, p->node, p->src_rank, p->src, NULL};
     ga_findings_add(f, floor > 0 ? GA_SEV_FAIL : GA_SEV_WARN, "MEM_P2P_UNAVAILABLE", w,
                     "%s GPU%d->GPU%d: not copied, %s (%s)", p->host, p->src, p->dst,
-                    p->state == MB_P2P_NO_PEER_ACCESS ? "no peer access between the two GPUs" : "the copy failed",
+                    p->state == MB_P2P_NO_PEER_ACCESS ? "no peer access between the two GPUs"
+                                                      : "the copy failed",
                     p->note[0] ? p->note : "no reason given");
 }
 

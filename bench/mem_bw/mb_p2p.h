@@ -31,8 +31,8 @@ typedef struct {
 int mb_p2p_pairs(const mb_record *all, int n, mb_p2p_pair **out);
 
 /* Judges the copied pairs node by node (tolerance: a fraction; floor GB/s, <= 0: none); MEM_P2P_SLOW for
- * each slow pair, MEM_P2P_UNAVAILABLE for each pair not copied (f NULL: none, the verdict alone). *part (NULL allowed): the report's "p2p". Returns the pairs named,
- * -1 when memory runs out. */
+ * each slow pair, MEM_P2P_UNAVAILABLE for each pair not copied (f NULL: none, the verdict alone). *part (NULL
+ * allowed): the report's "p2p". Returns the pairs named, -1 when memory runs out. */
 int mb_p2p_judge(mb_p2p_pair *pairs, int n, double tolerance, double floor, ga_findings *f, json_t **part);
 
 #endif

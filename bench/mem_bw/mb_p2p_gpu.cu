@@ -1,8 +1,8 @@
-/* mem_bw --p2p on the GPU path: each local rank allocates one device buffer and exports it (cudaIpcGetMemHandle);
- * the handles go round the node (MPI_Allgather on its communicator); each rank opens its peers' buffers
- * (cudaIpcOpenMemHandle) and, in the host path's schedule (mb_p2p_schedule: one pair at a time per node, as
- * nvbandwidth's copy-engine test measures each pair alone), copies its buffer into each peer's with
- * cudaMemcpyAsync, timed by CUDA events, the best of --iters. Peer access is checked first
+/* mem_bw --p2p on the GPU path: each local rank allocates one device buffer and exports it
+ * (cudaIpcGetMemHandle); the handles go round the node (MPI_Allgather on its communicator); each rank opens
+ * its peers' buffers (cudaIpcOpenMemHandle) and, in the host path's schedule (mb_p2p_schedule: one pair at a
+ * time per node, as nvbandwidth's copy-engine test measures each pair alone), copies its buffer into each
+ * peer's with cudaMemcpyAsync, timed by CUDA events, the best of --iters. Peer access is checked first
  * (cudaDeviceCanAccessPeer, where the peer's GPU is visible to this process): a pair without it is not copied
  * and is said as such (MEM_P2P_UNAVAILABLE). */
 #include <cuda_runtime.h>

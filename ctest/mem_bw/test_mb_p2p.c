@@ -1,7 +1,7 @@
 /* mem_bw --p2p's analysis (mb_p2p.c) on described clusters: 64 nodes of 8 GPUs, every ordered pair of each
  * node at a figure with deterministic noise. One slow pair is named alone (node5 GPU2->GPU6); a pair below
- * --min-p2p is named though its node's pairs are all alike; fault-free and noisy nodes name nothing; a pair not
- * copied (no peer access) is said alone, as such. */
+ * --min-p2p is named though its node's pairs are all alike; fault-free and noisy nodes name nothing; a pair
+ * not copied (no peer access) is said alone, as such. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -30,9 +30,9 @@ const char *suite_profile_builtin_names(void)
 
 /* A placeholder is a whole argument "{kind}" or "{kind:param}". Returns its kind's index, -1 for a plain
  * argument, -2 for an unknown placeholder. */
-static const char *const kinds[] = {"expect_gpus",  "burn_s",     "gpu",        "sku_min",      "sku_eff",
-                                    "sku_node_min", "fabric_min", "fabric_net", "patterns",     "compute_hcas",
-                                    "multi_gpu",    "p2p_min"};
+static const char *const kinds[] = {"expect_gpus", "burn_s",       "gpu",        "sku_min",
+                                    "sku_eff",     "sku_node_min", "fabric_min", "fabric_net",
+                                    "patterns",    "compute_hcas", "multi_gpu",  "p2p_min"};
 enum {
     PH_EXPECT_GPUS,
     PH_BURN_S,
@@ -47,7 +47,8 @@ enum {
     PH_MULTI_GPU, /* its word where the nodes have more than one GPU (mem_bw's --p2p) */
     PH_P2P_MIN    /* sku_min there, else dropped in silence (multi_gpu's note says why) */
 };
-static const bool kind_takes_param[] = {false, false, true, true, true, true, true, false, true, false, true, true};
+static const bool kind_takes_param[] = {false, false, true, true,  true, true,
+                                        true,  false, true, false, true, true};
 
 static int placeholder(const char *arg, char *param, size_t len)
 {
@@ -577,7 +578,8 @@ static bool fill_multi_gpu(const suite_profile_env *env, const char *program, co
     bool one = ranks_per_node(env) == 1 || (env->node_count >= 1 && env->world_size == env->node_count);
     char what[160];
     snprintf(what, sizeof what, "(%s) for %s", word, program);
-    note(not_covered, "no GPU-pair copy matrix %s: %s", what, one ? "one GPU a node" : "GPUs per node unknown");
+    note(not_covered, "no GPU-pair copy matrix %s: %s", what,
+         one ? "one GPU a node" : "GPUs per node unknown");
     return false;
 }
 
