@@ -43,6 +43,7 @@ struct p2p_gpu {
 /* A pair this rank cannot copy: the state, and the first reason this rank met. */
 void not_copied(p2p_gpu *g, int dst, int state, const char *what, cudaError_t e)
 {
+    (void)cudaGetLastError(); /* the error is this pair's: no later launch check may read it as its own */
     g->r->p2p_state[dst] = (int8_t)state;
     if (!g->r->p2p_note[0])
         snprintf(g->r->p2p_note, sizeof g->r->p2p_note, "%s: %s", what, cudaGetErrorString(e));
@@ -126,6 +127,8 @@ p2p_card export_buffer(p2p_gpu *g, char *err, size_t err_len)
     if (e == cudaSuccess)
         e = cudaIpcGetMemHandle(&c.handle, g->mine);
     c.ok = e == cudaSuccess;
+    if (!c.ok)
+        (void)cudaGetLastError();
     if (!c.ok)
         snprintf(err, err_len, "--p2p: this GPU's buffer of %zu bytes not exported: %s", g->bytes,
                  cudaGetErrorString(e));
