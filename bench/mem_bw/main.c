@@ -19,6 +19,7 @@
 #include "ga_host.h"
 #include "ga_devreport.h"
 #include "mb_p2p.h"
+#include "mb_p2p_gpu.h"
 #include "mb_p2p_host.h"
 
 static void log_devices(const mb_record *all, int n)
@@ -133,13 +134,15 @@ static int prepare(ga_run *run)
 static void measure_p2p(ga_run *run)
 {
     const ga_ctx *ctx = &run->ctx;
-    if (run->backend == GA_BACKEND_GPU) { /* cudaMemcpyPeerAsync timed by events: not built yet */
-        if (ctx->world_rank == 0)
-            ga_log("COMPUTE", "--p2p: the GPU path's copy matrix is not built yet; not measured");
-        return;
-    }
     int world_of_local[MB_P2P_MAX];
     char err[256] = "";
+#if GA_HAVE_CUDA
+    if (run->backend == GA_BACKEND_GPU) { /* device to peer device through IPC handles, timed by events */
+        if (mb_p2p_gpu_measure(run->opts, ctx->node_comm, run->mine, err, sizeof err) != 0)
+            ga_log_rank("COMPUTE", "%s", err);
+        return;
+    }
+#endif
     if (ctx->local_size <= MB_P2P_MAX)
         GA_MPI_CHECK(MPI_Allgather(&ctx->world_rank, 1, MPI_INT, world_of_local, 1, MPI_INT, ctx->node_comm));
     if (mb_p2p_host_measure(run->opts, ctx->node_comm, world_of_local, run->mine, err, sizeof err) != 0)
@@ -157,8 +160,11 @@ static void report_p2p(ga_run *run)
     if (named < 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     json_object_set_new(run->report->json, "p2p", part);
-    ga_log("COMPUTE", "p2p: %d GPU pair%s copied, %d below the node's own pairs or --min-p2p", n,
-           ga_plural(n), named);
+    int copied = 0;
+    for (int i = 0; i < n; i++)
+        copied += pairs[i].state == MB_P2P_COPIED;
+    ga_log("COMPUTE", "p2p: %d GPU pair%s copied, %d not (no peer access or a failed copy); %d named", copied,
+           ga_plural(copied), n - copied, named);
     free(pairs);
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ga_outlier.h"
+#include "ga_text.h"
 
 static int rank_of(const mb_record *all, int n, int node, int local)
 {
@@ -23,20 +24,23 @@ int mb_p2p_pairs(const mb_record *all, int n, mb_p2p_pair **out)
     for (int i = 0; i < n; i++) {
         const mb_record *r = &all[i];
         for (int d = 0; r->p2p_peers > 0 && d < r->p2p_peers && d < MB_P2P_MAX; d++) {
-            if (d == r->hdr.local_rank || !(r->p2p_GBps[d] > 0))
+            int state = r->p2p_state[d];
+            if (d == r->hdr.local_rank || (!(r->p2p_GBps[d] > 0) && state == MB_P2P_COPIED))
                 continue;
             mb_p2p_pair *p = &(*out)[k++];
             p->node = r->hdr.node_index;
             snprintf(p->host, sizeof p->host, "%s", r->hdr.host);
             p->src = r->hdr.local_rank, p->dst = d;
             p->src_rank = r->hdr.world_rank, p->dst_rank = rank_of(all, n, p->node, d);
-            p->GBps = r->p2p_GBps[d];
+            p->GBps = state == MB_P2P_COPIED ? r->p2p_GBps[d] : 0;
+            p->state = state;
+            snprintf(p->note, sizeof p->note, "%s", state == MB_P2P_COPIED ? "" : r->p2p_note);
         }
     }
     return k;
 }
 
-/* The pairs of one node (idx[0..m-1]) against each other and the floor. */
+/* The copied pairs of one node (idx[0..m-1]) against each other and the floor. */
 static int judge_node(mb_p2p_pair *pairs, const int *idx, int m, double tolerance, double floor)
 {
     double *v = calloc((size_t)m, sizeof *v);
@@ -56,11 +60,34 @@ static int judge_node(mb_p2p_pair *pairs, const int *idx, int m, double toleranc
     return rc < 0 ? -1 : 0;
 }
 
+static const char *state_name(int state)
+{
+    return state == MB_P2P_COPIED           ? "copied"
+           : state == MB_P2P_NO_PEER_ACCESS ? "no peer access"
+                                            : "copy failed";
+}
+
 static json_t *pair_json(const mb_p2p_pair *p)
 {
-    return json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:f, s:b}", "node", p->node, "host", p->host, "src",
-                     p->src, "dst", p->dst, "src_rank", p->src_rank, "dst_rank", p->dst_rank, "GBps", p->GBps,
-                     "slow", p->slow);
+    json_t *j =
+        json_pack("{s:i, s:o, s:i, s:i, s:i, s:i, s:f, s:b, s:s}", "node", p->node, "host",
+                  ga_json_text(p->host), "src", p->src, "dst", p->dst, "src_rank", p->src_rank, "dst_rank",
+                  p->dst_rank, "GBps", p->GBps, "slow", p->slow, "state", state_name(p->state));
+    if (j && p->state != MB_P2P_COPIED)
+        json_object_set_new(j, "note", ga_json_text(p->note));
+    return j;
+}
+
+/* A pair not copied: its own finding, a failure when the SKU has a link figure (--min-p2p: its GPUs are
+ * meant to reach each other), else a warning (a PCIe machine may have no peer access by design). */
+static void add_unavailable(ga_findings *f, const mb_p2p_pair *p, double floor)
+{
+    ga_where w = {p->host, p->node, p->src_rank, p->src, NULL};
+    ga_findings_add(f, floor > 0 ? GA_SEV_FAIL : GA_SEV_WARN, "MEM_P2P_UNAVAILABLE", w,
+                    "%s GPU%d->GPU%d: not copied, %s (%s)", p->host, p->src, p->dst,
+                    p->state == MB_P2P_NO_PEER_ACCESS ? "no peer access between the two GPUs"
+                                                      : "the copy failed",
+                    p->note[0] ? p->note : "no reason given");
 }
 
 int mb_p2p_judge(mb_p2p_pair *pairs, int n, double tolerance, double floor, ga_findings *f, json_t **part)
@@ -73,9 +100,9 @@ int mb_p2p_judge(mb_p2p_pair *pairs, int n, double tolerance, double floor, ga_f
         for (int j = 0; j < i && first; j++)
             first = pairs[j].node != pairs[i].node;
         for (int j = i; first && j < n; j++)
-            if (pairs[j].node == pairs[i].node)
+            if (pairs[j].node == pairs[i].node && pairs[j].state == MB_P2P_COPIED)
                 idx[m++] = j;
-        if (first && judge_node(pairs, idx, m, tolerance, floor) != 0) {
+        if (first && m > 0 && judge_node(pairs, idx, m, tolerance, floor) != 0) {
             free(idx);
             return -1;
         }
@@ -85,6 +112,10 @@ int mb_p2p_judge(mb_p2p_pair *pairs, int n, double tolerance, double floor, ga_f
     for (int i = 0; i < n; i++) {
         const mb_p2p_pair *p = &pairs[i];
         json_array_append_new(arr, pair_json(p));
+        if (f && p->state != MB_P2P_COPIED) {
+            add_unavailable(f, p, floor);
+            named++;
+        }
         if (!p->slow || !f)
             continue;
         ga_where w = {p->host, p->node, p->src_rank, p->src, NULL};

@@ -19,7 +19,9 @@ typedef struct {
     char host[64];
     int src, dst;           /* local indexes (GPUs) */
     int src_rank, dst_rank; /* their world ranks (-1 unknown) */
-    double GBps;            /* the best repetition */
+    double GBps;            /* the best repetition (0: not copied, state says why) */
+    int state;              /* enum mb_p2p_state */
+    char note[96];          /* the source rank's reason, when not copied */
     bool slow;              /* set by mb_p2p_judge: an outlier among the node's pairs, or below the floor */
     double bound;           /* set by mb_p2p_judge: the figure it fell below (0: not judged) */
 } mb_p2p_pair;
@@ -28,9 +30,9 @@ typedef struct {
  * free it); returns how many, -1 when memory runs out. */
 int mb_p2p_pairs(const mb_record *all, int n, mb_p2p_pair **out);
 
-/* Judges the pairs node by node (tolerance: a fraction; floor GB/s, <= 0: none); MEM_P2P_SLOW for each slow
- * pair (f NULL: none, the verdict alone). *part (NULL allowed): the report's "p2p". Returns the pairs named,
- * -1 when memory runs out. */
+/* Judges the copied pairs node by node (tolerance: a fraction; floor GB/s, <= 0: none); MEM_P2P_SLOW for
+ * each slow pair, MEM_P2P_UNAVAILABLE for each pair not copied (f NULL: none, the verdict alone). *part (NULL
+ * allowed): the report's "p2p". Returns the pairs named, -1 when memory runs out. */
 int mb_p2p_judge(mb_p2p_pair *pairs, int n, double tolerance, double floor, ga_findings *f, json_t **part);
 
 #endif

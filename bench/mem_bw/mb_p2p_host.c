@@ -23,6 +23,7 @@ static void idle_barrier(MPI_Comm node)
 {
     MPI_Request req;
     int done = 0;
+    ga_deadline_rearm(); /* -T bounds each wait of the schedule, not the whole of it */
     GA_MPI_CHECK(MPI_Ibarrier(node, &req));
     while (!done) {
         GA_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
@@ -31,9 +32,20 @@ static void idle_barrier(MPI_Comm node)
     }
 }
 
+typedef struct {
+    MPI_Win win;
+    char *mine;
+    const int *world_of_local;
+    int me;
+} host_ctx;
+
 /* Rank src of the node: its copies to dst, the best of reps. */
-static double copy_to(MPI_Win win, char *mine, int dst, int reps, double slow)
+static double copy_to(void *ctx, int dst, int reps)
 {
+    const host_ctx *h = ctx;
+    MPI_Win win = h->win;
+    char *mine = h->mine;
+    double slow = ga_test_p2p_factor(h->world_of_local[h->me], h->world_of_local[dst]);
     MPI_Aint size;
     int disp;
     char *peer = NULL;
@@ -55,8 +67,7 @@ static double copy_to(MPI_Win win, char *mine, int dst, int reps, double slow)
 /* Collective over the node: its matrix judged as rank 0 will judge it (every rank alike, from the same rows),
  * and the slow pairs copied again, each keeping its best, up to --remeasure times: a pair slowed by a moment
  * of the host's load recovers, a slow one stays slow. */
-static void remeasure(const mb_opts *o, MPI_Comm node, MPI_Win win, char *mine, const int *world_of_local,
-                      mb_record *r)
+static void remeasure(const mb_opts *o, MPI_Comm node, mb_p2p_copy_fn copy, void *ctx, mb_record *r)
 {
     int me, n;
     MPI_Comm_rank(node, &me);
@@ -64,6 +75,7 @@ static void remeasure(const mb_opts *o, MPI_Comm node, MPI_Win win, char *mine, 
     mb_record rows[MB_P2P_MAX];
     mb_p2p_pair *pairs = NULL;
     for (int pass = 0; pass < o->remeasure; pass++) {
+        ga_deadline_rearm();
         GA_MPI_CHECK(MPI_Allgather(r, (int)sizeof *r, MPI_BYTE, rows, (int)sizeof *r, MPI_BYTE, node));
         for (int i = 0; i < n; i++) /* one node here, whatever the world */
             rows[i].hdr.node_index = 0;
@@ -77,8 +89,7 @@ static void remeasure(const mb_opts *o, MPI_Comm node, MPI_Win win, char *mine, 
             idle_barrier(node);
             int s = pairs[k].src, d = pairs[k].dst;
             if (me == s) {
-                double again = copy_to(win, mine, d, 4 * (o->reps > 0 ? o->reps : 5), /* cheap: one pair */
-                                       ga_test_p2p_factor(world_of_local[s], world_of_local[d]));
+                double again = copy(ctx, d, 4 * (o->reps > 0 ? o->reps : 5)); /* cheap: one pair */
                 r->p2p_GBps[d] = again > r->p2p_GBps[d] ? again : r->p2p_GBps[d];
             }
         }
@@ -87,6 +98,27 @@ static void remeasure(const mb_opts *o, MPI_Comm node, MPI_Win win, char *mine, 
         if (slow == 0)
             break;
     }
+}
+
+void mb_p2p_schedule(const mb_opts *o, MPI_Comm node, mb_p2p_copy_fn copy, void *ctx, mb_record *r)
+{
+    int me, n;
+    MPI_Comm_rank(node, &me);
+    MPI_Comm_size(node, &n);
+    r->p2p_peers = n;
+    ga_deadline_arm("node barrier between the GPU-pair copies of --p2p");
+    for (int s = 0; s < n; s++)
+        for (int d = 0; d < n; d++) {
+            if (s == d)
+                continue;
+            idle_barrier(node); /* one pair at a time */
+            if (me == s)
+                r->p2p_GBps[d] = copy(ctx, d, o->reps > 0 ? o->reps : 5);
+        }
+    remeasure(o, node, copy, ctx, r);
+    ga_deadline_rearm();
+    GA_MPI_CHECK(MPI_Barrier(node));
+    ga_deadline_disarm();
 }
 
 int mb_p2p_host_measure(const mb_opts *o, MPI_Comm node, const int *world_of_local, mb_record *r, char *err,
@@ -104,19 +136,9 @@ int mb_p2p_host_measure(const mb_opts *o, MPI_Comm node, const int *world_of_loc
     ga_deadline_arm("allocating the node's shared window for --p2p");
     GA_MPI_CHECK(MPI_Win_allocate_shared(MB_P2P_HOST_BYTES, 1, MPI_INFO_NULL, node, &mine, &win));
     memset(mine, me + 1, (size_t)MB_P2P_HOST_BYTES);
-    r->p2p_peers = n;
-    for (int s = 0; s < n; s++)
-        for (int d = 0; d < n; d++) {
-            if (s == d)
-                continue;
-            idle_barrier(node); /* one pair at a time */
-            if (me == s)
-                r->p2p_GBps[d] = copy_to(win, mine, d, o->reps > 0 ? o->reps : 5,
-                                         ga_test_p2p_factor(world_of_local[s], world_of_local[d]));
-        }
-    remeasure(o, node, win, mine, world_of_local, r);
-    GA_MPI_CHECK(MPI_Barrier(node));
-    MPI_Win_free(&win);
     ga_deadline_disarm();
+    host_ctx h = {win, mine, world_of_local, me};
+    mb_p2p_schedule(o, node, copy_to, &h, r);
+    MPI_Win_free(&win);
     return 0;
 }

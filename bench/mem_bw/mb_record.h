@@ -12,6 +12,9 @@
 #define MB_MAX_MEASUREMENTS (1 + GA_REMEASURE_MAX)
 /* --p2p: GPUs (local ranks) per node the copy matrix covers */
 #define MB_P2P_MAX 16
+/* A pair's state on the GPU path: copied, no peer access between the two GPUs (cudaDeviceCanAccessPeer), or
+ * a CUDA call of its copy failed (the peer's IPC handle not opened, the copy not done). */
+enum mb_p2p_state { MB_P2P_COPIED = 0, MB_P2P_NO_PEER_ACCESS = 1, MB_P2P_COPY_FAILED = 2 };
 
 typedef enum { MB_DEVICE_COPY, MB_DEVICE_RW, MB_H2D, MB_D2H, MB_HOST_TRIAD, MB_TEST_COUNT } mb_test;
 
@@ -48,6 +51,9 @@ typedef struct {
      * p2p_peers: the node's ranks, 0 when not measured */
     int32_t p2p_peers;
     double p2p_GBps[MB_P2P_MAX];
+    /* GPU path: a pair this rank could not copy (mb_p2p_state), and why (the first such pair's reason) */
+    int8_t p2p_state[MB_P2P_MAX];
+    char p2p_note[96];
 } mb_record;
 
 typedef struct {

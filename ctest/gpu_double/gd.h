@@ -90,6 +90,14 @@ void gd_progress_all(void);
 extern uint64_t gd_device_used;
 uint64_t gd_device_total(void);
 
+/* ---- device buffers in shared memory, and CUDA IPC between the ranks (gd_ipc.c) ---- */
+
+/* A zeroed buffer another process can map (NULL when the host cannot back it); its size, freed. */
+void *gd_shared_alloc(size_t bytes);
+size_t gd_shared_free(void *p);
+/* p lies in a peer's buffer opened by its IPC handle: that peer's world rank into *owner. */
+bool gd_ipc_owner(const void *p, long *owner);
+
 /* ---- NCCL, for the stream engine and graphs ---- */
 
 bool gd_coll_progress(struct coll_op *c);

@@ -136,6 +136,31 @@ EXPORT cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
     return cudaSuccess;
 }
 
+/* Peer access between two different GPUs, except to or from physical GPU GA_DOUBLE_NO_PEER_GPU (a link
+ * down, ACS on its PCIe path). */
+EXPORT cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer)
+{
+    if (device < 0 || device >= device_count() || peer < 0 || peer >= device_count())
+        return gd_last_error = cudaErrorInvalidDevice;
+    long off = gd_env_long("GA_DOUBLE_NO_PEER_GPU", -1);
+    *can = device != peer && physical(device) != off && physical(peer) != off;
+    return cudaSuccess;
+}
+
+/* The visible ordinal of the GPU at a bus id ("0000:1B:00.0"), as cudaDeviceGetPCIBusId writes them. */
+EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *id)
+{
+    unsigned dom = 0, bus = 0, dev = 0, fn = 0;
+    if (!id || sscanf(id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
+        return gd_last_error = cudaErrorInvalidValue;
+    for (int d = 0; d < device_count(); d++)
+        if (0x10 + physical(d) == (int)bus) {
+            *device = d;
+            return cudaSuccess;
+        }
+    return gd_last_error = cudaErrorInvalidDevice;
+}
+
 EXPORT cudaError_t cudaDriverGetVersion(int *v)
 {
     *v = CUDART_VERSION;
@@ -191,8 +216,8 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 
 /* ---- memory ---- */
 
-/* Device allocations carry their size in front, so that cudaMemGetInfo can answer what is in use. */
-#define ALLOC_HEADER 64
+/* Device allocations carry their size in front, so that cudaMemGetInfo can answer what is in use; they are
+ * shared memory (gd_ipc.c), so that another rank can open one by its IPC handle. */
 uint64_t gd_device_used;
 
 uint64_t gd_device_total(void)
@@ -203,27 +228,17 @@ uint64_t gd_device_total(void)
 /* Fails beyond the device's memory, as cudaMalloc does, or when the host cannot back the buffer. */
 EXPORT cudaError_t cudaMalloc(void **p, size_t bytes)
 {
-    unsigned char *m =
-        bytes <= gd_device_total() - gd_device_used ? calloc(1, ALLOC_HEADER + (bytes ? bytes : 1)) : NULL;
-    if (!m) {
-        *p = NULL;
+    *p = bytes <= gd_device_total() - gd_device_used ? gd_shared_alloc(bytes) : NULL;
+    if (!*p)
         return gd_last_error = cudaErrorMemoryAllocation;
-    }
-    memcpy(m, &bytes, sizeof bytes);
     gd_device_used += bytes;
-    *p = m + ALLOC_HEADER;
     return cudaSuccess;
 }
 
 EXPORT cudaError_t cudaFree(void *p)
 {
-    if (!p)
-        return cudaSuccess;
-    unsigned char *m = (unsigned char *)p - ALLOC_HEADER;
-    size_t bytes;
-    memcpy(&bytes, m, sizeof bytes);
-    gd_device_used -= bytes;
-    free(m);
+    if (p)
+        gd_device_used -= gd_shared_free(p);
     return cudaSuccess;
 }
 
@@ -274,6 +289,10 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enu
     o->host_link = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost;
     if (kind == cudaMemcpyDeviceToDevice && gd_fault_here())
         o->value = (int)gd_env_long("GA_DOUBLE_D2D_US", 0);
+    long owner = -1; /* a copy into a peer's buffer opened by its IPC handle: GA_DOUBLE_P2P_US to that peer */
+    if (kind == cudaMemcpyDeviceToDevice && gd_fault_here() && gd_ipc_owner(dst, &owner) &&
+        owner == gd_env_long("GA_DOUBLE_P2P_PEER", -1))
+        o->value = (int)gd_env_long("GA_DOUBLE_P2P_US", 0);
     static bool traced;
     if (kind == cudaMemcpyHostToDevice && !traced && getenv("GA_DOUBLE_TRACE")) {
         struct timespec ts;

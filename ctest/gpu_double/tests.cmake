@@ -449,3 +449,37 @@ ga_double_test(gemm_cuda_device_order_user --exit 0 --within 20 --env GA_DOUBLE_
                --report "r['cuda_device_order'] == {'value': 'FASTEST_FIRST', 'set_by': 'user'}"
                --report "all(x['device']['node_index'] is None and x['device']['pci_bus_id'] == '0000:%02x:00.0' % (0x17 - x['device']['index']) for n in r['nodes'] for x in n['ranks'])"
                -- ${_gf} ${_gf_args} -d bf16 -w 1 --quick)
+
+# Issue 46 item 2, the GPU path of mem_bw --p2p: IPC handles exchanged within the node, every ordered pair of
+# the node's 4 GPUs copied alone, timed by events (before: "not built yet", no pair). The double's buffers
+# are shared memory, so a peer's handle opens in another rank (gd_ipc.c). Healthy: 12 pairs, none named.
+set(_mb_p2p ${_mb} --backend gpu --quick --size 8M --pinned-size 256K --iters 2 --p2p --tolerance 90 -T 20)
+ga_double_test(mem_bw_p2p_healthy --np 4 --exit 0 --within 30 --absent "MEM_P2P"
+               --report "len(r['p2p']['pairs']) == 12 and all(p['state'] == 'copied' and p['GBps'] > 0 and not p['slow'] for p in r['p2p']['pairs'])"
+               -- ${_mb_p2p})
+# One pair slowed by the double (each copy of rank 1 into rank 3's buffer 50 ms more): that pair alone named.
+ga_double_test(mem_bw_p2p_slow_pair --np 4 --exit 1 --within 30
+               --env GA_DOUBLE_FAULT_RANK=1 --env GA_DOUBLE_P2P_PEER=3 --env GA_DOUBLE_P2P_US=50000
+               --stdout "MEM_P2P_SLOW.* GPU1->GPU3: "
+               --report "[[p['src'], p['dst']] for p in r['p2p']['pairs'] if p['slow']] == [[1, 3]] and r['p2p']['pairs_named'] == 1"
+               -- ${_mb_p2p})
+# GPU 2 without peer access (cudaDeviceCanAccessPeer): its 6 pairs not copied, each its own finding, a
+# failure since --min-p2p says the SKU's GPUs reach each other; the other pairs copied.
+ga_double_test(mem_bw_p2p_no_peer_access --np 4 --exit 1 --within 30 --env GA_DOUBLE_NO_PEER_GPU=2
+               --stdout "MEM_P2P_UNAVAILABLE.* GPU2->GPU0: not copied, no peer access between the two GPUs"
+               --report "sorted([p['src'], p['dst']] for p in r['p2p']['pairs'] if p['state'] == 'no peer access') == [[0, 2], [1, 2], [2, 0], [2, 1], [2, 3], [3, 2]]"
+               --report "sum(p['state'] == 'copied' for p in r['p2p']['pairs']) == 6 and not any(p['slow'] for p in r['p2p']['pairs'])"
+               -- ${_mb_p2p} --min-p2p 0.001)
+# A handle that cannot be opened (cudaIpcOpenMemHandle's cudaErrorMapBufferObjectFailed on rank 0): rank 0's
+# 3 pairs said as not copied with CUDA's error, a warning without --min-p2p; every rank ends cleanly.
+ga_double_test(mem_bw_p2p_ipc_open_fails --np 4 --exit 0 --within 30
+               --env GA_DOUBLE_IPC_OPEN_FAIL=1 --env GA_DOUBLE_FAULT_RANK=0
+               --stdout "MEM_P2P_UNAVAILABLE.* GPU0->GPU1: not copied, the copy failed \\(cudaIpcOpenMemHandle: "
+               --report "sorted([p['src'], p['dst']] for p in r['p2p']['pairs'] if p['state'] == 'copy failed') == [[0, 1], [0, 2], [0, 3]]"
+               -- ${_mb_p2p})
+# A copy that does not finish (60 s into rank 3's buffer): its wait ends at -T, and the job with exit 4 naming
+# the copy (before: the GPU path copied nothing, exit 0).
+ga_double_test(mem_bw_p2p_copy_never_finishes --np 4 --exit 4 --within 15
+               --env GA_DOUBLE_FAULT_RANK=0 --env GA_DOUBLE_P2P_PEER=3 --env GA_DOUBLE_P2P_US=60000000
+               --stderr "timeout: --p2p copy GPU0->GPU3 of the node \\(cudaMemcpyAsync into the peer's IPC buffer\\) did not complete within 2 s"
+               -- ${_mb} --backend gpu --quick --size 8M --pinned-size 256K --iters 2 --p2p -T 2)

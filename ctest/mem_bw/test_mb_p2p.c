@@ -1,6 +1,7 @@
 /* mem_bw --p2p's analysis (mb_p2p.c) on described clusters: 64 nodes of 8 GPUs, every ordered pair of each
  * node at a figure with deterministic noise. One slow pair is named alone (node5 GPU2->GPU6); a pair below
- * --min-p2p is named though its node's pairs are all alike; fault-free and noisy nodes name nothing. */
+ * --min-p2p is named though its node's pairs are all alike; fault-free and noisy nodes name nothing; a pair
+ * not copied (no peer access) is said alone, as such. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,5 +80,25 @@ int main(void)
     CHECKF(f.count == 0, "%zu findings above --min-p2p", f.count);
     ga_findings_free(&f);
     free(all);
+
+    /* GPU path: node9's GPU3 -> GPU4 not copied (no peer access): that pair alone, as MEM_P2P_UNAVAILABLE, a
+     * warning without the SKU's figure and a failure with it; its 0 GB/s never drags the node's pairs down */
+    for (int with_floor = 0; with_floor <= 1; with_floor++) {
+        all = cluster(0.05, -1, 0, 0, 0);
+        all[9 * GPUS + 3].p2p_GBps[4] = 0;
+        all[9 * GPUS + 3].p2p_state[4] = MB_P2P_NO_PEER_ACCESS;
+        snprintf(all[9 * GPUS + 3].p2p_note, sizeof all[0].p2p_note, "cudaDeviceCanAccessPeer answered no");
+        f = judge(all, with_floor ? 300 : 0, &n);
+        CHECKF(n == NODES * GPUS * (GPUS - 1), "%d pairs", n);
+        CHECKF(f.count == 1, "%zu findings", f.count);
+        if (f.count == 1) {
+            CHECK_STR(f.items[0].code, "MEM_P2P_UNAVAILABLE");
+            CHECK(f.items[0].severity == (with_floor ? GA_SEV_FAIL : GA_SEV_WARN));
+            CHECKF(strncmp(f.items[0].message, "node9 GPU3->GPU4: not copied, no peer access", 44) == 0, "%s",
+                   f.items[0].message);
+        }
+        ga_findings_free(&f);
+        free(all);
+    }
     return ga_test_finish();
 }

@@ -134,7 +134,9 @@ def t_profiles():
     # The SKU thresholds, from a baseline file: the figure less its tolerance, and a percentage of the peak.
     bdir = os.environ["GPUACCEPT_BASELINE_DIR"]
     h100 = load(os.path.join(bdir, "h100-sxm.json"))
-    fig = {m["program"]: m for m in h100["metrics"]}
+    names = {"allreduce_bw": "busbw_at_max", "gemm_flops": "tflops_bf16", "mem_bw": "GBps_device_copy"}
+    fig = {m["program"]: m for m in h100["metrics"] if names.get(m["program"]) == m["name"]}
+    p2p = [m for m in h100["metrics"] if m["name"] == "GBps_p2p_pair"][0]
     tol = h100["tolerance_pct"] / 100
     p = run(
         ["run", "--dry-run", "--np", "8", "--baseline", os.path.join(bdir, "h100-sxm.json"), "--report-dir", d],
@@ -158,6 +160,11 @@ def t_profiles():
             opt(prog, "--min-efficiency") == want,
             "%s --min-efficiency %s%% of the peak (%s)" % (prog, want, opt(prog, "--min-efficiency")),
         )
+    # issue 46: one node of 8 GPUs: mem_bw's GPU-pair matrix, held to the SKU's per-pair figure less 10%
+    check(
+        "--p2p" in after_prog(cmds["mem_bw"], "mem_bw") and opt("mem_bw", "--min-p2p") == p2p["value"] * (1 - tol),
+        "standard, 8 ranks: mem_bw --p2p --min-p2p %s" % opt("mem_bw", "--min-p2p"),
+    )
     p = run(
         ["run", "--dry-run", "--np", "2", "--baseline", os.path.join(bdir, "h100-sxm.json"), "--report-dir", d],
         env=nogpu,

@@ -361,6 +361,32 @@ int main(void)
     CHECK_STR(args(pp, "allreduce_bw", &env, nc, sizeof nc), "--pattern world,pairs");
     env.node_count = nodes_before;
     json_decref(pp);
+    /* mem_bw's GPU-pair copy matrix (issue 46): --p2p, held to the SKU's per-pair figure, where the nodes
+     * have more than one GPU; left out, said, with one GPU a node or the GPUs per node unknown. */
+    pp = json_loads("{\"schema\": \"gpuaccept-profile\", \"schema_version\": 1, \"name\": \"t\","
+                    " \"steps\": {\"mem_bw\": [\"{multi_gpu:--p2p}\", \"--min-p2p\","
+                    " \"{p2p_min:mem_bw/GBps_p2p_pair}\", \"-v\"]}}",
+                    0, &je);
+    json_t *bp = json_loads("{\"metrics\": [{\"program\": \"mem_bw\", \"name\": \"GBps_p2p_pair\","
+                            " \"value\": 360, \"higher_is_better\": true}]}",
+                            0, &je);
+    CHECK(pp && bp && suite_profile_validate(pp, err, sizeof err) == 0);
+    suite_profile_env pe = {.expect_gpus = 8,
+                            .baseline = bp,
+                            .tolerance_pct = -1,
+                            .node_count = 2,
+                            .world_size = 16,
+                            .gpu = true};
+    CHECK_STR(args(pp, "mem_bw", &pe, nc, sizeof nc), "--p2p --min-p2p 324 -v");
+    CHECK_STR(nc, "");
+    pe.expect_gpus = 1, pe.world_size = 2;
+    CHECK_STR(args(pp, "mem_bw", &pe, nc, sizeof nc), "-v");
+    CHECK_STR(nc, "no GPU-pair copy matrix (--p2p) for mem_bw: one GPU a node");
+    pe.expect_gpus = 0, pe.node_count = 0, pe.world_size = 0;
+    CHECK_STR(args(pp, "mem_bw", &pe, nc, sizeof nc), "-v");
+    CHECK_STR(nc, "no GPU-pair copy matrix (--p2p) for mem_bw: GPUs per node unknown");
+    json_decref(pp);
+    json_decref(bp);
     json_t *none = json_array();
     CHECK(suite_profile_args(p, "ddp_smoke", &env, none, none) == -1 && json_array_size(none) == 0);
     json_decref(none);

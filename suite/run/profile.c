@@ -30,8 +30,9 @@ const char *suite_profile_builtin_names(void)
 
 /* A placeholder is a whole argument "{kind}" or "{kind:param}". Returns its kind's index, -1 for a plain
  * argument, -2 for an unknown placeholder. */
-static const char *const kinds[] = {"expect_gpus",  "burn_s",     "gpu",        "sku_min",  "sku_eff",
-                                    "sku_node_min", "fabric_min", "fabric_net", "patterns", "compute_hcas"};
+static const char *const kinds[] = {"expect_gpus", "burn_s",       "gpu",        "sku_min",
+                                    "sku_eff",     "sku_node_min", "fabric_min", "fabric_net",
+                                    "patterns",    "compute_hcas", "multi_gpu",  "p2p_min"};
 enum {
     PH_EXPECT_GPUS,
     PH_BURN_S,
@@ -42,9 +43,12 @@ enum {
     PH_FABRIC_MIN,
     PH_FABRIC_NET,
     PH_PATTERNS,
-    PH_COMPUTE_HCAS
+    PH_COMPUTE_HCAS,
+    PH_MULTI_GPU, /* its word where the nodes have more than one GPU (mem_bw's --p2p) */
+    PH_P2P_MIN    /* sku_min there, else dropped in silence (multi_gpu's note says why) */
 };
-static const bool kind_takes_param[] = {false, false, true, true, true, true, true, false, true, false};
+static const bool kind_takes_param[] = {false, false, true, true,  true, true,
+                                        true,  false, true, false, true, true};
 
 static int placeholder(const char *arg, char *param, size_t len)
 {
@@ -557,6 +561,28 @@ static bool fill_patterns(const suite_profile_env *env, const char *program, con
     return out[0] != '\0';
 }
 
+/* Nodes of more than one GPU (ranks): what a copy matrix between a node's GPUs needs. */
+static bool multi_gpu_nodes(const suite_profile_env *env)
+{
+    return ranks_per_node(env) > 1 || (env->node_count >= 1 && env->world_size > env->node_count);
+}
+
+/* {multi_gpu:WORD}: WORD where the nodes have several GPUs; else left out, said. */
+static bool fill_multi_gpu(const suite_profile_env *env, const char *program, const char *word, char *out,
+                           size_t len, json_t *not_covered)
+{
+    if (multi_gpu_nodes(env)) {
+        snprintf(out, len, "%s", word);
+        return true;
+    }
+    bool one = ranks_per_node(env) == 1 || (env->node_count >= 1 && env->world_size == env->node_count);
+    char what[160];
+    snprintf(what, sizeof what, "(%s) for %s", word, program);
+    note(not_covered, "no GPU-pair copy matrix %s: %s", what,
+         one ? "one GPU a node" : "GPUs per node unknown");
+    return false;
+}
+
 /* One argument of the profile, filled; false when it cannot be, with the line for the summary. */
 static bool fill(const suite_profile_env *env, const char *program, const char *arg, const char *option,
                  double max_bytes, char *out, size_t len, json_t *not_covered)
@@ -569,6 +595,10 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
     bool one_node = env->fabric ? env->fabric->nodes == 1 : env->node_count == 1;
     if (kind == PH_FABRIC_MIN && one_node)
         kind = PH_SKU_MIN; /* the single-node figure, for a job of its shape */
+    if (kind == PH_P2P_MIN && !multi_gpu_nodes(env))
+        return false; /* no pairs to hold to it */
+    if (kind == PH_P2P_MIN)
+        kind = PH_SKU_MIN;
     switch (kind) {
     case -1:
         snprintf(out, len, "%s", arg);
@@ -623,6 +653,8 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
         return fill_patterns(env, program, param, out, len, not_covered);
     case PH_COMPUTE_HCAS:
         return fill_compute_hcas(env, program, one_node, out, len, not_covered);
+    case PH_MULTI_GPU:
+        return fill_multi_gpu(env, program, param, out, len, not_covered);
     default:
         return false; /* validated away */
     }
