@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "ga_text.h"
+
 int ar_rail_member(int node, int local, int locals)
 {
     return node * locals + local;
@@ -82,19 +84,21 @@ static json_t *rails_json(const ar_rails_outcome *r, const ga_pairs_verdict *v)
     for (int i = 0; i < r->n_pairs; i++) {
         const ga_pair *p = &r->pairs[i];
         const ar_rail_end *a = &r->ends[p->member[0]], *b = &r->ends[p->member[1]];
-        json_array_append_new(pairs, json_pack("{s:i, s:i, s:[s,s], s:[i,i], s:[s,s], s:f, s:i, s:b, s:b}",
-                                               "round", p->round, "rail", a->local, "hosts", a->host, b->host,
-                                               "ranks", a->rank, b->rank, "nics", a->nic, b->nic,
+        json_array_append_new(pairs, json_pack("{s:i, s:i, s:[o,o], s:[i,i], s:[o,o], s:f, s:i, s:b, s:b}",
+                                               "round", p->round, "rail", a->local, "hosts",
+                                               ga_json_text(a->host), ga_json_text(b->host), "ranks", a->rank,
+                                               b->rank, "nics", ga_json_text(a->nic), ga_json_text(b->nic),
                                                "busbw_GBps", p->figure, "measured", p->measured, "flagged",
                                                p->flagged, "slow_link", p->slow_link));
     }
     for (int i = 0; i < v->n_members; i++)
         if (v->members[i].suspect) {
             const ar_rail_end *e = &r->ends[v->members[i].member];
-            json_array_append_new(slow, json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:f}", "host", e->host,
-                                                  "rail", e->local, "gpu", e->gpu, "rank", e->rank,
-                                                  "pci_bus_id", e->pci_bus_id, "nic", e->nic, "busbw_GBps",
-                                                  v->members[i].figure));
+            json_array_append_new(slow,
+                                  json_pack("{s:o, s:i, s:i, s:i, s:o, s:o, s:f}", "host",
+                                            ga_json_text(e->host), "rail", e->local, "gpu", e->gpu, "rank",
+                                            e->rank, "pci_bus_id", ga_json_text(e->pci_bus_id), "nic",
+                                            ga_json_text(e->nic), "busbw_GBps", v->members[i].figure));
         }
     return json_pack("{s:i, s:i, s:i, s:f, s:i, s:b, s:o, s:o}", "nodes", r->nodes, "gpus_per_node",
                      r->locals, "rounds", r->rounds, "median_busbw_GBps", v->median, "flagged", v->flagged,

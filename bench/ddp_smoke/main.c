@@ -25,6 +25,7 @@
 #include "ga_report.h"
 #include "ga_transport_capture.h"
 #include "ga_testhook.h"
+#include "ga_text.h"
 #include "ga_time.h"
 #include "ga_train_budget.h"
 
@@ -237,7 +238,7 @@ static json_t *not_covered_json(const ddp_state *st)
              "throughput measured over the %d steps taken)",
              st->res.steps_done + 1, st->steps_asked, st->steps_asked, st->budget_s, st->res.steps_done);
     ga_log("TRAIN", "not covered: %s", line);
-    json_array_append_new(nc, json_string(line));
+    json_array_append_new(nc, ga_json_text(line));
     return nc;
 }
 
