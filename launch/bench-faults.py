@@ -5,6 +5,7 @@ Brings up ctest/cluster/cluster.sh's cluster of N nodes (one rank each) with eve
 runs `gpuaccept run --hostfile` with no fault RUNS times, then once per fault case, and prints per case the nodes
 and links the summary names and the run's wall time over the fault-free median. A case is right when it names
 exactly its own entity (the slow node; for a slow link, the link and no node) and a fault-free run names nothing.
+The nodes have no GPU: `--expect-gpus 0` runs every program on its host path, whichever build BIN_DIR holds.
 
     bench-faults.py --bin-dir build/bin [--nodes 6] [--healthy-runs 2] [--profile standard]
                     [--cases node:node01:60,node:node04:60,node:node03:10,link:node02:node05:60]
@@ -70,7 +71,7 @@ def run_suite(args, work, label):
     os.makedirs(d)
     hostfile = cluster("hostfile").strip()
     cmd = [CLUSTER, "run", os.path.join(args.bin_dir, "gpuaccept"), "run", "--hostfile", hostfile]
-    cmd += ["--profile", args.profile, "--baseline", "none", "--report-dir", d]
+    cmd += ["--profile", args.profile, "--baseline", "none", "--expect-gpus", "0", "--report-dir", d]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=args.run_timeout)
