@@ -80,10 +80,15 @@ static json_t *pair_json(const mb_p2p_pair *p)
 
 /* A pair not copied: its own finding, a failure when the SKU has a link figure (--min-p2p: its GPUs are
  * meant to reach each other), else a warning (a PCIe machine may have no peer access by design). */
+/* A fail only where CUDA itself said the two GPUs cannot reach each other and the SKU says they should
+ * (--min-p2p). An IPC open or a copy that failed is a warning: with one GPU visible per rank (Slurm's
+ * --gpus-per-task, a per-rank CUDA_VISIBLE_DEVICES) CUDA may refuse a peer's handle on a healthy node, and a
+ * broken link shows in node_health's NVLink state and in the collectives. */
 static void add_unavailable(ga_findings *f, const mb_p2p_pair *p, double floor)
 {
     ga_where w = {p->host, p->node, p->src_rank, p->src, NULL};
-    ga_findings_add(f, floor > 0 ? GA_SEV_FAIL : GA_SEV_WARN, "MEM_P2P_UNAVAILABLE", w,
+    bool refused = p->state == MB_P2P_NO_PEER_ACCESS && floor > 0;
+    ga_findings_add(f, refused ? GA_SEV_FAIL : GA_SEV_WARN, "MEM_P2P_UNAVAILABLE", w,
                     "%s GPU%d->GPU%d: not copied, %s (%s)", p->host, p->src, p->dst,
                     p->state == MB_P2P_NO_PEER_ACCESS ? "no peer access between the two GPUs"
                                                       : "the copy failed",

@@ -100,5 +100,18 @@ int main(void)
         ga_findings_free(&f);
         free(all);
     }
+
+    /* A handle CUDA would not open (ranks that see one GPU each may be refused a peer's handle on a healthy
+     * node): a warning even with the SKU's figure, never a failure */
+    all = cluster(0.05, -1, 0, 0, 0);
+    all[9 * GPUS + 3].p2p_GBps[4] = 0;
+    all[9 * GPUS + 3].p2p_state[4] = MB_P2P_COPY_FAILED;
+    snprintf(all[9 * GPUS + 3].p2p_note, sizeof all[0].p2p_note,
+             "cudaIpcOpenMemHandle: invalid device ordinal");
+    f = judge(all, 300, &n);
+    CHECKF(f.count == 1 && f.items[0].severity == GA_SEV_WARN, "%zu findings, the first %s", f.count,
+           f.count ? ga_severity_name(f.items[0].severity) : "-");
+    ga_findings_free(&f);
+    free(all);
     return ga_test_finish();
 }
