@@ -32,6 +32,7 @@ typedef struct {
     double min_mfu;            /* fraction; 0: reported only */
     double min_scaling;        /* fraction; 0: reported only */
     double min_tokens_per_gpu; /* tokens/s per GPU; 0: reported only */
+    bool floors_estimated;     /* the two floors above are estimates: below them is a warning */
     int64_t tokens_per_step;   /* the global batch in tokens: ranks x micro-batch x accumulation x T */
 } lm_check_opts;
 

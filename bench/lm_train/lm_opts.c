@@ -34,6 +34,7 @@ enum {
     OPT_STRAGGLER,
     OPT_REMEASURE,
     OPT_BACKEND,
+    OPT_FLOOR_SEVERITY,
     OPT_WAIT_TIMEOUT = 'T', /* nccl-tests' per-wait bound */
 };
 
@@ -81,6 +82,10 @@ const ga_option lm_options[] = {
     {"min-tokens-per-s", OPT_MIN_TOKENS, true, "N",
      "fail when the job trains fewer than N tokens/s per GPU (a SKU's figure; default 0: reported only)",
      GA_OPT_REAL, "tokens/s", .at = GA_AT(lm_opts, min_tokens_per_gpu), .min = 0, .max = 1e12},
+    {"floor-severity", OPT_FLOOR_SEVERITY, true, "fail|warn",
+     "what a run below --min-mfu or --min-tokens-per-s is: warn for floors that are estimates (default fail; "
+     "the suite passes the SKU figure's own \"regression\")",
+     GA_OPT_ENUM, .choices = "fail|warn"},
     {"scaling", OPT_SCALING, false, NULL,
      "each node trains alone first, then the whole job: tokens/s per GPU of the job over a node's",
      GA_OPT_FLAG, .at = GA_AT(lm_opts, scaling)},
@@ -173,6 +178,9 @@ int lm_opts_on_option(void *opts, int key, const char *arg, char *err, size_t er
         return ga_cli_parse_pct_fraction(arg, 0, 1000, &o->min_scaling, err, errlen);
     case OPT_BACKEND:
         return ga_parse_backend(arg, &o->backend, err, errlen);
+    case OPT_FLOOR_SEVERITY:
+        o->floors_estimated = strcmp(arg, "warn") == 0;
+        return 0;
     }
     return 0;
 }

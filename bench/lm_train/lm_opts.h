@@ -25,6 +25,7 @@ typedef struct {
     /* fractions (percent on the command line); NAN until defaulted */
     double min_improvement, min_mfu, min_scaling, straggler_pct;
     double min_tokens_per_gpu; /* --min-tokens-per-s: tokens/s per GPU; 0 reported only */
+    bool floors_estimated;     /* --floor-severity warn: the throughput floors are estimates (warnings) */
     bool scaling;              /* --scaling: each node (or --scaling-ranks group) trains alone first */
     int scaling_ranks;         /* ranks per group of the scaling phase; 0: the node's */
     int remeasure;

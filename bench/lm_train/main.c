@@ -193,6 +193,7 @@ static lm_check_opts check_opts(const ga_ctx *ctx, const lm_state *st)
                            .min_mfu = o->min_mfu,
                            .min_scaling = o->min_scaling,
                            .min_tokens_per_gpu = o->min_tokens_per_gpu,
+                           .floors_estimated = o->floors_estimated,
                            .tokens_per_step =
                                (int64_t)ctx->world_size * o->batch * o->grad_accum * st->cfg.seq_len};
 }

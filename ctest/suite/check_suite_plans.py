@@ -160,10 +160,13 @@ def t_profiles():
             opt(prog, "--min-efficiency") == want,
             "%s --min-efficiency %s%% of the peak (%s)" % (prog, want, opt(prog, "--min-efficiency")),
         )
-    # issue 46: one node of 8 GPUs: mem_bw's GPU-pair matrix, held to the SKU's per-pair figure less 10%
+    # issue 46: one node of 8 GPUs: mem_bw's GPU-pair matrix, each pair against its node's own; no floor while
+    # the SKU's per-pair figure is an estimate (an unmeasured figure cannot fail a node)
     check(
-        "--p2p" in after_prog(cmds["mem_bw"], "mem_bw") and opt("mem_bw", "--min-p2p") == p2p["value"] * (1 - tol),
-        "standard, 8 ranks: mem_bw --p2p --min-p2p %s" % opt("mem_bw", "--min-p2p"),
+        p2p.get("estimate") is True
+        and "--p2p" in after_prog(cmds["mem_bw"], "mem_bw")
+        and "--min-p2p" not in after_prog(cmds["mem_bw"], "mem_bw"),
+        "standard, 8 ranks: mem_bw --p2p without --min-p2p: %s" % after_prog(cmds["mem_bw"], "mem_bw"),
     )
     p = run(
         ["run", "--dry-run", "--np", "2", "--baseline", os.path.join(bdir, "h100-sxm.json"), "--report-dir", d],

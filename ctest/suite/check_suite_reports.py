@@ -314,6 +314,22 @@ def t_baseline_compare():
         p.returncode == 1 and br == [("gpu-node-03", 1)],
         "auto: the slow GPU is below the shipped H100 figure (%s)" % br,
     )
+    # A figure whose file says "regression": "warn" (one no GPU run has measured) cannot fail the node: the same
+    # slow GPU is a warning and the merge passes.
+    shipped = load(os.path.join(os.environ["GPUACCEPT_BASELINE_DIR"], "h100-sxm.json"))
+    for m in shipped["metrics"]:
+        if m["program"] == "gemm_flops":
+            m["regression"] = "warn"
+    soft = os.path.join(fresh("regression-warn"), "h100-warn.json")
+    with open(soft, "w") as f:
+        json.dump(shipped, f)
+    p, d = merge_dir(h100_shaped("cluster_good", 5), "bad-warn", ["--baseline", soft])
+    sm = load(d + "/summary.json")
+    br = [(f["host"], f["severity"]) for f in sm["findings"] if f["code"] == "BASELINE_REGRESSION"]
+    check(
+        p.returncode == 0 and br == [("gpu-node-03", "warn")],
+        'a figure with "regression": "warn": the slow GPU is a warning, exit 0 (%d, %s)' % (p.returncode, br),
+    )
 
 
 def t_untrusted():

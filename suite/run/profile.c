@@ -30,9 +30,9 @@ const char *suite_profile_builtin_names(void)
 
 /* A placeholder is a whole argument "{kind}" or "{kind:param}". Returns its kind's index, -1 for a plain
  * argument, -2 for an unknown placeholder. */
-static const char *const kinds[] = {"expect_gpus", "burn_s",       "gpu",        "sku_min",
-                                    "sku_eff",     "sku_node_min", "fabric_min", "fabric_net",
-                                    "patterns",    "compute_hcas", "multi_gpu",  "p2p_min"};
+static const char *const kinds[] = {"expect_gpus",  "burn_s",     "gpu",         "sku_min",  "sku_eff",
+                                    "sku_node_min", "fabric_min", "fabric_net",  "patterns", "compute_hcas",
+                                    "multi_gpu",    "p2p_min",    "sku_severity"};
 enum {
     PH_EXPECT_GPUS,
     PH_BURN_S,
@@ -44,11 +44,12 @@ enum {
     PH_FABRIC_NET,
     PH_PATTERNS,
     PH_COMPUTE_HCAS,
-    PH_MULTI_GPU, /* its word where the nodes have more than one GPU (mem_bw's --p2p) */
-    PH_P2P_MIN    /* sku_min there, else dropped in silence (multi_gpu's note says why) */
+    PH_MULTI_GPU,   /* its word where the nodes have more than one GPU (mem_bw's --p2p) */
+    PH_P2P_MIN,     /* sku_min there, else dropped in silence (multi_gpu's note says why) */
+    PH_SKU_SEVERITY /* "warn" or "fail": the figure's "regression", what falling below its floor is */
 };
-static const bool kind_takes_param[] = {false, false, true, true,  true, true,
-                                        true,  false, true, false, true, true};
+static const bool kind_takes_param[] = {false, false, true,  true, true, true, true,
+                                        false, true,  false, true, true, true};
 
 static int placeholder(const char *arg, char *param, size_t len)
 {
@@ -655,6 +656,13 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
         return fill_compute_hcas(env, program, one_node, out, len, not_covered);
     case PH_MULTI_GPU:
         return fill_multi_gpu(env, program, param, out, len, not_covered);
+    case PH_SKU_SEVERITY: { /* silent when dropped: the floor's own placeholder says why there is none */
+        const json_t *m = env->baseline ? baseline_metric(env->baseline, param) : NULL;
+        if (!m)
+            return false;
+        snprintf(out, len, "%s", sj_str(m, "regression", "fail"));
+        return true;
+    }
     default:
         return false; /* validated away */
     }

@@ -75,6 +75,12 @@ static bool metric_sources_bad(const json_t *ids, const json_t *m, size_t i, cha
         snprintf(err, errlen, "baseline metric %zu: \"estimate\" must be true or false", i);
         return true;
     }
+    json_t *reg = json_object_get(m, "regression");
+    if (reg && !(json_is_string(reg) &&
+                 (ga_streq(json_string_value(reg), "fail") || ga_streq(json_string_value(reg), "warn")))) {
+        snprintf(err, errlen, "baseline metric %zu: \"regression\" must be \"fail\" or \"warn\"", i);
+        return true;
+    }
     if (peak && !(json_is_number(peak) && json_number_value(peak) > 0)) {
         snprintf(err, errlen, "baseline metric %zu: \"peak\" must be a positive number", i);
         return true;
@@ -371,16 +377,21 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
             else if (host)
                 snprintf(where, sizeof where, " on %s", host);
             const char *unit = sj_str(m, "unit", "");
+            /* "regression": "warn": a figure its file says cannot fail a node (an estimate for a path never
+             * measured on that SKU) */
+            bool estimate = ga_streq(sj_str(bm, "regression", "fail"), "warn");
             snprintf(msg, sizeof msg,
-                     "%s %s %.4g %s%s is %s the baseline %.4g %s by %.1f%% (tolerance %.4g%%%s%s)", program,
+                     "%s %s %.4g %s%s is %s the baseline %.4g %s by %.1f%% (tolerance %.4g%%%s%s)%s", program,
                      name, value, unit, where, hib ? "below" : "above", base, unit,
                      base != 0 ? fabs(value - base) / fabs(base) * 100 : 0.0, tol_pct,
-                     sj_str(bm, "source", NULL) ? "; source " : "", sj_str(bm, "source", ""));
-            json_t *f = json_pack(
-                "{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:s}", "program", "baseline", "severity", "fail", "code",
-                "BASELINE_REGRESSION", "host", OR_NULL(json_object_get(m, "host")), "node_index",
-                OR_NULL(json_object_get(m, "node_index")), "rank", OR_NULL(json_object_get(m, "rank")), "gpu",
-                OR_NULL(json_object_get(m, "gpu")), "message", msg);
+                     sj_str(bm, "source", NULL) ? "; source " : "", sj_str(bm, "source", ""),
+                     estimate ? "; the baseline figure is an estimate, not measured: a warning" : "");
+            json_t *f = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:s}", "program", "baseline",
+                                  "severity", estimate ? "warn" : "fail", "code", "BASELINE_REGRESSION",
+                                  "host", OR_NULL(json_object_get(m, "host")), "node_index",
+                                  OR_NULL(json_object_get(m, "node_index")), "rank",
+                                  OR_NULL(json_object_get(m, "rank")), "gpu",
+                                  OR_NULL(json_object_get(m, "gpu")), "message", msg);
             if (json_is_string(json_object_get(m, "pci_bus_id")))
                 json_object_set(f, "pci_bus_id", json_object_get(m, "pci_bus_id"));
             json_array_append_new(findings, f);
