@@ -584,13 +584,39 @@ static bool fill_multi_gpu(const suite_profile_env *env, const char *program, co
     return false;
 }
 
+/* {sku_min:...} / {sku_eff:...}: the SKU figure less its tolerance (a percentage of its peak for sku_eff);
+ * else left out, said. */
+static bool fill_sku(const suite_profile_env *env, int kind, const char *program, const char *param,
+                     const char *option, char *out, size_t len, json_t *not_covered)
+{
+    char why[256];
+    double v;
+    if (!env->baseline)
+        note(not_covered, "no SKU thresholds: %s%s",
+             env->no_baseline_why ? env->no_baseline_why : "no baseline", "");
+    if (env->baseline && sku_value(env, kind, param, &v, why, sizeof why) == 0) {
+        /* the shortest text that reads back as v: 0.6376 stays 0.6376 (it was "0.6"); a percentage keeps its
+         * sign, so that the program never reads a value below 1 as a fraction */
+        shortest_number(v, kind == PH_SKU_EFF ? "%" : "", out, len);
+        return true;
+    }
+    if (env->baseline) {
+        char what[160];
+        snprintf(what, sizeof what, "%s for %s", option ? option : param, program);
+        note(not_covered, "no %s: %s", what, why);
+    }
+    if (kind == PH_SKU_EFF)
+        note(not_covered, "relative only: %s%s", program,
+             ", each GPU against its peers with no floor (no SKU threshold)");
+    return false;
+}
+
 /* One argument of the profile, filled; false when it cannot be, with the line for the summary. */
 static bool fill(const suite_profile_env *env, const char *program, const char *arg, const char *option,
                  double max_bytes, char *out, size_t len, json_t *not_covered)
 {
     char param[128], why[256];
     int kind = placeholder(arg, param, sizeof param);
-    double v;
     if (deferred(env, kind, arg, out, len))
         return true;
     bool one_node = env->fabric ? env->fabric->nodes == 1 : env->node_count == 1;
@@ -625,27 +651,7 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
         return false;
     case PH_SKU_MIN:
     case PH_SKU_EFF:
-        if (!env->baseline) {
-            note(not_covered, "no SKU thresholds: %s%s",
-                 env->no_baseline_why ? env->no_baseline_why : "no baseline", "");
-            if (kind == PH_SKU_EFF)
-                note(not_covered, "relative only: %s%s", program,
-                     ", each GPU against its peers with no floor (no SKU threshold)");
-            return false;
-        }
-        if (sku_value(env, kind, param, &v, why, sizeof why) != 0) {
-            char what[160];
-            snprintf(what, sizeof what, "%s for %s", option ? option : param, program);
-            note(not_covered, "no %s: %s", what, why);
-            if (kind == PH_SKU_EFF)
-                note(not_covered, "relative only: %s%s", program,
-                     ", each GPU against its peers with no floor (no SKU threshold)");
-            return false;
-        }
-        /* the shortest text that reads back as v: 0.6376 stays 0.6376 (it was "0.6"); a percentage keeps its
-         * sign, so that the program never reads a value below 1 as a fraction */
-        shortest_number(v, kind == PH_SKU_EFF ? "%" : "", out, len);
-        return true;
+        return fill_sku(env, kind, program, param, option, out, len, not_covered);
     case PH_SKU_NODE_MIN:
     case PH_FABRIC_MIN:
     case PH_FABRIC_NET:
@@ -658,10 +664,9 @@ static bool fill(const suite_profile_env *env, const char *program, const char *
         return fill_multi_gpu(env, program, param, out, len, not_covered);
     case PH_SKU_SEVERITY: { /* silent when dropped: the floor's own placeholder says why there is none */
         const json_t *m = env->baseline ? baseline_metric(env->baseline, param) : NULL;
-        if (!m)
-            return false;
-        snprintf(out, len, "%s", sj_str(m, "regression", "fail"));
-        return true;
+        if (m)
+            snprintf(out, len, "%s", sj_str(m, "regression", "fail"));
+        return m != NULL;
     }
     default:
         return false; /* validated away */

@@ -334,6 +334,39 @@ static json_t *baseline_by_name(const json_t *baseline)
     return map;
 }
 
+/* The BASELINE_REGRESSION finding of metric m against the baseline's figure bm. */
+static json_t *regression_finding(const json_t *m, const json_t *bm, double value, double base, bool hib,
+                                  double tol_pct)
+{
+    char where[160] = "", msg[600], gpu[96];
+    const char *host = sj_str(m, "host", NULL), *program = sj_str(m, "program", ""),
+               *name = sj_str(m, "name", "");
+    suite_gpu_name(m, gpu, sizeof gpu);
+    if (host && gpu[0])
+        snprintf(where, sizeof where, " on %s %s", host, gpu);
+    else if (host && sj_int(m, "rank", -1) >= 0)
+        snprintf(where, sizeof where, " on %s rank %lld", host, sj_int(m, "rank", -1));
+    else if (host)
+        snprintf(where, sizeof where, " on %s", host);
+    const char *unit = sj_str(m, "unit", "");
+    /* "regression": "warn": a figure its file says cannot fail a node (an estimate for a path never measured
+     * on that SKU) */
+    bool estimate = ga_streq(sj_str(bm, "regression", "fail"), "warn");
+    snprintf(msg, sizeof msg, "%s %s %.4g %s%s is %s the baseline %.4g %s by %.1f%% (tolerance %.4g%%%s%s)%s",
+             program, name, value, unit, where, hib ? "below" : "above", base, unit,
+             base != 0 ? fabs(value - base) / fabs(base) * 100 : 0.0, tol_pct,
+             sj_str(bm, "source", NULL) ? "; source " : "", sj_str(bm, "source", ""),
+             estimate ? "; the baseline figure is an estimate, not measured: a warning" : "");
+    json_t *f = json_pack(
+        "{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:s}", "program", "baseline", "severity",
+        estimate ? "warn" : "fail", "code", "BASELINE_REGRESSION", "host",
+        OR_NULL(json_object_get(m, "host")), "node_index", OR_NULL(json_object_get(m, "node_index")), "rank",
+        OR_NULL(json_object_get(m, "rank")), "gpu", OR_NULL(json_object_get(m, "gpu")), "message", msg);
+    if (json_is_string(json_object_get(m, "pci_bus_id")))
+        json_object_set(f, "pci_bus_id", json_object_get(m, "pci_bus_id"));
+    return f;
+}
+
 int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *source, double tolerance_pct)
 {
     if (tolerance_pct < 0)
@@ -367,34 +400,7 @@ int suite_baseline_apply(json_t *summary, const json_t *baseline, const char *so
             if (hib ? value >= limit : value <= limit)
                 continue;
             regressions++;
-            char where[160] = "", msg[600], gpu[96];
-            const char *host = sj_str(m, "host", NULL);
-            suite_gpu_name(m, gpu, sizeof gpu);
-            if (host && gpu[0])
-                snprintf(where, sizeof where, " on %s %s", host, gpu);
-            else if (host && sj_int(m, "rank", -1) >= 0)
-                snprintf(where, sizeof where, " on %s rank %lld", host, sj_int(m, "rank", -1));
-            else if (host)
-                snprintf(where, sizeof where, " on %s", host);
-            const char *unit = sj_str(m, "unit", "");
-            /* "regression": "warn": a figure its file says cannot fail a node (an estimate for a path never
-             * measured on that SKU) */
-            bool estimate = ga_streq(sj_str(bm, "regression", "fail"), "warn");
-            snprintf(msg, sizeof msg,
-                     "%s %s %.4g %s%s is %s the baseline %.4g %s by %.1f%% (tolerance %.4g%%%s%s)%s", program,
-                     name, value, unit, where, hib ? "below" : "above", base, unit,
-                     base != 0 ? fabs(value - base) / fabs(base) * 100 : 0.0, tol_pct,
-                     sj_str(bm, "source", NULL) ? "; source " : "", sj_str(bm, "source", ""),
-                     estimate ? "; the baseline figure is an estimate, not measured: a warning" : "");
-            json_t *f = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:O, s:s}", "program", "baseline",
-                                  "severity", estimate ? "warn" : "fail", "code", "BASELINE_REGRESSION",
-                                  "host", OR_NULL(json_object_get(m, "host")), "node_index",
-                                  OR_NULL(json_object_get(m, "node_index")), "rank",
-                                  OR_NULL(json_object_get(m, "rank")), "gpu",
-                                  OR_NULL(json_object_get(m, "gpu")), "message", msg);
-            if (json_is_string(json_object_get(m, "pci_bus_id")))
-                json_object_set(f, "pci_bus_id", json_object_get(m, "pci_bus_id"));
-            json_array_append_new(findings, f);
+            json_array_append_new(findings, regression_finding(m, bm, value, base, hib, tol_pct));
         }
     }
     json_decref(by_name);
