@@ -52,25 +52,13 @@ static void run_colors(const rails_run *rr, const uint64_t *sizes, int n_sizes, 
                        ar_record *mine, ar_record **all)
 {
     const ga_ctx *ctx = rr->ctx;
-    memset(mine, 0, sizeof *mine);
-    ga_record_header_init(ctx, &mine->hdr);
-    mine->group = color == MPI_UNDEFINED ? -1 : color;
-    MPI_Comm rc = MPI_COMM_NULL;
-    ga_deadline_arm_for(rr->round_bound, "splitting the world into the rails of %s", what);
-    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &rc));
-    ga_deadline_disarm();
+    MPI_Comm rc = ar_split_groups(ctx, color, mine, rr->round_bound, "rails", what);
     char label[96];
     snprintf(label, sizeof label, "rail %d %s", color, what);
     ar_sweep_cfg cfg = ar_cfg_of(rr->o, rr->c, sizes, n_sizes, label);
     cfg.deadline = rr->deadline;
-    if (rc != MPI_COMM_NULL) {
-        int n;
-        MPI_Comm_size(rc, &n);
-        ar_backend *b = ar_backend_open(rr->kind, rc, ar_bench_max_bytes(&cfg, n), label);
-        ar_bench_sweep(b, &cfg, mine, NULL, NULL);
-        b->destroy(b);
-        MPI_Comm_free(&rc);
-    }
+    if (rc != MPI_COMM_NULL)
+        ar_sweep_group(rr->kind, &rc, &cfg, mine, label);
     idle_wait(rr, what);
     ar_gather_records(ctx, mine, all, rr->round_bound, what);
 }

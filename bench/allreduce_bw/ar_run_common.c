@@ -36,6 +36,30 @@ void ar_gather_records(const ga_ctx *ctx, const ar_record *mine, ar_record **all
     ga_deadline_disarm();
 }
 
+MPI_Comm ar_split_groups(const ga_ctx *ctx, int color, ar_record *mine, double bound, const char *groups,
+                         const char *what)
+{
+    memset(mine, 0, sizeof *mine);
+    ga_record_header_init(ctx, &mine->hdr);
+    mine->group = color == MPI_UNDEFINED ? -1 : color;
+    MPI_Comm gc = MPI_COMM_NULL;
+    ga_deadline_arm_for(bound, "splitting the world into the %s of %s", groups, what);
+    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &gc));
+    ga_deadline_disarm();
+    return gc;
+}
+
+void ar_sweep_group(ga_backend kind, MPI_Comm *gc, const ar_sweep_cfg *cfg, ar_record *mine,
+                    const char *label)
+{
+    int n;
+    MPI_Comm_size(*gc, &n);
+    ar_backend *b = ar_backend_open(kind, *gc, ar_bench_max_bytes(cfg, n), label);
+    ar_bench_sweep(b, cfg, mine, NULL, NULL);
+    b->destroy(b);
+    MPI_Comm_free(gc);
+}
+
 void ar_rec_set_free(rec_set *s)
 {
     free(s->recs);
