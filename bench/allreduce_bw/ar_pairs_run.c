@@ -230,12 +230,7 @@ static int (*share_remeasure_list(const ga_pair *pairs, int n_pairs, const int *
     if (!list)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     if (batch_of)
-        for (int i = 0, k = 0; i < n_pairs; i++)
-            if (batch_of[i] >= 0) {
-                list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
-                list[k][2] = batch_of[i], list[k][3] = i;
-                k++;
-            }
+        ar_remeasure_list_fill(pairs, n_pairs, batch_of, list);
     ga_deadline_arm("sharing the pairs to measure again");
     GA_MPI_CHECK(MPI_Bcast(list, 4 * count, MPI_INT, 0, MPI_COMM_WORLD));
     ga_deadline_disarm();
@@ -251,10 +246,7 @@ static void run_remeasure_batches(pairs_run *pr, ga_pair *pairs, int (*list)[4],
     ar_sweep_desc d1 = ar_desc_of(pr->o, pr->c, last, 1);
     int me = member_of_rank(ctx, &pr->plan);
     for (int b = 0; b < head[1]; b++) {
-        int color = MPI_UNDEFINED;
-        for (int k = 0; k < head[0]; k++)
-            if (list[k][2] == b && (list[k][0] == me || list[k][1] == me))
-                color = k;
+        int color = ar_remeasure_color(list, head[0], b, me);
         char what[64];
         snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b + 1);
         ar_record *all = NULL;

@@ -157,12 +157,8 @@ static int remeasure_pass(const rails_run *rr, ga_pair *pairs, int n_pairs, int 
     int(*list)[4] = calloc((size_t)head[0] + 1, sizeof *list);
     if (!list)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    for (int i = 0, k = 0; root && i < n_pairs; i++)
-        if (batch_of[i] >= 0) {
-            list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
-            list[k][2] = batch_of[i], list[k][3] = i;
-            k++;
-        }
+    if (root)
+        ar_remeasure_list_fill(pairs, n_pairs, batch_of, list);
     GA_MPI_CHECK(MPI_Bcast(list, 4 * head[0], MPI_INT, 0, MPI_COMM_WORLD));
     ga_deadline_disarm();
     if (root && head[0])
@@ -172,10 +168,7 @@ static int remeasure_pass(const rails_run *rr, ga_pair *pairs, int n_pairs, int 
     ar_sweep_desc d1 = ar_desc_of(rr->o, rr->c, last, 1);
     int me = ar_rail_member(rr->ctx->node_index, rr->ctx->local_rank, rr->locals);
     for (int b = 0; b < head[1]; b++) {
-        int color = MPI_UNDEFINED;
-        for (int k = 0; k < head[0]; k++)
-            if (list[k][2] == b && (list[k][0] == me || list[k][1] == me))
-                color = k;
+        int color = ar_remeasure_color(list, head[0], b, me);
         char what[64];
         snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b + 1);
         ar_record *all = NULL;

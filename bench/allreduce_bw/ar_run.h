@@ -95,6 +95,11 @@ MPI_Comm ar_split_groups(const ga_ctx *ctx, int color, ar_record *mine, double b
 /* Collective over *gc: cfg's sweep on a backend of its own into mine; frees *gc. */
 void ar_sweep_group(ga_backend kind, MPI_Comm *gc, const ar_sweep_cfg *cfg, ar_record *mine,
                     const char *label);
+/* The pairs measured again (batch_of[i] >= 0, in index order) as list[k] = members a, b, batch, pair index.
+ */
+void ar_remeasure_list_fill(const ga_pair *pairs, int n_pairs, const int *batch_of, int (*list)[4]);
+/* The entry of list (count of them) in batch that member me is in: its group's color, else MPI_UNDEFINED. */
+int ar_remeasure_color(int (*list)[4], int count, int batch, int me);
 void ar_rec_set_free(rec_set *s);
 /* Every rank's record in its communicator: one, or one per NCCL_TESTS_SPLIT_MASK group. */
 rec_set ar_rec_set_world(const ar_record *all, int n);

@@ -60,6 +60,25 @@ void ar_sweep_group(ga_backend kind, MPI_Comm *gc, const ar_sweep_cfg *cfg, ar_r
     MPI_Comm_free(gc);
 }
 
+void ar_remeasure_list_fill(const ga_pair *pairs, int n_pairs, const int *batch_of, int (*list)[4])
+{
+    for (int i = 0, k = 0; i < n_pairs; i++)
+        if (batch_of[i] >= 0) {
+            list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
+            list[k][2] = batch_of[i], list[k][3] = i;
+            k++;
+        }
+}
+
+int ar_remeasure_color(int (*list)[4], int count, int batch, int me)
+{
+    int color = MPI_UNDEFINED;
+    for (int k = 0; k < count; k++)
+        if (list[k][2] == batch && (list[k][0] == me || list[k][1] == me))
+            color = k;
+    return color;
+}
+
 void ar_rec_set_free(rec_set *s)
 {
     free(s->recs);
