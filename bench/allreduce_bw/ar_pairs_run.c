@@ -360,12 +360,7 @@ static void report_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record 
     if (ar_report_pairs(o, &outcome, st->findings, report, &st->out) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     free(ids);
-    if (!st->node_records)
-        st->node_records = rounds_all[0];
-    else
-        free(rounds_all[0]);
-    for (int r = 1; r < rounds; r++)
-        free(rounds_all[r]);
+    ar_keep_first_records(st, rounds_all, rounds);
 }
 
 /* Rank 0: the pairs whose sizes went unchecked (far below their peers, or out of time), for not_covered. */

@@ -126,12 +126,7 @@ static void account_rounds(const rails_run *rr, ar_record **rounds_all, int roun
     ar_sweep_desc d = ar_desc_of(rr->o, rr->c, rr->sizes, rr->n_sizes);
     ar_account_sweep(st, &d, &set, rr->o->min_busbw, false, false, "rails");
     ar_rec_set_free(&set);
-    if (!st->node_records)
-        st->node_records = rounds_all[0];
-    else
-        free(rounds_all[0]);
-    for (int r = 1; r < rounds; r++)
-        free(rounds_all[r]);
+    ar_keep_first_records(st, rounds_all, rounds);
 }
 
 /* Collective, one pass: the rail pairs that would make a finding (rank 0 decides) measured again at the

@@ -95,6 +95,9 @@ MPI_Comm ar_split_groups(const ga_ctx *ctx, int color, ar_record *mine, double b
 /* Collective over *gc: cfg's sweep on a backend of its own into mine; frees *gc. */
 void ar_sweep_group(ga_backend kind, MPI_Comm *gc, const ar_sweep_cfg *cfg, ar_record *mine,
                     const char *label);
+/* Rank 0: the first of rounds' records become the report's "nodes" (st->node_records) when no earlier pattern
+ * gave them, else are freed; the others are freed. */
+void ar_keep_first_records(run_state *st, ar_record **rounds_all, int rounds);
 /* The pairs measured again (batch_of[i] >= 0, in index order) as list[k] = members a, b, batch, pair index.
  */
 void ar_remeasure_list_fill(const ga_pair *pairs, int n_pairs, const int *batch_of, int (*list)[4]);

@@ -60,6 +60,16 @@ void ar_sweep_group(ga_backend kind, MPI_Comm *gc, const ar_sweep_cfg *cfg, ar_r
     MPI_Comm_free(gc);
 }
 
+void ar_keep_first_records(run_state *st, ar_record **rounds_all, int rounds)
+{
+    if (!st->node_records)
+        st->node_records = rounds_all[0];
+    else
+        free(rounds_all[0]);
+    for (int r = 1; r < rounds; r++)
+        free(rounds_all[r]);
+}
+
 void ar_remeasure_list_fill(const ga_pair *pairs, int n_pairs, const int *batch_of, int (*list)[4])
 {
     for (int i = 0, k = 0; i < n_pairs; i++)
