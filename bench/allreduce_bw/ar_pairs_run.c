@@ -97,15 +97,10 @@ static void run_groups(const pairs_run *pr, const uint64_t *sizes, int n_sizes, 
                        ar_gate *gate, ar_record *mine, ar_record **records)
 {
     const ga_ctx *ctx = pr->ctx;
-    memset(mine, 0, sizeof *mine);
-    ga_record_header_init(ctx, &mine->hdr);
-    mine->group = color == MPI_UNDEFINED ? -1 : color;
-    MPI_Comm pc = MPI_COMM_NULL;
     /* The gather that ended the previous round returns on a rank as soon as its record is sent, so the ranks
-     * of fast pairs wait here for the slowest pair of that round: the round's bound, not one wait's. */
-    ga_deadline_arm_for(pr->round_bound, "splitting the world into the pairs of %s", what);
-    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &pc));
-    ga_deadline_disarm();
+     * of fast pairs wait in the split for the slowest pair of that round: the round's bound, not one wait's.
+     */
+    MPI_Comm pc = ar_split_groups(ctx, color, mine, pr->round_bound, "pairs", what);
     char label[96];
     snprintf(label, sizeof label, "pair %d %s", color, what); /* names the NCCL communicator too */
     ar_sweep_cfg cfg = ar_cfg_of(pr->o, pr->c, sizes, n_sizes, label);
@@ -116,16 +111,10 @@ static void run_groups(const pairs_run *pr, const uint64_t *sizes, int n_sizes, 
      * them is kept): the fabric is known slow, and -n operations through its slowest link would cost minutes
      */
     cfg.first_is_figure = cfg.first_is_figure || pr->isolation;
-    if (pc != MPI_COMM_NULL) {
-        int pn;
-        MPI_Comm_size(pc, &pn);
-        ar_backend *b = ar_backend_open(pr->kind, pc, ar_bench_max_bytes(&cfg, pn), label);
-        ar_bench_sweep(b, &cfg, mine, NULL, NULL);
-        b->destroy(b);
-        MPI_Comm_free(&pc);
-    } else if (gate) {
+    if (pc != MPI_COMM_NULL)
+        ar_sweep_group(pr->kind, &pc, &cfg, mine, label);
+    else if (gate)
         ar_bench_sit_out(&cfg);
-    }
     ar_gather_records(ctx, mine, records, pr->round_bound, what);
 }
 
@@ -241,12 +230,7 @@ static int (*share_remeasure_list(const ga_pair *pairs, int n_pairs, const int *
     if (!list)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     if (batch_of)
-        for (int i = 0, k = 0; i < n_pairs; i++)
-            if (batch_of[i] >= 0) {
-                list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
-                list[k][2] = batch_of[i], list[k][3] = i;
-                k++;
-            }
+        ar_remeasure_list_fill(pairs, n_pairs, batch_of, list);
     ga_deadline_arm("sharing the pairs to measure again");
     GA_MPI_CHECK(MPI_Bcast(list, 4 * count, MPI_INT, 0, MPI_COMM_WORLD));
     ga_deadline_disarm();
@@ -262,10 +246,7 @@ static void run_remeasure_batches(pairs_run *pr, ga_pair *pairs, int (*list)[4],
     ar_sweep_desc d1 = ar_desc_of(pr->o, pr->c, last, 1);
     int me = member_of_rank(ctx, &pr->plan);
     for (int b = 0; b < head[1]; b++) {
-        int color = MPI_UNDEFINED;
-        for (int k = 0; k < head[0]; k++)
-            if (list[k][2] == b && (list[k][0] == me || list[k][1] == me))
-                color = k;
+        int color = ar_remeasure_color(list, head[0], b, me);
         char what[64];
         snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b + 1);
         ar_record *all = NULL;
@@ -379,12 +360,7 @@ static void report_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record 
     if (ar_report_pairs(o, &outcome, st->findings, report, &st->out) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     free(ids);
-    if (!st->node_records)
-        st->node_records = rounds_all[0];
-    else
-        free(rounds_all[0]);
-    for (int r = 1; r < rounds; r++)
-        free(rounds_all[r]);
+    ar_keep_first_records(st, rounds_all, rounds);
 }
 
 /* Rank 0: the pairs whose sizes went unchecked (far below their peers, or out of time), for not_covered. */
@@ -481,6 +457,99 @@ static bool note_cpus_shared(const ga_ctx *ctx)
     return per_cpu > 1;
 }
 
+/* The pairs phase's buffers: this rank's record and round schedule; at rank 0, the pairs measured so far with
+ * what the gate judged of them and which are beyond doubt, and each round's records. */
+typedef struct {
+    int (*sched)[2];
+    ar_record *mine;
+    ga_pair *pairs;
+    bool *judged, *doubtless;
+    ar_record **rounds_all;
+    int n_pairs; /* pairs measured so far (rank 0) */
+    int ran;     /* rounds run */
+} pairs_bufs;
+
+static void pairs_bufs_alloc(pairs_bufs *bf, int members, int max_rounds)
+{
+    size_t cap = (size_t)(max_rounds * (members / 2) + 1);
+    *bf = (pairs_bufs){.sched = malloc((size_t)(members / 2 + 1) * sizeof *bf->sched),
+                       .mine = calloc(1, sizeof *bf->mine),
+                       .pairs = calloc(cap, sizeof *bf->pairs),
+                       .judged = calloc(cap, sizeof *bf->judged),
+                       .doubtless = calloc(cap, sizeof *bf->doubtless),
+                       .rounds_all = calloc((size_t)max_rounds, sizeof *bf->rounds_all)};
+    if (!bf->sched || !bf->mine || !bf->pairs || !bf->judged || !bf->doubtless || !bf->rounds_all)
+        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
+}
+
+static void pairs_bufs_free(pairs_bufs *bf)
+{
+    free(bf->rounds_all);
+    free(bf->pairs);
+    free(bf->judged);
+    free(bf->doubtless);
+    free(bf->mine);
+    free(bf->sched);
+}
+
+/* The circle's rounds asked for (*circle) and the ring neighbours' (*extra), said in the log; returns how
+ * many rounds the plan has. */
+static int plan_pair_rounds(pairs_run *pr, int *circle, int *extra)
+{
+    *circle = rounds_asked(pr->o, pr->plan.members);
+    *extra = ga_pairs_neighbour_rounds(pr->plan.members);
+    if (*extra > 0 && *circle < ga_pairs_max_rounds(pr->plan.members))
+        pr->plan.at = 0; /* not every round asked for: the ring neighbours first */
+    ga_log("COMM", "pairs: %d %s, %d round%s of %d pairs%s, tolerance %.0f%% below the median",
+           pr->plan.members, pr->plan.by_rank ? "ranks of one node" : "nodes", *circle,
+           *circle == 1 ? "" : "s", pr->plan.members / 2,
+           pr->plan.at == 0 ? " after the ring neighbours' rounds" : "", pr->o->tolerance * 100);
+    return ga_pairs_plan_rounds(pr->plan.members, pr->plan.at, *circle);
+}
+
+/* The waits' bounds and the gate; n_sizes: the phase's sizes before isolation. */
+static void init_round_bounds(pairs_run *pr, int n_sizes)
+{
+    /* A rank sitting out waits for the whole round: bound it by the waits the round can make (each timed loop
+     * fits a quarter of -T, see ar_bench.c). */
+    pr->round_bound =
+        ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + pr->o->check));
+    pr->size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * (4.0 + pr->o->check);
+    ar_group_gate_init(&pr->gate, pr->o->coll, pr->c.type, pr->sizes, pr->n_sizes,
+                       ar_judge_size_index(pr->sizes, pr->n_sizes), true, pr->deadline);
+}
+
+/* Collective: the rounds while they fit the time left (bf->ran of them); returns how many the plan has now.
+ */
+static int run_pair_rounds(pairs_run *pr, pairs_bufs *bf, int rounds, int circle)
+{
+    double slowest = 0;
+    for (int r = 0; r < rounds && round_fits(pr, r, slowest, circle); r++, bf->ran++) {
+        rounds = ga_pairs_plan_rounds(pr->plan.members, pr->plan.at, circle);
+        double t0 = ga_now();
+        bf->n_pairs += run_pair_round(pr, r, rounds, bf->sched, bf->mine, &bf->rounds_all[r],
+                                      &bf->pairs[bf->n_pairs], &bf->judged[bf->n_pairs]);
+        slowest = ga_now() - t0 > slowest ? ga_now() - t0 : slowest;
+    }
+    return rounds;
+}
+
+/* Rank 0: what the rounds did not cover, every pair at the one size all rounds reached, and the pairs beyond
+ * doubt. */
+static void settle_pair_rounds(const pairs_run *pr, pairs_bufs *bf, int rounds, run_state *st)
+{
+    int world = pr->ctx->world_size;
+    if (bf->ran < rounds)
+        ar_run_not_covered(st, "pairs: rounds %d-%d of %d not run: out of time", bf->ran + 1, rounds, rounds);
+    note_unchecked(st, bf->rounds_all, bf->ran, world);
+    ar_sweep_desc d = ar_desc_of(pr->o, pr->c, pr->sizes, pr->n_sizes);
+    for (int r = 0, k = 0; r < bf->ran; r++)
+        k += round_pairs(bf->rounds_all[r], world, r, &pr->plan, &d, &bf->pairs[k]);
+    mark_beyond_doubt(bf->pairs, bf->n_pairs, bf->judged, bf->doubtless);
+    if (st->member_low)
+        mark_low_member(bf->pairs, bf->n_pairs, pr->plan.members, bf->doubtless);
+}
+
 void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c, const uint64_t *sizes,
                   int n_sizes, run_state *st, json_t *report)
 {
@@ -495,52 +564,16 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
                     .deadline = st->phase_deadline};
     plan_isolation(&pr, sizes, n_sizes, st);
     pr.cpus_shared = note_cpus_shared(ctx);
-    int circle = rounds_asked(o, pr.plan.members), extra = ga_pairs_neighbour_rounds(pr.plan.members);
-    if (extra > 0 && circle < ga_pairs_max_rounds(pr.plan.members))
-        pr.plan.at = 0; /* not every round asked for: the ring neighbours first */
-    int rounds = ga_pairs_plan_rounds(pr.plan.members, pr.plan.at, circle);
-    ga_log("COMM", "pairs: %d %s, %d round%s of %d pairs%s, tolerance %.0f%% below the median",
-           pr.plan.members, pr.plan.by_rank ? "ranks of one node" : "nodes", circle, circle == 1 ? "" : "s",
-           pr.plan.members / 2, pr.plan.at == 0 ? " after the ring neighbours' rounds" : "",
-           o->tolerance * 100);
-    int(*sched)[2] = malloc((size_t)(pr.plan.members / 2 + 1) * sizeof *sched);
-    ar_record *mine = calloc(1, sizeof *mine);
-    size_t cap = (size_t)((circle + extra) * (pr.plan.members / 2) + 1);
-    ga_pair *pairs = calloc(cap, sizeof *pairs);
-    bool *judged = calloc(cap, sizeof *judged), *doubtless = calloc(cap, sizeof *doubtless);
-    ar_record **rounds_all = calloc((size_t)(circle + extra), sizeof *rounds_all);
-    if (!sched || !mine || !pairs || !judged || !doubtless || !rounds_all)
-        GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    /* A rank sitting out waits for the whole round: bound it by the waits the round can make (each timed loop
-     * fits a quarter of -T, see ar_bench.c). */
-    pr.round_bound = ga_deadline_wait_timeout() * (4.0 + (double)n_sizes * AR_PLACEMENTS * (3.0 + o->check));
-    pr.size_bound = ga_deadline_wait_timeout() * AR_PLACEMENTS * (4.0 + o->check);
-    ar_group_gate_init(&pr.gate, o->coll, c.type, pr.sizes, pr.n_sizes,
-                       ar_judge_size_index(pr.sizes, pr.n_sizes), true, pr.deadline);
-    int n_pairs = 0, ran = 0;
-    double slowest = 0;
-    for (int r = 0; r < rounds && round_fits(&pr, r, slowest, circle); r++, ran++) {
-        rounds = ga_pairs_plan_rounds(pr.plan.members, pr.plan.at, circle);
-        double t0 = ga_now();
-        n_pairs +=
-            run_pair_round(&pr, r, rounds, sched, mine, &rounds_all[r], &pairs[n_pairs], &judged[n_pairs]);
-        slowest = ga_now() - t0 > slowest ? ga_now() - t0 : slowest;
-    }
-    if (root && ran < rounds)
-        ar_run_not_covered(st, "pairs: rounds %d-%d of %d not run: out of time", ran + 1, rounds, rounds);
-    if (root)
-        note_unchecked(st, rounds_all, ran, ctx->world_size);
+    int circle, extra, rounds = plan_pair_rounds(&pr, &circle, &extra);
+    pairs_bufs bf;
+    pairs_bufs_alloc(&bf, pr.plan.members, circle + extra);
+    init_round_bounds(&pr, n_sizes);
+    rounds = run_pair_rounds(&pr, &bf, rounds, circle);
     /* every pair at the one size all rounds reached, then the pairs that would make a finding again */
-    if (root) {
-        ar_sweep_desc d = ar_desc_of(o, c, pr.sizes, pr.n_sizes);
-        for (int r = 0, k = 0; r < ran; r++)
-            k += round_pairs(rounds_all[r], ctx->world_size, r, &pr.plan, &d, &pairs[k]);
-        mark_beyond_doubt(pairs, n_pairs, judged, doubtless);
-        if (st->member_low)
-            mark_low_member(pairs, n_pairs, pr.plan.members, doubtless);
-    }
+    if (root)
+        settle_pair_rounds(&pr, &bf, rounds, st);
     bool late = false;
-    remeasure_pairs(&pr, pairs, n_pairs, doubtless, mine, &late);
+    remeasure_pairs(&pr, bf.pairs, bf.n_pairs, bf.doubtless, bf.mine, &late);
     if (root && late)
         ar_run_not_covered(st,
                            "pairs: the pairs that would make a finding were not measured again: out of time");
@@ -549,17 +582,12 @@ void ar_run_pairs(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo c,
     ga_deadline_arm_for(pr.round_bound, "the last round of pairs");
     GA_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     ga_deadline_disarm();
-    if (root && ran > 0) {
+    if (root && bf.ran > 0) {
         ar_sweep_desc d = ar_desc_of(o, c, pr.sizes, pr.n_sizes);
-        report_pairs(&pr, &d, rounds_all, ran, pairs, n_pairs, st, report);
+        report_pairs(&pr, &d, bf.rounds_all, bf.ran, bf.pairs, bf.n_pairs, st, report);
     }
     ar_group_gate_free(&pr.gate);
-    free(rounds_all);
-    free(pairs);
-    free(judged);
-    free(doubtless);
-    free(mine);
-    free(sched);
+    pairs_bufs_free(&bf);
 }
 
 /* Rank 0: each pair's best busbw over the screen's operations (its records hold one per "size"). Contention

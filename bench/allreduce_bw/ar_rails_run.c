@@ -52,25 +52,13 @@ static void run_colors(const rails_run *rr, const uint64_t *sizes, int n_sizes, 
                        ar_record *mine, ar_record **all)
 {
     const ga_ctx *ctx = rr->ctx;
-    memset(mine, 0, sizeof *mine);
-    ga_record_header_init(ctx, &mine->hdr);
-    mine->group = color == MPI_UNDEFINED ? -1 : color;
-    MPI_Comm rc = MPI_COMM_NULL;
-    ga_deadline_arm_for(rr->round_bound, "splitting the world into the rails of %s", what);
-    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &rc));
-    ga_deadline_disarm();
+    MPI_Comm rc = ar_split_groups(ctx, color, mine, rr->round_bound, "rails", what);
     char label[96];
     snprintf(label, sizeof label, "rail %d %s", color, what);
     ar_sweep_cfg cfg = ar_cfg_of(rr->o, rr->c, sizes, n_sizes, label);
     cfg.deadline = rr->deadline;
-    if (rc != MPI_COMM_NULL) {
-        int n;
-        MPI_Comm_size(rc, &n);
-        ar_backend *b = ar_backend_open(rr->kind, rc, ar_bench_max_bytes(&cfg, n), label);
-        ar_bench_sweep(b, &cfg, mine, NULL, NULL);
-        b->destroy(b);
-        MPI_Comm_free(&rc);
-    }
+    if (rc != MPI_COMM_NULL)
+        ar_sweep_group(rr->kind, &rc, &cfg, mine, label);
     idle_wait(rr, what);
     ar_gather_records(ctx, mine, all, rr->round_bound, what);
 }
@@ -138,12 +126,7 @@ static void account_rounds(const rails_run *rr, ar_record **rounds_all, int roun
     ar_sweep_desc d = ar_desc_of(rr->o, rr->c, rr->sizes, rr->n_sizes);
     ar_account_sweep(st, &d, &set, rr->o->min_busbw, false, false, "rails");
     ar_rec_set_free(&set);
-    if (!st->node_records)
-        st->node_records = rounds_all[0];
-    else
-        free(rounds_all[0]);
-    for (int r = 1; r < rounds; r++)
-        free(rounds_all[r]);
+    ar_keep_first_records(st, rounds_all, rounds);
 }
 
 /* Collective, one pass: the rail pairs that would make a finding (rank 0 decides) measured again at the
@@ -169,12 +152,8 @@ static int remeasure_pass(const rails_run *rr, ga_pair *pairs, int n_pairs, int 
     int(*list)[4] = calloc((size_t)head[0] + 1, sizeof *list);
     if (!list)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
-    for (int i = 0, k = 0; root && i < n_pairs; i++)
-        if (batch_of[i] >= 0) {
-            list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
-            list[k][2] = batch_of[i], list[k][3] = i;
-            k++;
-        }
+    if (root)
+        ar_remeasure_list_fill(pairs, n_pairs, batch_of, list);
     GA_MPI_CHECK(MPI_Bcast(list, 4 * head[0], MPI_INT, 0, MPI_COMM_WORLD));
     ga_deadline_disarm();
     if (root && head[0])
@@ -184,10 +163,7 @@ static int remeasure_pass(const rails_run *rr, ga_pair *pairs, int n_pairs, int 
     ar_sweep_desc d1 = ar_desc_of(rr->o, rr->c, last, 1);
     int me = ar_rail_member(rr->ctx->node_index, rr->ctx->local_rank, rr->locals);
     for (int b = 0; b < head[1]; b++) {
-        int color = MPI_UNDEFINED;
-        for (int k = 0; k < head[0]; k++)
-            if (list[k][2] == b && (list[k][0] == me || list[k][1] == me))
-                color = k;
+        int color = ar_remeasure_color(list, head[0], b, me);
         char what[64];
         snprintf(what, sizeof what, "remeasure %d batch %d", pass + 1, b + 1);
         ar_record *all = NULL;

@@ -87,6 +87,22 @@ ar_backend *ar_backend_open(ga_backend kind, MPI_Comm comm, size_t max_bytes, co
 /* Every rank's record at rank 0 (*all, rank 0 only), the gather bounded by bound seconds. Collective. */
 void ar_gather_records(const ga_ctx *ctx, const ar_record *mine, ar_record **all, double bound,
                        const char *what);
+/* Collective: this rank's record cleared for its group (color; -1 for MPI_UNDEFINED, a rank sitting out) and
+ * the world split by color into groups (named in the wait's message with what), the split bounded by bound
+ * seconds. Returns this rank's group communicator (MPI_COMM_NULL when it sits out). */
+MPI_Comm ar_split_groups(const ga_ctx *ctx, int color, ar_record *mine, double bound, const char *groups,
+                         const char *what);
+/* Collective over *gc: cfg's sweep on a backend of its own into mine; frees *gc. */
+void ar_sweep_group(ga_backend kind, MPI_Comm *gc, const ar_sweep_cfg *cfg, ar_record *mine,
+                    const char *label);
+/* Rank 0: the first of rounds' records become the report's "nodes" (st->node_records) when no earlier pattern
+ * gave them, else are freed; the others are freed. */
+void ar_keep_first_records(run_state *st, ar_record **rounds_all, int rounds);
+/* The pairs measured again (batch_of[i] >= 0, in index order) as list[k] = members a, b, batch, pair index.
+ */
+void ar_remeasure_list_fill(const ga_pair *pairs, int n_pairs, const int *batch_of, int (*list)[4]);
+/* The entry of list (count of them) in batch that member me is in: its group's color, else MPI_UNDEFINED. */
+int ar_remeasure_color(int (*list)[4], int count, int batch, int me);
 void ar_rec_set_free(rec_set *s);
 /* Every rank's record in its communicator: one, or one per NCCL_TESTS_SPLIT_MASK group. */
 rec_set ar_rec_set_world(const ar_record *all, int n);

@@ -36,6 +36,59 @@ void ar_gather_records(const ga_ctx *ctx, const ar_record *mine, ar_record **all
     ga_deadline_disarm();
 }
 
+MPI_Comm ar_split_groups(const ga_ctx *ctx, int color, ar_record *mine, double bound, const char *groups,
+                         const char *what)
+{
+    memset(mine, 0, sizeof *mine);
+    ga_record_header_init(ctx, &mine->hdr);
+    mine->group = color == MPI_UNDEFINED ? -1 : color;
+    MPI_Comm gc = MPI_COMM_NULL;
+    ga_deadline_arm_for(bound, "splitting the world into the %s of %s", groups, what);
+    GA_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, ctx->world_rank, &gc));
+    ga_deadline_disarm();
+    return gc;
+}
+
+void ar_sweep_group(ga_backend kind, MPI_Comm *gc, const ar_sweep_cfg *cfg, ar_record *mine,
+                    const char *label)
+{
+    int n;
+    MPI_Comm_size(*gc, &n);
+    ar_backend *b = ar_backend_open(kind, *gc, ar_bench_max_bytes(cfg, n), label);
+    ar_bench_sweep(b, cfg, mine, NULL, NULL);
+    b->destroy(b);
+    MPI_Comm_free(gc);
+}
+
+void ar_keep_first_records(run_state *st, ar_record **rounds_all, int rounds)
+{
+    if (!st->node_records)
+        st->node_records = rounds_all[0];
+    else
+        free(rounds_all[0]);
+    for (int r = 1; r < rounds; r++)
+        free(rounds_all[r]);
+}
+
+void ar_remeasure_list_fill(const ga_pair *pairs, int n_pairs, const int *batch_of, int (*list)[4])
+{
+    for (int i = 0, k = 0; i < n_pairs; i++)
+        if (batch_of[i] >= 0) {
+            list[k][0] = pairs[i].member[0], list[k][1] = pairs[i].member[1];
+            list[k][2] = batch_of[i], list[k][3] = i;
+            k++;
+        }
+}
+
+int ar_remeasure_color(int (*list)[4], int count, int batch, int me)
+{
+    int color = MPI_UNDEFINED;
+    for (int k = 0; k < count; k++)
+        if (list[k][2] == batch && (list[k][0] == me || list[k][1] == me))
+            color = k;
+    return color;
+}
+
 void ar_rec_set_free(rec_set *s)
 {
     free(s->recs);

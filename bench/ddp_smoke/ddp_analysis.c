@@ -1,6 +1,7 @@
 #include "ddp_analysis.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,15 +56,7 @@ static ga_where where_rank(const ddp_record *r)
  * thousands of ranks); rank 0's when memory runs out. */
 static int majority_rank(const ddp_record *all, int n)
 {
-    uint64_t *hash = malloc((size_t)n * sizeof *hash);
-    int ref = -1, sharing;
-    if (hash) {
-        for (int i = 0; i < n; i++)
-            hash[i] = all[i].param_hash;
-        ref = ga_replicas_majority(hash, n, &sharing);
-    }
-    free(hash);
-    return ref >= 0 ? ref : 0;
+    return ga_replicas_majority_record(all, n, sizeof *all, offsetof(ddp_record, param_hash));
 }
 
 static void check_replicas(const ddp_record *all, int n, ga_findings *f, ddp_outcome *out)

@@ -2,6 +2,7 @@
 #include "lm_analysis.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,15 +80,7 @@ static void name_rank(const lm_record *r, char *out, size_t len)
  * thousands of ranks); rank 0's when memory runs out. */
 static int majority_rank(const lm_record *all, int n)
 {
-    uint64_t *hash = malloc((size_t)n * sizeof *hash);
-    int ref = -1, sharing;
-    if (hash) {
-        for (int i = 0; i < n; i++)
-            hash[i] = all[i].param_hash;
-        ref = ga_replicas_majority(hash, n, &sharing);
-    }
-    free(hash);
-    return ref >= 0 ? ref : 0;
+    return ga_replicas_majority_record(all, n, sizeof *all, offsetof(lm_record, param_hash));
 }
 
 static void check_replicas(const lm_record *all, int n, ga_findings *f, lm_outcome *out)

@@ -2,6 +2,7 @@
 #include "ga_replicas.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     uint64_t digest;
@@ -42,4 +43,18 @@ int ga_replicas_majority(const uint64_t *digest, int n, int *sharing)
     free(e);
     *sharing = best_count;
     return best;
+}
+
+int ga_replicas_majority_record(const void *records, int n, size_t stride, size_t offset)
+{
+    uint64_t *digest = malloc((size_t)n * sizeof *digest);
+    int ref = -1, sharing;
+    if (digest) {
+        const char *base = records;
+        for (int i = 0; i < n; i++)
+            memcpy(&digest[i], base + (size_t)i * stride + offset, sizeof digest[i]);
+        ref = ga_replicas_majority(digest, n, &sharing);
+    }
+    free(digest);
+    return ref >= 0 ? ref : 0;
 }
