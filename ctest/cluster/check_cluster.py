@@ -196,7 +196,9 @@ def case_ddp_smoke(bin_dir, work):
 
 # gemm_flops and mem_bw compare ranks that share 2 cores here: a rank a few percent below the median is the
 # machine's scheduling, not a multi-node claim, so those two codes are tolerated (and counted) in this case.
-CPU_NOISE = {"GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN"}
+# *_TOO_NOISY: a warning that the run's own scatter was too wide to judge a smaller gap (issue 44, item 3): what
+# 6 ranks on 2 shared cores may truthfully say, never a failure.
+CPU_NOISE = {"GEMM_BELOW_MEDIAN", "MEM_BELOW_MEDIAN", "GEMM_TOO_NOISY", "MEM_TOO_NOISY"}
 # The warnings node_health gives on a node without a GPU driver or InfiniBand: what it could not check.
 NO_GPU_NO_IB = {"HEALTH_NVML_UNAVAILABLE", "HEALTH_IB_UNCHECKED"}
 NODES4 = ["node01", "node02", "node03", "node04"]

@@ -118,6 +118,8 @@ def relative(r, out, mode, np_):
     named = [(f["code"], f["severity"], f["rank"]) for f in r["findings"]]
     meas = {x["rank"]: x["gemm"]["fp32"]["measurements"] for x in ranks(r)}
     if mode == "healthy":
+        # the one warning a healthy run on shared cores may give: its scatter too wide to judge a smaller gap
+        named = [n for n in named if n[:2] != ("GEMM_TOO_NOISY", "warn")]
         check(named == [], "healthy ranks: findings %r" % named)
     elif mode == "slow":
         check(

@@ -50,6 +50,8 @@ def relative(r, mode, np_):
     named = [(f["code"], f["severity"], f["rank"]) for f in r["findings"]]
     by_rank = {x["rank"]: x["bandwidth"]["host_triad"] for node in r["nodes"] for x in node["ranks"]}
     if mode == "healthy":
+        # the one warning a healthy run on shared cores may give: its scatter too wide to judge a smaller gap
+        named = [n for n in named if n[:2] != ("MEM_TOO_NOISY", "warn")]
         check(named == [], "healthy ranks: findings %r" % named)
     elif mode == "slow":
         check(named == [("MEM_BELOW_MEDIAN", "fail", slow)], "MEM_BELOW_MEDIAN on rank %d alone: %r" % (slow, named))
