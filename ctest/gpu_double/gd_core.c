@@ -3,6 +3,7 @@
  * gd.h says who uses what. */
 #include "gd.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,10 +59,12 @@ bool gd_fail_now(int f)
     return gd_fault_matches("GA_DOUBLE_FAIL", fn_names[f], ++fn_calls[f]);
 }
 
-__attribute__((destructor)) static void print_counts(void)
+static void print_counts(void)
 {
-    if (!gd_tracing())
+    static bool printed;
+    if (!gd_tracing() || printed)
         return;
+    printed = true;
     fprintf(
         stderr,
         "[gpu-double] rank %ld: captures %ld instantiated %ld launches %ld execs_destroyed %ld "
@@ -75,6 +78,22 @@ __attribute__((destructor)) static void print_counts(void)
         gd_counts.default_stream_colls, gd_counts.colls, gd_counts.unaligned_colls, gd_counts.issued,
         gd_counts.groups, gd_counts.grouped_colls, gd_counts.max_group, gd_counts.distinct_inputs,
         gd_counts.ar_fills, gd_counts.ar_verifies, gd_counts.ar_wrong);
+}
+
+__attribute__((destructor)) static void print_counts_at_exit(void)
+{
+    print_counts();
+}
+
+/* The counts are printed before MPI_Finalize too: Open MPI's finalize waits for every rank, so each rank's line
+ * is out before any rank exits. At exit alone, a rank that exits non-zero first gets the others killed by
+ * mpiexec before their destructors print. */
+EXPORT int MPI_Finalize(void)
+{
+    print_counts();
+    fflush(stderr);
+    int (*real)(void) = (int (*)(void))(void (*)(void))dlsym(RTLD_NEXT, "MPI_Finalize");
+    return real ? real() : 0;
 }
 
 bool gd_tracing(void)
