@@ -10,9 +10,11 @@ The nodes have no GPU: `--expect-gpus 0` runs every program on its host path, wh
     bench-faults.py --bin-dir build/bin [--nodes 6] [--healthy-runs 2] [--profile standard]
                     [--cases node:node01:60,node:node04:60,node:node03:10,link:node02:node05:60]
                     [--fabric-mbit 1000] [--run-timeout 1500] [--work DIR] [--table FILE]
+                    [--only STEP,...] [--repeat N]
 
 A case is KIND:ARGS:FACTOR: `node:NODE:F` shapes all of NODE's traffic to the fabric's rate / F; `link:A:B:F`
-shapes only the traffic between A and B. node01 is the head node, where rank 0 runs. Needs root (namespaces, tc)
+shapes only the traffic between A and B. node01 is the head node, where rank 0 runs. --only runs only those
+steps (gpuaccept run --only), --repeat runs each case N times to count its outcomes. Needs root (namespaces, tc)
 and mpirun; a benchmark, not a test: it asserts nothing, it prints. Exit 1 when a case named the wrong entity."""
 import argparse
 import json
@@ -72,6 +74,8 @@ def run_suite(args, work, label):
     hostfile = cluster("hostfile").strip()
     cmd = [CLUSTER, "run", os.path.join(args.bin_dir, "gpuaccept"), "run", "--hostfile", hostfile]
     cmd += ["--profile", args.profile, "--baseline", "none", "--expect-gpus", "0", "--report-dir", d]
+    if args.only:
+        cmd += ["--only", args.only]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=args.run_timeout)
@@ -109,6 +113,8 @@ def main():
     ap.add_argument("--run-timeout", type=int, default=1500)
     ap.add_argument("--work", default="/tmp/bench-faults")
     ap.add_argument("--table")
+    ap.add_argument("--only", help="run only these steps (gpuaccept run --only)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each fault case")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench-faults: needs root (network namespaces, tc)")
@@ -127,10 +133,12 @@ def main():
                 f"fault-free run {i + 1}: rc {r['rc']}, {r['wall']:.0f} s, named {r['nodes'] + r['links']}", flush=True
             )
         for case in cases:
-            apply_fault(case, args.fabric_mbit)
-            r = run_suite(args, args.work, case["name"].replace(":", "_"))
-            rows.append((case["name"], case, r))
-            print(f"{case['name']}: rc {r['rc']}, {r['wall']:.0f} s, named {r['nodes'] + r['links']}", flush=True)
+            for k in range(args.repeat):
+                apply_fault(case, args.fabric_mbit)
+                label = case["name"].replace(":", "_") + (f"_{k + 1}" if args.repeat > 1 else "")
+                r = run_suite(args, args.work, label)
+                rows.append((case["name"], case, r))
+                print(f"{case['name']}: rc {r['rc']}, {r['wall']:.0f} s, named {r['nodes'] + r['links']}", flush=True)
     finally:
         cluster("down")
     healthy = [r["wall"] for name, c, r in rows if c is None]

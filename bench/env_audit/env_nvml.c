@@ -4,18 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ga_nvml_abi.h"
 #include "ga_pci.h"
-
-/* NVML's types and the sizes nvml.h gives (NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE 32,
- * NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE 16). */
-typedef int nvmlReturn_t;
-typedef void *nvmlDevice_t;
-#define NVML_SUCCESS 0
-typedef struct {
-    char busIdLegacy[16];
-    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-    char busId[32];
-} nvmlPciInfo_t;
 
 typedef struct {
     nvmlReturn_t (*init)(void);
@@ -55,7 +45,8 @@ static void read_gpus(const nvml_calls *c, env_host *h)
     for (unsigned i = 0; i < n; i++) {
         nvmlDevice_t d;
         nvmlPciInfo_t pci;
-        char bus[24], vbios[32] = "", inforom[16] = "";
+        char bus[24], vbios[NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE] = "",
+                      inforom[NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE] = "";
         if (c->handle(i, &d) != NVML_SUCCESS || c->pci(d, &pci) != NVML_SUCCESS ||
             ga_pci_normalise(pci.busId, bus, sizeof bus) != 0)
             continue;

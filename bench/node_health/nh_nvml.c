@@ -6,44 +6,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "ga_nvml_abi.h"
 #include "nh_node.h"
 
-/* The few NVML types node_health uses, declared here as nvml.h declares them (its ABI is stable), so that
- * building needs neither the driver nor its header. */
-typedef int nvmlReturn_t;
-typedef void *nvmlDevice_t;
-#define NVML_SUCCESS 0
-#define NVML_ERROR_NOT_SUPPORTED 3
-#define NVML_ERROR_INVALID_ARGUMENT 2
-typedef struct {
-    char busIdLegacy[16];
-    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-    char busId[32];
-} nvmlPciInfo_t;
-typedef struct {
-    unsigned char clusterUuid[16];
-    nvmlReturn_t status;
-    unsigned int cliqueId;
-    unsigned char state;
-} nvmlGpuFabricInfo_t;
-
-/* nvmlFieldValue_t, for nvmlDeviceGetFieldValues (its value is a union of at most 8 bytes). */
-typedef struct {
-    unsigned int fieldId, scopeId;
-    long long timestamp, latencyUsec;
-    int valueType;
-    nvmlReturn_t nvmlReturn;
-    union {
-        double dVal;
-        unsigned int uiVal;
-        unsigned long long ullVal;
-    } value;
-} nvmlFieldValue_t;
-#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
-/* Per link (scopeId = the link): 0 HIGH_SPEED, 1 LOW_SPEED, the link asleep in its low-power state (nvml.h).
- */
-#define NVML_FI_DEV_NVLINK_GET_POWER_STATE 167
-#define NVML_NVLINK_LOW_POWER 1
 /* nvmlNvLinkErrorCounter_t (nvml.h): DL_REPLAY 0, DL_RECOVERY 1, DL_CRC_FLIT 2, DL_CRC_DATA 3, DL_ECC_DATA 4.
  */
 #define NH_NVLINK_COUNTERS 5

@@ -85,9 +85,9 @@ __attribute__((destructor)) static void print_counts_at_exit(void)
     print_counts();
 }
 
-/* The counts are printed before MPI_Finalize too: Open MPI's finalize waits for every rank, so each rank's line
- * is out before any rank exits. At exit alone, a rank that exits non-zero first gets the others killed by
- * mpiexec before their destructors print. */
+/* The counts are printed before MPI_Finalize too: Open MPI's finalize waits for every rank, so each rank's
+ * line is out before any rank exits. At exit alone, a rank that exits non-zero first gets the others killed
+ * by mpiexec before their destructors print. */
 EXPORT int MPI_Finalize(void)
 {
     print_counts();

@@ -24,43 +24,8 @@
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
-
-typedef int nvmlReturn_t;
-enum {
-    NVML_SUCCESS = 0,
-    NVML_ERROR_UNINITIALIZED = 1,
-    NVML_ERROR_INVALID_ARGUMENT = 2,
-    NVML_ERROR_NOT_SUPPORTED = 3,
-    NVML_ERROR_NOT_FOUND = 6,
-    NVML_ERROR_INSUFFICIENT_SIZE = 7,
-    NVML_ERROR_GPU_IS_LOST = 15,
-    NVML_ERROR_RESET_REQUIRED = 16,
-};
-typedef struct gd_nvml_gpu *nvmlDevice_t;
-typedef struct {
-    char busIdLegacy[16];
-    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-    char busId[32];
-} nvmlPciInfo_t;
-typedef struct {
-    unsigned char clusterUuid[16];
-    nvmlReturn_t status;
-    unsigned int cliqueId;
-    unsigned char state;
-} nvmlGpuFabricInfo_t;
-typedef struct {
-    unsigned int fieldId, scopeId;
-    long long timestamp, latencyUsec;
-    int valueType;
-    nvmlReturn_t nvmlReturn;
-    union {
-        double dVal;
-        unsigned int uiVal;
-        unsigned long long ullVal;
-    } value;
-} nvmlFieldValue_t;
-#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
-#define NVML_FI_DEV_NVLINK_GET_POWER_STATE 167 /* per link: 0 HIGH_SPEED, 1 LOW_SPEED (asleep) */
+#define GA_NVML_DEVICE_TYPE struct gd_nvml_gpu *
+#include "ga_nvml_abi.h"
 
 /* The parts, as their NVML answers them (names as nvidia-smi prints them; links as NVML lists them). */
 typedef struct {
