@@ -29,6 +29,8 @@ typedef struct {
     int global_batch;
     double straggler_ratio; /* a rank computing this much slower than the median (and beyond the others'
                              * noise, by the outlier rule) is a warning; 0: no check */
+    bool cut_short;         /* the time ran out before the steps asked: --min-improvement, a bound for the
+                             * whole run, is not judged on the steps taken (DDP_LOSS_NOT_JUDGED, a warning) */
 } ddp_check_opts;
 
 typedef struct {

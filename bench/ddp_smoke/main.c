@@ -312,7 +312,8 @@ static void plan_remeasure(ga_run *run, const ddp_opts *o)
     st->window.quiet = true;
     st->checks = (ddp_check_opts){.min_improvement = st->info.min_improvement,
                                   .global_batch = st->info.global_batch,
-                                  .straggler_ratio = st->info.straggler_ratio};
+                                  .straggler_ratio = st->info.straggler_ratio,
+                                  .cut_short = res->out_of_time};
     run->remeasure_passes = res->nonfinite_step >= 0 ? 0 : o->remeasure;
 }
 

@@ -33,7 +33,9 @@ typedef struct {
     double min_scaling;        /* fraction; 0: reported only */
     double min_tokens_per_gpu; /* tokens/s per GPU; 0: reported only */
     bool floors_estimated;     /* the two floors above are estimates: below them is a warning */
-    int64_t tokens_per_step;   /* the global batch in tokens: ranks x micro-batch x accumulation x T */
+    bool cut_short; /* the time ran out before the steps asked: --min-improvement, a bound for the whole run,
+                     * is not judged on the steps taken (TRAIN_LOSS_NOT_JUDGED, a warning) */
+    int64_t tokens_per_step; /* the global batch in tokens: ranks x micro-batch x accumulation x T */
 } lm_check_opts;
 
 typedef struct {

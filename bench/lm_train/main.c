@@ -367,6 +367,7 @@ static void train(const ga_ctx *ctx, const ga_common_opts *common, lm_state *st)
         snprintf(line, sizeof line, "training: steps %d-%d of %d not run: out of time (--timeout %.0f s)",
                  st->res.steps_done + 1, o->steps, o->steps, common->timeout_s);
         not_covered(st, ctx, line);
+        st->checks.cut_short = true;
     }
     st->window = st->loop;
     st->window.steps = st->res.timed_steps < 20 ? (st->res.timed_steps > 0 ? st->res.timed_steps : 1) : 20;

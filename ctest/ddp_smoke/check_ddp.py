@@ -344,6 +344,16 @@ def case_budget(args, mpiexec):
     check(len(cut) == 1 and want in cut[0], "not_covered %r, expected '%s'" % (r.get("not_covered"), want))
     check("not covered: ddp_smoke: " + want in p.stdout, "the cut is not in the log")
     check(r["verdict"]["result"] == "pass", "verdict %r" % r["verdict"])
+    # A cut that leaves the loss short of --min-improvement (a learning rate too small for the few steps that
+    # fit): the bound is the whole run's, so a warning, not a failure (the old check failed a healthy run).
+    flags = ["--quick", "--backend", "host", "--steps", str(asked), "--lr", "0.00001", "--momentum", "0"]
+    p, r = run(args, mpiexec, args.ranks, flags + ["--timeout", "4"], report_dir=args.work + "/short")
+    found = [] if r is None else [(f["code"], f["severity"]) for f in r["findings"]]
+    check(
+        p.returncode == 0 and found == [("DDP_LOSS_NOT_JUDGED", "warn")],
+        "a cut run short of --min-improvement: exit %d, findings %r; expected 0 and one DDP_LOSS_NOT_JUDGED warning"
+        % (p.returncode, found),
+    )
 
 
 def case_comm_slow(args, mpiexec):

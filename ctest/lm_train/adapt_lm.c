@@ -2,7 +2,7 @@
  * scaling floors) over a described cluster.
  * input.json: {"nodes": N, "ranks_per_node": R, "checks": {min_improvement, loss_floor, ln_vocab,
  *              straggler_ratio, flops_per_token, min_mfu, min_scaling, min_tokens_per_gpu,
- *              floors_estimated (true/false), tokens_per_step},
+ *              floors_estimated (true/false), cut_short (true/false), tokens_per_step},
  *              "every_rank": {fields}, "overrides": [{"rank": I, fields...}]}
  * fields: param_hash (hex string), param_sum, loss_start, loss_end, steps, nonfinite_step, params_finite,
  *         train_s, step_ms_median, step_ms_worst, comm_wait_ms, compute_ms, peak_tflops, group_size,
@@ -105,6 +105,7 @@ static lm_check_opts checks_of(const json_t *c)
                            .min_scaling = num(c, "min_scaling", 0),
                            .min_tokens_per_gpu = num(c, "min_tokens_per_gpu", 0),
                            .floors_estimated = json_is_true(json_object_get(c, "floors_estimated")),
+                           .cut_short = json_is_true(json_object_get(c, "cut_short")),
                            .tokens_per_step = (int64_t)num(c, "tokens_per_step", 0)};
 }
 
