@@ -164,8 +164,14 @@ function(ga_generate_registry registry_dir programs_c profiles_c estimates_c est
       list(APPEND prefixes ${p})
     endforeach()
     list(JOIN prefixes "," prefixes)
+    string(JSON trains ERROR_VARIABLE no_trains GET "${json}" programs ${i} trains)
+    if(no_trains OR NOT trains)
+      set(trains false)
+    else()
+      set(trains true)
+    endif()
     string(APPEND c "    {.name = ${name_lit},\n     .fault_prefixes = \"${prefixes}\",\n"
-                    "     .headline = ${headline_lit},\n     .purpose = ${purpose_lit}},\n")
+                    "     .headline = ${headline_lit},\n     .purpose = ${purpose_lit},\n     .trains = ${trains}},\n")
   endforeach()
   string(APPEND c "};\nconst size_t suite_n_programs = sizeof suite_programs / sizeof suite_programs[0];\n"
                   "_Static_assert(sizeof suite_programs / sizeof suite_programs[0] <= SUITE_MAX_PROGRAMS, "

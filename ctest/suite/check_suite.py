@@ -28,6 +28,7 @@ CHECKS = {
     "run_profiles": runs.t_run_profiles,
     "run_budget": runs.t_run_budget,
     "run_quick_relative": runs.t_run_quick_relative,
+    "run_train_cut": runs.t_run_train_cut,
     "profiles": plans.t_profiles,
     "estimate": plans.t_estimate,
     "check_args": planning.t_check_args,

@@ -542,3 +542,40 @@ def t_run_quick_relative():
         p.returncode == 0 and s["verdict"]["exit_code"] == 0,
         "quick, rank 2 slowed 3x: exit 0 (%d, verdict %s)" % (p.returncode, s["verdict"]),
     )
+
+
+def t_run_train_cut():
+    """A training step after a slow fabric was named (issue 44, item 8): allreduce_bw names the node the test
+    hook slows (GPUACCEPT_TEST_SLOW_RANK/FACTOR, each rank its own node), and ddp_smoke, which would fill its
+    whole share training through it, gets a --timeout of 120 s instead of the step's 380 s, said under not
+    covered. Without the hook (the world's sweep alone) nothing is named and nothing cut."""
+    args = ["run", "--np", "4", "--only", "allreduce_bw,ddp_smoke", "--expect-gpus", "0", "--baseline", "none"]
+    args += ["--step-timeout", "400", "--args", "ddp_smoke=--quick --steps 20 --min-improvement 0"]
+    pairs = ["--args", "allreduce_bw=--pattern world,pairs -e 1M -n 5"]
+    env = {"GPUACCEPT_TEST_RANKS_PER_NODE": "1", "CUDA_VISIBLE_DEVICES": ""}
+
+    def ddp_timeout(d):
+        steps = load(os.path.join(d, "suite_run.json"))["steps"]
+        cmd = [s for s in steps if s["program"] == "ddp_smoke"][0].get("command", [])
+        return cmd[cmd.index("--timeout") + 1] if "--timeout" in cmd else None
+
+    d = fresh("run-train-cut")
+    slow = {"GPUACCEPT_TEST_SLOW_RANK": "2", "GPUACCEPT_TEST_SLOW_FACTOR": "12"}
+    p = run(args + pairs + ["--report-dir", d], env=dict(env, **slow), timeout=110)
+    s = load(os.path.join(d, "summary.json"))
+    named = [(f["code"], f.get("rank"), f.get("host")) for f in s["findings"] if f["code"] == "COMM_SLOW_NODE"]
+    check(len(named) == 1, "slowed rank 2: one COMM_SLOW_NODE (%s)" % named)
+    check(ddp_timeout(d) == "120", "after it ddp_smoke's --timeout is 120 (%s)" % ddp_timeout(d))
+    cut = [x for x in s["profile"]["not_covered"] if x.startswith("ddp_smoke: its time cut to 120 s")]
+    check(len(cut) == 1 and "allreduce_bw: COMM_SLOW_NODE on" in cut[0], "the cut is not covered (%s)" % cut)
+    check("[SUITE] not covered: ddp_smoke: its time cut to 120 s" in p.stdout, "the console says the cut")
+    # the world alone (4 ranks on 2 loaded cores can put a healthy rank 2x below its pairs): nothing to name
+    d = fresh("run-train-cut-healthy")
+    p = run(args + ["--args", "allreduce_bw=--pattern world -e 1M -n 5", "--report-dir", d], env=env, timeout=110)
+    s = load(os.path.join(d, "summary.json"))
+    check(
+        not any(f["code"].startswith("COMM_SLOW") for f in s["findings"]) and ddp_timeout(d) == "380",
+        "fault-free: nothing named, ddp_smoke's --timeout 380 (%s, %s)"
+        % ([f["code"] for f in s["findings"]], ddp_timeout(d)),
+    )
+    check(not any("time cut" in x for x in s["profile"]["not_covered"]), "fault-free: no cut said")

@@ -270,8 +270,9 @@ static int run_main(run_opts *o, json_t **step_args, json_t *not_covered);
 
 /* --dry-run: the cluster the estimates are for, from the facts the profile is filled from (Slurm: its node
  * count); NULL when its size is unknown here. */
+/* The cluster the estimates are for; NULL, said when say, when its size is unknown. */
 static const suite_est_cluster *dry_run_cluster(const run_opts *o, const suite_launch *plan,
-                                                const suite_hostlist *hosts, suite_est_cluster *out)
+                                                const suite_hostlist *hosts, suite_est_cluster *out, bool say)
 {
     suite_profile_run_facts facts = run_facts(o, plan, hosts);
     suite_profile_env env;
@@ -283,7 +284,7 @@ static const suite_est_cluster *dry_run_cluster(const run_opts *o, const suite_l
     int rc = suite_estimate_cluster(&env, baseline, slurm ? atoi(slurm) : 0, o->step_timeout_s,
                                     run_program_timeout(o->step_timeout_s), out);
     json_decref(baseline);
-    if (rc != 0)
+    if (rc != 0 && say)
         printf("[SUITE] estimate: none: the cluster's size is unknown (no hostfile here, no Slurm nodes)\n");
     return rc == 0 ? out : NULL;
 }
@@ -447,7 +448,8 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
 
     char run_id[GA_RUN_ID_MAX];
     make_run_id(run_id, sizeof run_id);
-    static suite_est_cluster est;
+    static suite_est_cluster est, cut_est;
+    static char train_cut_cause[RUN_CUT_CAUSE_LEN];
     double est_total[SUITE_EST_CASES] = {0};
     run_ctx c = {.o = &o,
                  .plan = &plan,
@@ -458,11 +460,13 @@ static int run_main(run_opts *op, json_t **step_args, json_t *not_covered)
                  .step_args = step_args,
                  .not_covered = not_covered,
                  .est_total = est_total,
-                 .env = &env};
+                 .env = &env,
+                 .train_cut_cause = train_cut_cause};
     if ((rc = run_session_check_args(&c)) != 0)
         return rc;
     if (o.dry_run || getenv("SLURM_JOB_ID"))
-        c.est = dry_run_cluster(&o, &plan, &hosts, &est);
+        c.est = dry_run_cluster(&o, &plan, &hosts, &est, true);
+    c.cut_est = dry_run_cluster(&o, &plan, &hosts, &cut_est, false);
     if ((rc = fit_allocation(&c, &o, &plan)) != 0)
         return rc;
     if (!o.dry_run)

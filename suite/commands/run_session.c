@@ -31,6 +31,7 @@
 #include "step_runner.h"
 #include "suite.h"
 #include "suite_util.h"
+#include "train_cut.h"
 
 double run_program_timeout(double step_timeout_s)
 {
@@ -42,10 +43,11 @@ static void fmt_clock(double s, char *buf, size_t len)
     snprintf(buf, len, "%d:%02d", (int)(s / 60), (int)s % 60);
 }
 
-/* argv of one step: the launcher prefix, the program, its options, then the profile's and --args' words
- * (args). words holds the strings; argv has room for SUITE_LAUNCH_MAX_WORDS + 16 + the size of args. */
-static size_t step_argv(const suite_launch *plan, const char *path, const run_opts *o, const char *run_id,
-                        const json_t *args, char words[][64], char **argv)
+/* argv of one step: the launcher prefix, the program, its options (--timeout timeout_s), then the profile's
+ * and --args' words (args). words holds the strings; argv has room for SUITE_LAUNCH_MAX_WORDS + 16 + the size
+ * of args. */
+static size_t step_argv(const suite_launch *plan, const char *path, const run_opts *o, double timeout_s,
+                        const char *run_id, const json_t *args, char words[][64], char **argv)
 {
     size_t n = 0;
     for (int i = 0; i < plan->argc; i++)
@@ -56,8 +58,7 @@ static size_t step_argv(const suite_launch *plan, const char *path, const run_op
     argv[n++] = "--run-id";
     argv[n++] = (char *)run_id;
     argv[n++] = "--timeout";
-    snprintf(words[0], 64, "%.0f",
-             run_program_timeout(o->step_timeout_s) < 1 ? 1 : run_program_timeout(o->step_timeout_s));
+    snprintf(words[0], 64, "%.0f", timeout_s < 1 ? 1 : timeout_s);
     argv[n++] = words[0];
     if (o->verbose)
         argv[n++] = "--verbose";
@@ -205,6 +206,18 @@ static void print_step_end(const run_ctx *c, const char *prog, size_t k, bool fo
                res->survivors);
 }
 
+/* The first slow fabric a step's report names (a report that stood: settle_report moved a bad one aside). */
+static void note_slow_fabric(const run_ctx *c, const char *prog, const char *report)
+{
+    char why[256], err[600];
+    if (!c->train_cut_cause || c->train_cut_cause[0] || access(report, F_OK) != 0)
+        return;
+    json_t *r = suite_load_json(report, err, sizeof err);
+    if (r && suite_train_cut_cause(r, why, sizeof why))
+        snprintf(c->train_cut_cause, RUN_CUT_CAUSE_LEN, "%s: %s", prog, why);
+    json_decref(r);
+}
+
 static void execute_step(const run_ctx *c, const char *prog, size_t k, const char *path, char **sargv,
                          json_t *step)
 {
@@ -226,6 +239,7 @@ static void execute_step(const run_ctx *c, const char *prog, size_t k, const cha
     if (suite_attr_wanted(status))
         json_object_set_new(step, "node", suite_attr_to_json(&blame));
     print_step_end(c, prog, k, found, status, &res, &blame, named);
+    note_slow_fabric(c, prog, report);
 }
 
 /* One word of a dry run's command, quoted as a shell would need it, so that the line is what would run. */
@@ -259,15 +273,44 @@ static json_t *args_without_late(const run_ctx *c, size_t i)
     return args;
 }
 
-double run_session_step_estimate(const run_ctx *c, size_t i)
+static double step_estimate_on(const run_ctx *c, const suite_est_cluster *cluster, size_t i)
 {
     suite_est_step e;
-    if (!c->est)
+    if (!cluster)
         return -1;
     json_t *args = args_without_late(c, i);
-    int rc = suite_estimate_step(suite_programs[i].name, args, c->est, &e);
+    int rc = suite_estimate_step(suite_programs[i].name, args, cluster, &e);
     json_decref(args);
     return rc == 0 ? e.s[SUITE_EST_FAULT_FREE] : -1;
+}
+
+double run_session_step_estimate(const run_ctx *c, size_t i)
+{
+    return step_estimate_on(c, c->est, i);
+}
+
+/* Step i's --timeout: its share of the step's limit, or, for a training step once a step named a slow
+ * fabric, the cut (train_cut.h), said on a line and under not covered. */
+static double step_timeout(const run_ctx *c, size_t i)
+{
+    double normal = run_program_timeout(c->o->step_timeout_s);
+    if (c->o->dry_run || !suite_programs[i].trains || !c->train_cut_cause || !c->train_cut_cause[0])
+        return normal;
+    double est = step_estimate_on(c, c->cut_est, i);
+    double cut = suite_train_cut_timeout(normal, est);
+    if (cut >= normal)
+        return normal;
+    char line[768], est_text[64] = "no estimate";
+    if (est > 0)
+        snprintf(est_text, sizeof est_text, "%.0f s fault-free estimate", est);
+    snprintf(
+        line, sizeof line,
+        "%s: its time cut to %.0f s (from %.0f s; %s) after %s: training through a slow fabric would time "
+        "that fault again; the steps that do not fit are said in its report",
+        suite_programs[i].name, cut, normal, est_text, c->train_cut_cause);
+    printf("[SUITE] not covered: %s\n", line);
+    json_array_append_new(c->not_covered, ga_json_text(line));
+    return cut;
 }
 
 /* --dry-run: step i's estimate (estimate.h), added to the total. */
@@ -320,7 +363,7 @@ static void run_step(const run_ctx *c, size_t i, size_t k, json_t *step)
         json_object_set_new(step, "status", json_string("not_run"));
         return;
     }
-    step_argv(c->plan, path, c->o, c->run_id, args, words, sargv);
+    step_argv(c->plan, path, c->o, step_timeout(c, i), c->run_id, args, words, sargv);
     json_object_set_new(step, "command", argv_json(sargv));
     char remaining[256], clock[32];
     remaining_steps(c->o, i, remaining, sizeof remaining);
@@ -415,7 +458,8 @@ int run_session_check_args(const run_ctx *c)
             json_decref(args);
             continue;
         }
-        size_t n = step_argv(&local, path, c->o, c->run_id, args, words, argv);
+        size_t n = step_argv(&local, path, c->o, run_program_timeout(c->o->step_timeout_s), c->run_id, args,
+                             words, argv);
         argv[n] = NULL;
         int rc = ask_program(argv, msg, sizeof msg);
         free(argv);

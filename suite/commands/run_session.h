@@ -29,7 +29,13 @@ typedef struct {
     const suite_est_cluster *est;
     double *est_total;
     const suite_profile_env *env; /* what filled the placeholders; the late ones wait for node_health */
+    /* The training steps' cut (train_cut.h): the cluster their estimates are for (NULL: unknown), and the
+     * slow fabric a step named, "allreduce_bw: COMM_SLOW_NODE on node01" ("" none yet; RUN_CUT_CAUSE_LEN) */
+    const suite_est_cluster *cut_est;
+    char *train_cut_cause;
 } run_ctx;
+
+#define RUN_CUT_CAUSE_LEN 320
 
 /* The --timeout each program gets: its own watchdog fires first and names the phase it was stuck in; the
  * suite's kill at the step timeout is the backstop. */

@@ -14,6 +14,7 @@ typedef struct {
     const char *fault_prefixes; /* of the fault codes its findings carry, comma separated: "ENV,GPU" */
     const char *headline;       /* its headline figures, in words */
     const char *purpose;        /* what it tells, one line */
+    bool trains; /* a training loop that fills the time it is given (train_cut.h: cut after a slow fabric) */
 } suite_program;
 
 /* The most programs the table may hold (a bound for fixed arrays of flags, checked where it is defined). */
