@@ -28,9 +28,9 @@ bool suite_train_cut_cause(const json_t *report, char *why, size_t len)
         if (strcmp(sj_str(f, "severity", ""), "fail") != 0 || !slow_fabric_code(sj_str(f, "code", "")))
             continue;
         if (found++ == 0) {
-            const char *host = sj_str(f, "host", NULL);
-            snprintf(why, len, "%s %s %.200s", sj_str(f, "code", ""), host ? "on" : "at",
-                     host ? host : "the job");
+            const char *host = sj_str(f, "host", NULL), *peer = sj_str(f, "peer_host", NULL);
+            snprintf(why, len, "%s %s %.120s%s%.120s", sj_str(f, "code", ""), host ? "on" : "at",
+                     host ? host : "the job", host && peer ? " <-> " : "", host && peer ? peer : "");
         }
     }
     if (found > 1)
