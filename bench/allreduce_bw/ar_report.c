@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_budget.h"
 #include "ga_log.h"
 #include "ga_report.h"
 #include "ga_text.h"
@@ -319,12 +320,38 @@ static void pairs_metrics(json_t *report, const ar_pairs_outcome *p, const ga_pa
     ga_report_add_metric(report, "pair_busbw_median", v->median, "GB/s", true, GA_WHERE_CLUSTER);
 }
 
+/* The member the screen found far or low, when the pairs' own measurements (and their remeasurements) name
+ * neither it nor a link of it: the two disagree, so it is not named, but not passed in silence either. */
+static void screen_unconfirmed(const ar_pairs_outcome *p, const ga_pairs_verdict *v, double tolerance,
+                               ga_findings *f, ar_outcome *out)
+{
+    int m = p->screen_member;
+    if (!p->screen_found || m < 0 || m >= p->members)
+        return;
+    for (int i = 0; i < v->n_members; i++)
+        if (v->members[i].member == m && v->members[i].suspect)
+            return;
+    for (int i = 0; i < p->n_pairs; i++)
+        if (p->pairs[i].slow_link && (p->pairs[i].member[0] == m || p->pairs[i].member[1] == m))
+            return;
+    const char *unit = p->by_rank ? " rank " : " node ", *host = p->ids ? p->ids[m].host : "?";
+    ga_where w = {host, p->by_rank ? -1 : m, p->by_rank ? m : -1, -1, NULL};
+    ga_findings_add(
+        f, GA_SEV_WARN, "COMM_SLOW_UNCONFIRMED", w,
+        "%s%s%d was more than %.0fx below the other pairs of its rounds in the screen (its lowest "
+        "pair %.2fx of them), but its pairs, measured again, are within the tolerance (%.0f%%): not "
+        "named; measure it again (allreduce_bw --pattern pairs --rounds all)",
+        host, unit, m, p->screen_far ? AR_FAR_FACTOR : AR_LOW_FACTOR, p->screen_worst, tolerance * 100);
+    ar_outcome_note(out, "pairs: %s not judged: far below its peers in the screen, not in the pairs", host);
+}
+
 int ar_report_pairs(const ar_opts *o, ar_pairs_outcome *p, ga_findings *f, json_t *report, ar_outcome *out)
 {
     ga_pairs_verdict v;
     if (ga_pairs_analyse(p->pairs, p->n_pairs, o->tolerance, p->cpus_shared, &v) != 0)
         return -1;
     ar_pairs_findings(p->pairs, p->n_pairs, &v, o->tolerance, p->by_rank, f);
+    screen_unconfirmed(p, &v, o->tolerance, f, out);
     json_t *coverage = coverage_json(p);
     if (coverage && ring_coverage(p, &v, coverage, out) != 0)
         json_decref(coverage), coverage = NULL;

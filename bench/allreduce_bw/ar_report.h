@@ -74,6 +74,10 @@ typedef struct {
     /* the world sweep's busbw far below the screen's median pair (0: it was not; ar_world.c), and that
      * pair's: the world's slow link is then among the pairs its ring used, the ring neighbours */
     double world_far_busbw, screen_busbw;
+    /* the member the screen found far or low (run_state's screen_*): unnamed by the pairs, it is a warning */
+    bool screen_found, screen_far;
+    int screen_member;
+    double screen_worst;
 } ar_pairs_outcome;
 
 /* The run's facts beside the outcome. */

@@ -76,6 +76,11 @@ typedef struct {
     double screen_pairs_busbw;
     /* every rank: the world's busbw when it fell far below the screen's median pair at a size (0: never) */
     double world_far_busbw;
+    /* rank 0: the member the screen found far or low (ar_screen.h), its lowest pair over its round's, and
+     * whether far: if the pairs do not name it, the report says so (COMM_SLOW_UNCONFIRMED) */
+    bool screen_found, screen_far;
+    int screen_member;
+    double screen_worst;
 } run_state;
 
 /* nccl-tests' -u -G -R -x -y -M as ar_opts_finish left them for the backend that runs; set once in main. */

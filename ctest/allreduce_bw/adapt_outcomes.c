@@ -4,6 +4,7 @@
  *   "node": {"size": bytes, "nodes": [{"ranks": N (default 8), "measurements": [GB/s, ...]}]},
  *   "pairs": {"members": M, "rounds": R, "by_rank": bool, "cpus_shared": bool, "world_far_busbw": GB/s and
  *             "screen_busbw": GB/s (the world sweep far below the screen's pairs; default 0: it was not),
+ *             "screen": {"member": m, "worst": x, "far": bool} (the member the screen found; default none),
  *             "pairs": [{"round": r, "members": [a, b], "measurements": [GB/s, ...], "cpu_waits": [share,
  * ...] (default unknown), "iters": n}]}, "patterns": ["node", "pairs"] (the order they ran; default: node,
  * then pairs, those given), "sweep_cuts": [{"pattern", "reached", "asked"}], "min_bw": {"avg": GB/s, "min":
@@ -81,8 +82,8 @@ static int read_pair(const json_t *o, const ar_pairs_outcome *po, ga_pair *p, ch
 
 static int read_pairs(const json_t *in, ar_pairs_outcome *po, ar_member_id **ids, char *err, size_t err_len)
 {
-    static const char *const keys[] = {"members",         "rounds",       "by_rank", "cpus_shared",
-                                       "world_far_busbw", "screen_busbw", "pairs",   NULL};
+    static const char *const keys[] = {"members",      "rounds", "by_rank", "cpus_shared", "world_far_busbw",
+                                       "screen_busbw", "screen", "pairs",   NULL};
     if (fixture_check_keys(in, keys, "pairs", err, err_len) != 0)
         return -1;
     json_t *arr = json_object_get(in, "pairs");
@@ -92,6 +93,11 @@ static int read_pairs(const json_t *in, ar_pairs_outcome *po, ar_member_id **ids
     po->cpus_shared = json_is_true(json_object_get(in, "cpus_shared"));
     po->world_far_busbw = json_number_value(json_object_get(in, "world_far_busbw"));
     po->screen_busbw = json_number_value(json_object_get(in, "screen_busbw"));
+    const json_t *screen = json_object_get(in, "screen"); /* {"member": m, "worst": x, "far": bool} */
+    po->screen_found = screen != NULL;
+    po->screen_member = (int)json_integer_value(json_object_get(screen, "member"));
+    po->screen_worst = json_number_value(json_object_get(screen, "worst"));
+    po->screen_far = json_is_true(json_object_get(screen, "far"));
     po->n_pairs = (int)json_array_size(arr);
     *ids = calloc((size_t)(po->members > 0 ? po->members : 1), sizeof **ids);
     po->pairs = calloc((size_t)(po->n_pairs > 0 ? po->n_pairs : 1), sizeof *po->pairs);
