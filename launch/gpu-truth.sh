@@ -12,7 +12,7 @@
 set -u
 BIN=$(cd "$1" && pwd)
 OUT=$2
-STEPS=${3:-info,node_health,env_audit,gemm,gemm_burst,mem_bw,torch_allreduce,allreduce,allreduce_win,ddp,lm,torch_lm,timeout_path,burn,suite,sanitize}
+STEPS=${3:-info,node_health,env_audit,gemm,mem_bw,allreduce,collectives,devcheck_cost,timeout_path,lm,torch_lm,burn,suite,torch_lm_compile,sanitize}
 BUDGET=${GA_TRUTH_BUDGET:-0}
 HERE=$(cd "$(dirname "$0")" && pwd)
 R=${GA_TRUTH_WORK:-$OUT/work}
@@ -69,10 +69,17 @@ step() {
     tar czf "$OUT/results.tgz.tmp" -C "$R" . && mv "$OUT/results.tgz.tmp" "$OUT/results.tgz"
 }
 
-run1() { mpirun -np 1 --bind-to none "$@"; }
+# GA_TRUTH_RUN1_ARGS: more mpirun options (a rehearsal on a CPU machine: "-x LD_PRELOAD=.../libga_gpu_double.so").
+run1() { mpirun -np 1 --bind-to none ${GA_TRUTH_RUN1_ARGS:-} "$@"; }
 
 do_info() {
     nvidia-smi
+    # A one-GPU VM is not the 8-GPU node its SKU describes: node_health fails it (HEALTH_GPU_MISSING,
+    # HEALTH_IB_HCA_MISSING) unless told --expect-gpus 1 --expect-hcas 0, as GA_TRUTH_NH_ARGS can say.
+    if [ "$(nvidia-smi -L | wc -l)" -lt 8 ] && [ -z "${GA_TRUTH_NH_ARGS:-}" ]; then
+        echo "NOTE: fewer than 8 GPUs and no GA_TRUTH_NH_ARGS: node_health will fail against the 8-GPU SKU" \
+            "(set GA_TRUTH_NH_ARGS=\"--expect-gpus 1 --expect-hcas 0\")"
+    fi
     nvidia-smi -q >"$R/nvidia-smi-q.txt"
     nvcc --version | tail -2
     python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
@@ -87,12 +94,19 @@ torch_ref() {
     python3 -u "$HERE/torch_reference.py" --sections "$sections" --out "$R/$name.json" "$@"
 }
 
-# The reference before and after the program, so that neither alone has the GPU cold or hot.
+# The reference before and after the program, so that neither alone has the GPU cold or hot. gemm_flops in each
+# layout (tn, nn) with cuBLASLt's first algorithm and with the fastest of 8 candidates, one report directory each.
 do_gemm() {
-    torch_ref gemm torch_gemm_before
-    run1 "$BIN/gemm_flops" --datatype all --report-dir "$R/gemm" --timeout 140
-    echo "gemm_flops rc=$?"
-    torch_ref gemm torch_gemm_after
+    local lay algos
+    torch_ref gemm torch_gemm_before --dtypes bf16,fp32
+    for lay in tn nn; do
+        for algos in 1 8; do
+            run1 "$BIN/gemm_flops" --datatype bf16,fp32 --layout $lay --algos $algos --remeasure 0 \
+                --report-dir "$R/gemm_${lay}_$algos" --timeout 50 --verbose
+            echo "gemm_flops --layout $lay --algos $algos rc=$?"
+        done
+    done
+    torch_ref gemm torch_gemm_after --dtypes bf16,fp32
 }
 
 # Ten GEMMs after three warm-ups, as a short benchmark times them: before the power cap pulls the clocks down.
@@ -102,11 +116,16 @@ do_gemm_burst() {
     echo "gemm_flops --iters 10 rc=$?"
 }
 
+# Each triad kernel between two torch references; then a 1 GiB copy eager and captured in a CUDA graph.
 do_mem_bw() {
+    local k
     torch_ref memory torch_memory_before
-    run1 "$BIN/mem_bw" --report-dir "$R/mem" --timeout 80
-    echo "mem_bw rc=$?"
+    for k in grid restrict flat; do
+        run1 "$BIN/mem_bw" --triad-kernel $k --remeasure 0 --report-dir "$R/mem_$k" --timeout 40 --verbose
+        echo "mem_bw --triad-kernel $k rc=$?"
+    done
     torch_ref memory torch_memory_after
+    torch_ref graph_copy torch_graph_copy
 }
 
 do_ddp() {
@@ -116,15 +135,15 @@ do_ddp() {
     echo "ddp host rc=$?"
 }
 
-# lm_train's GPU path: d12 at seq 1024 for at most 60 steps or 75 s (tokens/s, MFU); then a small model the host
+# lm_train's GPU path: d12 at seq 1024 for at most 30 steps or 50 s (tokens/s, MFU); then a small model the host
 # path trains in seconds, 20 steps at the same seed on both backends (the same initial weights and tokens), whose
 # loss curves gpu_truth_report.py compares (bf16 against fp32).
 # (An array is not exported to step's bash -c, hence local.)
 do_lm() {
     local small=(--layers 2 --channels 128 --heads 4 --seq-len 128 --vocab 512 --batch-size 4 --steps 20 --seed 7
         --min-improvement 0 --timeout 60)
-    run1 "$BIN/lm_train" --backend gpu --model d12 --seq-len 1024 --batch-size 16 --steps 60 --seed 1 \
-        --min-improvement 0 --report-dir "$R/lm_gpu" --timeout 75 --verbose
+    run1 "$BIN/lm_train" --backend gpu --model d12 --seq-len 1024 --batch-size 16 --steps 30 --seed 1 \
+        --min-improvement 0 --report-dir "$R/lm_gpu" --timeout 50 --verbose
     echo "lm_train d12 gpu rc=$?"
     run1 "$BIN/lm_train" --backend gpu "${small[@]}" --report-dir "$R/lm_small_gpu"
     echo "lm_train small gpu rc=$?"
@@ -132,23 +151,55 @@ do_lm() {
     echo "lm_train small host rc=$?"
 }
 
-# The same d12, batch and seq in PyTorch: 30 timed steps eager, then under torch.compile (its compilation in the
-# untimed steps), each its own file, so that a compilation that hangs past its bound keeps eager's figures.
+# The same d12, batch and seq in PyTorch: 20 timed steps eager (torch_lm), or under torch.compile
+# (torch_lm_compile, its compilation in the untimed steps, under its own bound).
 do_torch_lm() {
-    local lm=(--lm-batch-size 16 --lm-seq-len 1024 --lm-steps 30)
-    torch_ref lm torch_lm "${lm[@]}" --lm-modes eager
-    timeout -k 10 170 python3 -u "$HERE/torch_reference.py" --sections lm --out "$R/torch_lm_compile.json" \
-        "${lm[@]}" --lm-modes compile
+    torch_ref lm torch_lm --lm-batch-size 16 --lm-seq-len 1024 --lm-steps 20 --lm-modes eager
+}
+do_torch_lm_compile() {
+    timeout -k 10 150 python3 -u "$HERE/torch_reference.py" --sections lm --out "$R/torch_lm_compile.json" \
+        --lm-batch-size 16 --lm-seq-len 1024 --lm-steps 20 --lm-modes compile
     echo "torch.compile rc=$?"
 }
 
+# The sweep with NCCL's debug log kept (the transport record must say it was read, nothing unread; the log is
+# a parser fixture); in a CUDA graph; on a non-blocking communicator (NCCL_COMM_BLOCKING=0).
 do_allreduce() {
-    run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 --report-dir "$R/ar" -J "$R/ar/nccl-tests.json" --timeout 120
+    mkdir -p "$R/nccl_log"
+    NCCL_DEBUG_FILE="$R/nccl_log/nccl.%h.%p.log" run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 --report-dir "$R/ar" \
+        -J "$R/ar/nccl-tests.json" --timeout 60 --verbose
     echo "allreduce plain rc=$?"
-    run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 -G 3 --report-dir "$R/ar_graph" --timeout 120
+    python3 "$HERE/check_transport_record.py" "$R/ar/allreduce_bw.json"
+    echo "transport record rc=$?"
+    run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 -G 3 --report-dir "$R/ar_graph" --timeout 60
     echo "allreduce -G 3 rc=$?"
-    run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 -R 1 --report-dir "$R/ar_reg" --timeout 120
-    echo "allreduce -R 1 rc=$?"
+    NCCL_COMM_BLOCKING=0 run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 4 --report-dir "$R/ar_nonblocking" --timeout 60 \
+        --verbose
+    echo "allreduce NCCL_COMM_BLOCKING=0 rc=$?"
+}
+
+# Every collective, every datatype and op, to 16 MiB: only allreduce/float/sum had run on a real NCCL.
+do_collectives() {
+    local c
+    for c in allreduce allgather reduce_scatter broadcast reduce alltoall sendrecv; do
+        run1 "$BIN/allreduce_bw" --collective $c -d all -o all -b 8 -e 16M -f 8 -n 5 -w 1 \
+            --report-dir "$R/coll_$c" --timeout 40
+        echo "collective $c rc=$?"
+    done
+}
+
+# The device-side fill and check's cost: 1 GiB, 10 cycles of 100 checked runs per placement (2,000 checks)
+# against none (wall clock; the difference over 2,000 is one check of 1 GiB, the operation included).
+do_devcheck_cost() {
+    local c t0 t1
+    for c in 0 100 0 100; do
+        t0=$(date +%s%N)
+        run1 "$BIN/allreduce_bw" -b 1G -e 1G -n 1 -w 0 -c $c -N 10 --report-dir "$R/devcheck_$c" --timeout 60 \
+            >/dev/null
+        echo "devcheck -c $c rc=$?"
+        t1=$(date +%s%N)
+        echo "DEVCHECK checks_per_placement=$c wall_ms=$(((t1 - t0) / 1000000))"
+    done
 }
 
 # A wait bound (-T 2 s) far shorter than the work queued before the wait (20,000 1 GiB allreduces): the run
@@ -156,6 +207,13 @@ do_allreduce() {
 do_timeout_path() {
     run1 "$BIN/allreduce_bw" -b 1G -e 1G -n 1 -w 0 -c 0 -m 20000 -T 2 --report-dir "$R/ar_timeout"
     echo "timeout path rc=$? (expected 4)"
+}
+
+# The standard profile on one GPU, each step bounded (its trainers plan within it).
+do_suite() {
+    "$BIN/gpuaccept" run --np 1 --expect-gpus 1 --step-timeout 60 --args "node_health=--expect-hcas 0" \
+        --report-dir "$R/suite"
+    echo "gpuaccept run rc=$?"
 }
 
 # Small sizes under each compute-sanitizer tool, several at once (one GPU, many cores): correctness only.
@@ -188,8 +246,8 @@ do_sanitize() {
     for f in "$R"/san/*.txt; do echo "== $(basename "$f"): $(grep -E "ERROR SUMMARY|RESULT" "$f" | tr '\n' ' ')"; done
 }
 
-export -f say run1 torch_ref do_lm do_torch_lm do_gemm do_gemm_burst do_mem_bw do_info do_ddp do_allreduce do_timeout_path do_sanitize
-export BIN R LOG T0 HERE
+export -f say run1 torch_ref do_lm do_torch_lm do_torch_lm_compile do_collectives do_devcheck_cost do_suite do_gemm do_gemm_burst do_mem_bw do_info do_ddp do_allreduce do_timeout_path do_sanitize
+export BIN R LOG T0 HERE GA_TRUTH_RUN1_ARGS
 [ -n "${GA_TRUTH_DEBS:-}" ] && unpack_bundle
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
 find_gpu_libs
@@ -199,21 +257,24 @@ SMI=$!
 
 for s in ${STEPS//,/ }; do
     case $s in
-    info) step info 10 60 do_info ;;
-    node_health) step node_health 10 90 run1 "$BIN/node_health" --report-dir "$R/nh" --timeout 60 --verbose ${GA_TRUTH_NH_ARGS:-} ;;
-    env_audit) step env_audit 10 90 run1 "$BIN/env_audit" --expect-gpus 1 --report-dir "$R/env" --timeout 60 --verbose ;;
-    gemm) step gemm 50 200 do_gemm ;;
+    info) step info 8 60 do_info ;;
+    node_health) step node_health 4 30 run1 "$BIN/node_health" --report-dir "$R/nh" --timeout 25 --verbose ${GA_TRUTH_NH_ARGS:-} ;;
+    env_audit) step env_audit 4 30 run1 "$BIN/env_audit" --expect-gpus 1 --report-dir "$R/env" --timeout 25 --verbose ;;
+    gemm) step gemm 50 110 do_gemm ;;
     gemm_burst) step gemm_burst 20 90 do_gemm_burst ;;
-    mem_bw) step mem_bw 30 120 do_mem_bw ;;
+    mem_bw) step mem_bw 30 90 do_mem_bw ;;
     torch_allreduce) step torch_allreduce 30 120 torch_ref allreduce torch_allreduce ;;
-    allreduce) step allreduce 60 200 do_allreduce ;;
+    allreduce) step allreduce 35 100 do_allreduce ;;
     allreduce_win) step allreduce_win 20 90 run1 "$BIN/allreduce_bw" -b 8 -e 1G -f 2 -R 2 --report-dir "$R/ar_win" --timeout 80 ;;
+    collectives) step collectives 35 120 do_collectives ;;
+    devcheck_cost) step devcheck_cost 15 80 do_devcheck_cost ;;
     ddp) step ddp 40 150 do_ddp ;;
-    lm) step lm 45 180 do_lm ;;
-    torch_lm) step torch_lm 90 240 do_torch_lm ;;
-    timeout_path) step timeout_path 15 60 do_timeout_path ;;
-    burn) step burn 75 120 run1 "$BIN/gemm_flops" --datatype bf16 --duration 60 --report-dir "$R/burn" --timeout 110 ;;
-    suite) step suite 120 200 "$BIN/gpuaccept" run --np 1 --report-dir "$R/suite" ;;
+    lm) step lm 60 100 do_lm ;;
+    torch_lm) step torch_lm 35 80 do_torch_lm ;;
+    torch_lm_compile) step torch_lm_compile 100 160 do_torch_lm_compile ;;
+    timeout_path) step timeout_path 8 40 do_timeout_path ;;
+    burn) step burn 28 50 run1 "$BIN/gemm_flops" --datatype bf16 --duration 20 --report-dir "$R/burn" --timeout 45 ;;
+    suite) step suite 100 150 do_suite ;;
     sanitize) step sanitize 90 240 do_sanitize ;;
     *) say "unknown step $s" ;;
     esac

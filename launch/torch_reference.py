@@ -2,8 +2,9 @@
 """Reference figures measured with PyTorch on the same GPU, at the sizes gpuaccept's programs use.
 
 Run beside gemm_flops, mem_bw, allreduce_bw and lm_train (docs/measured-on-gpu.md): GEMM TFLOP/s per dtype at
-8192^3, HBM copy and triad, pinned H2D/D2H, one-rank NCCL allreduce latency through torch.distributed, and GPT-2
-training tokens/s and MFU (section lm: eager and torch.compile, the configuration lm_train trains).
+8192^3, HBM copy and triad, pinned H2D/D2H, one-rank NCCL allreduce latency through torch.distributed, a 1 GiB
+device copy eager and in a CUDA graph (section graph_copy), and GPT-2 training tokens/s and MFU (section lm:
+eager and torch.compile, the configuration lm_train trains).
 Writes one JSON document (--out) and prints one line per figure. Each section is timed with CUDA events.
 """
 import argparse
@@ -144,6 +145,41 @@ def measure_allreduce(max_bytes):
         )
         size *= 2
     dist.destroy_process_group()
+    return out
+
+
+def measure_graph_copy(size, copies=10):
+    """A device copy of size bytes, eager and captured in a CUDA graph (copies per replay), as a memcpy
+    (copy_) and as a kernel (mul by one): whether a captured memcpy runs slower than an eager one, whoever
+    issues it (allreduce_bw -G's one-rank copy is NCCL's)."""
+    n = size // 4
+    src = torch.ones(n, device="cuda", dtype=torch.float32)
+    dst = torch.empty(n, device="cuda", dtype=torch.float32)
+    ways = {"memcpy": lambda: dst.copy_(src), "kernel": lambda: torch.mul(src, 1.0, out=dst)}
+    out = {"bytes": size, "copies_per_replay": copies}
+    for name, fn in ways.items():
+        eager = timed(fn, warmup=3, min_seconds=0.5, max_iters=100)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):  # capture needs a side stream, warmed up first
+            fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(copies):
+                fn()
+        replay = timed(graph.replay, warmup=2, min_seconds=0.5, max_iters=50)
+        for label, t, per in (("eager", eager, 1), ("graph", replay, copies)):
+            best, median = t["best_s"] / per, t["median_s"] / per
+            out[f"{name}_{label}"] = {"best_us": best * 1e6, "median_us": median * 1e6, "algbw_GBps": size / best / 1e9}
+            print(
+                f"[TORCH] copy {size} B {name} {label}: {median * 1e6:.1f} us median, "
+                f"{size / best / 1e9:.1f} GB/s best (algbw)",
+                flush=True,
+            )
+        del graph
+    src = dst = None
+    torch.cuda.empty_cache()
     return out
 
 
@@ -349,6 +385,8 @@ def main():
         doc["memory"] = measure_memory(args.size, args.pinned_size)
     if "allreduce" in sections:
         doc["allreduce"] = measure_allreduce(args.allreduce_max)
+    if "graph_copy" in sections:
+        doc["graph_copy"] = measure_graph_copy(args.size)
     if "lm" in sections:
         doc["lm"] = measure_lm(args)
     with open(args.out + ".tmp", "w") as f:
