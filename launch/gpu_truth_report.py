@@ -205,6 +205,120 @@ def lm_speed_table(dirs):
         print("target: d12 at seq 1024 MFU >= 40 %%: %s" % (met(mfu is not None and mfu >= LM_MFU_TARGET)))
 
 
+def gemm_variants_table(dirs):
+    """gemm_flops in each layout with 1 and 8 algorithm candidates (step gemm), beside torch's mean."""
+    before, after = find(dirs, "torch_gemm_before.json"), find(dirs, "torch_gemm_after.json")
+    rows = []
+    for lay in ("tn", "nn"):
+        for algos in (1, 8):
+            rep = find(dirs, "gemm_%s_%d/gemm_flops.json" % (lay, algos))
+            if rep:
+                rows.append(("%s, %d" % (lay, algos), first_rank(rep)["gemm"]))
+    if not rows or not before:
+        return
+    print("\n### GEMM 8192^3 by layout and algorithm candidates (1 s of GEMMs per dtype)\n")
+    print(
+        "| layout, candidates | dtype | TFLOP/s (GEMMs) | / torch mean | algorithm (id, tile, stages, splitk, swizzle; chosen of timed) |"
+    )
+    print("|---|---|---|---|---|")
+    for label, gemm in rows:
+        for dtype, x in gemm.items():
+            if x.get("state") != "measured":
+                print("| %s | %s | %s | - | - |" % (label, dtype, x.get("state")))
+                continue
+            means = [
+                r["gemm"][dtype]["mean_tflops"]
+                for r in (before, after)
+                if r and "mean_tflops" in r["gemm"].get(dtype, {})
+            ]
+            ref = sum(means) / len(means) if means else 0
+            a = x.get("algorithm", {})
+            algo = "%s, %s, %s, %s, %s; %s of %s" % tuple(
+                a.get(k, "-") for k in ("id", "tile", "stages", "splitk", "swizzle", "chosen", "timed")
+            )
+            print(
+                "| %s | %s | %.1f (%d) | %s | %s |"
+                % (label, dtype, x["tflops"], x["iters"], ratio(x["tflops"], ref), algo)
+            )
+
+
+def triad_table(dirs):
+    """mem_bw's triad per --triad-kernel, beside torch's add before and after (step mem_bw)."""
+    refs = [find(dirs, "torch_memory_before.json"), find(dirs, "torch_memory_after.json")]
+    refs = [r["memory"]["device_rw"] for r in refs if r]
+    rows = [(k, find(dirs, "mem_%s/mem_bw.json" % k)) for k in ("grid", "restrict", "flat")]
+    rows = [(k, first_rank(r)["bandwidth"]) for k, r in rows if r]
+    if not rows or not refs:
+        return
+    best = max(r["GBps"] for r in refs)
+    print(
+        "\n### Triad kernels (GB/s, best repetition; median in brackets), torch add: %s\n"
+        % " / ".join("%.1f (%.1f)" % (r["GBps"], r["median_GBps"]) for r in refs)
+    )
+    print("| --triad-kernel | device_rw | / torch best | device_copy | h2d | d2h |")
+    print("|---|---|---|---|---|---|")
+    for k, bw in rows:
+        rw = bw.get("device_rw", {})
+        cell = lambda t: "%.1f" % bw[t]["GBps"] if bw.get(t, {}).get("GBps") else "-"  # noqa: E731
+        print(
+            "| %s (%s) | %.1f (%.1f) | %s | %s | %s | %s |"
+            % (
+                k,
+                rw.get("kernel", "?"),
+                rw.get("GBps", 0),
+                rw.get("median_GBps", 0),
+                ratio(rw.get("GBps"), best),
+                cell("device_copy"),
+                cell("h2d"),
+                cell("d2h"),
+            )
+        )
+
+
+def graph_copy_table(dirs):
+    ref, graph = find(dirs, "torch_graph_copy.json"), find(dirs, "ar_graph/allreduce_bw.json")
+    plain = find(dirs, "ar/allreduce_bw.json")
+    if ref and "graph_copy" in ref:
+        g = ref["graph_copy"]
+        print("\n### A %d B device copy in torch, eager and in a CUDA graph (algbw, GB/s, best)\n" % g["bytes"])
+        print("| way | eager | graph | graph / eager |")
+        print("|---|---|---|---|")
+        for way in ("memcpy", "kernel"):
+            e, c = g.get(way + "_eager"), g.get(way + "_graph")
+            if e and c:
+                print(
+                    "| %s | %.1f | %.1f | %s |"
+                    % (way, e["algbw_GBps"], c["algbw_GBps"], ratio(c["algbw_GBps"], e["algbw_GBps"]))
+                )
+    for label, rep in (("plain", plain), ("-G 3", graph)):
+        if rep:
+            big = [r for r in rep["summary"]["results"] if r["bytes"] >= 1 << 29 and r["placement"] == "out-of-place"]
+            print(
+                "allreduce_bw %s out-of-place: %s"
+                % (label, ", ".join("%d B %.1f us" % (r["bytes"], r["time_us"]) for r in big))
+            )
+
+
+def collectives_table(dirs):
+    print_head = True
+    for c in ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"):
+        rep = find(dirs, "coll_%s/allreduce_bw.json" % c)
+        if not rep:
+            continue
+        if print_head:
+            print("\n### Every collective, -d all -o all, 8 B to 16 MiB (one rank)\n")
+            print("| collective | verdict | rows | wrong elements | combinations (type/op) |")
+            print("|---|---|---|---|---|")
+            print_head = False
+        combos = rep["summary"].get("combinations") or [rep["summary"]]
+        rows = sum(len(c.get("results", [])) for c in combos)
+        unchecked = sum(1 for c in combos for r in c.get("results", []) if not r.get("checked"))
+        print(
+            "| %s | %s | %d (%d unchecked) | %d | %d |"
+            % (c, rep["verdict"]["result"], rows, unchecked, rep["summary"].get("wrong_total", -1), len(combos))
+        )
+
+
 def pct(x):
     return "%.1f %%" % (100 * x) if x is not None else "-"
 
@@ -222,8 +336,12 @@ def main(argv):
         "GEMM 8192^3, 1 s of GEMMs per dtype",
     )
     gemm_table(dirs, "gemm_burst/gemm_flops.json", "torch_burst.json", None, "GEMM 8192^3, 10 GEMMs after 3 warm-ups")
+    gemm_variants_table(dirs)
     memory_table(dirs)
+    triad_table(dirs)
     allreduce_table(dirs)
+    graph_copy_table(dirs)
+    collectives_table(dirs)
     ddp_table(dirs)
     lm_loss_table(dirs)
     lm_speed_table(dirs)
