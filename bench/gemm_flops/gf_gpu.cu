@@ -1,7 +1,8 @@
 /* GPU path: cuBLASLt GEMM per dtype on the rank's GPU, inputs generated on the device (gf_random.h), timed
  * with CUDA events, checked against a naive dot product computed by an independent kernel, and, in burn mode,
  * a checksum of the output bits per interval. Layout: column-major C (m x n) = A^T B, A stored k x m and B
- * k x n ("TN"), which is the layout cuBLASLt requires for fp8 and int8 and is used for every dtype. */
+ * k x n ("TN"), which is the layout cuBLASLt requires for fp8 and int8; --layout nn runs the other dtypes as
+ * C = A B, A stored m x k. --algos N times N of cuBLASLt's heuristic candidates and keeps the fastest. */
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -111,14 +112,15 @@ __global__ void init_kernel(void *p, int d, size_t count, uint64_t seed, uint32_
 
 /* One block per sampled element: the naive dot product in double, sqrt(sum of squared terms), and the value
  * cuBLAS wrote. Independent of cuBLAS, so a wrong GEMM cannot check itself. */
-__global__ void check_kernel(const void *a, const void *b, const void *c, int d, int64_t m, int64_t k,
+__global__ void check_kernel(const void *a, const void *b, const void *c, int d, int nn, int64_t m, int64_t k,
                              const int64_t *rows, const int64_t *cols, double *out)
 {
     __shared__ double s_ref[256], s_sq[256];
     int64_t row = rows[blockIdx.x], col = cols[blockIdx.x];
     double ref = 0, sq = 0;
     for (int64_t p = threadIdx.x; p < k; p += blockDim.x) {
-        double t = in_to_double(a, d, (size_t)(row * k + p)) * in_to_double(b, d, (size_t)(col * k + p));
+        double t =
+            in_to_double(a, d, gf_a_index(nn, row, p, m, k)) * in_to_double(b, d, (size_t)(col * k + p));
         ref += t;
         sq += t * t;
     }
@@ -187,7 +189,9 @@ struct gpu_gemm {
     double alpha_d, beta_d;
     float alpha_f, beta_f;
     int32_t alpha_i, beta_i;
-    int32_t fast_accum; /* read back from the descriptor; -1 when not fp8 */
+    int32_t fast_accum;            /* read back from the descriptor; -1 when not fp8 */
+    int nn;                        /* the layout used: 1 NN, 0 TN */
+    int candidates, timed, chosen; /* the heuristic's list, how many were timed, the index kept */
 };
 
 void gemm_free(gpu_gemm *g)
@@ -255,8 +259,53 @@ static int fp8_scaling(gpu_gemm *g, char *err, size_t errlen)
     return 0;
 }
 
-/* cuBLASLt's first algorithm for the shape within the workspace: 0, or -1 with err. */
-static int pick_algo(gpu_gemm *g, cublasLtHandle_t lt, char *err, size_t errlen)
+double gemm_time(const gpu_gemm *g, cublasLtHandle_t lt, int iters, char *err, size_t errlen);
+
+/* Seconds of 3 GEMMs with the candidate (after 1 warm-up), or -1 when it fails. */
+static double time_candidate(gpu_gemm *g, cublasLtHandle_t lt, const cublasLtMatmulHeuristicResult_t *h,
+                             char *err, size_t errlen)
+{
+    if (h->state != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, errlen, "heuristic state %d", (int)h->state);
+        return -1;
+    }
+    g->algo = h->algo;
+    if (gemm_time(g, lt, 1, err, errlen) < 0)
+        return -1;
+    return gemm_time(g, lt, 3, err, errlen);
+}
+
+/* The fastest of the candidates that run (algos 1: the first, untimed): 0, or -1 with err. */
+static int choose_algo(gpu_gemm *g, cublasLtHandle_t lt, const cublasLtMatmulHeuristicResult_t *h, int found,
+                       char *err, size_t errlen)
+{
+    g->candidates = found;
+    g->chosen = 0;
+    if (found == 1) {
+        g->algo = h[0].algo;
+        return 0;
+    }
+    double best = -1;
+    char why[128] = "";
+    for (int i = 0; i < found; i++) {
+        double t = time_candidate(g, lt, &h[i], why, sizeof why);
+        g->timed += t > 0;
+        if (t > 0 && (best < 0 || t < best)) {
+            best = t;
+            g->chosen = i;
+        }
+    }
+    if (best < 0) {
+        snprintf(err, errlen, "none of cuBLASLt's %d algorithms ran (last: %s)", found, why);
+        return -1;
+    }
+    g->algo = h[g->chosen].algo;
+    return 0;
+}
+
+/* cuBLASLt's candidates for the shape within the workspace (up to algos), the one to use: 0, or -1 with err.
+ */
+static int pick_algo(gpu_gemm *g, cublasLtHandle_t lt, int algos, char *err, size_t errlen)
 {
     cublasLtMatmulPreference_t pref = NULL;
     LT(cublasLtMatmulPreferenceCreate(&pref), "preference");
@@ -268,17 +317,47 @@ static int pick_algo(gpu_gemm *g, cublasLtHandle_t lt, char *err, size_t errlen)
         snprintf(err, errlen, "MAX_WORKSPACE_BYTES: cuBLAS status %d", (int)st);
         return -1;
     }
-    cublasLtMatmulHeuristicResult_t h;
-    int found = 0;
-    st = cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->la, g->lb, g->lc, g->lc, pref, 1, &h, &found);
+    cublasLtMatmulHeuristicResult_t h[GF_MAX_ALGOS];
+    int found = 0, want = algos < 1 ? 1 : algos > GF_MAX_ALGOS ? GF_MAX_ALGOS : algos;
+    st = cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->la, g->lb, g->lc, g->lc, pref, want, h, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS || found < 1) {
-        snprintf(err, errlen, "cuBLASLt has no algorithm for %s %lldx%lldx%lld (status %d)",
-                 ga_dtype_name(g->d), (long long)g->m, (long long)g->n, (long long)g->k, (int)st);
+        snprintf(err, errlen, "cuBLASLt has no algorithm for %s %s %lldx%lldx%lld (status %d)",
+                 ga_dtype_name(g->d), g->nn ? "NN" : "TN", (long long)g->m, (long long)g->n, (long long)g->k,
+                 (int)st);
         return -1;
     }
-    g->algo = h.algo;
-    return 0;
+    return choose_algo(g, lt, h, found < want ? found : want, err, errlen);
+}
+
+/* One attribute of the chosen algorithm's configuration, -1 when it cannot be read. */
+int32_t algo_attr(const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoConfigAttributes_t a)
+{
+    uint32_t v = 0;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(algo, a, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS ||
+        written != sizeof v)
+        return -1;
+    return (int32_t)v;
+}
+
+/* The layout and algorithm into the record; the chosen one in --verbose. */
+void record_algo(const gpu_gemm *g, gf_result *x)
+{
+    x->layout_nn = g->nn;
+    x->algo_candidates = g->candidates;
+    x->algo_timed = g->timed;
+    x->algo_chosen = g->chosen;
+    x->algo_id = algo_attr(&g->algo, CUBLASLT_ALGO_CONFIG_ID);
+    x->algo_tile = algo_attr(&g->algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
+    x->algo_stages = algo_attr(&g->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID);
+    x->algo_splitk = algo_attr(&g->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+    x->algo_swizzle = algo_attr(&g->algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING);
+    ga_debug(
+        "COMPUTE",
+        "%s GEMM %s: algorithm %d of %d (%d timed): id %d tile %d stages %d splitk %d swizzle %d (rank 0)",
+        ga_dtype_name(g->d), g->nn ? "nn" : "tn", g->chosen, g->candidates, g->timed, x->algo_id,
+        x->algo_tile, x->algo_stages, x->algo_splitk, x->algo_swizzle);
 }
 
 int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *err, size_t errlen)
@@ -305,16 +384,21 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
     CU(cudaMemsetAsync(g->c, 0, nc * g->cfg.cd_size, g->stream), "cudaMemset C");
 
     LT(cublasLtMatmulDescCreate(&g->desc, g->cfg.compute, g->cfg.scale), "cublasLtMatmulDescCreate");
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    /* fp8 and int8 stay TN: cuBLASLt on Hopper has no other layout for fp8 (int8: kept alike) */
+    g->nn = o->layout_nn && d != GA_FP8 && d != GA_INT8;
+    cublasOperation_t ta = g->nn ? CUBLAS_OP_N : CUBLAS_OP_T, tb = CUBLAS_OP_N;
     LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
     LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
     if (d == GA_FP8 && fp8_scaling(g, err, errlen) != 0)
         return -1;
-    LT(cublasLtMatrixLayoutCreate(&g->la, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->m, g->k), "layout A");
+    if (g->nn)
+        LT(cublasLtMatrixLayoutCreate(&g->la, g->cfg.ab, (uint64_t)g->m, (uint64_t)g->k, g->m), "layout A");
+    else
+        LT(cublasLtMatrixLayoutCreate(&g->la, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->m, g->k), "layout A");
     LT(cublasLtMatrixLayoutCreate(&g->lb, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->n, g->k), "layout B");
     LT(cublasLtMatrixLayoutCreate(&g->lc, g->cfg.cd, (uint64_t)g->m, (uint64_t)g->n, g->m), "layout C");
 
-    if (pick_algo(g, lt, err, errlen) != 0)
+    if (pick_algo(g, lt, o->algos, err, errlen) != 0)
         return -1;
     CU(cudaStreamSynchronize(g->stream), "input initialisation");
     return 0;
@@ -390,8 +474,8 @@ double gemm_check(const gpu_gemm *g, uint64_t seed, char *err, size_t errlen)
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(d_pos + GF_CHECK_SAMPLES, cols, sizeof cols, cudaMemcpyHostToDevice, g->stream);
     if (e == cudaSuccess) {
-        check_kernel<<<GF_CHECK_SAMPLES, 256, 0, g->stream>>>(g->a, g->b, g->c, g->d, g->m, g->k, d_pos,
-                                                              d_pos + GF_CHECK_SAMPLES, d_out);
+        check_kernel<<<GF_CHECK_SAMPLES, 256, 0, g->stream>>>(g->a, g->b, g->c, g->d, g->nn, g->m, g->k,
+                                                              d_pos, d_pos + GF_CHECK_SAMPLES, d_out);
         e = cudaGetLastError(); /* a launch that never ran must not leave d_out's garbage to be read */
     }
     if (e == cudaSuccess)
@@ -492,6 +576,8 @@ extern "C" int gf_gpu_measure(const gf_opts *o, gf_record *r, char *err, size_t 
                 check = gemm_check(&g, o->seed, why_buf, sizeof why_buf);
         }
         int32_t g_fast_accum = g.fast_accum;
+        if (t > 0)
+            record_algo(&g, x);
         gemm_free(&g);
         if (t <= 0 || check < 0) {
             x->state = GF_FAILED;

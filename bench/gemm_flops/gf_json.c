@@ -3,6 +3,24 @@
 #include "gf_record.h"
 #include "ga_text.h"
 
+/* The GEMM's layout and, on a GPU, cuBLASLt's algorithm (a configuration field that could not be read is
+ * left out). */
+static json_t *algorithm_json(const gf_result *x, bool gpu)
+{
+    json_t *a = json_pack("{s:s}", "layout", x->layout_nn ? "nn" : "tn");
+    if (!gpu)
+        return a;
+    json_object_set_new(a, "candidates", json_integer(x->algo_candidates));
+    json_object_set_new(a, "timed", json_integer(x->algo_timed));
+    json_object_set_new(a, "chosen", json_integer(x->algo_chosen));
+    const char *names[] = {"id", "tile", "stages", "splitk", "swizzle"};
+    const int32_t values[] = {x->algo_id, x->algo_tile, x->algo_stages, x->algo_splitk, x->algo_swizzle};
+    for (int i = 0; i < 5; i++)
+        if (values[i] >= 0)
+            json_object_set_new(a, names[i], json_integer(values[i]));
+    return a;
+}
+
 json_t *gf_record_json(const void *record, void *user)
 {
     (void)user;
@@ -23,6 +41,7 @@ json_t *gf_record_json(const void *record, void *user)
             json_object_set_new(o, "measurements", ms);
             if (d == GA_FP8 && r->hdr.device_index >= 0)
                 json_object_set_new(o, "fast_accum", json_boolean(x->fast_accum == 1));
+            json_object_set_new(o, "algorithm", algorithm_json(x, r->hdr.device_index >= 0));
         } else
             o = json_pack("{s:s, s:o}", "state", x->state == GF_SKIPPED ? "skipped" : "failed", "note",
                           ga_json_text(x->note)); /* a library's error message */

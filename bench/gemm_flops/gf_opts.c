@@ -2,6 +2,7 @@
 #include "gf_opts.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "ga_devreport.h" /* ga_dtype_parse_list */
 #include "ga_parse.h"
@@ -15,6 +16,8 @@ enum {
     OPT_MAX_DROP,
     OPT_BURN_DTYPE,
     OPT_SEED,
+    OPT_LAYOUT,
+    OPT_ALGOS,
 };
 
 static const ga_option gf_options[] = {
@@ -76,6 +79,20 @@ static const ga_option gf_options[] = {
      "dtype of the burn (default bf16 on a GPU, fp32 on the host)", GA_OPT_ENUM},
     {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
      "host path: BLAS threads per rank (default: node cores / ranks)", GA_OPT_INT},
+    {"layout", OPT_LAYOUT, true, "tn|nn",
+     "GPU path: C = A^T B (tn, default) or C = A B (nn); fp8 and int8 stay tn (host path: always tn)",
+     GA_OPT_ENUM, .choices = "tn|nn"},
+    {.long_name = "algos",
+     .key = OPT_ALGOS,
+     .has_arg = true,
+     .arg_name = "N",
+     .help =
+         "GPU path: time up to N of cuBLASLt's heuristic algorithms per dtype, keep the fastest (default 1: "
+         "its first, untimed)",
+     .type = GA_OPT_INT,
+     .at = GA_AT(gf_cli, o.algos),
+     .min = 1,
+     .max = GF_MAX_ALGOS},
     {"seed", OPT_SEED, true, "N", "input seed, the same on every rank (default 42)", GA_OPT_INT},
     GA_WAIT_TIMEOUT_OPTION(gf_cli, wait_timeout_s),
 };
@@ -121,6 +138,13 @@ static int gf_opts_on_option(void *opts, int key, const char *arg, char *err, si
             snprintf(err, errlen, "unknown dtype '%s'", arg);
             return -1;
         }
+        return 0;
+    case OPT_LAYOUT:
+        if (strcmp(arg, "tn") != 0 && strcmp(arg, "nn") != 0) {
+            snprintf(err, errlen, "--layout must be tn or nn, not '%s'", arg);
+            return -1;
+        }
+        o->layout_nn = arg[0] == 'n';
         return 0;
     case OPT_SEED:
         if (ga_parse_long(arg, 0, 0x7fffffffL, &v, err, errlen))

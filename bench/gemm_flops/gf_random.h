@@ -4,6 +4,7 @@
 #ifndef GF_RANDOM_H
 #define GF_RANDOM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __CUDACC__
@@ -40,6 +41,14 @@ GF_HD int8_t gf_int8(uint64_t seed, uint32_t which, uint64_t i)
 GF_HD uint64_t gf_checksum_term(uint64_t bits, uint64_t i)
 {
     return gf_mix64(bits ^ gf_mix64(i));
+}
+
+/* Where element (row, p) of the m x k left factor of C = op(A) B lies in A's storage (column-major): TN
+ * stores A^T, k x m with lda k; NN stores A, m x k with lda m. The check reads A through this, so its
+ * reference is the product the GEMM was asked for in either layout (ctest gemm_flops.layout_index). */
+GF_HD size_t gf_a_index(int nn, int64_t row, int64_t p, int64_t m, int64_t k)
+{
+    return nn ? (size_t)(p * m + row) : (size_t)(row * k + p);
 }
 
 #endif

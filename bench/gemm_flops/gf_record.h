@@ -11,6 +11,7 @@
 #include "ga_peaks.h"
 
 #define GF_MAX_INTERVALS 128
+#define GF_MAX_ALGOS 16 /* --algos */
 #define GF_MAX_MEASUREMENTS (1 + GA_REMEASURE_MAX)
 
 typedef enum { GF_NOT_RUN = 0, GF_MEASURED, GF_SKIPPED, GF_FAILED } gf_state;
@@ -28,6 +29,12 @@ typedef struct {
     int32_t check_ok; /* the sampled elements agree with a naive dot product */
     /* fp8 on a GPU: CUBLASLT_MATMUL_DESC_FAST_ACCUM as read back from the descriptor (1: on); else -1 */
     int32_t fast_accum;
+    /* The GEMM's layout (1: NN, 0: TN, as used: fp8 and int8 are TN whatever --layout says) and, on a GPU,
+     * cuBLASLt's algorithm: candidates returned by the heuristic, how many were timed (0: the first taken
+     * untimed), the chosen one's index in that list and its configuration (-1: not read) */
+    int32_t layout_nn;
+    int32_t algo_candidates, algo_timed, algo_chosen;
+    int32_t algo_id, algo_tile, algo_stages, algo_splitk, algo_swizzle;
 } gf_result;
 
 typedef struct {
@@ -61,6 +68,8 @@ typedef struct {
     double duration_s;    /* burn mode: 0 off */
     double interval_s;    /* burn mode: 0 automatic */
     int burn_dtype;       /* -1: the backend's default */
+    bool layout_nn;       /* --layout nn (GPU path, where cuBLASLt allows it) */
+    int algos;            /* --algos: heuristic candidates to time, 1: the first, untimed */
     uint64_t seed;
     int threads; /* host path: 0 automatic */
     double tolerance, min_efficiency, max_drop_pct;

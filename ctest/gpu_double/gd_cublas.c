@@ -177,7 +177,52 @@ EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasL
     *found = 0;
     if (unsupported((const lt_desc *)d, (const lt_layout *)a, (const lt_layout *)b, (const lt_layout *)c))
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    *found = 1;
+    /* GA_DOUBLE_LT_ALGOS candidates at most (default 8); each algorithm carries its index in the list. The
+     * one at GA_DOUBLE_ALGO_BAD_STATE (when set) has a state other than success. */
+    long available = gd_env_long("GA_DOUBLE_LT_ALGOS", 8),
+         bad_state = gd_env_long("GA_DOUBLE_ALGO_BAD_STATE", -1);
+    int n = requested < available ? requested : (int)available;
+    for (int i = 0; i < n; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        results[i].algo.data[0] = (uint64_t)i;
+        results[i].state = i == bad_state ? CUBLAS_STATUS_NOT_SUPPORTED : CUBLAS_STATUS_SUCCESS;
+        results[i].wavesCount = 1.0f;
+    }
+    *found = n;
+    return n > 0 ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* The configuration of a candidate, derived from its index: ID 100 + i, TILE 10 + i, STAGES 20 + i, SPLITK 1,
+ * CTA_SWIZZLING i % 2; other attributes are not modelled (NOT_SUPPORTED, which callers treat as absent). */
+EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLtMatmulAlgo_t *algo,
+                                                           cublasLtMatmulAlgoConfigAttributes_t a, void *buf,
+                                                           size_t size, size_t *written)
+{
+    uint32_t i = (uint32_t)algo->data[0], v;
+    switch (a) {
+    case CUBLASLT_ALGO_CONFIG_ID:
+        v = 100 + i;
+        break;
+    case CUBLASLT_ALGO_CONFIG_TILE_ID:
+        v = 10 + i;
+        break;
+    case CUBLASLT_ALGO_CONFIG_STAGES_ID:
+        v = 20 + i;
+        break;
+    case CUBLASLT_ALGO_CONFIG_SPLITK_NUM:
+        v = 1;
+        break;
+    case CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING:
+        v = i % 2;
+        break;
+    default:
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    if (!buf || size < sizeof v)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(buf, &v, sizeof v);
+    if (written)
+        *written = sizeof v;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -221,18 +266,27 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
                                      cudaStream_t stream)
 {
     (void)h, (void)d, (void)alpha, (void)A, (void)la, (void)B, (void)lb, (void)beta, (void)C, (void)lc,
-        (void)algo, (void)ws, (void)wsbytes;
+        (void)ws, (void)wsbytes;
     long call = ++gemm_calls;
     long fail = gd_env_long("GA_DOUBLE_GEMM_FAIL", 0);
     if (fail > 0 && call >= fail && gd_fault_here())
         return CUBLAS_STATUS_EXECUTION_FAILED;
+    /* GA_DOUBLE_ALGO_FAIL=i: the candidate at index i of the heuristic's list fails (0: the first). */
+    long index = algo ? (long)algo->data[0] : 0;
+    if (index == gd_env_long("GA_DOUBLE_ALGO_FAIL", -1))
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    /* GA_DOUBLE_ALGO_FAST=i: every other candidate takes GA_DOUBLE_ALGO_SLOW_US more */
+    long fast = gd_env_long("GA_DOUBLE_ALGO_FAST", -1);
+    uint64_t extra_us =
+        fast >= 0 && index != fast ? (uint64_t)gd_env_long("GA_DOUBLE_ALGO_SLOW_US", 2000) : 0;
     const lt_layout *out = (const lt_layout *)ld;
     work *o = gd_work_new(OP_GEMM);
     o->kernel = k_gemm;
     o->words[0] = (uintptr_t)D;
     o->words[1] = (uint64_t)out->ld * out->cols * cuda_type_size(out->type);
     o->words[2] = gd_env_long("GA_DOUBLE_GEMM_CORRUPT", 0) == call && gd_fault_here();
-    o->words[3] = (uint64_t)gd_env_long(call == 1 ? "GA_DOUBLE_GEMM_FIRST_US" : "GA_DOUBLE_GEMM_US", 20);
+    o->words[3] =
+        (uint64_t)gd_env_long(call == 1 ? "GA_DOUBLE_GEMM_FIRST_US" : "GA_DOUBLE_GEMM_US", 20) + extra_us;
     gd_enqueue(stream, o);
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -32,12 +32,12 @@ static void k_checksum(const uint64_t *w, dim3 grid)
         ;
 }
 
-/* gemm_flops check_kernel(a, b, c, int d, int64_t m, int64_t k, rows, cols, double *out): one block per
- * sampled element; reports agreement (reference 1, norm 1, value 1): the double proves orchestration, not
+/* gemm_flops check_kernel(a, b, c, int d, int nn, int64_t m, int64_t k, rows, cols, double *out): one block
+ * per sampled element; reports agreement (reference 1, norm 1, value 1): the double proves orchestration, not
  * arithmetic. */
 static void k_check(const uint64_t *w, dim3 grid)
 {
-    double *out = (double *)(uintptr_t)w[8];
+    double *out = (double *)(uintptr_t)w[9];
     for (unsigned s = 0; s < grid.x; s++)
         out[3 * s] = out[3 * s + 1] = out[3 * s + 2] = 1.0;
 }
@@ -115,7 +115,7 @@ static const struct {
     unsigned char size[10];
 } standins[] = {
     {"15checksum_kernel", k_checksum, 4, {8, 8, 8, 8}},
-    {"12check_kernel", k_check, 9, {8, 8, 8, 4, 8, 8, 8, 8, 8}},
+    {"12check_kernel", k_check, 10, {8, 8, 8, 4, 4, 8, 8, 8, 8, 8}},
     {"11fill_kernel", k_fill, 3, {8, 8, 8}},
     {"12triad_kernel", k_triad, 5, {8, 8, 8, 8, 8}},
     {"13verify_kernel", k_verify, 4, {8, 8, 8, 8}},

@@ -147,6 +147,24 @@ ga_double_test(gemm_calibrated_after_warmup --exit 0 --within 20 --env GA_DOUBLE
                --report "all(x['gemm']['bf16']['iters'] >= 100 for n in r['nodes'] for x in n['ranks'])"
                -- ${_gf} ${_gf_args} -d bf16 -w 2 --quick)
 
+# Issue 47 item 3: --layout nn runs bf16 as C = A B (the double refuses fp8 unless TN, so fp8 measured at all
+# proves it stayed TN) and --algos 4 times the heuristic's 4 candidates; the report records both per dtype.
+set(_gf_algo "all(x['gemm'][d]['algorithm'][f] == v for n in r['nodes'] for x in n['ranks'] for d, f, v in")
+ga_double_test(gemm_layout_nn_algos --exit 0 --within 20
+               --report "${_gf_algo} [('bf16', 'layout', 'nn'), ('fp8', 'layout', 'tn'), ('bf16', 'candidates', 4), ('bf16', 'timed', 4), ('fp8', 'candidates', 4)])"
+               --report "all(x['gemm'][d]['check_ok'] and x['gemm'][d]['algorithm']['id'] == 100 + x['gemm'][d]['algorithm']['chosen'] and {'tile', 'stages', 'splitk', 'swizzle'} <= set(x['gemm'][d]['algorithm']) for n in r['nodes'] for x in n['ranks'] for d in ('bf16', 'fp8'))"
+               -- ${_gf} ${_gf_args} --iters 3 -w 1 --layout nn --algos 4)
+# The heuristic's first candidate fails and its second has a state other than success; of the others the one
+# at index 3 is the fastest (every other takes 5 ms more): it is chosen, and the GEMM measured with it.
+ga_double_test(gemm_algos_fastest_working --exit 0 --within 30 --env GA_DOUBLE_ALGO_FAIL=0
+               --env GA_DOUBLE_ALGO_BAD_STATE=1 --env GA_DOUBLE_ALGO_FAST=3 --env GA_DOUBLE_ALGO_SLOW_US=5000
+               --report "${_gf_algo} [('bf16', 'chosen', 3), ('bf16', 'id', 103), ('bf16', 'candidates', 5), ('bf16', 'timed', 3)])"
+               -- ${_gf} ${_gf_args} -d bf16 --iters 3 -w 1 --algos 5)
+# Without --algos (or --layout) nothing changes: one candidate asked for and taken untimed, TN.
+ga_double_test(gemm_algos_default_first --exit 0 --within 20
+               --report "${_gf_algo} [('bf16', 'layout', 'tn'), ('bf16', 'candidates', 1), ('bf16', 'timed', 0), ('bf16', 'chosen', 0)])"
+               -- ${_gf} ${_gf_args} -d bf16 --iters 3 -w 1)
+
 # mem_bw. Defect 11: the host-link tests start together on every GPU of a node, even when one GPU's device
 # tests take a second longer (each of rank 1's 5 device copies takes 0.2 s more). The double stamps each
 # rank's first host-to-device copy. (The slow GPU is the lower of two that differ: a warning naming both, since two
