@@ -89,8 +89,9 @@ static void measure_again(unsigned mask, void *mine, ga_run *run)
         ga_log_rank("COMPUTE", "measuring again: %s; the earlier measurements stand", err);
 }
 
-/* --min-efficiency is a percentage of a GPU's datasheet peak: the host path has none (issue 25); --triad-kernel
- * picks a GPU kernel: the host path runs none, and ignoring it would report a host figure as the kernel's. */
+/* --min-efficiency is a percentage of a GPU's datasheet peak: the host path has none (issue 25);
+ * --triad-kernel picks a GPU kernel: the host path runs none, and ignoring it would report a host figure as
+ * the kernel's. */
 static void gpu_only_request(const ga_run *run, char *out, size_t len)
 {
     const mb_opts *o = run->opts;

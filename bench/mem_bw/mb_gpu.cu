@@ -98,7 +98,7 @@ struct bufs {
     bool h_bound, h_registered;
     cudaStream_t s;
     int sms;
-    int triad; /* mb_triad_kernel: --triad-kernel */
+    int triad;     /* mb_triad_kernel: --triad-kernel */
     mb_link *link; /* NVML's view of the PCIe link, sampled while the host-link copies run */
     mb_record *rec;
 };
@@ -114,7 +114,8 @@ cudaError_t launch_triad(const bufs *b)
         triad_restrict_kernel<<<b->sms * 8, 256, 0, b->s>>>(a, x, y, n2, TRIAD_SCALAR);
         break;
     case MB_TRIAD_FLAT:
-        triad_flat_kernel<<<(unsigned)mb_flat_blocks(n2), MB_FLAT_THREADS, 0, b->s>>>(a, x, y, n2, TRIAD_SCALAR);
+        triad_flat_kernel<<<(unsigned)mb_flat_blocks(n2), MB_FLAT_THREADS, 0, b->s>>>(a, x, y, n2,
+                                                                                      TRIAD_SCALAR);
         break;
     default:
         triad_kernel<<<b->sms * 8, 256, 0, b->s>>>(a, x, y, n2, TRIAD_SCALAR);
