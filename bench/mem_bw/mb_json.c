@@ -23,6 +23,8 @@ json_t *mb_record_json(const void *record, void *user)
                 json_array_append_new(ms, json_real(x->measurements[k]));
             json_object_set_new(o, "measurements", ms);
         }
+        if (t == MB_DEVICE_RW) /* the GPU triad: which kernel (--triad-kernel) */
+            json_object_set_new(o, "kernel", json_string(mb_triad_kernel_name(r->triad_kernel)));
         json_object_set_new(tests, mb_test_name(t), o);
     }
     json_t *o = json_pack("{s:o, s:o, s:b, s:f, s:o}", "model", ga_json_text(r->model), "numa_node",

@@ -2,9 +2,11 @@
 #include "mb_opts.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "ga_devreport.h"
 #include "ga_parse.h"
+#include "mb_triad.h"
 
 enum {
     OPT_BACKEND = 256,
@@ -14,6 +16,7 @@ enum {
     OPT_MIN_HOST_EFF,
     OPT_P2P,
     OPT_MIN_P2P,
+    OPT_TRIAD_KERNEL,
 };
 
 static const ga_option mb_options[] = {
@@ -94,10 +97,38 @@ static const ga_option mb_options[] = {
      .at = GA_AT(mb_opts, min_p2p),
      .min = 0,
      .max = 1e6},
+    {.long_name = "triad-kernel",
+     .key = OPT_TRIAD_KERNEL,
+     .has_arg = true,
+     .arg_name = "grid|restrict|flat",
+     .help =
+         "GPU path: the device_rw triad's kernel (default grid: a grid-stride loop; restrict: the same with "
+         "read-only loads and streaming stores; flat: one pass, all loads before the stores)",
+     .type = GA_OPT_ENUM,
+     .choices = "grid|restrict|flat"},
     {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
      "host path: triad threads per rank (default: node cores / ranks)", GA_OPT_INT},
     GA_WAIT_TIMEOUT_OPTION(mb_opts, wait_timeout_s),
 };
+
+static const char *const triad_kernel_names[MB_TRIAD_KERNELS] = {"grid", "restrict", "flat"};
+
+const char *mb_triad_kernel_name(int k)
+{
+    return k >= 0 && k < MB_TRIAD_KERNELS ? triad_kernel_names[k] : "?";
+}
+
+static int parse_triad_kernel(const char *arg, mb_opts *o, char *err, size_t errlen)
+{
+    for (int k = 0; k < MB_TRIAD_KERNELS; k++)
+        if (strcmp(arg, triad_kernel_names[k]) == 0) {
+            o->triad_kernel = k;
+            o->triad_kernel_set = true;
+            return 0;
+        }
+    snprintf(err, errlen, "'%s' is not one of grid, restrict, flat", arg);
+    return -1;
+}
 
 static int mb_opts_on_option(void *opts, int key, const char *arg, char *err, size_t errlen)
 {
@@ -108,6 +139,8 @@ static int mb_opts_on_option(void *opts, int key, const char *arg, char *err, si
         return rc;
     if (key == OPT_BACKEND)
         return ga_parse_backend(arg, &o->device, err, errlen);
+    if (key == OPT_TRIAD_KERNEL)
+        return parse_triad_kernel(arg, o, err, errlen);
     return 0;
 }
 

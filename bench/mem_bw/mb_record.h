@@ -54,6 +54,7 @@ typedef struct {
     /* GPU path: a pair this rank could not copy (mb_p2p_state), and why (the first such pair's reason) */
     int8_t p2p_state[MB_P2P_MAX];
     char p2p_note[96];
+    int32_t triad_kernel; /* GPU path: the device_rw test's kernel (mb_triad_kernel, --triad-kernel) */
 } mb_record;
 
 typedef struct {
@@ -70,9 +71,14 @@ typedef struct {
     double wait_timeout_s; /* -T/--wait-timeout, 0: none */
     bool p2p;              /* --p2p: the copy matrix between the GPUs (local ranks) of each node */
     double min_p2p;        /* --min-p2p GB/s: a pair's floor (the SKU's link figure), 0: none */
+    int triad_kernel;      /* --triad-kernel (mb_triad.h's mb_triad_kernel), GPU path; default grid */
+    bool triad_kernel_set; /* given on the command line: a GPU-only request */
 } mb_opts;
 
 const char *mb_test_name(int t);
+
+/* --triad-kernel's names: "grid", "restrict", "flat" ("?" out of range). */
+const char *mb_triad_kernel_name(int k);
 
 /* Whether o asks for test t. */
 bool mb_wants(const mb_opts *o, int t);

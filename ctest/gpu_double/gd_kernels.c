@@ -4,6 +4,7 @@
 #include "gd.h"
 
 #include "ar_elem.h"
+#include "mb_triad.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,8 @@ static void k_fill(const uint64_t *w, dim3 grid)
         p[i] = v;
 }
 
-/* mem_bw triad_kernel(double2 *a, const double2 *b, const double2 *c, size_t n2, double s) */
+/* mem_bw triad_kernel and triad_restrict_kernel(double2 *a, const double2 *b, const double2 *c, size_t n2,
+ * double s): grid-stride loops, which cover every element whatever the grid */
 static void k_triad(const uint64_t *w, dim3 grid)
 {
     (void)grid;
@@ -66,7 +68,27 @@ static void k_triad(const uint64_t *w, dim3 grid)
     const double *b = (const double *)(uintptr_t)w[1], *c = (const double *)(uintptr_t)w[2];
     double s = word_double(w[4]);
     for (size_t i = 0; i < 2 * w[3]; i++)
-        a[i] = b[i] + s * c[i];
+        a[i] = mb_triad_elem(b[i], c[i], s);
+}
+
+/* mem_bw triad_flat_kernel, same arguments: each thread of the grid launched, its MB_FLAT_PER_THREAD double2
+ * by the kernel's own index map (mb_triad.h), so that a grid too small for n2 leaves the tail unwritten and
+ * the verify finds it */
+static void k_triad_flat(const uint64_t *w, dim3 grid)
+{
+    double *a = (double *)(uintptr_t)w[0];
+    const double *b = (const double *)(uintptr_t)w[1], *c = (const double *)(uintptr_t)w[2];
+    size_t n2 = w[3];
+    double s = word_double(w[4]);
+    for (size_t blk = 0; blk < grid.x; blk++)
+        for (unsigned t = 0; t < MB_FLAT_THREADS; t++)
+            for (unsigned k = 0; k < MB_FLAT_PER_THREAD; k++) {
+                size_t i = mb_flat_index(blk, t, k);
+                if (i >= n2)
+                    continue;
+                a[2 * i] = mb_triad_elem(b[2 * i], c[2 * i], s);
+                a[2 * i + 1] = mb_triad_elem(b[2 * i + 1], c[2 * i + 1], s);
+            }
 }
 
 /* mem_bw verify_kernel(const double *p, size_t n, double v, unsigned long long *bad) */
@@ -118,6 +140,8 @@ static const struct {
     {"12check_kernel", k_check, 10, {8, 8, 8, 4, 4, 8, 8, 8, 8, 8}},
     {"11fill_kernel", k_fill, 3, {8, 8, 8}},
     {"12triad_kernel", k_triad, 5, {8, 8, 8, 8, 8}},
+    {"21triad_restrict_kernel", k_triad, 5, {8, 8, 8, 8, 8}},
+    {"17triad_flat_kernel", k_triad_flat, 5, {8, 8, 8, 8, 8}},
     {"13verify_kernel", k_verify, 4, {8, 8, 8, 8}},
     {"14ar_fill_kernel", k_ar_fill, 2, {8, sizeof(ar_elem_job)}},
     {"16ar_verify_kernel", k_ar_verify, 3, {8, sizeof(ar_elem_job), 8}},

@@ -182,6 +182,21 @@ ga_double_test(mem_bw_healthy_checks --exit 0 --within 20 --absent "FAILED"
                --report "all(x['pcie_link'] == {'gen_under_load': 5, 'width_under_load': 16, 'max_gen': 5, 'max_width': 16} for n in r['nodes'] for x in n['ranks'])"
                -- ${_mb} --backend gpu --quick --size 1M --pinned-size 256K --tolerance 100)
 
+# Issue 47 item 3: --triad-kernel picks the GPU triad's kernel; each runs on the double (the flat kernel's stand-in
+# by its index map over the grid launched), the device verify passes, the record and --verbose name the kernel.
+# --size 1000000: 62500 double2, not a multiple of the flat kernel's 1024 per block, so its tail is checked.
+foreach(_k grid restrict flat)
+  ga_double_test(mem_bw_triad_kernel_${_k} --exit 0 --within 20 --absent "FAILED"
+                 --stdout "triad kernel on GPU 0: ${_k}$"
+                 --report "all(x['bandwidth']['device_rw']['check_ok'] and x['bandwidth']['device_rw']['kernel'] == '${_k}' for n in r['nodes'] for x in n['ranks'])"
+                 -- ${_mb} --backend gpu --quick --size 1000000 --pinned-size 256K --tolerance 100 --verbose
+                    --triad-kernel ${_k})
+endforeach()
+# A name that is none of them: exit 2, one line saying which are.
+ga_double_test(mem_bw_triad_kernel_unknown --exit 2 --within 20
+               --stderr-once "'warp' is not one of grid, restrict, flat"
+               -- ${_mb} --backend gpu --quick --size 1M --triad-kernel warp)
+
 # Issue 28 finding 10: a PCIe link trained below its generation (Gen4 in a Gen5 slot) passed: node_health sees
 # an idle GPU, whose link downshifts anyway. mem_bw samples NVML (the NVML double) while its host-link copies
 # run: GPU 1 is named, GPU 0 is not (before: no finding, exit 0).
