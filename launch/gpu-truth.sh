@@ -136,12 +136,49 @@ do_ddp() {
 }
 
 # lm_train's GPU path: d12 at seq 1024 for at most 30 steps or 50 s (tokens/s, MFU); then a small model the host
-# path trains in seconds, 20 steps at the same seed on both backends (the same initial weights and tokens), whose
-# loss curves gpu_truth_report.py compares (bf16 against fp32).
+# path trains in seconds, 20 steps at the same seed and learning rate on both backends (the same initial weights
+# and tokens; their default rates differ), whose loss curves gpu_truth_report.py compares (bf16 against fp32).
 # (An array is not exported to step's bash -c, hence local.)
+# The new defaults (nn, 8 candidates) on every dtype, and the old ones (tn, the first algorithm), between torch.
+do_gemm_defaults() {
+    torch_ref gemm torch_gemm_all_before
+    run1 "$BIN/gemm_flops" --remeasure 0 --report-dir "$R/gemm_default" --timeout 80 --verbose
+    echo "gemm_flops (defaults) rc=$?"
+    run1 "$BIN/gemm_flops" --layout tn --algos 1 --remeasure 0 --report-dir "$R/gemm_old" --timeout 60
+    echo "gemm_flops --layout tn --algos 1 rc=$?"
+    torch_ref gemm torch_gemm_all_after
+}
+
+# mem_bw's default triad kernel between torch references.
+do_mem_default() {
+    torch_ref memory torch_memory_default_before
+    run1 "$BIN/mem_bw" --remeasure 0 --report-dir "$R/mem_default" --timeout 40 --verbose
+    echo "mem_bw (defaults) rc=$?"
+    torch_ref memory torch_memory_default_after
+}
+
+# The reducing collectives again, every type and op (fp8 avg is left out on one rank: NCCL refuses it).
+do_reducing() {
+    local c
+    for c in allreduce reduce_scatter reduce; do
+        run1 "$BIN/allreduce_bw" --collective $c -d all -o all -b 8 -e 16M -f 8 -n 5 -w 1 \
+            --report-dir "$R/coll_$c" --timeout 40
+        echo "collective $c rc=$?"
+    done
+}
+
+do_lm_small() {
+    local small=(--layers 2 --channels 128 --heads 4 --seq-len 128 --vocab 512 --batch-size 4 --steps 20 --seed 7
+        --lr 0.003 --min-improvement 0 --timeout 60)
+    run1 "$BIN/lm_train" --backend gpu "${small[@]}" --report-dir "$R/lm_small_gpu"
+    echo "lm_train small gpu rc=$?"
+    run1 "$BIN/lm_train" --backend host "${small[@]}" --report-dir "$R/lm_small_host"
+    echo "lm_train small host rc=$?"
+}
+
 do_lm() {
     local small=(--layers 2 --channels 128 --heads 4 --seq-len 128 --vocab 512 --batch-size 4 --steps 20 --seed 7
-        --min-improvement 0 --timeout 60)
+        --lr 0.003 --min-improvement 0 --timeout 60)
     run1 "$BIN/lm_train" --backend gpu --model d12 --seq-len 1024 --batch-size 16 --steps 30 --seed 1 \
         --min-improvement 0 --report-dir "$R/lm_gpu" --timeout 50 --verbose
     echo "lm_train d12 gpu rc=$?"
@@ -246,7 +283,7 @@ do_sanitize() {
     for f in "$R"/san/*.txt; do echo "== $(basename "$f"): $(grep -E "ERROR SUMMARY|RESULT" "$f" | tr '\n' ' ')"; done
 }
 
-export -f say run1 torch_ref do_lm do_torch_lm do_torch_lm_compile do_collectives do_devcheck_cost do_suite do_gemm do_gemm_burst do_mem_bw do_info do_ddp do_allreduce do_timeout_path do_sanitize
+export -f say run1 torch_ref do_lm do_gemm_defaults do_mem_default do_reducing do_lm_small do_torch_lm do_torch_lm_compile do_collectives do_devcheck_cost do_suite do_gemm do_gemm_burst do_mem_bw do_info do_ddp do_allreduce do_timeout_path do_sanitize
 export BIN R LOG T0 HERE GA_TRUTH_RUN1_ARGS
 [ -n "${GA_TRUTH_DEBS:-}" ] && unpack_bundle
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
@@ -269,6 +306,10 @@ for s in ${STEPS//,/ }; do
     collectives) step collectives 35 120 do_collectives ;;
     devcheck_cost) step devcheck_cost 15 80 do_devcheck_cost ;;
     ddp) step ddp 40 150 do_ddp ;;
+    gemm_defaults) step gemm_defaults 60 150 do_gemm_defaults ;;
+    mem_default) step mem_default 15 60 do_mem_default ;;
+    reducing) step reducing 12 90 do_reducing ;;
+    lm_small) step lm_small 12 60 do_lm_small ;;
     lm) step lm 60 100 do_lm ;;
     torch_lm) step torch_lm 35 80 do_torch_lm ;;
     torch_lm_compile) step torch_lm_compile 100 160 do_torch_lm_compile ;;

@@ -28,8 +28,8 @@ static void ar_model_line(const ga_est_figures *f, const ga_est_cluster *c, cons
     char check[160];
     if (f->gpu && f->dev_check_GBps > 0)
         snprintf(check, sizeof check,
-                 "check on the GPU: 2 B per byte + the receive buffer at %.0f GB/s + %.0f us (an estimate, "
-                 "not measured)",
+                 "check on the GPU: 2 B per byte + the receive buffer at %.0f GB/s + %.0f us (measured on "
+                 "one H200)",
                  f->dev_check_GBps, f->dev_check_s * 1e6);
     else
         snprintf(check, sizeof check, "check %.0f ns/B on one core", f->check_per_byte * 1e9);

@@ -297,7 +297,8 @@ static int on_what_option(ar_opts *o, int key, const char *arg, char *err, size_
     }
     case 'o': {
         ar_op op;
-        if (strcmp(arg, "all") == 0) {
+        o->all_ops = strcmp(arg, "all") == 0;
+        if (o->all_ops) {
             o->op_mask = (1u << AR_NOPS) - 1;
             return 0;
         }

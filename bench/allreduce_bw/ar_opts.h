@@ -41,7 +41,7 @@ typedef struct {
     bool set_min, set_max, set_step, set_factor, set_iters, set_warmup;
     int iters, warmup, check;
     unsigned type_mask, op_mask; /* bit per ar_dtype / ar_op */
-    bool all_types;
+    bool all_types, all_ops;     /* -d all, -o all: what a backend cannot run is left out */
     ar_coll_id coll;
     bool set_coll; /* --collective given (else the program's name may choose: all_gather_perf) */
     int root;

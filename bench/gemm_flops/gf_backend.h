@@ -26,6 +26,11 @@ int gf_gpu_burn(const gf_opts *o, gf_record *r, char *err, size_t errlen);
  * wrong, and a GEMM that fails in any measurement has failed. */
 void gf_result_add(gf_result *dst, const gf_result *src);
 
+/* --algos: the index of the candidate to keep among n timed ones (seconds per GEMM, <= 0: it failed): the
+ * fastest, unless it beats the first (cuBLASLt's own choice, what other callers get) by less than margin, a
+ * fraction (noise). -1 when none ran. */
+int gf_fastest_candidate(const double *seconds, int n, double margin);
+
 /* Tolerance of the sampled-element check per dtype, relative to sqrt(sum (a_i b_i)^2). */
 double gf_check_tolerance(int dtype);
 

@@ -91,3 +91,14 @@ void gf_check_positions(int64_t m, int64_t n, uint64_t seed, int64_t *rows, int6
         }
     }
 }
+
+int gf_fastest_candidate(const double *seconds, int n, double margin)
+{
+    int chosen = -1;
+    for (int i = 0; i < n; i++)
+        if (seconds[i] > 0 && (chosen < 0 || seconds[i] < seconds[chosen]))
+            chosen = i;
+    if (chosen > 0 && seconds[0] > 0 && seconds[chosen] > seconds[0] * (1 - margin))
+        chosen = 0;
+    return chosen;
+}

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ga_estimate.h"
+#include "gf_defaults.h"
 
 ga_estimate_fn gemm_flops_estimate; /* named by the registry, called through its generated table */
 
@@ -40,17 +41,25 @@ static double gemm_dtype_s(const ga_est_figures *f, double flop, double rate, do
     return f->gemm_setup_s + (warm + 1) * one + (iters > 0 ? iters * one : fmax(target, one));
 }
 
+/* --algos N on a GPU: each candidate once, then two rounds of at least 3 GEMMs or 20 ms (gf_gpu.cu). */
+static double candidates_s(double flop, double rate, double algos)
+{
+    double one = rate > 0 ? flop / rate : 0;
+    return algos > 1 ? algos * (one + 2 * fmax(3 * one, 0.02)) : 0;
+}
+
 static void gemm_model_line(const ga_est_figures *f, int dtypes, double warm, double target, double m,
                             double n, double k, double burn, ga_estimate_out *out)
 {
-    snprintf(
-        out->model, sizeof out->model,
-        "launch + %d dtype%s x (set-up %.1f s, %.0f warm-ups, timed GEMMs for %.2f s at least, the check) "
-        "of %.0fx%.0fx%.0f at %s + burn %.0f s; a slow link changes nothing",
-        dtypes, dtypes == 1 ? "" : "s", f->gemm_setup_s, warm, target, m, n, k,
-        f->gpu ? (f->gemm_TFLOPs > 0 ? "the baseline's bf16 TFLOP/s" : "no figure (the target alone)")
-               : "the host rates per rank (one core)",
-        burn);
+    snprintf(out->model, sizeof out->model,
+             "launch + %d dtype%s x (set-up %.1f s, on a GPU the algorithm candidates, %.0f warm-ups, timed "
+             "GEMMs for "
+             "%.2f s at least, the check) "
+             "of %.0fx%.0fx%.0f at %s + burn %.0f s; a slow link changes nothing",
+             dtypes, dtypes == 1 ? "" : "s", f->gemm_setup_s, warm, target, m, n, k,
+             f->gpu ? (f->gemm_TFLOPs > 0 ? "the baseline's bf16 TFLOP/s" : "no figure (the target alone)")
+                    : "the host rates per rank (one core)",
+             burn);
     if (!f->gpu)
         snprintf(out->model + strlen(out->model), sizeof out->model - strlen(out->model),
                  " (host: %.0f GFLOP/s fp32, %.0f fp64 per core, docs/gemm_flops.md)", f->host_GFLOPs[0],
@@ -71,7 +80,9 @@ int gemm_flops_estimate(const ga_estimate_in *in, ga_estimate_out *out)
     int host[2], dtypes = gemm_dtypes(in, host);
     double work = 0;
     if (f->gpu) /* every dtype at the SKU's bf16 figure: the time target dominates a GPU's GEMMs */
-        work = dtypes * gemm_dtype_s(f, flop, f->gemm_TFLOPs * 1e12, warm, iters, target);
+        work = dtypes *
+               (gemm_dtype_s(f, flop, f->gemm_TFLOPs * 1e12, warm, iters, target) +
+                candidates_s(flop, f->gemm_TFLOPs * 1e12, ga_est_arg_num(a, "algos", 0, GF_DEFAULT_ALGOS)));
     for (int d = 0; !f->gpu && d < 2; d++)
         work += host[d] * gemm_dtype_s(f, flop, f->host_GFLOPs[d] * 1e9, warm, iters, target);
     double interval = burn > 0 ? fmin(60, fmax(1, burn / 10)) : 1;

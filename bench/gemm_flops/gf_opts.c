@@ -80,15 +80,16 @@ static const ga_option gf_options[] = {
     {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",
      "host path: BLAS threads per rank (default: node cores / ranks)", GA_OPT_INT},
     {"layout", OPT_LAYOUT, true, "tn|nn",
-     "GPU path: C = A^T B (tn, default) or C = A B (nn); fp8 and int8 stay tn (host path: always tn)",
+     "GPU path: C = A^T B (tn) or C = A B (nn, default, as a row-major framework matmul); fp8 and int8 stay "
+     "tn (host path: always tn)",
      GA_OPT_ENUM, .choices = "tn|nn"},
     {.long_name = "algos",
      .key = OPT_ALGOS,
      .has_arg = true,
      .arg_name = "N",
-     .help =
-         "GPU path: time up to N of cuBLASLt's heuristic algorithms per dtype, keep the fastest (default 1: "
-         "its first, untimed)",
+     .help = "GPU path: time up to N of cuBLASLt's heuristic algorithms per dtype, keep the fastest unless "
+             "within 1 % "
+             "of the first (default 8; 1: the first, untimed)",
      .type = GA_OPT_INT,
      .at = GA_AT(gf_cli, o.algos),
      .min = 1,

@@ -12,6 +12,7 @@
 
 #define GF_MAX_INTERVALS 128
 #define GF_MAX_ALGOS 16 /* --algos */
+#include "gf_defaults.h"
 #define GF_MAX_MEASUREMENTS (1 + GA_REMEASURE_MAX)
 
 typedef enum { GF_NOT_RUN = 0, GF_MEASURED, GF_SKIPPED, GF_FAILED } gf_state;

@@ -299,7 +299,8 @@ static void opts_init(void *opts)
                                      .remeasure = GA_REMEASURE_DEFAULT,
                                      .slow_factor = 1,
                                      .burn_dtype = -1,
-                                     .algos = 1,
+                                     .algos = GF_DEFAULT_ALGOS,
+                                     .layout_nn = true,
                                      .seed = 42,
                                      .device = GA_BACKEND_AUTO,
                                      .dtypes = (1u << GA_DTYPE_COUNT) - 1}};

@@ -71,7 +71,7 @@ typedef struct {
     double wait_timeout_s; /* -T/--wait-timeout, 0: none */
     bool p2p;              /* --p2p: the copy matrix between the GPUs (local ranks) of each node */
     double min_p2p;        /* --min-p2p GB/s: a pair's floor (the SKU's link figure), 0: none */
-    int triad_kernel;      /* --triad-kernel (mb_triad.h's mb_triad_kernel), GPU path; default grid */
+    int triad_kernel;      /* --triad-kernel (mb_triad.h's mb_triad_kernel), GPU path; default flat */
     bool triad_kernel_set; /* given on the command line: a GPU-only request */
 } mb_opts;
 

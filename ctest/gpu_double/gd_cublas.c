@@ -250,8 +250,9 @@ static void k_gemm(const uint64_t *w, dim3 grid)
     unsigned char *c = (unsigned char *)(uintptr_t)w[0];
     size_t bytes = w[1];
     double until = gd_now() + (double)w[3] * 1e-6;
+    /* each algorithm its own bits (w[4]: its index), as real ones, which sum in different orders, have */
     for (size_t i = 0; i < bytes; i++)
-        c[i] = (unsigned char)(i * 131u + 7u);
+        c[i] = (unsigned char)(i * 131u + 7u + 17u * w[4]);
     if (w[2])
         c[bytes / 2] ^= 0x10;
     while (gd_now() < until)
@@ -275,8 +276,8 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
     long index = algo ? (long)algo->data[0] : 0;
     if (index == gd_env_long("GA_DOUBLE_ALGO_FAIL", -1))
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    /* GA_DOUBLE_ALGO_FAST=i: every other candidate takes GA_DOUBLE_ALGO_SLOW_US more */
-    long fast = gd_env_long("GA_DOUBLE_ALGO_FAST", -1);
+    /* GA_DOUBLE_ALGO_FAST=i: every other candidate takes GA_DOUBLE_ALGO_SLOW_US more (on the fault rank) */
+    long fast = gd_fault_here() ? gd_env_long("GA_DOUBLE_ALGO_FAST", -1) : -1;
     uint64_t extra_us =
         fast >= 0 && index != fast ? (uint64_t)gd_env_long("GA_DOUBLE_ALGO_SLOW_US", 2000) : 0;
     const lt_layout *out = (const lt_layout *)ld;
@@ -287,6 +288,7 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
     o->words[2] = gd_env_long("GA_DOUBLE_GEMM_CORRUPT", 0) == call && gd_fault_here();
     o->words[3] =
         (uint64_t)gd_env_long(call == 1 ? "GA_DOUBLE_GEMM_FIRST_US" : "GA_DOUBLE_GEMM_US", 20) + extra_us;
+    o->words[4] = (uint64_t)index;
     gd_enqueue(stream, o);
     return CUBLAS_STATUS_SUCCESS;
 }
