@@ -5,10 +5,14 @@
 # usage: launch/gpu-truth.sh BIN_DIR OUT_DIR [STEPS]
 #   BIN_DIR  a GPU build's bin/ (cmake -DGPUACCEPT_REQUIRE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90)
 #   OUT_DIR  log.txt and results.tgz (every step's output and reports) are written there
-#   STEPS    comma list (default: all below, in this order)
+#   STEPS    comma list (default: the list in STEPS below, about 5 minutes on an H200); also gemm_defaults,
+#            mem_default, reducing, lm_small (the third run's confirming call), gemm_burst, torch_allreduce,
+#            allreduce_win, ddp
 # Environment: GA_TRUTH_DEBS=DIR unpacks Open MPI, jansson, hwloc and OpenBLAS from Debian packages in DIR
 # (for a machine without them); GA_TRUTH_BUDGET=SEC skips a step whose estimate would end past SEC seconds;
-# GA_TRUTH_WORK=DIR keeps the steps' files there instead of OUT_DIR/work.
+# GA_TRUTH_WORK=DIR keeps the steps' files there instead of OUT_DIR/work; GA_TRUTH_NH_ARGS adds node_health
+# options (a one-GPU VM: "--expect-gpus 1 --expect-hcas 0"). Each step has a hard limit (timeout -k), and
+# results.tgz is rewritten after every step, so what finished comes back even if the call is cut.
 set -u
 BIN=$(cd "$1" && pwd)
 OUT=$2
