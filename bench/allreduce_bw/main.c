@@ -108,9 +108,11 @@ static ar_nt_config nt_config(const ar_opts *o, const char *program, ga_backend 
 
 /* Which combinations to run: every type and op asked for that the backend supports. Returns how many, or -1
  * after printing why (usage error). */
-static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int min_cc_major, combo *out)
+static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int min_cc_major, combo *out,
+                       unsigned *left_out)
 {
     int n = 0;
+    *left_out = 0;
     const ar_coll *cl = ar_coll_get(o->coll);
     for (int t = 0; t < AR_NTYPES; t++) {
         if (!(o->type_mask & (1u << t)))
@@ -143,6 +145,7 @@ static int plan_combos(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, int
                     return -1;
                 }
                 ga_log("COMM", "not run: %s avg: %s", ar_dtype_get((ar_dtype)t)->name, FP8_AVG_ONE_RANK);
+                *left_out |= 1u << t;
                 continue;
             }
             out[n++] = (combo){(ar_dtype)t, op};
@@ -342,6 +345,7 @@ static int plan_run(ga_run *run, int cc_major)
     ar_opts *o = run->opts;
     ar_state *a = run->state;
     char err[256];
+    unsigned fp8_avg_left_out = 0; /* types whose avg -o all left out (FP8_AVG_ONE_RANK) */
     a->n_sizes =
         ar_opts_finish(o, run->backend == GA_BACKEND_GPU, run->common.quick, a->sizes, err, sizeof err);
     if (a->n_sizes >= 0)
@@ -354,11 +358,15 @@ static int plan_run(ga_run *run, int cc_major)
     if (a->n_sizes < 0)
         ga_error_once(ar_command_line.name, "%s", err);
     else
-        a->n_combos = plan_combos(ctx, o, run->backend, cc_major, a->combos);
+        a->n_combos = plan_combos(ctx, o, run->backend, cc_major, a->combos, &fp8_avg_left_out);
     if (a->n_sizes < 0 || a->n_combos <= 0) {
         ar_split_free(&a->split);
         return GA_EXIT_USAGE;
     }
+    for (int t = 0; t < AR_NTYPES && ctx->world_rank == 0; t++)
+        if (fp8_avg_left_out & (1u << t))
+            ar_run_not_covered(&a->st, "%s avg not run: %s", ar_dtype_get((ar_dtype)t)->name,
+                               FP8_AVG_ONE_RANK);
     bool world_only = o->n_patterns == 1 && o->patterns[0] == AR_PATTERN_WORLD;
     log_plan(ctx, o, a->backend_name, a->sizes, a->n_sizes, a->combos, a->n_combos, world_only);
     return GA_GO_ON;

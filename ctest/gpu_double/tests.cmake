@@ -113,6 +113,7 @@ ga_double_test(allreduce_device_check_exact --exit 0 --within 20 --env GA_DOUBLE
 # fp8 avg out and says so; asked for by name it is a usage error naming the reason.
 ga_double_test(allreduce_fp8_avg_one_rank_all --np 1 --exit 0 --within 20
                --stdout "not run: f8e4m3 avg: NCCL's one-rank communicator has no fp8 average"
+               --report "sum('avg not run: NCCL' in n for n in r['not_covered']) == 2"
                --report "r['summary']['wrong_total'] == 0 and not any(c['datatype'].startswith('f8') and c['op'] == 'avg' for c in r['summary']['combinations']) and any(c['datatype'] == 'f8e5m2' and c['op'] == 'min' for c in r['summary']['combinations'])"
                -- ${_ar} --collective reduce -b 64 -e 1K -f 4 -n 1 -w 0 -c 1 -T 5 -d all -o all)
 ga_double_test(allreduce_fp8_avg_one_rank_named --np 1 --exit 2 --within 20
