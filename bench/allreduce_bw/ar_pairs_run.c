@@ -357,10 +357,7 @@ static void report_pairs(const pairs_run *pr, const ar_sweep_desc *d, ar_record 
                                 .ids = ids,
                                 .world_far_busbw = st->world_far_busbw,
                                 .screen_busbw = st->screen_pairs_busbw,
-                                .screen_found = st->screen_found,
-                                .screen_far = st->screen_far,
-                                .screen_member = st->screen_member,
-                                .screen_worst = st->screen_worst};
+                                .screen = st->screen};
     if (ar_report_pairs(o, &outcome, st->findings, report, &st->out) != 0)
         GA_FATAL(GA_EXIT_INTERNAL, "out of memory");
     free(ids);
@@ -717,10 +714,7 @@ bool ar_pairs_screen(const ga_ctx *ctx, const ar_opts *o, ga_backend kind, combo
     if (root) {
         ar_screen_verdict v = screen_verdict(pairs, best, n, &plan, sizes[j], t0, st);
         found[0] = v.kind, found[1] = v.median;
-        st->screen_found = v.kind != AR_SCREEN_NONE && v.member >= 0;
-        st->screen_far = v.kind == AR_SCREEN_FAR;
-        st->screen_member = v.member;
-        st->screen_worst = v.worst;
+        st->screen = v;
     }
     ga_deadline_arm("sharing what the screen found");
     GA_MPI_CHECK(MPI_Bcast(found, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD));

@@ -325,8 +325,8 @@ static void pairs_metrics(json_t *report, const ar_pairs_outcome *p, const ga_pa
 static void screen_unconfirmed(const ar_pairs_outcome *p, const ga_pairs_verdict *v, double tolerance,
                                ga_findings *f, ar_outcome *out)
 {
-    int m = p->screen_member;
-    if (!p->screen_found || m < 0 || m >= p->members)
+    int m = p->screen.member;
+    if (p->screen.kind == AR_SCREEN_NONE || m < 0 || m >= p->members)
         return;
     for (int i = 0; i < v->n_members; i++)
         if (v->members[i].member == m && v->members[i].suspect)
@@ -341,8 +341,10 @@ static void screen_unconfirmed(const ar_pairs_outcome *p, const ga_pairs_verdict
         "%s%s%d was more than %.0fx below the other pairs of its rounds in the screen (its lowest "
         "pair %.2fx of them), but its pairs, measured again, are within the tolerance (%.0f%%): not "
         "named; measure it again (allreduce_bw --pattern pairs --rounds all)",
-        host, unit, m, p->screen_far ? AR_FAR_FACTOR : AR_LOW_FACTOR, p->screen_worst, tolerance * 100);
-    ar_outcome_note(out, "pairs: %s not judged: far below its peers in the screen, not in the pairs", host);
+        host, unit, m, p->screen.kind == AR_SCREEN_FAR ? AR_FAR_FACTOR : AR_LOW_FACTOR, p->screen.worst,
+        tolerance * 100);
+    ar_outcome_note(out, "pairs: %s not judged: %sbelow its peers in the screen, not in the pairs", host,
+                    p->screen.kind == AR_SCREEN_FAR ? "far " : "");
 }
 
 int ar_report_pairs(const ar_opts *o, ar_pairs_outcome *p, ga_findings *f, json_t *report, ar_outcome *out)

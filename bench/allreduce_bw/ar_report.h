@@ -14,6 +14,7 @@
 #include "ar_analysis.h"
 #include "ar_nodes.h"
 #include "ar_opts.h"
+#include "ar_screen.h"
 #include "ga_findings.h"
 #include "ga_pairs.h"
 
@@ -74,10 +75,9 @@ typedef struct {
     /* the world sweep's busbw far below the screen's median pair (0: it was not; ar_world.c), and that
      * pair's: the world's slow link is then among the pairs its ring used, the ring neighbours */
     double world_far_busbw, screen_busbw;
-    /* the member the screen found far or low (run_state's screen_*): unnamed by the pairs, it is a warning */
-    bool screen_found, screen_far;
-    int screen_member;
-    double screen_worst;
+    /* what the screen found (run_state's screen; kind NONE: nothing): a member the pairs do not name is a
+     * warning */
+    ar_screen_verdict screen;
 } ar_pairs_outcome;
 
 /* The run's facts beside the outcome. */

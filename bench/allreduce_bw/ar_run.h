@@ -76,11 +76,9 @@ typedef struct {
     double screen_pairs_busbw;
     /* every rank: the world's busbw when it fell far below the screen's median pair at a size (0: never) */
     double world_far_busbw;
-    /* rank 0: the member the screen found far or low (ar_screen.h), its lowest pair over its round's, and
-     * whether far: if the pairs do not name it, the report says so (COMM_SLOW_UNCONFIRMED) */
-    bool screen_found, screen_far;
-    int screen_member;
-    double screen_worst;
+    /* rank 0: what the screen found (kind NONE: nothing); if the pairs do not name its member, the report
+     * says so (COMM_SLOW_UNCONFIRMED) */
+    ar_screen_verdict screen;
 } run_state;
 
 /* nccl-tests' -u -G -R -x -y -M as ar_opts_finish left them for the backend that runs; set once in main. */

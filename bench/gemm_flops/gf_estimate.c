@@ -53,9 +53,8 @@ static void gemm_model_line(const ga_est_figures *f, int dtypes, double warm, do
 {
     snprintf(out->model, sizeof out->model,
              "launch + %d dtype%s x (set-up %.1f s, on a GPU the algorithm candidates, %.0f warm-ups, timed "
-             "GEMMs for "
-             "%.2f s at least, the check) "
-             "of %.0fx%.0fx%.0f at %s + burn %.0f s; a slow link changes nothing",
+             "GEMMs for %.2f s at least, the check) of %.0fx%.0fx%.0f at %s + burn %.0f s; a slow link "
+             "changes nothing",
              dtypes, dtypes == 1 ? "" : "s", f->gemm_setup_s, warm, target, m, n, k,
              f->gpu ? (f->gemm_TFLOPs > 0 ? "the baseline's bf16 TFLOP/s" : "no figure (the target alone)")
                     : "the host rates per rank (one core)",

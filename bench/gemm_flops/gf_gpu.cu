@@ -341,7 +341,7 @@ static int pick_algo(gpu_gemm *g, cublasLtHandle_t lt, int algos, char *err, siz
 }
 
 /* One attribute of the chosen algorithm's configuration, -1 when it cannot be read. */
-int32_t algo_attr(const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoConfigAttributes_t a)
+static int32_t algo_attr(const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoConfigAttributes_t a)
 {
     uint32_t v = 0;
     size_t written = 0;
@@ -352,7 +352,7 @@ int32_t algo_attr(const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoConfigAttr
 }
 
 /* The layout and algorithm into the record; the chosen one in --verbose. */
-void record_algo(const gpu_gemm *g, gf_result *x)
+static void record_algo(const gpu_gemm *g, gf_result *x)
 {
     x->layout_nn = g->nn;
     x->algo_candidates = g->candidates;
@@ -401,10 +401,8 @@ int gemm_setup(gpu_gemm *g, cublasLtHandle_t lt, int d, const gf_opts *o, char *
     LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
     if (d == GA_FP8 && fp8_scaling(g, err, errlen) != 0)
         return -1;
-    if (g->nn)
-        LT(cublasLtMatrixLayoutCreate(&g->la, g->cfg.ab, (uint64_t)g->m, (uint64_t)g->k, g->m), "layout A");
-    else
-        LT(cublasLtMatrixLayoutCreate(&g->la, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->m, g->k), "layout A");
+    int64_t a_rows = g->nn ? g->m : g->k, a_cols = g->nn ? g->k : g->m; /* A stored m x k, or A^T k x m */
+    LT(cublasLtMatrixLayoutCreate(&g->la, g->cfg.ab, (uint64_t)a_rows, (uint64_t)a_cols, a_rows), "layout A");
     LT(cublasLtMatrixLayoutCreate(&g->lb, g->cfg.ab, (uint64_t)g->k, (uint64_t)g->n, g->k), "layout B");
     LT(cublasLtMatrixLayoutCreate(&g->lc, g->cfg.cd, (uint64_t)g->m, (uint64_t)g->n, g->m), "layout C");
 

@@ -88,8 +88,7 @@ static const ga_option gf_options[] = {
      .has_arg = true,
      .arg_name = "N",
      .help = "GPU path: time up to N of cuBLASLt's heuristic algorithms per dtype, keep the fastest unless "
-             "within 1 % "
-             "of the first (default 8; 1: the first, untimed)",
+             "within 1 % of the first (default 8; 1: the first, untimed)",
      .type = GA_OPT_INT,
      .at = GA_AT(gf_cli, o.algos),
      .min = 1,

@@ -6,13 +6,13 @@
 #include <stdint.h>
 
 #include "ga_backend.h"
+#include "gf_defaults.h" /* GF_DEFAULT_ALGOS */
 #include "ga_outlier.h"
 #include "ga_record.h"
 #include "ga_peaks.h"
 
 #define GF_MAX_INTERVALS 128
 #define GF_MAX_ALGOS 16 /* --algos */
-#include "gf_defaults.h"
 #define GF_MAX_MEASUREMENTS (1 + GA_REMEASURE_MAX)
 
 typedef enum { GF_NOT_RUN = 0, GF_MEASURED, GF_SKIPPED, GF_FAILED } gf_state;

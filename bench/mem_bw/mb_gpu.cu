@@ -27,8 +27,6 @@ extern "C" {
 namespace
 {
 
-const double TRIAD_SCALAR = MB_TRIAD_SCALAR;
-
 __global__ void fill_kernel(double *p, size_t n, double v)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -111,14 +109,14 @@ cudaError_t launch_triad(const bufs *b)
     size_t n2 = b->n / 2;
     switch (b->triad) {
     case MB_TRIAD_RESTRICT:
-        triad_restrict_kernel<<<b->sms * 8, 256, 0, b->s>>>(a, x, y, n2, TRIAD_SCALAR);
+        triad_restrict_kernel<<<b->sms * 8, 256, 0, b->s>>>(a, x, y, n2, MB_TRIAD_SCALAR);
         break;
     case MB_TRIAD_FLAT:
         triad_flat_kernel<<<(unsigned)mb_flat_blocks(n2), MB_FLAT_THREADS, 0, b->s>>>(a, x, y, n2,
-                                                                                      TRIAD_SCALAR);
+                                                                                      MB_TRIAD_SCALAR);
         break;
     default:
-        triad_kernel<<<b->sms * 8, 256, 0, b->s>>>(a, x, y, n2, TRIAD_SCALAR);
+        triad_kernel<<<b->sms * 8, 256, 0, b->s>>>(a, x, y, n2, MB_TRIAD_SCALAR);
         break;
     }
     return cudaGetLastError();
@@ -344,7 +342,7 @@ void measure_device(const mb_opts *o, bufs *b, mb_record *r)
                  mb_triad_kernel_name(o->triad_kernel));
         memset(&x, 0, sizeof x);
         if (time_op(b, OP_TRIAD, o->reps, 3 * sz, &x) == 0)
-            x.check_ok = verify(b, b->d_a, b->n, mb_triad_elem(1.0, 2.0, TRIAD_SCALAR));
+            x.check_ok = verify(b, b->d_a, b->n, mb_triad_elem(1.0, 2.0, MB_TRIAD_SCALAR));
         mb_result_add(&r->t[MB_DEVICE_RW], &x);
     }
 }

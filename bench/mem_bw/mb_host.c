@@ -20,8 +20,6 @@
 #include "ga_host.h"
 #include "mb_triad.h"
 
-#define TRIAD_SCALAR MB_TRIAD_SCALAR
-
 typedef struct {
     double *a, *b, *c;
     size_t lo, hi;
@@ -45,7 +43,7 @@ static void *triad_thread(void *arg)
         double *restrict a = w->a;
         const double *restrict b = w->b, *restrict c = w->c;
         for (size_t j = w->lo; j < w->hi; j++)
-            a[j] = mb_triad_elem(b[j], c[j], TRIAD_SCALAR);
+            a[j] = mb_triad_elem(b[j], c[j], MB_TRIAD_SCALAR);
         ga_test_slow_down(w->slow_factor, ga_thread_cpu_now() - w->t_begin[r], ga_thread_cpu_now);
         w->t_end[r] = ga_thread_cpu_now();
         pthread_barrier_wait(w->end);
@@ -150,9 +148,9 @@ int mb_host_measure(const mb_opts *o, int local_size, mb_record *r, char *err, s
     mb_fill_result(&x, 3.0 * (double)(n * sizeof(double)), times, reps);
     x.check_ok = 1;
     for (size_t j = 0; j < n; j += 4093)
-        if (a[j] != mb_triad_elem(1.0, 2.0, TRIAD_SCALAR))
+        if (a[j] != mb_triad_elem(1.0, 2.0, MB_TRIAD_SCALAR))
             x.check_ok = 0;
-    if (a[n - 1] != mb_triad_elem(1.0, 2.0, TRIAD_SCALAR))
+    if (a[n - 1] != mb_triad_elem(1.0, 2.0, MB_TRIAD_SCALAR))
         x.check_ok = 0;
     mb_result_add(&r->t[MB_HOST_TRIAD], &x);
 out:

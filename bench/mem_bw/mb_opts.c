@@ -102,8 +102,7 @@ static const ga_option mb_options[] = {
      .has_arg = true,
      .arg_name = "grid|restrict|flat",
      .help = "GPU path: the device_rw triad's kernel (default flat: one pass, all loads before the stores; "
-             "grid: a "
-             "grid-stride loop; restrict: the same with read-only loads and streaming stores)",
+             "grid: a grid-stride loop; restrict: the same with read-only loads and streaming stores)",
      .type = GA_OPT_ENUM,
      .choices = "grid|restrict|flat"},
     {"threads", GA_DEVFLAG_OPT_THREADS, true, "N",

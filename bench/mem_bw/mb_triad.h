@@ -14,7 +14,7 @@
 
 #define MB_TRIAD_SCALAR 3.0
 
-/* --triad-kernel: the GPU triad's kernel (docs/mem_bw.md). GRID is the default. */
+/* --triad-kernel: the GPU triad's kernel (docs/mem_bw.md). FLAT is the default (mem_bw's opts_init). */
 typedef enum { MB_TRIAD_GRID = 0, MB_TRIAD_RESTRICT, MB_TRIAD_FLAT, MB_TRIAD_KERNELS } mb_triad_kernel;
 
 /* The flat kernel: blocks of MB_FLAT_THREADS threads, each thread MB_FLAT_PER_THREAD double2. */

@@ -94,10 +94,11 @@ static int read_pairs(const json_t *in, ar_pairs_outcome *po, ar_member_id **ids
     po->world_far_busbw = json_number_value(json_object_get(in, "world_far_busbw"));
     po->screen_busbw = json_number_value(json_object_get(in, "screen_busbw"));
     const json_t *screen = json_object_get(in, "screen"); /* {"member": m, "worst": x, "far": bool} */
-    po->screen_found = screen != NULL;
-    po->screen_member = (int)json_integer_value(json_object_get(screen, "member"));
-    po->screen_worst = json_number_value(json_object_get(screen, "worst"));
-    po->screen_far = json_is_true(json_object_get(screen, "far"));
+    if (screen) {
+        po->screen.kind = json_is_true(json_object_get(screen, "far")) ? AR_SCREEN_FAR : AR_SCREEN_LOW;
+        po->screen.member = (int)json_integer_value(json_object_get(screen, "member"));
+        po->screen.worst = json_number_value(json_object_get(screen, "worst"));
+    }
     po->n_pairs = (int)json_array_size(arr);
     *ids = calloc((size_t)(po->members > 0 ? po->members : 1), sizeof **ids);
     po->pairs = calloc((size_t)(po->n_pairs > 0 ? po->n_pairs : 1), sizeof *po->pairs);
